@@ -1,0 +1,39 @@
+# The two commands of the README, and a few more. Everything builds with CMake presets in build/<preset>.
+#   make demo    set up, build (release) and simulate the seed scenario; the report goes to out/demo
+#   make test    set up, build (dev: ASan + UBSan, warnings as errors) and run every test
+#   make bench   build (bench) and run the benchmarks, writing reports/
+.PHONY: demo test bench setup build-release build-dev build-bench fuzz format clean
+
+JOBS ?= $(shell nproc)
+DEMO_SCENARIO ?= scenarios/shard-preprocess-train.yaml
+
+setup:
+	scripts/setup
+
+build-release: setup
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+
+build-dev: setup
+	cmake --preset dev >/dev/null
+	cmake --build --preset dev -j $(JOBS)
+
+build-bench: setup
+	cmake --preset bench >/dev/null
+	cmake --build --preset bench -j $(JOBS)
+
+demo: build-release
+	build/release/shardflow validate $(DEMO_SCENARIO)
+	build/release/shardflow explain $(DEMO_SCENARIO)
+
+test: build-dev
+	ctest --preset dev
+
+bench: build-bench
+	scripts/bench
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+clean:
+	rm -rf build out

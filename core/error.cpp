@@ -1,0 +1,28 @@
+#include <shardflow/core/error.hpp>
+
+#include <utility>
+
+namespace shardflow {
+
+std::string SourceLocation::str() const {
+  if (file.empty()) return line > 0 ? std::to_string(line) + ":" + std::to_string(column) : "";
+  if (line <= 0) return file;
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+namespace {
+std::string compose(const SourceLocation& where, const std::string& field, const std::string& message) {
+  std::string out = where.str();
+  if (!out.empty()) out += ": ";
+  if (!field.empty()) out += field + ": ";
+  return out + message;
+}
+}  // namespace
+
+InputError::InputError(SourceLocation where, std::string field, std::string message)
+    : std::runtime_error(compose(where, field, message)),
+      where_(std::move(where)),
+      field_(std::move(field)),
+      message_(std::move(message)) {}
+
+}  // namespace shardflow

@@ -1,0 +1,38 @@
+#include <shardflow/core/pipeline.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace shardflow {
+
+double Distribution::mean() const {
+  switch (kind) {
+    case Kind::constant: return a;
+    case Kind::uniform: return (a + b) / 2;
+    case Kind::normal: return a;  // truncation at 0 is ignored: means are for estimates only
+    case Kind::lognormal: return a * std::exp(b * b / 2);
+    case Kind::exponential: return a;
+  }
+  return a;
+}
+
+double InputSize::mean_bytes() const {
+  if (per_item.empty()) return dist.mean();
+  long double sum = std::accumulate(per_item.begin(), per_item.end(), 0.0L);
+  return static_cast<double>(sum / static_cast<long double>(per_item.size()));
+}
+
+double DurationModel::mean_seconds(double input_bytes) const {
+  const double nominal = base.seconds() + per_gib.seconds() * input_bytes / static_cast<double>(kGiB);
+  // The lognormal noise has mean 1 by construction; stragglers scale the mean by 1 + p (factor - 1).
+  return nominal * (1 + straggler_p * (straggler_factor - 1));
+}
+
+Duration RetryPolicy::delay_before_retry(int k) const {
+  const double d = backoff.seconds() * std::pow(factor, std::max(0, k - 1));
+  if (d >= max_backoff.seconds()) return max_backoff;
+  return Duration::from_seconds(d);
+}
+
+}  // namespace shardflow

@@ -1,0 +1,237 @@
+#include <shardflow/core/units.hpp>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace shardflow {
+namespace {
+
+// Reads a decimal number ("12", "1.5", ".5", "1e9") at the front of `s`; returns the digits consumed.
+// We parse by hand instead of strtod so that locale settings never change the result.
+std::size_t read_number(std::string_view s, bool allow_exponent, long double& out) {
+  std::size_t i = 0;
+  long double v = 0;
+  bool any = false;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+    v = v * 10 + (s[i] - '0');
+    ++i;
+    any = true;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    long double scale = 0.1L;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      v += (s[i] - '0') * scale;
+      scale /= 10;
+      ++i;
+      any = true;
+    }
+  }
+  if (!any) return 0;
+  if (allow_exponent && i + 1 < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    std::size_t j = i + 1;
+    bool neg = false;
+    if (s[j] == '+' || s[j] == '-') neg = s[j++] == '-';
+    int e = 0;
+    bool digits = false;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) && e < 100) {
+      e = e * 10 + (s[j] - '0');
+      ++j;
+      digits = true;
+    }
+    if (digits) {
+      v *= std::pow(10.0L, neg ? -e : e);
+      i = j;
+    }
+  }
+  out = v;
+  return i;
+}
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+}  // namespace
+
+Duration Duration::from_seconds(double s) { return Duration(static_cast<std::int64_t>(std::llround(s * 1e9))); }
+
+Duration parse_duration(std::string_view text) {
+  std::string_view s = text;
+  if (s.empty()) throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got an empty value");
+  bool neg = false;
+  if (s[0] == '-' || s[0] == '+') {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  long double total_ns = 0;
+  bool first = true;
+  while (!s.empty()) {
+    long double v = 0;
+    std::size_t n = read_number(s, false, v);
+    if (n == 0)
+      throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got " + quoted(text));
+    s.remove_prefix(n);
+    std::size_t u = 0;
+    while (u < s.size() && std::isalpha(static_cast<unsigned char>(s[u]))) ++u;
+    std::string_view unit = s.substr(0, u);
+    s.remove_prefix(u);
+    long double scale = 0;
+    if (unit.empty()) {
+      if (!first || !s.empty())
+        throw std::invalid_argument("missing unit in duration " + quoted(text) + " (use h, m, s, ms, us or ns)");
+      scale = 1e9L;  // a bare number is seconds
+    } else if (unit == "h") {
+      scale = 3600e9L;
+    } else if (unit == "m") {
+      scale = 60e9L;
+    } else if (unit == "s") {
+      scale = 1e9L;
+    } else if (unit == "ms") {
+      scale = 1e6L;
+    } else if (unit == "us" || unit == "µs") {
+      scale = 1e3L;
+    } else if (unit == "ns") {
+      scale = 1;
+    } else {
+      throw std::invalid_argument("unknown unit \"" + std::string(unit) + "\" in duration " + quoted(text) +
+                                  " (use h, m, s, ms, us or ns)");
+    }
+    total_ns += v * scale;
+    first = false;
+  }
+  if (total_ns > 9.2e18L) throw std::invalid_argument("duration " + quoted(text) + " is too large");
+  auto ns = static_cast<std::int64_t>(std::llround(total_ns));
+  return Duration::from_ns(neg ? -ns : ns);
+}
+
+MilliCpu parse_cpu(std::string_view text) {
+  std::string_view s = text;
+  if (s.empty()) throw std::invalid_argument("expected a CPU quantity such as 4, 1.5 or 500m, got an empty value");
+  bool neg = false;
+  if (s[0] == '-' || s[0] == '+') {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  long double v = 0;
+  std::size_t n = read_number(s, true, v);
+  if (n == 0) throw std::invalid_argument("expected a CPU quantity such as 4, 1.5 or 500m, got " + quoted(text));
+  s.remove_prefix(n);
+  long double milli = 0;
+  if (s.empty()) {
+    milli = v * 1000;
+  } else if (s == "m") {
+    milli = v;
+  } else {
+    throw std::invalid_argument("expected a CPU quantity such as 4, 1.5 or 500m, got " + quoted(text));
+  }
+  if (milli > 9e15L) throw std::invalid_argument("CPU quantity " + quoted(text) + " is too large");
+  long double rounded = std::round(milli);
+  if (std::fabs(static_cast<double>(rounded - milli)) > 1e-6)
+    throw std::invalid_argument("CPU quantity " + quoted(text) + " is finer than 1m (a thousandth of a core)");
+  auto m = static_cast<MilliCpu>(rounded);
+  return neg ? -m : m;
+}
+
+ByteCount parse_bytes(std::string_view text) {
+  std::string_view s = text;
+  const std::string expected = "expected a size such as 16Gi, 512Mi, 10GiB or 1e9";
+  if (s.empty()) throw std::invalid_argument(expected + ", got an empty value");
+  bool neg = false;
+  if (s[0] == '-' || s[0] == '+') {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  long double v = 0;
+  std::size_t n = read_number(s, true, v);
+  if (n == 0) throw std::invalid_argument(expected + ", got " + quoted(text));
+  s.remove_prefix(n);
+  if (s.size() >= 2 && s.back() == 'B' && s != "B") s.remove_suffix(1);  // "GiB" -> "Gi", "GB" -> "G"
+  long double mult = 0;
+  if (s.empty() || s == "B") mult = 1;
+  else if (s == "Ki") mult = 1024.0L;
+  else if (s == "Mi") mult = 1024.0L * 1024;
+  else if (s == "Gi") mult = 1024.0L * 1024 * 1024;
+  else if (s == "Ti") mult = 1024.0L * 1024 * 1024 * 1024;
+  else if (s == "Pi") mult = 1024.0L * 1024 * 1024 * 1024 * 1024;
+  else if (s == "Ei") mult = 1024.0L * 1024 * 1024 * 1024 * 1024 * 1024;
+  else if (s == "k" || s == "K") mult = 1e3L;
+  else if (s == "M") mult = 1e6L;
+  else if (s == "G") mult = 1e9L;
+  else if (s == "T") mult = 1e12L;
+  else if (s == "P") mult = 1e15L;
+  else if (s == "E") mult = 1e18L;
+  else throw std::invalid_argument(expected + ", got " + quoted(text));
+  long double bytes = v * mult;
+  if (bytes > 9.2e18L) throw std::invalid_argument("size " + quoted(text) + " is too large");
+  auto b = static_cast<ByteCount>(std::ceil(bytes - 1e-9L));
+  return neg ? -b : b;
+}
+
+double parse_rate(std::string_view text) {
+  auto slash = text.rfind("/s");
+  if (slash == std::string_view::npos || slash + 2 != text.size())
+    throw std::invalid_argument("expected a rate such as 200MiB/s or 1Gi/s, got " + quoted(text));
+  return static_cast<double>(parse_bytes(text.substr(0, slash)));
+}
+
+std::string format_duration(Duration d) {
+  std::int64_t ns = d.ns();
+  std::string out;
+  if (ns < 0) {
+    out = "-";
+    ns = -ns;
+  }
+  if (ns == 0) return "0s";
+  const std::int64_t h = ns / 3'600'000'000'000LL;
+  ns %= 3'600'000'000'000LL;
+  const std::int64_t m = ns / 60'000'000'000LL;
+  ns %= 60'000'000'000LL;
+  if (h) out += std::to_string(h) + "h";
+  if (m) out += std::to_string(m) + "m";
+  if (ns || (!h && !m)) {
+    const std::int64_t s = ns / 1'000'000'000LL;
+    std::int64_t frac = ns % 1'000'000'000LL;
+    if (!h && !m && s == 0) {
+      if (frac % 1'000'000 == 0) return out + std::to_string(frac / 1'000'000) + "ms";
+      if (frac % 1'000 == 0) return out + std::to_string(frac / 1'000) + "us";
+      return out + std::to_string(frac) + "ns";
+    }
+    out += std::to_string(s);
+    if (frac) {
+      std::string f = std::to_string(frac);
+      f = std::string(9 - f.size(), '0') + f;
+      while (f.back() == '0') f.pop_back();
+      out += "." + f;
+    }
+    out += "s";
+  }
+  return out;
+}
+
+std::string format_bytes(ByteCount b) {
+  static constexpr const char* kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  double v = static_cast<double>(b);
+  int i = 0;
+  while (std::fabs(v) >= 1024 && i < 6) {
+    v /= 1024;
+    ++i;
+  }
+  char buf[64];
+  if (v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f%s", v, kSuffix[i]);
+  else std::snprintf(buf, sizeof buf, "%.3g%s", v, kSuffix[i]);
+  return buf;
+}
+
+std::string format_cpu(MilliCpu c) {
+  if (c % 1000 == 0) return std::to_string(c / 1000);
+  if (c % 100 == 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(c) / 1000.0);
+    return buf;
+  }
+  return std::to_string(c) + "m";
+}
+
+}  // namespace shardflow

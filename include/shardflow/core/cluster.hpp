@@ -1,0 +1,89 @@
+// The cluster a pipeline runs on, and the overheads the simulator charges. Every overhead has a
+// documented default (docs/scenario-format.md) and can be set to zero so that analytic cases are exact.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/units.hpp>
+
+namespace shardflow {
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect = "NoSchedule";  // NoSchedule, PreferNoSchedule or NoExecute
+  friend bool operator==(const Taint&, const Taint&) = default;
+};
+
+/// Scale the pool between min and max nodes: add nodes when pods stay unschedulable for
+/// `scale_up_delay`; remove nodes idle for `scale_down_idle`. Disabled when max == 0.
+struct Autoscaling {
+  int min = 0;
+  int max = 0;
+  Duration scale_up_delay = Duration::from_s(10);
+  Duration boot_time = Duration::from_s(60);
+  Duration scale_down_idle = Duration::from_s(600);
+  [[nodiscard]] bool enabled() const { return max > 0; }
+};
+
+/// A set of identical nodes.
+struct NodePool {
+  std::string name;
+  SourceLocation where;
+  MilliCpu cpu = 0;
+  ByteCount memory = 0;
+  int gpu = 0;
+  int count = 0;               // nodes at the start of the run
+  double price_per_hour = 0;   // per node, before any spot discount
+  double speed = 1.0;          // run times are divided by this
+  std::map<std::string, std::string> labels;
+  std::vector<Taint> taints;
+  Duration mtbf = Duration::zero();  // mean time between node failures; 0 = nodes never fail
+  bool spot = false;
+  double spot_discount = 0.0;        // fraction taken off price_per_hour for spot nodes
+  Duration spot_mean_reclaim = Duration::zero();  // mean time until a spot node is reclaimed; 0 = never
+  Autoscaling autoscaling;
+};
+
+enum class ScorePolicy : std::uint8_t { least_allocated, most_allocated, balanced_allocation };
+
+/// The kube-scheduler model's settings.
+struct SchedulerConfig {
+  ScorePolicy policy = ScorePolicy::least_allocated;
+  /// Like kube-scheduler's percentageOfNodesToScore; 0 = its adaptive default
+  /// (50 - nodes/125 percent, at least 5 percent, at least 100 nodes).
+  int percentage_of_nodes_to_score = 0;
+  /// Scheduling decisions per second (the cost of one decision is 1/rate); 0 = free.
+  double decisions_per_second = 0;
+  Duration bind_latency = Duration::zero();
+  Duration initial_backoff = Duration::from_s(1);  // podInitialBackoffSeconds
+  Duration max_backoff = Duration::from_s(10);     // podMaxBackoffSeconds
+};
+
+/// Shared storage that tasks read their input from; bandwidth is shared fairly among readers.
+struct Storage {
+  double read_bytes_per_second = 0;  // 0 = reading takes no time
+};
+
+/// Per-task overheads of the orchestrator and the node, in the order a pod meets them.
+struct Overheads {
+  /// kfp-v2 (a driver pod, then the executor pod), argo (one pod), indexed-job (one pod), none.
+  std::string orchestrator = "none";
+  int pods_per_task = 1;                          // from the orchestrator preset unless set
+  Duration driver_pod_duration = Duration::zero();  // run time of each extra (driver) pod
+  Duration sandbox_start = Duration::zero();       // pod sandbox and container start
+  double image_pull_bytes_per_second = 0;          // per node; 0 = pulls take no time
+  ByteCount default_image_size = 0;                // for components that do not set image_size
+};
+
+struct Cluster {
+  std::vector<NodePool> node_pools;
+  SchedulerConfig scheduler;
+  Storage storage;
+};
+
+}  // namespace shardflow

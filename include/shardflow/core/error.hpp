@@ -1,0 +1,34 @@
+// Errors for bad input. Every message a user sees for a bad scenario, IR file, kubeconfig or flag names
+// the place and the field:
+//
+//   scenarios/x.yaml:12:20: pipeline.steps[0].parallel_for.parallelism: must be >= 0, got -2
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace shardflow {
+
+/// Where something was written: file, 1-based line and column (0 when unknown).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  [[nodiscard]] std::string str() const;  // "file:line:col", "file" or ""
+};
+
+/// Bad input from a user. what() is "file:line:col: field: message" (parts that are empty are left out).
+class InputError : public std::runtime_error {
+ public:
+  InputError(SourceLocation where, std::string field, std::string message);
+  [[nodiscard]] const SourceLocation& where() const { return where_; }
+  [[nodiscard]] const std::string& field() const { return field_; }
+  [[nodiscard]] const std::string& message() const { return message_; }
+
+ private:
+  SourceLocation where_;
+  std::string field_;
+  std::string message_;
+};
+
+}  // namespace shardflow

@@ -1,0 +1,50 @@
+// Metrics computed from any backend's Trace, so simulated and measured runs compare field by field.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/trace.hpp>
+
+namespace shardflow {
+
+struct Percentiles {
+  double p50 = 0, p95 = 0, p99 = 0, max = 0, mean = 0;
+};
+
+struct StepMetrics {
+  std::string step;
+  std::uint64_t attempts = 0;
+  std::uint64_t failures = 0;
+  Percentiles run_seconds;  // started -> finished of successful attempts
+};
+
+struct Metrics {
+  double makespan_s = 0;           // last finish - 0
+  double critical_path_s = 0;      // longest chain of successful attempts' run times along plan edges
+  double total_work_s = 0;         // sum of run times (started -> finished) of all attempts
+  double cpu_work_core_s = 0;      // sum of run time x requested cores
+  double mean_cpu_utilization = 0;  // cpu_work / (node cores x node lifetime), 0..1
+  double peak_cpu_utilization = 0;  // highest instantaneous requested/available cores
+  Percentiles queue_wait_s;         // submitted -> started, per attempt
+  double cost = 0;                  // sum over nodes of price_per_hour x billed hours
+  std::uint64_t attempts = 0;
+  std::uint64_t retries = 0;        // attempts beyond the first
+  std::uint64_t failed_attempts = 0;
+  std::uint64_t tasks_failed = 0;   // tasks that exhausted their retries
+  std::vector<StepMetrics> per_step;
+};
+
+/// Computes metrics. `plan` supplies edges for the critical path and requests for CPU work.
+Metrics compute_metrics(const Trace& trace, const Plan& plan);
+
+/// Exact nearest-rank percentile (p in [0,100]) of unsorted values; 0 for an empty set.
+double percentile(std::vector<double> values, double p);
+
+void write_metrics_json(std::ostream& out, const Metrics& m);
+/// CSV: one row per metric name,value (per-step rows as step.<name>.<field>).
+void write_metrics_csv(std::ostream& out, const Metrics& m);
+
+}  // namespace shardflow

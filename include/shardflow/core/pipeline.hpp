@@ -1,0 +1,142 @@
+// The Pipeline model: a DAG of steps, as a user describes it (before unrolling).
+//
+// A step is either a component (one pod per task: image, command, resources, a duration model, a
+// failure model, retries, and the kernel the local backend runs) or a group of steps (a sub-DAG).
+// Either may carry a ParallelFor loop: a component with `parallel_for` becomes one task per item; a
+// group with `parallel_for` runs its whole sub-DAG once per item. A group without a loop may still
+// limit how many of its direct children run at once (`parallelism`, as in an Argo DAG template).
+//
+// A step that depends on a loop waits for every iteration (fan-in, like KFP's dsl.Collected).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/units.hpp>
+
+namespace shardflow {
+
+/// Resource requests of one pod.
+struct Resources {
+  MilliCpu cpu = 0;
+  ByteCount memory = 0;
+  int gpu = 0;
+  friend bool operator==(const Resources&, const Resources&) = default;
+};
+
+/// A random quantity (sizes in bytes, factors). Constant unless a distribution is named.
+struct Distribution {
+  enum class Kind : std::uint8_t {
+    constant,     // a
+    uniform,      // uniform in [a, b)
+    normal,       // mean a, standard deviation b, truncated at 0
+    lognormal,    // median a, sigma b (of the underlying normal)
+    exponential,  // mean a
+  };
+  Kind kind = Kind::constant;
+  double a = 0;
+  double b = 0;
+  [[nodiscard]] double mean() const;
+  friend bool operator==(const Distribution&, const Distribution&) = default;
+};
+
+/// Input size of each item of a step: one constant, a list (item i reads list[i]), or a distribution.
+struct InputSize {
+  Distribution dist;               // used when `per_item` is empty
+  std::vector<ByteCount> per_item;  // when given, its length equals the loop's item count
+  [[nodiscard]] double mean_bytes() const;
+};
+
+/// How long one attempt of a task runs on a node of speed 1:
+///   (base + per_gib * input_GiB) * noise * straggler
+/// noise = exp(sigma * Z - sigma^2 / 2) with Z standard normal, so noise has mean 1;
+/// straggler = factor with probability p, else 1. On a node of speed s the time is divided by s.
+struct DurationModel {
+  Duration base = Duration::zero();
+  Duration per_gib = Duration::zero();
+  double lognormal_sigma = 0;
+  double straggler_p = 0;
+  double straggler_factor = 1;
+  /// The expected run time for an input of `input_bytes`, on a node of speed 1.
+  [[nodiscard]] double mean_seconds(double input_bytes) const;
+};
+
+/// Each attempt fails with probability p, at the end of its run time.
+struct FailureModel {
+  double p = 0;
+};
+
+/// Retry k (1-based) waits min(backoff * factor^(k-1), max_backoff) after the failure.
+struct RetryPolicy {
+  int max = 0;
+  Duration backoff = Duration::zero();
+  double factor = 2;
+  Duration max_backoff = Duration::from_s(300);
+  [[nodiscard]] Duration delay_before_retry(int k) const;
+};
+
+/// What the local (oneTBB) backend runs for a task.
+struct KernelSpec {
+  std::string name;                        // empty: sleep for the sampled duration
+  std::map<std::string, std::string> params;  // as written (numbers kept as text)
+};
+
+/// A key=value toleration in the Kubernetes sense.
+struct Toleration {
+  std::string key;
+  std::string op = "Equal";  // Equal or Exists
+  std::string value;
+  std::string effect;  // empty = any effect
+  friend bool operator==(const Toleration&, const Toleration&) = default;
+};
+
+/// What one task of a component step asks for and does.
+struct Component {
+  Resources resources;
+  DurationModel duration;
+  InputSize input;
+  FailureModel failure;
+  RetryPolicy retries;
+  std::string image;
+  ByteCount image_size = -1;  // -1: the cluster's default image size
+  std::vector<std::string> command;
+  KernelSpec kernel;
+  std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;
+};
+
+/// A ParallelFor: items given by count or as a list (each item kept as compact JSON text).
+struct Loop {
+  std::uint32_t count = 0;          // number of iterations (equals items.size() when items are given)
+  std::vector<std::string> items;   // JSON text of each item, empty for `count:` loops
+  std::uint32_t parallelism = 0;    // at most this many iterations at once; 0 = unlimited
+};
+
+using StepIndex = std::uint32_t;
+
+/// One step of a Pipeline or of a group.
+struct Step {
+  std::string name;
+  SourceLocation where;                 // where the step was declared
+  std::vector<std::string> after;       // names of sibling steps this one waits for
+  std::vector<StepIndex> deps;          // the same, resolved to indices among the siblings
+  std::optional<Loop> loop;
+  std::vector<Step> steps;              // non-empty: a group (sub-DAG); empty: a component
+  std::uint32_t parallelism = 0;        // groups only: at most this many direct children at once
+  Component component;                  // components only
+
+  [[nodiscard]] bool is_group() const { return !steps.empty(); }
+  [[nodiscard]] std::uint32_t iterations() const { return loop ? loop->count : 1; }
+};
+
+/// The pipeline a user wrote: a DAG of steps (sibling dependencies only; deps are resolved).
+struct Pipeline {
+  std::string name;
+  std::vector<Step> steps;
+};
+
+}  // namespace shardflow

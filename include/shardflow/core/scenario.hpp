@@ -1,0 +1,30 @@
+// A Scenario: one pipeline, one cluster, the overheads and a seed; what a scenario file holds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <shardflow/core/cluster.hpp>
+#include <shardflow/core/pipeline.hpp>
+
+namespace shardflow {
+
+struct Scenario {
+  std::string name;
+  std::string file;  // where it was loaded from ("" when built in code)
+  std::uint64_t seed = 1;
+  Pipeline pipeline;
+  Cluster cluster;
+  Overheads overheads;
+};
+
+/// Loads and validates a scenario file. Throws InputError naming file:line:column and the field for
+/// any problem: YAML syntax, unknown keys, wrong types, out-of-range values, unknown or cyclic
+/// dependencies, empty loops, tasks that fit on no node.
+Scenario load_scenario_file(const std::string& path);
+
+/// The same, from text; `file` is the name used in error messages.
+Scenario load_scenario_text(std::string_view yaml, const std::string& file);
+
+}  // namespace shardflow

@@ -1,0 +1,68 @@
+// The Trace: what happened in one run, one record per attempt, the same for every backend.
+// Times are integer nanoseconds since the start of the run.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/units.hpp>
+
+namespace shardflow {
+
+enum class Outcome : std::uint8_t {
+  succeeded,
+  failed,     // the attempt failed (its task may be retried)
+  evicted,    // the node failed or was reclaimed under it
+  cancelled,  // the run stopped before it finished
+};
+const char* to_string(Outcome o);
+
+/// One attempt of one task.
+struct AttemptRecord {
+  TaskId task = 0;
+  std::uint32_t step = 0;     // index into Plan::steps()
+  std::uint32_t item = 0;
+  std::uint32_t attempt = 0;  // 0 for the first attempt
+  std::int32_t node = -1;     // index into Trace::nodes, -1 if never placed
+  SimTime submitted;          // the pod was created (or the task became ready and admitted)
+  SimTime scheduled;          // bound to a node
+  SimTime started;            // its main container started running (after pulls, sandbox, input)
+  SimTime finished;
+  Outcome outcome = Outcome::succeeded;
+  Duration image_pull;        // time spent pulling the image for this attempt
+  Duration input_read;        // time spent reading input
+  std::string pod;            // pod name, for backends that have pods (may be empty)
+};
+
+/// A node that existed during the run (for utilization and cost).
+struct NodeRecord {
+  std::string name;
+  std::string pool;
+  MilliCpu cpu = 0;
+  ByteCount memory = 0;
+  int gpu = 0;
+  double price_per_hour = 0;  // what this node costs (after any spot discount)
+  SimTime up;                 // became usable (after boot)
+  SimTime down;               // removed, failed or the run ended
+  SimTime billed_from;        // billing starts here (at boot request for autoscaled nodes)
+};
+
+struct Trace {
+  std::string backend;      // "sim", "local", "k8s"
+  std::string scenario;     // scenario name
+  std::uint64_t seed = 0;
+  std::vector<std::string> steps;  // step paths, indexed by AttemptRecord::step
+  std::vector<NodeRecord> nodes;
+  std::vector<AttemptRecord> attempts;
+  std::uint64_t tasks_failed = 0;  // tasks that exhausted their retries
+};
+
+/// JSON with every field (a stable, documented shape; see docs/trace-format.md).
+void write_trace_json(std::ostream& out, const Trace& trace);
+/// CSV, one row per attempt, header first; times in seconds with nanosecond precision.
+void write_trace_csv(std::ostream& out, const Trace& trace);
+
+}  // namespace shardflow

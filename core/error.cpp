@@ -1,6 +1,6 @@
-#include <shardflow/core/error.hpp>
-
 #include <utility>
+
+#include <shardflow/core/error.hpp>
 
 namespace shardflow {
 

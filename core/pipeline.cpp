@@ -1,18 +1,23 @@
-#include <shardflow/core/pipeline.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+
+#include <shardflow/core/pipeline.hpp>
 
 namespace shardflow {
 
 double Distribution::mean() const {
   switch (kind) {
-    case Kind::constant: return a;
-    case Kind::uniform: return (a + b) / 2;
-    case Kind::normal: return a;  // truncation at 0 is ignored: means are for estimates only
-    case Kind::lognormal: return a * std::exp(b * b / 2);
-    case Kind::exponential: return a;
+    case Kind::constant:
+      return a;
+    case Kind::uniform:
+      return (a + b) / 2;
+    case Kind::normal:
+      return a;  // truncation at 0 is ignored: means are for estimates only
+    case Kind::lognormal:
+      return a * std::exp(b * b / 2);
+    case Kind::exponential:
+      return a;
   }
   return a;
 }

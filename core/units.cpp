@@ -1,10 +1,10 @@
-#include <shardflow/core/units.hpp>
-
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+
+#include <shardflow/core/units.hpp>
 
 namespace shardflow {
 namespace {
@@ -51,15 +51,20 @@ std::size_t read_number(std::string_view s, bool allow_exponent, long double& ou
   return i;
 }
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string quoted(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 }  // namespace
 
-Duration Duration::from_seconds(double s) { return Duration(static_cast<std::int64_t>(std::llround(s * 1e9))); }
+Duration Duration::from_seconds(double s) {
+  return Duration(static_cast<std::int64_t>(std::llround(s * 1e9)));
+}
 
 Duration parse_duration(std::string_view text) {
   std::string_view s = text;
-  if (s.empty()) throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got an empty value");
+  if (s.empty())
+    throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got an empty value");
   bool neg = false;
   if (s[0] == '-' || s[0] == '+') {
     neg = s[0] == '-';
@@ -80,7 +85,8 @@ Duration parse_duration(std::string_view text) {
     long double scale = 0;
     if (unit.empty()) {
       if (!first || !s.empty())
-        throw std::invalid_argument("missing unit in duration " + quoted(text) + " (use h, m, s, ms, us or ns)");
+        throw std::invalid_argument("missing unit in duration " + quoted(text) +
+                                    " (use h, m, s, ms, us or ns)");
       scale = 1e9L;  // a bare number is seconds
     } else if (unit == "h") {
       scale = 3600e9L;
@@ -108,7 +114,8 @@ Duration parse_duration(std::string_view text) {
 
 MilliCpu parse_cpu(std::string_view text) {
   std::string_view s = text;
-  if (s.empty()) throw std::invalid_argument("expected a CPU quantity such as 4, 1.5 or 500m, got an empty value");
+  if (s.empty())
+    throw std::invalid_argument("expected a CPU quantity such as 4, 1.5 or 500m, got an empty value");
   bool neg = false;
   if (s[0] == '-' || s[0] == '+') {
     neg = s[0] == '-';
@@ -116,7 +123,8 @@ MilliCpu parse_cpu(std::string_view text) {
   }
   long double v = 0;
   std::size_t n = read_number(s, true, v);
-  if (n == 0) throw std::invalid_argument("expected a CPU quantity such as 4, 1.5 or 500m, got " + quoted(text));
+  if (n == 0)
+    throw std::invalid_argument("expected a CPU quantity such as 4, 1.5 or 500m, got " + quoted(text));
   s.remove_prefix(n);
   long double milli = 0;
   if (s.empty()) {
@@ -129,7 +137,8 @@ MilliCpu parse_cpu(std::string_view text) {
   if (milli > 9e15L) throw std::invalid_argument("CPU quantity " + quoted(text) + " is too large");
   long double rounded = std::round(milli);
   if (std::fabs(static_cast<double>(rounded - milli)) > 1e-6)
-    throw std::invalid_argument("CPU quantity " + quoted(text) + " is finer than 1m (a thousandth of a core)");
+    throw std::invalid_argument("CPU quantity " + quoted(text) +
+                                " is finer than 1m (a thousandth of a core)");
   auto m = static_cast<MilliCpu>(rounded);
   return neg ? -m : m;
 }
@@ -149,20 +158,34 @@ ByteCount parse_bytes(std::string_view text) {
   s.remove_prefix(n);
   if (s.size() >= 2 && s.back() == 'B' && s != "B") s.remove_suffix(1);  // "GiB" -> "Gi", "GB" -> "G"
   long double mult = 0;
-  if (s.empty() || s == "B") mult = 1;
-  else if (s == "Ki") mult = 1024.0L;
-  else if (s == "Mi") mult = 1024.0L * 1024;
-  else if (s == "Gi") mult = 1024.0L * 1024 * 1024;
-  else if (s == "Ti") mult = 1024.0L * 1024 * 1024 * 1024;
-  else if (s == "Pi") mult = 1024.0L * 1024 * 1024 * 1024 * 1024;
-  else if (s == "Ei") mult = 1024.0L * 1024 * 1024 * 1024 * 1024 * 1024;
-  else if (s == "k" || s == "K") mult = 1e3L;
-  else if (s == "M") mult = 1e6L;
-  else if (s == "G") mult = 1e9L;
-  else if (s == "T") mult = 1e12L;
-  else if (s == "P") mult = 1e15L;
-  else if (s == "E") mult = 1e18L;
-  else throw std::invalid_argument(expected + ", got " + quoted(text));
+  if (s.empty() || s == "B")
+    mult = 1;
+  else if (s == "Ki")
+    mult = 1024.0L;
+  else if (s == "Mi")
+    mult = 1024.0L * 1024;
+  else if (s == "Gi")
+    mult = 1024.0L * 1024 * 1024;
+  else if (s == "Ti")
+    mult = 1024.0L * 1024 * 1024 * 1024;
+  else if (s == "Pi")
+    mult = 1024.0L * 1024 * 1024 * 1024 * 1024;
+  else if (s == "Ei")
+    mult = 1024.0L * 1024 * 1024 * 1024 * 1024 * 1024;
+  else if (s == "k" || s == "K")
+    mult = 1e3L;
+  else if (s == "M")
+    mult = 1e6L;
+  else if (s == "G")
+    mult = 1e9L;
+  else if (s == "T")
+    mult = 1e12L;
+  else if (s == "P")
+    mult = 1e15L;
+  else if (s == "E")
+    mult = 1e18L;
+  else
+    throw std::invalid_argument(expected + ", got " + quoted(text));
   long double bytes = v * mult;
   if (bytes > 9.2e18L) throw std::invalid_argument("size " + quoted(text) + " is too large");
   auto b = static_cast<ByteCount>(std::ceil(bytes - 1e-9L));
@@ -219,8 +242,10 @@ std::string format_bytes(ByteCount b) {
     ++i;
   }
   char buf[64];
-  if (v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f%s", v, kSuffix[i]);
-  else std::snprintf(buf, sizeof buf, "%.3g%s", v, kSuffix[i]);
+  if (v == std::floor(v))
+    std::snprintf(buf, sizeof buf, "%.0f%s", v, kSuffix[i]);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g%s", v, kSuffix[i]);
   return buf;
 }
 

@@ -37,14 +37,14 @@ struct NodePool {
   MilliCpu cpu = 0;
   ByteCount memory = 0;
   int gpu = 0;
-  int count = 0;               // nodes at the start of the run
-  double price_per_hour = 0;   // per node, before any spot discount
-  double speed = 1.0;          // run times are divided by this
+  int count = 0;              // nodes at the start of the run
+  double price_per_hour = 0;  // per node, before any spot discount
+  double speed = 1.0;         // run times are divided by this
   std::map<std::string, std::string> labels;
   std::vector<Taint> taints;
   Duration mtbf = Duration::zero();  // mean time between node failures; 0 = nodes never fail
   bool spot = false;
-  double spot_discount = 0.0;        // fraction taken off price_per_hour for spot nodes
+  double spot_discount = 0.0;                     // fraction taken off price_per_hour for spot nodes
   Duration spot_mean_reclaim = Duration::zero();  // mean time until a spot node is reclaimed; 0 = never
   Autoscaling autoscaling;
 };
@@ -73,11 +73,11 @@ struct Storage {
 struct Overheads {
   /// kfp-v2 (a driver pod, then the executor pod), argo (one pod), indexed-job (one pod), none.
   std::string orchestrator = "none";
-  int pods_per_task = 1;                          // from the orchestrator preset unless set
+  int pods_per_task = 1;                            // from the orchestrator preset unless set
   Duration driver_pod_duration = Duration::zero();  // run time of each extra (driver) pod
-  Duration sandbox_start = Duration::zero();       // pod sandbox and container start
-  double image_pull_bytes_per_second = 0;          // per node; 0 = pulls take no time
-  ByteCount default_image_size = 0;                // for components that do not set image_size
+  Duration sandbox_start = Duration::zero();        // pod sandbox and container start
+  double image_pull_bytes_per_second = 0;           // per node; 0 = pulls take no time
+  ByteCount default_image_size = 0;                 // for components that do not set image_size
 };
 
 struct Cluster {

@@ -22,18 +22,18 @@ struct StepMetrics {
 };
 
 struct Metrics {
-  double makespan_s = 0;           // last finish - 0
-  double critical_path_s = 0;      // longest chain of successful attempts' run times along plan edges
-  double total_work_s = 0;         // sum of run times (started -> finished) of all attempts
-  double cpu_work_core_s = 0;      // sum of run time x requested cores
+  double makespan_s = 0;            // last finish - 0
+  double critical_path_s = 0;       // longest chain of successful attempts' run times along plan edges
+  double total_work_s = 0;          // sum of run times (started -> finished) of all attempts
+  double cpu_work_core_s = 0;       // sum of run time x requested cores
   double mean_cpu_utilization = 0;  // cpu_work / (node cores x node lifetime), 0..1
   double peak_cpu_utilization = 0;  // highest instantaneous requested/available cores
   Percentiles queue_wait_s;         // submitted -> started, per attempt
   double cost = 0;                  // sum over nodes of price_per_hour x billed hours
   std::uint64_t attempts = 0;
-  std::uint64_t retries = 0;        // attempts beyond the first
+  std::uint64_t retries = 0;  // attempts beyond the first
   std::uint64_t failed_attempts = 0;
-  std::uint64_t tasks_failed = 0;   // tasks that exhausted their retries
+  std::uint64_t tasks_failed = 0;  // tasks that exhausted their retries
   std::vector<StepMetrics> per_step;
 };
 

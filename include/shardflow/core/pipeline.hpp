@@ -46,7 +46,7 @@ struct Distribution {
 
 /// Input size of each item of a step: one constant, a list (item i reads list[i]), or a distribution.
 struct InputSize {
-  Distribution dist;               // used when `per_item` is empty
+  Distribution dist;                // used when `per_item` is empty
   std::vector<ByteCount> per_item;  // when given, its length equals the loop's item count
   [[nodiscard]] double mean_bytes() const;
 };
@@ -81,7 +81,7 @@ struct RetryPolicy {
 
 /// What the local (oneTBB) backend runs for a task.
 struct KernelSpec {
-  std::string name;                        // empty: sleep for the sampled duration
+  std::string name;                           // empty: sleep for the sampled duration
   std::map<std::string, std::string> params;  // as written (numbers kept as text)
 };
 
@@ -111,9 +111,9 @@ struct Component {
 
 /// A ParallelFor: items given by count or as a list (each item kept as compact JSON text).
 struct Loop {
-  std::uint32_t count = 0;          // number of iterations (equals items.size() when items are given)
-  std::vector<std::string> items;   // JSON text of each item, empty for `count:` loops
-  std::uint32_t parallelism = 0;    // at most this many iterations at once; 0 = unlimited
+  std::uint32_t count = 0;         // number of iterations (equals items.size() when items are given)
+  std::vector<std::string> items;  // JSON text of each item, empty for `count:` loops
+  std::uint32_t parallelism = 0;   // at most this many iterations at once; 0 = unlimited
 };
 
 using StepIndex = std::uint32_t;
@@ -121,13 +121,13 @@ using StepIndex = std::uint32_t;
 /// One step of a Pipeline or of a group.
 struct Step {
   std::string name;
-  SourceLocation where;                 // where the step was declared
-  std::vector<std::string> after;       // names of sibling steps this one waits for
-  std::vector<StepIndex> deps;          // the same, resolved to indices among the siblings
+  SourceLocation where;            // where the step was declared
+  std::vector<std::string> after;  // names of sibling steps this one waits for
+  std::vector<StepIndex> deps;     // the same, resolved to indices among the siblings
   std::optional<Loop> loop;
-  std::vector<Step> steps;              // non-empty: a group (sub-DAG); empty: a component
-  std::uint32_t parallelism = 0;        // groups only: at most this many direct children at once
-  Component component;                  // components only
+  std::vector<Step> steps;        // non-empty: a group (sub-DAG); empty: a component
+  std::uint32_t parallelism = 0;  // groups only: at most this many direct children at once
+  Component component;            // components only
 
   [[nodiscard]] bool is_group() const { return !steps.empty(); }
   [[nodiscard]] std::uint32_t iterations() const { return loop ? loop->count : 1; }

@@ -38,7 +38,7 @@ struct PlanStep {
   Component component;
   std::uint32_t loop_count = 1;  // iterations of its own loop (1 without a loop)
   bool has_loop = false;
-  std::uint64_t instances = 0;   // tasks of this step in the whole plan
+  std::uint64_t instances = 0;  // tasks of this step in the whole plan
 };
 
 /// One iteration or child scope, for naming tasks inside groups: "outer[3]/inner[7]".
@@ -49,13 +49,13 @@ struct Scope {
 
 struct Unit {
   LimiterId limiter = kNone;
-  UnitId parent = kNone;      // next enclosing unit under a limiter, or kNone
-  std::uint32_t tasks = 0;    // tasks under this unit (it finishes when all have finished)
+  UnitId parent = kNone;    // next enclosing unit under a limiter, or kNone
+  std::uint32_t tasks = 0;  // tasks under this unit (it finishes when all have finished)
 };
 
 class Plan {
  public:
-  /// Unrolls a validated pipeline. Throws InputError if it would exceed 2^32 - 2 nodes.
+  /// Unrolls a validated pipeline. Throws InputError if it would exceed 2^32 - 2 nodes or edges.
   static Plan unroll(const Pipeline& pipeline);
 
   [[nodiscard]] std::uint32_t size() const { return static_cast<std::uint32_t>(step_.size()); }
@@ -104,9 +104,9 @@ class Plan {
   std::vector<std::uint32_t> item_;
   std::vector<std::uint32_t> scope_;
   std::vector<UnitId> unit_;
-  std::vector<std::uint64_t> pred_begin_;  // size()+1
+  std::vector<std::uint32_t> pred_begin_;  // size()+1
   std::vector<TaskId> preds_;
-  std::vector<std::uint64_t> succ_begin_;  // size()+1
+  std::vector<std::uint32_t> succ_begin_;  // size()+1
   std::vector<TaskId> succs_;
   std::uint64_t task_count_ = 0;
 };

@@ -1,5 +1,7 @@
 // The Trace: what happened in one run, one record per attempt, the same for every backend.
-// Times are integer nanoseconds since the start of the run.
+// Times are integer nanoseconds since the start of the run. A time an attempt never reached (a pod never
+// bound, a container never started) is kNever (-1 ns); `finished` is always set (when the attempt ended,
+// whatever the outcome).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,8 @@
 
 namespace shardflow {
 
+inline constexpr Duration kNever = Duration::from_ns(-1);
+
 enum class Outcome : std::uint8_t {
   succeeded,
   failed,     // the attempt failed (its task may be retried)
@@ -23,18 +27,18 @@ const char* to_string(Outcome o);
 /// One attempt of one task.
 struct AttemptRecord {
   TaskId task = 0;
-  std::uint32_t step = 0;     // index into Plan::steps()
+  std::uint32_t step = 0;  // index into Plan::steps()
   std::uint32_t item = 0;
-  std::uint32_t attempt = 0;  // 0 for the first attempt
-  std::int32_t node = -1;     // index into Trace::nodes, -1 if never placed
-  SimTime submitted;          // the pod was created (or the task became ready and admitted)
-  SimTime scheduled;          // bound to a node
-  SimTime started;            // its main container started running (after pulls, sandbox, input)
-  SimTime finished;
+  std::uint32_t attempt = 0;   // 0 for the first attempt
+  std::int32_t node = -1;      // index into Trace::nodes, -1 if never placed
+  SimTime submitted;           // the pod was created (the task was admitted past its limits)
+  SimTime scheduled = kNever;  // bound to a node
+  SimTime started = kNever;    // its main container started running (after pulls, sandbox, input)
+  SimTime finished;            // the attempt ended
   Outcome outcome = Outcome::succeeded;
-  Duration image_pull;        // time spent pulling the image for this attempt
-  Duration input_read;        // time spent reading input
-  std::string pod;            // pod name, for backends that have pods (may be empty)
+  Duration image_pull;  // time spent pulling the image for this attempt
+  Duration input_read;  // time spent reading input
+  std::string pod;      // pod name, for backends that have pods (may be empty)
 };
 
 /// A node that existed during the run (for utilization and cost).
@@ -51,8 +55,8 @@ struct NodeRecord {
 };
 
 struct Trace {
-  std::string backend;      // "sim", "local", "k8s"
-  std::string scenario;     // scenario name
+  std::string backend;   // "sim", "local", "k8s"
+  std::string scenario;  // scenario name
   std::uint64_t seed = 0;
   std::vector<std::string> steps;  // step paths, indexed by AttemptRecord::step
   std::vector<NodeRecord> nodes;

@@ -1,0 +1,190 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include <shardflow/core/metrics.hpp>
+
+namespace shardflow {
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  // Nearest rank: the smallest value with at least p% of the values at or below it.
+  const auto n = static_cast<double>(values.size());
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * n));
+  rank = std::clamp<std::size_t>(rank, 1, values.size());
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(rank - 1), values.end());
+  return values[rank - 1];
+}
+
+namespace {
+
+Percentiles percentiles_of(const std::vector<double>& v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  p.p50 = percentile(v, 50);
+  p.p95 = percentile(v, 95);
+  p.p99 = percentile(v, 99);
+  p.max = *std::max_element(v.begin(), v.end());
+  long double sum = 0;
+  for (double x : v) sum += x;
+  p.mean = static_cast<double>(sum / static_cast<long double>(v.size()));
+  return p;
+}
+
+double run_seconds(const AttemptRecord& a) {
+  if (a.started == kNever || a.finished < a.started) return 0;
+  return (a.finished - a.started).seconds();
+}
+
+}  // namespace
+
+Metrics compute_metrics(const Trace& trace, const Plan& plan) {
+  Metrics m;
+  std::int64_t makespan_ns = 0;
+  std::vector<double> waits;
+  waits.reserve(trace.attempts.size());
+  std::vector<std::vector<double>> step_runs(trace.steps.size());
+  m.per_step.resize(trace.steps.size());
+  for (std::size_t i = 0; i < trace.steps.size(); ++i) m.per_step[i].step = trace.steps[i];
+  // Successful run time per task, for the critical path.
+  std::vector<double> task_run(plan.size(), 0.0);
+  // CPU occupancy changes (time, +/- millicores) and capacity changes (time, +/- millicores).
+  std::vector<std::pair<std::int64_t, std::int64_t>> load, capacity;
+
+  for (const AttemptRecord& a : trace.attempts) {
+    makespan_ns = std::max(makespan_ns, a.finished.ns());
+    ++m.attempts;
+    if (a.attempt > 0) ++m.retries;
+    if (a.outcome != Outcome::succeeded) ++m.failed_attempts;
+    const double run = run_seconds(a);
+    m.total_work_s += run;
+    const MilliCpu cpu = a.step < plan.steps().size() ? plan.steps()[a.step].component.resources.cpu : 0;
+    m.cpu_work_core_s += run * static_cast<double>(cpu) / 1000.0;
+    if (a.scheduled != kNever) {
+      waits.push_back((a.scheduled - a.submitted).seconds());
+      load.emplace_back(a.scheduled.ns(), cpu);
+      load.emplace_back(a.finished.ns(), -cpu);
+    }
+    if (a.step < m.per_step.size()) {
+      StepMetrics& sm = m.per_step[a.step];
+      ++sm.attempts;
+      if (a.outcome != Outcome::succeeded)
+        ++sm.failures;
+      else
+        step_runs[a.step].push_back(run);
+    }
+    if (a.outcome == Outcome::succeeded && a.task < task_run.size()) task_run[a.task] = run;
+  }
+  m.makespan_s = Duration::from_ns(makespan_ns).seconds();
+  m.queue_wait_s = percentiles_of(waits);
+  for (std::size_t i = 0; i < step_runs.size(); ++i) m.per_step[i].run_seconds = percentiles_of(step_runs[i]);
+  m.tasks_failed = trace.tasks_failed;
+
+  // Critical path of what actually ran: longest chain of successful run times along plan edges.
+  std::vector<double> finish(plan.size(), 0.0);
+  for (TaskId t = 0; t < plan.size(); ++t) {
+    double start = 0;
+    for (TaskId p : plan.preds(t)) start = std::max(start, finish[p]);
+    finish[t] = start + task_run[t];
+    m.critical_path_s = std::max(m.critical_path_s, finish[t]);
+  }
+
+  // Utilization against the CPU of the nodes that were up, and cost of the billed node time.
+  double capacity_core_s = 0;
+  for (const NodeRecord& n : trace.nodes) {
+    const std::int64_t down = std::min(n.down.ns(), makespan_ns);
+    if (down > n.up.ns()) {
+      capacity_core_s += static_cast<double>(n.cpu) / 1000.0 * Duration::from_ns(down - n.up.ns()).seconds();
+      capacity.emplace_back(n.up.ns(), n.cpu);
+      capacity.emplace_back(down, -n.cpu);
+    }
+    m.cost += n.price_per_hour * (n.down - n.billed_from).seconds() / 3600.0;
+  }
+  m.mean_cpu_utilization = capacity_core_s > 0 ? m.cpu_work_core_s / capacity_core_s : 0;
+
+  // Peak instantaneous requested/available CPU: sweep both change lists in time order. At equal times
+  // releases come before acquisitions, so back-to-back tasks do not count as overlapping.
+  std::sort(load.begin(), load.end());
+  std::sort(capacity.begin(), capacity.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first : x.second > y.second;  // additions first
+  });
+  std::int64_t used = 0, avail = 0;
+  std::size_t ci = 0;
+  for (std::size_t li = 0; li < load.size();) {
+    const std::int64_t now = load[li].first;
+    while (ci < capacity.size() && capacity[ci].first <= now) avail += capacity[ci++].second;
+    while (li < load.size() && load[li].first == now) used += load[li++].second;
+    if (avail > 0)
+      m.peak_cpu_utilization =
+          std::max(m.peak_cpu_utilization, static_cast<double>(used) / static_cast<double>(avail));
+  }
+  return m;
+}
+
+namespace {
+nlohmann::ordered_json percentiles_json(const Percentiles& p) {
+  return {{"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}, {"max", p.max}, {"mean", p.mean}};
+}
+}  // namespace
+
+void write_metrics_json(std::ostream& out, const Metrics& m) {
+  nlohmann::ordered_json j;
+  j["makespan_s"] = m.makespan_s;
+  j["critical_path_s"] = m.critical_path_s;
+  j["total_work_s"] = m.total_work_s;
+  j["cpu_work_core_s"] = m.cpu_work_core_s;
+  j["mean_cpu_utilization"] = m.mean_cpu_utilization;
+  j["peak_cpu_utilization"] = m.peak_cpu_utilization;
+  j["queue_wait_s"] = percentiles_json(m.queue_wait_s);
+  j["cost"] = m.cost;
+  j["attempts"] = m.attempts;
+  j["retries"] = m.retries;
+  j["failed_attempts"] = m.failed_attempts;
+  j["tasks_failed"] = m.tasks_failed;
+  auto& steps = j["steps"] = nlohmann::ordered_json::array();
+  for (const StepMetrics& s : m.per_step)
+    steps.push_back({{"step", s.step},
+                     {"attempts", s.attempts},
+                     {"failures", s.failures},
+                     {"run_s", percentiles_json(s.run_seconds)}});
+  out << j.dump(2) << "\n";
+}
+
+void write_metrics_csv(std::ostream& out, const Metrics& m) {
+  auto row = [&out](const std::string& name, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    out << name << ',' << buf << '\n';
+  };
+  out << "metric,value\n";
+  row("makespan_s", m.makespan_s);
+  row("critical_path_s", m.critical_path_s);
+  row("total_work_s", m.total_work_s);
+  row("cpu_work_core_s", m.cpu_work_core_s);
+  row("mean_cpu_utilization", m.mean_cpu_utilization);
+  row("peak_cpu_utilization", m.peak_cpu_utilization);
+  row("queue_wait_p50_s", m.queue_wait_s.p50);
+  row("queue_wait_p95_s", m.queue_wait_s.p95);
+  row("queue_wait_p99_s", m.queue_wait_s.p99);
+  row("queue_wait_max_s", m.queue_wait_s.max);
+  row("queue_wait_mean_s", m.queue_wait_s.mean);
+  row("cost", m.cost);
+  row("attempts", static_cast<double>(m.attempts));
+  row("retries", static_cast<double>(m.retries));
+  row("failed_attempts", static_cast<double>(m.failed_attempts));
+  row("tasks_failed", static_cast<double>(m.tasks_failed));
+  for (const StepMetrics& s : m.per_step) {
+    const std::string p = "step." + s.step + ".";
+    row(p + "attempts", static_cast<double>(s.attempts));
+    row(p + "failures", static_cast<double>(s.failures));
+    row(p + "run_p50_s", s.run_seconds.p50);
+    row(p + "run_p95_s", s.run_seconds.p95);
+    row(p + "run_p99_s", s.run_seconds.p99);
+  }
+}
+
+}  // namespace shardflow

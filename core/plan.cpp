@@ -1,0 +1,262 @@
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <shardflow/core/plan.hpp>
+
+namespace shardflow {
+
+// Builds a Plan in one pass over the pipeline. Node ids are handed out in creation order, and a node is
+// created only after all its predecessors, so ids are a topological order and the predecessor lists can
+// be appended as we go; successor lists are filled by a counting sort at the end.
+class PlanBuilder {
+ public:
+  explicit PlanBuilder(const Pipeline& pipeline) { plan_.name_ = pipeline.name; }
+
+  Plan build(const Pipeline& pipeline) {
+    plan_.scopes_.push_back(Scope{kNone, ""});
+    plan_.pred_begin_.push_back(0);
+    StepIndexMap index;
+    register_steps(pipeline.steps, "", index);
+    std::size_t next = 0;
+    unroll_siblings(pipeline.steps, {}, 0, kNone, kNone, 0, next);
+    finish_successors();
+    return std::move(plan_);
+  }
+
+ private:
+  using StepIndexMap = std::vector<std::uint32_t>;
+
+  // Component steps get PlanStep entries in declaration order (depth first), before unrolling, so that
+  // step indices do not depend on the order in which instances are created.
+  void register_steps(const std::vector<Step>& steps, const std::string& prefix, StepIndexMap& out) {
+    for (const Step& s : steps) {
+      const std::string path = prefix.empty() ? s.name : prefix + "/" + s.name;
+      if (s.is_group()) {
+        register_steps(s.steps, path, out);
+      } else {
+        PlanStep ps;
+        ps.path = path;
+        ps.component = s.component;
+        ps.has_loop = s.loop.has_value();
+        ps.loop_count = s.iterations();
+        component_index_.push_back(static_cast<std::uint32_t>(plan_.steps_.size()));
+        plan_.steps_.push_back(std::move(ps));
+      }
+    }
+  }
+
+  // One step instance's exit: the nodes whose completion means the instance completed, and the single
+  // node standing for them (itself, or a join made the first time a dependent asks).
+  struct Exit {
+    std::vector<TaskId> nodes;
+    TaskId node = kNone;
+    std::string name;
+  };
+
+  TaskId exit_node(Exit& e) {
+    if (e.node != kNone) return e.node;
+    if (e.nodes.size() == 1) {
+      e.node = e.nodes.front();
+    } else {
+      const auto join_index = static_cast<std::uint32_t>(plan_.join_names_.size());
+      plan_.join_names_.push_back("join:" + e.name);
+      e.node = add_node(kNone, join_index, 0, kNone, e.nodes);
+    }
+    std::vector<TaskId>().swap(e.nodes);
+    return e.node;
+  }
+
+  TaskId add_node(std::uint32_t step, std::uint32_t item, std::uint32_t scope, UnitId unit,
+                  const std::vector<TaskId>& preds) {
+    const std::size_t id = plan_.step_.size();
+    if (id >= kNone - 1)
+      throw InputError({}, "pipeline", "the plan would have more than 2^32 - 2 task instances");
+    if (plan_.preds_.size() + preds.size() >= std::numeric_limits<std::uint32_t>::max())
+      throw InputError({}, "pipeline", "the plan would have more than 2^32 - 1 dependency edges");
+    plan_.step_.push_back(step);
+    plan_.item_.push_back(item);
+    plan_.scope_.push_back(scope);
+    plan_.unit_.push_back(unit);
+    plan_.preds_.insert(plan_.preds_.end(), preds.begin(), preds.end());
+    plan_.pred_begin_.push_back(static_cast<std::uint32_t>(plan_.preds_.size()));
+    if (step != kNone) {
+      ++plan_.task_count_;
+      ++plan_.steps_[step].instances;
+      for (UnitId u = unit; u != kNone; u = plan_.units_[u].parent) ++plan_.units_[u].tasks;
+    }
+    return static_cast<TaskId>(id);
+  }
+
+  UnitId add_unit(LimiterId limiter, UnitId parent) {
+    plan_.units_.push_back(Unit{limiter, parent, 0});
+    return static_cast<UnitId>(plan_.units_.size() - 1);
+  }
+
+  LimiterId add_limiter(std::uint32_t capacity) {
+    plan_.limiters_.push_back(capacity);
+    return static_cast<LimiterId>(plan_.limiters_.size() - 1);
+  }
+
+  std::uint32_t add_scope(std::uint32_t parent, std::string name) {
+    plan_.scopes_.push_back(Scope{parent, std::move(name)});
+    return static_cast<std::uint32_t>(plan_.scopes_.size() - 1);
+  }
+
+  // Siblings in a topological order of their `deps` (declaration order among ready ones).
+  static std::vector<std::size_t> sibling_order(const std::vector<Step>& steps) {
+    std::vector<std::size_t> indegree(steps.size(), 0), order;
+    std::vector<std::vector<std::size_t>> users(steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      for (StepIndex d : steps[i].deps) {
+        ++indegree[i];
+        users[d].push_back(i);
+      }
+    std::vector<std::size_t> ready;
+    for (std::size_t i = steps.size(); i-- > 0;)
+      if (indegree[i] == 0) ready.push_back(i);
+    while (!ready.empty()) {
+      const std::size_t i = ready.back();
+      ready.pop_back();
+      order.push_back(i);
+      // Keep declaration order among newly ready steps: push in reverse so the smallest pops first.
+      std::vector<std::size_t> freed;
+      for (std::size_t u : users[i])
+        if (--indegree[u] == 0) freed.push_back(u);
+      ready.insert(ready.end(), freed.rbegin(), freed.rend());
+      std::sort(ready.begin(), ready.end(), std::greater<>());
+    }
+    if (order.size() != steps.size())
+      throw InputError({}, "pipeline", "dependency cycle among steps (the scenario was not validated)");
+    return order;
+  }
+
+  // Unrolls one list of sibling steps inside a scope. `inherited` are the predecessors of the enclosing
+  // group instance (they apply to siblings with no deps of their own). `group_limiter` is the enclosing
+  // group's limiter (each sibling instance is one of its units). Returns the exit of every sink sibling.
+  // `next_component` walks component_index_ in the same depth-first order as register_steps.
+  std::vector<Exit> unroll_siblings(const std::vector<Step>& steps, const std::vector<TaskId>& inherited,
+                                    std::uint32_t scope, UnitId parent_unit, LimiterId group_limiter,
+                                    std::uint32_t enclosing_item, std::size_t& next_component) {
+    // Component indices of each sibling (and of each nested component) in declaration order.
+    std::vector<std::size_t> first_component(steps.size());
+    {
+      std::size_t c = next_component;
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        first_component[i] = c;
+        c += count_components(steps[i]);
+      }
+      next_component = c;
+    }
+    std::vector<Exit> exits(steps.size());
+    std::vector<bool> used(steps.size(), false);
+    for (const Step& s : steps)
+      for (StepIndex d : s.deps) used[d] = true;
+
+    for (std::size_t i : sibling_order(steps)) {
+      const Step& s = steps[i];
+      std::vector<TaskId> preds;
+      if (s.deps.empty()) {
+        preds = inherited;
+      } else {
+        for (StepIndex d : s.deps) preds.push_back(exit_node(exits[d]));
+      }
+      const UnitId step_unit = group_limiter != kNone ? add_unit(group_limiter, parent_unit) : parent_unit;
+      Exit& out = exits[i];
+      out.name = plan_.scopes_[scope].name.empty() ? s.name : scope_path(scope) + "/" + s.name;
+      const LimiterId loop_limiter =
+          s.loop && s.loop->parallelism > 0 ? add_limiter(s.loop->parallelism) : kNone;
+      const std::uint32_t n = s.iterations();
+      for (std::uint32_t it = 0; it < n; ++it) {
+        const UnitId unit = loop_limiter != kNone ? add_unit(loop_limiter, step_unit) : step_unit;
+        const std::uint32_t item = s.loop ? it : enclosing_item;
+        if (!s.is_group()) {
+          out.nodes.push_back(add_node(component_index_[first_component[i]], item, scope, unit, preds));
+        } else {
+          const std::string scope_name = s.loop ? s.name + "[" + std::to_string(it) + "]" : s.name;
+          const std::uint32_t child_scope = add_scope(scope, scope_name);
+          const LimiterId inner = s.parallelism > 0 ? add_limiter(s.parallelism) : kNone;
+          std::size_t c = first_component[i];
+          std::vector<Exit> inner_exits = unroll_siblings(s.steps, preds, child_scope, unit, inner, item, c);
+          for (Exit& e : inner_exits) {
+            // Inner sinks are kept as plain nodes: a join is only made if someone depends on this step.
+            if (e.node != kNone)
+              out.nodes.push_back(e.node);
+            else
+              out.nodes.insert(out.nodes.end(), e.nodes.begin(), e.nodes.end());
+          }
+        }
+      }
+    }
+    std::vector<Exit> sinks;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      if (!used[i]) sinks.push_back(std::move(exits[i]));
+    return sinks;
+  }
+
+  static std::size_t count_components(const Step& s) {
+    if (!s.is_group()) return 1;
+    std::size_t n = 0;
+    for (const Step& c : s.steps) n += count_components(c);
+    return n;
+  }
+
+  std::string scope_path(std::uint32_t scope) const {
+    std::vector<const std::string*> parts;
+    for (std::uint32_t s = scope; s != kNone && !plan_.scopes_[s].name.empty(); s = plan_.scopes_[s].parent)
+      parts.push_back(&plan_.scopes_[s].name);
+    std::string out;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+      if (!out.empty()) out += "/";
+      out += **it;
+    }
+    return out;
+  }
+
+  void finish_successors() {
+    const std::size_t n = plan_.step_.size();
+    plan_.succ_begin_.assign(n + 1, 0);
+    for (TaskId p : plan_.preds_) ++plan_.succ_begin_[p + 1];
+    std::partial_sum(plan_.succ_begin_.begin(), plan_.succ_begin_.end(), plan_.succ_begin_.begin());
+    plan_.succs_.resize(plan_.preds_.size());
+    std::vector<std::uint32_t> fill(plan_.succ_begin_.begin(), plan_.succ_begin_.end() - 1);
+    for (std::size_t t = 0; t < n; ++t)
+      for (std::uint32_t k = plan_.pred_begin_[t]; k < plan_.pred_begin_[t + 1]; ++k)
+        plan_.succs_[fill[plan_.preds_[k]]++] = static_cast<TaskId>(t);
+  }
+
+  Plan plan_;
+  std::vector<std::uint32_t> component_index_;
+};
+
+Plan Plan::unroll(const Pipeline& pipeline) {
+  return PlanBuilder(pipeline).build(pipeline);
+}
+
+std::string Plan::task_name(TaskId t) const {
+  if (is_join(t)) return join_names_[item_[t]];
+  const PlanStep& ps = steps_[step_[t]];
+  const std::size_t slash = ps.path.rfind('/');
+  std::string leaf = slash == std::string::npos ? ps.path : ps.path.substr(slash + 1);
+  if (ps.has_loop) leaf += "[" + std::to_string(item_[t]) + "]";
+  std::vector<const std::string*> parts;
+  for (std::uint32_t s = scope_[t]; s != kNone && !scopes_[s].name.empty(); s = scopes_[s].parent)
+    parts.push_back(&scopes_[s].name);
+  std::string out;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += **it + "/";
+  return out + leaf;
+}
+
+std::size_t Plan::memory_bytes() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  std::size_t total = bytes(step_) + bytes(item_) + bytes(scope_) + bytes(unit_) + bytes(pred_begin_) +
+                      bytes(preds_) + bytes(succ_begin_) + bytes(succs_) + bytes(units_) + bytes(limiters_) +
+                      bytes(scopes_) + bytes(steps_) + bytes(join_names_);
+  for (const Scope& s : scopes_) total += s.name.capacity();
+  return total;
+}
+
+}  // namespace shardflow

@@ -1,0 +1,148 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include <shardflow/core/plan_summary.hpp>
+
+namespace shardflow {
+namespace {
+
+void loop_limits(const std::vector<Step>& steps, std::vector<std::uint32_t>& out) {
+  for (const Step& s : steps) {
+    if (s.is_group())
+      loop_limits(s.steps, out);
+    else
+      out.push_back(s.loop ? s.loop->parallelism : 0);
+  }
+}
+
+// Seconds for people: whole milliseconds, the largest units first ("1h2m30s", "12.5s").
+std::string human(double seconds) {
+  return format_duration(Duration::from_ms(static_cast<std::int64_t>(std::llround(seconds * 1000))));
+}
+
+}  // namespace
+
+double mean_task_seconds(const Plan& plan, TaskId t) {
+  const Component& c = plan.steps()[plan.step_of(t)].component;
+  const double bytes =
+      c.input.per_item.empty() ? c.input.dist.mean() : static_cast<double>(c.input.per_item[plan.item(t)]);
+  return c.duration.mean_seconds(bytes);
+}
+
+PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
+  PlanSummary s;
+  s.pipeline = plan.pipeline_name();
+  s.tasks = plan.task_count();
+  s.joins = plan.size() - plan.task_count();
+  s.edges = plan.edge_count();
+  std::vector<std::uint32_t> limits;
+  loop_limits(pipeline.steps, limits);
+  for (std::size_t i = 0; i < plan.steps().size(); ++i) {
+    const PlanStep& ps = plan.steps()[i];
+    StepSummary st;
+    st.path = ps.path;
+    st.instances = ps.instances;
+    st.loop_count = ps.loop_count;
+    st.parallelism = i < limits.size() ? limits[i] : 0;
+    st.cpu = ps.component.resources.cpu;
+    st.memory = ps.component.resources.memory;
+    st.gpu = ps.component.resources.gpu;
+    s.steps.push_back(st);
+  }
+  // Longest path by mean durations; ids are a topological order, so one forward pass suffices.
+  const std::uint32_t n = plan.size();
+  std::vector<double> finish(n, 0.0);
+  std::vector<TaskId> via(n, kNone);
+  TaskId last = kNone;
+  for (TaskId t = 0; t < n; ++t) {
+    double start = 0;
+    for (TaskId p : plan.preds(t))
+      if (via[t] == kNone || finish[p] > start) {
+        start = finish[p];
+        via[t] = p;
+      }
+    double d = 0;
+    if (!plan.is_join(t)) {
+      d = mean_task_seconds(plan, t);
+      StepSummary& st = s.steps[plan.step_of(t)];
+      st.work_s += d;
+      s.total_work_s += d;
+      s.total_cpu_core_s += d * static_cast<double>(st.cpu) / 1000.0;
+    }
+    finish[t] = start + d;
+    if (last == kNone || finish[t] > finish[last]) last = t;
+    s.max_fan_in = std::max<std::uint64_t>(s.max_fan_in, plan.preds(t).size());
+    s.max_fan_out = std::max<std::uint64_t>(s.max_fan_out, plan.succs(t).size());
+  }
+  for (StepSummary& st : s.steps)
+    st.mean_duration_s = st.instances ? st.work_s / static_cast<double>(st.instances) : 0;
+  if (last != kNone) {
+    s.critical_path_s = finish[last];
+    for (TaskId t = last; t != kNone; t = via[t])
+      if (!plan.is_join(t)) s.critical_path.push_back(plan.task_name(t));
+    std::reverse(s.critical_path.begin(), s.critical_path.end());
+  }
+  return s;
+}
+
+void print_summary(std::ostream& out, const PlanSummary& s) {
+  out << "pipeline " << s.pipeline << ": " << s.tasks << " tasks, " << s.joins << " joins, " << s.edges
+      << " dependency edges (widest fan-out " << s.max_fan_out << ", widest fan-in " << s.max_fan_in
+      << ")\n\n";
+  std::size_t w = 4;
+  for (const StepSummary& st : s.steps) w = std::max(w, st.path.size());
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-*s %10s %8s %11s %10s %12s %6s %8s %4s\n", static_cast<int>(w),
+                "step", "tasks", "loop", "parallelism", "mean", "work", "cpu", "memory", "gpu");
+  out << line;
+  for (const StepSummary& st : s.steps) {
+    const std::string par = st.parallelism ? std::to_string(st.parallelism) : "-";
+    const std::string loop = st.loop_count > 1 || st.parallelism ? std::to_string(st.loop_count) : "-";
+    std::snprintf(line, sizeof line, "  %-*s %10llu %8s %11s %10s %12s %6s %8s %4d\n", static_cast<int>(w),
+                  st.path.c_str(), static_cast<unsigned long long>(st.instances), loop.c_str(), par.c_str(),
+                  human(st.mean_duration_s).c_str(), human(st.work_s).c_str(), format_cpu(st.cpu).c_str(),
+                  format_bytes(st.memory).c_str(), st.gpu);
+    out << line;
+  }
+  out << "\ncritical path (mean durations, no overheads): " << human(s.critical_path_s)
+      << "  -- no cluster can finish sooner\n  ";
+  const std::size_t shown = std::min<std::size_t>(s.critical_path.size(), 12);
+  for (std::size_t i = 0; i < shown; ++i) out << (i ? " -> " : "") << s.critical_path[i];
+  if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%.2f", s.total_cpu_core_s / 3600.0);
+  out << "\ntotal work: " << human(s.total_work_s) << " of task time, " << buf << " core-hours requested\n";
+}
+
+void write_summary_json(std::ostream& out, const PlanSummary& s) {
+  nlohmann::ordered_json j;
+  j["pipeline"] = s.pipeline;
+  j["tasks"] = s.tasks;
+  j["joins"] = s.joins;
+  j["edges"] = s.edges;
+  j["max_fan_out"] = s.max_fan_out;
+  j["max_fan_in"] = s.max_fan_in;
+  j["critical_path_s"] = s.critical_path_s;
+  j["total_work_s"] = s.total_work_s;
+  j["total_cpu_core_s"] = s.total_cpu_core_s;
+  j["critical_path"] = s.critical_path;
+  auto& steps = j["steps"] = nlohmann::ordered_json::array();
+  for (const StepSummary& st : s.steps) {
+    steps.push_back({{"path", st.path},
+                     {"instances", st.instances},
+                     {"loop_count", st.loop_count},
+                     {"parallelism", st.parallelism},
+                     {"mean_duration_s", st.mean_duration_s},
+                     {"work_s", st.work_s},
+                     {"cpu_milli", st.cpu},
+                     {"memory_bytes", st.memory},
+                     {"gpu", st.gpu}});
+  }
+  out << j.dump(2) << "\n";
+}
+
+}  // namespace shardflow

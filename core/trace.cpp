@@ -1,0 +1,145 @@
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+#include <shardflow/core/trace.hpp>
+
+namespace shardflow {
+
+const char* to_string(Outcome o) {
+  switch (o) {
+    case Outcome::succeeded:
+      return "succeeded";
+    case Outcome::failed:
+      return "failed";
+    case Outcome::evicted:
+      return "evicted";
+    case Outcome::cancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Traces can hold millions of attempts, so they are written field by field rather than through a JSON
+// document tree.
+void json_string(std::ostream& out, const std::string& s) {
+  out << '"';
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out << "\\\"";
+        break;
+      case '\\':
+        out << "\\\\";
+        break;
+      case '\n':
+        out << "\\n";
+        break;
+      case '\r':
+        out << "\\r";
+        break;
+      case '\t':
+        out << "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out << buf;
+        } else {
+          out << c;
+        }
+    }
+  }
+  out << '"';
+}
+
+void json_number(std::ostream& out, double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  out << buf;
+}
+
+// Exact decimal seconds from integer nanoseconds ("12.000000001"); empty for kNever.
+std::string seconds_text(Duration d) {
+  if (d == kNever) return "";
+  std::int64_t ns = d.ns();
+  const bool neg = ns < 0;
+  if (neg) ns = -ns;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%s%lld.%09lld", neg ? "-" : "", static_cast<long long>(ns / 1'000'000'000),
+                static_cast<long long>(ns % 1'000'000'000));
+  return buf;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+void write_trace_json(std::ostream& out, const Trace& t) {
+  out << "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": ";
+  json_string(out, t.backend);
+  out << ",\n  \"scenario\": ";
+  json_string(out, t.scenario);
+  out << ",\n  \"seed\": " << t.seed << ",\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": " << t.tasks_failed
+      << ",\n  \"steps\": [";
+  for (std::size_t i = 0; i < t.steps.size(); ++i) {
+    out << (i ? ", " : "");
+    json_string(out, t.steps[i]);
+  }
+  out << "],\n  \"nodes\": [";
+  for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+    const NodeRecord& n = t.nodes[i];
+    out << (i ? ",\n    " : "\n    ") << "{\"name\": ";
+    json_string(out, n.name);
+    out << ", \"pool\": ";
+    json_string(out, n.pool);
+    out << ", \"cpu_milli\": " << n.cpu << ", \"memory_bytes\": " << n.memory << ", \"gpu\": " << n.gpu
+        << ", \"price_per_hour\": ";
+    json_number(out, n.price_per_hour);
+    out << ", \"billed_from\": " << n.billed_from.ns() << ", \"up\": " << n.up.ns()
+        << ", \"down\": " << n.down.ns() << "}";
+  }
+  out << (t.nodes.empty() ? "" : "\n  ") << "],\n  \"attempts\": [";
+  for (std::size_t i = 0; i < t.attempts.size(); ++i) {
+    const AttemptRecord& a = t.attempts[i];
+    out << (i ? ",\n    " : "\n    ") << "{\"task\": " << a.task << ", \"step\": " << a.step
+        << ", \"item\": " << a.item << ", \"attempt\": " << a.attempt << ", \"node\": " << a.node
+        << ", \"submitted\": " << a.submitted.ns() << ", \"scheduled\": " << a.scheduled.ns()
+        << ", \"started\": " << a.started.ns() << ", \"finished\": " << a.finished.ns() << ", \"outcome\": \""
+        << to_string(a.outcome) << "\", \"image_pull\": " << a.image_pull.ns()
+        << ", \"input_read\": " << a.input_read.ns();
+    if (!a.pod.empty()) {
+      out << ", \"pod\": ";
+      json_string(out, a.pod);
+    }
+    out << "}";
+  }
+  out << (t.attempts.empty() ? "" : "\n  ") << "]\n}\n";
+}
+
+void write_trace_csv(std::ostream& out, const Trace& t) {
+  out << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
+         "input_read_s,pod\n";
+  for (const AttemptRecord& a : t.attempts) {
+    const std::string step = a.step < t.steps.size() ? t.steps[a.step] : std::to_string(a.step);
+    const std::string node =
+        a.node >= 0 && static_cast<std::size_t>(a.node) < t.nodes.size() ? t.nodes[a.node].name : "";
+    out << a.task << ',' << csv_field(step) << ',' << a.item << ',' << a.attempt << ',' << csv_field(node)
+        << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
+        << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
+        << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ',' << csv_field(a.pod) << '\n';
+  }
+}
+
+}  // namespace shardflow

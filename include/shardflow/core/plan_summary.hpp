@@ -1,0 +1,51 @@
+// What a Plan unrolls to, before running it: counts, widths, the critical-path lower bound and the total
+// work from mean durations. `shardflow explain` prints this.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/plan.hpp>
+
+namespace shardflow {
+
+struct StepSummary {
+  std::string path;
+  std::uint64_t instances = 0;    // tasks of this step in the plan
+  std::uint32_t loop_count = 1;   // iterations of its own loop
+  std::uint32_t parallelism = 0;  // its loop's limit, 0 = unlimited
+  double mean_duration_s = 0;     // mean over its instances (speed-1 node, no overheads)
+  double work_s = 0;              // sum over its instances
+  MilliCpu cpu = 0;
+  ByteCount memory = 0;
+  int gpu = 0;
+};
+
+struct PlanSummary {
+  std::string pipeline;
+  std::uint64_t tasks = 0;
+  std::uint64_t joins = 0;
+  std::uint64_t edges = 0;
+  std::uint64_t max_fan_out = 0;           // the most successors of any node
+  std::uint64_t max_fan_in = 0;            // the most predecessors of any node
+  double critical_path_s = 0;              // longest path by mean durations: a lower bound on the makespan
+  double total_work_s = 0;                 // sum of mean durations
+  double total_cpu_core_s = 0;             // sum of mean duration x requested cores
+  std::vector<std::string> critical_path;  // task names along it
+  std::vector<StepSummary> steps;
+};
+
+/// Mean duration of one task on a speed-1 node, without overheads.
+double mean_task_seconds(const Plan& plan, TaskId t);
+
+/// Summarizes a plan. Loop parallelism limits are taken from the pipeline (the plan keeps only limiters).
+PlanSummary summarize(const Plan& plan, const Pipeline& pipeline);
+
+/// Human-readable, for `shardflow explain`.
+void print_summary(std::ostream& out, const PlanSummary& s);
+/// Machine-readable, for `shardflow explain --json`.
+void write_summary_json(std::ostream& out, const PlanSummary& s);
+
+}  // namespace shardflow

@@ -1,0 +1,141 @@
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include <shardflow/core/metrics.hpp>
+
+#include "core/pipeline_builders.hpp"
+
+using namespace shardflow;
+using namespace shardflow::testing;
+
+namespace {
+
+Duration s(double seconds) { return Duration::from_seconds(seconds); }
+
+AttemptRecord attempt(TaskId task, std::uint32_t n, std::int32_t node, double submitted, double scheduled,
+                      double started, double finished, Outcome outcome) {
+  AttemptRecord a;
+  a.task = task;
+  a.step = task;  // one task per step in this plan
+  a.attempt = n;
+  a.node = node;
+  a.submitted = s(submitted);
+  a.scheduled = s(scheduled);
+  a.started = s(started);
+  a.finished = s(finished);
+  a.outcome = outcome;
+  return a;
+}
+
+// a (1 CPU) -> b (2 CPUs). a fails once on n0 and succeeds on n1; b runs on n0.
+struct HandMade {
+  Plan plan;
+  Trace trace;
+  HandMade() {
+    Pipeline pl = pipeline({component("a", 10), component("b", 10, {0})});
+    pl.steps[1].component.resources.cpu = 2000;
+    plan = Plan::unroll(pl);
+    trace.backend = "test";
+    trace.steps = {"a", "b"};
+    trace.nodes = {NodeRecord{"n0", "cpu", 2000, 8 * kGiB, 0, 3.6, s(0), s(100), s(0)},
+                   NodeRecord{"n1", "cpu", 2000, 8 * kGiB, 0, 1.8, s(10), s(100), s(0)}};
+    trace.attempts = {attempt(0, 0, 0, 0, 1, 2, 12, Outcome::failed),
+                      attempt(0, 1, 1, 20, 20, 21, 41, Outcome::succeeded),
+                      attempt(1, 0, 0, 41, 43, 45, 100, Outcome::succeeded)};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("percentile: nearest rank", "[core][metrics]") {
+  CHECK(percentile({}, 50) == 0);
+  CHECK(percentile({7}, 99) == 7);
+  CHECK(percentile({3, 1, 2}, 50) == 2);
+  CHECK(percentile({1, 2, 3, 4}, 50) == 2);
+  CHECK(percentile({1, 2, 3, 4}, 51) == 3);
+  std::vector<double> hundred;
+  for (int i = 100; i >= 1; --i) hundred.push_back(i);
+  CHECK(percentile(hundred, 95) == 95);
+  CHECK(percentile(hundred, 99) == 99);
+  CHECK(percentile(hundred, 100) == 100);
+  CHECK(percentile(hundred, 0) == 1);
+}
+
+TEST_CASE("Metrics: every figure of a hand-made trace", "[core][metrics]") {
+  const HandMade h;
+  const Metrics m = compute_metrics(h.trace, h.plan);
+  CHECK(m.makespan_s == 100);
+  CHECK(m.critical_path_s == 75);           // a's successful run (20 s) then b (55 s)
+  CHECK(m.total_work_s == 85);              // 10 + 20 + 55
+  CHECK(m.cpu_work_core_s == 140);          // 10 x 1 + 20 x 1 + 55 x 2
+  CHECK(m.mean_cpu_utilization == Approx(140.0 / 380.0));  // n0: 2 x 100, n1: 2 x 90 core-s
+  CHECK(m.peak_cpu_utilization == 0.5);     // a alone on n0 before n1 is up; b alone later
+  CHECK(m.queue_wait_s.p50 == 1);           // waits 1, 0, 2
+  CHECK(m.queue_wait_s.p95 == 2);
+  CHECK(m.queue_wait_s.p99 == 2);
+  CHECK(m.queue_wait_s.max == 2);
+  CHECK(m.queue_wait_s.mean == 1);
+  CHECK(m.cost == Approx(0.15));            // 3.6/h x 100 s + 1.8/h x 100 s
+  CHECK(m.attempts == 3);
+  CHECK(m.retries == 1);
+  CHECK(m.failed_attempts == 1);
+  REQUIRE(m.per_step.size() == 2);
+  CHECK(m.per_step[0].attempts == 2);
+  CHECK(m.per_step[0].failures == 1);
+  CHECK(m.per_step[0].run_seconds.p50 == 20);
+  CHECK(m.per_step[1].run_seconds.max == 55);
+}
+
+TEST_CASE("Metrics: back-to-back tasks on one node do not overlap", "[core][metrics]") {
+  HandMade h;
+  h.trace.nodes.resize(1);
+  // Both use the whole node, one after the other: utilization peaks at exactly 1.
+  h.trace.attempts = {attempt(0, 0, 0, 0, 0, 0, 50, Outcome::succeeded),
+                      attempt(1, 0, 0, 50, 50, 50, 100, Outcome::succeeded)};
+  h.trace.attempts[0].step = 1;
+  const Metrics m = compute_metrics(h.trace, h.plan);
+  CHECK(m.peak_cpu_utilization == 1.0);
+  CHECK(m.mean_cpu_utilization == 1.0);
+}
+
+TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]") {
+  Trace t;
+  t.backend = "sim";
+  t.scenario = "tiny \"one\"";
+  t.seed = 7;
+  t.steps = {"train"};
+  t.nodes = {NodeRecord{"cpu-0", "cpu", 4000, 16 * kGiB, 1, 0.5, s(0), s(12.5), s(0)}};
+  AttemptRecord a = attempt(0, 0, 0, 0, 0.25, 1.000000001, 12.5, Outcome::succeeded);
+  a.image_pull = s(0.5);
+  a.pod = "train-0";
+  AttemptRecord never = attempt(1, 0, -1, 2, 0, 0, 3, Outcome::cancelled);
+  never.step = 0;
+  never.scheduled = kNever;
+  never.started = kNever;
+  t.attempts = {a, never};
+
+  std::ostringstream json;
+  write_trace_json(json, t);
+  CHECK(json.str() ==
+        "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": \"sim\",\n"
+        "  \"scenario\": \"tiny \\\"one\\\"\",\n  \"seed\": 7,\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": 0,\n"
+        "  \"steps\": [\"train\"],\n  \"nodes\": [\n"
+        "    {\"name\": \"cpu-0\", \"pool\": \"cpu\", \"cpu_milli\": 4000, \"memory_bytes\": 17179869184, \"gpu\": 1, "
+        "\"price_per_hour\": 0.5, \"billed_from\": 0, \"up\": 0, \"down\": 12500000000}\n  ],\n  \"attempts\": [\n"
+        "    {\"task\": 0, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": 0, \"submitted\": 0, "
+        "\"scheduled\": 250000000, \"started\": 1000000001, \"finished\": 12500000000, \"outcome\": \"succeeded\", "
+        "\"image_pull\": 500000000, \"input_read\": 0, \"pod\": \"train-0\"},\n"
+        "    {\"task\": 1, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": -1, \"submitted\": 2000000000, "
+        "\"scheduled\": -1, \"started\": -1, \"finished\": 3000000000, \"outcome\": \"cancelled\", "
+        "\"image_pull\": 0, \"input_read\": 0}\n  ]\n}\n");
+
+  std::ostringstream csv;
+  write_trace_csv(csv, t);
+  CHECK(csv.str() ==
+        "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
+        "input_read_s,pod\n"
+        "0,train,0,0,cpu-0,0.000000000,0.250000000,1.000000001,12.500000000,succeeded,0.500000000,0.000000000,"
+        "train-0\n"
+        "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,\n");
+}

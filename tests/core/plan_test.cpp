@@ -1,0 +1,168 @@
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/plan_summary.hpp>
+
+#include "core/pipeline_builders.hpp"
+
+using namespace shardflow;
+using namespace shardflow::testing;
+
+namespace {
+
+// The seed scenario's shape: 100 preprocess shards (at most 50 at once) -> aggregate -> 3 trainings.
+Pipeline seed_shape() {
+  return pipeline({with_loop(component("preprocess", 30), 100, 50), component("aggregate", 300, {0}),
+                   with_loop(component("train", 2700, {1}), 3, 3)},
+                  "seed");
+}
+
+std::vector<std::string> pred_names(const Plan& p, TaskId t) {
+  std::vector<std::string> out;
+  for (TaskId q : p.preds(t)) out.push_back(p.task_name(q));
+  return out;
+}
+
+TaskId find(const Plan& p, const std::string& name) {
+  for (TaskId t = 0; t < p.size(); ++t)
+    if (p.task_name(t) == name) return t;
+  FAIL("no task named " << name);
+  return kNone;
+}
+
+}  // namespace
+
+TEST_CASE("Plan: a fan-out/fan-in pipeline unrolls to tasks, one join and exact edges", "[core][plan]") {
+  const Plan p = Plan::unroll(seed_shape());
+  CHECK(p.task_count() == 104);
+  CHECK(p.size() == 105);  // one join collects the 100 shards for aggregate; train is a sink, no join
+  CHECK(p.edge_count() == 104);  // 100 into the join, 1 into aggregate, 3 out of aggregate
+  REQUIRE(p.steps().size() == 3);
+  CHECK(p.steps()[0].instances == 100);
+  CHECK(p.steps()[2].instances == 3);
+
+  const TaskId agg = find(p, "aggregate");
+  REQUIRE(pred_names(p, agg) == std::vector<std::string>{"join:preprocess"});
+  const TaskId join = p.preds(agg)[0];
+  CHECK(p.is_join(join));
+  CHECK(p.preds(join).size() == 100);
+  CHECK(p.succs(agg).size() == 3);
+  CHECK(p.task_name(p.succs(agg)[2]) == "train[2]");
+  CHECK(p.item(p.succs(agg)[2]) == 2);
+
+  SECTION("limiters and units") {
+    REQUIRE(p.limiters() == std::vector<std::uint32_t>{50, 3});
+    CHECK(p.units().size() == 103);  // one per limited iteration
+    const TaskId shard7 = find(p, "preprocess[7]");
+    const Unit& u = p.units()[p.unit_of(shard7)];
+    CHECK(u.limiter == 0);
+    CHECK(u.parent == kNone);
+    CHECK(u.tasks == 1);
+    CHECK(p.unit_of(agg) == kNone);
+    CHECK(p.unit_of(join) == kNone);
+  }
+}
+
+TEST_CASE("Plan: node ids are a topological order", "[core][plan]") {
+  const Plan p = Plan::unroll(pipeline({with_loop(group("outer", {component("a", 1), with_loop(component("b", 1, {0}), 4)}), 3, 2),
+                                        component("c", 1, {0}), component("d", 1), component("e", 1, {1, 2})}));
+  for (TaskId t = 0; t < p.size(); ++t) {
+    for (TaskId q : p.preds(t)) CHECK(q < t);
+    for (TaskId s : p.succs(t)) CHECK(s > t);
+  }
+}
+
+TEST_CASE("Plan: nested loops name tasks by scope and share the outer iteration's unit", "[core][plan]") {
+  // outer: 3 iterations, at most 2 at once; each runs a, then 4 b's; c waits for all of it.
+  const Plan p = Plan::unroll(pipeline(
+      {with_loop(group("outer", {component("a", 1), with_loop(component("b", 1, {0}), 4)}), 3, 2),
+       component("c", 1, {0})}));
+  CHECK(p.task_count() == 3 * 5 + 1);
+  REQUIRE(p.steps().size() == 3);
+  CHECK(p.steps()[0].path == "outer/a");
+  CHECK(p.steps()[1].path == "outer/b");
+  CHECK(p.steps()[1].instances == 12);
+
+  const TaskId b = find(p, "outer[1]/b[2]");
+  CHECK(p.item(b) == 2);
+  CHECK(pred_names(p, b) == std::vector<std::string>{"outer[1]/a"});
+  const TaskId a = find(p, "outer[1]/a");
+  CHECK(p.item(a) == 1);  // a has no loop of its own: its item is the outer iteration
+  CHECK(p.unit_of(a) == p.unit_of(b));
+  REQUIRE(p.unit_of(a) != kNone);
+  CHECK(p.units()[p.unit_of(a)].tasks == 5);
+  CHECK(p.limiters() == std::vector<std::uint32_t>{2});
+
+  const TaskId c = find(p, "c");
+  REQUIRE(p.preds(c).size() == 1);
+  CHECK(p.is_join(p.preds(c)[0]));
+  CHECK(p.preds(p.preds(c)[0]).size() == 12);  // the sinks of every iteration: the b's
+}
+
+TEST_CASE("Plan: the Argo parallelism-nested-dag shape", "[core][plan]") {
+  // A (parallelism 2) runs b1; then b2, b3, b4; then b5. Each b is c1 -> {c2, c3}.
+  auto b = [](const std::string& name, std::vector<StepIndex> deps) {
+    return group(name, {component("c1", 10), component("c2", 10, {0}), component("c3", 10, {0})}, std::move(deps));
+  };
+  const Pipeline pl = pipeline({group("A", {b("b1", {}), b("b2", {0}), b("b3", {0}), b("b4", {0}), b("b5", {1, 2, 3})}, {}, 2)});
+  const Plan p = Plan::unroll(pl);
+  CHECK(p.task_count() == 15);
+  CHECK(p.limiters() == std::vector<std::uint32_t>{2});
+  CHECK(p.units().size() == 5);
+  for (const Unit& u : p.units()) {
+    CHECK(u.limiter == 0);
+    CHECK(u.tasks == 3);
+  }
+  const TaskId b2c1 = find(p, "A/b2/c1");
+  REQUIRE(p.preds(b2c1).size() == 1);
+  CHECK(p.task_name(p.preds(b2c1)[0]) == "join:A/b1");
+  CHECK(pred_names(p, p.preds(b2c1)[0]) == std::vector<std::string>{"A/b1/c2", "A/b1/c3"});
+  CHECK(p.unit_of(b2c1) != p.unit_of(find(p, "A/b3/c1")));
+
+  const PlanSummary s = summarize(p, pl);
+  CHECK(s.critical_path_s == Approx(60.0));  // b1, b2, b5: 20 s each, before the limit of 2
+  CHECK(s.total_work_s == Approx(150.0));
+}
+
+TEST_CASE("Plan: a million-task ParallelFor unrolls with linear edges", "[core][plan]") {
+  const Pipeline pl = pipeline({with_loop(component("map", 1), 1'000'000, 1000), component("reduce", 1, {0}),
+                                with_loop(component("score", 1, {1}), 1'000'000)});
+  const Plan p = Plan::unroll(pl);
+  CHECK(p.task_count() == 2'000'001);
+  CHECK(p.size() == 2'000'002);
+  CHECK(p.edge_count() == 2'000'001);
+  CHECK(p.units().size() == 1'000'000);
+  CHECK(p.memory_bytes() < 2'000'002u * 100u);
+}
+
+TEST_CASE("PlanSummary: critical path and total work of a hand-built diamond", "[core][plan]") {
+  // a (10 s) -> {b (20 s), c (5 s)} -> d (1 s): the critical path is a, b, d = 31 s; work 36 s.
+  const Pipeline pl = pipeline({component("a", 10), component("b", 20, {0}), component("c", 5, {0}),
+                                component("d", 1, {1, 2})});
+  const Plan p = Plan::unroll(pl);
+  const PlanSummary s = summarize(p, pl);
+  CHECK(s.critical_path_s == 31.0);
+  CHECK(s.critical_path == std::vector<std::string>{"a", "b", "d"});
+  CHECK(s.total_work_s == 36.0);
+  CHECK(s.total_cpu_core_s == 36.0);
+  CHECK(s.max_fan_out == 2);
+  CHECK(s.max_fan_in == 2);
+}
+
+TEST_CASE("PlanSummary: mean durations follow the duration model", "[core][plan]") {
+  Step s = with_loop(component("preprocess", 30), 4);
+  s.component.duration.per_gib = Duration::from_s(45);
+  s.component.duration.straggler_p = 0.02;
+  s.component.duration.straggler_factor = 4;
+  s.component.duration.lognormal_sigma = 0.2;  // mean-preserving: no effect on the mean
+  s.component.input.per_item = {kGiB, 2 * kGiB, 10 * kGiB, 0};
+  const Pipeline pl = pipeline({s});
+  const Plan p = Plan::unroll(pl);
+  // (30 + 45 * GiB) * (1 + 0.02 * 3)
+  CHECK(mean_task_seconds(p, 0) == Approx(75 * 1.06));
+  CHECK(mean_task_seconds(p, 2) == Approx(480 * 1.06));
+  CHECK(mean_task_seconds(p, 3) == Approx(30 * 1.06));
+  const PlanSummary sum = summarize(p, pl);
+  CHECK(sum.total_work_s == Approx((75 + 120 + 480 + 30) * 1.06));
+  CHECK(sum.critical_path_s == Approx(480 * 1.06));
+}

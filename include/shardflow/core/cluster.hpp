@@ -40,6 +40,7 @@ struct NodePool {
   int count = 0;              // nodes at the start of the run
   double price_per_hour = 0;  // per node, before any spot discount
   double speed = 1.0;         // run times are divided by this
+  int max_pods = 110;         // pods per node (kubelet maxPods)
   std::map<std::string, std::string> labels;
   std::vector<Taint> taints;
   Duration mtbf = Duration::zero();  // mean time between node failures; 0 = nodes never fail
@@ -75,6 +76,8 @@ struct Overheads {
   std::string orchestrator = "none";
   int pods_per_task = 1;                            // from the orchestrator preset unless set
   Duration driver_pod_duration = Duration::zero();  // run time of each extra (driver) pod
+  MilliCpu driver_cpu = 100;                        // requests of each driver pod
+  ByteCount driver_memory = 128 * kMiB;
   Duration sandbox_start = Duration::zero();        // pod sandbox and container start
   double image_pull_bytes_per_second = 0;           // per node; 0 = pulls take no time
   ByteCount default_image_size = 0;                 // for components that do not set image_size

@@ -14,7 +14,7 @@ KWOK_VERSION=v0.8.0    # sigs.k8s.io/kwok in kwok/go.mod
 GO_MIN_VERSION=1.26.0
 GO_TOOLCHAIN=go1.26.8
 # Bump when the build recipe changes so that old caches are not reused.
-BUILD_RECIPE=1
+BUILD_RECIPE=2
 
 CACHE_ROOT="${SHARDFLOW_CACHE:-${HOME:-/root}/.cache/shardflow}/k8s-testenv"
 STATE_ROOT="${SHARDFLOW_K8S_STATE:-$CACHE_ROOT/run}"
@@ -122,4 +122,15 @@ bin_dir() { echo "$CACHE_ROOT/$(pins_hash)/bin"; }
 bins_present() {
   local d=$1 b
   for b in "${BIN_NAMES[@]}"; do [ -x "$d/$b" ] || return 1; done
+}
+
+# cluster_pid_alive PID: PID is a live (not zombie) process of one of our binaries.
+cluster_pid_alive() {
+  local exe
+  [ -d "/proc/$1" ] || return 1
+  exe=$( (tr '\0' ' ' <"/proc/$1/cmdline") 2>/dev/null | cut -d' ' -f1)
+  case "$exe" in
+    */etcd|*/kube-apiserver|*/kube-controller-manager|*/kube-scheduler|*/kwok|*/kwok-controller) return 0 ;;
+  esac
+  return 1
 }

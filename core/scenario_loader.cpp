@@ -1,0 +1,1103 @@
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <shardflow/core/scenario.hpp>
+
+namespace shardflow {
+namespace {
+
+using YAML::Node;
+using Keys = std::span<const std::string_view>;
+
+// Aliases can make a small file expand to a huge tree (and `&a [*a]` is a cycle), so every recursive
+// walk has a depth limit and the expanding ones a budget.
+constexpr int kMaxGroupDepth = 32;
+constexpr std::size_t kMaxSteps = 100'000;
+constexpr int kMaxItemDepth = 64;
+constexpr std::size_t kMaxItemValues = 1'000'000;
+
+constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
+constexpr std::string_view kPipelineKeys[] = {"steps"};
+constexpr std::string_view kCommonStepKeys[] = {"name", "after", "parallel_for"};
+constexpr std::string_view kGroupKeys[] = {"steps", "parallelism"};
+constexpr std::string_view kComponentKeys[] = {"input",   "resources",     "duration",   "failure",
+                                               "retries", "image",         "image_size", "command",
+                                               "kernel",  "node_selector", "tolerations"};
+constexpr std::string_view kStepKeys[] = {"name",        "after",   "parallel_for",  "steps",
+                                          "parallelism", "input",   "resources",     "duration",
+                                          "failure",     "retries", "image",         "image_size",
+                                          "command",     "kernel",  "node_selector", "tolerations"};
+constexpr std::string_view kLoopKeys[] = {"count", "items", "parallelism"};
+constexpr std::string_view kInputKeys[] = {"size"};
+constexpr std::string_view kDistributionKeys[] = {"distribution", "value", "median", "sigma",
+                                                  "min",          "max",   "mean",   "stddev"};
+constexpr std::string_view kResourceKeys[] = {"cpu", "memory", "gpu"};
+constexpr std::string_view kDurationKeys[] = {"base", "per_gib", "noise", "straggler"};
+constexpr std::string_view kNoiseKeys[] = {"lognormal_sigma"};
+constexpr std::string_view kStragglerKeys[] = {"p", "factor"};
+constexpr std::string_view kFailureKeys[] = {"p"};
+constexpr std::string_view kRetryKeys[] = {"max", "backoff", "factor", "max_backoff"};
+constexpr std::string_view kTolerationKeys[] = {"key", "operator", "value", "effect"};
+constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage"};
+constexpr std::string_view kPoolKeys[] = {"name",  "cpu",    "memory", "gpu",  "count", "price_per_hour",
+                                          "speed", "labels", "taints", "mtbf", "spot",  "autoscaling"};
+constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
+constexpr std::string_view kSpotKeys[] = {"discount", "mean_reclaim"};
+constexpr std::string_view kAutoscalingKeys[] = {"min", "max", "scale_up_delay", "boot_time",
+                                                 "scale_down_idle"};
+constexpr std::string_view kSchedulerKeys[] = {
+    "policy",     "percentage_of_nodes_to_score", "decisions_per_second", "bind_latency", "initial_backoff",
+    "max_backoff"};
+constexpr std::string_view kStorageKeys[] = {"read_bandwidth"};
+constexpr std::string_view kOverheadKeys[] = {"orchestrator",  "pods_per_task",        "driver_pod",
+                                              "sandbox_start", "image_pull_bandwidth", "image_size"};
+
+// Text of a user's value for a message: quoted, control characters escaped, long values cut.
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  std::size_t n = 0;
+  for (char c : s) {
+    if (++n > 60) {
+      out += "...";
+      break;
+    }
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string got(const Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "got nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "got " + quote(n.Scalar());
+    case YAML::NodeType::Sequence:
+      return "got a list";
+    case YAML::NodeType::Map:
+      return "got a mapping";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "got nothing";
+}
+
+std::string join(std::span<const std::string> names) {
+  std::string out;
+  for (const auto& s : names) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0U : 1U)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string key_path(const std::string& parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+std::string index_path(const std::string& parent, std::size_t i) {
+  return parent + "[" + std::to_string(i) + "]";
+}
+
+// Reads one scenario document, remembering the file name for every message.
+class Reader {
+ public:
+  explicit Reader(const std::string& file) : file_(file) {}
+
+  [[nodiscard]] SourceLocation at(const Node& n) const {
+    YAML::Mark m = n.Mark();
+    if (n.IsNull()) {
+      // An empty value's mark is the next token, often on a later line; the key is where the user looks.
+      for (const auto& [value, key_mark] : null_values_)
+        if (value.is(n)) m = key_mark;
+    }
+    if (m.is_null() || m.line < 0) return SourceLocation{file_, 0, 0};
+    return SourceLocation{file_, m.line + 1, m.column + 1};
+  }
+  [[noreturn]] void fail(const Node& n, const std::string& field, const std::string& message) const {
+    throw InputError(at(n), field, message);
+  }
+  [[nodiscard]] const std::string& file() const { return file_; }
+  void note_null_value(const Node& value, const YAML::Mark& key_mark) const {
+    null_values_.emplace_back(value, key_mark);
+  }
+
+ private:
+  const std::string& file_;
+  mutable std::vector<std::pair<Node, YAML::Mark>> null_values_;
+};
+
+// One YAML mapping, checked once for duplicate and unknown keys, then read by key.
+class Map {
+ public:
+  Map(const Reader& r, const Node& node, std::string path, Keys known)
+      : r_(r), node_(node), path_(std::move(path)) {
+    if (!node.IsMap()) r.fail(node, path_, "expected a mapping, " + got(node));
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const Node k = it->first;
+      if (!k.IsScalar()) r.fail(k, path_, "a key must be a plain name, " + got(k));
+      const std::string& name = k.Scalar();
+      for (const auto& e : entries_) {
+        if (e.key == name)
+          r.fail(k, key_path(path_, name),
+                 "duplicate key " + quote(name) + " (first at line " + std::to_string(r.at(e.key_node).line) +
+                     ")");
+      }
+      if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end())
+        r.fail(k, key_path(path_, name), unknown_key_message(name, known));
+      if (it->second.IsNull()) r.note_null_value(it->second, k.Mark());
+      entries_.push_back({name, k, it->second});
+    }
+  }
+
+  static std::string unknown_key_message(const std::string& name, Keys known) {
+    std::string_view best;
+    std::size_t best_d = std::numeric_limits<std::size_t>::max();
+    for (auto k : known) {
+      const std::size_t d = edit_distance(name, k);
+      if (d < best_d) {
+        best_d = d;
+        best = k;
+      }
+    }
+    if (best_d <= std::max<std::size_t>(2, name.size() / 3))
+      return "unknown key " + quote(name) + " (did you mean \"" + std::string(best) + "\"?)";
+    std::string list;
+    for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    return "unknown key " + quote(name) + " (expected one of: " + list + ")";
+  }
+
+  [[nodiscard]] std::optional<Node> get(std::string_view key) const {
+    for (const auto& e : entries_)
+      if (e.key == key) return e.value;
+    return std::nullopt;
+  }
+  [[nodiscard]] Node require(std::string_view key) const {
+    if (auto v = get(key)) return *v;
+    r_.fail(node_, path_, "missing required key \"" + std::string(key) + "\"");
+  }
+  [[nodiscard]] bool has(std::string_view key) const { return get(key).has_value(); }
+  [[nodiscard]] Node key_node(std::string_view key) const {
+    for (const auto& e : entries_)
+      if (e.key == key) return e.key_node;
+    return node_;
+  }
+  [[nodiscard]] std::string field(std::string_view key) const { return key_path(path_, key); }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const Node& node() const { return node_; }
+
+  struct Entry {
+    std::string key;
+    Node key_node;
+    Node value;
+  };
+  [[nodiscard]] const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  const Reader& r_;
+  Node node_;
+  std::string path_;
+  std::vector<Entry> entries_;
+};
+
+// ---- scalars ----------------------------------------------------------------------------------------
+
+const std::string& scalar(const Reader& r, const Node& n, const std::string& field, std::string_view what) {
+  if (!n.IsScalar()) r.fail(n, field, "expected " + std::string(what) + ", " + got(n));
+  return n.Scalar();
+}
+
+std::string get_string(const Reader& r, const Node& n, const std::string& field) {
+  return scalar(r, n, field, "a string");
+}
+
+std::string get_nonempty_string(const Reader& r, const Node& n, const std::string& field) {
+  std::string s = get_string(r, n, field);
+  if (s.empty()) r.fail(n, field, "must not be empty");
+  return s;
+}
+
+std::int64_t get_int(const Reader& r, const Node& n, const std::string& field, std::int64_t min,
+                     std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
+  const std::string& s = scalar(r, n, field, "an integer");
+  std::string_view v = s;
+  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
+  std::int64_t out = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || end != v.data() + v.size()) r.fail(n, field, "expected an integer, got " + quote(s));
+  if (ec == std::errc::result_out_of_range) r.fail(n, field, "integer " + quote(s) + " is too large");
+  if (out < min) r.fail(n, field, "must be >= " + std::to_string(min) + ", got " + s);
+  if (out > max) r.fail(n, field, "must be <= " + std::to_string(max) + ", got " + s);
+  return out;
+}
+
+double get_number(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a number");
+  std::string_view v = s;
+  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
+  double out = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || end != v.data() + v.size() || ec != std::errc() || !std::isfinite(out))
+    r.fail(n, field, "expected a number, got " + quote(s));
+  return out;
+}
+
+double get_number_min(const Reader& r, const Node& n, const std::string& field, double min, bool inclusive) {
+  const double v = get_number(r, n, field);
+  if (inclusive ? v < min : v <= min) {
+    std::ostringstream m;
+    m << "must be " << (inclusive ? ">= " : "> ") << min << ", got " << n.Scalar();
+    r.fail(n, field, m.str());
+  }
+  return v;
+}
+
+double get_probability(const Reader& r, const Node& n, const std::string& field) {
+  const double v = get_number(r, n, field);
+  if (v < 0 || v > 1) r.fail(n, field, "must be a probability between 0 and 1, got " + n.Scalar());
+  return v;
+}
+
+Duration get_duration(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a duration");
+  Duration d;
+  try {
+    d = parse_duration(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, field, e.what());
+  }
+  if (d < Duration::zero()) r.fail(n, field, "must be >= 0, got " + s);
+  return d;
+}
+
+ByteCount get_bytes(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a size");
+  ByteCount b = 0;
+  try {
+    b = parse_bytes(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, field, e.what());
+  }
+  if (b < 0) r.fail(n, field, "must be >= 0, got " + s);
+  return b;
+}
+
+MilliCpu get_cpu(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a CPU quantity");
+  MilliCpu c = 0;
+  try {
+    c = parse_cpu(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, field, e.what());
+  }
+  if (c <= 0) r.fail(n, field, "must be > 0, got " + s);
+  return c;
+}
+
+double get_rate(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a rate");
+  double v = 0;
+  try {
+    v = parse_rate(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, field, e.what());
+  }
+  if (v < 0) r.fail(n, field, "must be >= 0, got " + s);
+  return v;
+}
+
+std::map<std::string, std::string> get_string_map(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, {});
+  std::map<std::string, std::string> out;
+  for (const auto& e : m.entries()) {
+    if (e.key.empty()) r.fail(e.key_node, field, "a key must not be empty");
+    out[e.key] = get_string(r, e.value, m.field(e.key));
+  }
+  return out;
+}
+
+const Node& expect_list(const Reader& r, const Node& n, const std::string& field) {
+  if (!n.IsSequence()) r.fail(n, field, "expected a list, " + got(n));
+  return n;
+}
+
+// ---- loop items as JSON -------------------------------------------------------------------------------
+
+// A plain YAML scalar resolved by the YAML 1.2 core schema; quoted scalars stay strings.
+nlohmann::ordered_json scalar_to_json(const Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() != "?") return s;  // quoted, or an explicit tag: keep the text
+  if (s == "null" || s == "Null" || s == "NULL" || s == "~" || s.empty()) return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  std::string_view v = s;
+  if (v.front() == '+') v.remove_prefix(1);
+  if (!v.empty() && v.front() != '+') {
+    std::int64_t i = 0;
+    const auto [iend, iec] = std::from_chars(v.data(), v.data() + v.size(), i);
+    if (iec == std::errc() && iend == v.data() + v.size()) return i;
+    double d = 0;
+    const auto [dend, dec] = std::from_chars(v.data(), v.data() + v.size(), d, std::chars_format::general);
+    const bool digits = std::any_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (dec == std::errc() && dend == v.data() + v.size() && std::isfinite(d) && digits) return d;
+  }
+  return s;
+}
+
+class ItemConverter {
+ public:
+  explicit ItemConverter(const Reader& r) : r_(r) {}
+  nlohmann::ordered_json convert(const Node& n, const std::string& field, int depth) {
+    if (++values_ > kMaxItemValues)
+      r_.fail(n, field, "loop items are too large (more than " + std::to_string(kMaxItemValues) + " values)");
+    if (depth > kMaxItemDepth)
+      r_.fail(n, field, "nested too deeply (more than " + std::to_string(kMaxItemDepth) + " levels)");
+    switch (n.Type()) {
+      case YAML::NodeType::Scalar:
+        return scalar_to_json(n);
+      case YAML::NodeType::Sequence: {
+        auto out = nlohmann::ordered_json::array();
+        std::size_t i = 0;
+        for (const auto& c : n) out.push_back(convert(c, index_path(field, i++), depth + 1));
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        const Map m(r_, n, field, {});
+        auto out = nlohmann::ordered_json::object();
+        for (const auto& e : m.entries()) out[e.key] = convert(e.value, m.field(e.key), depth + 1);
+        return out;
+      }
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        break;
+    }
+    return nullptr;
+  }
+
+ private:
+  const Reader& r_;
+  std::size_t values_ = 0;
+};
+
+// ---- pipeline -------------------------------------------------------------------------------------------
+
+Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kLoopKeys);
+  Loop loop;
+  const auto count = m.get("count");
+  const auto list = m.get("items");
+  if (count && list) r.fail(m.key_node("items"), m.field("items"), "give either count or items, not both");
+  if (!count && !list) r.fail(n, field, "needs count (a number of iterations) or items (a list)");
+  if (count) {
+    loop.count = static_cast<std::uint32_t>(
+        get_int(r, *count, m.field("count"), 1, std::numeric_limits<std::uint32_t>::max()));
+  } else {
+    const std::string f = m.field("items");
+    expect_list(r, *list, f);
+    if (list->size() == 0) r.fail(*list, f, "must not be empty (an empty loop runs nothing)");
+    if (list->size() > std::numeric_limits<std::uint32_t>::max()) r.fail(*list, f, "too many items");
+    std::size_t i = 0;
+    for (const auto& item : *list) {
+      loop.items.push_back(items.convert(item, index_path(f, i), 0).dump());
+      ++i;
+    }
+    loop.count = static_cast<std::uint32_t>(loop.items.size());
+  }
+  if (auto p = m.get("parallelism"))
+    loop.parallelism = static_cast<std::uint32_t>(
+        get_int(r, *p, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
+  return loop;
+}
+
+Distribution read_distribution(const Reader& r, const Map& m) {
+  const Node kind_node = m.require("distribution");
+  const std::string kind = get_string(r, kind_node, m.field("distribution"));
+  Distribution d;
+  std::vector<std::string_view> keys;
+  if (kind == "constant") {
+    d.kind = Distribution::Kind::constant;
+    keys = {"value"};
+  } else if (kind == "uniform") {
+    d.kind = Distribution::Kind::uniform;
+    keys = {"min", "max"};
+  } else if (kind == "normal") {
+    d.kind = Distribution::Kind::normal;
+    keys = {"mean", "stddev"};
+  } else if (kind == "lognormal") {
+    d.kind = Distribution::Kind::lognormal;
+    keys = {"median", "sigma"};
+  } else if (kind == "exponential") {
+    d.kind = Distribution::Kind::exponential;
+    keys = {"mean"};
+  } else {
+    r.fail(kind_node, m.field("distribution"),
+           "unknown distribution " + quote(kind) +
+               " (expected constant, uniform, normal, lognormal or exponential)");
+  }
+  for (const auto& e : m.entries()) {
+    if (e.key == "distribution" || std::find(keys.begin(), keys.end(), e.key) != keys.end()) continue;
+    std::string expected;
+    for (auto k : keys) expected += (expected.empty() ? "" : " and ") + std::string(k);
+    r.fail(e.key_node, m.field(e.key),
+           "does not apply to a " + kind + " distribution (it takes " + expected + ")");
+  }
+  const auto size = [&](std::string_view k) {
+    return static_cast<double>(get_bytes(r, m.require(k), m.field(k)));
+  };
+  switch (d.kind) {
+    case Distribution::Kind::constant:
+      d.a = size("value");
+      break;
+    case Distribution::Kind::uniform:
+      d.a = size("min");
+      d.b = size("max");
+      if (d.b < d.a)
+        r.fail(m.require("max"), m.field("max"), "must be >= min (" + m.require("min").Scalar() + ")");
+      break;
+    case Distribution::Kind::normal:
+      d.a = size("mean");
+      d.b = size("stddev");
+      break;
+    case Distribution::Kind::lognormal: {
+      d.a = size("median");
+      const Node s = m.require("sigma");
+      d.b = get_number_min(r, s, m.field("sigma"), 0, true);
+      if (d.b > 4) r.fail(s, m.field("sigma"), "must be <= 4, got " + s.Scalar());
+      break;
+    }
+    case Distribution::Kind::exponential:
+      d.a = size("mean");
+      break;
+  }
+  return d;
+}
+
+InputSize read_input(const Reader& r, const Node& n, const std::string& field,
+                     const std::optional<Loop>& loop) {
+  const Map m(r, n, field, kInputKeys);
+  InputSize in;
+  const Node size = m.require("size");
+  const std::string f = m.field("size");
+  if (size.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& s : size) in.per_item.push_back(get_bytes(r, s, index_path(f, i++)));
+    if (!loop)
+      r.fail(size, f,
+             "a list of sizes needs a parallel_for (one size per item); use one size for a single task");
+    if (in.per_item.size() != loop->count)
+      r.fail(size, f,
+             "has " + std::to_string(in.per_item.size()) + " sizes but the loop has " +
+                 std::to_string(loop->count) + " items");
+  } else if (size.IsMap()) {
+    in.dist = read_distribution(r, Map(r, size, f, kDistributionKeys));
+  } else {
+    in.dist.a = static_cast<double>(get_bytes(r, size, f));
+  }
+  return in;
+}
+
+Resources read_resources(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kResourceKeys);
+  Resources res;
+  res.cpu = 1000;
+  if (auto v = m.get("cpu")) res.cpu = get_cpu(r, *v, m.field("cpu"));
+  if (auto v = m.get("memory")) res.memory = get_bytes(r, *v, m.field("memory"));
+  if (auto v = m.get("gpu")) res.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000));
+  return res;
+}
+
+DurationModel read_duration(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kDurationKeys);
+  DurationModel d;
+  if (auto v = m.get("base")) d.base = get_duration(r, *v, m.field("base"));
+  if (auto v = m.get("per_gib")) d.per_gib = get_duration(r, *v, m.field("per_gib"));
+  if (auto v = m.get("noise")) {
+    const Map noise(r, *v, m.field("noise"), kNoiseKeys);
+    if (auto s = noise.get("lognormal_sigma")) {
+      d.lognormal_sigma = get_number_min(r, *s, noise.field("lognormal_sigma"), 0, true);
+      if (d.lognormal_sigma > 4)
+        r.fail(*s, noise.field("lognormal_sigma"), "must be <= 4, got " + s->Scalar());
+    }
+  }
+  if (auto v = m.get("straggler")) {
+    const Map st(r, *v, m.field("straggler"), kStragglerKeys);
+    if (auto p = st.get("p")) d.straggler_p = get_probability(r, *p, st.field("p"));
+    if (auto f = st.get("factor")) d.straggler_factor = get_number_min(r, *f, st.field("factor"), 1, true);
+  }
+  return d;
+}
+
+RetryPolicy read_retries(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kRetryKeys);
+  RetryPolicy p;
+  if (auto v = m.get("max")) p.max = static_cast<int>(get_int(r, *v, m.field("max"), 0, 1000));
+  if (auto v = m.get("backoff")) p.backoff = get_duration(r, *v, m.field("backoff"));
+  if (auto v = m.get("factor")) p.factor = get_number_min(r, *v, m.field("factor"), 1, true);
+  if (auto v = m.get("max_backoff")) {
+    p.max_backoff = get_duration(r, *v, m.field("max_backoff"));
+    if (p.max_backoff < p.backoff)
+      r.fail(*v, m.field("max_backoff"),
+             "must be >= backoff (" + m.require("backoff").Scalar() + "), got " + v->Scalar());
+  } else {
+    p.max_backoff = std::max(p.max_backoff, p.backoff);
+  }
+  return p;
+}
+
+std::vector<Toleration> read_tolerations(const Reader& r, const Node& n, const std::string& field) {
+  expect_list(r, n, field);
+  std::vector<Toleration> out;
+  std::size_t i = 0;
+  for (const auto& t : n) {
+    const Map m(r, t, index_path(field, i++), kTolerationKeys);
+    Toleration tol;
+    if (auto v = m.get("key")) tol.key = get_string(r, *v, m.field("key"));
+    if (auto v = m.get("operator")) {
+      tol.op = get_string(r, *v, m.field("operator"));
+      if (tol.op != "Equal" && tol.op != "Exists")
+        r.fail(*v, m.field("operator"), "must be Equal or Exists, got " + quote(tol.op));
+    }
+    if (auto v = m.get("value")) {
+      tol.value = get_string(r, *v, m.field("value"));
+      if (tol.op == "Exists" && !tol.value.empty())
+        r.fail(*v, m.field("value"), "must be empty when the operator is Exists");
+    }
+    if (auto v = m.get("effect")) {
+      tol.effect = get_string(r, *v, m.field("effect"));
+      if (!tol.effect.empty() && tol.effect != "NoSchedule" && tol.effect != "PreferNoSchedule" &&
+          tol.effect != "NoExecute")
+        r.fail(
+            *v, m.field("effect"),
+            "must be NoSchedule, PreferNoSchedule or NoExecute (or empty for any), got " + quote(tol.effect));
+    }
+    if (tol.key.empty() && tol.op != "Exists")
+      r.fail(m.node(), m.path(), "a toleration without a key must use operator Exists");
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
+
+KernelSpec read_kernel(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, {});
+  KernelSpec k;
+  k.name = get_nonempty_string(r, m.require("name"), m.field("name"));
+  for (const auto& e : m.entries()) {
+    if (e.key == "name") continue;
+    k.params[e.key] = scalar(r, e.value, m.field(e.key), "a number or a string");
+  }
+  return k;
+}
+
+bool tolerates(const std::vector<Toleration>& tols, const Taint& taint) {
+  return std::any_of(tols.begin(), tols.end(), [&](const Toleration& t) {
+    const bool key_ok = t.key.empty() ? t.op == "Exists" : t.key == taint.key;
+    const bool value_ok = t.op == "Exists" || t.value == taint.value;
+    const bool effect_ok = t.effect.empty() || t.effect == taint.effect;
+    return key_ok && value_ok && effect_ok;
+  });
+}
+
+std::string describe(const Resources& res) {
+  return "cpu " + format_cpu(res.cpu) + ", memory " + format_bytes(res.memory) + ", gpu " +
+         std::to_string(res.gpu);
+}
+
+// A task that no node could ever hold would wait forever in every backend; say so at load time.
+void check_fits(const Reader& r, const Cluster& cluster, const Step& step, const Node& at,
+                const std::string& field) {
+  const Component& c = step.component;
+  const NodePool* largest = nullptr;
+  std::vector<std::string> names;
+  for (const auto& pool : cluster.node_pools) {
+    names.push_back(pool.name);
+    if (pool.count == 0 && !pool.autoscaling.enabled()) continue;
+    const bool selected = std::all_of(c.node_selector.begin(), c.node_selector.end(), [&](const auto& kv) {
+      const auto it = pool.labels.find(kv.first);
+      return it != pool.labels.end() && it->second == kv.second;
+    });
+    const bool tolerated = std::all_of(pool.taints.begin(), pool.taints.end(), [&](const Taint& t) {
+      return t.effect == "PreferNoSchedule" || tolerates(c.tolerations, t);
+    });
+    if (!selected || !tolerated) continue;
+    if (c.resources.cpu <= pool.cpu && c.resources.memory <= pool.memory && c.resources.gpu <= pool.gpu)
+      return;
+    if (!largest ||
+        std::tie(pool.cpu, pool.memory, pool.gpu) > std::tie(largest->cpu, largest->memory, largest->gpu))
+      largest = &pool;
+  }
+  if (!largest)
+    r.fail(at, field,
+           "step " + quote(step.name) +
+               " fits no node pool: its node_selector and tolerations match none of the " +
+               "pools with nodes (" + join(names) + ")");
+  r.fail(at, field,
+         "step " + quote(step.name) + " asks for " + describe(step.component.resources) +
+             ", more than any node it may use can hold (largest: pool " + quote(largest->name) + " with " +
+             describe(Resources{largest->cpu, largest->memory, largest->gpu}) + ")");
+}
+
+bool valid_step_name(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  });
+}
+
+class PipelineReader {
+ public:
+  PipelineReader(const Reader& r, const Cluster& cluster) : r_(r), cluster_(cluster), items_(r) {}
+
+  std::vector<Step> read_steps(const Node& n, const std::string& field, int depth) {
+    expect_list(r_, n, field);
+    if (n.size() == 0) r_.fail(n, field, "must not be empty (a group needs at least one step)");
+    if (depth > kMaxGroupDepth)
+      r_.fail(n, field, "groups nest too deeply (more than " + std::to_string(kMaxGroupDepth) + " levels)");
+    std::vector<Step> steps;
+    std::vector<Pending> pending;
+    std::size_t i = 0;
+    for (const auto& s : n) {
+      if (++total_steps_ > kMaxSteps)
+        r_.fail(s, index_path(field, i),
+                "the pipeline has more than " + std::to_string(kMaxSteps) + " steps");
+      Pending p;
+      steps.push_back(read_step(s, index_path(field, i), depth, p));
+      for (std::size_t j = 0; j < steps.size() - 1; ++j) {
+        if (steps[j].name == steps.back().name)
+          r_.fail(*p.name_node, p.path + ".name",
+                  "duplicate step name " + quote(steps.back().name) + " (first at line " +
+                      std::to_string(steps[j].where.line) + ")");
+      }
+      pending.push_back(std::move(p));
+      ++i;
+    }
+    resolve(steps, pending);
+    return steps;
+  }
+
+ private:
+  struct Pending {
+    std::string path;
+    std::optional<Node> name_node;  // optional: yaml-cpp's Node::operator= rewrites the node it refers to
+    std::vector<Node> after_nodes;
+  };
+
+  Step read_step(const Node& n, const std::string& path, int depth, Pending& p) {
+    const Map m(r_, n, path, kStepKeys);
+    Step step;
+    step.where = r_.at(n);
+    p.path = path;
+    const Node& name_node = p.name_node.emplace(m.require("name"));
+    step.name = get_nonempty_string(r_, name_node, m.field("name"));
+    if (!valid_step_name(step.name))
+      r_.fail(name_node, m.field("name"),
+              "must contain only letters, digits, '-' and '_', got " + quote(step.name));
+    if (auto a = m.get("after")) {
+      const std::string f = m.field("after");
+      expect_list(r_, *a, f);
+      std::size_t i = 0;
+      for (const auto& dep : *a) {
+        std::string name = get_nonempty_string(r_, dep, index_path(f, i));
+        if (std::find(step.after.begin(), step.after.end(), name) != step.after.end())
+          r_.fail(dep, index_path(f, i), quote(name) + " is listed twice");
+        step.after.push_back(std::move(name));
+        p.after_nodes.push_back(dep);
+        ++i;
+      }
+    }
+    if (auto l = m.get("parallel_for")) step.loop = read_loop(r_, items_, *l, m.field("parallel_for"));
+
+    if (auto group = m.get("steps")) {
+      for (auto k : kComponentKeys) {
+        if (m.has(k))
+          r_.fail(m.key_node(k), m.field(k),
+                  "a group (a step with steps:) cannot have component key \"" + std::string(k) +
+                      "\"; put it on the steps inside");
+      }
+      if (auto par = m.get("parallelism"))
+        step.parallelism = static_cast<std::uint32_t>(
+            get_int(r_, *par, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
+      step.steps = read_steps(*group, m.field("steps"), depth + 1);
+      return step;
+    }
+    if (m.has("parallelism"))
+      r_.fail(m.key_node("parallelism"), m.field("parallelism"),
+              "only a group (a step with steps:) has parallelism; for a loop use parallel_for.parallelism");
+
+    Component& c = step.component;
+    c.resources.cpu = 1000;
+    const std::optional<Node> res = m.get("resources");
+    if (res) c.resources = read_resources(r_, *res, m.field("resources"));
+    if (auto v = m.get("input")) c.input = read_input(r_, *v, m.field("input"), step.loop);
+    if (auto v = m.get("duration")) c.duration = read_duration(r_, *v, m.field("duration"));
+    if (auto v = m.get("failure")) {
+      const Map f(r_, *v, m.field("failure"), kFailureKeys);
+      if (auto pr = f.get("p")) c.failure.p = get_probability(r_, *pr, f.field("p"));
+    }
+    if (auto v = m.get("retries")) c.retries = read_retries(r_, *v, m.field("retries"));
+    if (auto v = m.get("image")) c.image = get_nonempty_string(r_, *v, m.field("image"));
+    if (auto v = m.get("image_size")) c.image_size = get_bytes(r_, *v, m.field("image_size"));
+    if (auto v = m.get("command")) {
+      const std::string f = m.field("command");
+      expect_list(r_, *v, f);
+      std::size_t i = 0;
+      for (const auto& arg : *v) c.command.push_back(get_string(r_, arg, index_path(f, i++)));
+    }
+    if (auto v = m.get("kernel")) c.kernel = read_kernel(r_, *v, m.field("kernel"));
+    if (auto v = m.get("node_selector")) c.node_selector = get_string_map(r_, *v, m.field("node_selector"));
+    if (auto v = m.get("tolerations")) c.tolerations = read_tolerations(r_, *v, m.field("tolerations"));
+    if (res)
+      check_fits(r_, cluster_, step, *res, m.field("resources"));
+    else
+      check_fits(r_, cluster_, step, n, path);
+    return step;
+  }
+
+  // Resolves `after` names into sibling indices, then rejects cycles, naming one.
+  void resolve(std::vector<Step>& steps, const std::vector<Pending>& pending) const {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      for (std::size_t j = 0; j < steps[i].after.size(); ++j) {
+        const std::string& want = steps[i].after[j];
+        const std::string f = index_path(pending[i].path + ".after", j);
+        const Node& at = pending[i].after_nodes[j];
+        if (want == steps[i].name) r_.fail(at, f, "step " + quote(want) + " cannot wait for itself");
+        const auto it =
+            std::find_if(steps.begin(), steps.end(), [&](const Step& s) { return s.name == want; });
+        if (it == steps.end()) {
+          std::vector<std::string> others;
+          for (const auto& s : steps)
+            if (&s != &steps[i]) others.push_back(s.name);
+          r_.fail(at, f,
+                  "unknown step " + quote(want) +
+                      (others.empty() ? std::string(" (no other steps here)")
+                                      : " (steps here: " + join(others) + ")"));
+        }
+        steps[i].deps.push_back(static_cast<StepIndex>(it - steps.begin()));
+      }
+    }
+    // Iterative depth-first search over "waits for" edges; a grey step met again closes a cycle.
+    enum : std::uint8_t { white, grey, black };
+    std::vector<std::uint8_t> color(steps.size(), white);
+    std::vector<std::pair<std::size_t, std::size_t>> stack;  // (step, next dep)
+    for (std::size_t root = 0; root < steps.size(); ++root) {
+      if (color[root] != white) continue;
+      stack.emplace_back(root, 0);
+      color[root] = grey;
+      while (!stack.empty()) {
+        auto& [s, next] = stack.back();
+        if (next == steps[s].deps.size()) {
+          color[s] = black;
+          stack.pop_back();
+          continue;
+        }
+        const std::size_t dep_pos = next++;
+        const std::size_t d = steps[s].deps[dep_pos];
+        if (color[d] == white) {
+          color[d] = grey;
+          stack.emplace_back(d, 0);
+        } else if (color[d] == grey) {
+          // Waits-for chain d ... s, then s waits for d. In run order that is d -> s -> ... -> d.
+          std::string cycle = steps[d].name;
+          for (auto it = stack.rbegin(); it != stack.rend() && it->first != d; ++it)
+            cycle += " -> " + steps[it->first].name;
+          cycle += " -> " + steps[d].name;
+          r_.fail(pending[s].after_nodes[dep_pos], index_path(pending[s].path + ".after", dep_pos),
+                  "dependency cycle: " + cycle + " (each step runs before the next)");
+        }
+      }
+    }
+  }
+
+  const Reader& r_;
+  const Cluster& cluster_;
+  ItemConverter items_;
+  std::size_t total_steps_ = 0;
+};
+
+// ---- cluster and overheads -------------------------------------------------------------------------
+
+Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
+  Overheads o;
+  if (n && n->IsScalar()) {
+    if (n->Scalar() != "none")
+      r.fail(*n, "overheads", "expected a mapping or \"none\", got " + quote(n->Scalar()));
+    return o;  // the struct's defaults are all zero
+  }
+  o.orchestrator = "kfp-v2";
+  o.pods_per_task = 2;
+  o.driver_pod_duration = Duration::from_s(3);
+  o.sandbox_start = Duration::from_s(1);
+  o.image_pull_bytes_per_second = static_cast<double>(100 * kMiB);
+  o.default_image_size = kGiB;
+  if (!n) return o;
+  const Map m(r, *n, "overheads", kOverheadKeys);
+  if (auto v = m.get("orchestrator")) {
+    o.orchestrator = get_string(r, *v, m.field("orchestrator"));
+    if (o.orchestrator == "argo" || o.orchestrator == "indexed-job" || o.orchestrator == "none") {
+      o.pods_per_task = 1;
+      o.driver_pod_duration = Duration::zero();
+    } else if (o.orchestrator != "kfp-v2") {
+      r.fail(
+          *v, m.field("orchestrator"),
+          "unknown orchestrator " + quote(o.orchestrator) + " (expected kfp-v2, argo, indexed-job or none)");
+    }
+  }
+  if (auto v = m.get("pods_per_task"))
+    o.pods_per_task = static_cast<int>(get_int(r, *v, m.field("pods_per_task"), 1, 16));
+  if (auto v = m.get("driver_pod")) {
+    if (o.pods_per_task < 2)
+      r.fail(*v, m.field("driver_pod"),
+             "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
+    o.driver_pod_duration = get_duration(r, *v, m.field("driver_pod"));
+  }
+  if (auto v = m.get("sandbox_start")) o.sandbox_start = get_duration(r, *v, m.field("sandbox_start"));
+  if (auto v = m.get("image_pull_bandwidth"))
+    o.image_pull_bytes_per_second = get_rate(r, *v, m.field("image_pull_bandwidth"));
+  if (auto v = m.get("image_size")) o.default_image_size = get_bytes(r, *v, m.field("image_size"));
+  return o;
+}
+
+SchedulerConfig read_scheduler(const Reader& r, const std::optional<Node>& n, const std::string& field,
+                               bool no_overheads) {
+  SchedulerConfig s;
+  if (!no_overheads) {
+    s.decisions_per_second = 100;
+    s.bind_latency = Duration::from_ms(20);
+  }
+  if (!n) return s;
+  const Map m(r, *n, field, kSchedulerKeys);
+  if (auto v = m.get("policy")) {
+    const std::string p = get_string(r, *v, m.field("policy"));
+    if (p == "least-allocated")
+      s.policy = ScorePolicy::least_allocated;
+    else if (p == "most-allocated")
+      s.policy = ScorePolicy::most_allocated;
+    else if (p == "balanced-allocation")
+      s.policy = ScorePolicy::balanced_allocation;
+    else
+      r.fail(*v, m.field("policy"),
+             "unknown policy " + quote(p) +
+                 " (expected least-allocated, most-allocated or balanced-allocation)");
+  }
+  if (auto v = m.get("percentage_of_nodes_to_score"))
+    s.percentage_of_nodes_to_score =
+        static_cast<int>(get_int(r, *v, m.field("percentage_of_nodes_to_score"), 0, 100));
+  if (auto v = m.get("decisions_per_second"))
+    s.decisions_per_second = get_number_min(r, *v, m.field("decisions_per_second"), 0, true);
+  if (auto v = m.get("bind_latency")) s.bind_latency = get_duration(r, *v, m.field("bind_latency"));
+  if (auto v = m.get("initial_backoff")) s.initial_backoff = get_duration(r, *v, m.field("initial_backoff"));
+  if (auto v = m.get("max_backoff")) {
+    s.max_backoff = get_duration(r, *v, m.field("max_backoff"));
+    if (s.max_backoff < s.initial_backoff)
+      r.fail(*v, m.field("max_backoff"),
+             "must be >= initial_backoff (" + format_duration(s.initial_backoff) + ")");
+  } else {
+    s.max_backoff = std::max(s.max_backoff, s.initial_backoff);
+  }
+  return s;
+}
+
+NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kPoolKeys);
+  NodePool p;
+  p.where = r.at(n);
+  p.name = get_nonempty_string(r, m.require("name"), m.field("name"));
+  p.cpu = get_cpu(r, m.require("cpu"), m.field("cpu"));
+  p.memory = get_bytes(r, m.require("memory"), m.field("memory"));
+  if (auto v = m.get("gpu")) p.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000));
+  if (auto v = m.get("price_per_hour"))
+    p.price_per_hour = get_number_min(r, *v, m.field("price_per_hour"), 0, true);
+  if (auto v = m.get("speed")) p.speed = get_number_min(r, *v, m.field("speed"), 0, false);
+  if (auto v = m.get("labels")) p.labels = get_string_map(r, *v, m.field("labels"));
+  if (auto v = m.get("taints")) {
+    const std::string f = m.field("taints");
+    expect_list(r, *v, f);
+    std::size_t i = 0;
+    for (const auto& t : *v) {
+      const Map tm(r, t, index_path(f, i++), kTaintKeys);
+      Taint taint;
+      taint.key = get_nonempty_string(r, tm.require("key"), tm.field("key"));
+      if (auto tv = tm.get("value")) taint.value = get_string(r, *tv, tm.field("value"));
+      if (auto e = tm.get("effect")) {
+        taint.effect = get_string(r, *e, tm.field("effect"));
+        if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute")
+          r.fail(*e, tm.field("effect"),
+                 "must be NoSchedule, PreferNoSchedule or NoExecute, got " + quote(taint.effect));
+      }
+      p.taints.push_back(std::move(taint));
+    }
+  }
+  if (auto v = m.get("mtbf")) p.mtbf = get_duration(r, *v, m.field("mtbf"));
+  if (auto v = m.get("spot")) {
+    const Map s(r, *v, m.field("spot"), kSpotKeys);
+    p.spot = true;
+    if (auto d = s.get("discount")) {
+      p.spot_discount = get_number(r, *d, s.field("discount"));
+      if (p.spot_discount < 0 || p.spot_discount >= 1)
+        r.fail(*d, s.field("discount"), "must be >= 0 and < 1 (a fraction of the price), got " + d->Scalar());
+    }
+    if (auto d = s.get("mean_reclaim")) p.spot_mean_reclaim = get_duration(r, *d, s.field("mean_reclaim"));
+  }
+  if (auto v = m.get("autoscaling")) {
+    const Map a(r, *v, m.field("autoscaling"), kAutoscalingKeys);
+    Autoscaling& as = p.autoscaling;
+    if (auto x = a.get("min")) as.min = static_cast<int>(get_int(r, *x, a.field("min"), 0, 1'000'000));
+    const Node max_node = a.require("max");
+    as.max = static_cast<int>(get_int(r, max_node, a.field("max"), 1, 1'000'000));
+    if (as.max < as.min) r.fail(max_node, a.field("max"), "must be >= min (" + std::to_string(as.min) + ")");
+    if (auto x = a.get("scale_up_delay")) as.scale_up_delay = get_duration(r, *x, a.field("scale_up_delay"));
+    if (auto x = a.get("boot_time")) as.boot_time = get_duration(r, *x, a.field("boot_time"));
+    if (auto x = a.get("scale_down_idle"))
+      as.scale_down_idle = get_duration(r, *x, a.field("scale_down_idle"));
+  }
+  if (auto v = m.get("count")) {
+    p.count = static_cast<int>(get_int(r, *v, m.field("count"), 0, 1'000'000));
+    if (p.autoscaling.enabled() && (p.count < p.autoscaling.min || p.count > p.autoscaling.max))
+      r.fail(*v, m.field("count"),
+             "must be between autoscaling.min and autoscaling.max (" + std::to_string(p.autoscaling.min) +
+                 ".." + std::to_string(p.autoscaling.max) + "), got " + v->Scalar());
+  } else if (p.autoscaling.enabled()) {
+    p.count = p.autoscaling.min;
+  } else {
+    r.fail(n, field, "missing required key \"count\" (or autoscaling)");
+  }
+  return p;
+}
+
+Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads) {
+  const Map m(r, n, "cluster", kClusterKeys);
+  Cluster c;
+  const Node pools = m.require("node_pools");
+  const std::string f = m.field("node_pools");
+  expect_list(r, pools, f);
+  if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
+  std::size_t i = 0;
+  std::int64_t nodes = 0;
+  for (const auto& p : pools) {
+    NodePool pool = read_pool(r, p, index_path(f, i));
+    for (const auto& other : c.node_pools) {
+      if (other.name == pool.name)
+        r.fail(p, index_path(f, i) + ".name",
+               "duplicate pool name " + quote(pool.name) + " (first at line " +
+                   std::to_string(other.where.line) + ")");
+    }
+    nodes += pool.count + pool.autoscaling.max;
+    c.node_pools.push_back(std::move(pool));
+    ++i;
+  }
+  if (nodes == 0) r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
+  c.scheduler = read_scheduler(r, m.get("scheduler"), m.field("scheduler"), no_overheads);
+  if (auto s = m.get("storage")) {
+    const Map sm(r, *s, m.field("storage"), kStorageKeys);
+    if (auto b = sm.get("read_bandwidth"))
+      c.storage.read_bytes_per_second = get_rate(r, *b, sm.field("read_bandwidth"));
+  }
+  return c;
+}
+
+Scenario read_scenario(const Reader& r, const Node& root) {
+  if (!root.IsDefined() || root.IsNull())
+    r.fail(root, "", "the file is empty; expected a mapping with name, pipeline and cluster");
+  if (!root.IsMap())
+    r.fail(root, "", "the top level must be a mapping with name, pipeline and cluster, " + got(root));
+  const Map m(r, root, "", kTopKeys);
+  Scenario s;
+  s.file = r.file();
+  s.name = get_nonempty_string(r, m.require("name"), "name");
+  if (auto d = m.get("description")) s.description = get_string(r, *d, "description");
+  if (auto v = m.get("seed")) {
+    const std::string& text = scalar(r, *v, "seed", "a non-negative integer");
+    std::string_view t = text;
+    if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), s.seed);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size())
+      r.fail(*v, "seed", "expected an integer from 0 to 18446744073709551615, got " + quote(text));
+  }
+  const auto over = m.get("overheads");
+  s.overheads = read_overheads(r, over);
+  const bool no_overheads = over && over->IsScalar();
+  s.cluster = read_cluster(r, m.require("cluster"), no_overheads);
+  const Map p(r, m.require("pipeline"), "pipeline", kPipelineKeys);
+  s.pipeline.name = s.name;
+  PipelineReader pr(r, s.cluster);
+  s.pipeline.steps = pr.read_steps(p.require("steps"), "pipeline.steps", 0);
+  return s;
+}
+
+}  // namespace
+
+Scenario load_scenario_text(std::string_view yaml, const std::string& file) {
+  const Reader r(file);
+  std::vector<Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    SourceLocation where{file, 0, 0};
+    if (!e.mark.is_null() && e.mark.line >= 0)
+      where = SourceLocation{file, e.mark.line + 1, e.mark.column + 1};
+    throw InputError(where, "", "YAML syntax error: " + e.msg);
+  }
+  if (docs.size() > 1)
+    r.fail(docs[1], "", "expected one YAML document, found " + std::to_string(docs.size()));
+  try {
+    return read_scenario(r, docs.empty() ? Node() : docs[0]);
+  } catch (const YAML::Exception& e) {
+    // Only reached if a yaml-cpp accessor misbehaves; still a clear error rather than a crash.
+    throw InputError(SourceLocation{file, e.mark.is_null() ? 0 : e.mark.line + 1,
+                                    e.mark.is_null() ? 0 : e.mark.column + 1},
+                     "", e.msg);
+  }
+}
+
+Scenario load_scenario_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(SourceLocation{path, 0, 0}, "", "is a directory, not a scenario file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(SourceLocation{path, 0, 0}, "",
+                     "cannot open the file (it does not exist or is not readable)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the file");
+  return load_scenario_text(text.str(), path);
+}
+
+}  // namespace shardflow

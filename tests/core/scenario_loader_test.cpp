@@ -1,0 +1,601 @@
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/scenario.hpp>
+
+using namespace shardflow;
+
+namespace {
+
+// The message load_scenario_text throws for `yaml`, or "loaded" when it loads.
+std::string error_of(const std::string& yaml) {
+  try {
+    (void)load_scenario_text(yaml, "bad.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "loaded";
+}
+
+// A valid scenario around one list of steps (indented for `steps:` at column 3).
+std::string with_steps(const std::string& steps) {
+  return "name: t\n"
+         "cluster:\n"
+         "  node_pools:\n"
+         "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+         "pipeline:\n"
+         "  steps:\n" +
+         steps;
+}
+
+// A valid scenario around one list of node pools.
+std::string with_pools(const std::string& pools) {
+  return "name: t\n"
+         "pipeline:\n"
+         "  steps:\n"
+         "    - {name: a, resources: {cpu: 1}}\n"
+         "cluster:\n"
+         "  node_pools:\n" +
+         pools;
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+const std::string kSource = SHARDFLOW_SOURCE_DIR;
+
+}  // namespace
+
+TEST_CASE("ScenarioLoader: the seed scenario loads into the full model", "[core]") {
+  const Scenario s = load_scenario_file(kSource + "/scenarios/shard-preprocess-train.yaml");
+  CHECK(s.name == "shard-preprocess-train");
+  CHECK(s.file == kSource + "/scenarios/shard-preprocess-train.yaml");
+  CHECK(s.seed == 42);
+  CHECK(s.pipeline.name == "shard-preprocess-train");
+  REQUIRE(s.pipeline.steps.size() == 3);
+
+  const Step& pre = s.pipeline.steps[0];
+  CHECK(pre.name == "preprocess");
+  CHECK(pre.where.file == s.file);
+  CHECK(pre.where.line == 9);
+  CHECK(pre.where.column == 7);
+  CHECK(pre.after.empty());
+  CHECK(pre.deps.empty());
+  CHECK_FALSE(pre.is_group());
+  REQUIRE(pre.loop.has_value());
+  CHECK(pre.loop->count == 100);
+  CHECK(pre.loop->items.empty());
+  CHECK(pre.loop->parallelism == 50);
+  CHECK(pre.iterations() == 100);
+  const Component& c = pre.component;
+  CHECK(c.input.per_item.empty());
+  CHECK(c.input.dist.kind == Distribution::Kind::constant);
+  CHECK(c.input.dist.a == 10.0 * 1024 * 1024 * 1024);
+  CHECK(c.resources == Resources{4000, 16 * kGiB, 0});
+  CHECK(c.duration.base == Duration::from_s(30));
+  CHECK(c.duration.per_gib == Duration::from_s(45));
+  CHECK(c.duration.lognormal_sigma == 0.2);
+  CHECK(c.duration.straggler_p == 0.02);
+  CHECK(c.duration.straggler_factor == 4);
+  CHECK(c.failure.p == 0.01);
+  CHECK(c.retries.max == 3);
+  CHECK(c.retries.backoff == Duration::from_s(10));
+  CHECK(c.retries.factor == 2);
+  CHECK(c.retries.max_backoff == Duration::from_s(300));
+  CHECK(c.image == "ghcr.io/acme/preprocess:1.2");
+  CHECK(c.image_size == -1);
+  CHECK(c.command == std::vector<std::string>{"python", "preprocess.py", "--shard", "{{item.index}}"});
+  CHECK(c.kernel.name == "shard_stats");
+  CHECK(c.kernel.params == std::map<std::string, std::string>{{"rows_per_gib", "20000"}});
+  CHECK(c.node_selector.empty());
+  CHECK(c.tolerations.empty());
+
+  const Step& agg = s.pipeline.steps[1];
+  CHECK(agg.name == "aggregate");
+  CHECK(agg.after == std::vector<std::string>{"preprocess"});
+  CHECK(agg.deps == std::vector<StepIndex>{0});
+  CHECK_FALSE(agg.loop.has_value());
+  CHECK(agg.iterations() == 1);
+  CHECK(agg.component.resources == Resources{8000, 32 * kGiB, 0});
+  CHECK(agg.component.duration.base == Duration::from_s(300));
+  CHECK(agg.component.duration.per_gib == Duration::zero());
+  CHECK(agg.component.duration.lognormal_sigma == 0);
+  CHECK(agg.component.duration.straggler_p == 0);
+  CHECK(agg.component.duration.straggler_factor == 1);
+  CHECK(agg.component.failure.p == 0);
+  CHECK(agg.component.retries.max == 0);
+  CHECK(agg.component.input.dist.a == 0);
+  CHECK(agg.component.image.empty());
+  CHECK(agg.component.kernel.name.empty());
+
+  const Step& train = s.pipeline.steps[2];
+  CHECK(train.name == "train");
+  CHECK(train.deps == std::vector<StepIndex>{1});
+  REQUIRE(train.loop.has_value());
+  CHECK(train.loop->count == 3);
+  CHECK(train.loop->items == std::vector<std::string>{R"({"lr":0.1})", R"({"lr":0.01})", R"({"lr":0.001})"});
+  CHECK(train.loop->parallelism == 3);
+  CHECK(train.component.resources == Resources{8000, 64 * kGiB, 1});
+  CHECK(train.component.duration.base == Duration::from_s(45 * 60));
+
+  REQUIRE(s.cluster.node_pools.size() == 2);
+  const NodePool& cpu = s.cluster.node_pools[0];
+  CHECK(cpu.name == "cpu");
+  CHECK(cpu.where.line == 32);
+  CHECK(cpu.cpu == 16000);
+  CHECK(cpu.memory == 64 * kGiB);
+  CHECK(cpu.gpu == 0);
+  CHECK(cpu.count == 20);
+  CHECK(cpu.price_per_hour == 0.77);
+  CHECK(cpu.speed == 1.0);
+  CHECK(cpu.labels.empty());
+  CHECK(cpu.taints.empty());
+  CHECK(cpu.mtbf == Duration::zero());
+  CHECK_FALSE(cpu.spot);
+  CHECK_FALSE(cpu.autoscaling.enabled());
+  const NodePool& gpu = s.cluster.node_pools[1];
+  CHECK(gpu.name == "gpu");
+  CHECK(gpu.cpu == 32000);
+  CHECK(gpu.memory == 256 * kGiB);
+  CHECK(gpu.gpu == 4);
+  CHECK(gpu.count == 2);
+  CHECK(gpu.price_per_hour == 12.0);
+  CHECK(gpu.labels == std::map<std::string, std::string>{{"accel", "a100"}});
+
+  const SchedulerConfig& sc = s.cluster.scheduler;
+  CHECK(sc.policy == ScorePolicy::least_allocated);
+  CHECK(sc.percentage_of_nodes_to_score == 0);
+  CHECK(sc.decisions_per_second == 100);
+  CHECK(sc.bind_latency == Duration::from_ms(20));
+  CHECK(sc.initial_backoff == Duration::from_s(1));
+  CHECK(sc.max_backoff == Duration::from_s(10));
+  CHECK(s.cluster.storage.read_bytes_per_second == 0);
+
+  CHECK(s.overheads.orchestrator == "kfp-v2");
+  CHECK(s.overheads.pods_per_task == 2);
+  CHECK(s.overheads.driver_pod_duration == Duration::from_s(3));
+  CHECK(s.overheads.sandbox_start == Duration::from_s(1));
+  CHECK(s.overheads.image_pull_bytes_per_second == 100.0 * 1024 * 1024);
+  CHECK(s.overheads.default_image_size == kGiB);
+}
+
+TEST_CASE("ScenarioLoader: every scenario in scenarios/ loads", "[core]") {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/scenarios"))
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 5);
+  for (const auto& f : files) {
+    INFO(f.string());
+    CHECK_NOTHROW(load_scenario_file(f.string()));
+  }
+}
+
+TEST_CASE("ScenarioLoader: the Argo examples become groups and limits", "[core]") {
+  SECTION("parallelism limit") {
+    const Scenario s = load_scenario_file(kSource + "/scenarios/argo-parallelism-limit.yaml");
+    REQUIRE(s.pipeline.steps.size() == 1);
+    CHECK(s.pipeline.steps[0].loop->count == 10);
+    CHECK(s.pipeline.steps[0].loop->parallelism == 2);
+    CHECK(s.pipeline.steps[0].component.duration.base == Duration::from_s(10));
+  }
+  SECTION("nested DAG, written once with an anchor") {
+    const Scenario s = load_scenario_file(kSource + "/scenarios/argo-parallelism-nested-dag.yaml");
+    REQUIRE(s.pipeline.steps.size() == 1);
+    const Step& a = s.pipeline.steps[0];
+    CHECK(a.is_group());
+    CHECK(a.parallelism == 2);
+    REQUIRE(a.steps.size() == 5);
+    CHECK(a.steps[0].deps.empty());
+    CHECK(a.steps[1].deps == std::vector<StepIndex>{0});
+    CHECK(a.steps[4].deps == std::vector<StepIndex>{1, 2, 3});
+    for (const Step& b : a.steps) {
+      REQUIRE(b.steps.size() == 3);
+      CHECK(b.parallelism == 0);
+      CHECK(b.steps[1].deps == std::vector<StepIndex>{0});
+      CHECK(b.steps[2].deps == std::vector<StepIndex>{0});
+      CHECK(b.steps[2].component.duration.base == Duration::from_s(10));
+    }
+  }
+}
+
+TEST_CASE("ScenarioLoader: overheads none switches every overhead off", "[core]") {
+  const std::string base = "name: t\noverheads: none\npipeline: {steps: [{name: a}]}\n";
+  SECTION("scheduler defaults become free") {
+    const Scenario s = load_scenario_text(
+        base + "cluster: {node_pools: [{name: p, cpu: 2, memory: 1Gi, count: 1}]}", "x.yaml");
+    CHECK(s.overheads.orchestrator == "none");
+    CHECK(s.overheads.pods_per_task == 1);
+    CHECK(s.overheads.driver_pod_duration == Duration::zero());
+    CHECK(s.overheads.sandbox_start == Duration::zero());
+    CHECK(s.overheads.image_pull_bytes_per_second == 0);
+    CHECK(s.overheads.default_image_size == 0);
+    CHECK(s.cluster.scheduler.decisions_per_second == 0);
+    CHECK(s.cluster.scheduler.bind_latency == Duration::zero());
+    // Defaults of a component without resources: one core, no memory.
+    CHECK(s.pipeline.steps[0].component.resources == Resources{1000, 0, 0});
+  }
+  SECTION("unless the scenario sets them") {
+    const Scenario s =
+        load_scenario_text(base +
+                               "cluster: {node_pools: [{name: p, cpu: 2, memory: 1Gi, count: 1}],\n"
+                               "  scheduler: {decisions_per_second: 50, bind_latency: 5ms}}",
+                           "x.yaml");
+    CHECK(s.cluster.scheduler.decisions_per_second == 50);
+    CHECK(s.cluster.scheduler.bind_latency == Duration::from_ms(5));
+  }
+}
+
+TEST_CASE("ScenarioLoader: overhead presets per orchestrator", "[core]") {
+  const std::string base =
+      "name: t\npipeline: {steps: [{name: a}]}\n"
+      "cluster: {node_pools: [{name: p, cpu: 2, memory: 1Gi, count: 1}]}\n";
+  SECTION("argo runs one pod per task") {
+    const Scenario s =
+        load_scenario_text(base + "overheads: {orchestrator: argo, sandbox_start: 2s}", "x.yaml");
+    CHECK(s.overheads.orchestrator == "argo");
+    CHECK(s.overheads.pods_per_task == 1);
+    CHECK(s.overheads.driver_pod_duration == Duration::zero());
+    CHECK(s.overheads.sandbox_start == Duration::from_s(2));
+    CHECK(s.overheads.image_pull_bytes_per_second == 100.0 * 1024 * 1024);
+    CHECK(s.overheads.default_image_size == kGiB);
+  }
+  SECTION("kfp-v2 with a slower driver and faster pulls") {
+    const Scenario s = load_scenario_text(
+        base + "overheads: {driver_pod: 5s, image_pull_bandwidth: 1GiB/s, image_size: 500Mi}", "x.yaml");
+    CHECK(s.overheads.pods_per_task == 2);
+    CHECK(s.overheads.driver_pod_duration == Duration::from_s(5));
+    CHECK(s.overheads.image_pull_bytes_per_second == 1024.0 * 1024 * 1024);
+    CHECK(s.overheads.default_image_size == 500 * kMiB);
+  }
+}
+
+TEST_CASE("ScenarioLoader: input sizes as a constant, a list or a distribution", "[core]") {
+  auto input_of = [](const std::string& step) {
+    return load_scenario_text(with_steps(step), "x.yaml").pipeline.steps[0].component.input;
+  };
+  SECTION("list") {
+    const InputSize in =
+        input_of("    - {name: a, parallel_for: {count: 3}, input: {size: [1Gi, 2GiB, 1000]}}\n");
+    CHECK(in.per_item == std::vector<ByteCount>{kGiB, 2 * kGiB, 1000});
+  }
+  SECTION("lognormal") {
+    const InputSize in =
+        input_of("    - {name: a, input: {size: {distribution: lognormal, median: 2GiB, sigma: 0.5}}}\n");
+    CHECK(in.dist == Distribution{Distribution::Kind::lognormal, 2.0 * kGiB, 0.5});
+  }
+  SECTION("uniform") {
+    const InputSize in =
+        input_of("    - {name: a, input: {size: {distribution: uniform, min: 1Gi, max: 4Gi}}}\n");
+    CHECK(in.dist == Distribution{Distribution::Kind::uniform, 1.0 * kGiB, 4.0 * kGiB});
+  }
+  SECTION("normal") {
+    const InputSize in =
+        input_of("    - {name: a, input: {size: {distribution: normal, mean: 3Gi, stddev: 1Gi}}}\n");
+    CHECK(in.dist == Distribution{Distribution::Kind::normal, 3.0 * kGiB, 1.0 * kGiB});
+  }
+  SECTION("exponential") {
+    const InputSize in = input_of("    - {name: a, input: {size: {distribution: exponential, mean: 1Mi}}}\n");
+    CHECK(in.dist == Distribution{Distribution::Kind::exponential, 1.0 * kMiB, 0});
+  }
+}
+
+TEST_CASE("ScenarioLoader: loop items keep their YAML types as compact JSON", "[core]") {
+  const Scenario s = load_scenario_text(
+      with_steps(
+          "    - name: a\n"
+          "      parallel_for:\n"
+          "        items: [1, -2.5, \"3\", true, null, text, {b: 2, a: [x, 1e3]}, [], 'quoted \"q\"']\n"),
+      "x.yaml");
+  CHECK(s.pipeline.steps[0].loop->count == 9);
+  CHECK(s.pipeline.steps[0].loop->items ==
+        std::vector<std::string>{"1", "-2.5", R"("3")", "true", "null", R"("text")",
+                                 R"({"b":2,"a":["x",1000.0]})", "[]", R"("quoted \"q\"")"});
+}
+
+TEST_CASE("ScenarioLoader: pools, taints, spot, autoscaling, scheduler and storage", "[core]") {
+  const Scenario s = load_scenario_text(
+      "name: t\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - name: a\n"
+      "      resources: {cpu: 500m, memory: 1Gi, gpu: 1}\n"
+      "      node_selector: {accel: t4}\n"
+      "      tolerations: [{key: gpu, operator: Exists}, {key: team, value: ml, effect: NoExecute}]\n"
+      "      image_size: 3GiB\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - name: g\n"
+      "      cpu: 8\n"
+      "      memory: 32Gi\n"
+      "      gpu: 1\n"
+      "      price_per_hour: 1.5\n"
+      "      speed: 1.25\n"
+      "      labels: {accel: t4}\n"
+      "      taints: [{key: gpu, value: 'yes'}, {key: team, value: ml, effect: NoExecute}]\n"
+      "      mtbf: 24h\n"
+      "      spot: {discount: 0.6, mean_reclaim: 3h}\n"
+      "      autoscaling: {min: 1, max: 10, scale_up_delay: 5s, boot_time: 2m, scale_down_idle: 15m}\n"
+      "  scheduler: {policy: balanced-allocation, percentage_of_nodes_to_score: 50, decisions_per_second: "
+      "300,\n"
+      "              bind_latency: 1ms, initial_backoff: 2s, max_backoff: 20s}\n"
+      "  storage: {read_bandwidth: 500MiB/s}\n",
+      "x.yaml");
+  const Component& c = s.pipeline.steps[0].component;
+  CHECK(c.resources == Resources{500, kGiB, 1});
+  CHECK(c.image_size == 3 * kGiB);
+  CHECK(c.node_selector == std::map<std::string, std::string>{{"accel", "t4"}});
+  CHECK(c.tolerations ==
+        std::vector<Toleration>{{"gpu", "Exists", "", ""}, {"team", "Equal", "ml", "NoExecute"}});
+  const NodePool& p = s.cluster.node_pools[0];
+  CHECK(p.count == 1);  // autoscaling.min when count is not given
+  CHECK(p.speed == 1.25);
+  CHECK(p.taints == std::vector<Taint>{{"gpu", "yes", "NoSchedule"}, {"team", "ml", "NoExecute"}});
+  CHECK(p.mtbf == Duration::from_s(24 * 3600));
+  CHECK(p.spot);
+  CHECK(p.spot_discount == 0.6);
+  CHECK(p.spot_mean_reclaim == Duration::from_s(3 * 3600));
+  CHECK(p.autoscaling.min == 1);
+  CHECK(p.autoscaling.max == 10);
+  CHECK(p.autoscaling.scale_up_delay == Duration::from_s(5));
+  CHECK(p.autoscaling.boot_time == Duration::from_s(120));
+  CHECK(p.autoscaling.scale_down_idle == Duration::from_s(900));
+  const SchedulerConfig& sc = s.cluster.scheduler;
+  CHECK(sc.policy == ScorePolicy::balanced_allocation);
+  CHECK(sc.percentage_of_nodes_to_score == 50);
+  CHECK(sc.decisions_per_second == 300);
+  CHECK(sc.bind_latency == Duration::from_ms(1));
+  CHECK(sc.initial_backoff == Duration::from_s(2));
+  CHECK(sc.max_backoff == Duration::from_s(20));
+  CHECK(s.cluster.storage.read_bytes_per_second == 500.0 * 1024 * 1024);
+}
+
+TEST_CASE("ScenarioLoader: nested groups resolve dependencies among siblings", "[core]") {
+  const Scenario s = load_scenario_text(with_steps("    - name: g\n"
+                                                   "      parallel_for: {count: 4, parallelism: 2}\n"
+                                                   "      parallelism: 1\n"
+                                                   "      steps:\n"
+                                                   "        - {name: x}\n"
+                                                   "        - name: inner\n"
+                                                   "          after: [x]\n"
+                                                   "          steps: [{name: y}, {name: z, after: [y]}]\n"
+                                                   "    - {name: last, after: [g]}\n"),
+                                        "x.yaml");
+  const Step& g = s.pipeline.steps[0];
+  CHECK(g.is_group());
+  CHECK(g.loop->count == 4);
+  CHECK(g.loop->parallelism == 2);
+  CHECK(g.parallelism == 1);
+  CHECK(g.steps[1].deps == std::vector<StepIndex>{0});
+  CHECK(g.steps[1].steps[1].deps == std::vector<StepIndex>{0});
+  CHECK(g.steps[1].steps[1].where.line == 14);
+  CHECK(s.pipeline.steps[1].deps == std::vector<StepIndex>{0});
+}
+
+TEST_CASE("ScenarioLoader: files that cannot be read", "[core]") {
+  SECTION("missing") {
+    CHECK_THROWS_WITH(load_scenario_file("no/such/file.yaml"),
+                      "no/such/file.yaml: cannot open the file (it does not exist or is not readable)");
+  }
+  SECTION("a directory") {
+    CHECK_THROWS_WITH(load_scenario_file(kSource + "/scenarios"),
+                      kSource + "/scenarios: is a directory, not a scenario file");
+  }
+  SECTION("bad files under tests/data name their own path") {
+    const std::string f = kSource + "/tests/data/scenario-bad-syntax.yaml";
+    CHECK_THROWS_WITH(load_scenario_file(f), f + ":5:4: YAML syntax error: end of map flow not found");
+  }
+}
+
+TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[core]") {
+  struct Case {
+    const char* kind;
+    std::string yaml;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"YAML syntax", "name: [\n", "bad.yaml:2:1: YAML syntax error: end of sequence flow not found"},
+      {"empty file", "", "bad.yaml: the file is empty; expected a mapping with name, pipeline and cluster"},
+      {"top level not a mapping", "- a\n- b\n",
+       "bad.yaml:1:1: the top level must be a mapping with name, pipeline and cluster, got a list"},
+      {"two documents", "name: a\n---\nname: b\n", "bad.yaml:3:1: expected one YAML document, found 2"},
+      {"unknown key with a suggestion",
+       with_steps("    - name: a\n      parallel_for: {count: 3, paralelism: 2}\n"),
+       "bad.yaml:8:32: pipeline.steps[0].parallel_for.paralelism: unknown key \"paralelism\" (did you mean "
+       "\"parallelism\"?)"},
+      {"unknown key, nothing close", "name: t\nzzzzzzzzzzzz: 1\n",
+       "bad.yaml:2:1: zzzzzzzzzzzz: unknown key \"zzzzzzzzzzzz\" (expected one of: name, description, seed, "
+       "pipeline, cluster, overheads)"},
+      {"missing required key at the top", "name: t\npipeline: {steps: [{name: a}]}\n",
+       "bad.yaml:1:1: missing required key \"cluster\""},
+      {"missing step name", with_steps("    - {after: []}\n"),
+       "bad.yaml:7:7: pipeline.steps[0]: missing required key \"name\""},
+      {"missing pool cpu", with_pools("    - {name: p, memory: 1Gi, count: 1}\n"),
+       "bad.yaml:7:7: cluster.node_pools[0]: missing required key \"cpu\""},
+      {"expected a mapping", with_steps("    - {name: a, resources: 4}\n"),
+       "bad.yaml:7:28: pipeline.steps[0].resources: expected a mapping, got \"4\""},
+      {"expected a list", with_steps("    - {name: a}\n    - {name: b, after: a}\n"),
+       "bad.yaml:8:24: pipeline.steps[1].after: expected a list, got \"a\""},
+      {"expected a number", with_steps("    - {name: a, failure: {p: high}}\n"),
+       "bad.yaml:7:30: pipeline.steps[0].failure.p: expected a number, got \"high\""},
+      {"expected an integer", with_steps("    - {name: a, parallel_for: {count: 2.5}}\n"),
+       "bad.yaml:7:39: pipeline.steps[0].parallel_for.count: expected an integer, got \"2.5\""},
+      {"expected a string", "name: [a]\n", "bad.yaml:1:7: name: expected a string, got a list"},
+      {"null where a mapping is needed", with_steps("    - name: a\n      duration:\n"),
+       "bad.yaml:8:7: pipeline.steps[0].duration: expected a mapping, got nothing (null)"},
+      {"bad CPU quantity", with_steps("    - {name: a, resources: {cpu: 4x}}\n"),
+       "bad.yaml:7:34: pipeline.steps[0].resources.cpu: expected a CPU quantity such as 4, 1.5 or 500m, got "
+       "\"4x\""},
+      {"bad memory quantity", with_pools("    - {name: p, cpu: 4, memory: 16GX, count: 1}\n"),
+       "bad.yaml:7:33: cluster.node_pools[0].memory: expected a size such as 16Gi, 512Mi, 10GiB or 1e9, got "
+       "\"16GX\""},
+      {"bad duration", with_steps("    - {name: a, duration: {base: 5 minutes}}\n"),
+       "bad.yaml:7:34: pipeline.steps[0].duration.base: missing unit in duration \"5 minutes\" (use h, m, s, "
+       "ms, us or ns)"},
+      {"negative parallelism", with_steps("    - {name: a, parallel_for: {count: 3, parallelism: -2}}\n"),
+       "bad.yaml:7:55: pipeline.steps[0].parallel_for.parallelism: must be >= 0, got -2"},
+      {"negative duration", with_steps("    - {name: a, retries: {backoff: -5s}}\n"),
+       "bad.yaml:7:36: pipeline.steps[0].retries.backoff: must be >= 0, got -5s"},
+      {"zero CPU", with_steps("    - {name: a, resources: {cpu: 0}}\n"),
+       "bad.yaml:7:34: pipeline.steps[0].resources.cpu: must be > 0, got 0"},
+      {"zero speed", with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1, speed: 0}\n"),
+       "bad.yaml:7:55: cluster.node_pools[0].speed: must be > 0, got 0"},
+      {"probability above 1", with_steps("    - {name: a, failure: {p: 1.5}}\n"),
+       "bad.yaml:7:30: pipeline.steps[0].failure.p: must be a probability between 0 and 1, got 1.5"},
+      {"straggler probability below 0", with_steps("    - {name: a, duration: {straggler: {p: -0.1}}}\n"),
+       "bad.yaml:7:43: pipeline.steps[0].duration.straggler.p: must be a probability between 0 and 1, got "
+       "-0.1"},
+      {"straggler factor below 1", with_steps("    - {name: a, duration: {straggler: {factor: 0.5}}}\n"),
+       "bad.yaml:7:48: pipeline.steps[0].duration.straggler.factor: must be >= 1, got 0.5"},
+      {"retry max_backoff below backoff",
+       with_steps("    - {name: a, retries: {backoff: 1m, max_backoff: 30s}}\n"),
+       "bad.yaml:7:53: pipeline.steps[0].retries.max_backoff: must be >= backoff (1m), got 30s"},
+      {"duplicate step name", with_steps("    - {name: a}\n    - {name: a}\n"),
+       "bad.yaml:8:14: pipeline.steps[1].name: duplicate step name \"a\" (first at line 7)"},
+      {"bad step name", with_steps("    - {name: 'a b'}\n"),
+       "bad.yaml:7:14: pipeline.steps[0].name: must contain only letters, digits, '-' and '_', got \"a b\""},
+      {"unknown dependency", with_steps("    - {name: a}\n    - {name: b}\n    - {name: c, after: [nope]}\n"),
+       "bad.yaml:9:25: pipeline.steps[2].after[0]: unknown step \"nope\" (steps here: a, b)"},
+      {"dependency listed twice", with_steps("    - {name: a}\n    - {name: b, after: [a, a]}\n"),
+       "bad.yaml:8:28: pipeline.steps[1].after[1]: \"a\" is listed twice"},
+      {"self-dependency", with_steps("    - {name: a, after: [a]}\n"),
+       "bad.yaml:7:25: pipeline.steps[0].after[0]: step \"a\" cannot wait for itself"},
+      {"dependency cycle",
+       with_steps("    - {name: a, after: [c]}\n    - {name: b, after: [a]}\n    - {name: c, after: [b]}\n"),
+       "bad.yaml:8:25: pipeline.steps[1].after[0]: dependency cycle: a -> b -> c -> a (each step runs before "
+       "the "
+       "next)"},
+      {"cycle inside a nested group",
+       with_steps("    - {name: x}\n"
+                  "    - name: g\n"
+                  "      steps:\n"
+                  "        - {name: p, after: [q]}\n"
+                  "        - {name: q, after: [p]}\n"),
+       "bad.yaml:11:29: pipeline.steps[1].steps[1].after[0]: dependency cycle: p -> q -> p (each step runs "
+       "before "
+       "the next)"},
+      {"unknown dependency in a nested group names its own siblings",
+       with_steps("    - {name: x}\n    - name: g\n      steps: [{name: p, after: [x]}]\n"),
+       "bad.yaml:9:33: pipeline.steps[1].steps[0].after[0]: unknown step \"x\" (no other steps here)"},
+      {"empty loop (count 0)", with_steps("    - {name: a, parallel_for: {count: 0}}\n"),
+       "bad.yaml:7:39: pipeline.steps[0].parallel_for.count: must be >= 1, got 0"},
+      {"empty loop (items [])", with_steps("    - {name: a, parallel_for: {items: []}}\n"),
+       "bad.yaml:7:39: pipeline.steps[0].parallel_for.items: must not be empty (an empty loop runs nothing)"},
+      {"both count and items", with_steps("    - {name: a, parallel_for: {count: 2, items: [x, y]}}\n"),
+       "bad.yaml:7:42: pipeline.steps[0].parallel_for.items: give either count or items, not both"},
+      {"neither count nor items", with_steps("    - {name: a, parallel_for: {parallelism: 2}}\n"),
+       "bad.yaml:7:31: pipeline.steps[0].parallel_for: needs count (a number of iterations) or items (a "
+       "list)"},
+      {"size list length mismatch",
+       with_steps("    - {name: a, parallel_for: {count: 3}, input: {size: [1Gi, 2Gi]}}\n"),
+       "bad.yaml:7:57: pipeline.steps[0].input.size: has 2 sizes but the loop has 3 items"},
+      {"size list without a loop", with_steps("    - {name: a, input: {size: [1Gi]}}\n"),
+       "bad.yaml:7:31: pipeline.steps[0].input.size: a list of sizes needs a parallel_for (one size per "
+       "item); "
+       "use one size for a single task"},
+      {"unknown distribution",
+       with_steps("    - {name: a, input: {size: {distribution: gamma, mean: 1Gi}}}\n"),
+       "bad.yaml:7:46: pipeline.steps[0].input.size.distribution: unknown distribution \"gamma\" (expected "
+       "constant, uniform, normal, lognormal or exponential)"},
+      {"distribution key of another distribution",
+       with_steps("    - {name: a, input: {size: {distribution: uniform, min: 1Gi, max: 2Gi, sigma: 1}}}\n"),
+       "bad.yaml:7:75: pipeline.steps[0].input.size.sigma: does not apply to a uniform distribution (it "
+       "takes min "
+       "and max)"},
+      {"task larger than every node", with_steps("    - {name: big, resources: {cpu: 8, memory: 4Gi}}\n"),
+       "bad.yaml:7:30: pipeline.steps[0].resources: step \"big\" asks for cpu 8, memory 4Gi, gpu 0, more "
+       "than any "
+       "node it may use can hold (largest: pool \"p\" with cpu 4, memory 8Gi, gpu 0)"},
+      {"no pool matches the node selector", with_steps("    - {name: a, node_selector: {accel: a100}}\n"),
+       "bad.yaml:7:7: pipeline.steps[0]: step \"a\" fits no node pool: its node_selector and tolerations "
+       "match "
+       "none of the pools with nodes (p)"},
+      {"unknown scheduler policy",
+       "name: t\npipeline: {steps: [{name: a}]}\n"
+       "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n  scheduler: {policy: spread}\n",
+       "bad.yaml:5:23: cluster.scheduler.policy: unknown policy \"spread\" (expected least-allocated, "
+       "most-allocated or balanced-allocation)"},
+      {"percentage out of range",
+       "name: t\npipeline: {steps: [{name: a}]}\n"
+       "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n"
+       "  scheduler: {percentage_of_nodes_to_score: 101}\n",
+       "bad.yaml:5:45: cluster.scheduler.percentage_of_nodes_to_score: must be <= 100, got 101"},
+      {"duplicate pool names",
+       with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1}\n    - {name: p, cpu: 8, memory: 1Gi, "
+                  "count: 1}\n"),
+       "bad.yaml:8:7: cluster.node_pools[1].name: duplicate pool name \"p\" (first at line 7)"},
+      {"no node pools", "name: t\npipeline: {steps: [{name: a}]}\ncluster: {node_pools: []}\n",
+       "bad.yaml:3:23: cluster.node_pools: needs at least one node pool"},
+      {"a cluster without nodes", with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 0}\n"),
+       "bad.yaml:7:5: cluster.node_pools: the cluster has no nodes (every pool has count 0 and no "
+       "autoscaling)"},
+      {"count outside the autoscaling range",
+       with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 5, autoscaling: {min: 1, max: 3}}\n"),
+       "bad.yaml:7:45: cluster.node_pools[0].count: must be between autoscaling.min and autoscaling.max "
+       "(1..3), "
+       "got 5"},
+      {"bad taint effect",
+       with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1, taints: [{key: k, effect: Never}]}\n"),
+       "bad.yaml:7:74: cluster.node_pools[0].taints[0].effect: must be NoSchedule, PreferNoSchedule or "
+       "NoExecute, "
+       "got \"Never\""},
+      {"spot discount of 1",
+       with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1, spot: {discount: 1}}\n"),
+       "bad.yaml:7:65: cluster.node_pools[0].spot.discount: must be >= 0 and < 1 (a fraction of the price), "
+       "got 1"},
+      {"group with component keys",
+       with_steps("    - name: g\n      resources: {cpu: 1}\n      steps: [{name: x}]\n"),
+       "bad.yaml:8:7: pipeline.steps[0].resources: a group (a step with steps:) cannot have component key "
+       "\"resources\"; put it on the steps inside"},
+      {"parallelism on a component", with_steps("    - {name: a, parallelism: 2}\n"),
+       "bad.yaml:7:17: pipeline.steps[0].parallelism: only a group (a step with steps:) has parallelism; for "
+       "a "
+       "loop use parallel_for.parallelism"},
+      {"empty steps list", with_steps("    - {name: g, steps: []}\n"),
+       "bad.yaml:7:24: pipeline.steps[0].steps: must not be empty (a group needs at least one step)"},
+      {"duplicate YAML key",
+       with_steps("    - name: a\n      duration: {base: 1s}\n      duration: {base: 2s}\n"),
+       "bad.yaml:9:7: pipeline.steps[0].duration: duplicate key \"duration\" (first at line 8)"},
+      {"toleration Exists with a value",
+       with_steps("    - {name: a, tolerations: [{key: k, operator: Exists, value: v}]}\n"),
+       "bad.yaml:7:65: pipeline.steps[0].tolerations[0].value: must be empty when the operator is Exists"},
+      {"unknown orchestrator",
+       "name: t\noverheads: {orchestrator: airflow}\npipeline: {steps: [{name: a}]}\n"
+       "cluster: {node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]}\n",
+       "bad.yaml:2:27: overheads.orchestrator: unknown orchestrator \"airflow\" (expected kfp-v2, argo, "
+       "indexed-job or none)"},
+      {"overheads as an unknown word", "name: t\noverheads: some\n",
+       "bad.yaml:2:12: overheads: expected a mapping or \"none\", got \"some\""},
+      {"driver pod without a driver", "name: t\noverheads: {orchestrator: argo, driver_pod: 2s}\n",
+       "bad.yaml:2:45: overheads.driver_pod: applies only with a driver pod (orchestrator kfp-v2, or "
+       "pods_per_task "
+       ">= 2)"},
+      {"bad rate", "name: t\noverheads: {image_pull_bandwidth: 100MiB}\n",
+       "bad.yaml:2:35: overheads.image_pull_bandwidth: expected a rate such as 200MiB/s or 1Gi/s, got "
+       "\"100MiB\""},
+      {"negative seed", "name: t\nseed: -1\n",
+       "bad.yaml:2:7: seed: expected an integer from 0 to 18446744073709551615, got \"-1\""},
+      {"empty name", "name: ''\n", "bad.yaml:1:7: name: must not be empty"},
+      {"a key that is not a name", "name: t\n[a]: 1\n",
+       "bad.yaml:2:1: a key must be a plain name, got a list"},
+      {"loop items that refer to themselves", with_steps("    - {name: a, parallel_for: {items: &x [*x]}}\n"),
+       "bad.yaml:7:39: pipeline.steps[0].parallel_for.items[0]" + repeat("[0]", 65) +
+           ": nested too deeply (more than 64 levels)"},
+      {"a group that contains itself", with_steps("    - &g {name: g, steps: [*g]}\n"),
+       "bad.yaml:7:27: pipeline.steps[0]" + repeat(".steps[0]", 32) +
+           ".steps: groups nest too deeply (more than 32 levels)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.kind);
+    const std::string got = error_of(c.yaml);
+    CHECK(got == c.message);
+  }
+}

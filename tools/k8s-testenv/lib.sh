@@ -67,7 +67,7 @@ version_ge() { # version_ge A B: A >= B (dotted numbers)
 }
 
 go_version_of() { # prints e.g. 1.26.8, or nothing
-  "$@" env GOVERSION 2>/dev/null | sed -n 's/^go\([0-9][0-9.]*\).*/\1/p'
+  { "$@" env GOVERSION 2>/dev/null || true; } | sed -n 's/^go\([0-9][0-9.]*\).*/\1/p'
 }
 
 # ensure_go: sets GO (a command array) to a go >= GO_MIN_VERSION.
@@ -101,6 +101,13 @@ ensure_go() {
   version_ge "$v" 1.21 || die "go $v cannot fetch toolchains (needs >= 1.21); install go >= $GO_MIN_VERSION"
   log "using $GO_TOOLCHAIN through GOTOOLCHAIN (fetched once through the Go module proxy)"
   export GOTOOLCHAIN=$GO_TOOLCHAIN
+  local out
+  if ! out=$(go version 2>&1); then
+    case "$out" in *x509*|*certificate*)
+      out+=$'\n(TLS to the Go module proxy failed: if this machine reaches it through a TLS-intercepting proxy, install that CA under /usr/local/share/ca-certificates and run update-ca-certificates)' ;;
+    esac
+    die "GOTOOLCHAIN=$GO_TOOLCHAIN go version failed: $out"
+  fi
   v=$(go_version_of go)
   [ -n "$v" ] && version_ge "$v" "$GO_MIN_VERSION" || die "GOTOOLCHAIN=$GO_TOOLCHAIN did not give a go >= $GO_MIN_VERSION (got '${v:-nothing}')"
   GO=(go)

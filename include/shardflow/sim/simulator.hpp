@@ -1,0 +1,65 @@
+// The simulator backend: runs a Plan on a discrete-event model of the scenario's Kubernetes cluster
+// and returns the Trace a real run would have produced (backend "sim").
+//
+//   Scenario s = load_scenario_file("scenarios/argo-parallelism-limit.yaml");
+//   Plan plan = Plan::unroll(s.pipeline);
+//   Trace trace = sim::simulate(s, plan, {.seed = s.seed});
+//
+// What is modelled (docs in reports/sim-model.md; every overhead can be set to zero):
+// - Node pools (cpu, memory, GPUs, max pods, labels, taints, speed, price), node failures (MTBF,
+//   exponential) and spot reclaims: the node's pods are evicted and run again as new attempts, and
+//   the pool replaces the node after its boot time. An autoscaler adds nodes to a pool when pods of a
+//   class stay unschedulable for `scale_up_delay` (they come up after `boot_time`) and removes nodes
+//   idle for `scale_down_idle`. Cost is billed per node-second, after any spot discount.
+// - A kube-scheduler: one decision at a time (1 / decisions_per_second each), FIFO by pod creation;
+//   filter (resources, node selector, NoSchedule/NoExecute taints), score (LeastAllocated,
+//   MostAllocated or BalancedAllocation with kube-scheduler's integer formulas), percentageOfNodesToScore
+//   with a rotating start index, ties broken by reservoir sampling with the run's seeded RNG, then a
+//   bind latency. Unschedulable pods wait for a cluster change (a pod ends, a node is added, or the
+//   5-minute flush) with backoff doubling from podInitialBackoff to podMaxBackoff; when nothing else
+//   is queued a pod is taken from the backoff queue early (SchedulerPopFromBackoffQ, Kubernetes 1.33+).
+//   Pods with identical requirements (one class per step) share this state: once the oldest pod of a
+//   class does not fit, the younger ones are not tried until the cluster changes (they would fail too).
+// - Pod lifecycle: [driver pod, for kfp-v2] -> created -> bound -> image pull (per-node cache, pulls
+//   on a node serialized, a pod needing an image being pulled waits for that pull) -> sandbox start
+//   -> input read from shared storage (bandwidth shared equally by concurrent readers) -> run
+//   (DurationModel, divided by node speed) -> succeeded, or failed and retried per the RetryPolicy.
+// - Parallelism limits (Plan limiters and units) and fan-in through joins; tasks are admitted (their
+//   first pod created) by ready time, then task id.
+//
+// Determinism: random numbers come from streams keyed by (seed, what, ids), so the same scenario and
+// seed give the same trace on any machine, whatever the event interleaving.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/core/trace.hpp>
+
+namespace shardflow::sim {
+
+struct SimOptions {
+  std::uint64_t seed = 1;                              // the lead passes scenario.seed or --seed
+  std::function<void(double done_fraction)> progress;  // optional; called about every 1% of tasks
+  /// Stop simulating at this simulated time even if tasks remain (they are reported cancelled).
+  Duration horizon = Duration::from_s(10LL * 365 * 24 * 3600);
+};
+
+/// Runs the plan on the scenario's cluster; returns the trace (backend "sim").
+/// Tasks that can never be placed (no pool can hold them) fail without retries.
+Trace simulate(const Scenario& scenario, const Plan& plan, const SimOptions& options);
+
+/// Counters from the last run of a Simulator, for benchmarks and tests.
+struct SimStats {
+  std::uint64_t events = 0;
+  std::uint64_t scheduling_attempts = 0;  // decisions, placed or not
+  std::uint64_t nodes_scored = 0;         // feasible nodes scored, summed over decisions
+  std::uint64_t nodes_added = 0;          // by the autoscaler and node replacement
+};
+
+/// The same as simulate(), also returning counters.
+Trace simulate(const Scenario& scenario, const Plan& plan, const SimOptions& options, SimStats& stats);
+
+}  // namespace shardflow::sim

@@ -1,0 +1,1109 @@
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/sim/engine.hpp>
+#include <shardflow/sim/node_index.hpp>
+#include <shardflow/sim/random.hpp>
+#include <shardflow/sim/scoring.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+namespace shardflow::sim {
+namespace {
+
+enum Kind : std::uint8_t {
+  kAdmit = 1,     // admit the tasks that became ready at this instant
+  kDecide,        // the scheduler finishes one decision
+  kClassWake,     // a pod class's backoff expired, or the 5-minute unschedulable flush
+  kBound,         // a pod's binding completed
+  kReadStart,     // image present and sandbox started: read input
+  kStorage,       // the next reader finishes reading
+  kRunDone,       // the main container exited
+  kRetry,         // create the next attempt of a failed task
+  kDriverDone,    // a kfp-v2 driver pod finished
+  kNodeFail,      // a node failed or its spot instance was reclaimed
+  kNodeUp,        // a booting node became ready
+  kScaleUpCheck,  // the autoscaler looks at a class's unschedulable pods
+  kScaleDown,     // a node has been idle for scale_down_idle
+};
+
+enum class Phase : std::uint8_t {
+  driver_queued,
+  driver_on_node,
+  queued,
+  starting,
+  reading,
+  running,
+  finished,
+  evicted
+};
+enum class TaskState : std::uint8_t { waiting, ready, blocked, admitted, done, failed, dead };
+enum class ClassState : std::uint8_t { active, backoff, unschedulable };
+
+constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+constexpr Duration kUnschedulableFlush = Duration::from_s(300);  // podMaxInUnschedulablePodsDuration
+
+// A FIFO of ids that can also put one back at the front; grows by doubling, never shrinks.
+class Ring {
+ public:
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  [[nodiscard]] std::uint32_t size() const { return size_; }
+  [[nodiscard]] std::uint32_t front() const { return buf_[head_]; }
+  void push_back(std::uint32_t v) {
+    grow();
+    buf_[(head_ + size_) & (cap() - 1)] = v;
+    ++size_;
+  }
+  void push_front(std::uint32_t v) {
+    grow();
+    head_ = (head_ + cap() - 1) & (cap() - 1);
+    buf_[head_] = v;
+    ++size_;
+  }
+  std::uint32_t pop_front() {
+    const std::uint32_t v = buf_[head_];
+    head_ = (head_ + 1) & (cap() - 1);
+    --size_;
+    return v;
+  }
+
+ private:
+  [[nodiscard]] std::uint32_t cap() const { return static_cast<std::uint32_t>(buf_.size()); }
+  void grow() {
+    if (size_ < cap()) return;
+    std::vector<std::uint32_t> next(std::max<std::size_t>(16, buf_.size() * 2));
+    for (std::uint32_t i = 0; i < size_; ++i) next[i] = buf_[(head_ + i) & (cap() - 1)];
+    buf_.swap(next);
+    head_ = 0;
+  }
+  std::vector<std::uint32_t> buf_;
+  std::uint32_t head_ = 0;
+  std::uint32_t size_ = 0;
+};
+
+// Pods with the same requirements: the tasks of one step, or all driver pods.
+struct PodClass {
+  PodRequest request;
+  CpuMem nonzero;           // the requests kube-scheduler scores with
+  std::uint64_t pools = 0;  // pools whose selector and taints admit it
+  bool never_fits = false;  // no eligible pool can ever hold it
+  std::uint32_t image = 0;
+  Duration pull;
+  Ring queue;  // pending pods (attempt ids), oldest first
+  ClassState state = ClassState::active;
+  int fails = 0;  // consecutive failed scheduling attempts of the head pod
+  SimTime backoff_until;
+  std::uint32_t wake_gen = 0;
+  SimTime blocked_since = kNever;  // when its backlog first found no node
+  bool scale_check_pending = false;
+};
+
+struct Attempt {
+  std::uint64_t seq = 0;  // pod creation order, for the FIFO queue
+  std::uint32_t slot = kNoSlot;
+  std::uint32_t next = kNoSlot;  // pods on the same node (intrusive list)
+  std::uint32_t prev = kNoSlot;
+  double read_target = 0;  // storage virtual time at which its read completes
+  Phase phase = Phase::queued;
+  bool will_fail = false;
+};
+
+struct Slot {
+  std::uint32_t pool = 0;
+  std::uint32_t record = 0;
+  bool alive = false;
+  MilliCpu cpu_used = 0;
+  ByteCount memory_used = 0;
+  int gpu_used = 0;
+  int pods = 0;
+  MilliCpu nz_cpu = 0;
+  ByteCount nz_memory = 0;
+  SimTime pull_free;
+  std::uint32_t head = kNoSlot;  // first pod on the node
+  std::uint32_t gen = 0;         // bumped when the node goes away
+  std::uint32_t idle_gen = 0;    // bumped when the node stops being idle
+};
+
+struct PoolState {
+  int nodes = 0;    // up or booting
+  int booting = 0;  // requested, not yet up
+  int made = 0;     // nodes ever created, for names
+};
+
+struct Reader {
+  double target;
+  std::uint32_t attempt;
+  bool operator>(const Reader& o) const {
+    return target > o.target || (target == o.target && attempt > o.attempt);
+  }
+};
+
+bool tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
+  for (const Toleration& t : tolerations) {
+    if (!t.effect.empty() && t.effect != taint.effect) continue;
+    if (!t.key.empty() && t.key != taint.key) continue;
+    if (t.op == "Exists" || t.value == taint.value) return true;
+  }
+  return false;
+}
+
+std::uint64_t eligible_pools(const std::vector<NodePool>& pools,
+                             const std::map<std::string, std::string>& selector,
+                             const std::vector<Toleration>& tolerations) {
+  std::uint64_t mask = 0;
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    bool ok = true;
+    for (const auto& [k, v] : selector) {
+      auto it = pools[p].labels.find(k);
+      if (it == pools[p].labels.end() || it->second != v) ok = false;
+    }
+    for (const Taint& taint : pools[p].taints)
+      if (taint.effect != "PreferNoSchedule" && !tolerates(tolerations, taint)) ok = false;
+    if (ok) mask |= std::uint64_t{1} << p;
+  }
+  return mask;
+}
+
+std::string pod_name(const std::string& step_path, std::uint32_t item, std::uint32_t attempt) {
+  std::string name;
+  name.reserve(step_path.size() + 16);
+  for (char ch : step_path) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+    name += ok ? ch : (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : '-';
+  }
+  name += '-';
+  name += std::to_string(item);
+  name += '-';
+  name += std::to_string(attempt);
+  return name;
+}
+
+class Model {
+ public:
+  Model(const Scenario& scenario, const Plan& plan, const SimOptions& options)
+      : sc_(scenario), plan_(plan), opt_(options), sched_rng_(Rng::stream(options.seed, Stream::scheduler)) {
+    const auto& pools = sc_.cluster.node_pools;
+    if (pools.size() > 64)
+      throw InputError({sc_.file, 0, 0}, "cluster.node_pools",
+                       "the simulator supports at most 64 node pools");
+    trace_.backend = "sim";
+    trace_.scenario = sc_.name;
+    trace_.seed = opt_.seed;
+    for (const PlanStep& s : plan_.steps()) trace_.steps.push_back(s.path);
+
+    const SchedulerConfig& sch = sc_.cluster.scheduler;
+    decision_cost_ = sch.decisions_per_second > 0 ? Duration::from_seconds(1.0 / sch.decisions_per_second)
+                                                  : Duration::zero();
+    const Overheads& ov = sc_.overheads;
+    // Classes: one per step, then one for driver pods.
+    std::vector<std::string> images;
+    for (const PlanStep& s : plan_.steps()) {
+      const Component& c = s.component;
+      PodClass pc;
+      pc.request = {c.resources.cpu, c.resources.memory, c.resources.gpu};
+      pc.nonzero = {c.resources.cpu ? c.resources.cpu : kDefaultMilliCpuRequest,
+                    c.resources.memory ? c.resources.memory : kDefaultMemoryRequest};
+      pc.pools = eligible_pools(pools, c.node_selector, c.tolerations);
+      auto it = std::find(images.begin(), images.end(), c.image);
+      pc.image = static_cast<std::uint32_t>(it - images.begin());
+      if (it == images.end()) images.push_back(c.image);
+      const ByteCount size = c.image_size >= 0 ? c.image_size : ov.default_image_size;
+      pc.pull = ov.image_pull_bytes_per_second > 0
+                    ? Duration::from_seconds(static_cast<double>(size) / ov.image_pull_bytes_per_second)
+                    : Duration::zero();
+      classes_.push_back(std::move(pc));
+    }
+    {
+      PodClass driver;
+      driver.request = {ov.driver_cpu, ov.driver_memory, 0};
+      driver.nonzero = {ov.driver_cpu ? ov.driver_cpu : kDefaultMilliCpuRequest,
+                        ov.driver_memory ? ov.driver_memory : kDefaultMemoryRequest};
+      driver.pools = eligible_pools(pools, {}, {});
+      if (driver.pools == 0)
+        driver.pools = pools.size() >= 64 ? ~0ull : (std::uint64_t{1} << pools.size()) - 1;
+      driver.image = kNoSlot;
+      classes_.push_back(std::move(driver));
+    }
+    driver_class_ = static_cast<std::uint32_t>(classes_.size() - 1);
+    images_ = static_cast<std::uint32_t>(images.size());
+    for (PodClass& pc : classes_) {
+      pc.never_fits = true;
+      for (std::size_t p = 0; p < pools.size(); ++p)
+        if ((pc.pools >> p & 1) && pods_per_node(pc, pools[p]) > 0 &&
+            (pools[p].count > 0 || pools[p].autoscaling.enabled()))
+          pc.never_fits = false;
+    }
+
+    const std::uint32_t n = plan_.size();
+    preds_left_.resize(n);
+    state_.assign(n, TaskState::waiting);
+    failures_.assign(n, 0);
+    attempts_of_.assign(n, 0);
+    for (TaskId t = 0; t < n; ++t) preds_left_[t] = static_cast<std::uint32_t>(plan_.preds(t).size());
+    unit_left_.resize(plan_.units().size());
+    unit_active_.assign(plan_.units().size(), 0);
+    for (std::size_t u = 0; u < plan_.units().size(); ++u) unit_left_[u] = plan_.units()[u].tasks;
+    limiter_used_.assign(plan_.limiters().size(), 0);
+    limiter_queue_.resize(plan_.limiters().size());
+    trace_.attempts.reserve(plan_.task_count() + plan_.task_count() / 8 + 16);
+    att_.reserve(trace_.attempts.capacity());
+    progress_every_ = std::max<std::uint64_t>(1, n / 100);
+
+    pool_.resize(pools.size());
+    std::uint32_t initial = 0;
+    for (const NodePool& p : pools) initial += static_cast<std::uint32_t>(std::max(0, initial_count(p)));
+    index_.resize(initial);
+    slots_.reserve(initial);
+    image_ready_.reserve(static_cast<std::size_t>(initial) * images_);
+  }
+
+  void run() {
+    for (std::uint32_t p = 0; p < sc_.cluster.node_pools.size(); ++p)
+      for (int i = 0; i < initial_count(sc_.cluster.node_pools[p]); ++i)
+        add_node(p, SimTime::zero(), SimTime::zero());
+    for (TaskId t = 0; t < plan_.size(); ++t)
+      if (preds_left_[t] == 0 && state_[t] == TaskState::waiting) on_ready(t);
+    if (resolved_ < plan_.size()) engine_.run([this](const Event& e) { handle(e); });
+    finish();
+  }
+
+  Trace take_trace() { return std::move(trace_); }
+  [[nodiscard]] SimStats stats() const {
+    SimStats s = stats_;
+    s.events = engine_.events_processed();
+    return s;
+  }
+
+ private:
+  // ---- helpers -------------------------------------------------------------------------------------
+  static int initial_count(const NodePool& p) {
+    if (!p.autoscaling.enabled()) return p.count;
+    return std::clamp(p.count, p.autoscaling.min, p.autoscaling.max);
+  }
+  static std::int64_t pods_per_node(const PodClass& c, const NodePool& p) {
+    std::int64_t n = p.max_pods;
+    if (c.request.cpu > 0) n = std::min<std::int64_t>(n, p.cpu / c.request.cpu);
+    if (c.request.memory > 0) n = std::min<std::int64_t>(n, p.memory / c.request.memory);
+    if (c.request.gpu > 0) n = std::min<std::int64_t>(n, p.gpu / c.request.gpu);
+    return std::max<std::int64_t>(0, n);
+  }
+  [[nodiscard]] std::uint32_t class_of_step(TaskId t) const { return plan_.step_of(t); }
+  [[nodiscard]] const Component& component(TaskId t) const {
+    return plan_.steps()[plan_.step_of(t)].component;
+  }
+
+  [[nodiscard]] double input_bytes(TaskId t) const {
+    const InputSize& in = component(t).input;
+    if (!in.per_item.empty()) {
+      const std::size_t i = plan_.item(t);
+      return static_cast<double>(in.per_item[i < in.per_item.size() ? i : i % in.per_item.size()]);
+    }
+    const Distribution& d = in.dist;
+    if (d.kind == Distribution::Kind::constant) return std::max(0.0, d.a);
+    Rng r = Rng::stream(opt_.seed, Stream::input, t);
+    double v = 0;
+    switch (d.kind) {
+      case Distribution::Kind::constant:
+        v = d.a;
+        break;
+      case Distribution::Kind::uniform:
+        v = d.a + (d.b - d.a) * r.uniform();
+        break;
+      case Distribution::Kind::normal:
+        v = d.a + d.b * r.normal();
+        break;
+      case Distribution::Kind::lognormal:
+        v = d.a * std::exp(d.b * r.normal());
+        break;
+      case Distribution::Kind::exponential:
+        v = r.exponential(d.a);
+        break;
+    }
+    return std::max(0.0, std::round(v));
+  }
+
+  void handle(const Event& e) {
+    if (e.at() > opt_.horizon) {
+      engine_.stop();
+      return;
+    }
+    switch (e.kind()) {
+      case kAdmit:
+        on_admit();
+        break;
+      case kDecide:
+        on_decide();
+        break;
+      case kClassWake:
+        on_class_wake(e.target, e.gen);
+        break;
+      case kBound:
+        on_bound(e.target);
+        break;
+      case kReadStart:
+        on_read_start(e.target);
+        break;
+      case kStorage:
+        on_storage(e.gen);
+        break;
+      case kRunDone:
+        on_run_done(e.target);
+        break;
+      case kRetry:
+        create_attempt(e.target);
+        break;
+      case kDriverDone:
+        on_driver_done(e.target);
+        break;
+      case kNodeFail:
+        on_node_fail(e.target, e.gen);
+        break;
+      case kNodeUp:
+        node_up(e.target);
+        break;
+      case kScaleUpCheck:
+        on_scale_up_check(e.target);
+        break;
+      case kScaleDown:
+        on_scale_down(e.target, e.gen);
+        break;
+      default:
+        assert(false && "unknown event kind");
+    }
+  }
+
+  // ---- tasks, joins and parallelism limits ----------------------------------------------------------
+  void on_ready(TaskId t) {
+    if (plan_.is_join(t)) {
+      state_[t] = TaskState::done;
+      resolved(t);
+      release_successors(t);
+      return;
+    }
+    state_[t] = TaskState::ready;
+    ready_batch_.push_back(t);
+    if (!admit_pending_) {
+      admit_pending_ = true;
+      engine_.schedule(Duration::zero(), kAdmit, 0);
+    }
+  }
+
+  void on_admit() {
+    admit_pending_ = false;
+    admitting_.swap(ready_batch_);
+    std::sort(admitting_.begin(), admitting_.end());
+    for (TaskId t : admitting_) try_admit(t);
+    admitting_.clear();
+  }
+
+  // The limiter whose slot the task would need but cannot get, or kNone if it can start.
+  [[nodiscard]] LimiterId blocking_limiter(TaskId t) const {
+    for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
+      if (unit_active_[u]) continue;
+      const LimiterId l = plan_.units()[u].limiter;
+      const std::uint32_t cap = plan_.limiters()[l];
+      if (cap != 0 && limiter_used_[l] >= cap) return l;
+    }
+    return kNone;
+  }
+
+  void try_admit(TaskId t) {
+    const LimiterId l = blocking_limiter(t);
+    if (l != kNone) {
+      state_[t] = TaskState::blocked;
+      limiter_queue_[l].push_back(t);
+      return;
+    }
+    for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
+      if (unit_active_[u]) continue;
+      unit_active_[u] = 1;
+      ++limiter_used_[plan_.units()[u].limiter];
+    }
+    state_[t] = TaskState::admitted;
+    create_attempt(t);
+  }
+
+  // A slot of limiter l was freed: admit waiting tasks in order until one needs a slot it cannot have.
+  void drain(LimiterId l) {
+    Ring& q = limiter_queue_[l];
+    while (!q.empty()) {
+      const TaskId t = q.front();
+      const LimiterId b = blocking_limiter(t);
+      if (b == l) break;
+      q.pop_front();
+      try_admit(t);  // admits, or queues it at the outer limiter that blocks it now
+    }
+  }
+
+  void resolved(TaskId t) {
+    ++resolved_;
+    if (resolved_ % progress_every_ == 0 && opt_.progress)
+      opt_.progress(static_cast<double>(resolved_) / static_cast<double>(plan_.size()));
+    if (!plan_.is_join(t)) {
+      for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
+        if (--unit_left_[u] != 0) continue;
+        if (unit_active_[u]) {
+          unit_active_[u] = 0;
+          const LimiterId l = plan_.units()[u].limiter;
+          --limiter_used_[l];
+          drain(l);
+        }
+      }
+    }
+    if (resolved_ == plan_.size()) {
+      end_ = engine_.now();
+      engine_.stop();
+    }
+  }
+
+  void release_successors(TaskId t) {
+    for (TaskId s : plan_.succs(t))
+      if (--preds_left_[s] == 0 && state_[s] == TaskState::waiting) on_ready(s);
+  }
+
+  void task_done(TaskId t) {
+    state_[t] = TaskState::done;
+    resolved(t);
+    release_successors(t);
+  }
+
+  // The task exhausted its retries (or can never be placed): it and everything after it never run.
+  void task_failed(TaskId t) {
+    state_[t] = TaskState::failed;
+    ++trace_.tasks_failed;
+    resolved(t);
+    stack_.assign(plan_.succs(t).begin(), plan_.succs(t).end());
+    while (!stack_.empty()) {
+      const TaskId s = stack_.back();
+      stack_.pop_back();
+      if (state_[s] != TaskState::waiting) continue;
+      state_[s] = TaskState::dead;
+      resolved(s);
+      for (TaskId x : plan_.succs(s)) stack_.push_back(x);
+    }
+  }
+
+  // ---- pods -------------------------------------------------------------------------------------------
+  void create_attempt(TaskId t) {
+    const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
+    AttemptRecord r;
+    r.task = t;
+    r.step = plan_.step_of(t);
+    r.item = plan_.item(t);
+    r.attempt = attempts_of_[t]++;
+    r.submitted = engine_.now();
+    r.finished = kNever;
+    trace_.attempts.push_back(r);
+    att_.push_back(Attempt{});
+    PodClass& c = classes_[class_of_step(t)];
+    const bool driver = sc_.overheads.pods_per_task >= 2;
+    if (c.never_fits || (driver && classes_[driver_class_].never_fits)) {
+      trace_.attempts[a].finished = engine_.now();
+      trace_.attempts[a].outcome = Outcome::failed;
+      att_[a].phase = Phase::finished;
+      task_failed(t);
+      return;
+    }
+    if (driver) {
+      att_[a].phase = Phase::driver_queued;
+      enqueue(driver_class_, a);
+    } else {
+      att_[a].phase = Phase::queued;
+      enqueue(class_of_step(t), a);
+    }
+  }
+
+  void enqueue(std::uint32_t c, std::uint32_t a) {
+    att_[a].seq = pod_seq_++;
+    PodClass& pc = classes_[c];
+    if (pc.queue.empty()) {
+      pc.state = ClassState::active;
+      pc.fails = 0;
+    }
+    pc.queue.push_back(a);
+    kick_scheduler();
+  }
+
+  [[nodiscard]] bool has_candidate() const {
+    for (const PodClass& c : classes_)
+      if (!c.queue.empty() && c.state != ClassState::unschedulable) return true;
+    return false;
+  }
+
+  void kick_scheduler() {
+    if (decide_pending_ || !has_candidate()) return;
+    decide_pending_ = true;
+    engine_.schedule(decision_cost_, kDecide, 0);
+  }
+
+  // One scheduling cycle: the oldest pod of the active queue, else (SchedulerPopFromBackoffQ) the pod
+  // whose backoff ends first; filter and score; bind or mark its class unschedulable.
+  void on_decide() {
+    decide_pending_ = false;
+    std::uint32_t best = kNoSlot;
+    for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+      const PodClass& pc = classes_[c];
+      if (pc.queue.empty() || pc.state != ClassState::active) continue;
+      if (best == kNoSlot || att_[pc.queue.front()].seq < att_[classes_[best].queue.front()].seq) best = c;
+    }
+    if (best == kNoSlot) {
+      for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+        const PodClass& pc = classes_[c];
+        if (pc.queue.empty() || pc.state != ClassState::backoff) continue;
+        if (best == kNoSlot || pc.backoff_until < classes_[best].backoff_until ||
+            (pc.backoff_until == classes_[best].backoff_until &&
+             att_[pc.queue.front()].seq < att_[classes_[best].queue.front()].seq))
+          best = c;
+      }
+    }
+    if (best == kNoSlot) return;
+    PodClass& pc = classes_[best];
+    const std::uint32_t a = pc.queue.pop_front();
+    ++stats_.scheduling_attempts;
+    const std::uint32_t slot = find_node(pc);
+    if (slot != kNoSlot) {
+      pc.state = ClassState::active;
+      bind(best, a, slot);
+      if (pc.queue.empty()) {
+        pc.fails = 0;
+        pc.blocked_since = kNever;
+      }
+    } else {
+      pc.queue.push_front(a);
+      mark_unschedulable(best);
+    }
+    kick_scheduler();
+  }
+
+  std::uint32_t find_node(const PodClass& pc) {
+    if (alive_nodes_ == 0 || !index_.may_fit(pc.request, pc.pools)) return kNoSlot;
+    const std::int64_t want =
+        num_feasible_nodes_to_find(sc_.cluster.scheduler.percentage_of_nodes_to_score, alive_nodes_);
+    const ScorePolicy policy = sc_.cluster.scheduler.policy;
+    const auto& pools = sc_.cluster.node_pools;
+    std::int64_t found = 0, best_score = -1, ties = 0;
+    std::uint32_t chosen = kNoSlot;
+    const std::uint32_t processed =
+        index_.for_each_fit(next_start_, pc.request, pc.pools, [&](std::uint32_t slot) {
+          const Slot& s = slots_[slot];
+          const NodePool& p = pools[s.pool];
+          std::int64_t score = 0;
+          switch (policy) {
+            case ScorePolicy::least_allocated:
+              score = least_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
+                                            {p.cpu, p.memory});
+              break;
+            case ScorePolicy::most_allocated:
+              score = most_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
+                                           {p.cpu, p.memory});
+              break;
+            case ScorePolicy::balanced_allocation:
+              score = balanced_allocation_score(
+                  {s.cpu_used + pc.request.cpu, s.memory_used + pc.request.memory}, {p.cpu, p.memory});
+              break;
+          }
+          ++found;
+          if (score > best_score) {
+            best_score = score;
+            chosen = slot;
+            ties = 1;
+          } else if (score == best_score) {
+            ++ties;
+            if (sched_rng_.below(static_cast<std::uint64_t>(ties)) == 0) chosen = slot;
+          }
+          return found < want;
+        });
+    stats_.nodes_scored += static_cast<std::uint64_t>(found);
+    if (index_.slots() > 0)
+      next_start_ = static_cast<std::uint32_t>((next_start_ + processed) % index_.slots());
+    return chosen;
+  }
+
+  void mark_unschedulable(std::uint32_t c) {
+    PodClass& pc = classes_[c];
+    pc.state = ClassState::unschedulable;
+    ++pc.fails;
+    const SchedulerConfig& sch = sc_.cluster.scheduler;
+    Duration backoff = sch.initial_backoff;
+    for (int i = 1; i < pc.fails && backoff < sch.max_backoff; ++i) backoff = backoff * 2;
+    pc.backoff_until = engine_.now() + std::min(backoff, sch.max_backoff);
+    engine_.schedule(kUnschedulableFlush, kClassWake, c, ++pc.wake_gen);
+    if (pc.blocked_since == kNever) pc.blocked_since = engine_.now();
+    arm_autoscaler(c);
+  }
+
+  // A pod ended or a node came up: unschedulable pods move to the active or backoff queue.
+  void on_cluster_change() {
+    for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+      PodClass& pc = classes_[c];
+      if (pc.queue.empty() || pc.state != ClassState::unschedulable) continue;
+      ++pc.wake_gen;
+      if (pc.backoff_until <= engine_.now()) {
+        pc.state = ClassState::active;
+      } else {
+        pc.state = ClassState::backoff;
+        engine_.schedule_at(pc.backoff_until, kClassWake, c, pc.wake_gen);
+      }
+    }
+    kick_scheduler();
+  }
+
+  void on_class_wake(std::uint32_t c, std::uint32_t gen) {
+    PodClass& pc = classes_[c];
+    if (gen != pc.wake_gen || pc.queue.empty()) return;
+    pc.state = ClassState::active;
+    kick_scheduler();
+  }
+
+  void bind(std::uint32_t c, std::uint32_t a, std::uint32_t slot) {
+    const PodClass& pc = classes_[c];
+    Slot& s = slots_[slot];
+    if (s.pods == 0) ++s.idle_gen;
+    s.cpu_used += pc.request.cpu;
+    s.memory_used += pc.request.memory;
+    s.gpu_used += pc.request.gpu;
+    s.nz_cpu += pc.nonzero.cpu;
+    s.nz_memory += pc.nonzero.memory;
+    ++s.pods;
+    update_index(slot);
+    Attempt& at = att_[a];
+    at.slot = slot;
+    at.prev = kNoSlot;
+    at.next = s.head;
+    if (s.head != kNoSlot) att_[s.head].prev = a;
+    s.head = a;
+    const Duration bind_latency = sc_.cluster.scheduler.bind_latency;
+    if (at.phase == Phase::driver_queued) {
+      at.phase = Phase::driver_on_node;
+    } else {
+      at.phase = Phase::starting;
+      trace_.attempts[a].node = static_cast<std::int32_t>(s.record);
+      trace_.attempts[a].scheduled = engine_.now() + bind_latency;
+    }
+    engine_.schedule(bind_latency, kBound, a);
+  }
+
+  void release(std::uint32_t a, std::uint32_t c) {
+    Attempt& at = att_[a];
+    const std::uint32_t slot = at.slot;
+    assert(slot != kNoSlot);
+    const PodClass& pc = classes_[c];
+    Slot& s = slots_[slot];
+    s.cpu_used -= pc.request.cpu;
+    s.memory_used -= pc.request.memory;
+    s.gpu_used -= pc.request.gpu;
+    s.nz_cpu -= pc.nonzero.cpu;
+    s.nz_memory -= pc.nonzero.memory;
+    --s.pods;
+    if (at.prev != kNoSlot)
+      att_[at.prev].next = at.next;
+    else
+      s.head = at.next;
+    if (at.next != kNoSlot) att_[at.next].prev = at.prev;
+    at.slot = at.next = at.prev = kNoSlot;
+    update_index(slot);
+    if (s.pods == 0) became_idle(slot);
+    on_cluster_change();
+  }
+
+  void update_index(std::uint32_t slot) {
+    const Slot& s = slots_[slot];
+    const NodePool& p = sc_.cluster.node_pools[s.pool];
+    index_.set(slot, {p.cpu - s.cpu_used, p.memory - s.memory_used, p.gpu - s.gpu_used, p.max_pods - s.pods},
+               s.pool);
+  }
+
+  void on_bound(std::uint32_t a) {
+    Attempt& at = att_[a];
+    const Overheads& ov = sc_.overheads;
+    if (at.phase == Phase::driver_on_node) {
+      engine_.schedule(ov.sandbox_start + ov.driver_pod_duration, kDriverDone, a);
+      return;
+    }
+    if (at.phase != Phase::starting) return;  // evicted meanwhile
+    AttemptRecord& r = trace_.attempts[a];
+    const PodClass& pc = classes_[class_of_step(r.task)];
+    Slot& s = slots_[at.slot];
+    SimTime& ready = image_ready_[static_cast<std::size_t>(at.slot) * images_ + pc.image];
+    if (ready == kNever) {
+      // Not on the node and not being pulled: queue a pull behind the node's other pulls.
+      const SimTime start = std::max(engine_.now(), s.pull_free);
+      ready = start + pc.pull;
+      s.pull_free = ready;
+    }
+    const Duration wait = std::max(Duration::zero(), ready - engine_.now());
+    r.image_pull = wait;
+    engine_.schedule(wait + ov.sandbox_start, kReadStart, a);
+  }
+
+  void on_read_start(std::uint32_t a) {
+    if (att_[a].phase != Phase::starting) return;
+    const double bytes = input_bytes(trace_.attempts[a].task);
+    if (bytes > 0 && sc_.cluster.storage.read_bytes_per_second > 0) {
+      att_[a].phase = Phase::reading;
+      storage_advance();
+      att_[a].read_target = storage_v_ + bytes;
+      readers_.push_back({att_[a].read_target, a});
+      std::push_heap(readers_.begin(), readers_.end(), std::greater<>{});
+      ++active_readers_;
+      storage_reschedule();
+    } else {
+      start_run(a);
+    }
+  }
+
+  void start_run(std::uint32_t a) {
+    Attempt& at = att_[a];
+    AttemptRecord& r = trace_.attempts[a];
+    at.phase = Phase::running;
+    r.started = engine_.now();
+    r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
+    const Component& c = component(r.task);
+    const DurationModel& m = c.duration;
+    Rng rng = Rng::stream(opt_.seed, Stream::duration, r.task, r.attempt);
+    const double z = rng.normal();
+    const double u_straggler = rng.uniform();
+    const double u_fail = rng.uniform();
+    const double gib = m.per_gib == Duration::zero() ? 0.0 : input_bytes(r.task) / static_cast<double>(kGiB);
+    double ns = static_cast<double>(m.base.ns()) + static_cast<double>(m.per_gib.ns()) * gib;
+    if (m.lognormal_sigma > 0)
+      ns *= std::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
+    if (u_straggler < m.straggler_p) ns *= m.straggler_factor;
+    const double speed = sc_.cluster.node_pools[slots_[at.slot].pool].speed;
+    if (speed > 0) ns /= speed;
+    at.will_fail = u_fail < c.failure.p;
+    engine_.schedule(Duration::from_ns(std::max<std::int64_t>(0, std::llround(ns))), kRunDone, a);
+  }
+
+  void on_run_done(std::uint32_t a) {
+    Attempt& at = att_[a];
+    if (at.phase != Phase::running) return;
+    AttemptRecord& r = trace_.attempts[a];
+    at.phase = Phase::finished;
+    r.finished = engine_.now();
+    const TaskId t = r.task;
+    release(a, class_of_step(t));
+    if (!at.will_fail) {
+      r.outcome = Outcome::succeeded;
+      task_done(t);
+      return;
+    }
+    r.outcome = Outcome::failed;
+    const int k = ++failures_[t];
+    const RetryPolicy& retry = component(t).retries;
+    if (k <= retry.max)
+      engine_.schedule(retry.delay_before_retry(k), kRetry, t);
+    else
+      task_failed(t);
+  }
+
+  void on_driver_done(std::uint32_t a) {
+    if (att_[a].phase != Phase::driver_on_node) return;
+    att_[a].phase = Phase::queued;
+    release(a, driver_class_);
+    enqueue(class_of_step(trace_.attempts[a].task), a);
+  }
+
+  // ---- shared storage: processor sharing through a virtual clock --------------------------------------
+  // storage_v_ is the bytes each reader has received since the start; a reader that starts at v0 with
+  // b bytes finishes when storage_v_ reaches v0 + b, and storage_v_ grows at bandwidth / readers.
+  void storage_advance() {
+    const SimTime now = engine_.now();
+    if (active_readers_ > 0)
+      storage_v_ += static_cast<double>((now - storage_last_).ns()) * 1e-9 *
+                    sc_.cluster.storage.read_bytes_per_second / static_cast<double>(active_readers_);
+    storage_last_ = now;
+  }
+
+  [[nodiscard]] bool reader_valid(const Reader& r) const {
+    return att_[r.attempt].phase == Phase::reading && att_[r.attempt].read_target == r.target;
+  }
+
+  void storage_reschedule() {
+    while (!readers_.empty() && !reader_valid(readers_.front())) {
+      std::pop_heap(readers_.begin(), readers_.end(), std::greater<>{});
+      readers_.pop_back();
+    }
+    ++storage_gen_;
+    if (active_readers_ == 0) return;
+    const double left = std::max(0.0, readers_.front().target - storage_v_);
+    const double secs =
+        left * static_cast<double>(active_readers_) / sc_.cluster.storage.read_bytes_per_second;
+    engine_.schedule(Duration::from_ns(static_cast<std::int64_t>(std::ceil(secs * 1e9 - 1e-6))), kStorage, 0,
+                     storage_gen_);
+  }
+
+  void on_storage(std::uint32_t gen) {
+    if (gen != storage_gen_) return;
+    storage_advance();
+    // The event was timed for the first reader to finish; land exactly on its target to avoid drift.
+    storage_v_ = std::max(storage_v_, readers_.front().target);
+    while (!readers_.empty()) {
+      const Reader r = readers_.front();
+      if (reader_valid(r) && r.target > storage_v_) break;
+      std::pop_heap(readers_.begin(), readers_.end(), std::greater<>{});
+      readers_.pop_back();
+      if (!reader_valid(r)) continue;
+      --active_readers_;
+      start_run(r.attempt);
+    }
+    storage_reschedule();
+  }
+
+  void stop_reading(std::uint32_t a) {
+    storage_advance();
+    --active_readers_;
+    att_[a].phase = Phase::evicted;
+    storage_reschedule();
+  }
+
+  // ---- nodes: pools, failures, autoscaling ---------------------------------------------------------
+  void add_node(std::uint32_t pool, SimTime up, SimTime billed_from) {
+    const NodePool& p = sc_.cluster.node_pools[pool];
+    NodeRecord r;
+    r.name = p.name + "-" + std::to_string(pool_[pool].made++);
+    r.pool = p.name;
+    r.cpu = p.cpu;
+    r.memory = p.memory;
+    r.gpu = p.gpu;
+    r.price_per_hour = p.spot ? p.price_per_hour * (1 - p.spot_discount) : p.price_per_hour;
+    r.up = up;
+    r.down = kNever;
+    r.billed_from = billed_from;
+    const auto record = static_cast<std::uint32_t>(trace_.nodes.size());
+    trace_.nodes.push_back(std::move(r));
+    ++pool_[pool].nodes;
+    record_pool_.push_back(pool);
+    if (up == engine_.now()) {
+      node_up(record, false);
+    } else {
+      ++pool_[pool].booting;
+      engine_.schedule_at(up, kNodeUp, record);
+    }
+  }
+
+  void node_up(std::uint32_t record, bool booted = true) {
+    const std::uint32_t pool = record_pool_[record];
+    if (booted) --pool_[pool].booting;
+    std::uint32_t slot;
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(slots_.size());
+      slots_.push_back(Slot{});
+      image_ready_.resize(image_ready_.size() + images_);
+      index_.resize(slot + 1);
+    }
+    Slot& s = slots_[slot];
+    const std::uint32_t gen = s.gen;
+    const std::uint32_t idle_gen = s.idle_gen;
+    s = Slot{};
+    s.gen = gen;
+    s.idle_gen = idle_gen;
+    s.pool = pool;
+    s.record = record;
+    s.alive = true;
+    std::fill_n(image_ready_.begin() + static_cast<std::ptrdiff_t>(slot) * images_, images_, kNever);
+    update_index(slot);
+    ++alive_nodes_;
+    const NodePool& p = sc_.cluster.node_pools[pool];
+    if (p.mtbf > Duration::zero() || (p.spot && p.spot_mean_reclaim > Duration::zero())) {
+      Rng rng = Rng::stream(opt_.seed, Stream::node, record);
+      const double fail = p.mtbf > Duration::zero() ? rng.exponential(p.mtbf.seconds()) : HUGE_VAL;
+      const double reclaim = p.spot && p.spot_mean_reclaim > Duration::zero()
+                                 ? rng.exponential(p.spot_mean_reclaim.seconds())
+                                 : HUGE_VAL;
+      const double t = std::min(fail, reclaim);
+      if (t < opt_.horizon.seconds()) engine_.schedule(Duration::from_seconds(t), kNodeFail, slot, s.gen);
+    }
+    became_idle(slot);
+    if (booted) on_cluster_change();
+  }
+
+  void became_idle(std::uint32_t slot) {
+    Slot& s = slots_[slot];
+    const NodePool& p = sc_.cluster.node_pools[s.pool];
+    if (!p.autoscaling.enabled()) return;
+    engine_.schedule(p.autoscaling.scale_down_idle, kScaleDown, slot, ++s.idle_gen);
+  }
+
+  void remove_node(std::uint32_t slot) {
+    Slot& s = slots_[slot];
+    trace_.nodes[s.record].down = engine_.now();
+    s.alive = false;
+    ++s.gen;
+    ++s.idle_gen;
+    index_.clear(slot);
+    free_slots_.push_back(slot);
+    --alive_nodes_;
+    --pool_[s.pool].nodes;
+  }
+
+  void on_node_fail(std::uint32_t slot, std::uint32_t gen) {
+    Slot& s = slots_[slot];
+    if (!s.alive || s.gen != gen) return;
+    // Every pod on the node is evicted; its task runs again as a new attempt (not counted as a retry).
+    evicted_.clear();
+    for (std::uint32_t a = s.head; a != kNoSlot; a = att_[a].next) evicted_.push_back(a);
+    for (std::uint32_t a : evicted_) {
+      AttemptRecord& r = trace_.attempts[a];
+      if (att_[a].phase == Phase::reading) stop_reading(a);
+      att_[a].phase = Phase::evicted;
+      att_[a].slot = att_[a].next = att_[a].prev = kNoSlot;
+      r.outcome = Outcome::evicted;
+      r.finished = engine_.now();
+    }
+    s.head = kNoSlot;
+    const std::uint32_t pool = s.pool;
+    remove_node(slot);
+    // The pool replaces the node; the replacement is billed from now and usable after the boot time.
+    add_node(pool, engine_.now() + sc_.cluster.node_pools[pool].autoscaling.boot_time, engine_.now());
+    ++stats_.nodes_added;
+    for (std::uint32_t a : evicted_) create_attempt(trace_.attempts[a].task);
+  }
+
+  void arm_autoscaler(std::uint32_t c) {
+    PodClass& pc = classes_[c];
+    if (pc.scale_check_pending) return;
+    const auto& pools = sc_.cluster.node_pools;
+    for (std::size_t p = 0; p < pools.size(); ++p) {
+      if (!(pc.pools >> p & 1) || !pools[p].autoscaling.enabled() || pods_per_node(pc, pools[p]) == 0)
+        continue;
+      pc.scale_check_pending = true;
+      engine_.schedule(pools[p].autoscaling.scale_up_delay, kScaleUpCheck, c);
+      return;
+    }
+  }
+
+  // Cluster-autoscaler-like scale up: pods of the class unschedulable for at least the delay get enough
+  // new nodes (from the first eligible pool with room) to hold the ones the booting nodes will not.
+  void on_scale_up_check(std::uint32_t c) {
+    PodClass& pc = classes_[c];
+    pc.scale_check_pending = false;
+    if (pc.queue.empty() || pc.blocked_since == kNever) return;
+    const auto& pools = sc_.cluster.node_pools;
+    for (std::uint32_t p = 0; p < pools.size(); ++p) {
+      const NodePool& np = pools[p];
+      const std::int64_t per_node = pods_per_node(pc, np);
+      if (!(pc.pools >> p & 1) || !np.autoscaling.enabled() || per_node == 0) continue;
+      if (engine_.now() - pc.blocked_since < np.autoscaling.scale_up_delay) {
+        pc.scale_check_pending = true;
+        engine_.schedule_at(pc.blocked_since + np.autoscaling.scale_up_delay, kScaleUpCheck, c);
+        return;
+      }
+      const std::int64_t uncovered = static_cast<std::int64_t>(pc.queue.size()) - pool_[p].booting * per_node;
+      const std::int64_t room = np.autoscaling.max - pool_[p].nodes;
+      if (uncovered <= 0) break;
+      if (room <= 0) continue;
+      const std::int64_t add = std::min(room, (uncovered + per_node - 1) / per_node);
+      for (std::int64_t i = 0; i < add; ++i) {
+        add_node(p, engine_.now() + np.autoscaling.boot_time, engine_.now());
+        ++stats_.nodes_added;
+      }
+      break;
+    }
+    // Look again later while the backlog lasts (the cluster autoscaler scans every 10 s).
+    pc.scale_check_pending = true;
+    engine_.schedule(Duration::from_s(10), kScaleUpCheck, c);
+  }
+
+  void on_scale_down(std::uint32_t slot, std::uint32_t idle_gen) {
+    Slot& s = slots_[slot];
+    if (!s.alive || s.idle_gen != idle_gen || s.pods != 0) return;
+    const NodePool& p = sc_.cluster.node_pools[s.pool];
+    if (pool_[s.pool].nodes <= p.autoscaling.min) return;
+    remove_node(slot);
+  }
+
+  // ---- the end ----------------------------------------------------------------------------------------
+  void finish() {
+    const SimTime end = resolved_ == plan_.size() ? end_ : std::min(engine_.now(), opt_.horizon);
+    // Whatever did not finish (the horizon was reached) is cancelled and its task reported failed.
+    for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {
+      AttemptRecord& r = trace_.attempts[a];
+      if (r.finished != kNever) continue;
+      r.finished = end;
+      r.outcome = Outcome::cancelled;
+    }
+    for (TaskId t = 0; t < plan_.size(); ++t)
+      if (!plan_.is_join(t) && (state_[t] == TaskState::ready || state_[t] == TaskState::blocked ||
+                                state_[t] == TaskState::admitted))
+        ++trace_.tasks_failed;
+    for (NodeRecord& n : trace_.nodes) {
+      if (n.down != kNever) continue;
+      n.down = end;
+      if (n.up > end) n.up = end;
+    }
+    for (AttemptRecord& r : trace_.attempts) r.pod = pod_name(trace_.steps[r.step], r.item, r.attempt);
+  }
+
+  const Scenario& sc_;
+  const Plan& plan_;
+  const SimOptions& opt_;
+  Engine engine_;
+  Trace trace_;
+  SimStats stats_;
+  Rng sched_rng_;
+  Duration decision_cost_;
+
+  // Tasks.
+  std::vector<std::uint32_t> preds_left_;
+  std::vector<TaskState> state_;
+  std::vector<std::uint32_t> failures_;
+  std::vector<std::uint32_t> attempts_of_;
+  std::vector<std::uint32_t> unit_left_;
+  std::vector<std::uint8_t> unit_active_;
+  std::vector<std::uint32_t> limiter_used_;
+  std::vector<Ring> limiter_queue_;
+  std::vector<TaskId> ready_batch_, admitting_, stack_;
+  bool admit_pending_ = false;
+  std::uint64_t resolved_ = 0;
+  std::uint64_t progress_every_ = 1;
+  SimTime end_;
+
+  // Pods and the scheduler.
+  std::vector<Attempt> att_;
+  std::vector<PodClass> classes_;
+  std::uint32_t driver_class_ = 0;
+  std::uint64_t pod_seq_ = 0;
+  bool decide_pending_ = false;
+  std::uint32_t next_start_ = 0;
+  std::vector<std::uint32_t> evicted_;
+
+  // Nodes.
+  NodeIndex index_;
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<std::uint32_t> record_pool_;
+  std::vector<PoolState> pool_;
+  std::uint32_t images_ = 0;
+  std::vector<SimTime> image_ready_;  // per slot and image: when the image is (or will be) on the node
+  std::int64_t alive_nodes_ = 0;
+
+  // Storage.
+  std::vector<Reader> readers_;
+  std::uint32_t active_readers_ = 0;
+  double storage_v_ = 0;
+  SimTime storage_last_;
+  std::uint32_t storage_gen_ = 0;
+};
+
+}  // namespace
+
+Trace simulate(const Scenario& scenario, const Plan& plan, const SimOptions& options, SimStats& stats) {
+  Model model(scenario, plan, options);
+  model.run();
+  stats = model.stats();
+  return model.take_trace();
+}
+
+Trace simulate(const Scenario& scenario, const Plan& plan, const SimOptions& options) {
+  SimStats stats;
+  return simulate(scenario, plan, options, stats);
+}
+
+}  // namespace shardflow::sim

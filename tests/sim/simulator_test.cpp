@@ -1,0 +1,366 @@
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/sim/simulator.hpp>
+
+#include "sim_builders.hpp"
+
+using namespace shardflow;
+using namespace shardflow::simtest;
+
+namespace {
+SimTime s(std::int64_t seconds) {
+  return SimTime::from_s(seconds);
+}
+}  // namespace
+
+TEST_CASE("Simulator: Argo parallelism-limit, 10 x 10 s with parallelism 2 take 50 s", "[sim]") {
+  const Scenario sc = scenario({loop(task("work", 10), 10, 2)}, {pool("big", 4, 16000)});
+  const Trace t = run(sc);
+  CHECK(t.backend == "sim");
+  REQUIRE(t.attempts.size() == 10);
+  CHECK(makespan(t) == s(50));
+  CHECK(max_concurrent(t, 0) == 2);
+  CHECK(t.tasks_failed == 0);
+  // Waves of two: items 2k and 2k+1 run from 10k to 10k + 10.
+  for (const AttemptRecord& a : t.attempts) {
+    CHECK(a.started == s(10 * (a.item / 2)));
+    CHECK(a.submitted == a.started);  // admitted when a slot frees, no overheads
+  }
+}
+
+TEST_CASE("Simulator: Argo parallelism-nested-dag takes 80 s", "[sim]") {
+  // A group A (parallelism 2) of b1..b5, each a group c1 -> {c2, c3}; b2, b3, b4 after b1; b5 after them.
+  auto b = [](const std::string& name, std::vector<StepIndex> deps) {
+    return group(name, {task("c1", 10), task("c2", 10, {0}), task("c3", 10, {0})}, std::move(deps));
+  };
+  const Scenario sc = scenario(
+      {group("A", {b("b1", {}), b("b2", {0}), b("b3", {0}), b("b4", {0}), b("b5", {1, 2, 3})}, {}, 2)},
+      {pool("big", 4, 16000)});
+  const Trace t = run(sc);
+  REQUIRE(t.attempts.size() == 15);
+  CHECK(makespan(t) == s(80));
+  // b1 0-20; b2, b3 20-40; b4 40-60 (A allows 2 children at once); b5 60-80.
+  std::map<std::string, SimTime> c1_start;
+  for (const AttemptRecord& a : t.attempts)
+    if (t.steps[a.step].ends_with("/c1")) c1_start[t.steps[a.step]] = a.started;
+  CHECK(c1_start.at("A/b1/c1") == s(0));
+  CHECK(c1_start.at("A/b2/c1") == s(20));
+  CHECK(c1_start.at("A/b3/c1") == s(20));
+  CHECK(c1_start.at("A/b4/c1") == s(40));
+  CHECK(c1_start.at("A/b5/c1") == s(60));
+}
+
+TEST_CASE("Simulator: 100 x 10 s on 10 one-CPU nodes take 100 s, 102 s with a 2 s first pull", "[sim]") {
+  Scenario sc = scenario({loop(task("work", 10), 100)}, {pool("small", 10, 1000)});
+  SECTION("no pulls") {
+    const Trace t = run(sc);
+    CHECK(makespan(t) == s(100));
+    CHECK(max_concurrent(t, 0) == 10);
+  }
+  SECTION("a 2 s pull on first use per node") {
+    sc.overheads.image_pull_bytes_per_second = static_cast<double>(kGiB);
+    sc.overheads.default_image_size = 2 * kGiB;
+    const Trace t = run(sc);
+    CHECK(makespan(t) == s(102));
+    const auto pulled = std::count_if(t.attempts.begin(), t.attempts.end(),
+                                      [](const AttemptRecord& a) { return a.image_pull == s(2); });
+    const auto cached = std::count_if(t.attempts.begin(), t.attempts.end(),
+                                      [](const AttemptRecord& a) { return a.image_pull == s(0); });
+    CHECK(pulled == 10);
+    CHECK(cached == 90);
+  }
+}
+
+TEST_CASE("Simulator: fan-out of 8 x 10 s then a 5 s fan-in takes 15 s", "[sim]") {
+  const Scenario sc =
+      scenario({loop(task("shard", 10), 8), task("aggregate", 5, {0})}, {pool("big", 2, 8000)});
+  const Trace t = run(sc);
+  REQUIRE(t.attempts.size() == 9);
+  CHECK(makespan(t) == s(15));
+  SimTime last_shard = SimTime::zero(), agg_start = kNever;
+  for (const AttemptRecord& a : t.attempts) {
+    if (a.step == 0) last_shard = std::max(last_shard, a.finished);
+    if (a.step == 1) agg_start = a.started;
+  }
+  CHECK(last_shard == s(10));
+  CHECK(agg_start == s(10));
+  CHECK(agg_start >= last_shard);
+}
+
+TEST_CASE("Simulator: fan-in waits for the slowest iteration", "[sim]") {
+  Step shard = loop(task("shard", 0), 4);
+  shard.component.input.per_item = {kGiB, 3 * kGiB, 2 * kGiB, kGiB};
+  shard.component.duration.per_gib = Duration::from_s(10);  // 10, 30, 20, 10 s
+  const Scenario sc = scenario({shard, task("aggregate", 5, {0})}, {pool("big", 1, 8000)});
+  const Trace t = run(sc);
+  CHECK(makespan(t) == s(35));
+  for (const AttemptRecord& a : t.attempts)
+    if (a.step == 1) CHECK(a.started == s(30));
+}
+
+TEST_CASE("Simulator: retries make max + 1 attempts with exact backoff, and the failure is reported",
+          "[sim]") {
+  Step flaky = task("flaky", 10);
+  flaky.component.failure.p = 1;
+  flaky.component.retries.max = 3;
+  flaky.component.retries.backoff = Duration::from_s(10);
+  flaky.component.retries.factor = 2;
+  const Scenario sc =
+      scenario({flaky, task("after", 1, {0}), task("independent", 7)}, {pool("big", 1, 8000)});
+  const Trace t = run(sc);
+  std::vector<AttemptRecord> f;
+  for (const AttemptRecord& a : t.attempts)
+    if (a.step == 0) f.push_back(a);
+  REQUIRE(f.size() == 4);
+  // Runs 0-10; waits 10 s; 20-30; waits 20 s; 50-60; waits 40 s; 100-110.
+  const std::int64_t starts[] = {0, 20, 50, 100};
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(f[i].attempt == i);
+    CHECK(f[i].outcome == Outcome::failed);
+    CHECK(f[i].submitted == s(starts[i]));
+    CHECK(f[i].started == s(starts[i]));
+    CHECK(f[i].finished == s(starts[i] + 10));
+  }
+  CHECK(t.tasks_failed == 1);
+  // The dependent never runs; the independent task does.
+  CHECK(
+      std::none_of(t.attempts.begin(), t.attempts.end(), [](const AttemptRecord& a) { return a.step == 1; }));
+  CHECK(std::count_if(t.attempts.begin(), t.attempts.end(), [](const AttemptRecord& a) {
+          return a.step == 2 && a.outcome == Outcome::succeeded;
+        }) == 1);
+  CHECK(makespan(t) == s(110));
+}
+
+TEST_CASE("Simulator: scheduler placement follows kube-scheduler's scores", "[sim]") {
+  // Three empty nodes; the pod asks for 1 CPU and 2 GiB (integer division as kube-scheduler does):
+  //   node  cpu  mem    LeastAllocated (cpu, mem -> avg)         MostAllocated (cpu, mem -> avg)
+  //   n1    2    4 GiB  (1000*100/2000=50, 2*100/4=50)  -> 50    (50, 50)            -> 50
+  //   n2    4    8 GiB  (3000*100/4000=75, 6*100/8=75)  -> 75    (25, 25)            -> 25
+  //   n3    8    4 GiB  (7000*100/8000=87, 50) -> 137/2 = 68     (1000*100/8000=12, 50) -> 62/2 = 31
+  // LeastAllocated picks n2; MostAllocated picks n1.
+  Step one = task("one", 10);
+  one.component.resources.memory = 2 * kGiB;
+  Scenario sc = scenario(
+      {one}, {pool("n1", 1, 2000, 4 * kGiB), pool("n2", 1, 4000, 8 * kGiB), pool("n3", 1, 8000, 4 * kGiB)});
+  SECTION("LeastAllocated") {
+    sc.cluster.scheduler.policy = ScorePolicy::least_allocated;
+    const Trace t = run(sc);
+    CHECK(t.nodes.at(static_cast<std::size_t>(t.attempts.at(0).node)).pool == "n2");
+  }
+  SECTION("MostAllocated") {
+    sc.cluster.scheduler.policy = ScorePolicy::most_allocated;
+    const Trace t = run(sc);
+    CHECK(t.nodes.at(static_cast<std::size_t>(t.attempts.at(0).node)).pool == "n1");
+  }
+  SECTION("BalancedAllocation prefers equal fractions") {
+    // n3: fractions 0.125 and 0.5 -> (1 - 0.1875) * 100 = 81; n1, n2: 100 (a tie, broken by the RNG).
+    sc.cluster.scheduler.policy = ScorePolicy::balanced_allocation;
+    const Trace t = run(sc);
+    CHECK(t.nodes.at(static_cast<std::size_t>(t.attempts.at(0).node)).pool != "n3");
+  }
+}
+
+TEST_CASE("Simulator: MostAllocated packs and LeastAllocated spreads", "[sim]") {
+  Scenario sc = scenario({loop(task("w", 10), 4)}, {pool("p", 4, 4000, 64 * kGiB)});
+  auto nodes_used = [](const Trace& t) {
+    std::vector<std::int32_t> n;
+    for (const AttemptRecord& a : t.attempts) n.push_back(a.node);
+    std::sort(n.begin(), n.end());
+    return static_cast<std::size_t>(std::unique(n.begin(), n.end()) - n.begin());
+  };
+  sc.cluster.scheduler.policy = ScorePolicy::most_allocated;
+  CHECK(nodes_used(run(sc)) == 1);
+  sc.cluster.scheduler.policy = ScorePolicy::least_allocated;
+  CHECK(nodes_used(run(sc)) == 4);
+}
+
+TEST_CASE("Simulator: node selectors and taints restrict placement", "[sim]") {
+  NodePool gpu = pool("gpu", 1, 8000);
+  gpu.labels["accel"] = "a100";
+  gpu.taints.push_back(Taint{"nvidia.com/gpu", "present", "NoSchedule"});
+  NodePool cpu = pool("cpu", 1, 8000);
+  Step train = task("train", 10);
+  train.component.node_selector["accel"] = "a100";
+  Step prep = task("prep", 10);
+  SECTION("a tolerating, selecting pod lands on the tainted pool; others avoid it") {
+    train.component.tolerations.push_back(Toleration{"nvidia.com/gpu", "Exists", "", "NoSchedule"});
+    const Scenario sc = scenario({loop(prep, 3), train}, {gpu, cpu});
+    const Trace t = run(sc);
+    for (const AttemptRecord& a : t.attempts)
+      CHECK(t.nodes.at(static_cast<std::size_t>(a.node)).pool == (a.step == 1 ? "gpu" : "cpu"));
+    CHECK(t.tasks_failed == 0);
+  }
+  SECTION("without the toleration the pod can never be placed and fails") {
+    const Scenario sc = scenario({prep, train}, {gpu, cpu});
+    const Trace t = run(sc);
+    CHECK(t.tasks_failed == 1);
+    for (const AttemptRecord& a : t.attempts)
+      if (a.step == 1) {
+        CHECK(a.outcome == Outcome::failed);
+        CHECK(a.node == -1);
+        CHECK(a.scheduled == kNever);
+      }
+  }
+}
+
+TEST_CASE("Simulator: shared storage bandwidth is shared fairly", "[sim]") {
+  Step read = loop(task("read", 10), 2);
+  read.component.input.dist.a = static_cast<double>(kGiB);
+  Scenario sc = scenario({read}, {pool("p", 2, 4000)});
+  sc.cluster.storage.read_bytes_per_second = static_cast<double>(kGiB);
+  SECTION("two readers of 1 GiB on 1 GiB/s take 2 s each") {
+    const Trace t = run(sc);
+    for (const AttemptRecord& a : t.attempts) {
+      CHECK(a.input_read == s(2));
+      CHECK(a.started == s(2));
+    }
+    CHECK(makespan(t) == s(12));
+  }
+  SECTION("a reader that starts later gets the full bandwidth once alone") {
+    // Sizes 1 GiB and 3 GiB: both share until the first finishes at 2 s (1 GiB each), the second
+    // reads its last 2 GiB alone in 2 s: it finishes reading at 4 s.
+    read.component.input.per_item = {kGiB, 3 * kGiB};
+    sc.pipeline.steps[0] = read;
+    const Trace t = run(sc);
+    CHECK(t.attempts.at(0).input_read == s(2));
+    CHECK(t.attempts.at(1).input_read == s(4));
+  }
+}
+
+TEST_CASE("Simulator: kfp-v2 runs a driver pod before each executor pod", "[sim]") {
+  Scenario sc = scenario({loop(task("a", 10), 3), task("b", 10, {0})}, {pool("p", 2, 8000)});
+  sc.overheads.orchestrator = "kfp-v2";
+  sc.overheads.pods_per_task = 2;
+  sc.overheads.driver_pod_duration = Duration::from_s(3);
+  sc.overheads.sandbox_start = Duration::from_s(1);
+  const Trace t = run(sc);
+  // Each task: driver (1 s sandbox + 3 s) then executor (1 s sandbox + 10 s): 15 s; two in a row: 30 s.
+  CHECK(makespan(t) == s(30));
+  for (const AttemptRecord& a : t.attempts) {
+    CHECK(a.scheduled - a.submitted == s(4));
+    CHECK(a.started - a.scheduled == s(1));
+  }
+}
+
+TEST_CASE("Simulator: decisions are serialized at the scheduler's rate, then bound", "[sim]") {
+  Scenario sc = scenario({loop(task("w", 10), 3)}, {pool("p", 3, 4000)});
+  sc.cluster.scheduler.decisions_per_second = 10;  // 100 ms each
+  sc.cluster.scheduler.bind_latency = Duration::from_ms(50);
+  const Trace t = run(sc);
+  std::vector<SimTime> bound;
+  for (const AttemptRecord& a : t.attempts) bound.push_back(a.scheduled);
+  std::sort(bound.begin(), bound.end());
+  CHECK(bound == std::vector<SimTime>{SimTime::from_ms(150), SimTime::from_ms(250), SimTime::from_ms(350)});
+  CHECK(makespan(t) == SimTime::from_ms(10350));
+}
+
+TEST_CASE("Simulator: the autoscaler adds nodes after the delay and boot time", "[sim]") {
+  NodePool p = pool("auto", 1, 1000);
+  p.price_per_hour = 3.6;
+  p.autoscaling.min = 1;
+  p.autoscaling.max = 3;
+  p.autoscaling.scale_up_delay = Duration::from_s(10);
+  p.autoscaling.boot_time = Duration::from_s(60);
+  p.autoscaling.scale_down_idle = Duration::from_s(600);
+  const Scenario sc = scenario({loop(task("w", 100), 3)}, {p});
+  const Trace t = run(sc);
+  // One pod runs 0-100; two are unschedulable from 0; at 10 s the autoscaler asks for 2 nodes, up at
+  // 70 s; the pods run 70-170.
+  CHECK(makespan(t) == s(170));
+  REQUIRE(t.nodes.size() == 3);
+  CHECK(t.nodes[0].up == s(0));
+  CHECK(t.nodes[0].billed_from == s(0));
+  for (std::size_t i = 1; i < 3; ++i) {
+    CHECK(t.nodes[i].billed_from == s(10));
+    CHECK(t.nodes[i].up == s(70));
+    CHECK(t.nodes[i].down == s(170));
+    CHECK(t.nodes[i].price_per_hour == 3.6);
+  }
+  std::vector<SimTime> starts;
+  for (const AttemptRecord& a : t.attempts) starts.push_back(a.started);
+  std::sort(starts.begin(), starts.end());
+  CHECK(starts == std::vector<SimTime>{s(0), s(70), s(70)});
+}
+
+TEST_CASE("Simulator: the autoscaler removes idle nodes down to min", "[sim]") {
+  NodePool p = pool("auto", 3, 1000);
+  p.autoscaling.min = 1;
+  p.autoscaling.max = 3;
+  p.autoscaling.scale_down_idle = Duration::from_s(60);
+  // A long chain on one node: the other two are idle from 0 and removed at 60 s.
+  const Scenario sc = scenario({task("a", 100), task("b", 100, {0})}, {p});
+  const Trace t = run(sc);
+  CHECK(makespan(t) == s(200));
+  REQUIRE(t.nodes.size() == 3);
+  int removed = 0;
+  for (const NodeRecord& n : t.nodes) removed += n.down == s(60) ? 1 : 0;
+  CHECK(removed == 2);
+}
+
+TEST_CASE("Simulator: failed and reclaimed nodes evict pods, which run again", "[sim]") {
+  NodePool p = pool("flaky", 4, 2000);
+  p.autoscaling.boot_time = Duration::from_s(30);
+  SECTION("node failures (MTBF)") {
+    p.mtbf = Duration::from_s(200);
+  }
+  SECTION("spot reclaims") {
+    p.spot = true;
+    p.spot_discount = 0.7;
+    p.price_per_hour = 1.0;
+    p.spot_mean_reclaim = Duration::from_s(200);
+  }
+  const Scenario sc = scenario({loop(task("w", 60), 40), task("sum", 1, {0})}, {p});
+  const Trace t = run(sc, 3);
+  CHECK(t.tasks_failed == 0);
+  CHECK(count_outcome(t, Outcome::evicted) > 0);
+  CHECK(count_outcome(t, Outcome::succeeded) == 41);
+  CHECK(t.nodes.size() > 4);  // replacements
+  for (const AttemptRecord& a : t.attempts) {
+    if (a.outcome != Outcome::evicted) continue;
+    // The node went down exactly when the attempt was evicted, and the task ran again later.
+    CHECK(t.nodes.at(static_cast<std::size_t>(a.node)).down == a.finished);
+    CHECK(std::any_of(t.attempts.begin(), t.attempts.end(), [&](const AttemptRecord& b) {
+      return b.task == a.task && b.attempt > a.attempt && b.submitted == a.finished;
+    }));
+  }
+  for (std::size_t i = 4; i < t.nodes.size(); ++i) CHECK(t.nodes[i].up - t.nodes[i].billed_from == s(30));
+  if (p.spot)
+    for (const NodeRecord& n : t.nodes) CHECK(n.price_per_hour == Approx(0.3));
+}
+
+TEST_CASE("Simulator: tasks that fit no node fail at once, the rest run", "[sim]") {
+  const Scenario sc = scenario({task("huge", 10, {}, 64000), task("ok", 10)}, {pool("p", 1, 4000)});
+  const Trace t = run(sc);
+  CHECK(t.tasks_failed == 1);
+  CHECK(makespan(t) == s(10));
+}
+
+TEST_CASE("Simulator: node speed divides run times; pod names and node records are filled", "[sim]") {
+  NodePool fast = pool("fast", 1, 4000);
+  fast.speed = 2;
+  fast.price_per_hour = 7.2;
+  const Scenario sc = scenario({loop(task("Prep/x", 10), 2)}, {fast});
+  const Trace t = run(sc);
+  CHECK(makespan(t) == s(5));
+  CHECK(t.attempts.at(1).pod == "prep-x-1-0");
+  REQUIRE(t.nodes.size() == 1);
+  CHECK(t.nodes[0].name == "fast-0");
+  CHECK(t.nodes[0].cpu == 4000);
+  CHECK(t.nodes[0].down == s(5));
+}
+
+TEST_CASE("Simulator: progress is reported up to 1", "[sim]") {
+  const Scenario sc = scenario({loop(task("w", 1), 500)}, {pool("p", 10, 8000)});
+  const Plan plan = Plan::unroll(sc.pipeline);
+  std::vector<double> seen;
+  sim::SimOptions opt;
+  opt.progress = [&](double f) { seen.push_back(f); };
+  (void)sim::simulate(sc, plan, opt);
+  REQUIRE(!seen.empty());
+  CHECK(seen.back() == 1.0);
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+}

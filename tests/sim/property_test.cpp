@@ -1,0 +1,273 @@
+// Invariants that hold for every scenario, checked on 1,000 random ones.
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/sim/random.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+#include "sim_builders.hpp"
+
+using namespace shardflow;
+using namespace shardflow::simtest;
+
+namespace {
+
+Step random_component(sim::Rng& r, const std::string& name, MilliCpu max_cpu) {
+  Step s = task(name, static_cast<double>(1 + r.below(20)), {},
+                static_cast<MilliCpu>(250 * (1 + r.below(static_cast<std::uint64_t>(max_cpu / 250)))));
+  s.component.resources.memory = static_cast<ByteCount>(1 + r.below(4)) * kGiB;
+  if (r.below(3) == 0) s.component.duration.lognormal_sigma = 0.5;
+  if (r.below(4) == 0) {
+    s.component.duration.straggler_p = 0.2;
+    s.component.duration.straggler_factor = 3;
+  }
+  if (r.below(4) == 0) {
+    s.component.failure.p = 0.3;
+    s.component.retries.max = static_cast<int>(r.below(3));
+    s.component.retries.backoff = Duration::from_s(static_cast<std::int64_t>(r.below(5)));
+  }
+  if (r.below(3) == 0) s.component.input.dist = {Distribution::Kind::exponential, 0.5 * kGiB, 0};
+  if (r.below(3) == 0) s.component.duration.per_gib = Duration::from_s(4);
+  if (r.below(2) == 0) s.component.image = "img" + std::to_string(r.below(2));
+  if (r.below(3) == 0)
+    s.loop = Loop{static_cast<std::uint32_t>(1 + r.below(12)), {}, static_cast<std::uint32_t>(r.below(4))};
+  return s;
+}
+
+std::vector<Step> random_steps(sim::Rng& r, int depth, MilliCpu max_cpu) {
+  std::vector<Step> steps;
+  const int n = 1 + static_cast<int>(r.below(4));
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "s" + std::to_string(i);
+    Step s;
+    if (depth < 2 && r.below(4) == 0) {
+      s = group(name, random_steps(r, depth + 1, max_cpu), {}, static_cast<std::uint32_t>(r.below(3)));
+      if (r.below(2) == 0)
+        s.loop = Loop{static_cast<std::uint32_t>(1 + r.below(5)), {}, static_cast<std::uint32_t>(r.below(3))};
+    } else {
+      s = random_component(r, name, max_cpu);
+    }
+    for (int j = 0; j < i; ++j)
+      if (r.below(2) == 0) s.deps.push_back(static_cast<StepIndex>(j));
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+Scenario random_scenario(std::uint64_t k) {
+  sim::Rng r = sim::Rng::stream(k, sim::Stream::scheduler, 12345);
+  std::vector<NodePool> pools;
+  const int npools = 1 + static_cast<int>(r.below(3));
+  MilliCpu max_cpu = 0;
+  for (int p = 0; p < npools; ++p) {
+    NodePool np = pool("p" + std::to_string(p), 1 + static_cast<int>(r.below(5)),
+                       static_cast<MilliCpu>(1000 * (1 + r.below(8))), 16 * kGiB);
+    if (r.below(3) == 0) np.speed = 0.5 + 0.5 * static_cast<double>(r.below(3));
+    if (r.below(6) == 0) np.mtbf = Duration::from_s(300);
+    if (r.below(6) == 0) {
+      np.autoscaling.max = np.count + 3;
+      np.autoscaling.scale_down_idle = Duration::from_s(30);
+    }
+    np.autoscaling.boot_time = Duration::from_s(20);
+    max_cpu = std::max(max_cpu, np.cpu);
+    pools.push_back(np);
+  }
+  Scenario sc = scenario(random_steps(r, 0, max_cpu), pools);
+  sc.cluster.scheduler.policy = static_cast<ScorePolicy>(r.below(3));
+  if (r.below(3) == 0) sc.cluster.storage.read_bytes_per_second = static_cast<double>(kGiB);
+  if (r.below(3) == 0) {
+    sc.overheads.image_pull_bytes_per_second = static_cast<double>(kGiB);
+    sc.overheads.default_image_size = kGiB;
+    sc.overheads.sandbox_start = Duration::from_ms(500);
+  }
+  if (r.below(4) == 0) sc.cluster.scheduler.decisions_per_second = 50;
+  if (r.below(4) == 0) sc.cluster.scheduler.bind_latency = Duration::from_ms(20);
+  if (r.below(5) == 0) {
+    sc.overheads.pods_per_task = 2;
+    sc.overheads.driver_pod_duration = Duration::from_s(2);
+  }
+  return sc;
+}
+
+struct Interval {
+  std::int64_t begin, end;
+};
+
+// The most intervals open at once (half-open: an interval ending at t does not overlap one starting at t).
+int max_overlap(const std::vector<Interval>& iv) {
+  std::vector<std::pair<std::int64_t, int>> ev;
+  for (const Interval& i : iv) {
+    ev.emplace_back(i.begin, 1);
+    ev.emplace_back(i.end, -1);
+  }
+  std::sort(ev.begin(), ev.end());
+  int cur = 0, best = 0;
+  for (auto& e : ev) best = std::max(best, cur += e.second);
+  return best;
+}
+
+void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
+  const std::uint32_t n = plan.size();
+  // Per task: its attempts, its successful finish.
+  std::vector<std::vector<const AttemptRecord*>> by_task(n);
+  for (const AttemptRecord& a : t.attempts) by_task.at(a.task).push_back(&a);
+  std::vector<std::int64_t> done(n, -1);    // finish of the node, -1 if it never completed
+  std::vector<std::int64_t> longest(n, 0);  // longest chain of run times ending at the node
+  std::vector<char> doomed(n, 0);           // a predecessor (transitively) failed
+  std::uint64_t failed_tasks = 0;
+  for (TaskId id = 0; id < n; ++id) {
+    std::int64_t ready = 0, chain = 0;
+    bool blocked = false;
+    for (TaskId p : plan.preds(id)) {
+      if (done[p] < 0) blocked = true;
+      ready = std::max(ready, done[p]);
+      chain = std::max(chain, longest[p]);
+    }
+    doomed[id] = blocked;
+    if (plan.is_join(id)) {
+      done[id] = blocked ? -1 : ready;
+      longest[id] = chain;
+      continue;
+    }
+    const Component& c = plan.steps()[plan.step_of(id)].component;
+    int failures = 0;
+    for (const AttemptRecord* a : by_task[id]) {
+      REQUIRE(!blocked);  // never runs after a failed predecessor
+      REQUIRE(a->submitted.ns() >= ready);
+      if (a->scheduled != kNever) REQUIRE(a->scheduled >= a->submitted);
+      if (a->started != kNever) REQUIRE(a->started >= a->scheduled);
+      REQUIRE(a->finished >= a->submitted);
+      REQUIRE(a->outcome != Outcome::cancelled);
+      if (a->outcome == Outcome::failed) ++failures;
+      if (a->outcome == Outcome::succeeded) {
+        REQUIRE(done[id] == -1);
+        done[id] = a->finished.ns();
+        longest[id] = chain + (a->finished - a->started).ns();
+      }
+    }
+    REQUIRE(failures <= c.retries.max + 1);
+    if (!blocked && done[id] < 0) {
+      ++failed_tasks;  // it must have been reported
+      REQUIRE(!by_task[id].empty());
+    }
+  }
+  REQUIRE(t.tasks_failed == failed_tasks);
+
+  const std::int64_t span = makespan(t).ns();
+  // Critical path of the actual run times.
+  REQUIRE(span >= *std::max_element(longest.begin(), longest.end()));
+  // Total work fits in the capacity the nodes offered.
+  double cpu_work = 0, capacity = 0;
+  for (const AttemptRecord& a : t.attempts)
+    if (a.started != kNever)
+      cpu_work += static_cast<double>((a.finished - a.started).ns()) *
+                  static_cast<double>(plan.steps()[a.step].component.resources.cpu);
+  for (const NodeRecord& nd : t.nodes)
+    capacity += static_cast<double>((nd.down - nd.up).ns()) * static_cast<double>(nd.cpu);
+  REQUIRE(cpu_work <= capacity * (1 + 1e-12));
+
+  // No node is over-committed at any instant, and pods run only while their node is up.
+  std::map<std::int32_t, std::vector<const AttemptRecord*>> on_node;
+  for (const AttemptRecord& a : t.attempts)
+    if (a.node >= 0) on_node[a.node].push_back(&a);
+  for (auto& [node, attempts] : on_node) {
+    const NodeRecord& nd = t.nodes.at(static_cast<std::size_t>(node));
+    std::vector<std::tuple<std::int64_t, int, MilliCpu, ByteCount>> ev;
+    for (const AttemptRecord* a : attempts) {
+      REQUIRE(a->scheduled >= nd.up);
+      REQUIRE(a->finished <= nd.down);
+      const Resources& req = plan.steps()[a->step].component.resources;
+      ev.emplace_back(a->scheduled.ns(), 1, req.cpu, req.memory);
+      ev.emplace_back(a->finished.ns(), 0, -req.cpu, -req.memory);
+    }
+    std::sort(ev.begin(), ev.end());  // ends (0) before starts (1) at equal times
+    MilliCpu cpu = 0;
+    ByteCount mem = 0;
+    for (auto& [time, kind, dc, dm] : ev) {
+      cpu += dc;
+      mem += dm;
+      REQUIRE(cpu <= nd.cpu);
+      REQUIRE(mem <= nd.memory);
+    }
+  }
+
+  // Parallelism limits: each limiter's units are active from their first pod to their last finish.
+  std::vector<Interval> unit_span(plan.units().size(), Interval{INT64_MAX, INT64_MIN});
+  for (const AttemptRecord& a : t.attempts)
+    for (UnitId u = plan.unit_of(a.task); u != kNone; u = plan.units()[u].parent) {
+      unit_span[u].begin = std::min(unit_span[u].begin, a.submitted.ns());
+      unit_span[u].end = std::max(unit_span[u].end, a.finished.ns());
+    }
+  std::vector<std::vector<Interval>> per_limiter(plan.limiters().size());
+  for (std::size_t u = 0; u < unit_span.size(); ++u)
+    if (unit_span[u].begin != INT64_MAX) per_limiter[plan.units()[u].limiter].push_back(unit_span[u]);
+  for (std::size_t l = 0; l < per_limiter.size(); ++l)
+    if (plan.limiters()[l] != 0) REQUIRE(max_overlap(per_limiter[l]) <= static_cast<int>(plan.limiters()[l]));
+  (void)sc;
+}
+
+}  // namespace
+
+TEST_CASE("Simulator: invariants hold on 1,000 random scenarios", "[sim][slow]") {
+  std::uint64_t evicted = 0, failed = 0, tasks_failed = 0, limited = 0;
+  for (std::uint64_t k = 0; k < 1000; ++k) {
+    INFO("scenario " << k);
+    const Scenario sc = random_scenario(k);
+    const Plan plan = Plan::unroll(sc.pipeline);
+    const Trace t =
+        sim::simulate(sc, plan, sim::SimOptions{k + 1, {}, Duration::from_s(10LL * 365 * 24 * 3600)});
+    check_invariants(sc, plan, t);
+    evicted += count_outcome(t, Outcome::evicted);
+    failed += count_outcome(t, Outcome::failed);
+    tasks_failed += t.tasks_failed;
+    for (std::uint32_t cap : plan.limiters()) limited += cap > 0 ? 1 : 0;
+  }
+  // The random scenarios do exercise evictions, failures, reported task failures and limits.
+  CHECK(evicted > 0);
+  CHECK(failed > 0);
+  CHECK(tasks_failed > 0);
+  CHECK(limited > 0);
+}
+
+TEST_CASE("Simulator: the same scenario and seed give the same trace; other seeds differ", "[sim]") {
+  for (std::uint64_t k : {3u, 17u, 101u}) {
+    const Scenario sc = random_scenario(k);
+    const Plan plan = Plan::unroll(sc.pipeline);
+    auto json = [&](std::uint64_t seed) {
+      std::ostringstream out;
+      write_trace_json(out, sim::simulate(sc, plan, sim::SimOptions{seed, {}, Duration::from_s(1LL << 30)}));
+      return out.str();
+    };
+    CHECK(json(7) == json(7));
+  }
+  // A noisy fan-out: every task's duration depends on the seed.
+  Step w = loop(task("w", 10), 50);
+  w.component.duration.lognormal_sigma = 0.3;
+  const Scenario sc = scenario({w}, {pool("p", 5, 4000)});
+  CHECK(makespan(run(sc, 1)) != makespan(run(sc, 2)));
+  const Trace a = run(sc, 5), b = run(sc, 5);
+  REQUIRE(a.attempts.size() == b.attempts.size());
+  for (std::size_t i = 0; i < a.attempts.size(); ++i) {
+    CHECK(a.attempts[i].started == b.attempts[i].started);
+    CHECK(a.attempts[i].finished == b.attempts[i].finished);
+    CHECK(a.attempts[i].node == b.attempts[i].node);
+  }
+}
+
+TEST_CASE("Simulator: common random numbers: a task's duration does not depend on the cluster", "[sim]") {
+  Step w = loop(task("w", 10), 40);
+  w.component.duration.lognormal_sigma = 0.5;
+  w.component.duration.straggler_p = 0.1;
+  w.component.duration.straggler_factor = 4;
+  const Trace small = run(scenario({w}, {pool("p", 2, 2000)}), 9);
+  const Trace large = run(scenario({w}, {pool("p", 20, 8000)}), 9);
+  REQUIRE(small.attempts.size() == large.attempts.size());
+  std::map<TaskId, Duration> d_small;
+  for (const AttemptRecord& a : small.attempts) d_small[a.task] = a.finished - a.started;
+  for (const AttemptRecord& a : large.attempts) CHECK(a.finished - a.started == d_small.at(a.task));
+  CHECK(makespan(large) < makespan(small));
+}

@@ -25,6 +25,7 @@ build-bench: setup
 demo: build-release
 	build/release/shardflow validate $(DEMO_SCENARIO)
 	build/release/shardflow explain $(DEMO_SCENARIO)
+	build/release/shardflow simulate $(DEMO_SCENARIO) --out out/demo
 
 test: build-dev
 	ctest --preset dev

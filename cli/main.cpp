@@ -1,13 +1,103 @@
 // The `shardflow` command: CLI11 wiring only; the work lives in the layers.
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
-#include <iostream>
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/plan_summary.hpp>
+#include <shardflow/core/scenario.hpp>
+
+#include "commands.hpp"
+
+namespace shardflow::cli {
+namespace {
+
+std::string count(std::uint64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+int validate(const std::vector<std::string>& files) {
+  for (const std::string& f : files) {
+    const Scenario s = load_scenario_file(f);
+    const Plan plan = Plan::unroll(s.pipeline);
+    int nodes = 0;
+    for (const NodePool& p : s.cluster.node_pools) nodes += p.count;
+    std::cout << f << ": ok (" << count(plan.task_count(), "task") << " from "
+              << count(plan.steps().size(), "component step") << "; "
+              << count(static_cast<std::uint64_t>(nodes), "node") << " in "
+              << count(s.cluster.node_pools.size(), "pool") << ")\n";
+  }
+  return 0;
+}
+
+int explain(const std::string& file, bool json) {
+  const Scenario s = load_scenario_file(file);
+  const Plan plan = Plan::unroll(s.pipeline);
+  const PlanSummary summary = summarize(plan, s.pipeline);
+  if (json)
+    write_summary_json(std::cout, summary);
+  else
+    print_summary(std::cout, summary);
+  return 0;
+}
+
+}  // namespace
+}  // namespace shardflow::cli
 
 int main(int argc, char** argv) {
-  CLI::App app{"shardflow: simulate, benchmark and run fan-out/fan-in ML pipelines on Kubernetes"};
+  using namespace shardflow;
+  CLI::App app{
+      "shardflow: plan capacity for, benchmark and run fan-out/fan-in ML pipelines (Kubeflow ParallelFor, "
+      "sweeps) on Kubernetes.\n\nA scenario file (YAML, see docs/scenario-format.md) describes the pipeline "
+      "and "
+      "the cluster.\nStart with:  shardflow explain scenarios/shard-preprocess-train.yaml\n"};
   app.set_version_flag("--version", "shardflow 0.1.0");
-  app.require_subcommand(0);
-  CLI11_PARSE(app, argc, argv);
-  std::cout << app.help();
+  app.require_subcommand(1);
+  app.footer(
+      "Exit status: 0 success, 1 the run failed, 2 bad input (the message names file:line:column and "
+      "field).");
+
+  std::vector<std::string> validate_files;
+  auto* validate =
+      app.add_subcommand("validate", "Check scenario files; report every problem with file:line:col");
+  validate->add_option("files", validate_files, "Scenario files (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+
+  std::string explain_file;
+  bool explain_json = false;
+  auto* explain = app.add_subcommand(
+      "explain",
+      "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
+  explain->add_option("file", explain_file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+  explain->add_flag("--json", explain_json, "Print JSON instead of a table");
+
+  cli::SimulateArgs sim_args;
+  auto* simulate = cli::add_simulate_command(app, sim_args);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    if (validate->parsed()) return cli::validate(validate_files);
+    if (explain->parsed()) return cli::explain(explain_file, explain_json);
+    if (simulate->parsed()) return cli::run_simulate(sim_args);
+  } catch (const InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "shardflow: " << e.what() << "\n";
+    return 1;
+  }
   return 0;
 }

@@ -1,0 +1,147 @@
+// The `shardflow` command as a user meets it: exit codes, messages, files written.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::path(SHARDFLOW_BINARY_DIR) / "test-scratch" / "cli" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Runs `shardflow ARGS` from the source directory (so scenario paths read as a user types them).
+Result run(const std::string& args) {
+  const fs::path dir = scratch("run");
+  const std::string cmd = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && '" + SHARDFLOW_EXE + "' " +
+                          args + " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const int raw = std::system(cmd.c_str());
+  Result r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("cli: validate reports each scenario that loads", "[cli]") {
+  const Result r =
+      run("validate scenarios/argo-parallelism-limit.yaml scenarios/argo-parallelism-nested-dag.yaml");
+  CHECK(r.err == "");
+  CHECK(r.status == 0);
+  CHECK(r.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 1 node in 1 pool)\n"
+        "scenarios/argo-parallelism-nested-dag.yaml: ok (15 tasks from 15 component steps; 1 node in 1 "
+        "pool)\n");
+}
+
+TEST_CASE("cli: every scenario in scenarios/ validates", "[cli]") {
+  std::string files;
+  for (const auto& e : fs::directory_iterator(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios"))
+    if (e.path().extension() == ".yaml") files += " scenarios/" + e.path().filename().string();
+  REQUIRE(!files.empty());
+  const Result r = run("validate" + files);
+  CHECK(r.err == "");
+  CHECK(r.status == 0);
+}
+
+TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
+  SECTION("a scenario with a negative parallelism") {
+    const fs::path dir = scratch("bad");
+    std::ofstream(dir / "bad.yaml") << "name: bad\n"
+                                       "pipeline:\n"
+                                       "  steps:\n"
+                                       "    - name: shard\n"
+                                       "      parallel_for: {count: 4, parallelism: -2}\n"
+                                       "      resources: {cpu: 1}\n"
+                                       "cluster:\n"
+                                       "  node_pools: [{name: a, cpu: 4, memory: 8Gi, count: 1}]\n";
+    const Result r = run("validate '" + (dir / "bad.yaml").string() + "'");
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    CHECK(r.err == (dir / "bad.yaml").string() +
+                       ":5:45: pipeline.steps[0].parallel_for.parallelism: must be >= 0, got -2\n");
+  }
+  SECTION("a file that does not exist") {
+    const Result r = run("explain nope.yaml");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("nope.yaml") != std::string::npos);
+  }
+  SECTION("an unknown option") {
+    const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --sead 3");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--sead") != std::string::npos);
+  }
+  SECTION("a seed that is not a number") {
+    const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --seed many");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--seed") != std::string::npos);
+  }
+  SECTION("no command") {
+    const Result r = run("");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("A subcommand is required") != std::string::npos);
+  }
+}
+
+TEST_CASE("cli: --help teaches the commands", "[cli]") {
+  const Result r = run("--help");
+  CHECK(r.status == 0);
+  for (const char* word : {"validate", "explain", "simulate", "docs/scenario-format.md", "Exit status"})
+    CHECK(r.out.find(word) != std::string::npos);
+}
+
+TEST_CASE("cli: explain --json gives counts, critical path and work", "[cli]") {
+  const Result r = run("explain --json scenarios/argo-parallelism-limit.yaml");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["tasks"] == 10);
+  CHECK(j["joins"] == 0);
+  CHECK(j["critical_path_s"] == 10.0);
+  CHECK(j["total_work_s"] == 100.0);
+  CHECK(j["steps"][0]["parallelism"] == 2);
+}
+
+TEST_CASE("cli: simulate prints a summary and writes trace and metrics", "[cli]") {
+  const fs::path dir = scratch("simulate");
+  const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("makespan     50s (50.000 s)") != std::string::npos);
+  const auto metrics = nlohmann::json::parse(slurp(dir / "metrics.json"));
+  CHECK(metrics["makespan_s"] == 50.0);
+  CHECK(metrics["attempts"] == 10);
+  const std::string csv = slurp(dir / "trace.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 11);  // header + 10 attempts
+
+  SECTION("the same seed gives a byte-identical trace") {
+    const fs::path again = scratch("simulate-again");
+    REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --out '" + again.string() + "'").status ==
+            0);
+    CHECK(slurp(dir / "trace.json") == slurp(again / "trace.json"));
+  }
+}

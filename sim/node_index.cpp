@@ -29,13 +29,17 @@ void NodeIndex::pull(std::uint32_t i) {
   e.free.memory = std::max(a.free.memory, b.free.memory);
   e.free.gpu = std::max(a.free.gpu, b.free.gpu);
   e.free.pods = std::max(a.free.pods, b.free.pods);
+  e.least.cpu = std::min(a.least.cpu, b.least.cpu);
+  e.least.memory = std::min(a.least.memory, b.least.memory);
+  e.least.gpu = std::min(a.least.gpu, b.least.gpu);
+  e.least.pods = std::min(a.least.pods, b.least.pods);
   e.pools = a.pools | b.pools;
 }
 
 void NodeIndex::set(std::uint32_t slot, NodeFree free, std::uint32_t pool) {
   assert(slot < slots_ && pool < 64);
   std::uint32_t i = size_ + slot;
-  tree_[i] = Entry{free, std::uint64_t{1} << pool};
+  tree_[i] = Entry{free, free, std::uint64_t{1} << pool};
   for (i /= 2; i >= 1; i /= 2) pull(i);
 }
 

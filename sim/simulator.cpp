@@ -127,6 +127,12 @@ struct Slot {
   std::uint32_t idle_gen = 0;    // bumped when the node stops being idle
 };
 
+// A node's score for one class (cls = class + 1; 0 = nothing cached).
+struct ScoreCache {
+  std::uint32_t cls = 0;
+  std::int32_t score = 0;
+};
+
 struct PoolState {
   int nodes = 0;    // up or booting
   int booting = 0;  // requested, not yet up
@@ -563,7 +569,7 @@ class Model {
     PodClass& pc = classes_[best];
     const std::uint32_t a = pc.queue.pop_front();
     ++stats_.scheduling_attempts;
-    const std::uint32_t slot = find_node(pc);
+    const std::uint32_t slot = find_node(best);
     if (slot != kNoSlot) {
       pc.state = ClassState::active;
       bind(best, a, slot);
@@ -578,48 +584,55 @@ class Model {
     kick_scheduler();
   }
 
-  std::uint32_t find_node(const PodClass& pc) {
+  // kube-scheduler's findNodesThatFitPod + prioritizeNodes + selectHost. The search starts at
+  // next_start_ and stops after numFeasibleNodesToFind fits; the start then moves past the nodes looked
+  // at. Scores are cached per (node, class) until the node changes: with hundreds of nodes scored per
+  // decision, nearly all of them are unchanged since the previous one. The winner is drawn uniformly
+  // among the top-scored nodes, as selectHost's reservoir sampling does, with one draw per decision.
+  std::uint32_t find_node(std::uint32_t c) {
+    const PodClass& pc = classes_[c];
     if (alive_nodes_ == 0 || !index_.may_fit(pc.request, pc.pools)) return kNoSlot;
     const std::int64_t want =
         num_feasible_nodes_to_find(sc_.cluster.scheduler.percentage_of_nodes_to_score, alive_nodes_);
-    const ScorePolicy policy = sc_.cluster.scheduler.policy;
-    const auto& pools = sc_.cluster.node_pools;
-    std::int64_t found = 0, best_score = -1, ties = 0;
-    std::uint32_t chosen = kNoSlot;
+    const std::uint32_t tag = c + 1;
+    // Plain pointers: the visitor runs for every feasible node, and vector members would be reloaded.
+    ScoreCache* cache = score_cache_.data();
+    std::uint32_t* top = top_.data();
+    std::size_t tops = 0;
+    std::int64_t found = 0, best_score = -1;
     const std::uint32_t processed =
         index_.for_each_fit(next_start_, pc.request, pc.pools, [&](std::uint32_t slot) {
-          const Slot& s = slots_[slot];
-          const NodePool& p = pools[s.pool];
-          std::int64_t score = 0;
-          switch (policy) {
-            case ScorePolicy::least_allocated:
-              score = least_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
-                                            {p.cpu, p.memory});
-              break;
-            case ScorePolicy::most_allocated:
-              score = most_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
-                                           {p.cpu, p.memory});
-              break;
-            case ScorePolicy::balanced_allocation:
-              score = balanced_allocation_score(
-                  {s.cpu_used + pc.request.cpu, s.memory_used + pc.request.memory}, {p.cpu, p.memory});
-              break;
-          }
-          ++found;
+          ScoreCache& entry = cache[slot];
+          if (entry.cls != tag) entry = {tag, static_cast<std::int32_t>(score_node(pc, slots_[slot]))};
+          const std::int64_t score = entry.score;
           if (score > best_score) {
             best_score = score;
-            chosen = slot;
-            ties = 1;
-          } else if (score == best_score) {
-            ++ties;
-            if (sched_rng_.below(static_cast<std::uint64_t>(ties)) == 0) chosen = slot;
+            tops = 0;
           }
-          return found < want;
+          if (score == best_score) top[tops++] = slot;
+          return ++found < want;
         });
     stats_.nodes_scored += static_cast<std::uint64_t>(found);
     if (index_.slots() > 0)
       next_start_ = static_cast<std::uint32_t>((next_start_ + processed) % index_.slots());
-    return chosen;
+    if (tops == 0) return kNoSlot;
+    return tops == 1 ? top[0] : top[sched_rng_.below(tops)];
+  }
+
+  [[nodiscard]] std::int64_t score_node(const PodClass& pc, const Slot& s) const {
+    const NodePool& p = sc_.cluster.node_pools[s.pool];
+    switch (sc_.cluster.scheduler.policy) {
+      case ScorePolicy::least_allocated:
+        return least_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
+                                     {p.cpu, p.memory});
+      case ScorePolicy::most_allocated:
+        return most_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
+                                    {p.cpu, p.memory});
+      case ScorePolicy::balanced_allocation:
+        return balanced_allocation_score({s.cpu_used + pc.request.cpu, s.memory_used + pc.request.memory},
+                                         {p.cpu, p.memory});
+    }
+    return 0;
   }
 
   void mark_unschedulable(std::uint32_t c) {
@@ -710,6 +723,7 @@ class Model {
   }
 
   void update_index(std::uint32_t slot) {
+    score_cache_[slot].cls = 0;  // the node changed: its cached score is stale
     const Slot& s = slots_[slot];
     const NodePool& p = sc_.cluster.node_pools[s.pool];
     index_.set(slot, {p.cpu - s.cpu_used, p.memory - s.memory_used, p.gpu - s.gpu_used, p.max_pods - s.pods},
@@ -895,6 +909,8 @@ class Model {
     } else {
       slot = static_cast<std::uint32_t>(slots_.size());
       slots_.push_back(Slot{});
+      score_cache_.push_back({});
+      top_.push_back(0);
       image_ready_.resize(image_ready_.size() + images_);
       index_.resize(slot + 1);
     }
@@ -1073,10 +1089,12 @@ class Model {
   bool decide_pending_ = false;
   std::uint32_t next_start_ = 0;
   std::vector<std::uint32_t> evicted_;
+  std::vector<std::uint32_t> top_;  // the top-scored nodes of the current decision (one per slot)
 
   // Nodes.
   NodeIndex index_;
   std::vector<Slot> slots_;
+  std::vector<ScoreCache> score_cache_;  // per slot, reset when the node changes
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> record_pool_;
   std::vector<PoolState> pool_;

@@ -11,7 +11,7 @@ using namespace shardflow;
 using namespace shardflow::sim;
 
 TEMPLATE_TEST_CASE("EventQueue: pops by time, ties in push order", "[sim]", BinaryHeap, QuaternaryHeap,
-                   DaryHeap<8>, PairingHeap) {
+                   RadixHeap, DaryHeap<8>, PairingHeap) {
   TestType q;
   std::uint64_t seq = 0;
   q.push(Event::make(SimTime::from_s(5), seq++, 1, 10));
@@ -26,7 +26,7 @@ TEMPLATE_TEST_CASE("EventQueue: pops by time, ties in push order", "[sim]", Bina
 }
 
 TEMPLATE_TEST_CASE("EventQueue: matches a sorted reference under random pushes and pops", "[sim]", BinaryHeap,
-                   QuaternaryHeap, DaryHeap<8>, PairingHeap) {
+                   RadixHeap, QuaternaryHeap, DaryHeap<8>, PairingHeap) {
   TestType q;
   std::vector<Event> ref;  // kept sorted by (time, seq)
   Rng rng(42);
@@ -34,8 +34,10 @@ TEMPLATE_TEST_CASE("EventQueue: matches a sorted reference under random pushes a
   std::int64_t now = 0;
   for (int i = 0; i < 20000; ++i) {
     if (ref.empty() || rng.below(3) != 0) {
-      // Few distinct times so that ties are frequent.
-      const Event e = Event::make(SimTime::from_ns(now + static_cast<std::int64_t>(rng.below(8))), seq++,
+      // Few distinct offsets so that ties are frequent, at scales far apart so that a radix heap
+      // redistributes across many buckets.
+      const auto offset = static_cast<std::int64_t>(rng.below(8) << (15 * rng.below(3)));
+      const Event e = Event::make(SimTime::from_ns(now + offset), seq++,
                                   static_cast<std::uint8_t>(rng.below(200)), static_cast<std::uint32_t>(i));
       q.push(e);
       ref.insert(std::upper_bound(ref.begin(), ref.end(), e, fires_before), e);

@@ -212,7 +212,7 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
 
 }  // namespace
 
-TEST_CASE("Simulator: invariants hold on 1,000 random scenarios", "[sim][slow]") {
+TEST_CASE("Simulator: invariants hold on 1,000 random scenarios", "[sim]") {
   std::uint64_t evicted = 0, failed = 0, tasks_failed = 0, limited = 0;
   for (std::uint64_t k = 0; k < 1000; ++k) {
     INFO("scenario " << k);

@@ -201,7 +201,60 @@ inline Event PairingHeap::pop() {
   return out;
 }
 
+/// A radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990) for monotone queues, which a discrete-event
+/// simulation is: no event is pushed earlier than the last one popped. Bucket b holds the events whose
+/// time first differs from the last popped time in bit b-1 (bucket 0: the same time). A pop takes
+/// from bucket 0, or empties the lowest non-empty bucket into lower ones around its minimum; each event
+/// moves down at most 64 times, and usually once or twice. Ties stay FIFO: events of equal time always
+/// share a bucket, pushes append, and redistribution is stable.
+class RadixHeap {
+ public:
+  void reserve(std::size_t n) { buckets_[0].reserve(n); }
+  void push(const Event& e) {
+    assert(e.time >= last_ && "radix heap: pushed before the last popped time");
+    buckets_[bucket_of(e.time)].push_back(e);
+    ++size_;
+  }
+  [[nodiscard]] const Event& top() const {
+    refill();
+    return buckets_[0][head_];
+  }
+  Event pop() {
+    assert(size_ > 0);
+    refill();
+    const Event e = buckets_[0][head_++];
+    --size_;
+    return e;
+  }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+
+ private:
+  [[nodiscard]] std::size_t bucket_of(std::int64_t t) const {
+    const auto x = static_cast<std::uint64_t>(t ^ last_);
+    return x == 0 ? 0 : 64 - static_cast<std::size_t>(__builtin_clzll(x));
+  }
+  void refill() const {
+    std::vector<Event>& b0 = buckets_[0];
+    if (head_ < b0.size()) return;
+    b0.clear();
+    head_ = 0;
+    std::size_t i = 1;
+    while (buckets_[i].empty()) ++i;
+    std::vector<Event>& bi = buckets_[i];
+    std::int64_t m = bi.front().time;
+    for (const Event& e : bi) m = e.time < m ? e.time : m;
+    last_ = m;
+    for (const Event& e : bi) buckets_[bucket_of(e.time)].push_back(e);
+    bi.clear();
+  }
+  mutable std::vector<Event> buckets_[65];
+  mutable std::size_t head_ = 0;  // next event of bucket 0
+  mutable std::int64_t last_ = 0;
+  std::size_t size_ = 0;
+};
+
 /// The queue the Simulator uses (the fastest in bench/sim_bench.cpp; see reports/sim-benchmarks.md).
-using EventQueue = QuaternaryHeap;
+using EventQueue = RadixHeap;
 
 }  // namespace shardflow::sim

@@ -69,12 +69,18 @@ class NodeIndex {
  private:
   static constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
   struct Entry {
-    NodeFree free;
-    std::uint64_t pools = 0;
+    NodeFree free;            // per-resource maxima over the range
+    NodeFree least;           // per-resource minima over the range
+    std::uint64_t pools = 0;  // pools present in the range
   };
   static bool fits(const Entry& e, PodRequest r, std::uint64_t pools) {
     return (e.pools & pools) != 0 && e.free.pods >= 1 && e.free.cpu >= r.cpu && e.free.memory >= r.memory &&
            e.free.gpu >= r.gpu;
+  }
+  // Every node of the range fits (its minima fit and all its pools are allowed).
+  static bool all_fit(const Entry& e, PodRequest r, std::uint64_t pools) {
+    return (e.pools & ~pools) == 0 && e.least.pods >= 1 && e.least.cpu >= r.cpu &&
+           e.least.memory >= r.memory && e.least.gpu >= r.gpu;
   }
   void pull(std::uint32_t i);
   // Returns false when the visitor stopped the search.
@@ -82,10 +88,14 @@ class NodeIndex {
   bool walk(std::uint32_t i, std::uint32_t lo, std::uint32_t hi, std::uint32_t qlo, std::uint32_t qhi,
             PodRequest r, std::uint64_t pools, Visit& visit, std::uint32_t& stopped_at) const {
     if (hi <= qlo || qhi <= lo || !fits(tree_[i], r, pools)) return true;
-    if (hi - lo == 1) {
-      if (visit(lo)) return true;
-      stopped_at = lo;
-      return false;
+    if (hi - lo == 1 || (qlo <= lo && hi <= qhi && all_fit(tree_[i], r, pools))) {
+      // A leaf, or a range where every node fits: visit them in order without descending.
+      for (std::uint32_t slot = lo; slot < hi; ++slot) {
+        if (visit(slot)) continue;
+        stopped_at = slot;
+        return false;
+      }
+      return true;
     }
     const std::uint32_t mid = lo + (hi - lo) / 2;
     return walk(2 * i, lo, mid, qlo, qhi, r, pools, visit, stopped_at) &&

@@ -1,0 +1,238 @@
+// Simulator benchmarks.
+//   sim_bench                       Google Benchmark: event queues (hold model), end-to-end runs, Complexity
+//   sim_bench --rss TASKS NODES     one end-to-end run in a child process; prints seconds and peak RSS (JSON)
+//
+// The hold model: a queue holding P pending events; each step pops the earliest event and pushes one a
+// random (exponential-like) time later, so the queue stays at P. Items per second = events per second.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <benchmark/benchmark.h>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/sim/engine.hpp>
+#include <shardflow/sim/event_queue.hpp>
+#include <shardflow/sim/random.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+using namespace shardflow;
+using namespace shardflow::sim;
+
+namespace {
+
+// Increments with mean ~1 ms from a fixed table (so that drawing them costs next to nothing).
+struct Increments {
+  static constexpr std::size_t kSize = 1 << 16;
+  std::int64_t v[kSize];
+  Increments() {
+    Rng r(12345);
+    for (auto& x : v) x = static_cast<std::int64_t>(r.exponential(1e6));
+  }
+};
+const Increments& increments() {
+  static const Increments inc;
+  return inc;
+}
+
+template <class Q>
+void BM_Hold(benchmark::State& state) {
+  const auto pending = static_cast<std::size_t>(state.range(0));
+  const Increments& inc = increments();
+  Q q;
+  q.reserve(pending + 1);
+  std::uint64_t seq = 0;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < pending; ++i)
+    q.push(Event::make(SimTime::from_ns(inc.v[k++ & (Increments::kSize - 1)]), seq++, 1, 0));
+  for (auto _ : state) {
+    const Event e = q.pop();
+    q.push(Event::make(SimTime::from_ns(e.time + inc.v[k++ & (Increments::kSize - 1)]), seq++, 1, e.target));
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK_TEMPLATE(BM_Hold, BinaryHeap)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_Hold, QuaternaryHeap)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_Hold, DaryHeap<8>)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_Hold, PairingHeap)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_Hold, RadixHeap)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+
+// The same hold model through the Engine (clock, sequence numbers, handler dispatch).
+void BM_EngineHold(benchmark::State& state) {
+  const auto pending = static_cast<std::uint32_t>(state.range(0));
+  const Increments& inc = increments();
+  for (auto _ : state) {
+    state.PauseTiming();
+    Engine engine;
+    engine.reserve(pending + 1);
+    std::size_t k = 0;
+    for (std::uint32_t i = 0; i < pending; ++i)
+      engine.schedule(Duration::from_ns(inc.v[k++ & (Increments::kSize - 1)]), 1, i);
+    const std::uint64_t target_events = 10'000'000;
+    state.ResumeTiming();
+    engine.run([&](const Event& e) {
+      if (engine.events_processed() >= target_events) {
+        engine.stop();
+        return;
+      }
+      engine.schedule(Duration::from_ns(inc.v[k++ & (Increments::kSize - 1)]), 1, e.target);
+    });
+    benchmark::DoNotOptimize(engine.now());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 10'000'000);
+}
+BENCHMARK(BM_EngineHold)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// The end-to-end workload: a ParallelFor of N shards (1 CPU, 2 GiB, 60 s lognormal, 2% stragglers x3,
+// 1% failures with 2 retries, input 64 MiB (exponential) read from shared storage at 100 GiB/s) -> aggregate -> 3 trainings,
+// on `nodes` nodes of 16 CPU / 64 GiB with the full scheduler model (LeastAllocated, adaptive
+// percentageOfNodesToScore, 1,000 decisions/s, 10 ms bind), image pulls and sandbox start.
+Scenario fan_out(std::uint32_t tasks, int nodes) {
+  Scenario sc;
+  sc.name = "bench-fan-out";
+  sc.pipeline.name = "bench";
+  Step shard;
+  shard.name = "preprocess";
+  shard.loop = Loop{tasks, {}, 0};
+  Component& c = shard.component;
+  c.resources = {1000, 2 * kGiB, 0};
+  c.duration.base = Duration::from_s(50);
+  c.duration.per_gib = Duration::from_s(40);
+  c.duration.lognormal_sigma = 0.3;
+  c.duration.straggler_p = 0.02;
+  c.duration.straggler_factor = 3;
+  c.failure.p = 0.01;
+  c.retries.max = 2;
+  c.retries.backoff = Duration::from_s(5);
+  c.input.dist = {Distribution::Kind::exponential, 64.0 * kMiB, 0};
+  c.image = "preprocess:1";
+  Step agg;
+  agg.name = "aggregate";
+  agg.deps = {0};
+  agg.component.resources = {4000, 16 * kGiB, 0};
+  agg.component.duration.base = Duration::from_s(60);
+  agg.component.image = "aggregate:1";
+  Step train;
+  train.name = "train";
+  train.deps = {1};
+  train.loop = Loop{3, {}, 3};
+  train.component.resources = {8000, 32 * kGiB, 0};
+  train.component.duration.base = Duration::from_s(600);
+  train.component.image = "train:1";
+  sc.pipeline.steps = {shard, agg, train};
+  NodePool p;
+  p.name = "n2-standard-16";
+  p.count = nodes;
+  p.cpu = 16000;
+  p.memory = 64 * kGiB;
+  p.price_per_hour = 0.78;
+  sc.cluster.node_pools = {p};
+  sc.cluster.scheduler.decisions_per_second = 1000;
+  sc.cluster.scheduler.bind_latency = Duration::from_ms(10);
+  sc.cluster.storage.read_bytes_per_second = 100.0 * kGiB;
+  sc.overheads.image_pull_bytes_per_second = 200.0 * kMiB;
+  sc.overheads.default_image_size = kGiB;
+  sc.overheads.sandbox_start = Duration::from_s(1);
+  return sc;
+}
+
+void report(benchmark::State& state, const Trace& t, const SimStats& st) {
+  SimTime end = SimTime::zero();
+  for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
+  state.counters["makespan_s"] = end.seconds();
+  state.counters["attempts"] = static_cast<double>(t.attempts.size());
+  state.counters["events"] = static_cast<double>(st.events);
+  state.counters["sched_attempts"] = static_cast<double>(st.scheduling_attempts);
+  state.counters["nodes_scored_per_decision"] =
+      static_cast<double>(st.nodes_scored) /
+      static_cast<double>(std::max<std::uint64_t>(1, st.scheduling_attempts));
+}
+
+void BM_Simulate(benchmark::State& state) {
+  const auto tasks = static_cast<std::uint32_t>(state.range(0));
+  const auto nodes = static_cast<int>(state.range(1));
+  const Scenario sc = fan_out(tasks, nodes);
+  const Plan plan = Plan::unroll(sc.pipeline);
+  Trace t;
+  SimStats st;
+  for (auto _ : state) {
+    t = simulate(sc, plan, SimOptions{}, st);
+    benchmark::DoNotOptimize(t.attempts.data());
+  }
+  report(state, t, st);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * tasks);
+}
+// A 10,000-task scenario (target: under 50 ms), and the target case: 1M tasks on 10,000 nodes (under 10 s).
+BENCHMARK(BM_Simulate)->Args({10'000, 100})->Args({1'000'000, 10'000})->Unit(benchmark::kMillisecond);
+
+// How the cost per task grows with the number of tasks (fixed 1,000 nodes)...
+void BM_SimulateTasks(benchmark::State& state) {
+  BM_Simulate(state);
+  state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_SimulateTasks)
+    ->ArgsProduct({{10'000, 30'000, 100'000, 300'000}, {1000}})
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
+
+// ...and with the number of nodes (fixed 100,000 tasks).
+void BM_SimulateNodes(benchmark::State& state) {
+  BM_Simulate(state);
+  state.SetComplexityN(state.range(1));
+}
+BENCHMARK(BM_SimulateNodes)
+    ->ArgsProduct({{100'000}, {100, 1000, 3000, 10'000}})
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
+
+// Seconds and peak RSS of one run in a fresh child process.
+int rss_mode(std::uint32_t tasks, int nodes) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Scenario sc = fan_out(tasks, nodes);
+    const Plan plan = Plan::unroll(sc.pipeline);
+    const auto t1 = std::chrono::steady_clock::now();
+    SimStats st;
+    const Trace t = simulate(sc, plan, SimOptions{}, st);
+    const auto t2 = std::chrono::steady_clock::now();
+    SimTime end = SimTime::zero();
+    for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
+    std::printf(
+        "{\"tasks\": %u, \"nodes\": %d, \"unroll_seconds\": %.3f, \"simulate_seconds\": %.3f, \"events\": "
+        "%llu, "
+        "\"attempts\": %zu, \"makespan_s\": %.1f, ",
+        tasks, nodes, std::chrono::duration<double>(t1 - t0).count(),
+        std::chrono::duration<double>(t2 - t1).count(), static_cast<unsigned long long>(st.events),
+        t.attempts.size(), end.seconds());
+    std::fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  std::printf("\"peak_rss_mib\": %.1f}\n", static_cast<double>(u.ru_maxrss) / 1024.0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--rss") == 0) {
+    const auto tasks = static_cast<std::uint32_t>(argc >= 3 ? std::strtoul(argv[2], nullptr, 10) : 1'000'000);
+    const int nodes = argc >= 4 ? std::atoi(argv[3]) : 10'000;
+    return rss_mode(tasks, nodes);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

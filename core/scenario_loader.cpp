@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <shardflow/core/scenario.hpp>
@@ -437,7 +438,13 @@ Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::
     if (list->size() > std::numeric_limits<std::uint32_t>::max()) r.fail(*list, f, "too many items");
     std::size_t i = 0;
     for (const auto& item : *list) {
-      loop.items.push_back(items.convert(item, index_path(f, i), 0).dump());
+      const auto json = items.convert(item, index_path(f, i), 0);
+      try {
+        loop.items.push_back(json.dump());
+      } catch (const nlohmann::json::type_error&) {
+        // YAML text must be Unicode; yaml-cpp passes other bytes through, JSON cannot hold them.
+        r.fail(item, index_path(f, i), "is not valid UTF-8 text");
+      }
       ++i;
     }
     loop.count = static_cast<std::uint32_t>(loop.items.size());
@@ -1061,28 +1068,69 @@ Scenario read_scenario(const Reader& r, const Node& root) {
   return s;
 }
 
+SourceLocation location_of(const YAML::Mark& m, const std::string& file) {
+  if (m.is_null() || m.line < 0) return SourceLocation{file, 0, 0};
+  return SourceLocation{file, m.line + 1, m.column + 1};
+}
+
+// Records where each document starts; the events themselves are not needed.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  }
+  void OnMapEnd() override {}
+  std::vector<YAML::Mark> starts;
+};
+
+// A scenario is one YAML document. yaml-cpp's parser does not consume a stray flow token such as ","
+// or "}" at the top level: it reports an empty document and then "another document" at the same place
+// forever (YAML::LoadAll never returns, YAML::Load returns null). So we look at no more than three
+// document starts and call a start that does not move a syntax error.
+void check_single_document(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts docs;
+  while (docs.starts.size() < 3 && parser.HandleNextDocument(docs)) {
+    const auto n = docs.starts.size();
+    if (n >= 2 && docs.starts[n - 1].pos == docs.starts[n - 2].pos) {
+      const YAML::Mark& m = docs.starts.back();
+      const std::string what = m.pos >= 0 && static_cast<std::size_t>(m.pos) < text.size()
+                                   ? quote(text.substr(static_cast<std::size_t>(m.pos), 1))
+                                   : "text";
+      throw InputError(location_of(m, file), "", "YAML syntax error: unexpected " + what);
+    }
+  }
+  if (docs.starts.size() > 1)
+    throw InputError(location_of(docs.starts[1], file), "",
+                     "expected one YAML document, found more than one");
+}
+
 }  // namespace
 
 Scenario load_scenario_text(std::string_view yaml, const std::string& file) {
   const Reader r(file);
-  std::vector<Node> docs;
+  const std::string text(yaml);
+  const Node root = [&] {
+    try {
+      check_single_document(text, file);
+      return YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
+    }
+  }();
   try {
-    docs = YAML::LoadAll(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    SourceLocation where{file, 0, 0};
-    if (!e.mark.is_null() && e.mark.line >= 0)
-      where = SourceLocation{file, e.mark.line + 1, e.mark.column + 1};
-    throw InputError(where, "", "YAML syntax error: " + e.msg);
-  }
-  if (docs.size() > 1)
-    r.fail(docs[1], "", "expected one YAML document, found " + std::to_string(docs.size()));
-  try {
-    return read_scenario(r, docs.empty() ? Node() : docs[0]);
+    return read_scenario(r, root);
   } catch (const YAML::Exception& e) {
     // Only reached if a yaml-cpp accessor misbehaves; still a clear error rather than a crash.
-    throw InputError(SourceLocation{file, e.mark.is_null() ? 0 : e.mark.line + 1,
-                                    e.mark.is_null() ? 0 : e.mark.column + 1},
-                     "", e.msg);
+    throw InputError(location_of(e.mark, file), "", e.msg);
   }
 }
 

@@ -1,11 +1,12 @@
 # The two commands of the README, and a few more. Everything builds with CMake presets in build/<preset>.
 #   make demo    set up, build (release) and simulate the seed scenario; the report goes to out/demo
-#   make test    set up, build (dev: ASan + UBSan, warnings as errors) and run every test
+#   make test    set up, build (dev: ASan + UBSan, warnings as errors), run every test, fuzz the loader 30 s
 #   make bench   build (bench) and run the benchmarks, writing reports/
 .PHONY: demo test bench setup build-release build-dev build-bench fuzz format clean
 
 JOBS ?= $(shell nproc)
 DEMO_SCENARIO ?= scenarios/shard-preprocess-train.yaml
+FUZZ_SECONDS ?= 30
 
 setup:
 	scripts/setup
@@ -29,6 +30,8 @@ demo: build-release
 
 test: build-dev
 	ctest --preset dev
+	scripts/setup --fuzz
+	scripts/fuzz --seconds $(FUZZ_SECONDS)
 
 bench: build-bench
 	scripts/bench

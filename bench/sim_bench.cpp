@@ -90,8 +90,8 @@ void BM_EngineHold(benchmark::State& state) {
 BENCHMARK(BM_EngineHold)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // The end-to-end workload: a ParallelFor of N shards (1 CPU, 2 GiB, 60 s lognormal, 2% stragglers x3,
-// 1% failures with 2 retries, input 64 MiB (exponential) read from shared storage at 100 GiB/s) -> aggregate -> 3 trainings,
-// on `nodes` nodes of 16 CPU / 64 GiB with the full scheduler model (LeastAllocated, adaptive
+// 1% failures with 3 retries, input 64 MiB (exponential) read from shared storage at 100 GiB/s) -> aggregate
+// -> 3 trainings, on `nodes` nodes of 16 CPU / 64 GiB with the full scheduler model (LeastAllocated, adaptive
 // percentageOfNodesToScore, 1,000 decisions/s, 10 ms bind), image pulls and sandbox start.
 Scenario fan_out(std::uint32_t tasks, int nodes) {
   Scenario sc;
@@ -108,7 +108,7 @@ Scenario fan_out(std::uint32_t tasks, int nodes) {
   c.duration.straggler_p = 0.02;
   c.duration.straggler_factor = 3;
   c.failure.p = 0.01;
-  c.retries.max = 2;
+  c.retries.max = 3;
   c.retries.backoff = Duration::from_s(5);
   c.input.dist = {Distribution::Kind::exponential, 64.0 * kMiB, 0};
   c.image = "preprocess:1";
@@ -147,6 +147,7 @@ void report(benchmark::State& state, const Trace& t, const SimStats& st) {
   for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
   state.counters["makespan_s"] = end.seconds();
   state.counters["attempts"] = static_cast<double>(t.attempts.size());
+  state.counters["tasks_failed"] = static_cast<double>(t.tasks_failed);
   state.counters["events"] = static_cast<double>(st.events);
   state.counters["sched_attempts"] = static_cast<double>(st.scheduling_attempts);
   state.counters["nodes_scored_per_decision"] =
@@ -191,6 +192,35 @@ BENCHMARK(BM_SimulateNodes)
     ->Unit(benchmark::kMillisecond)
     ->Complexity();
 
+// The workload of bench/simpy_compare.py, to compare with SimPy (bench/simpy_compare.sh): the same
+// shape with constant durations, 5 s pulls, no storage, no failures, so both must give the same makespan.
+Scenario simpy_workload(std::uint32_t tasks, int nodes) {
+  Scenario sc = fan_out(tasks, nodes);
+  Component& c = sc.pipeline.steps[0].component;
+  c.duration = DurationModel{};
+  c.duration.base = Duration::from_s(60);
+  c.failure.p = 0;
+  c.input = InputSize{};
+  sc.cluster.storage.read_bytes_per_second = 0;
+  sc.overheads.default_image_size = 1000 * kMiB;            // 5 s at 200 MiB/s
+  sc.cluster.scheduler.percentage_of_nodes_to_score = 100;  // the SimPy model scores every node
+  return sc;
+}
+
+void BM_SimpyWorkload(benchmark::State& state) {
+  const Scenario sc =
+      simpy_workload(static_cast<std::uint32_t>(state.range(0)), static_cast<int>(state.range(1)));
+  const Plan plan = Plan::unroll(sc.pipeline);
+  Trace t;
+  SimStats st;
+  for (auto _ : state) {
+    t = simulate(sc, plan, SimOptions{}, st);
+    benchmark::DoNotOptimize(t.attempts.data());
+  }
+  report(state, t, st);
+}
+BENCHMARK(BM_SimpyWorkload)->Args({20'000, 100})->Args({2000, 20})->Args({20'000, 1000})->Args({100'000, 1000})->Unit(benchmark::kMillisecond);
+
 // Seconds and peak RSS of one run in a fresh child process.
 int rss_mode(std::uint32_t tasks, int nodes) {
   const pid_t pid = fork();
@@ -207,10 +237,10 @@ int rss_mode(std::uint32_t tasks, int nodes) {
     std::printf(
         "{\"tasks\": %u, \"nodes\": %d, \"unroll_seconds\": %.3f, \"simulate_seconds\": %.3f, \"events\": "
         "%llu, "
-        "\"attempts\": %zu, \"makespan_s\": %.1f, ",
+        "\"attempts\": %zu, \"tasks_failed\": %llu, \"makespan_s\": %.1f, ",
         tasks, nodes, std::chrono::duration<double>(t1 - t0).count(),
         std::chrono::duration<double>(t2 - t1).count(), static_cast<unsigned long long>(st.events),
-        t.attempts.size(), end.seconds());
+        t.attempts.size(), static_cast<unsigned long long>(t.tasks_failed), end.seconds());
     std::fflush(stdout);
     _exit(0);
   }

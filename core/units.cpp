@@ -51,6 +51,8 @@ std::size_t read_number(std::string_view s, bool allow_exponent, long double& ou
   return i;
 }
 
+constexpr long double kInt64MaxLd = 9223372036854775807.0L;
+
 std::string quoted(std::string_view s) {
   return "\"" + std::string(s) + "\"";
 }
@@ -69,6 +71,8 @@ Duration parse_duration(std::string_view text) {
   if (s[0] == '-' || s[0] == '+') {
     neg = s[0] == '-';
     s.remove_prefix(1);
+    if (s.empty())
+      throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got " + quoted(text));
   }
   long double total_ns = 0;
   bool first = true;
@@ -79,7 +83,10 @@ Duration parse_duration(std::string_view text) {
       throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got " + quoted(text));
     s.remove_prefix(n);
     std::size_t u = 0;
-    while (u < s.size() && std::isalpha(static_cast<unsigned char>(s[u]))) ++u;
+    // Bytes >= 0x80 belong to the unit too, so that the UTF-8 "µs" reaches the unit table.
+    while (u < s.size() &&
+           (std::isalpha(static_cast<unsigned char>(s[u])) || static_cast<unsigned char>(s[u]) >= 0x80))
+      ++u;
     std::string_view unit = s.substr(0, u);
     s.remove_prefix(u);
     long double scale = 0;
@@ -107,7 +114,8 @@ Duration parse_duration(std::string_view text) {
     total_ns += v * scale;
     first = false;
   }
-  if (total_ns > 9.2e18L) throw std::invalid_argument("duration " + quoted(text) + " is too large");
+  // long double holds INT64_MAX exactly, so the limit is the real one.
+  if (total_ns > kInt64MaxLd) throw std::invalid_argument("duration " + quoted(text) + " is too large");
   auto ns = static_cast<std::int64_t>(std::llround(total_ns));
   return Duration::from_ns(neg ? -ns : ns);
 }
@@ -157,6 +165,8 @@ ByteCount parse_bytes(std::string_view text) {
   if (n == 0) throw std::invalid_argument(expected + ", got " + quoted(text));
   s.remove_prefix(n);
   if (s.size() >= 2 && s.back() == 'B' && s != "B") s.remove_suffix(1);  // "GiB" -> "Gi", "GB" -> "G"
+  if (s == "B" && text.size() >= 2 && text.substr(text.size() - 2) == "BB")
+    throw std::invalid_argument(expected + ", got " + quoted(text));
   long double mult = 0;
   if (s.empty() || s == "B")
     mult = 1;
@@ -187,7 +197,7 @@ ByteCount parse_bytes(std::string_view text) {
   else
     throw std::invalid_argument(expected + ", got " + quoted(text));
   long double bytes = v * mult;
-  if (bytes > 9.2e18L) throw std::invalid_argument("size " + quoted(text) + " is too large");
+  if (bytes > kInt64MaxLd) throw std::invalid_argument("size " + quoted(text) + " is too large");
   auto b = static_cast<ByteCount>(std::ceil(bytes - 1e-9L));
   return neg ? -b : b;
 }
@@ -200,22 +210,19 @@ double parse_rate(std::string_view text) {
 }
 
 std::string format_duration(Duration d) {
-  std::int64_t ns = d.ns();
-  std::string out;
-  if (ns < 0) {
-    out = "-";
-    ns = -ns;
-  }
+  // Unsigned magnitude: negating the most negative int64 would overflow.
+  std::uint64_t ns = d.ns() < 0 ? 0 - static_cast<std::uint64_t>(d.ns()) : static_cast<std::uint64_t>(d.ns());
+  std::string out = d.ns() < 0 ? "-" : "";
   if (ns == 0) return "0s";
-  const std::int64_t h = ns / 3'600'000'000'000LL;
-  ns %= 3'600'000'000'000LL;
-  const std::int64_t m = ns / 60'000'000'000LL;
-  ns %= 60'000'000'000LL;
+  const std::uint64_t h = ns / 3'600'000'000'000ULL;
+  ns %= 3'600'000'000'000ULL;
+  const std::uint64_t m = ns / 60'000'000'000ULL;
+  ns %= 60'000'000'000ULL;
   if (h) out += std::to_string(h) + "h";
   if (m) out += std::to_string(m) + "m";
   if (ns || (!h && !m)) {
-    const std::int64_t s = ns / 1'000'000'000LL;
-    std::int64_t frac = ns % 1'000'000'000LL;
+    const std::uint64_t s = ns / 1'000'000'000ULL;
+    const std::uint64_t frac = ns % 1'000'000'000ULL;
     if (!h && !m && s == 0) {
       if (frac % 1'000'000 == 0) return out + std::to_string(frac / 1'000'000) + "ms";
       if (frac % 1'000 == 0) return out + std::to_string(frac / 1'000) + "us";
@@ -251,7 +258,7 @@ std::string format_bytes(ByteCount b) {
 
 std::string format_cpu(MilliCpu c) {
   if (c % 1000 == 0) return std::to_string(c / 1000);
-  if (c % 100 == 0) {
+  if (c % 100 == 0 && (c >= 1000 || c <= -1000)) {  // under a core, "500m" reads better than "0.5"
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(c) / 1000.0);
     return buf;

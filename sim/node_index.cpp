@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 
 #include <shardflow/sim/node_index.hpp>
 
@@ -21,10 +22,11 @@ void NodeIndex::resize(std::uint32_t slots) {
   slots_ = std::max(slots_, slots);
 }
 
-void NodeIndex::pull(std::uint32_t i) {
+bool NodeIndex::pull(std::uint32_t i) {
   const Entry& a = tree_[2 * i];
   const Entry& b = tree_[2 * i + 1];
   Entry& e = tree_[i];
+  const Entry before = e;
   e.free.cpu = std::max(a.free.cpu, b.free.cpu);
   e.free.memory = std::max(a.free.memory, b.free.memory);
   e.free.gpu = std::max(a.free.gpu, b.free.gpu);
@@ -34,20 +36,24 @@ void NodeIndex::pull(std::uint32_t i) {
   e.least.gpu = std::min(a.least.gpu, b.least.gpu);
   e.least.pods = std::min(a.least.pods, b.least.pods);
   e.pools = a.pools | b.pools;
+  return std::memcmp(&before, &e, sizeof(Entry)) != 0;
 }
 
 void NodeIndex::set(std::uint32_t slot, NodeFree free, std::uint32_t pool) {
   assert(slot < slots_ && pool < 64);
   std::uint32_t i = size_ + slot;
   tree_[i] = Entry{free, free, std::uint64_t{1} << pool};
-  for (i /= 2; i >= 1; i /= 2) pull(i);
+  // Stop as soon as a range's summary does not change: its ancestors would not either.
+  for (i /= 2; i >= 1 && pull(i); i /= 2) {
+  }
 }
 
 void NodeIndex::clear(std::uint32_t slot) {
   assert(slot < slots_);
   std::uint32_t i = size_ + slot;
   tree_[i] = Entry{};
-  for (i /= 2; i >= 1; i /= 2) pull(i);
+  for (i /= 2; i >= 1 && pull(i); i /= 2) {
+  }
 }
 
 }  // namespace shardflow::sim

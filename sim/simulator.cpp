@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -173,18 +174,18 @@ std::uint64_t eligible_pools(const std::vector<NodePool>& pools,
   return mask;
 }
 
-std::string pod_name(const std::string& step_path, std::uint32_t item, std::uint32_t attempt) {
-  std::string name;
-  name.reserve(step_path.size() + 16);
+// "<step path, lower-cased, other characters as '-'>-<item>-<attempt>", a valid Kubernetes name part.
+void pod_name(std::string& out, const std::string& step_path, std::uint32_t item, std::uint32_t attempt) {
+  char buf[32];
+  out.reserve(step_path.size() + 22);
   for (char ch : step_path) {
     const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-    name += ok ? ch : (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : '-';
+    out += ok ? ch : (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : '-';
   }
-  name += '-';
-  name += std::to_string(item);
-  name += '-';
-  name += std::to_string(attempt);
-  return name;
+  out += '-';
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, item).ptr);
+  out += '-';
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, attempt).ptr);
 }
 
 class Model {
@@ -778,7 +779,15 @@ class Model {
     const Component& c = component(r.task);
     const DurationModel& m = c.duration;
     Rng rng = Rng::stream(opt_.seed, Stream::duration, r.task, r.attempt);
-    const double z = rng.normal();
+    // Without noise the normal draw is skipped, but its two uniforms are still consumed so that the
+    // straggler and failure draws are the same whatever sigma is.
+    double z = 0;
+    if (m.lognormal_sigma > 0) {
+      z = rng.normal();
+    } else {
+      rng.next();
+      rng.next();
+    }
     const double u_straggler = rng.uniform();
     const double u_fail = rng.uniform();
     const double gib = m.per_gib == Duration::zero() ? 0.0 : input_bytes(r.task) / static_cast<double>(kGiB);
@@ -1054,7 +1063,7 @@ class Model {
       n.down = end;
       if (n.up > end) n.up = end;
     }
-    for (AttemptRecord& r : trace_.attempts) r.pod = pod_name(trace_.steps[r.step], r.item, r.attempt);
+    for (AttemptRecord& r : trace_.attempts) pod_name(r.pod, trace_.steps[r.step], r.item, r.attempt);
   }
 
   const Scenario& sc_;

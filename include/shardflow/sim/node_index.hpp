@@ -60,7 +60,7 @@ class NodeIndex {
     if (slots_ == 0) return 0;
     if (from >= slots_) from = 0;
     std::uint32_t stopped_at = kNoSlot;
-    if (walk(1, 0, size_, from, slots_, r, pools, visit, stopped_at) && from > 0)
+    if (fits(tree_[1], r, pools) && walk(1, 0, size_, from, slots_, r, pools, visit, stopped_at) && from > 0)
       walk(1, 0, size_, 0, from, r, pools, visit, stopped_at);
     if (stopped_at == kNoSlot) return slots_;
     return (stopped_at >= from ? stopped_at - from : stopped_at + slots_ - from) + 1;
@@ -82,12 +82,13 @@ class NodeIndex {
     return (e.pools & ~pools) == 0 && e.least.pods >= 1 && e.least.cpu >= r.cpu &&
            e.least.memory >= r.memory && e.least.gpu >= r.gpu;
   }
-  void pull(std::uint32_t i);
+  bool pull(std::uint32_t i);  // recomputes a range from its halves; true if it changed
+  // Visits the fitting slots of [qlo, qhi) under node i, which covers [lo, hi), intersects the query
+  // and passed fits(). Children are tested before descending so that pruned ranges cost no call.
   // Returns false when the visitor stopped the search.
   template <class Visit>
   bool walk(std::uint32_t i, std::uint32_t lo, std::uint32_t hi, std::uint32_t qlo, std::uint32_t qhi,
             PodRequest r, std::uint64_t pools, Visit& visit, std::uint32_t& stopped_at) const {
-    if (hi <= qlo || qhi <= lo || !fits(tree_[i], r, pools)) return true;
     if (hi - lo == 1 || (qlo <= lo && hi <= qhi && all_fit(tree_[i], r, pools))) {
       // A leaf, or a range where every node fits: visit them in order without descending.
       for (std::uint32_t slot = lo; slot < hi; ++slot) {
@@ -98,8 +99,12 @@ class NodeIndex {
       return true;
     }
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    return walk(2 * i, lo, mid, qlo, qhi, r, pools, visit, stopped_at) &&
-           walk(2 * i + 1, mid, hi, qlo, qhi, r, pools, visit, stopped_at);
+    if (qlo < mid && fits(tree_[2 * i], r, pools) &&
+        !walk(2 * i, lo, mid, qlo, qhi, r, pools, visit, stopped_at))
+      return false;
+    if (mid < qhi && fits(tree_[2 * i + 1], r, pools))
+      return walk(2 * i + 1, mid, hi, qlo, qhi, r, pools, visit, stopped_at);
+    return true;
   }
 
   std::uint32_t slots_ = 0;

@@ -41,10 +41,11 @@ int explain(const std::string& file, bool json) {
   const Scenario s = load_scenario_file(file);
   const Plan plan = Plan::unroll(s.pipeline);
   const PlanSummary summary = summarize(plan, s.pipeline);
+  const double cpu_bound = cpu_capacity_bound_s(summary, s.cluster);
   if (json)
-    write_summary_json(std::cout, summary);
+    write_summary_json(std::cout, summary, cpu_bound);
   else
-    print_summary(std::cout, summary);
+    print_summary(std::cout, summary, cpu_bound);
   return 0;
 }
 

@@ -24,7 +24,20 @@ std::string human(double seconds) {
   return format_duration(Duration::from_ms(static_cast<std::int64_t>(std::llround(seconds * 1000))));
 }
 
+std::string plural(std::uint64_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 }  // namespace
+
+double cpu_capacity_bound_s(const PlanSummary& s, const Cluster& cluster) {
+  double cores = 0;
+  for (const NodePool& p : cluster.node_pools) {
+    const int nodes = std::max(p.count, p.autoscaling.max);
+    cores += static_cast<double>(p.cpu) / 1000.0 * nodes * p.speed;
+  }
+  return cores > 0 ? s.total_cpu_core_s / cores : 0;
+}
 
 double mean_task_seconds(const Plan& plan, TaskId t) {
   const Component& c = plan.steps()[plan.step_of(t)].component;
@@ -89,10 +102,10 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
   return s;
 }
 
-void print_summary(std::ostream& out, const PlanSummary& s) {
-  out << "pipeline " << s.pipeline << ": " << s.tasks << " tasks, " << s.joins << " joins, " << s.edges
-      << " dependency edges (widest fan-out " << s.max_fan_out << ", widest fan-in " << s.max_fan_in
-      << ")\n\n";
+void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s) {
+  out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task") << ", " << plural(s.joins, "join")
+      << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
+      << ", widest fan-in " << s.max_fan_in << ")\n\n";
   std::size_t w = 4;
   for (const StepSummary& st : s.steps) w = std::max(w, st.path.size());
   char line[512];
@@ -116,9 +129,12 @@ void print_summary(std::ostream& out, const PlanSummary& s) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "%.2f", s.total_cpu_core_s / 3600.0);
   out << "\ntotal work: " << human(s.total_work_s) << " of task time, " << buf << " core-hours requested\n";
+  if (cpu_bound_s > 0)
+    out << "CPU capacity bound: " << human(cpu_bound_s)
+        << "  -- the requested core-hours spread over every core of the cluster (at its largest)\n";
 }
 
-void write_summary_json(std::ostream& out, const PlanSummary& s) {
+void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_bound_s) {
   nlohmann::ordered_json j;
   j["pipeline"] = s.pipeline;
   j["tasks"] = s.tasks;
@@ -129,6 +145,7 @@ void write_summary_json(std::ostream& out, const PlanSummary& s) {
   j["critical_path_s"] = s.critical_path_s;
   j["total_work_s"] = s.total_work_s;
   j["total_cpu_core_s"] = s.total_cpu_core_s;
+  if (cpu_bound_s > 0) j["cpu_capacity_bound_s"] = cpu_bound_s;
   j["critical_path"] = s.critical_path;
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
   for (const StepSummary& st : s.steps) {

@@ -123,6 +123,7 @@ TEST_CASE("cli: explain --json gives counts, critical path and work", "[cli]") {
   CHECK(j["joins"] == 0);
   CHECK(j["critical_path_s"] == 10.0);
   CHECK(j["total_work_s"] == 100.0);
+  CHECK(j["cpu_capacity_bound_s"] == 100.0 / 16.0);  // 100 core-s over one 16-core node
   CHECK(j["steps"][0]["parallelism"] == 2);
 }
 

@@ -166,3 +166,19 @@ TEST_CASE("PlanSummary: mean durations follow the duration model", "[core][plan]
   CHECK(sum.total_work_s == Approx((75 + 120 + 480 + 30) * 1.06));
   CHECK(sum.critical_path_s == Approx(480 * 1.06));
 }
+
+TEST_CASE("PlanSummary: the CPU capacity bound spreads core-seconds over every core", "[core][plan]") {
+  const Pipeline pl = pipeline({component("a", 10), component("b", 20, {0}), component("c", 5, {0}),
+                                component("d", 1, {1, 2})});
+  const PlanSummary s = summarize(Plan::unroll(pl), pl);
+  Cluster c;
+  c.node_pools.resize(2);
+  c.node_pools[0].cpu = 2000;
+  c.node_pools[0].count = 3;      // 6 cores
+  c.node_pools[1].cpu = 1000;
+  c.node_pools[1].count = 1;
+  c.node_pools[1].autoscaling.max = 2;  // at its largest: 2 nodes of speed 3 = 6 core-equivalents
+  c.node_pools[1].speed = 3;
+  CHECK(cpu_capacity_bound_s(s, c) == 36.0 / 12.0);
+  CHECK(cpu_capacity_bound_s(s, Cluster{}) == 0);
+}

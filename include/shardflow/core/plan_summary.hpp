@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <shardflow/core/cluster.hpp>
 #include <shardflow/core/plan.hpp>
 
 namespace shardflow {
@@ -43,9 +44,13 @@ double mean_task_seconds(const Plan& plan, TaskId t);
 /// Summarizes a plan. Loop parallelism limits are taken from the pipeline (the plan keeps only limiters).
 PlanSummary summarize(const Plan& plan, const Pipeline& pipeline);
 
-/// Human-readable, for `shardflow explain`.
-void print_summary(std::ostream& out, const PlanSummary& s);
+/// A second lower bound on the makespan: the requested core-seconds divided by the cluster's cores (every
+/// pool at its largest size, times its speed). 0 for a cluster without CPUs.
+double cpu_capacity_bound_s(const PlanSummary& s, const Cluster& cluster);
+
+/// Human-readable, for `shardflow explain`; `cpu_bound_s` is printed when > 0.
+void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s = 0);
 /// Machine-readable, for `shardflow explain --json`.
-void write_summary_json(std::ostream& out, const PlanSummary& s);
+void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_bound_s = 0);
 
 }  // namespace shardflow

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/sim/random.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 #include "sim_builders.hpp"
@@ -363,4 +364,74 @@ TEST_CASE("Simulator: progress is reported up to 1", "[sim]") {
   REQUIRE(!seen.empty());
   CHECK(seen.back() == 1.0);
   CHECK(std::is_sorted(seen.begin(), seen.end()));
+}
+
+TEST_CASE("Simulator: a limited group loop admits all roots of an iteration together", "[sim]") {
+  // Four iterations of {a, b} (independent, 10 s each), two iterations at a time: 0-10 and 10-20.
+  Step g = group("g", {task("a", 10), task("b", 10)});
+  g.loop = Loop{4, {}, 2};
+  const Scenario sc = scenario({g}, {pool("p", 4, 16000)});
+  const Trace t = run(sc);
+  REQUIRE(t.attempts.size() == 8);
+  CHECK(makespan(t) == s(20));
+  for (const AttemptRecord& a : t.attempts) CHECK(a.started == s(a.item < 2 ? 0 : 10));
+}
+
+TEST_CASE("Simulator: a node failure at its sampled time evicts the pod; the replacement boots", "[sim]") {
+  // Node failure times come from the stream (seed, node, node record): find a seed whose first node
+  // fails within the task's run and whose replacement outlives the rerun.
+  NodePool p = pool("p", 1, 4000);
+  p.mtbf = Duration::from_s(10000);
+  p.autoscaling.boot_time = Duration::from_s(60);
+  std::uint64_t seed = 1;
+  double fail = 0;
+  for (;; ++seed) {
+    sim::Rng first = sim::Rng::stream(seed, sim::Stream::node, 0);
+    sim::Rng second = sim::Rng::stream(seed, sim::Stream::node, 1);
+    fail = first.exponential(10000);
+    if (fail < 50 && second.exponential(10000) > 1000) break;
+  }
+  const SimTime down = Duration::from_seconds(fail);
+  const Trace t = run(scenario({task("w", 100)}, {p}), seed);
+  REQUIRE(t.attempts.size() == 2);
+  CHECK(t.attempts[0].outcome == Outcome::evicted);
+  CHECK(t.attempts[0].started == s(0));
+  CHECK(t.attempts[0].finished == down);
+  CHECK(t.attempts[1].attempt == 1);
+  CHECK(t.attempts[1].submitted == down);
+  CHECK(t.attempts[1].started == down + s(60));
+  CHECK(t.attempts[1].outcome == Outcome::succeeded);
+  CHECK(makespan(t) == down + s(160));
+  REQUIRE(t.nodes.size() == 2);
+  CHECK(t.nodes[0].down == down);
+  CHECK(t.nodes[1].billed_from == down);
+  CHECK(t.nodes[1].up == down + s(60));
+  CHECK(t.tasks_failed == 0);
+}
+
+TEST_CASE("Simulator: percentageOfNodesToScore limits and rotates the nodes looked at", "[sim]") {
+  // 1,000 empty identical nodes: kube-scheduler scores 42% of them (420) per pod, starting where the
+  // previous search stopped. Even MostAllocated cannot pack the second pod next to the first: the
+  // first pod's node (somewhere in 0..419) is not among the nodes the second search looks at.
+  Scenario sc = scenario({loop(task("w", 10), 3)}, {pool("p", 1000, 4000)});
+  sc.cluster.scheduler.policy = ScorePolicy::most_allocated;
+  const Plan plan = Plan::unroll(sc.pipeline);
+  sim::SimStats stats;
+  const Trace t = sim::simulate(sc, plan, sim::SimOptions{}, stats);
+  CHECK(stats.nodes_scored == 3 * 420);
+  CHECK(stats.scheduling_attempts == 3);
+  std::vector<std::int32_t> node;
+  for (const AttemptRecord& a : t.attempts) node.push_back(a.node);
+  CHECK(node[0] < 420);
+  CHECK(node[1] >= 420);
+  CHECK(node[1] < 840);
+  CHECK((node[2] >= 840 || node[2] < 260));
+  SECTION("an explicit percentage") {
+    sc.cluster.scheduler.percentage_of_nodes_to_score = 100;
+    const Trace all = sim::simulate(sc, plan, sim::SimOptions{}, stats);
+    CHECK(stats.nodes_scored == 3000);
+    // Scoring every node, MostAllocated packs all three pods on one node.
+    CHECK(all.attempts[0].node == all.attempts[1].node);
+    CHECK(all.attempts[1].node == all.attempts[2].node);
+  }
 }

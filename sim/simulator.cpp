@@ -194,8 +194,8 @@ class Model {
       : sc_(scenario), plan_(plan), opt_(options), sched_rng_(Rng::stream(options.seed, Stream::scheduler)) {
     const auto& pools = sc_.cluster.node_pools;
     if (pools.size() > 64)
-      throw InputError({sc_.file, 0, 0}, "cluster.node_pools",
-                       "the simulator supports at most 64 node pools");
+      throw InputError(pools[64].where, "cluster.node_pools[64]",
+                       "the simulator supports at most 64 node pools, got " + std::to_string(pools.size()));
     trace_.backend = "sim";
     trace_.scenario = sc_.name;
     trace_.seed = opt_.seed;

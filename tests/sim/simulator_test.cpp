@@ -435,3 +435,20 @@ TEST_CASE("Simulator: percentageOfNodesToScore limits and rotates the nodes look
     CHECK(all.attempts[1].node == all.attempts[2].node);
   }
 }
+
+TEST_CASE("Simulator: more than 64 node pools is an input error naming the pool", "[sim]") {
+  std::vector<NodePool> pools;
+  for (int i = 0; i < 65; ++i) {
+    pools.push_back(pool("p" + std::to_string(i), 1, 1000));
+    pools.back().where = SourceLocation{"big.yaml", 10 + i, 7};
+  }
+  const Scenario sc = scenario({task("w", 1)}, pools);
+  const Plan plan = Plan::unroll(sc.pipeline);
+  try {
+    (void)sim::simulate(sc, plan, sim::SimOptions{});
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "big.yaml:74:7: cluster.node_pools[64]: the simulator supports at most 64 node pools, got 65");
+  }
+}

@@ -11,7 +11,7 @@ namespace shardflow::cli {
 
 struct SimulateArgs {
   std::string file;
-  std::optional<std::uint64_t> seed;
+  std::string seed_text;  // checked to be a uint64 by the option's validator
   std::string out_dir;
   bool quiet = false;
 };

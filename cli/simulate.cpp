@@ -1,3 +1,4 @@
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -39,7 +40,17 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
                          "Simulate a scenario on its modelled Kubernetes cluster; print a summary and write "
                          "the trace and metrics (JSON, CSV)");
   cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--seed", args.seed, "Random seed (default: the scenario's `seed`)");
+  // CLI11 2.1 wraps "-1" and 2^64 into a uint64 silently, so the seed is read as text and checked here.
+  cmd->add_option("--seed", args.seed_text, "Random seed, 0 to 2^64-1 (default: the scenario's `seed`)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            std::uint64_t v = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+              return "want a whole number from 0 to 18446744073709551615, got \"" + text + "\"";
+            return "";
+          },
+          "UINT64"));
   cmd->add_option(
       "--out", args.out_dir,
       "Directory for trace.json, trace.csv, metrics.json, metrics.csv (default: out/<scenario name>)");
@@ -54,7 +65,9 @@ int run_simulate(const SimulateArgs& args) {
   const Scenario scenario = load_scenario_file(args.file);
   const Plan plan = Plan::unroll(scenario.pipeline);
   sim::SimOptions options;
-  options.seed = args.seed.value_or(scenario.seed);
+  options.seed = scenario.seed;
+  if (!args.seed_text.empty())
+    std::from_chars(args.seed_text.data(), args.seed_text.data() + args.seed_text.size(), options.seed);
   const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
   if (show_progress)
     options.progress = [](double done) { std::fprintf(stderr, "\rsimulating... %3.0f%%", done * 100); };
@@ -74,10 +87,11 @@ int run_simulate(const SimulateArgs& args) {
 
   if (!args.quiet) {
     char line[256];
-    std::printf("simulated %s (seed %llu): %llu tasks, %llu attempts on %zu nodes in %.3f s of wall time\n",
+    std::printf("simulated %s (seed %llu): %llu tasks, %llu attempts on %zu node%s in %.3f s of wall time\n",
                 scenario.name.c_str(), static_cast<unsigned long long>(options.seed),
                 static_cast<unsigned long long>(plan.task_count()),
-                static_cast<unsigned long long>(m.attempts), trace.nodes.size(), wall);
+                static_cast<unsigned long long>(m.attempts), trace.nodes.size(),
+                trace.nodes.size() == 1 ? "" : "s", wall);
     std::printf("  makespan     %s (%.3f s); critical path of what ran %s\n",
                 human_seconds(m.makespan_s).c_str(), m.makespan_s, human_seconds(m.critical_path_s).c_str());
     std::printf("  cost         %.2f (price units per hour x node hours)\n", m.cost);

@@ -99,7 +99,14 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
   SECTION("a seed that is not a number") {
     const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --seed many");
     CHECK(r.status == 2);
-    CHECK(r.err.find("--seed") != std::string::npos);
+    CHECK(r.err.find("--seed: want a whole number from 0 to 18446744073709551615, got \"many\"") == 0);
+  }
+  SECTION("a negative seed or one past 2^64 - 1 (CLI11 alone would wrap them)") {
+    for (const char* seed : {"-1", "18446744073709551616"}) {
+      const Result r = run(std::string("simulate scenarios/argo-parallelism-limit.yaml --seed ") + seed);
+      CHECK(r.status == 2);
+      CHECK(r.err.find(std::string("got \"") + seed + "\"") != std::string::npos);
+    }
   }
   SECTION("no command") {
     const Result r = run("");

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -177,15 +179,14 @@ class Map {
       const Node k = it->first;
       if (!k.IsScalar()) r.fail(k, path_, "a key must be a plain name, " + got(k));
       const std::string& name = k.Scalar();
-      for (const auto& e : entries_) {
-        if (e.key == name)
-          r.fail(k, key_path(path_, name),
-                 "duplicate key " + quote(name) + " (first at line " + std::to_string(r.at(e.key_node).line) +
-                     ")");
-      }
+      if (const auto dup = index_.find(name); dup != index_.end())
+        r.fail(k, key_path(path_, name),
+               "duplicate key " + quote(name) + " (first at line " +
+                   std::to_string(r.at(entries_[dup->second].key_node).line) + ")");
       if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end())
         r.fail(k, key_path(path_, name), unknown_key_message(name, known));
       if (it->second.IsNull()) r.note_null_value(it->second, k.Mark());
+      index_.emplace(name, entries_.size());
       entries_.push_back({name, k, it->second});
     }
   }
@@ -208,9 +209,9 @@ class Map {
   }
 
   [[nodiscard]] std::optional<Node> get(std::string_view key) const {
-    for (const auto& e : entries_)
-      if (e.key == key) return e.value;
-    return std::nullopt;
+    const auto it = index_.find(key);
+    if (it == index_.end()) return std::nullopt;
+    return entries_[it->second].value;
   }
   [[nodiscard]] Node require(std::string_view key) const {
     if (auto v = get(key)) return *v;
@@ -218,9 +219,8 @@ class Map {
   }
   [[nodiscard]] bool has(std::string_view key) const { return get(key).has_value(); }
   [[nodiscard]] Node key_node(std::string_view key) const {
-    for (const auto& e : entries_)
-      if (e.key == key) return e.key_node;
-    return node_;
+    const auto it = index_.find(key);
+    return it == index_.end() ? node_ : entries_[it->second].key_node;
   }
   [[nodiscard]] std::string field(std::string_view key) const { return key_path(path_, key); }
   [[nodiscard]] const std::string& path() const { return path_; }
@@ -238,6 +238,7 @@ class Map {
   Node node_;
   std::string path_;
   std::vector<Entry> entries_;
+  std::map<std::string, std::size_t, std::less<>> index_;  // key -> entry; big mappings stay fast
 };
 
 // ---- scalars ----------------------------------------------------------------------------------------
@@ -699,6 +700,7 @@ class PipelineReader {
       r_.fail(n, field, "groups nest too deeply (more than " + std::to_string(kMaxGroupDepth) + " levels)");
     std::vector<Step> steps;
     std::vector<Pending> pending;
+    Names by_name;
     std::size_t i = 0;
     for (const auto& s : n) {
       if (++total_steps_ > kMaxSteps)
@@ -706,20 +708,21 @@ class PipelineReader {
                 "the pipeline has more than " + std::to_string(kMaxSteps) + " steps");
       Pending p;
       steps.push_back(read_step(s, index_path(field, i), depth, p));
-      for (std::size_t j = 0; j < steps.size() - 1; ++j) {
-        if (steps[j].name == steps.back().name)
-          r_.fail(*p.name_node, p.path + ".name",
-                  "duplicate step name " + quote(steps.back().name) + " (first at line " +
-                      std::to_string(steps[j].where.line) + ")");
-      }
+      const auto [first, added] = by_name.emplace(steps.back().name, steps.size() - 1);
+      if (!added)
+        r_.fail(*p.name_node, p.path + ".name",
+                "duplicate step name " + quote(steps.back().name) + " (first at line " +
+                    std::to_string(steps[first->second].where.line) + ")");
       pending.push_back(std::move(p));
       ++i;
     }
-    resolve(steps, pending);
+    resolve(steps, pending, by_name);
     return steps;
   }
 
  private:
+  using Names = std::map<std::string, std::size_t, std::less<>>;
+
   struct Pending {
     std::string path;
     std::optional<Node> name_node;  // optional: yaml-cpp's Node::operator= rewrites the node it refers to
@@ -739,11 +742,11 @@ class PipelineReader {
     if (auto a = m.get("after")) {
       const std::string f = m.field("after");
       expect_list(r_, *a, f);
+      std::set<std::string, std::less<>> seen;
       std::size_t i = 0;
       for (const auto& dep : *a) {
         std::string name = get_nonempty_string(r_, dep, index_path(f, i));
-        if (std::find(step.after.begin(), step.after.end(), name) != step.after.end())
-          r_.fail(dep, index_path(f, i), quote(name) + " is listed twice");
+        if (!seen.insert(name).second) r_.fail(dep, index_path(f, i), quote(name) + " is listed twice");
         step.after.push_back(std::move(name));
         p.after_nodes.push_back(dep);
         ++i;
@@ -798,25 +801,27 @@ class PipelineReader {
   }
 
   // Resolves `after` names into sibling indices, then rejects cycles, naming one.
-  void resolve(std::vector<Step>& steps, const std::vector<Pending>& pending) const {
+  void resolve(std::vector<Step>& steps, const std::vector<Pending>& pending, const Names& by_name) const {
     for (std::size_t i = 0; i < steps.size(); ++i) {
       for (std::size_t j = 0; j < steps[i].after.size(); ++j) {
         const std::string& want = steps[i].after[j];
         const std::string f = index_path(pending[i].path + ".after", j);
         const Node& at = pending[i].after_nodes[j];
         if (want == steps[i].name) r_.fail(at, f, "step " + quote(want) + " cannot wait for itself");
-        const auto it =
-            std::find_if(steps.begin(), steps.end(), [&](const Step& s) { return s.name == want; });
-        if (it == steps.end()) {
+        const auto it = by_name.find(want);
+        if (it == by_name.end()) {
+          constexpr std::size_t kListed = 10;  // a message, not a listing of a huge group
           std::vector<std::string> others;
           for (const auto& s : steps)
-            if (&s != &steps[i]) others.push_back(s.name);
+            if (&s != &steps[i] && others.size() < kListed) others.push_back(s.name);
+          const std::size_t rest = steps.size() - 1 - others.size();
           r_.fail(at, f,
                   "unknown step " + quote(want) +
                       (others.empty() ? std::string(" (no other steps here)")
-                                      : " (steps here: " + join(others) + ")"));
+                                      : " (steps here: " + join(others) +
+                                            (rest ? ", and " + std::to_string(rest) + " more" : "") + ")"));
         }
-        steps[i].deps.push_back(static_cast<StepIndex>(it - steps.begin()));
+        steps[i].deps.push_back(static_cast<StepIndex>(it->second));
       }
     }
     // Iterative depth-first search over "waits for" edges; a grey step met again closes a cycle.

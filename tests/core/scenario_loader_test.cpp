@@ -604,3 +604,22 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
     CHECK(got == c.message);
   }
 }
+
+TEST_CASE("ScenarioLoader: large groups load, and messages about them stay short", "[core]") {
+  std::string steps;
+  for (int i = 0; i < 5000; ++i) steps += "    - {name: s" + std::to_string(i) + "}\n";
+  SECTION("five thousand siblings and a fan-in over all of them") {
+    std::string fan_in = "    - name: all\n      after: [";
+    for (int i = 0; i < 5000; ++i) fan_in += (i ? ", s" : "s") + std::to_string(i);
+    const Scenario s = load_scenario_text(with_steps(steps + fan_in + "]\n"), "big.yaml");
+    REQUIRE(s.pipeline.steps.size() == 5001);
+    CHECK(s.pipeline.steps.back().deps.size() == 5000);
+    CHECK(s.pipeline.steps.back().deps[4999] == 4999);
+  }
+  SECTION("an unknown dependency lists ten siblings and counts the rest") {
+    CHECK(error_of(with_steps(steps + "    - {name: x, after: [nope]}\n")) ==
+          "bad.yaml:5007:25: pipeline.steps[5000].after[0]: unknown step \"nope\" (steps here: s0, s1, s2, "
+          "s3, "
+          "s4, s5, s6, s7, s8, s9, and 4990 more)");
+  }
+}

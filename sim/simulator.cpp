@@ -45,6 +45,17 @@ enum class TaskState : std::uint8_t { waiting, ready, blocked, admitted, done, f
 enum class ClassState : std::uint8_t { active, backoff, unschedulable };
 
 constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+
+// Seconds to a delay, clamped to [0, ~31 years]: absurd inputs (a 1 TB image at 1 B/s) give long but valid
+// times instead of overflowing the nanosecond clock.
+constexpr double kMaxDelayNs = 1e18;
+Duration delay_from_ns(double ns) {
+  if (!(ns > 0)) return Duration::zero();
+  return Duration::from_ns(ns >= kMaxDelayNs ? static_cast<std::int64_t>(kMaxDelayNs) : std::llround(ns));
+}
+Duration delay_from_seconds(double s) {
+  return delay_from_ns(s * 1e9);
+}
 constexpr Duration kUnschedulableFlush = Duration::from_s(300);  // podMaxInUnschedulablePodsDuration
 
 // A FIFO of ids that can also put one back at the front; grows by doubling, never shrinks.
@@ -176,8 +187,7 @@ std::uint64_t eligible_pools(const std::vector<NodePool>& pools,
 
 // "<step path, lower-cased, other characters as '-'>-<item>-<attempt>", a valid Kubernetes name part.
 void pod_name(std::string& out, const std::string& step_path, std::uint32_t item, std::uint32_t attempt) {
-  char buf[32];
-  out.reserve(step_path.size() + 22);
+  char buf[32];  // no reserve(): short names stay in std::string's inline buffer, with no allocation
   for (char ch : step_path) {
     const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
     out += ok ? ch : (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : '-';
@@ -202,8 +212,8 @@ class Model {
     for (const PlanStep& s : plan_.steps()) trace_.steps.push_back(s.path);
 
     const SchedulerConfig& sch = sc_.cluster.scheduler;
-    decision_cost_ = sch.decisions_per_second > 0 ? Duration::from_seconds(1.0 / sch.decisions_per_second)
-                                                  : Duration::zero();
+    decision_cost_ =
+        sch.decisions_per_second > 0 ? delay_from_seconds(1.0 / sch.decisions_per_second) : Duration::zero();
     const Overheads& ov = sc_.overheads;
     // Classes: one per step, then one for driver pods.
     std::vector<std::string> images;
@@ -219,7 +229,7 @@ class Model {
       if (it == images.end()) images.push_back(c.image);
       const ByteCount size = c.image_size >= 0 ? c.image_size : ov.default_image_size;
       pc.pull = ov.image_pull_bytes_per_second > 0
-                    ? Duration::from_seconds(static_cast<double>(size) / ov.image_pull_bytes_per_second)
+                    ? delay_from_seconds(static_cast<double>(size) / ov.image_pull_bytes_per_second)
                     : Duration::zero();
       classes_.push_back(std::move(pc));
     }
@@ -798,7 +808,7 @@ class Model {
     const double speed = sc_.cluster.node_pools[slots_[at.slot].pool].speed;
     if (speed > 0) ns /= speed;
     at.will_fail = u_fail < c.failure.p;
-    engine_.schedule(Duration::from_ns(std::max<std::int64_t>(0, std::llround(ns))), kRunDone, a);
+    engine_.schedule(delay_from_ns(ns), kRunDone, a);
   }
 
   void on_run_done(std::uint32_t a) {
@@ -855,8 +865,7 @@ class Model {
     const double left = std::max(0.0, readers_.front().target - storage_v_);
     const double secs =
         left * static_cast<double>(active_readers_) / sc_.cluster.storage.read_bytes_per_second;
-    engine_.schedule(Duration::from_ns(static_cast<std::int64_t>(std::ceil(secs * 1e9 - 1e-6))), kStorage, 0,
-                     storage_gen_);
+    engine_.schedule(delay_from_ns(std::ceil(secs * 1e9 - 1e-6)), kStorage, 0, storage_gen_);
   }
 
   void on_storage(std::uint32_t gen) {
@@ -943,7 +952,7 @@ class Model {
                                  ? rng.exponential(p.spot_mean_reclaim.seconds())
                                  : HUGE_VAL;
       const double t = std::min(fail, reclaim);
-      if (t < opt_.horizon.seconds()) engine_.schedule(Duration::from_seconds(t), kNodeFail, slot, s.gen);
+      if (t < opt_.horizon.seconds()) engine_.schedule(delay_from_seconds(t), kNodeFail, slot, s.gen);
     }
     became_idle(slot);
     if (booted) on_cluster_change();

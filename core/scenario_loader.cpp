@@ -115,7 +115,10 @@ std::string got(const Node& n) {
 
 std::string join(std::span<const std::string> names) {
   std::string out;
-  for (const auto& s : names) out += (out.empty() ? "" : ", ") + s;
+  for (const auto& s : names) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
   return out;
 }
 
@@ -204,7 +207,10 @@ class Map {
     if (best_d <= std::max<std::size_t>(2, name.size() / 3))
       return "unknown key " + quote(name) + " (did you mean \"" + std::string(best) + "\"?)";
     std::string list;
-    for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    for (auto k : known) {
+      if (!list.empty()) list += ", ";
+      list += k;
+    }
     return "unknown key " + quote(name) + " (expected one of: " + list + ")";
   }
 
@@ -484,7 +490,10 @@ Distribution read_distribution(const Reader& r, const Map& m) {
   for (const auto& e : m.entries()) {
     if (e.key == "distribution" || std::find(keys.begin(), keys.end(), e.key) != keys.end()) continue;
     std::string expected;
-    for (auto k : keys) expected += (expected.empty() ? "" : " and ") + std::string(k);
+    for (auto k : keys) {
+      if (!expected.empty()) expected += " and ";
+      expected += k;
+    }
     r.fail(e.key_node, m.field(e.key),
            "does not apply to a " + kind + " distribution (it takes " + expected + ")");
   }

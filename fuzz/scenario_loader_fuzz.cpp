@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    (void)shardflow::load_scenario_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.yaml");
+    (void)shardflow::load_scenario_text(std::string_view(reinterpret_cast<const char*>(data), size),
+                                        "fuzz.yaml");
   } catch (const shardflow::InputError&) {
     // Bad input, reported properly: the expected outcome for most inputs.
   }

@@ -623,3 +623,19 @@ TEST_CASE("ScenarioLoader: large groups load, and messages about them stay short
           "s4, s5, s6, s7, s8, s9, and 4990 more)");
   }
 }
+
+TEST_CASE("ScenarioLoader: every fuzz corpus file loads or gets an InputError", "[core]") {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(kSource + "/fuzz/corpus"))
+    files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 8);
+  for (const auto& f : files) {
+    INFO(f.string());
+    try {
+      (void)load_scenario_file(f.string());
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).rfind(f.string() + ":", 0) == 0);  // names the file, then a position
+    }
+  }
+}

@@ -1055,7 +1055,8 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads) {
 
 Scenario read_scenario(const Reader& r, const Node& root) {
   if (!root.IsDefined() || root.IsNull())
-    r.fail(root, "", "the file is empty; expected a mapping with name, pipeline and cluster");
+    throw InputError(SourceLocation{r.file(), 1, 1}, "",
+                     "the file is empty; expected a mapping with name, pipeline and cluster");
   if (!root.IsMap())
     r.fail(root, "", "the top level must be a mapping with name, pipeline and cluster, " + got(root));
   const Map m(r, root, "", kTopKeys);

@@ -403,7 +403,10 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
   };
   const std::vector<Case> cases = {
       {"YAML syntax", "name: [\n", "bad.yaml:2:1: YAML syntax error: end of sequence flow not found"},
-      {"empty file", "", "bad.yaml: the file is empty; expected a mapping with name, pipeline and cluster"},
+      {"empty file", "",
+       "bad.yaml:1:1: the file is empty; expected a mapping with name, pipeline and cluster"},
+      {"only comments", "# nothing here\n",
+       "bad.yaml:1:1: the file is empty; expected a mapping with name, pipeline and cluster"},
       {"top level not a mapping", "- a\n- b\n",
        "bad.yaml:1:1: the top level must be a mapping with name, pipeline and cluster, got a list"},
       {"two documents", "name: a\n---\nname: b\n",

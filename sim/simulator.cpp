@@ -9,6 +9,7 @@
 #include <shardflow/sim/engine.hpp>
 #include <shardflow/sim/node_index.hpp>
 #include <shardflow/sim/random.hpp>
+#include <shardflow/sim/score_tree.hpp>
 #include <shardflow/sim/scoring.hpp>
 #include <shardflow/sim/simulator.hpp>
 
@@ -45,6 +46,7 @@ enum class TaskState : std::uint8_t { waiting, ready, blocked, admitted, done, f
 enum class ClassState : std::uint8_t { active, backoff, unschedulable };
 
 constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+constexpr std::size_t kMaxTreeClasses = 16;
 
 // Seconds to a delay, clamped to [0, ~31 years]: absurd inputs (a 1 TB image at 1 B/s) give long but valid
 // times instead of overflowing the nanosecond clock.
@@ -273,6 +275,18 @@ class Model {
     std::uint32_t initial = 0;
     for (const NodePool& p : pools) initial += static_cast<std::uint32_t>(std::max(0, initial_count(p)));
     index_.resize(initial);
+    // Per-class score trees answer a decision in O(log n); with many classes, keeping every tree up to
+    // date on each node change would cost more than it saves, so the node index scan is used instead.
+    use_trees_ = opt_.node_search == NodeSearch::score_tree && classes_.size() <= kMaxTreeClasses;
+    if (use_trees_) {
+      // A class's tree is kept up to date only from its first pod until its step's last task is
+      // resolved, so that node changes update the trees of the steps that are running, not of all.
+      trees_.assign(classes_.size(), ScoreTree(initial));
+      tree_live_.assign(classes_.size(), 0);
+      class_left_.assign(classes_.size(), 0);
+      for (std::size_t i = 0; i < plan_.steps().size(); ++i) class_left_[i] = plan_.steps()[i].instances;
+      if (sc_.overheads.pods_per_task >= 2) class_left_[driver_class_] = plan_.task_count();
+    }
     slots_.reserve(initial);
     image_ready_.reserve(static_cast<std::size_t>(initial) * images_);
   }
@@ -460,6 +474,11 @@ class Model {
     if (resolved_ % progress_every_ == 0 && opt_.progress)
       opt_.progress(static_cast<double>(resolved_) / static_cast<double>(plan_.size()));
     if (!plan_.is_join(t)) {
+      if (use_trees_) {
+        if (--class_left_[plan_.step_of(t)] == 0) tree_live_[plan_.step_of(t)] = 0;
+        if (sc_.overheads.pods_per_task >= 2 && --class_left_[driver_class_] == 0)
+          tree_live_[driver_class_] = 0;
+      }
       for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
         if (--unit_left_[u] != 0) continue;
         if (unit_active_[u]) {
@@ -536,6 +555,12 @@ class Model {
   void enqueue(std::uint32_t c, std::uint32_t a) {
     att_[a].seq = pod_seq_++;
     PodClass& pc = classes_[c];
+    if (use_trees_ && !tree_live_[c]) {
+      tree_live_[c] = 1;
+      trees_[c].rebuild([&](std::uint32_t slot) {
+        return fits_on(pc, slots_[slot]) ? static_cast<std::int32_t>(score_node(pc, slots_[slot])) : -1;
+      });
+    }
     if (pc.queue.empty()) {
       pc.state = ClassState::active;
       pc.fails = 0;
@@ -601,6 +626,7 @@ class Model {
   // decision, nearly all of them are unchanged since the previous one. The winner is drawn uniformly
   // among the top-scored nodes, as selectHost's reservoir sampling does, with one draw per decision.
   std::uint32_t find_node(std::uint32_t c) {
+    if (use_trees_) return find_node_tree(c);
     const PodClass& pc = classes_[c];
     if (alive_nodes_ == 0 || !index_.may_fit(pc.request, pc.pools)) return kNoSlot;
     const std::int64_t want =
@@ -628,6 +654,26 @@ class Model {
       next_start_ = static_cast<std::uint32_t>((next_start_ + processed) % index_.slots());
     if (tops == 0) return kNoSlot;
     return tops == 1 ? top[0] : top[sched_rng_.below(tops)];
+  }
+
+  // The same decision as find_node's scan, from the class's score tree: the window of the first `want`
+  // feasible nodes from next_start_, its best score, and the j-th of the nodes sharing it.
+  std::uint32_t find_node_tree(std::uint32_t c) {
+    const ScoreTree& tree = trees_[c];
+    if (alive_nodes_ == 0 || tree.feasible() == 0) return kNoSlot;
+    const std::int64_t want =
+        num_feasible_nodes_to_find(sc_.cluster.scheduler.percentage_of_nodes_to_score, alive_nodes_);
+    const ScoreTree::Window w = tree.window(next_start_, static_cast<std::uint32_t>(want));
+    stats_.nodes_scored += w.found;
+    next_start_ = static_cast<std::uint32_t>((next_start_ + w.passed) % tree.slots());
+    return tree.nth_best(w, w.ties == 1 ? 0 : static_cast<std::uint32_t>(sched_rng_.below(w.ties)));
+  }
+
+  [[nodiscard]] bool fits_on(const PodClass& pc, const Slot& s) const {
+    const NodePool& p = sc_.cluster.node_pools[s.pool];
+    return s.alive && (pc.pools >> s.pool & 1) && s.pods < p.max_pods &&
+           p.cpu - s.cpu_used >= pc.request.cpu && p.memory - s.memory_used >= pc.request.memory &&
+           p.gpu - s.gpu_used >= pc.request.gpu;
   }
 
   [[nodiscard]] std::int64_t score_node(const PodClass& pc, const Slot& s) const {
@@ -736,6 +782,11 @@ class Model {
   void update_index(std::uint32_t slot) {
     score_cache_[slot].cls = 0;  // the node changed: its cached score is stale
     const Slot& s = slots_[slot];
+    if (use_trees_)
+      for (std::uint32_t c = 0; c < classes_.size(); ++c)
+        if (tree_live_[c])
+          trees_[c].set(slot,
+                        fits_on(classes_[c], s) ? static_cast<std::int32_t>(score_node(classes_[c], s)) : -1);
     const NodePool& p = sc_.cluster.node_pools[s.pool];
     index_.set(slot, {p.cpu - s.cpu_used, p.memory - s.memory_used, p.gpu - s.gpu_used, p.max_pods - s.pods},
                s.pool);
@@ -931,6 +982,7 @@ class Model {
       top_.push_back(0);
       image_ready_.resize(image_ready_.size() + images_);
       index_.resize(slot + 1);
+      for (ScoreTree& t : trees_) t.resize(slot + 1);
     }
     Slot& s = slots_[slot];
     const std::uint32_t gen = s.gen;
@@ -972,6 +1024,8 @@ class Model {
     ++s.gen;
     ++s.idle_gen;
     index_.clear(slot);
+    for (std::uint32_t c = 0; c < trees_.size(); ++c)
+      if (tree_live_[c]) trees_[c].set(slot, -1);
     free_slots_.push_back(slot);
     --alive_nodes_;
     --pool_[s.pool].nodes;
@@ -1111,6 +1165,10 @@ class Model {
 
   // Nodes.
   NodeIndex index_;
+  bool use_trees_ = false;
+  std::vector<ScoreTree> trees_;           // per class, when use_trees_
+  std::vector<std::uint8_t> tree_live_;    // the class's tree is up to date
+  std::vector<std::uint64_t> class_left_;  // unresolved tasks that may still create pods of the class
   std::vector<Slot> slots_;
   std::vector<ScoreCache> score_cache_;  // per slot, reset when the node changes
   std::vector<std::uint32_t> free_slots_;

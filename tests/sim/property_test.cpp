@@ -271,3 +271,38 @@ TEST_CASE("Simulator: common random numbers: a task's duration does not depend o
   for (const AttemptRecord& a : large.attempts) CHECK(a.finished - a.started == d_small.at(a.task));
   CHECK(makespan(large) < makespan(small));
 }
+
+TEST_CASE("Simulator: score trees and the node index scan make the same decisions", "[sim]") {
+  for (std::uint64_t k = 0; k < 300; ++k) {
+    INFO("scenario " << k);
+    const Scenario sc = random_scenario(k);
+    const Plan plan = Plan::unroll(sc.pipeline);
+    auto json = [&](sim::NodeSearch search, sim::SimStats& stats) {
+      sim::SimOptions opt;
+      opt.seed = k + 1;
+      opt.node_search = search;
+      std::ostringstream out;
+      write_trace_json(out, sim::simulate(sc, plan, opt, stats));
+      return out.str();
+    };
+    sim::SimStats tree_stats, scan_stats;
+    REQUIRE(json(sim::NodeSearch::score_tree, tree_stats) == json(sim::NodeSearch::node_index, scan_stats));
+    REQUIRE(tree_stats.nodes_scored == scan_stats.nodes_scored);
+    REQUIRE(tree_stats.scheduling_attempts == scan_stats.scheduling_attempts);
+  }
+  // And on a cluster large enough for percentageOfNodesToScore to matter, with two pod shapes.
+  Step small = loop(task("small", 30), 3000);
+  small.component.duration.lognormal_sigma = 0.4;
+  Step big = loop(task("big", 50, {}, 6000), 200);
+  Scenario sc = scenario({small, big, task("sum", 1, {0, 1})}, {pool("a", 300, 8000), pool("b", 200, 16000)});
+  for (ScorePolicy policy : {ScorePolicy::least_allocated, ScorePolicy::most_allocated}) {
+    sc.cluster.scheduler.policy = policy;
+    const Plan plan = Plan::unroll(sc.pipeline);
+    sim::SimOptions a, b;
+    b.node_search = sim::NodeSearch::node_index;
+    std::ostringstream ja, jb;
+    write_trace_json(ja, sim::simulate(sc, plan, a));
+    write_trace_json(jb, sim::simulate(sc, plan, b));
+    CHECK(ja.str() == jb.str());
+  }
+}

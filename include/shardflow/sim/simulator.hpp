@@ -40,11 +40,17 @@
 
 namespace shardflow::sim {
 
+/// How the scheduler model finds and ranks nodes. Both give identical decisions (tested); score_tree
+/// costs O(log nodes) per decision, node_index visits the nodes kube-scheduler would score (up to
+/// max(100, 5-50% of them)). score_tree is used for up to 16 pod classes (steps), node_index beyond.
+enum class NodeSearch : std::uint8_t { score_tree, node_index };
+
 struct SimOptions {
   std::uint64_t seed = 1;                              // the lead passes scenario.seed or --seed
   std::function<void(double done_fraction)> progress;  // optional; called about every 1% of tasks
   /// Stop simulating at this simulated time even if tasks remain (they are reported cancelled).
   Duration horizon = Duration::from_s(10LL * 365 * 24 * 3600);
+  NodeSearch node_search = NodeSearch::score_tree;
 };
 
 /// Runs the plan on the scenario's cluster; returns the trace (backend "sim").

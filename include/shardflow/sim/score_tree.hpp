@@ -1,0 +1,82 @@
+// Per pod class, which nodes are feasible and how they score, arranged so that one scheduling decision
+// costs O(log n) whatever the number of nodes kube-scheduler would look at.
+//
+// A segment tree over node slots; leaf = the node's score for the class, or -1 if the pod does not fit
+// there. Each range keeps the number of feasible nodes, the best score and how many feasible nodes have
+// it. A decision then asks:
+//   1. where does the search that starts at `from` and stops after `want` feasible nodes end
+//      (kube-scheduler's findNodesThatPassFilters with numFeasibleNodesToFind and nextStartNodeIndex),
+//   2. what is the best score in that window and how many nodes share it,
+//   3. which is the j-th of those, in the order the search met them (selectHost's pick).
+// The answers are exactly those of visiting the window node by node (NodeIndex::for_each_fit), which
+// tests/sim/score_tree_test.cpp checks against a brute-force scan.
+//
+//   ScoreTree t(4);
+//   t.set(0, 70); t.set(1, -1); t.set(2, 90); t.set(3, 90);
+//   ScoreTree::Window w = t.window(/*from=*/1, /*want=*/2);  // nodes 2, 3: best 90, ties 2, passed 3
+//   std::uint32_t second = t.nth_best(w, 1);                 // 3
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace shardflow::sim {
+
+class ScoreTree {
+ public:
+  explicit ScoreTree(std::uint32_t slots = 0) { resize(slots); }
+
+  [[nodiscard]] std::uint32_t slots() const { return slots_; }
+  /// Grows to at least `slots` slots; new slots are not feasible.
+  void resize(std::uint32_t slots);
+  /// A node's score for the class, or -1 if the pod cannot be placed there.
+  void set(std::uint32_t slot, std::int32_t score);
+  [[nodiscard]] std::int32_t score(std::uint32_t slot) const { return tree_[size_ + slot].best; }
+  /// Sets every slot to `score_of(slot)` at once, in O(slots).
+  template <class ScoreOf>
+  void rebuild(ScoreOf&& score_of) {
+    for (std::uint32_t s = 0; s < slots_; ++s) {
+      const std::int32_t v = score_of(s);
+      tree_[size_ + s] = v >= 0 ? Node{1, v, 1} : Node{};
+    }
+    for (std::uint32_t i = size_ - 1; i >= 1; --i) tree_[i] = combine(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  /// Number of feasible nodes.
+  [[nodiscard]] std::uint32_t feasible() const { return tree_[1].count; }
+
+  /// The nodes a search from `from` meets until it has found `want` feasible ones (or went all round).
+  struct Window {
+    std::uint32_t from = 0;
+    std::uint32_t end = 0;     // one past the last slot looked at, in circular order (may wrap)
+    bool wraps = false;        // the window is [from, slots) + [0, end)
+    std::uint32_t found = 0;   // feasible nodes in the window
+    std::uint32_t passed = 0;  // slots looked at, feasible or not (for nextStartNodeIndex)
+    std::int32_t best = -1;    // best score in the window
+    std::uint32_t ties = 0;    // feasible nodes in the window with the best score
+  };
+  [[nodiscard]] Window window(std::uint32_t from, std::uint32_t want) const;
+  /// The j-th (0-based) node with the window's best score, in the search's order.
+  [[nodiscard]] std::uint32_t nth_best(const Window& w, std::uint32_t j) const;
+
+ private:
+  struct Node {
+    std::uint32_t count = 0;  // feasible nodes
+    std::int32_t best = -1;   // best score among them, -1 if none
+    std::uint32_t ties = 0;   // how many have it
+  };
+  static Node combine(const Node& a, const Node& b);
+  // Feasible nodes in [0, end).
+  [[nodiscard]] std::uint32_t count_before(std::uint32_t end) const;
+  // The slot of the k-th (1-based) feasible node overall.
+  [[nodiscard]] std::uint32_t select(std::uint32_t k) const;
+  [[nodiscard]] Node query(std::uint32_t lo, std::uint32_t hi) const;
+  // In [lo, hi): the slot of the j-th node with score `best` (which no node of the range exceeds).
+  [[nodiscard]] std::uint32_t nth_with(std::uint32_t lo, std::uint32_t hi, std::int32_t best,
+                                       std::uint32_t j) const;
+
+  std::uint32_t slots_ = 0;
+  std::uint32_t size_ = 1;  // leaves, a power of two
+  std::vector<Node> tree_;  // 1-based heap layout; leaves at size_ + slot
+};
+
+}  // namespace shardflow::sim

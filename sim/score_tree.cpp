@@ -1,0 +1,149 @@
+#include <algorithm>
+#include <cassert>
+
+#include <shardflow/sim/score_tree.hpp>
+
+namespace shardflow::sim {
+
+namespace {
+constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+}
+
+ScoreTree::Node ScoreTree::combine(const Node& a, const Node& b) {
+  Node n;
+  n.count = a.count + b.count;
+  n.best = std::max(a.best, b.best);
+  if (n.best >= 0) n.ties = (a.best == n.best ? a.ties : 0) + (b.best == n.best ? b.ties : 0);
+  return n;
+}
+
+void ScoreTree::resize(std::uint32_t slots) {
+  if (slots <= slots_ && !tree_.empty()) return;
+  std::uint32_t size = 1;
+  while (size < slots) size *= 2;
+  if (size != size_ || tree_.empty()) {
+    std::vector<Node> leaves(tree_.empty() ? 0 : slots_);
+    for (std::uint32_t s = 0; s < leaves.size(); ++s) leaves[s] = tree_[size_ + s];
+    size_ = size;
+    tree_.assign(2 * static_cast<std::size_t>(size_), Node{});
+    for (std::uint32_t s = 0; s < leaves.size(); ++s) tree_[size_ + s] = leaves[s];
+    for (std::uint32_t i = size_ - 1; i >= 1; --i) tree_[i] = combine(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  slots_ = std::max(slots_, slots);
+}
+
+void ScoreTree::set(std::uint32_t slot, std::int32_t score) {
+  assert(slot < slots_);
+  std::uint32_t i = size_ + slot;
+  const Node leaf = score >= 0 ? Node{1, score, 1} : Node{};
+  if (tree_[i].count == leaf.count && tree_[i].best == leaf.best) return;
+  tree_[i] = leaf;
+  for (i /= 2; i >= 1; i /= 2) {
+    const Node n = combine(tree_[2 * i], tree_[2 * i + 1]);
+    if (n.count == tree_[i].count && n.best == tree_[i].best && n.ties == tree_[i].ties) break;
+    tree_[i] = n;
+  }
+}
+
+ScoreTree::Node ScoreTree::query(std::uint32_t lo, std::uint32_t hi) const {
+  Node left, right;
+  for (std::uint32_t l = lo + size_, r = hi + size_; l < r; l /= 2, r /= 2) {
+    if (l & 1) left = combine(left, tree_[l++]);
+    if (r & 1) right = combine(tree_[--r], right);
+  }
+  return combine(left, right);
+}
+
+std::uint32_t ScoreTree::count_before(std::uint32_t end) const {
+  return query(0, end).count;
+}
+
+std::uint32_t ScoreTree::select(std::uint32_t k) const {
+  assert(k >= 1 && k <= tree_[1].count);
+  std::uint32_t i = 1;
+  while (i < size_) {
+    const std::uint32_t left = tree_[2 * i].count;
+    if (k <= left) {
+      i = 2 * i;
+    } else {
+      k -= left;
+      i = 2 * i + 1;
+    }
+  }
+  return i - size_;
+}
+
+ScoreTree::Window ScoreTree::window(std::uint32_t from, std::uint32_t want) const {
+  Window w;
+  if (slots_ == 0) return w;
+  if (from >= slots_) from = 0;
+  w.from = from;
+  const std::uint32_t total = feasible();
+  const std::uint32_t before = count_before(from);
+  const std::uint32_t after = total - before;
+  Node n;
+  if (want == 0) {
+    w.end = from;
+    return w;
+  }
+  if (want <= after) {
+    const std::uint32_t last = select(before + want);
+    w.end = last + 1;
+    w.passed = last + 1 - from;
+    n = query(from, w.end);
+  } else if (want <= total) {
+    const std::uint32_t last = select(want - after);
+    w.wraps = true;
+    w.end = last + 1;
+    w.passed = (slots_ - from) + last + 1;
+    n = combine(query(from, slots_), query(0, w.end));
+  } else {
+    w.wraps = from > 0;
+    w.end = from > 0 ? from : slots_;
+    w.passed = slots_;
+    n = tree_[1];
+  }
+  w.found = n.count;
+  w.best = n.best;
+  w.ties = n.ties;
+  return w;
+}
+
+std::uint32_t ScoreTree::nth_with(std::uint32_t lo, std::uint32_t hi, std::int32_t best,
+                                  std::uint32_t j) const {
+  // Walk the canonical ranges of [lo, hi) left to right; descend into the one holding the j-th tie.
+  struct Frame {
+    std::uint32_t i, l, r;
+  };
+  Frame stack[64];
+  int top = 0;
+  stack[top++] = {1, 0, size_};
+  while (top > 0) {
+    const Frame f = stack[--top];
+    if (f.r <= lo || hi <= f.l) continue;
+    const Node& n = tree_[f.i];
+    if (lo <= f.l && f.r <= hi) {
+      const std::uint32_t here = n.best == best ? n.ties : 0;
+      if (j >= here) {
+        j -= here;
+        continue;
+      }
+      if (f.r - f.l == 1) return f.l;
+    }
+    const std::uint32_t mid = f.l + (f.r - f.l) / 2;
+    stack[top++] = {2 * f.i + 1, mid, f.r};  // right after left
+    stack[top++] = {2 * f.i, f.l, mid};
+  }
+  assert(false && "nth_with: fewer ties than asked for");
+  return kNoSlot;
+}
+
+std::uint32_t ScoreTree::nth_best(const Window& w, std::uint32_t j) const {
+  assert(j < w.ties);
+  if (!w.wraps) return nth_with(w.from, w.end, w.best, j);
+  const Node first = query(w.from, slots_);
+  const std::uint32_t t1 = first.best == w.best ? first.ties : 0;
+  return j < t1 ? nth_with(w.from, slots_, w.best, j) : nth_with(0, w.end, w.best, j - t1);
+}
+
+}  // namespace shardflow::sim

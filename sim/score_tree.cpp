@@ -111,31 +111,37 @@ ScoreTree::Window ScoreTree::window(std::uint32_t from, std::uint32_t want) cons
 
 std::uint32_t ScoreTree::nth_with(std::uint32_t lo, std::uint32_t hi, std::int32_t best,
                                   std::uint32_t j) const {
-  // Walk the canonical ranges of [lo, hi) left to right; descend into the one holding the j-th tie.
-  struct Frame {
-    std::uint32_t i, l, r;
-  };
-  Frame stack[64];
-  int top = 0;
-  stack[top++] = {1, 0, size_};
-  while (top > 0) {
-    const Frame f = stack[--top];
-    if (f.r <= lo || hi <= f.l) continue;
-    const Node& n = tree_[f.i];
-    if (lo <= f.l && f.r <= hi) {
-      const std::uint32_t here = n.best == best ? n.ties : 0;
-      if (j >= here) {
-        j -= here;
-        continue;
-      }
-      if (f.r - f.l == 1) return f.l;
-    }
-    const std::uint32_t mid = f.l + (f.r - f.l) / 2;
-    stack[top++] = {2 * f.i + 1, mid, f.r};  // right after left
-    stack[top++] = {2 * f.i, f.l, mid};
+  // The canonical ranges of [lo, hi), bottom-up, in left-to-right order: left ones as met, right ones
+  // reversed. Every one lies inside the window, so none holds a score above `best`.
+  std::uint32_t left[32], right[32];
+  int nl = 0, nr = 0;
+  for (std::uint32_t l = lo + size_, r = hi + size_; l < r; l /= 2, r /= 2) {
+    if (l & 1) left[nl++] = l++;
+    if (r & 1) right[nr++] = --r;
   }
-  assert(false && "nth_with: fewer ties than asked for");
-  return kNoSlot;
+  auto in = [&](std::uint32_t i) { return tree_[i].best == best ? tree_[i].ties : 0; };
+  std::uint32_t i = 0;
+  for (int k = 0; k < nl + nr && i == 0; ++k) {
+    const std::uint32_t c = k < nl ? left[k] : right[nr - 1 - (k - nl)];
+    const std::uint32_t here = in(c);
+    if (j < here)
+      i = c;
+    else
+      j -= here;
+  }
+  assert(i != 0 && "nth_with: fewer ties than asked for");
+  if (i == 0) return kNoSlot;
+  // Descend inside a range wholly in the window.
+  while (i < size_) {
+    const std::uint32_t here = in(2 * i);
+    if (j < here) {
+      i = 2 * i;
+    } else {
+      j -= here;
+      i = 2 * i + 1;
+    }
+  }
+  return i - size_;
 }
 
 std::uint32_t ScoreTree::nth_best(const Window& w, std::uint32_t j) const {

@@ -779,14 +779,17 @@ class Model {
     on_cluster_change();
   }
 
+  // The node's state changed: update whichever search structure is in use.
   void update_index(std::uint32_t slot) {
-    score_cache_[slot].cls = 0;  // the node changed: its cached score is stale
     const Slot& s = slots_[slot];
-    if (use_trees_)
+    if (use_trees_) {
       for (std::uint32_t c = 0; c < classes_.size(); ++c)
         if (tree_live_[c])
           trees_[c].set(slot,
                         fits_on(classes_[c], s) ? static_cast<std::int32_t>(score_node(classes_[c], s)) : -1);
+      return;
+    }
+    score_cache_[slot].cls = 0;  // its cached score is stale
     const NodePool& p = sc_.cluster.node_pools[s.pool];
     index_.set(slot, {p.cpu - s.cpu_used, p.memory - s.memory_used, p.gpu - s.gpu_used, p.max_pods - s.pods},
                s.pool);
@@ -1023,7 +1026,7 @@ class Model {
     s.alive = false;
     ++s.gen;
     ++s.idle_gen;
-    index_.clear(slot);
+    if (!use_trees_) index_.clear(slot);
     for (std::uint32_t c = 0; c < trees_.size(); ++c)
       if (tree_live_[c]) trees_[c].set(slot, -1);
     free_slots_.push_back(slot);

@@ -10,11 +10,10 @@ constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
 }
 
 ScoreTree::Node ScoreTree::combine(const Node& a, const Node& b) {
-  Node n;
-  n.count = a.count + b.count;
-  n.best = std::max(a.best, b.best);
-  if (n.best >= 0) n.ties = (a.best == n.best ? a.ties : 0) + (b.best == n.best ? b.ties : 0);
-  return n;
+  // Branch-free: an empty side has best -1 and ties 0, so it adds nothing either way.
+  const std::int32_t best = std::max(a.best, b.best);
+  const std::uint32_t ties = (a.best == best ? a.ties : 0u) + (b.best == best ? b.ties : 0u);
+  return Node{a.count + b.count, best, ties};
 }
 
 void ScoreTree::resize(std::uint32_t slots) {

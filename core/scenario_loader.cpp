@@ -38,8 +38,6 @@ constexpr std::size_t kMaxItemValues = 1'000'000;
 
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 constexpr std::string_view kPipelineKeys[] = {"steps"};
-constexpr std::string_view kCommonStepKeys[] = {"name", "after", "parallel_for"};
-constexpr std::string_view kGroupKeys[] = {"steps", "parallelism"};
 constexpr std::string_view kComponentKeys[] = {"input",   "resources",     "duration",   "failure",
                                                "retries", "image",         "image_size", "command",
                                                "kernel",  "node_selector", "tolerations"};

@@ -36,6 +36,10 @@ test: build-dev
 bench: build-bench
 	scripts/bench
 
+fuzz:
+	scripts/setup --fuzz
+	scripts/fuzz --seconds $(FUZZ_SECONDS)
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 

@@ -30,7 +30,7 @@ namespace {
 // Increments with mean ~1 ms from a fixed table (so that drawing them costs next to nothing).
 struct Increments {
   static constexpr std::size_t kSize = 1 << 16;
-  std::int64_t v[kSize];
+  std::int64_t v[kSize]{};
   Increments() {
     Rng r(12345);
     for (auto& x : v) x = static_cast<std::int64_t>(r.exponential(1e6));
@@ -219,7 +219,12 @@ void BM_SimpyWorkload(benchmark::State& state) {
   }
   report(state, t, st);
 }
-BENCHMARK(BM_SimpyWorkload)->Args({20'000, 100})->Args({2000, 20})->Args({20'000, 1000})->Args({100'000, 1000})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimpyWorkload)
+    ->Args({20'000, 100})
+    ->Args({2000, 20})
+    ->Args({20'000, 1000})
+    ->Args({100'000, 1000})
+    ->Unit(benchmark::kMillisecond);
 
 // Seconds and peak RSS of one run in a fresh child process.
 int rss_mode(std::uint32_t tasks, int nodes) {

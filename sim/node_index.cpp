@@ -23,8 +23,8 @@ void NodeIndex::resize(std::uint32_t slots) {
 }
 
 bool NodeIndex::pull(std::uint32_t i) {
-  const Entry& a = tree_[2 * i];
-  const Entry& b = tree_[2 * i + 1];
+  const Entry& a = tree_[2 * std::size_t{i}];
+  const Entry& b = tree_[2 * std::size_t{i} + 1];
   Entry& e = tree_[i];
   const Entry before = e;
   e.free.cpu = std::max(a.free.cpu, b.free.cpu);

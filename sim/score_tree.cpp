@@ -26,7 +26,8 @@ void ScoreTree::resize(std::uint32_t slots) {
     size_ = size;
     tree_.assign(2 * static_cast<std::size_t>(size_), Node{});
     for (std::uint32_t s = 0; s < leaves.size(); ++s) tree_[size_ + s] = leaves[s];
-    for (std::uint32_t i = size_ - 1; i >= 1; --i) tree_[i] = combine(tree_[2 * i], tree_[2 * i + 1]);
+    for (std::uint32_t i = size_ - 1; i >= 1; --i)
+      tree_[i] = combine(tree_[2 * std::size_t{i}], tree_[2 * std::size_t{i} + 1]);
   }
   slots_ = std::max(slots_, slots);
 }
@@ -38,7 +39,7 @@ void ScoreTree::set(std::uint32_t slot, std::int32_t score) {
   if (tree_[i].count == leaf.count && tree_[i].best == leaf.best) return;
   tree_[i] = leaf;
   for (i /= 2; i >= 1; i /= 2) {
-    const Node n = combine(tree_[2 * i], tree_[2 * i + 1]);
+    const Node n = combine(tree_[2 * std::size_t{i}], tree_[2 * std::size_t{i} + 1]);
     if (n.count == tree_[i].count && n.best == tree_[i].best && n.ties == tree_[i].ties) break;
     tree_[i] = n;
   }
@@ -61,7 +62,7 @@ std::uint32_t ScoreTree::select(std::uint32_t k) const {
   assert(k >= 1 && k <= tree_[1].count);
   std::uint32_t i = 1;
   while (i < size_) {
-    const std::uint32_t left = tree_[2 * i].count;
+    const std::uint32_t left = tree_[2 * std::size_t{i}].count;
     if (k <= left) {
       i = 2 * i;
     } else {

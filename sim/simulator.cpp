@@ -879,7 +879,7 @@ class Model {
       return;
     }
     r.outcome = Outcome::failed;
-    const int k = ++failures_[t];
+    const int k = static_cast<int>(++failures_[t]);
     const RetryPolicy& retry = component(t).retries;
     if (k <= retry.max)
       engine_.schedule(retry.delay_before_retry(k), kRetry, t);
@@ -974,7 +974,7 @@ class Model {
   void node_up(std::uint32_t record, bool booted = true) {
     const std::uint32_t pool = record_pool_[record];
     if (booted) --pool_[pool].booting;
-    std::uint32_t slot;
+    std::uint32_t slot = 0;
     if (!free_slots_.empty()) {
       slot = free_slots_.back();
       free_slots_.pop_back();

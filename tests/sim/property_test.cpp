@@ -117,7 +117,6 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
   for (const AttemptRecord& a : t.attempts) by_task.at(a.task).push_back(&a);
   std::vector<std::int64_t> done(n, -1);    // finish of the node, -1 if it never completed
   std::vector<std::int64_t> longest(n, 0);  // longest chain of run times ending at the node
-  std::vector<char> doomed(n, 0);           // a predecessor (transitively) failed
   std::uint64_t failed_tasks = 0;
   for (TaskId id = 0; id < n; ++id) {
     std::int64_t ready = 0, chain = 0;
@@ -127,7 +126,6 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
       ready = std::max(ready, done[p]);
       chain = std::max(chain, longest[p]);
     }
-    doomed[id] = blocked;
     if (plan.is_join(id)) {
       done[id] = blocked ? -1 : ready;
       longest[id] = chain;

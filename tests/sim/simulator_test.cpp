@@ -28,7 +28,7 @@ TEST_CASE("Simulator: Argo parallelism-limit, 10 x 10 s with parallelism 2 take 
   CHECK(t.tasks_failed == 0);
   // Waves of two: items 2k and 2k+1 run from 10k to 10k + 10.
   for (const AttemptRecord& a : t.attempts) {
-    CHECK(a.started == s(10 * (a.item / 2)));
+    CHECK(a.started == s(10 * static_cast<std::int64_t>(a.item / 2)));
     CHECK(a.submitted == a.started);  // admitted when a slot frees, no overheads
   }
 }
@@ -418,7 +418,7 @@ TEST_CASE("Simulator: percentageOfNodesToScore limits and rotates the nodes look
   const Plan plan = Plan::unroll(sc.pipeline);
   sim::SimStats stats;
   const Trace t = sim::simulate(sc, plan, sim::SimOptions{}, stats);
-  CHECK(stats.nodes_scored == 3 * 420);
+  CHECK(stats.nodes_scored == 1260);  // 3 pods x 420 nodes
   CHECK(stats.scheduling_attempts == 3);
   std::vector<std::int32_t> node;
   for (const AttemptRecord& a : t.attempts) node.push_back(a.node);

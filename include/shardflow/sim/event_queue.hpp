@@ -131,7 +131,7 @@ class PairingHeap {
     stack_.reserve(64);
   }
   void push(const Event& e) {
-    std::uint32_t id;
+    std::uint32_t id = 0;
     if (free_ != kNil) {
       id = free_;
       free_ = nodes_[id].next;

@@ -99,10 +99,10 @@ class NodeIndex {
       return true;
     }
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (qlo < mid && fits(tree_[2 * i], r, pools) &&
+    if (qlo < mid && fits(tree_[2 * std::size_t{i}], r, pools) &&
         !walk(2 * i, lo, mid, qlo, qhi, r, pools, visit, stopped_at))
       return false;
-    if (mid < qhi && fits(tree_[2 * i + 1], r, pools))
+    if (mid < qhi && fits(tree_[2 * std::size_t{i} + 1], r, pools))
       return walk(2 * i + 1, mid, hi, qlo, qhi, r, pools, visit, stopped_at);
     return true;
   }

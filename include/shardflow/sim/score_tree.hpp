@@ -39,7 +39,8 @@ class ScoreTree {
       const std::int32_t v = score_of(s);
       tree_[size_ + s] = v >= 0 ? Node{1, v, 1} : Node{};
     }
-    for (std::uint32_t i = size_ - 1; i >= 1; --i) tree_[i] = combine(tree_[2 * i], tree_[2 * i + 1]);
+    for (std::uint32_t i = size_ - 1; i >= 1; --i)
+      tree_[i] = combine(tree_[2 * std::size_t{i}], tree_[2 * std::size_t{i} + 1]);
   }
   /// Number of feasible nodes.
   [[nodiscard]] std::uint32_t feasible() const { return tree_[1].count; }

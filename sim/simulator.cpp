@@ -357,7 +357,8 @@ class Model {
   }
 
   void handle(const Event& e) {
-    if (e.at() > opt_.horizon) {
+    if (e.at() > opt_.horizon ||
+        (opt_.stop != nullptr && (engine_.events_processed() & 4095) == 0 && opt_.stop->load())) {
       engine_.stop();
       return;
     }

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <string>
 
@@ -451,4 +452,21 @@ TEST_CASE("Simulator: more than 64 node pools is an input error naming the pool"
     CHECK(std::string(e.what()) ==
           "big.yaml:74:7: cluster.node_pools[64]: the simulator supports at most 64 node pools, got 65");
   }
+}
+
+TEST_CASE("Simulator: a stop flag ends the run early; what did not finish is cancelled", "[sim]") {
+  const Scenario sc = scenario({loop(task("w", 10), 5000)}, {pool("p", 10, 4000)});
+  const Plan plan = Plan::unroll(sc.pipeline);
+  std::atomic<bool> stop{true};
+  sim::SimOptions opt;
+  opt.stop = &stop;
+  sim::SimStats stats;
+  const Trace t = sim::simulate(sc, plan, opt, stats);
+  CHECK(stats.events == 4096);  // the flag is polled every 4096 events
+  CHECK(count_outcome(t, Outcome::cancelled) > 0);
+  CHECK(t.tasks_failed + count_outcome(t, Outcome::succeeded) == 5000);
+  stop = false;
+  const Trace full = sim::simulate(sc, plan, opt, stats);
+  CHECK(full.tasks_failed == 0);
+  CHECK(makespan(full) == s(1250));  // 5000 x 10 s on 40 slots
 }

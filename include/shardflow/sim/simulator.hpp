@@ -31,6 +31,7 @@
 // seed give the same trace on any machine, whatever the event interleaving.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 
@@ -51,6 +52,9 @@ struct SimOptions {
   /// Stop simulating at this simulated time even if tasks remain (they are reported cancelled).
   Duration horizon = Duration::from_s(10LL * 365 * 24 * 3600);
   NodeSearch node_search = NodeSearch::score_tree;
+  /// Optional: when it becomes true (from another thread, a signal handler...), the run stops within a
+  /// few thousand events; what had not finished is reported as with the horizon.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// Runs the plan on the scenario's cluster; returns the trace (backend "sim").

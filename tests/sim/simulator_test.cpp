@@ -470,3 +470,19 @@ TEST_CASE("Simulator: a stop flag ends the run early; what did not finish is can
   CHECK(full.tasks_failed == 0);
   CHECK(makespan(full) == s(1250));  // 5000 x 10 s on 40 slots
 }
+
+TEST_CASE("Simulator: an unschedulable pod is retried when a pod ends, even inside its backoff", "[sim]") {
+  // One 1-CPU node, two 3 s pods. The second does not fit at 0 and backs off for 5 s; the first ends at
+  // 3 s, which moves it to the backoff queue, and with nothing else queued it is tried at once
+  // (SchedulerPopFromBackoffQ): 3-6 s, not 5-8 s.
+  Scenario sc = scenario({loop(task("w", 3), 2)}, {pool("p", 1, 1000)});
+  sc.cluster.scheduler.initial_backoff = Duration::from_s(5);
+  sc.cluster.scheduler.max_backoff = Duration::from_s(40);
+  const Plan plan = Plan::unroll(sc.pipeline);
+  sim::SimStats stats;
+  const Trace t = sim::simulate(sc, plan, sim::SimOptions{}, stats);
+  CHECK(makespan(t) == s(6));
+  CHECK(t.attempts.at(1).submitted == s(0));
+  CHECK(t.attempts.at(1).scheduled == s(3));
+  CHECK(stats.scheduling_attempts == 3);  // placed, not placed, placed
+}

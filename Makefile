@@ -23,7 +23,9 @@ build-bench: setup
 	cmake --preset bench >/dev/null
 	cmake --build --preset bench -j $(JOBS)
 
-demo: build-release
+demo: setup
+	cmake --preset release >/dev/null
+	cmake --build --preset release --target shardflow -j $(JOBS)
 	build/release/shardflow validate $(DEMO_SCENARIO)
 	build/release/shardflow explain $(DEMO_SCENARIO)
 	build/release/shardflow simulate $(DEMO_SCENARIO) --out out/demo

@@ -809,10 +809,12 @@ class Model {
     Slot& s = slots_[at.slot];
     SimTime& ready = image_ready_[static_cast<std::size_t>(at.slot) * images_ + pc.image];
     if (ready == kNever) {
-      // Not on the node and not being pulled: queue a pull behind the node's other pulls.
-      const SimTime start = std::max(engine_.now(), s.pull_free);
+      // Not on the node and not being pulled: pull it, behind the node's other pulls when kubelet
+      // serializes them (its default), else at once (each parallel pull at the full bandwidth).
+      const SimTime start =
+          sc_.overheads.serialize_image_pulls ? std::max(engine_.now(), s.pull_free) : engine_.now();
       ready = start + pc.pull;
-      s.pull_free = ready;
+      s.pull_free = std::max(s.pull_free, ready);
     }
     const Duration wait = std::max(Duration::zero(), ready - engine_.now());
     r.image_pull = wait;

@@ -486,3 +486,31 @@ TEST_CASE("Simulator: an unschedulable pod is retried when a pod ends, even insi
   CHECK(t.attempts.at(1).scheduled == s(3));
   CHECK(stats.scheduling_attempts == 3);  // placed, not placed, placed
 }
+
+TEST_CASE("Simulator: image pulls on a node are serialized unless told otherwise; pulls are shared",
+          "[sim]") {
+  // Three pods on one node at 0: a and b use image A, c uses image B; each pull takes 2 s.
+  Step a = loop(task("a", 10), 2);
+  a.component.image = "A";
+  Step c = task("c", 10);
+  c.component.image = "B";
+  Scenario sc = scenario({a, c}, {pool("p", 1, 8000)});
+  sc.overheads.image_pull_bytes_per_second = static_cast<double>(kGiB);
+  sc.overheads.default_image_size = 2 * kGiB;
+  auto pulls = [](const Trace& t) {
+    std::vector<SimTime> v;
+    for (const AttemptRecord& r : t.attempts) v.push_back(r.image_pull);
+    return v;
+  };
+  SECTION("serialized (kubelet's default): B waits for A's pull") {
+    const Trace t = run(sc);
+    CHECK(pulls(t) == std::vector<SimTime>{s(2), s(2), s(4)});  // b waits for the pull a started
+    CHECK(makespan(t) == s(14));
+  }
+  SECTION("parallel") {
+    sc.overheads.serialize_image_pulls = false;
+    const Trace t = run(sc);
+    CHECK(pulls(t) == std::vector<SimTime>{s(2), s(2), s(2)});
+    CHECK(makespan(t) == s(12));
+  }
+}

@@ -81,6 +81,7 @@ struct Overheads {
   Duration sandbox_start = Duration::zero();        // pod sandbox and container start
   double image_pull_bytes_per_second = 0;           // per node; 0 = pulls take no time
   ByteCount default_image_size = 0;                 // for components that do not set image_size
+  bool serialize_image_pulls = true;  // kubelet serializeImagePulls: one pull at a time per node
 };
 
 struct Cluster {

@@ -78,10 +78,10 @@ struct Overheads {
   Duration driver_pod_duration = Duration::zero();  // run time of each extra (driver) pod
   MilliCpu driver_cpu = 100;                        // requests of each driver pod
   ByteCount driver_memory = 128 * kMiB;
-  Duration sandbox_start = Duration::zero();        // pod sandbox and container start
-  double image_pull_bytes_per_second = 0;           // per node; 0 = pulls take no time
-  ByteCount default_image_size = 0;                 // for components that do not set image_size
-  bool serialize_image_pulls = true;  // kubelet serializeImagePulls: one pull at a time per node
+  Duration sandbox_start = Duration::zero();  // pod sandbox and container start
+  double image_pull_bytes_per_second = 0;     // per node; 0 = pulls take no time
+  ByteCount default_image_size = 0;           // for components that do not set image_size
+  bool serialize_image_pulls = true;          // kubelet serializeImagePulls: one pull at a time per node
 };
 
 struct Cluster {

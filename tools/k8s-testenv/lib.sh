@@ -33,12 +33,13 @@ as_root() {
 }
 
 _apt_updated=0
-apt_install() { # apt_install [-t RELEASE] PKG...: install what is missing
-  local target=()
+apt_install() { # apt_install [-t RELEASE] [--force] PKG...: install what is missing (--force: install/upgrade anyway)
+  local target=() force=0
   if [ "${1:-}" = -t ]; then target=(-t "$2"); shift 2; fi
+  if [ "${1:-}" = --force ]; then force=1; shift; fi
   local missing=() p
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    if [ $force = 1 ] || ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   command -v apt-get >/dev/null || die "missing packages (${missing[*]}) and no apt-get to install them"
@@ -72,17 +73,24 @@ go_version_of() { # prints e.g. 1.26.8, or nothing
 
 # ensure_go: sets GO (a command array) to a go >= GO_MIN_VERSION.
 ensure_go() {
-  local v
+  local v gobin="" g
   export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -buildvcs=false"
   if command -v go >/dev/null; then
     v=$(go_version_of go)
     if [ -n "$v" ] && version_ge "$v" "$GO_MIN_VERSION"; then GO=(go); return 0; fi
-    log "go ${v:-?} is older than $GO_MIN_VERSION"
+    log "go ${v:-?} ($(command -v go)) is older than $GO_MIN_VERSION"
+    version_ge "${v:-0}" 1.21 && gobin=$(command -v go)
   else
     log "no go on PATH"
   fi
   # A go >= 1.21 can fetch a newer toolchain as a module through the proxy.
-  if ! command -v go >/dev/null || ! version_ge "$(go_version_of go)" 1.21; then
+  if [ -z "$gobin" ]; then
+    # Debian's own: golang-1.X packages put go in /usr/lib/go-1.X/bin.
+    for g in $(ls -d /usr/lib/go-1.*/bin/go 2>/dev/null | sort -V -r); do
+      v=$(go_version_of "$g"); if [ -n "$v" ] && version_ge "$v" 1.21; then gobin=$g; break; fi
+    done
+  fi
+  if [ -z "$gobin" ]; then
     if [ -r /etc/os-release ] && grep -q '^VERSION_CODENAME=bookworm' /etc/os-release; then
       if ! grep -rqs '^deb .*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
         log "adding the bookworm-backports apt source"
@@ -90,27 +98,29 @@ ensure_go() {
           | as_root tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
         _apt_updated=0
       fi
-      apt_install -t bookworm-backports golang-go
+      # Also when bookworm's golang-go (1.19) is installed: upgrade it.
+      apt_install -t bookworm-backports --force golang-go
     else
       apt_install golang-go
     fi
     hash -r
+    for g in $(ls -d /usr/lib/go-1.*/bin/go 2>/dev/null | sort -V -r) $(command -v go || true); do
+      v=$(go_version_of "$g"); if [ -n "$v" ] && version_ge "$v" 1.21; then gobin=$g; break; fi
+    done
+    [ -n "$gobin" ] || die "installed golang-go, but found no go >= 1.21 (needed to fetch $GO_TOOLCHAIN)"
   fi
-  command -v go >/dev/null || die "could not install go"
-  v=$(go_version_of go)
-  version_ge "$v" 1.21 || die "go $v cannot fetch toolchains (needs >= 1.21); install go >= $GO_MIN_VERSION"
-  log "using $GO_TOOLCHAIN through GOTOOLCHAIN (fetched once through the Go module proxy)"
+  log "using $GO_TOOLCHAIN through GOTOOLCHAIN with $gobin (fetched once through the Go module proxy)"
   export GOTOOLCHAIN=$GO_TOOLCHAIN
   local out
-  if ! out=$(go version 2>&1); then
+  if ! out=$("$gobin" version 2>&1); then
     case "$out" in *x509*|*certificate*)
       out+=$'\n(TLS to the Go module proxy failed: if this machine reaches it through a TLS-intercepting proxy, install that CA under /usr/local/share/ca-certificates and run update-ca-certificates)' ;;
     esac
-    die "GOTOOLCHAIN=$GO_TOOLCHAIN go version failed: $out"
+    die "GOTOOLCHAIN=$GO_TOOLCHAIN $gobin version failed: $out"
   fi
-  v=$(go_version_of go)
+  v=$(go_version_of "$gobin")
   [ -n "$v" ] && version_ge "$v" "$GO_MIN_VERSION" || die "GOTOOLCHAIN=$GO_TOOLCHAIN did not give a go >= $GO_MIN_VERSION (got '${v:-nothing}')"
-  GO=(go)
+  GO=("$gobin")
 }
 
 # The cache key: everything that decides what the binaries are.

@@ -815,7 +815,12 @@ class Model {
     }
     const Duration wait = std::max(Duration::zero(), ready - bound);
     r.image_pull = wait;
-    engine_.schedule_at(bound + wait + ov.sandbox_start, kReadStart, a);
+    const SimTime start = bound + wait + ov.sandbox_start;
+    // Without input to read, the run's start is known now too: schedule its end directly.
+    if (sc_.cluster.storage.read_bytes_per_second <= 0 || input_bytes(r.task) <= 0)
+      start_run(a, start);
+    else
+      engine_.schedule_at(start, kReadStart, a);
   }
 
   void on_read_start(std::uint32_t a) {
@@ -830,15 +835,16 @@ class Model {
       ++active_readers_;
       storage_reschedule();
     } else {
-      start_run(a);
+      start_run(a, engine_.now());
     }
   }
 
-  void start_run(std::uint32_t a) {
+  // The main container starts at `at` (now, or later when nothing can delay it): sample its run.
+  void start_run(std::uint32_t a, SimTime at_time) {
     Attempt& at = att_[a];
     AttemptRecord& r = trace_.attempts[a];
     at.phase = Phase::running;
-    r.started = engine_.now();
+    r.started = at_time;
     r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
     const Component& c = component(r.task);
     const DurationModel& m = c.duration;
@@ -862,7 +868,7 @@ class Model {
     const double speed = sc_.cluster.node_pools[slots_[at.slot].pool].speed;
     if (speed > 0) ns /= speed;
     at.will_fail = u_fail < c.failure.p;
-    engine_.schedule(delay_from_ns(ns), kRunDone, a);
+    engine_.schedule_at(at_time + delay_from_ns(ns), kRunDone, a);
   }
 
   void on_run_done(std::uint32_t a) {
@@ -934,7 +940,7 @@ class Model {
       readers_.pop_back();
       if (!reader_valid(r)) continue;
       --active_readers_;
-      start_run(r.attempt);
+      start_run(r.attempt, engine_.now());
     }
     storage_reschedule();
   }
@@ -1044,6 +1050,7 @@ class Model {
       AttemptRecord& r = trace_.attempts[a];
       if (att_[a].phase == Phase::reading) stop_reading(a);
       att_[a].phase = Phase::evicted;
+      if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
       att_[a].slot = att_[a].next = att_[a].prev = kNoSlot;
       r.outcome = Outcome::evicted;
       r.finished = engine_.now();
@@ -1119,6 +1126,7 @@ class Model {
       if (r.finished != kNever) continue;
       r.finished = end;
       r.outcome = Outcome::cancelled;
+      if (r.started > end) r.started = kNever;
     }
     for (TaskId t = 0; t < plan_.size(); ++t)
       if (!plan_.is_join(t) && (state_[t] == TaskState::ready || state_[t] == TaskState::blocked ||

@@ -422,7 +422,9 @@ class Model {
   void on_admit() {
     admit_pending_ = false;
     admitting_.swap(ready_batch_);
-    std::sort(admitting_.begin(), admitting_.end());
+    // Usually already in id order (tasks become ready in id order within an instant).
+    if (!std::is_sorted(admitting_.begin(), admitting_.end()))
+      std::sort(admitting_.begin(), admitting_.end());
     for (TaskId t : admitting_) try_admit(t);
     admitting_.clear();
   }

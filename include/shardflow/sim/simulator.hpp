@@ -14,14 +14,16 @@
 // - A kube-scheduler: one decision at a time (1 / decisions_per_second each), FIFO by pod creation;
 //   filter (resources, node selector, NoSchedule/NoExecute taints), score (LeastAllocated,
 //   MostAllocated or BalancedAllocation with kube-scheduler's integer formulas), percentageOfNodesToScore
-//   with a rotating start index, ties broken by reservoir sampling with the run's seeded RNG, then a
-//   bind latency. Unschedulable pods wait for a cluster change (a pod ends, a node is added, or the
-//   5-minute flush) with backoff doubling from podInitialBackoff to podMaxBackoff; when nothing else
-//   is queued a pod is taken from the backoff queue early (SchedulerPopFromBackoffQ, Kubernetes 1.33+).
-//   Pods with identical requirements (one class per step) share this state: once the oldest pod of a
-//   class does not fit, the younger ones are not tried until the cluster changes (they would fail too).
+//   with a rotating start index, ties broken uniformly (selectHost's reservoir sampling, drawn once
+//   from the run's seeded RNG), then a bind latency. Unschedulable pods wait for a cluster change (a pod
+//   ends, a node is added, or the 5-minute flush) with backoff doubling from podInitialBackoff to
+//   podMaxBackoff; when nothing else is queued a pod is taken from the backoff queue early
+//   (SchedulerPopFromBackoffQ, Kubernetes 1.33+). Pods with identical requirements (one class per step) share
+//   this state: once the oldest pod of a class does not fit, the younger ones are not tried until the cluster
+//   changes (they would fail too).
 // - Pod lifecycle: [driver pod, for kfp-v2] -> created -> bound -> image pull (per-node cache, pulls
-//   on a node serialized, a pod needing an image being pulled waits for that pull) -> sandbox start
+//   on a node serialized unless serialize_image_pulls is false, a pod needing an image being pulled
+//   waits for that pull) -> sandbox start
 //   -> input read from shared storage (bandwidth shared equally by concurrent readers) -> run
 //   (DurationModel, divided by node speed) -> succeeded, or failed and retried per the RetryPolicy.
 // - Parallelism limits (Plan limiters and units) and fan-in through joins; tasks are admitted (their

@@ -1,0 +1,96 @@
+// A golden trace: a small scenario that exercises noise, stragglers, failures and retries, shared
+// storage, image pulls, a kfp-v2 driver pod, node failures and the autoscaler, simulated with a fixed
+// seed and compared field by field with tests/sim/data/golden-trace.csv. The same file must come out
+// on every machine and standard library (integer times; our own random numbers).
+//
+// After an intended change of the model, regenerate with SHARDFLOW_UPDATE_GOLDEN=1 and review the diff.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/sim/simulator.hpp>
+
+#include "sim_builders.hpp"
+
+using namespace shardflow;
+using namespace shardflow::simtest;
+
+namespace {
+
+Scenario golden_scenario() {
+  Step shard = loop(task("shard", 20), 24, 8);
+  Component& c = shard.component;
+  c.duration.per_gib = Duration::from_s(30);
+  c.duration.lognormal_sigma = 0.4;
+  c.duration.straggler_p = 0.1;
+  c.duration.straggler_factor = 3;
+  c.failure.p = 0.15;
+  c.retries = RetryPolicy{3, Duration::from_s(5), 2, Duration::from_s(60)};
+  c.input.dist = {Distribution::Kind::lognormal, 0.5 * kGiB, 0.5};
+  c.image = "shard:1";
+  Step agg = task("aggregate", 30, {0}, 2000);
+  agg.component.image = "agg:1";
+  NodePool stable = pool("stable", 2, 4000, 16 * kGiB);
+  stable.price_per_hour = 0.4;
+  NodePool spot = pool("spot", 2, 4000, 16 * kGiB);
+  spot.spot = true;
+  spot.spot_discount = 0.6;
+  spot.price_per_hour = 0.4;
+  spot.spot_mean_reclaim = Duration::from_s(150);
+  spot.autoscaling.max = 4;
+  spot.autoscaling.min = 1;
+  spot.autoscaling.scale_up_delay = Duration::from_s(15);
+  spot.autoscaling.boot_time = Duration::from_s(40);
+  spot.autoscaling.scale_down_idle = Duration::from_s(60);
+  Scenario sc = scenario({shard, agg}, {stable, spot});
+  sc.cluster.storage.read_bytes_per_second = 0.5 * kGiB;
+  sc.cluster.scheduler.decisions_per_second = 50;
+  sc.cluster.scheduler.bind_latency = Duration::from_ms(30);
+  sc.overheads.orchestrator = "kfp-v2";
+  sc.overheads.pods_per_task = 2;
+  sc.overheads.driver_pod_duration = Duration::from_s(2);
+  sc.overheads.sandbox_start = Duration::from_ms(700);
+  sc.overheads.image_pull_bytes_per_second = 200.0 * kMiB;
+  sc.overheads.default_image_size = 300 * kMiB;
+  return sc;
+}
+
+std::string csv(const Trace& t) {
+  std::ostringstream out;
+  out << "task,attempt,node,submitted,scheduled,started,finished,outcome,image_pull,input_read\n";
+  for (const AttemptRecord& a : t.attempts)
+    out << a.task << ',' << a.attempt << ',' << a.node << ',' << a.submitted.ns() << ',' << a.scheduled.ns()
+        << ',' << a.started.ns() << ',' << a.finished.ns() << ',' << to_string(a.outcome) << ','
+        << a.image_pull.ns() << ',' << a.input_read.ns() << '\n';
+  out << "node,pool,price_per_hour,billed_from,up,down\n";
+  for (const NodeRecord& n : t.nodes)
+    out << n.name << ',' << n.pool << ',' << n.price_per_hour << ',' << n.billed_from.ns() << ',' << n.up.ns()
+        << ',' << n.down.ns() << '\n';
+  out << "tasks_failed," << t.tasks_failed << '\n';
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("Simulator: a golden trace comes out the same on every machine", "[sim]") {
+  const Trace t = run(golden_scenario(), 20261129);
+  const std::string got = csv(t);
+  const std::string path = std::string(SHARDFLOW_SOURCE_DIR) + "/tests/sim/data/golden-trace.csv";
+  if (const char* update = std::getenv("SHARDFLOW_UPDATE_GOLDEN");
+      update != nullptr && std::string(update) == "1") {
+    std::ofstream(path) << got;
+    WARN("rewrote " << path);
+  }
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::stringstream want;
+  want << in.rdbuf();
+  CHECK(got == want.str());
+  // The scenario does exercise what it is meant to.
+  CHECK(count_outcome(t, Outcome::failed) > 0);
+  CHECK(count_outcome(t, Outcome::evicted) > 0);
+  CHECK(t.nodes.size() > 4);
+}

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -33,9 +34,11 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-// Runs `shardflow ARGS` from the source directory (so scenario paths read as a user types them).
+// Runs `shardflow ARGS` from the source directory (so scenario paths read as a user types them). Each run
+// gets its own output files: CTest runs these test cases in parallel processes.
 Result run(const std::string& args) {
-  const fs::path dir = scratch("run");
+  static int runs = 0;
+  const fs::path dir = scratch("run-" + std::to_string(getpid()) + "-" + std::to_string(++runs));
   const std::string cmd = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && '" + SHARDFLOW_EXE + "' " +
                           args + " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
   const int raw = std::system(cmd.c_str());

@@ -53,6 +53,14 @@ std::size_t read_number(std::string_view s, bool allow_exponent, long double& ou
 
 constexpr long double kInt64MaxLd = 9223372036854775807.0L;
 
+// Removes a leading sign; returns true for '-'.
+bool take_sign(std::string_view& s) {
+  if (s.empty() || (s[0] != '-' && s[0] != '+')) return false;
+  const bool neg = s[0] == '-';
+  s.remove_prefix(1);
+  return neg;
+}
+
 std::string quoted(std::string_view s) {
   return "\"" + std::string(s) + "\"";
 }
@@ -67,13 +75,9 @@ Duration parse_duration(std::string_view text) {
   std::string_view s = text;
   if (s.empty())
     throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got an empty value");
-  bool neg = false;
-  if (s[0] == '-' || s[0] == '+') {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-    if (s.empty())
-      throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got " + quoted(text));
-  }
+  const bool neg = take_sign(s);
+  if (s.empty())
+    throw std::invalid_argument("expected a duration such as 90s, 2h30m or 500ms, got " + quoted(text));
   long double total_ns = 0;
   bool first = true;
   while (!s.empty()) {
@@ -124,11 +128,7 @@ MilliCpu parse_cpu(std::string_view text) {
   std::string_view s = text;
   if (s.empty())
     throw std::invalid_argument("expected a CPU quantity such as 4, 1.5 or 500m, got an empty value");
-  bool neg = false;
-  if (s[0] == '-' || s[0] == '+') {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
+  const bool neg = take_sign(s);
   long double v = 0;
   std::size_t n = read_number(s, true, v);
   if (n == 0)
@@ -155,11 +155,7 @@ ByteCount parse_bytes(std::string_view text) {
   std::string_view s = text;
   const std::string expected = "expected a size such as 16Gi, 512Mi, 10GiB or 1e9";
   if (s.empty()) throw std::invalid_argument(expected + ", got an empty value");
-  bool neg = false;
-  if (s[0] == '-' || s[0] == '+') {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
+  const bool neg = take_sign(s);
   long double v = 0;
   std::size_t n = read_number(s, true, v);
   if (n == 0) throw std::invalid_argument(expected + ", got " + quoted(text));

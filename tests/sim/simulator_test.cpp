@@ -514,3 +514,18 @@ TEST_CASE("Simulator: image pulls on a node are serialized unless told otherwise
     CHECK(makespan(t) == s(12));
   }
 }
+
+TEST_CASE("Simulator: failed tasks free their parallelism slot; their dependents never run", "[sim]") {
+  // Four 10 s tasks, two at a time, every attempt fails and there are no retries: two waves of failures.
+  Step w = loop(task("w", 10), 4, 2);
+  w.component.failure.p = 1;
+  const Scenario sc = scenario({w, task("after", 5, {0})}, {pool("p", 2, 8000)});
+  const Trace t = run(sc);
+  REQUIRE(t.attempts.size() == 4);
+  CHECK(t.tasks_failed == 4);
+  CHECK(makespan(t) == s(20));
+  for (const AttemptRecord& a : t.attempts) {
+    CHECK(a.outcome == Outcome::failed);
+    CHECK(a.started == s(a.item < 2 ? 0 : 10));
+  }
+}

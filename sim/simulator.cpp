@@ -850,18 +850,20 @@ class Model {
     r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
     const Component& c = component(r.task);
     const DurationModel& m = c.duration;
-    Rng rng = Rng::stream(opt_.seed, Stream::duration, r.task, r.attempt);
-    // Without noise the normal draw is skipped, but its two uniforms are still consumed so that the
-    // straggler and failure draws are the same whatever sigma is.
-    double z = 0;
-    if (m.lognormal_sigma > 0) {
-      z = rng.normal();
-    } else {
-      rng.next();
-      rng.next();
+    double z = 0, u_straggler = 1, u_fail = 1;  // a model without randomness needs no draws
+    if (m.lognormal_sigma > 0 || m.straggler_p > 0 || c.failure.p > 0) {
+      Rng rng = Rng::stream(opt_.seed, Stream::duration, r.task, r.attempt);
+      // Without noise the normal draw is skipped, but its two uniforms are still consumed so that the
+      // straggler and failure draws are the same whatever sigma is.
+      if (m.lognormal_sigma > 0) {
+        z = rng.normal();
+      } else {
+        rng.next();
+        rng.next();
+      }
+      u_straggler = rng.uniform();
+      u_fail = rng.uniform();
     }
-    const double u_straggler = rng.uniform();
-    const double u_fail = rng.uniform();
     const double gib = m.per_gib == Duration::zero() ? 0.0 : input_bytes(r.task) / static_cast<double>(kGiB);
     double ns = static_cast<double>(m.base.ns()) + static_cast<double>(m.per_gib.ns()) * gib;
     if (m.lognormal_sigma > 0)

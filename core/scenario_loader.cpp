@@ -57,8 +57,9 @@ constexpr std::string_view kFailureKeys[] = {"p"};
 constexpr std::string_view kRetryKeys[] = {"max", "backoff", "factor", "max_backoff"};
 constexpr std::string_view kTolerationKeys[] = {"key", "operator", "value", "effect"};
 constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage"};
-constexpr std::string_view kPoolKeys[] = {"name",  "cpu",    "memory", "gpu",  "count", "price_per_hour",
-                                          "speed", "labels", "taints", "mtbf", "spot",  "autoscaling"};
+constexpr std::string_view kPoolKeys[] = {"name",           "cpu",         "memory",  "gpu",    "count",
+                                          "price_per_hour", "speed",       "labels",  "taints", "mtbf",
+                                          "spot",           "autoscaling", "max_pods"};
 constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
 constexpr std::string_view kSpotKeys[] = {"discount", "mean_reclaim"};
 constexpr std::string_view kAutoscalingKeys[] = {"min", "max", "scale_up_delay", "boot_time",
@@ -67,8 +68,9 @@ constexpr std::string_view kSchedulerKeys[] = {
     "policy",     "percentage_of_nodes_to_score", "decisions_per_second", "bind_latency", "initial_backoff",
     "max_backoff"};
 constexpr std::string_view kStorageKeys[] = {"read_bandwidth"};
-constexpr std::string_view kOverheadKeys[] = {"orchestrator",  "pods_per_task",        "driver_pod",
-                                              "sandbox_start", "image_pull_bandwidth", "image_size"};
+constexpr std::string_view kOverheadKeys[] = {
+    "orchestrator",  "pods_per_task",        "driver_pod", "driver_resources",
+    "sandbox_start", "image_pull_bandwidth", "image_size", "serialize_image_pulls"};
 
 // Text of a user's value for a message: quoted, control characters escaped, long values cut.
 std::string quote(std::string_view s) {
@@ -351,6 +353,14 @@ double get_rate(const Reader& r, const Node& n, const std::string& field) {
   return v;
 }
 
+// The YAML 1.2 core schema's booleans; "yes", "on", 1 and the like are rejected rather than guessed.
+bool get_bool(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "true or false");
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  r.fail(n, field, "expected true or false, got " + quote(s));
+}
+
 std::map<std::string, std::string> get_string_map(const Reader& r, const Node& n, const std::string& field) {
   const Map m(r, n, field, {});
   std::map<std::string, std::string> out;
@@ -550,10 +560,9 @@ InputSize read_input(const Reader& r, const Node& n, const std::string& field,
   return in;
 }
 
-Resources read_resources(const Reader& r, const Node& n, const std::string& field) {
+// Pod requests over `res`, the defaults; for a step's pods and for the driver pod.
+Resources read_resources(const Reader& r, const Node& n, const std::string& field, Resources res) {
   const Map m(r, n, field, kResourceKeys);
-  Resources res;
-  res.cpu = 1000;
   if (auto v = m.get("cpu")) res.cpu = get_cpu(r, *v, m.field("cpu"));
   if (auto v = m.get("memory")) res.memory = get_bytes(r, *v, m.field("memory"));
   if (auto v = m.get("gpu")) res.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000));
@@ -690,6 +699,32 @@ void check_fits(const Reader& r, const Cluster& cluster, const Step& step, const
              describe(Resources{largest->cpu, largest->memory, largest->gpu}) + ")");
 }
 
+// Like check_fits, for the driver pod: it has no node_selector or tolerations, so it may use the pools
+// without NoSchedule/NoExecute taints, or every pool when all are tainted (as the simulator places it).
+void check_driver_fits(const Reader& r, const Cluster& cluster, const Overheads& o, const Node& at) {
+  const auto untainted = [](const NodePool& p) {
+    return std::all_of(p.taints.begin(), p.taints.end(),
+                       [](const Taint& t) { return t.effect == "PreferNoSchedule"; });
+  };
+  const bool any_untainted = std::any_of(cluster.node_pools.begin(), cluster.node_pools.end(), untainted);
+  const NodePool* largest = nullptr;
+  for (const auto& pool : cluster.node_pools) {
+    if ((pool.count == 0 && !pool.autoscaling.enabled()) || (any_untainted && !untainted(pool))) continue;
+    if (o.driver_cpu <= pool.cpu && o.driver_memory <= pool.memory) return;
+    if (!largest || std::tie(pool.cpu, pool.memory) > std::tie(largest->cpu, largest->memory))
+      largest = &pool;
+  }
+  if (!largest)
+    r.fail(at, "overheads.driver_resources",
+           "the driver pod fits no node pool: it tolerates no taints, and the pools without NoSchedule or "
+           "NoExecute taints have no nodes");
+  r.fail(at, "overheads.driver_resources",
+         "the driver pod asks for cpu " + format_cpu(o.driver_cpu) + ", memory " +
+             format_bytes(o.driver_memory) + ", more than any node it may use can hold (largest: pool " +
+             quote(largest->name) + " with cpu " + format_cpu(largest->cpu) + ", memory " +
+             format_bytes(largest->memory) + ")");
+}
+
 bool valid_step_name(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
@@ -781,7 +816,7 @@ class PipelineReader {
     Component& c = step.component;
     c.resources.cpu = 1000;
     const std::optional<Node> res = m.get("resources");
-    if (res) c.resources = read_resources(r_, *res, m.field("resources"));
+    if (res) c.resources = read_resources(r_, *res, m.field("resources"), c.resources);
     if (auto v = m.get("input")) c.input = read_input(r_, *v, m.field("input"), step.loop);
     if (auto v = m.get("duration")) c.duration = read_duration(r_, *v, m.field("duration"));
     if (auto v = m.get("failure")) {
@@ -877,7 +912,7 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   if (n && n->IsScalar()) {
     if (n->Scalar() != "none")
       r.fail(*n, "overheads", "expected a mapping or \"none\", got " + quote(n->Scalar()));
-    return o;  // the struct's defaults are all zero
+    return o;  // the struct's defaults switch every overhead off
   }
   o.orchestrator = "kfp-v2";
   o.pods_per_task = 2;
@@ -906,10 +941,27 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
              "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
     o.driver_pod_duration = get_duration(r, *v, m.field("driver_pod"));
   }
+  if (auto v = m.get("driver_resources")) {
+    if (o.pods_per_task < 2)
+      r.fail(*v, m.field("driver_resources"),
+             "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
+    const std::string f = m.field("driver_resources");
+    // The driver is a small Go program: the simulator gives its pod no GPUs, so asking for one is a mistake.
+    if (const Node& d = *v; d.IsMap()) {
+      for (auto it = d.begin(); it != d.end(); ++it)
+        if (it->first.IsScalar() && it->first.Scalar() == "gpu")
+          r.fail(it->first, key_path(f, "gpu"), "a driver pod requests no GPUs (only cpu and memory)");
+    }
+    const Resources res = read_resources(r, *v, f, {o.driver_cpu, o.driver_memory, 0});
+    o.driver_cpu = res.cpu;
+    o.driver_memory = res.memory;
+  }
   if (auto v = m.get("sandbox_start")) o.sandbox_start = get_duration(r, *v, m.field("sandbox_start"));
   if (auto v = m.get("image_pull_bandwidth"))
     o.image_pull_bytes_per_second = get_rate(r, *v, m.field("image_pull_bandwidth"));
   if (auto v = m.get("image_size")) o.default_image_size = get_bytes(r, *v, m.field("image_size"));
+  if (auto v = m.get("serialize_image_pulls"))
+    o.serialize_image_pulls = get_bool(r, *v, m.field("serialize_image_pulls"));
   return o;
 }
 
@@ -964,6 +1016,8 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
   if (auto v = m.get("price_per_hour"))
     p.price_per_hour = get_number_min(r, *v, m.field("price_per_hour"), 0, true);
   if (auto v = m.get("speed")) p.speed = get_number_min(r, *v, m.field("speed"), 0, false);
+  if (auto v = m.get("max_pods"))
+    p.max_pods = static_cast<int>(get_int(r, *v, m.field("max_pods"), 1, 1'000'000));
   if (auto v = m.get("labels")) p.labels = get_string_map(r, *v, m.field("labels"));
   if (auto v = m.get("taints")) {
     const std::string f = m.field("taints");
@@ -1073,7 +1127,14 @@ Scenario read_scenario(const Reader& r, const Node& root) {
   const auto over = m.get("overheads");
   s.overheads = read_overheads(r, over);
   const bool no_overheads = over && over->IsScalar();
-  s.cluster = read_cluster(r, m.require("cluster"), no_overheads);
+  const Node cluster_node = m.require("cluster");
+  s.cluster = read_cluster(r, cluster_node, no_overheads);
+  if (s.overheads.pods_per_task >= 2) {
+    // Point at the requests if the file gives them, else at what holds the defaults.
+    std::optional<Node> at;
+    if (over && over->IsMap()) at = Map(r, *over, "overheads", kOverheadKeys).get("driver_resources");
+    check_driver_fits(r, s.cluster, s.overheads, at ? *at : over ? *over : cluster_node);
+  }
   const Map p(r, m.require("pipeline"), "pipeline", kPipelineKeys);
   s.pipeline.name = s.name;
   PipelineReader pr(r, s.cluster);

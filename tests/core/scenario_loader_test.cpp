@@ -358,6 +358,65 @@ TEST_CASE("ScenarioLoader: pools, taints, spot, autoscaling, scheduler and stora
   CHECK(s.cluster.storage.read_bytes_per_second == 500.0 * 1024 * 1024);
 }
 
+TEST_CASE("ScenarioLoader: max_pods, driver_resources and serialize_image_pulls", "[core]") {
+  const std::string steps = "pipeline: {steps: [{name: a}]}\n";
+  SECTION("read into the model") {
+    const Scenario s = load_scenario_text(
+        "name: t\n" + steps +
+            "cluster: {node_pools: [{name: p, cpu: 2, memory: 1Gi, count: 1, max_pods: 8},\n"
+            "                       {name: q, cpu: 2, memory: 1Gi, count: 1}]}\n"
+            "overheads: {driver_resources: {cpu: 250m, memory: 64Mi}, serialize_image_pulls: false}\n",
+        "x.yaml");
+    CHECK(s.cluster.node_pools[0].max_pods == 8);
+    CHECK(s.cluster.node_pools[1].max_pods == 110);
+    CHECK(s.overheads.driver_cpu == 250);
+    CHECK(s.overheads.driver_memory == 64 * kMiB);
+    CHECK_FALSE(s.overheads.serialize_image_pulls);
+  }
+  SECTION("one driver request alone keeps the other's default; booleans in the core schema's spellings") {
+    const std::string head =
+        "name: t\n" + steps + "cluster: {node_pools: [{name: p, cpu: 2, memory: 1Gi, count: 1}]}\n";
+    const Scenario cpu = load_scenario_text(head + "overheads: {driver_resources: {cpu: 1}}\n", "x.yaml");
+    CHECK(cpu.overheads.driver_cpu == 1000);
+    CHECK(cpu.overheads.driver_memory == 128 * kMiB);
+    const Scenario mem = load_scenario_text(
+        head + "overheads: {driver_resources: {memory: 1Gi}, serialize_image_pulls: TRUE}\n", "x.yaml");
+    CHECK(mem.overheads.driver_cpu == 100);
+    CHECK(mem.overheads.driver_memory == kGiB);
+    CHECK(mem.overheads.serialize_image_pulls);
+    const Scenario off = load_scenario_text(head + "overheads: {serialize_image_pulls: False}\n", "x.yaml");
+    CHECK_FALSE(off.overheads.serialize_image_pulls);
+  }
+  SECTION("defaults") {
+    const Scenario s = load_scenario_file(kSource + "/scenarios/shard-preprocess-train.yaml");
+    for (const NodePool& p : s.cluster.node_pools) CHECK(p.max_pods == 110);
+    CHECK(s.overheads.driver_cpu == 100);
+    CHECK(s.overheads.driver_memory == 128 * kMiB);
+    CHECK(s.overheads.serialize_image_pulls);
+  }
+  SECTION("overheads none keeps the defaults, which cost nothing without a driver or pulls") {
+    const Scenario s =
+        load_scenario_text("name: t\noverheads: none\n" + steps +
+                               "cluster: {node_pools: [{name: p, cpu: 2, memory: 1Gi, count: 1}]}\n",
+                           "x.yaml");
+    CHECK(s.overheads.pods_per_task == 1);
+    CHECK(s.overheads.image_pull_bytes_per_second == 0);
+    CHECK(s.overheads.driver_cpu == 100);
+    CHECK(s.overheads.driver_memory == 128 * kMiB);
+    CHECK(s.overheads.serialize_image_pulls);
+  }
+  SECTION("a driver that fits only the untainted pool") {
+    const Scenario s =
+        load_scenario_text("name: t\n" + steps +
+                               "cluster: {node_pools: [{name: p, cpu: 2, memory: 1Gi, count: 1},\n"
+                               "                       {name: big, cpu: 64, memory: 1Ti, count: 1, taints: "
+                               "[{key: k, effect: PreferNoSchedule}]}]}\n"
+                               "overheads: {driver_resources: {cpu: 32}}\n",
+                           "x.yaml");
+    CHECK(s.overheads.driver_cpu == 32000);
+  }
+}
+
 TEST_CASE("ScenarioLoader: nested groups resolve dependencies among siblings", "[core]") {
   const Scenario s = load_scenario_text(with_steps("    - name: g\n"
                                                    "      parallel_for: {count: 4, parallelism: 2}\n"
@@ -584,6 +643,48 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:2:45: overheads.driver_pod: applies only with a driver pod (orchestrator kfp-v2, or "
        "pods_per_task "
        ">= 2)"},
+      {"max_pods of 0", with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1, max_pods: 0}\n"),
+       "bad.yaml:7:58: cluster.node_pools[0].max_pods: must be >= 1, got 0"},
+      {"max_pods not an integer",
+       with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1, max_pods: many}\n"),
+       "bad.yaml:7:58: cluster.node_pools[0].max_pods: expected an integer, got \"many\""},
+      {"driver resources without a driver",
+       "name: t\noverheads: {orchestrator: indexed-job, driver_resources: {cpu: 1}}\n",
+       "bad.yaml:2:58: overheads.driver_resources: applies only with a driver pod (orchestrator kfp-v2, or "
+       "pods_per_task >= 2)"},
+      {"driver resources not a mapping", "name: t\noverheads: {driver_resources: 1}\n",
+       "bad.yaml:2:31: overheads.driver_resources: expected a mapping, got \"1\""},
+      {"driver resources with zero CPU", "name: t\noverheads: {driver_resources: {cpu: 0}}\n",
+       "bad.yaml:2:37: overheads.driver_resources.cpu: must be > 0, got 0"},
+      {"driver resources with a GPU", "name: t\noverheads: {driver_resources: {cpu: 1, gpu: 1}}\n",
+       "bad.yaml:2:40: overheads.driver_resources.gpu: a driver pod requests no GPUs (only cpu and memory)"},
+      {"driver resources with an unknown key", "name: t\noverheads: {driver_resources: {cpus: 1}}\n",
+       "bad.yaml:2:32: overheads.driver_resources.cpus: unknown key \"cpus\" (did you mean \"cpu\"?)"},
+      {"a driver larger than every node",
+       "name: t\noverheads: {driver_resources: {cpu: 4, memory: 1Gi}}\npipeline: {steps: [{name: a}]}\n"
+       "cluster: {node_pools: [{name: p, cpu: 2, memory: 8Gi, count: 1}, {name: q, cpu: 3, memory: 1Gi, "
+       "count: "
+       "1}]}\n",
+       "bad.yaml:2:31: overheads.driver_resources: the driver pod asks for cpu 4, memory 1Gi, more than any "
+       "node "
+       "it may use can hold (largest: pool \"q\" with cpu 3, memory 1Gi)"},
+      {"the default driver larger than every node",
+       "name: t\npipeline: {steps: [{name: a}]}\n"
+       "cluster: {node_pools: [{name: p, cpu: 2, memory: 64Mi, count: 1}]}\n",
+       "bad.yaml:3:10: overheads.driver_resources: the driver pod asks for cpu 100m, memory 128Mi, more than "
+       "any "
+       "node it may use can hold (largest: pool \"p\" with cpu 2, memory 64Mi)"},
+      {"a driver that fits only a tainted pool",
+       "name: t\noverheads: {driver_resources: {cpu: 4}}\npipeline: {steps: [{name: a}]}\n"
+       "cluster: {node_pools: [{name: p, cpu: 2, memory: 8Gi, count: 1},\n"
+       "  {name: q, cpu: 8, memory: 8Gi, count: 1, taints: [{key: k}]}]}\n",
+       "bad.yaml:2:31: overheads.driver_resources: the driver pod asks for cpu 4, memory 128Mi, more than "
+       "any "
+       "node it may use can hold (largest: pool \"p\" with cpu 2, memory 8Gi)"},
+      {"serialize_image_pulls not a boolean", "name: t\noverheads: {serialize_image_pulls: yes}\n",
+       "bad.yaml:2:36: overheads.serialize_image_pulls: expected true or false, got \"yes\""},
+      {"serialize_image_pulls as a list", "name: t\noverheads: {serialize_image_pulls: [true]}\n",
+       "bad.yaml:2:36: overheads.serialize_image_pulls: expected true or false, got a list"},
       {"bad rate", "name: t\noverheads: {image_pull_bandwidth: 100MiB}\n",
        "bad.yaml:2:35: overheads.image_pull_bandwidth: expected a rate such as 200MiB/s or 1Gi/s, got "
        "\"100MiB\""},

@@ -88,29 +88,34 @@ ScoreTree::Window ScoreTree::window(std::uint32_t from, std::uint32_t want) cons
   if (from >= slots_) from = 0;
   w.from = from;
   const std::uint32_t total = feasible();
-  const std::uint32_t before = count_before(from);
-  const std::uint32_t after = total - before;
-  Node n;
   if (want == 0) {
     w.end = from;
     return w;
   }
+  if (want > total) {
+    // The search goes all round (the usual case on a busy small cluster): no need to count.
+    w.wraps = from > 0;
+    w.end = from > 0 ? from : slots_;
+    w.passed = slots_;
+    w.found = total;
+    w.best = tree_[1].best;
+    w.ties = tree_[1].ties;
+    return w;
+  }
+  const std::uint32_t before = count_before(from);
+  const std::uint32_t after = total - before;
+  Node n;
   if (want <= after) {
     const std::uint32_t last = select(before + want);
     w.end = last + 1;
     w.passed = last + 1 - from;
     n = query(from, w.end);
-  } else if (want <= total) {
+  } else {
     const std::uint32_t last = select(want - after);
     w.wraps = true;
     w.end = last + 1;
     w.passed = (slots_ - from) + last + 1;
     n = combine(query(from, slots_), query(0, w.end));
-  } else {
-    w.wraps = from > 0;
-    w.end = from > 0 ? from : slots_;
-    w.passed = slots_;
-    n = tree_[1];
   }
   w.found = n.count;
   w.best = n.best;
@@ -153,8 +158,39 @@ std::uint32_t ScoreTree::nth_with(std::uint32_t lo, std::uint32_t hi, std::int32
   return i - size_;
 }
 
+std::uint32_t ScoreTree::ties_before(std::uint32_t end, std::int32_t best) const {
+  // The canonical ranges of [0, end) are all right-hand cuts: only the right edge moves.
+  std::uint32_t n = 0;
+  for (std::uint32_t r = end + size_; r > 1; r /= 2)
+    if (r & 1) n += tree_[r - 1].best == best ? tree_[r - 1].ties : 0u;
+  return n;
+}
+
+std::uint32_t ScoreTree::kth_with(std::uint32_t k, std::int32_t best) const {
+  std::uint32_t i = 1;
+  while (i < size_) {
+    const Node& left = tree_[2 * std::size_t{i}];
+    const std::uint32_t here = left.best == best ? left.ties : 0u;
+    if (k < here) {
+      i = 2 * i;
+    } else {
+      k -= here;
+      i = 2 * i + 1;
+    }
+  }
+  return i - size_;
+}
+
 std::uint32_t ScoreTree::nth_best(const Window& w, std::uint32_t j) const {
   assert(j < w.ties);
+  if (w.found == feasible()) {
+    // Every feasible node is in the window (the usual case on small clusters), so its best is the
+    // tree's and its order is slot order rotated to start at `from`: the j-th there is the k-th in slot
+    // order, one descent from the root instead of a walk over the window's ranges.
+    std::uint32_t k = ties_before(w.from, w.best) + j;
+    if (k >= w.ties) k -= w.ties;
+    return kth_with(k, w.best);
+  }
   if (!w.wraps) return nth_with(w.from, w.end, w.best, j);
   const Node first = query(w.from, slots_);
   const std::uint32_t t1 = first.best == w.best ? first.ties : 0;

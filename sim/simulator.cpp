@@ -2,6 +2,7 @@
 #include <cassert>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -186,17 +187,30 @@ std::uint64_t eligible_pools(const std::vector<NodePool>& pools,
   return mask;
 }
 
-// "<step path, lower-cased, other characters as '-'>-<item>-<attempt>", a valid Kubernetes name part.
-void pod_name(std::string& out, const std::string& step_path, std::uint32_t item, std::uint32_t attempt) {
-  char buf[32];  // no reserve(): short names stay in std::string's inline buffer, with no allocation
+// A step's pod-name prefix: "<step path, lower-cased, other characters as '-'>-", a valid Kubernetes
+// name part. Made once per step; each attempt only appends "<item>-<attempt>".
+std::string pod_prefix(const std::string& step_path) {
+  std::string out;
+  out.reserve(step_path.size() + 1);
   for (char ch : step_path) {
     const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
     out += ok ? ch : (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : '-';
   }
   out += '-';
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, item).ptr);
-  out += '-';
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, attempt).ptr);
+  return out;
+}
+
+// "<prefix><item>-<attempt>", written in place: one allocation of the exact size, no growing.
+void pod_name(std::string& out, const std::string& prefix, std::uint32_t item, std::uint32_t attempt) {
+  char digits[24];
+  char* const end = digits + sizeof digits;
+  char* p = std::to_chars(digits, end, item).ptr;
+  if (p != end) *p++ = '-';
+  p = std::to_chars(p, end, attempt).ptr;
+  const auto n = static_cast<std::size_t>(p - digits);
+  out.resize(prefix.size() + n);
+  std::memcpy(out.data(), prefix.data(), prefix.size());
+  std::memcpy(out.data() + prefix.size(), digits, n);
 }
 
 class Model {
@@ -474,9 +488,9 @@ class Model {
       opt_.progress(static_cast<double>(resolved_) / static_cast<double>(plan_.size()));
     if (!plan_.is_join(t)) {
       if (use_trees_) {
-        if (--class_left_[plan_.step_of(t)] == 0) tree_live_[plan_.step_of(t)] = 0;
+        if (--class_left_[plan_.step_of(t)] == 0) set_live(plan_.step_of(t), false);
         if (sc_.overheads.pods_per_task >= 2 && --class_left_[driver_class_] == 0)
-          tree_live_[driver_class_] = 0;
+          set_live(driver_class_, false);
       }
       for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
         if (--unit_left_[u] != 0) continue;
@@ -555,7 +569,7 @@ class Model {
     att_[a].seq = pod_seq_++;
     PodClass& pc = classes_[c];
     if (use_trees_ && !tree_live_[c]) {
-      tree_live_[c] = 1;
+      set_live(c, true);
       trees_[c].rebuild([&](std::uint32_t slot) {
         return fits_on(pc, slots_[slot]) ? static_cast<std::int32_t>(score_node(pc, slots_[slot])) : -1;
       });
@@ -778,14 +792,24 @@ class Model {
     on_cluster_change();
   }
 
+  // live_mask_ mirrors tree_live_ so that a node change visits the live trees only.
+  void set_live(std::uint32_t c, bool live) {
+    tree_live_[c] = live ? 1 : 0;
+    if (live)
+      live_mask_ |= 1u << c;
+    else
+      live_mask_ &= ~(1u << c);
+  }
+
   // The node's state changed: update whichever search structure is in use.
   void update_index(std::uint32_t slot) {
     const Slot& s = slots_[slot];
     if (use_trees_) {
-      for (std::uint32_t c = 0; c < classes_.size(); ++c)
-        if (tree_live_[c])
-          trees_[c].set(slot,
-                        fits_on(classes_[c], s) ? static_cast<std::int32_t>(score_node(classes_[c], s)) : -1);
+      for (std::uint32_t live = live_mask_; live != 0; live &= live - 1) {
+        const auto c = static_cast<std::uint32_t>(__builtin_ctz(live));
+        trees_[c].set(slot,
+                      fits_on(classes_[c], s) ? static_cast<std::int32_t>(score_node(classes_[c], s)) : -1);
+      }
       return;
     }
     score_cache_[slot].cls = 0;  // its cached score is stale
@@ -1141,7 +1165,10 @@ class Model {
       n.down = end;
       if (n.up > end) n.up = end;
     }
-    for (AttemptRecord& r : trace_.attempts) pod_name(r.pod, trace_.steps[r.step], r.item, r.attempt);
+    std::vector<std::string> prefixes;
+    prefixes.reserve(trace_.steps.size());
+    for (const std::string& step : trace_.steps) prefixes.push_back(pod_prefix(step));
+    for (AttemptRecord& r : trace_.attempts) pod_name(r.pod, prefixes[r.step], r.item, r.attempt);
   }
 
   const Scenario& sc_;
@@ -1183,6 +1210,7 @@ class Model {
   bool use_trees_ = false;
   std::vector<ScoreTree> trees_;           // per class, when use_trees_
   std::vector<std::uint8_t> tree_live_;    // the class's tree is up to date
+  std::uint32_t live_mask_ = 0;            // bit c: tree_live_[c] (at most kMaxTreeClasses classes)
   std::vector<std::uint64_t> class_left_;  // unresolved tasks that may still create pods of the class
   std::vector<Slot> slots_;
   std::vector<ScoreCache> score_cache_;  // per slot, reset when the node changes

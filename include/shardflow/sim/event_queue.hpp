@@ -212,7 +212,9 @@ class RadixHeap {
   void reserve(std::size_t n) { buckets_[0].reserve(n); }
   void push(const Event& e) {
     assert(e.time >= last_ && "radix heap: pushed before the last popped time");
-    buckets_[bucket_of(e.time)].push_back(e);
+    const std::size_t b = bucket_of(e.time);
+    buckets_[b].push_back(e);
+    nonempty_ |= std::uint64_t{1} << (b & 63);
     ++size_;
   }
   [[nodiscard]] const Event& top() const {
@@ -239,17 +241,25 @@ class RadixHeap {
     if (head_ < b0.size()) return;
     b0.clear();
     head_ = 0;
-    std::size_t i = 1;
-    while (buckets_[i].empty()) ++i;
+    // The lowest non-empty bucket from the bit set, not by looking at each bucket in turn. Bucket 64
+    // (times of different sign) shares bit 0 with bucket 0, which is masked out here.
+    const std::uint64_t above = nonempty_ & ~std::uint64_t{1};
+    const std::size_t i = above != 0 ? static_cast<std::size_t>(__builtin_ctzll(above)) : 64;
     std::vector<Event>& bi = buckets_[i];
     std::int64_t m = bi.front().time;
     for (const Event& e : bi) m = e.time < m ? e.time : m;
     last_ = m;
-    for (const Event& e : bi) buckets_[bucket_of(e.time)].push_back(e);
+    nonempty_ &= ~(std::uint64_t{1} << (i & 63));
+    for (const Event& e : bi) {
+      const std::size_t b = bucket_of(e.time);
+      buckets_[b].push_back(e);
+      nonempty_ |= std::uint64_t{1} << (b & 63);
+    }
     bi.clear();
   }
   mutable std::vector<Event> buckets_[65];
-  mutable std::size_t head_ = 0;  // next event of bucket 0
+  mutable std::uint64_t nonempty_ = 0;  // bit b: bucket b may hold events (bit 0 also stands for bucket 64)
+  mutable std::size_t head_ = 0;        // next event of bucket 0
   mutable std::int64_t last_ = 0;
   std::size_t size_ = 0;
 };

@@ -75,6 +75,11 @@ class ScoreTree {
   [[nodiscard]] std::uint32_t nth_with(std::uint32_t lo, std::uint32_t hi, std::int32_t best,
                                        std::uint32_t j) const;
 
+  // Nodes with score `best` (the tree's best) in [0, end).
+  [[nodiscard]] std::uint32_t ties_before(std::uint32_t end, std::int32_t best) const;
+  // The slot of the k-th (0-based) node with score `best` (the tree's best), in slot order.
+  [[nodiscard]] std::uint32_t kth_with(std::uint32_t k, std::int32_t best) const;
+
   std::uint32_t slots_ = 0;
   std::uint32_t size_ = 1;  // leaves, a power of two
   std::vector<Node> tree_;  // 1-based heap layout; leaves at size_ + slot

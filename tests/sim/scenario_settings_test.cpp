@@ -97,3 +97,25 @@ TEST_CASE("ScenarioSettings: serialize_image_pulls false pulls two images on a n
     CHECK(makespan(t) == SimTime::from_s(12));
   }
 }
+
+TEST_CASE("ScenarioSettings: driver_resources are the kfp-v2 driver pods' requests", "[sim]") {
+  // Two tasks of 10 s, each needing the whole 2-CPU node; each attempt first runs a 3 s driver pod.
+  // Small drivers (100m, the default) both run 0..3; executor 1 runs 3..13, executor 2 13..23.
+  // Drivers of 2 CPUs take the node too: driver 1 0..3; driver 2 (created first) 3..6; executor 1
+  // 6..16; executor 2 16..26.
+  auto yaml = [](const std::string& driver) {
+    return "name: drivers\n"
+           "overheads: {orchestrator: kfp-v2, driver_pod: 3s, sandbox_start: 0s, image_pull_bandwidth: 0/s" +
+           driver +
+           "}\n"
+           "cluster:\n"
+           "  node_pools:\n"
+           "    - {name: p, cpu: 2, memory: 8Gi, count: 1}\n"
+           "  scheduler: {decisions_per_second: 0, bind_latency: 0s}\n"
+           "pipeline:\n"
+           "  steps:\n"
+           "    - {name: w, parallel_for: {count: 2}, resources: {cpu: 2}, duration: {base: 10s}}\n";
+  };
+  CHECK(makespan(run_text(yaml(""))) == SimTime::from_s(23));
+  CHECK(makespan(run_text(yaml(", driver_resources: {cpu: 2}"))) == SimTime::from_s(26));
+}

@@ -34,21 +34,28 @@ void ScoreTree::resize(std::uint32_t slots) {
 
 void ScoreTree::set(std::uint32_t slot, std::int32_t score) {
   assert(slot < slots_);
-  std::uint32_t i = size_ + slot;
+  Node* const t = tree_.data();
+  std::size_t i = size_ + std::size_t{slot};
   const Node leaf = score >= 0 ? Node{1, score, 1} : Node{};
-  if (tree_[i].count == leaf.count && tree_[i].best == leaf.best) return;
-  tree_[i] = leaf;
+  if (t[i].count == leaf.count && t[i].best == leaf.best) return;
+  // Counts on the path change by the same +-1 (or 0), so they need no recomputing from the children;
+  // best and ties are recomputed up to the first range that they leave unchanged.
+  const std::uint32_t delta = leaf.count - t[i].count;  // modulo 2^32: +1, -1 or 0
+  t[i] = leaf;
   // Field by field rather than through a Node temporary: the compiler spilled the temporary with three
   // 4-byte stores and reloaded it with an 8-byte load, a store-forwarding stall that cost half the time.
   for (i /= 2; i >= 1; i /= 2) {
-    const Node& a = tree_[2 * std::size_t{i}];
-    const Node& b = tree_[2 * std::size_t{i} + 1];
-    const std::uint32_t count = a.count + b.count;
+    const Node& a = t[2 * i];
+    const Node& b = t[2 * i + 1];
     const std::int32_t best = std::max(a.best, b.best);
     const std::uint32_t ties = (a.best == best ? a.ties : 0u) + (b.best == best ? b.ties : 0u);
-    Node& n = tree_[i];
-    if (n.count == count && n.best == best && n.ties == ties) break;
-    n.count = count;
+    Node& n = t[i];
+    n.count += delta;
+    if (n.best == best && n.ties == ties) {
+      if (delta != 0)
+        for (i /= 2; i >= 1; i /= 2) t[i].count += delta;
+      return;
+    }
     n.best = best;
     n.ties = ties;
   }

@@ -2,7 +2,6 @@
 #include <cassert>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -53,7 +52,10 @@ constexpr std::size_t kMaxTreeClasses = 16;
 constexpr double kMaxDelayNs = 1e18;
 Duration delay_from_ns(double ns) {
   if (!(ns > 0)) return Duration::zero();
-  return Duration::from_ns(ns >= kMaxDelayNs ? static_cast<std::int64_t>(kMaxDelayNs) : std::llround(ns));
+  if (ns >= kMaxDelayNs) return Duration::from_ns(static_cast<std::int64_t>(kMaxDelayNs));
+  // std::llround for 0 < ns < 2^63, inline instead of a libm call: the difference is exact (Sterbenz).
+  const auto whole = static_cast<std::int64_t>(ns);
+  return Duration::from_ns(whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0));
 }
 Duration delay_from_seconds(double s) {
   return delay_from_ns(s * 1e9);
@@ -76,6 +78,15 @@ class Ring {
     head_ = (head_ + cap() - 1) & (cap() - 1);
     buf_[head_] = v;
     ++size_;
+  }
+  /// Room for n ids before any growth (call while empty).
+  void reserve(std::uint32_t n) {
+    std::size_t cap = 16;
+    while (cap < n) cap *= 2;
+    if (empty() && cap > buf_.size()) {
+      buf_.assign(cap, 0);
+      head_ = 0;
+    }
   }
   std::uint32_t pop_front() {
     const std::uint32_t v = buf_[head_];
@@ -208,9 +219,9 @@ void pod_name(std::string& out, const std::string& prefix, std::uint32_t item, s
   if (p != end) *p++ = '-';
   p = std::to_chars(p, end, attempt).ptr;
   const auto n = static_cast<std::size_t>(p - digits);
-  out.resize(prefix.size() + n);
-  std::memcpy(out.data(), prefix.data(), prefix.size());
-  std::memcpy(out.data() + prefix.size(), digits, n);
+  out.reserve(prefix.size() + n);  // no resize(): it would zero the characters first
+  out.append(prefix);
+  out.append(digits, n);
 }
 
 class Model {
@@ -246,6 +257,9 @@ class Model {
       pc.pull = ov.image_pull_bytes_per_second > 0
                     ? delay_from_seconds(static_cast<double>(size) / ov.image_pull_bytes_per_second)
                     : Duration::zero();
+      // A step's pods can all be pending at once (a fan-out admitted in one instant): make room up
+      // front rather than grow the ring by doubling while they are created.
+      pc.queue.reserve(static_cast<std::uint32_t>(std::min<std::uint64_t>(s.instances, 1u << 20)));
       classes_.push_back(std::move(pc));
     }
     {
@@ -538,14 +552,13 @@ class Model {
   // ---- pods -------------------------------------------------------------------------------------------
   void create_attempt(TaskId t) {
     const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
-    AttemptRecord r;
+    AttemptRecord& r = trace_.attempts.emplace_back();  // filled in place: no temporary to move
     r.task = t;
     r.step = plan_.step_of(t);
     r.item = plan_.item(t);
     r.attempt = attempts_of_[t]++;
     r.submitted = engine_.now();
     r.finished = kNever;
-    trace_.attempts.push_back(r);
     att_.push_back(Attempt{});
     PodClass& c = classes_[class_of_step(t)];
     const bool driver = sc_.overheads.pods_per_task >= 2;
@@ -575,7 +588,7 @@ class Model {
       });
     }
     if (pc.queue.empty()) {
-      pc.state = ClassState::active;
+      set_state(pc, ClassState::active);
       pc.fails = 0;
     }
     pc.queue.push_back(a);
@@ -620,7 +633,7 @@ class Model {
     ++stats_.scheduling_attempts;
     const std::uint32_t slot = find_node(best);
     if (slot != kNoSlot) {
-      pc.state = ClassState::active;
+      set_state(pc, ClassState::active);
       bind(best, a, slot);
       if (pc.queue.empty()) {
         pc.fails = 0;
@@ -707,7 +720,7 @@ class Model {
 
   void mark_unschedulable(std::uint32_t c) {
     PodClass& pc = classes_[c];
-    pc.state = ClassState::unschedulable;
+    set_state(pc, ClassState::unschedulable);
     ++pc.fails;
     const SchedulerConfig& sch = sc_.cluster.scheduler;
     Duration backoff = sch.initial_backoff;
@@ -718,16 +731,27 @@ class Model {
     arm_autoscaler(c);
   }
 
+  // Every class state change goes through here, to keep count of the unschedulable classes.
+  void set_state(PodClass& pc, ClassState state) {
+    unschedulable_classes_ += (state == ClassState::unschedulable ? 1 : 0);
+    unschedulable_classes_ -= (pc.state == ClassState::unschedulable ? 1 : 0);
+    pc.state = state;
+  }
+
   // A pod ended or a node came up: unschedulable pods move to the active or backoff queue.
   void on_cluster_change() {
+    if (unschedulable_classes_ == 0) {  // the usual case: nothing waits for a change
+      kick_scheduler();
+      return;
+    }
     for (std::uint32_t c = 0; c < classes_.size(); ++c) {
       PodClass& pc = classes_[c];
       if (pc.queue.empty() || pc.state != ClassState::unschedulable) continue;
       ++pc.wake_gen;
       if (pc.backoff_until <= engine_.now()) {
-        pc.state = ClassState::active;
+        set_state(pc, ClassState::active);
       } else {
-        pc.state = ClassState::backoff;
+        set_state(pc, ClassState::backoff);
         engine_.schedule_at(pc.backoff_until, kClassWake, c, pc.wake_gen);
       }
     }
@@ -737,7 +761,7 @@ class Model {
   void on_class_wake(std::uint32_t c, std::uint32_t gen) {
     PodClass& pc = classes_[c];
     if (gen != pc.wake_gen || pc.queue.empty()) return;
-    pc.state = ClassState::active;
+    set_state(pc, ClassState::active);
     kick_scheduler();
   }
 
@@ -1201,6 +1225,7 @@ class Model {
   std::uint32_t driver_class_ = 0;
   std::uint64_t pod_seq_ = 0;
   bool decide_pending_ = false;
+  std::uint32_t unschedulable_classes_ = 0;  // classes in state unschedulable
   std::uint32_t next_start_ = 0;
   std::vector<std::uint32_t> evicted_;
   std::vector<std::uint32_t> top_;  // the top-scored nodes of the current decision (one per slot)

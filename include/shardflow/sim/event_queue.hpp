@@ -246,6 +246,13 @@ class RadixHeap {
     const std::uint64_t above = nonempty_ & ~std::uint64_t{1};
     const std::size_t i = above != 0 ? static_cast<std::size_t>(__builtin_ctzll(above)) : 64;
     std::vector<Event>& bi = buckets_[i];
+    if (bi.size() == 1) {  // a lone event: it is the minimum, and goes to bucket 0
+      last_ = bi.front().time;
+      b0.push_back(bi.front());
+      nonempty_ &= ~(std::uint64_t{1} << (i & 63));
+      bi.clear();
+      return;
+    }
     std::int64_t m = bi.front().time;
     for (const Event& e : bi) m = e.time < m ? e.time : m;
     last_ = m;

@@ -224,6 +224,12 @@ void pod_name(std::string& out, const std::string& prefix, std::uint32_t item, s
   out.append(digits, n);
 }
 
+// v % n for n > 0, without a division in the usual case v < 2n (a start index plus at most n slots).
+std::uint32_t wrap(std::uint64_t v, std::uint64_t n) {
+  if (v >= n) v -= n;
+  return static_cast<std::uint32_t>(v < n ? v : v % n);
+}
+
 class Model {
  public:
   Model(const Scenario& scenario, const Plan& plan, const SimOptions& options)
@@ -299,6 +305,7 @@ class Model {
     progress_every_ = std::max<std::uint64_t>(1, n / 100);
 
     pool_.resize(pools.size());
+    for (const NodePool& p : pools) capacity_div_.push_back({Divisor(p.cpu), Divisor(p.memory)});
     std::uint32_t initial = 0;
     for (const NodePool& p : pools) initial += static_cast<std::uint32_t>(std::max(0, initial_count(p)));
     index_.resize(initial);
@@ -498,7 +505,7 @@ class Model {
 
   void resolved(TaskId t) {
     ++resolved_;
-    if (resolved_ % progress_every_ == 0 && opt_.progress)
+    if (opt_.progress && resolved_ % progress_every_ == 0)  // no division when nobody listens
       opt_.progress(static_cast<double>(resolved_) / static_cast<double>(plan_.size()));
     if (!plan_.is_join(t)) {
       if (use_trees_) {
@@ -676,8 +683,7 @@ class Model {
           return ++found < want;
         });
     stats_.nodes_scored += static_cast<std::uint64_t>(found);
-    if (index_.slots() > 0)
-      next_start_ = static_cast<std::uint32_t>((next_start_ + processed) % index_.slots());
+    if (index_.slots() > 0) next_start_ = wrap(next_start_ + processed, index_.slots());
     if (tops == 0) return kNoSlot;
     return tops == 1 ? top[0] : top[sched_rng_.below(tops)];
   }
@@ -691,7 +697,7 @@ class Model {
         num_feasible_nodes_to_find(sc_.cluster.scheduler.percentage_of_nodes_to_score, alive_nodes_);
     const ScoreTree::Window w = tree.window(next_start_, static_cast<std::uint32_t>(want));
     stats_.nodes_scored += w.found;
-    next_start_ = static_cast<std::uint32_t>((next_start_ + w.passed) % tree.slots());
+    next_start_ = wrap(next_start_ + w.passed, tree.slots());
     return tree.nth_best(w, w.ties == 1 ? 0 : static_cast<std::uint32_t>(sched_rng_.below(w.ties)));
   }
 
@@ -705,12 +711,22 @@ class Model {
   [[nodiscard]] std::int64_t score_node(const PodClass& pc, const Slot& s) const {
     const NodePool& p = sc_.cluster.node_pools[s.pool];
     switch (sc_.cluster.scheduler.policy) {
+      // least/most_allocated_score's formulas with the pool's divisors (no divide instruction); with
+      // zero capacities the general functions handle the weights.
       case ScorePolicy::least_allocated:
-        return least_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
-                                     {p.cpu, p.memory});
+        if (p.cpu == 0 || p.memory == 0)
+          return least_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
+                                       {p.cpu, p.memory});
+        return (least_requested(s.nz_cpu + pc.nonzero.cpu, p.cpu, capacity_div_[s.pool].cpu) +
+                least_requested(s.nz_memory + pc.nonzero.memory, p.memory, capacity_div_[s.pool].memory)) /
+               2;
       case ScorePolicy::most_allocated:
-        return most_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
-                                    {p.cpu, p.memory});
+        if (p.cpu == 0 || p.memory == 0)
+          return most_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
+                                      {p.cpu, p.memory});
+        return (most_requested(s.nz_cpu + pc.nonzero.cpu, p.cpu, capacity_div_[s.pool].cpu) +
+                most_requested(s.nz_memory + pc.nonzero.memory, p.memory, capacity_div_[s.pool].memory)) /
+               2;
       case ScorePolicy::balanced_allocation:
         return balanced_allocation_score({s.cpu_used + pc.request.cpu, s.memory_used + pc.request.memory},
                                          {p.cpu, p.memory});
@@ -1242,6 +1258,10 @@ class Model {
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> record_pool_;
   std::vector<PoolState> pool_;
+  struct CapacityDivisors {
+    Divisor cpu, memory;
+  };
+  std::vector<CapacityDivisors> capacity_div_;  // per pool, for scoring without dividing
   std::uint32_t images_ = 0;
   std::vector<SimTime> image_ready_;  // per slot and image: when the image is (or will be) on the node
   std::int64_t alive_nodes_ = 0;

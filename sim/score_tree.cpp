@@ -38,22 +38,26 @@ void ScoreTree::set(std::uint32_t slot, std::int32_t score) {
   std::size_t i = size_ + std::size_t{slot};
   const Node leaf = score >= 0 ? Node{1, score, 1} : Node{};
   if (t[i].count == leaf.count && t[i].best == leaf.best) return;
-  // Counts on the path change by the same +-1 (or 0), so they need no recomputing from the children;
-  // best and ties are recomputed up to the first range that they leave unchanged.
+  // Counts on the path change by the same +-1 (or 0), so they need no recomputing from the children.
+  // Best and ties are carried up in registers, combined with the sibling's (combine is symmetric),
+  // up to the first range they leave unchanged: each level loads only the sibling, never the node just
+  // written, so there is no store-to-load dependency from one level to the next.
   const std::uint32_t delta = leaf.count - t[i].count;  // modulo 2^32: +1, -1 or 0
-  t[i] = leaf;
-  // Field by field rather than through a Node temporary: the compiler spilled the temporary with three
-  // 4-byte stores and reloaded it with an 8-byte load, a store-forwarding stall that cost half the time.
-  for (i /= 2; i >= 1; i /= 2) {
-    const Node& a = t[2 * i];
-    const Node& b = t[2 * i + 1];
-    const std::int32_t best = std::max(a.best, b.best);
-    const std::uint32_t ties = (a.best == best ? a.ties : 0u) + (b.best == best ? b.ties : 0u);
-    Node& n = t[i];
+  t[i].count = leaf.count;
+  t[i].best = leaf.best;
+  t[i].ties = leaf.ties;
+  std::int32_t best = leaf.best;
+  std::uint32_t ties = leaf.ties;
+  for (; i > 1; i /= 2) {
+    const Node& sib = t[i ^ 1];
+    const std::int32_t b = std::max(best, sib.best);
+    ties = (best == b ? ties : 0u) + (sib.best == b ? sib.ties : 0u);
+    best = b;
+    Node& n = t[i / 2];
     n.count += delta;
     if (n.best == best && n.ties == ties) {
       if (delta != 0)
-        for (i /= 2; i >= 1; i /= 2) t[i].count += delta;
+        for (i /= 4; i >= 1; i /= 2) t[i].count += delta;
       return;
     }
     n.best = best;

@@ -12,6 +12,8 @@
 #include <shardflow/core/trace.hpp>
 #include <shardflow/sim/simulator.hpp>
 
+#include "core/pipeline_builders.hpp"
+
 namespace shardflow::simtest {
 
 inline Step task(std::string name, double seconds, std::vector<StepIndex> deps = {}, MilliCpu cpu = 1000) {
@@ -24,19 +26,10 @@ inline Step task(std::string name, double seconds, std::vector<StepIndex> deps =
   return s;
 }
 
+// Loops and groups are built as in the core tests.
+using testing::group;
 inline Step loop(Step s, std::uint32_t count, std::uint32_t parallelism = 0) {
-  s.loop = Loop{count, {}, parallelism};
-  return s;
-}
-
-inline Step group(std::string name, std::vector<Step> children, std::vector<StepIndex> deps = {},
-                  std::uint32_t parallelism = 0) {
-  Step s;
-  s.name = std::move(name);
-  s.steps = std::move(children);
-  s.deps = std::move(deps);
-  s.parallelism = parallelism;
-  return s;
+  return testing::with_loop(std::move(s), count, parallelism);
 }
 
 inline NodePool pool(std::string name, int count, MilliCpu cpu, ByteCount memory = 64 * kGiB) {

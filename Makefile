@@ -30,10 +30,11 @@ demo: setup
 	build/release/shardflow explain $(DEMO_SCENARIO)
 	build/release/shardflow simulate $(DEMO_SCENARIO) --out out/demo
 
+# The fuzz run comes first so that CTest's summary is the last thing a CI log shows.
 test: build-dev
-	ctest --preset dev
 	scripts/setup --fuzz
 	scripts/fuzz --seconds $(FUZZ_SECONDS)
+	ctest --preset dev
 
 bench: build-bench
 	scripts/bench

@@ -355,6 +355,33 @@ TEST_CASE("Simulator: node speed divides run times; pod names and node records a
   CHECK(t.nodes[0].down == s(5));
 }
 
+TEST_CASE("Simulator: pod names count items across digit carries and retries past 9", "[sim]") {
+  // Pods of different steps interleave, items cross 9 -> 10, 99 -> 100 and 999 -> 1000, and one task
+  // fails 12 times (attempts 0 to 11), so every way a name's digits are written is used.
+  Step flaky = task("Flaky", 1);
+  flaky.component.failure.p = 1;
+  flaky.component.retries.max = 11;
+  const Scenario sc =
+      scenario({loop(task("Fan/Out", 1), 1005), flaky, loop(task("b", 3), 120, 7)}, {pool("p", 50, 64000)});
+  const Trace t = run(sc);
+  CHECK(t.tasks_failed == 1);
+  const std::string prefixes[] = {"fan-out-", "flaky-", "b-"};
+  std::map<std::uint32_t, std::size_t> per_step;
+  bool interleaved = false;
+  for (std::size_t i = 0; i < t.attempts.size(); ++i) {
+    const AttemptRecord& a = t.attempts[i];
+    CHECK(a.pod == prefixes[a.step] + std::to_string(a.item) + "-" + std::to_string(a.attempt));
+    ++per_step[a.step];
+    if (i > 0 && t.attempts[i - 1].step != a.step && per_step[a.step] > 1) interleaved = true;
+  }
+  CHECK(per_step[0] == 1005);
+  CHECK(per_step[1] == 12);
+  CHECK(per_step[2] == 120);
+  CHECK(interleaved);
+  CHECK(t.attempts.at(999).pod == "fan-out-999-0");
+  CHECK(t.attempts.at(1000).pod == "fan-out-1000-0");
+}
+
 TEST_CASE("Simulator: progress is reported up to 1", "[sim]") {
   const Scenario sc = scenario({loop(task("w", 1), 500)}, {pool("p", 10, 8000)});
   const Plan plan = Plan::unroll(sc.pipeline);

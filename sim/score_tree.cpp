@@ -39,13 +39,13 @@ void ScoreTree::set(std::uint32_t slot, std::int32_t score) {
   const Node leaf = score >= 0 ? Node{1, score, 1} : Node{};
   if (t[i].count == leaf.count && t[i].best == leaf.best) return;
   // Counts on the path change by the same +-1 (or 0), so they need no recomputing from the children.
-  // Best and ties are carried up in registers, combined with the sibling's (combine is symmetric),
-  // up to the first range they leave unchanged: each level loads only the sibling, never the node just
-  // written, so there is no store-to-load dependency from one level to the next.
+  // Best and ties are carried up in registers, combined with the sibling's (combine is symmetric): each
+  // level loads only the sibling, never the node just written, so there is no store-to-load dependency
+  // from one level to the next. The walk always goes to the root: stopping at the first range left
+  // unchanged needs a load and a compare at every level, which costs more than it saves when a node's
+  // change usually reaches the root (it does while the tree is small or the node was among the best).
   const std::uint32_t delta = leaf.count - t[i].count;  // modulo 2^32: +1, -1 or 0
-  t[i].count = leaf.count;
-  t[i].best = leaf.best;
-  t[i].ties = leaf.ties;
+  t[i] = leaf;
   std::int32_t best = leaf.best;
   std::uint32_t ties = leaf.ties;
   for (; i > 1; i /= 2) {
@@ -55,11 +55,6 @@ void ScoreTree::set(std::uint32_t slot, std::int32_t score) {
     best = b;
     Node& n = t[i / 2];
     n.count += delta;
-    if (n.best == best && n.ties == ties) {
-      if (delta != 0)
-        for (i /= 4; i >= 1; i /= 2) t[i].count += delta;
-      return;
-    }
     n.best = best;
     n.ties = ties;
   }

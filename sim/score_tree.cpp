@@ -108,20 +108,20 @@ ScoreTree::Window ScoreTree::window(std::uint32_t from, std::uint32_t want) cons
     w.ties = tree_[1].ties;
     return w;
   }
-  const std::uint32_t before = count_before(from);
+  const std::uint32_t before = from == 0 ? 0 : count_before(from);
   const std::uint32_t after = total - before;
-  Node n;
+  Node n = tree_[1];  // a window of every feasible node needs no query
   if (want <= after) {
     const std::uint32_t last = select(before + want);
     w.end = last + 1;
     w.passed = last + 1 - from;
-    n = query(from, w.end);
+    if (want != total) n = query(from, w.end);
   } else {
     const std::uint32_t last = select(want - after);
     w.wraps = true;
     w.end = last + 1;
     w.passed = (slots_ - from) + last + 1;
-    n = combine(query(from, slots_), query(0, w.end));
+    if (want != total) n = combine(query(from, slots_), query(0, w.end));
   }
   w.found = n.count;
   w.best = n.best;
@@ -193,7 +193,8 @@ std::uint32_t ScoreTree::nth_best(const Window& w, std::uint32_t j) const {
     // Every feasible node is in the window (the usual case on small clusters), so its best is the
     // tree's and its order is slot order rotated to start at `from`: the j-th there is the k-th in slot
     // order, one descent from the root instead of a walk over the window's ranges.
-    std::uint32_t k = ties_before(w.from, w.best) + j;
+    // A search from slot 0 (it stays there while every search goes all round) has no ties before it.
+    std::uint32_t k = (w.from == 0 ? 0 : ties_before(w.from, w.best)) + j;
     if (k >= w.ties) k -= w.ties;
     return kth_with(k, w.best);
   }

@@ -88,7 +88,7 @@ std::uint32_t ScoreTree::select(std::uint32_t k) const {
   return i - size_;
 }
 
-ScoreTree::Window ScoreTree::window(std::uint32_t from, std::uint32_t want) const {
+ScoreTree::Window ScoreTree::window_counted(std::uint32_t from, std::uint32_t want) const {
   Window w;
   if (slots_ == 0) return w;
   if (from >= slots_) from = 0;

@@ -55,7 +55,20 @@ class ScoreTree {
     std::int32_t best = -1;    // best score in the window
     std::uint32_t ties = 0;    // feasible nodes in the window with the best score
   };
-  [[nodiscard]] Window window(std::uint32_t from, std::uint32_t want) const;
+  [[nodiscard]] Window window(std::uint32_t from, std::uint32_t want) const {
+    // Inline, the usual case on a busy small cluster: the search goes all round, nothing to count.
+    const Node& root = tree_[1];
+    if (slots_ == 0 || want <= root.count) return window_counted(from, want);
+    Window w;
+    w.from = from < slots_ ? from : 0;
+    w.wraps = w.from > 0;
+    w.end = w.from > 0 ? w.from : slots_;
+    w.passed = slots_;
+    w.found = root.count;
+    w.best = root.best;
+    w.ties = root.ties;
+    return w;
+  }
   /// The j-th (0-based) node with the window's best score, in the search's order.
   [[nodiscard]] std::uint32_t nth_best(const Window& w, std::uint32_t j) const;
 
@@ -66,6 +79,8 @@ class ScoreTree {
     std::uint32_t ties = 0;   // how many have it
   };
   static Node combine(const Node& a, const Node& b);
+  // window() for every case, counting feasible nodes from `from` when the search may stop early.
+  [[nodiscard]] Window window_counted(std::uint32_t from, std::uint32_t want) const;
   // Feasible nodes in [0, end).
   [[nodiscard]] std::uint32_t count_before(std::uint32_t end) const;
   // The slot of the k-th (1-based) feasible node overall.

@@ -172,32 +172,7 @@ std::uint32_t ScoreTree::ties_before(std::uint32_t end, std::int32_t best) const
   return n;
 }
 
-std::uint32_t ScoreTree::kth_with(std::uint32_t k, std::int32_t best) const {
-  std::uint32_t i = 1;
-  while (i < size_) {
-    const Node& left = tree_[2 * std::size_t{i}];
-    const std::uint32_t here = left.best == best ? left.ties : 0u;
-    if (k < here) {
-      i = 2 * i;
-    } else {
-      k -= here;
-      i = 2 * i + 1;
-    }
-  }
-  return i - size_;
-}
-
-std::uint32_t ScoreTree::nth_best(const Window& w, std::uint32_t j) const {
-  assert(j < w.ties);
-  if (w.found == feasible()) {
-    // Every feasible node is in the window (the usual case on small clusters), so its best is the
-    // tree's and its order is slot order rotated to start at `from`: the j-th there is the k-th in slot
-    // order, one descent from the root instead of a walk over the window's ranges.
-    // A search from slot 0 (it stays there while every search goes all round) has no ties before it.
-    std::uint32_t k = (w.from == 0 ? 0 : ties_before(w.from, w.best)) + j;
-    if (k >= w.ties) k -= w.ties;
-    return kth_with(k, w.best);
-  }
+std::uint32_t ScoreTree::nth_best_in_part(const Window& w, std::uint32_t j) const {
   if (!w.wraps) return nth_with(w.from, w.end, w.best, j);
   const Node first = query(w.from, slots_);
   const std::uint32_t t1 = first.best == w.best ? first.ties : 0;

@@ -17,6 +17,7 @@
 //   std::uint32_t second = t.nth_best(w, 1);                 // 3
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -70,7 +71,16 @@ class ScoreTree {
     return w;
   }
   /// The j-th (0-based) node with the window's best score, in the search's order.
-  [[nodiscard]] std::uint32_t nth_best(const Window& w, std::uint32_t j) const;
+  [[nodiscard]] std::uint32_t nth_best(const Window& w, std::uint32_t j) const {
+    assert(j < w.ties);
+    if (w.found != feasible()) return nth_best_in_part(w, j);
+    // Inline, the usual case on small clusters: every feasible node is in the window, so its best is
+    // the tree's and its order is slot order rotated to start at `from`; the j-th there is the k-th in
+    // slot order, one descent from the root. A search from slot 0 has no ties before it.
+    std::uint32_t k = (w.from == 0 ? 0 : ties_before(w.from, w.best)) + j;
+    if (k >= w.ties) k -= w.ties;
+    return kth_with(k, w.best);
+  }
 
  private:
   struct Node {
@@ -93,7 +103,22 @@ class ScoreTree {
   // Nodes with score `best` (the tree's best) in [0, end).
   [[nodiscard]] std::uint32_t ties_before(std::uint32_t end, std::int32_t best) const;
   // The slot of the k-th (0-based) node with score `best` (the tree's best), in slot order.
-  [[nodiscard]] std::uint32_t kth_with(std::uint32_t k, std::int32_t best) const;
+  [[nodiscard]] std::uint32_t kth_with(std::uint32_t k, std::int32_t best) const {
+    std::uint32_t i = 1;
+    while (i < size_) {
+      const Node& left = tree_[2 * std::size_t{i}];
+      const std::uint32_t here = left.best == best ? left.ties : 0u;
+      if (k < here) {
+        i = 2 * i;
+      } else {
+        k -= here;
+        i = 2 * i + 1;
+      }
+    }
+    return i - size_;
+  }
+  // nth_best when the window leaves some feasible nodes out.
+  [[nodiscard]] std::uint32_t nth_best_in_part(const Window& w, std::uint32_t j) const;
 
   std::uint32_t slots_ = 0;
   std::uint32_t size_ = 1;  // leaves, a power of two

@@ -155,10 +155,8 @@ void report(benchmark::State& state, const Trace& t, const SimStats& st) {
       static_cast<double>(std::max<std::uint64_t>(1, st.scheduling_attempts));
 }
 
-void BM_Simulate(benchmark::State& state) {
-  const auto tasks = static_cast<std::uint32_t>(state.range(0));
-  const auto nodes = static_cast<int>(state.range(1));
-  const Scenario sc = fan_out(tasks, nodes);
+// The timed loop shared by the end-to-end benchmarks: unroll once, simulate per iteration, report.
+void simulate_and_report(benchmark::State& state, const Scenario& sc) {
   const Plan plan = Plan::unroll(sc.pipeline);
   Trace t;
   SimStats st;
@@ -167,6 +165,11 @@ void BM_Simulate(benchmark::State& state) {
     benchmark::DoNotOptimize(t.attempts.data());
   }
   report(state, t, st);
+}
+
+void BM_Simulate(benchmark::State& state) {
+  const auto tasks = static_cast<std::uint32_t>(state.range(0));
+  simulate_and_report(state, fan_out(tasks, static_cast<int>(state.range(1))));
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * tasks);
 }
 // A 10,000-task scenario (target: under 50 ms), and the target case: 1M tasks on 10,000 nodes (under 10 s).
@@ -208,16 +211,8 @@ Scenario simpy_workload(std::uint32_t tasks, int nodes) {
 }
 
 void BM_SimpyWorkload(benchmark::State& state) {
-  const Scenario sc =
-      simpy_workload(static_cast<std::uint32_t>(state.range(0)), static_cast<int>(state.range(1)));
-  const Plan plan = Plan::unroll(sc.pipeline);
-  Trace t;
-  SimStats st;
-  for (auto _ : state) {
-    t = simulate(sc, plan, SimOptions{}, st);
-    benchmark::DoNotOptimize(t.attempts.data());
-  }
-  report(state, t, st);
+  simulate_and_report(
+      state, simpy_workload(static_cast<std::uint32_t>(state.range(0)), static_cast<int>(state.range(1))));
 }
 BENCHMARK(BM_SimpyWorkload)
     ->Args({20'000, 100})

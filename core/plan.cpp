@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <queue>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,9 +15,8 @@ namespace shardflow {
 // be appended as we go; successor lists are filled by a counting sort at the end.
 class PlanBuilder {
  public:
-  explicit PlanBuilder(const Pipeline& pipeline) { plan_.name_ = pipeline.name; }
-
   Plan build(const Pipeline& pipeline) {
+    plan_.name_ = pipeline.name;
     plan_.scopes_.push_back(Scope{kNone, ""});
     plan_.pred_begin_.push_back(0);
     StepIndexMap index;
@@ -115,19 +115,16 @@ class PlanBuilder {
         ++indegree[i];
         users[d].push_back(i);
       }
-    std::vector<std::size_t> ready;
-    for (std::size_t i = steps.size(); i-- > 0;)
-      if (indegree[i] == 0) ready.push_back(i);
+    // Among ready steps the earliest declared goes first (a min-heap keeps this O(n log n)).
+    std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      if (indegree[i] == 0) ready.push(i);
     while (!ready.empty()) {
-      const std::size_t i = ready.back();
-      ready.pop_back();
+      const std::size_t i = ready.top();
+      ready.pop();
       order.push_back(i);
-      // Keep declaration order among newly ready steps: push in reverse so the smallest pops first.
-      std::vector<std::size_t> freed;
       for (std::size_t u : users[i])
-        if (--indegree[u] == 0) freed.push_back(u);
-      ready.insert(ready.end(), freed.rbegin(), freed.rend());
-      std::sort(ready.begin(), ready.end(), std::greater<>());
+        if (--indegree[u] == 0) ready.push(u);
     }
     if (order.size() != steps.size())
       throw InputError({}, "pipeline", "dependency cycle among steps (the scenario was not validated)");
@@ -233,7 +230,7 @@ class PlanBuilder {
 };
 
 Plan Plan::unroll(const Pipeline& pipeline) {
-  return PlanBuilder(pipeline).build(pipeline);
+  return PlanBuilder().build(pipeline);
 }
 
 std::string Plan::task_name(TaskId t) const {

@@ -1,14 +1,14 @@
 // Unrolling speed and memory: how long a ParallelFor of N instances takes to become a Plan, and how many
 // bytes per instance it holds. Run `bench_plan --rss` for the peak-RSS figure (measured in a child process
 // so that nothing else the benchmark allocated counts).
-#include <benchmark/benchmark.h>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdio>
-#include <cstring>
+#include <benchmark/benchmark.h>
 
 #include <shardflow/core/plan.hpp>
 
@@ -49,7 +49,11 @@ void BM_UnrollParallelFor(benchmark::State& state) {
   state.SetComplexityN(n);
   state.counters["plan_bytes_per_instance"] = static_cast<double>(bytes) / n;
 }
-BENCHMARK(BM_UnrollParallelFor)->RangeMultiplier(10)->Range(1000, 1'000'000)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK(BM_UnrollParallelFor)
+    ->RangeMultiplier(10)
+    ->Range(1000, 1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
 
 long max_rss_kib() {
   rusage u{};
@@ -69,10 +73,11 @@ int measure_rss() {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const long after = max_rss_kib();
     benchmark::DoNotOptimize(plan);
-    std::printf("{\"instances\": %u, \"unroll_seconds\": %.4f, \"peak_rss_growth_bytes\": %ld, "
-                "\"bytes_per_instance_peak_rss\": %.1f, \"bytes_per_instance_plan\": %.1f}\n",
-                kN, secs, (after - before) * 1024L, static_cast<double>(after - before) * 1024.0 / kN,
-                static_cast<double>(plan.memory_bytes()) / kN);
+    std::printf(
+        "{\"instances\": %u, \"unroll_seconds\": %.4f, \"peak_rss_growth_bytes\": %ld, "
+        "\"bytes_per_instance_peak_rss\": %.1f, \"bytes_per_instance_plan\": %.1f}\n",
+        kN, secs, (after - before) * 1024L, static_cast<double>(after - before) * 1024.0 / kN,
+        static_cast<double>(plan.memory_bytes()) / kN);
     std::fflush(stdout);
     _exit(0);
   }

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include <shardflow/core/metrics.hpp>
 
@@ -11,7 +11,9 @@ using namespace shardflow::testing;
 
 namespace {
 
-Duration s(double seconds) { return Duration::from_seconds(seconds); }
+Duration s(double seconds) {
+  return Duration::from_seconds(seconds);
+}
 
 AttemptRecord attempt(TaskId task, std::uint32_t n, std::int32_t node, double submitted, double scheduled,
                       double started, double finished, Outcome outcome) {
@@ -66,17 +68,17 @@ TEST_CASE("Metrics: every figure of a hand-made trace", "[core][metrics]") {
   const HandMade h;
   const Metrics m = compute_metrics(h.trace, h.plan);
   CHECK(m.makespan_s == 100);
-  CHECK(m.critical_path_s == 75);           // a's successful run (20 s) then b (55 s)
-  CHECK(m.total_work_s == 85);              // 10 + 20 + 55
-  CHECK(m.cpu_work_core_s == 140);          // 10 x 1 + 20 x 1 + 55 x 2
+  CHECK(m.critical_path_s == 75);                          // a's successful run (20 s) then b (55 s)
+  CHECK(m.total_work_s == 85);                             // 10 + 20 + 55
+  CHECK(m.cpu_work_core_s == 140);                         // 10 x 1 + 20 x 1 + 55 x 2
   CHECK(m.mean_cpu_utilization == Approx(140.0 / 380.0));  // n0: 2 x 100, n1: 2 x 90 core-s
-  CHECK(m.peak_cpu_utilization == 0.5);     // a alone on n0 before n1 is up; b alone later
-  CHECK(m.queue_wait_s.p50 == 1);           // waits 1, 0, 2
+  CHECK(m.peak_cpu_utilization == 0.5);                    // a alone on n0 before n1 is up; b alone later
+  CHECK(m.queue_wait_s.p50 == 1);                          // waits 1, 0, 2
   CHECK(m.queue_wait_s.p95 == 2);
   CHECK(m.queue_wait_s.p99 == 2);
   CHECK(m.queue_wait_s.max == 2);
   CHECK(m.queue_wait_s.mean == 1);
-  CHECK(m.cost == Approx(0.15));            // 3.6/h x 100 s + 1.8/h x 100 s
+  CHECK(m.cost == Approx(0.15));  // 3.6/h x 100 s + 1.8/h x 100 s
   CHECK(m.attempts == 3);
   CHECK(m.retries == 1);
   CHECK(m.failed_attempts == 1);
@@ -117,25 +119,31 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
 
   std::ostringstream json;
   write_trace_json(json, t);
-  CHECK(json.str() ==
-        "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": \"sim\",\n"
-        "  \"scenario\": \"tiny \\\"one\\\"\",\n  \"seed\": 7,\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": 0,\n"
-        "  \"steps\": [\"train\"],\n  \"nodes\": [\n"
-        "    {\"name\": \"cpu-0\", \"pool\": \"cpu\", \"cpu_milli\": 4000, \"memory_bytes\": 17179869184, \"gpu\": 1, "
-        "\"price_per_hour\": 0.5, \"billed_from\": 0, \"up\": 0, \"down\": 12500000000}\n  ],\n  \"attempts\": [\n"
-        "    {\"task\": 0, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": 0, \"submitted\": 0, "
-        "\"scheduled\": 250000000, \"started\": 1000000001, \"finished\": 12500000000, \"outcome\": \"succeeded\", "
-        "\"image_pull\": 500000000, \"input_read\": 0, \"pod\": \"train-0\"},\n"
-        "    {\"task\": 1, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": -1, \"submitted\": 2000000000, "
-        "\"scheduled\": -1, \"started\": -1, \"finished\": 3000000000, \"outcome\": \"cancelled\", "
-        "\"image_pull\": 0, \"input_read\": 0}\n  ]\n}\n");
+  CHECK(
+      json.str() ==
+      "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": \"sim\",\n"
+      "  \"scenario\": \"tiny \\\"one\\\"\",\n  \"seed\": 7,\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": "
+      "0,\n"
+      "  \"steps\": [\"train\"],\n  \"nodes\": [\n"
+      "    {\"name\": \"cpu-0\", \"pool\": \"cpu\", \"cpu_milli\": 4000, \"memory_bytes\": 17179869184, "
+      "\"gpu\": 1, "
+      "\"price_per_hour\": 0.5, \"billed_from\": 0, \"up\": 0, \"down\": 12500000000}\n  ],\n  \"attempts\": "
+      "[\n"
+      "    {\"task\": 0, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": 0, \"submitted\": 0, "
+      "\"scheduled\": 250000000, \"started\": 1000000001, \"finished\": 12500000000, \"outcome\": "
+      "\"succeeded\", "
+      "\"image_pull\": 500000000, \"input_read\": 0, \"pod\": \"train-0\"},\n"
+      "    {\"task\": 1, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": -1, \"submitted\": 2000000000, "
+      "\"scheduled\": -1, \"started\": -1, \"finished\": 3000000000, \"outcome\": \"cancelled\", "
+      "\"image_pull\": 0, \"input_read\": 0}\n  ]\n}\n");
 
   std::ostringstream csv;
   write_trace_csv(csv, t);
-  CHECK(csv.str() ==
-        "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
-        "input_read_s,pod\n"
-        "0,train,0,0,cpu-0,0.000000000,0.250000000,1.000000001,12.500000000,succeeded,0.500000000,0.000000000,"
-        "train-0\n"
-        "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,\n");
+  CHECK(
+      csv.str() ==
+      "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
+      "input_read_s,pod\n"
+      "0,train,0,0,cpu-0,0.000000000,0.250000000,1.000000001,12.500000000,succeeded,0.500000000,0.000000000,"
+      "train-0\n"
+      "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,\n");
 }

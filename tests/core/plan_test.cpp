@@ -35,7 +35,7 @@ TaskId find(const Plan& p, const std::string& name) {
 TEST_CASE("Plan: a fan-out/fan-in pipeline unrolls to tasks, one join and exact edges", "[core][plan]") {
   const Plan p = Plan::unroll(seed_shape());
   CHECK(p.task_count() == 104);
-  CHECK(p.size() == 105);  // one join collects the 100 shards for aggregate; train is a sink, no join
+  CHECK(p.size() == 105);        // one join collects the 100 shards for aggregate; train is a sink, no join
   CHECK(p.edge_count() == 104);  // 100 into the join, 1 into aggregate, 3 out of aggregate
   REQUIRE(p.steps().size() == 3);
   CHECK(p.steps()[0].instances == 100);
@@ -64,8 +64,9 @@ TEST_CASE("Plan: a fan-out/fan-in pipeline unrolls to tasks, one join and exact 
 }
 
 TEST_CASE("Plan: node ids are a topological order", "[core][plan]") {
-  const Plan p = Plan::unroll(pipeline({with_loop(group("outer", {component("a", 1), with_loop(component("b", 1, {0}), 4)}), 3, 2),
-                                        component("c", 1, {0}), component("d", 1), component("e", 1, {1, 2})}));
+  const Plan p = Plan::unroll(
+      pipeline({with_loop(group("outer", {component("a", 1), with_loop(component("b", 1, {0}), 4)}), 3, 2),
+                component("c", 1, {0}), component("d", 1), component("e", 1, {1, 2})}));
   for (TaskId t = 0; t < p.size(); ++t) {
     for (TaskId q : p.preds(t)) CHECK(q < t);
     for (TaskId s : p.succs(t)) CHECK(s > t);
@@ -74,9 +75,9 @@ TEST_CASE("Plan: node ids are a topological order", "[core][plan]") {
 
 TEST_CASE("Plan: nested loops name tasks by scope and share the outer iteration's unit", "[core][plan]") {
   // outer: 3 iterations, at most 2 at once; each runs a, then 4 b's; c waits for all of it.
-  const Plan p = Plan::unroll(pipeline(
-      {with_loop(group("outer", {component("a", 1), with_loop(component("b", 1, {0}), 4)}), 3, 2),
-       component("c", 1, {0})}));
+  const Plan p = Plan::unroll(
+      pipeline({with_loop(group("outer", {component("a", 1), with_loop(component("b", 1, {0}), 4)}), 3, 2),
+                component("c", 1, {0})}));
   CHECK(p.task_count() == 3 * 5 + 1);
   REQUIRE(p.steps().size() == 3);
   CHECK(p.steps()[0].path == "outer/a");
@@ -102,9 +103,11 @@ TEST_CASE("Plan: nested loops name tasks by scope and share the outer iteration'
 TEST_CASE("Plan: the Argo parallelism-nested-dag shape", "[core][plan]") {
   // A (parallelism 2) runs b1; then b2, b3, b4; then b5. Each b is c1 -> {c2, c3}.
   auto b = [](const std::string& name, std::vector<StepIndex> deps) {
-    return group(name, {component("c1", 10), component("c2", 10, {0}), component("c3", 10, {0})}, std::move(deps));
+    return group(name, {component("c1", 10), component("c2", 10, {0}), component("c3", 10, {0})},
+                 std::move(deps));
   };
-  const Pipeline pl = pipeline({group("A", {b("b1", {}), b("b2", {0}), b("b3", {0}), b("b4", {0}), b("b5", {1, 2, 3})}, {}, 2)});
+  const Pipeline pl = pipeline(
+      {group("A", {b("b1", {}), b("b2", {0}), b("b3", {0}), b("b4", {0}), b("b5", {1, 2, 3})}, {}, 2)});
   const Plan p = Plan::unroll(pl);
   CHECK(p.task_count() == 15);
   CHECK(p.limiters() == std::vector<std::uint32_t>{2});
@@ -137,8 +140,8 @@ TEST_CASE("Plan: a million-task ParallelFor unrolls with linear edges", "[core][
 
 TEST_CASE("PlanSummary: critical path and total work of a hand-built diamond", "[core][plan]") {
   // a (10 s) -> {b (20 s), c (5 s)} -> d (1 s): the critical path is a, b, d = 31 s; work 36 s.
-  const Pipeline pl = pipeline({component("a", 10), component("b", 20, {0}), component("c", 5, {0}),
-                                component("d", 1, {1, 2})});
+  const Pipeline pl = pipeline(
+      {component("a", 10), component("b", 20, {0}), component("c", 5, {0}), component("d", 1, {1, 2})});
   const Plan p = Plan::unroll(pl);
   const PlanSummary s = summarize(p, pl);
   CHECK(s.critical_path_s == 31.0);
@@ -168,13 +171,13 @@ TEST_CASE("PlanSummary: mean durations follow the duration model", "[core][plan]
 }
 
 TEST_CASE("PlanSummary: the CPU capacity bound spreads core-seconds over every core", "[core][plan]") {
-  const Pipeline pl = pipeline({component("a", 10), component("b", 20, {0}), component("c", 5, {0}),
-                                component("d", 1, {1, 2})});
+  const Pipeline pl = pipeline(
+      {component("a", 10), component("b", 20, {0}), component("c", 5, {0}), component("d", 1, {1, 2})});
   const PlanSummary s = summarize(Plan::unroll(pl), pl);
   Cluster c;
   c.node_pools.resize(2);
   c.node_pools[0].cpu = 2000;
-  c.node_pools[0].count = 3;      // 6 cores
+  c.node_pools[0].count = 3;  // 6 cores
   c.node_pools[1].cpu = 1000;
   c.node_pools[1].count = 1;
   c.node_pools[1].autoscaling.max = 2;  // at its largest: 2 nodes of speed 3 = 6 core-equivalents

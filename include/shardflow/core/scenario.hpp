@@ -13,7 +13,7 @@ namespace shardflow {
 struct Scenario {
   std::string name;
   std::string description;  // free text from the file, for people and reports
-  std::string file;  // where it was loaded from ("" when built in code)
+  std::string file;         // where it was loaded from ("" when built in code)
   std::uint64_t seed = 1;
   Pipeline pipeline;
   Cluster cluster;

@@ -20,6 +20,23 @@ const char* to_string(Outcome o) {
   return "unknown";
 }
 
+std::string pod_name_prefix(const std::string& step_path) {
+  std::string out;
+  out.reserve(step_path.size() + 1);
+  for (char ch : step_path) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+    out += ok ? ch : (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : '-';
+  }
+  out += '-';
+  return out;
+}
+
+std::string Trace::pod_name(const AttemptRecord& a) const {
+  if (a.pod < pod_names.size()) return pod_names[a.pod];
+  if (a.step >= pod_prefixes.size()) return {};
+  return pod_prefixes[a.step] + std::to_string(a.item) + '-' + std::to_string(a.attempt);
+}
+
 namespace {
 
 // Traces can hold millions of attempts, so they are written field by field rather than through a JSON
@@ -111,6 +128,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
         << ", \"down\": " << n.down.ns() << "}";
   }
   out << (t.nodes.empty() ? "" : "\n  ") << "],\n  \"attempts\": [";
+  std::string pod;
   for (std::size_t i = 0; i < t.attempts.size(); ++i) {
     const AttemptRecord& a = t.attempts[i];
     out << (i ? ",\n    " : "\n    ") << "{\"task\": " << a.task << ", \"step\": " << a.step
@@ -119,9 +137,10 @@ void write_trace_json(std::ostream& out, const Trace& t) {
         << ", \"started\": " << a.started.ns() << ", \"finished\": " << a.finished.ns() << ", \"outcome\": \""
         << to_string(a.outcome) << "\", \"image_pull\": " << a.image_pull.ns()
         << ", \"input_read\": " << a.input_read.ns();
-    if (!a.pod.empty()) {
+    pod = t.pod_name(a);
+    if (!pod.empty()) {
       out << ", \"pod\": ";
-      json_string(out, a.pod);
+      json_string(out, pod);
     }
     out << "}";
   }
@@ -138,7 +157,8 @@ void write_trace_csv(std::ostream& out, const Trace& t) {
     out << a.task << ',' << csv_field(step) << ',' << a.item << ',' << a.attempt << ',' << csv_field(node)
         << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
         << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
-        << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ',' << csv_field(a.pod) << '\n';
+        << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ',' << csv_field(t.pod_name(a))
+        << '\n';
   }
 }
 

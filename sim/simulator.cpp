@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cassert>
-#include <charconv>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -196,67 +195,6 @@ std::uint64_t eligible_pools(const std::vector<NodePool>& pools,
     if (ok) mask |= std::uint64_t{1} << p;
   }
   return mask;
-}
-
-// A step's pod-name prefix: "<step path, lower-cased, other characters as '-'>-", a valid Kubernetes
-// name part. Made once per step; each attempt only appends "<item>-<attempt>".
-std::string pod_prefix(const std::string& step_path) {
-  std::string out;
-  out.reserve(step_path.size() + 1);
-  for (char ch : step_path) {
-    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-    out += ok ? ch : (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : '-';
-  }
-  out += '-';
-  return out;
-}
-
-// Adds one to the decimal number in [d, d + n), in place; false if it has more digits than (all nines).
-bool increment_decimal(char* d, std::size_t n) {
-  for (std::size_t i = n; i-- > 0;) {
-    if (d[i] != '9') {
-      ++d[i];
-      return true;
-    }
-    d[i] = '0';
-  }
-  return false;
-}
-
-// "<prefix><item>-<attempt>", for every attempt in order. The name is composed in a scratch buffer that
-// holds the step's prefix (rewritten only when the step changes) and then copied once into a string of
-// the exact size: one allocation, without the capacity checks of appending piece by piece. A fan-out's
-// pods are mostly created in item order, so the item's digits are usually the previous ones plus one.
-void pod_names(std::vector<AttemptRecord>& attempts, const std::vector<std::string>& prefixes) {
-  constexpr std::size_t kDigits = 24;  // "<uint32>-<uint32>" needs at most 21
-  std::string scratch;
-  std::uint32_t step = kNoSlot;
-  std::size_t plen = 0;
-  std::uint32_t item = 0;
-  std::size_t item_len = 0;  // 0: the buffer holds no item's digits
-  for (AttemptRecord& r : attempts) {
-    if (r.step != step) {
-      step = r.step;
-      plen = prefixes[step].size();
-      scratch.assign(prefixes[step]);
-      scratch.resize(plen + kDigits);
-      item_len = 0;
-    }
-    char* const digits = scratch.data() + plen;
-    char* const end = scratch.data() + scratch.size();
-    const bool same = item_len > 0 && r.item == item;
-    const bool next = item_len > 0 && std::uint64_t{r.item} == std::uint64_t{item} + 1;
-    if (!same && !(next && increment_decimal(digits, item_len)))
-      item_len = static_cast<std::size_t>(std::to_chars(digits, end, r.item).ptr - digits);
-    item = r.item;
-    char* p = digits + item_len;
-    *p++ = '-';
-    if (r.attempt < 10)  // nearly every attempt is the first
-      *p++ = static_cast<char>('0' + r.attempt);
-    else
-      p = std::to_chars(p, end, r.attempt).ptr;
-    r.pod = std::string(scratch.data(), static_cast<std::size_t>(p - scratch.data()));
-  }
 }
 
 // v % n for n > 0, without a division in the usual case v < 2n (a start index plus at most n slots).
@@ -1240,10 +1178,8 @@ class Model {
       n.down = end;
       if (n.up > end) n.up = end;
     }
-    std::vector<std::string> prefixes;
-    prefixes.reserve(trace_.steps.size());
-    for (const std::string& step : trace_.steps) prefixes.push_back(pod_prefix(step));
-    pod_names(trace_.attempts, prefixes);
+    trace_.pod_prefixes.reserve(trace_.steps.size());
+    for (const std::string& step : trace_.steps) trace_.pod_prefixes.push_back(pod_name_prefix(step));
   }
 
   const Scenario& sc_;

@@ -110,7 +110,8 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
   t.nodes = {NodeRecord{"cpu-0", "cpu", 4000, 16 * kGiB, 1, 0.5, s(0), s(12.5), s(0)}};
   AttemptRecord a = attempt(0, 0, 0, 0, 0.25, 1.000000001, 12.5, Outcome::succeeded);
   a.image_pull = s(0.5);
-  a.pod = "train-0";
+  t.pod_names = {"train-0"};
+  a.pod = 0;
   AttemptRecord never = attempt(1, 0, -1, 2, 0, 0, 3, Outcome::cancelled);
   never.step = 0;
   never.scheduled = kNever;
@@ -146,4 +147,28 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
       "0,train,0,0,cpu-0,0.000000000,0.250000000,1.000000001,12.500000000,succeeded,0.500000000,0.000000000,"
       "train-0\n"
       "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,\n");
+}
+
+TEST_CASE("Trace: pod names stored per attempt or by the step's prefix", "[core][trace]") {
+  CHECK(pod_name_prefix("Prep/x") == "prep-x-");
+  CHECK(pod_name_prefix("a_B.c-9") == "a-b-c-9-");
+  CHECK(pod_name_prefix("") == "-");
+  Trace t;
+  t.steps = {"Fan/Out", "b"};
+  AttemptRecord ruled;
+  ruled.step = 1;
+  ruled.item = 1000;
+  ruled.attempt = 11;
+  AttemptRecord stored = ruled;
+  stored.pod = 0;
+  AttemptRecord other_step = ruled;
+  other_step.step = 2;               // no prefix for it
+  CHECK(t.pod_name(ruled).empty());  // neither stored nor by rule
+  t.pod_prefixes = {pod_name_prefix(t.steps[0]), pod_name_prefix(t.steps[1])};
+  CHECK(t.pod_name(ruled) == "b-1000-11");
+  CHECK(t.pod_name(other_step).empty());
+  t.pod_names = {"b-7xk2q"};
+  CHECK(t.pod_name(stored) == "b-7xk2q");  // a stored name wins over the rule
+  stored.pod = 1;                          // past the stored names: the rule
+  CHECK(t.pod_name(stored) == "b-1000-11");
 }

@@ -348,7 +348,7 @@ TEST_CASE("Simulator: node speed divides run times; pod names and node records a
   const Scenario sc = scenario({loop(task("Prep/x", 10), 2)}, {fast});
   const Trace t = run(sc);
   CHECK(makespan(t) == s(5));
-  CHECK(t.attempts.at(1).pod == "prep-x-1-0");
+  CHECK(t.pod_name(t.attempts.at(1)) == "prep-x-1-0");
   REQUIRE(t.nodes.size() == 1);
   CHECK(t.nodes[0].name == "fast-0");
   CHECK(t.nodes[0].cpu == 4000);
@@ -370,7 +370,7 @@ TEST_CASE("Simulator: pod names count items across digit carries and retries pas
   bool interleaved = false;
   for (std::size_t i = 0; i < t.attempts.size(); ++i) {
     const AttemptRecord& a = t.attempts[i];
-    CHECK(a.pod == prefixes[a.step] + std::to_string(a.item) + "-" + std::to_string(a.attempt));
+    CHECK(t.pod_name(a) == prefixes[a.step] + std::to_string(a.item) + "-" + std::to_string(a.attempt));
     ++per_step[a.step];
     if (i > 0 && t.attempts[i - 1].step != a.step && per_step[a.step] > 1) interleaved = true;
   }
@@ -378,8 +378,8 @@ TEST_CASE("Simulator: pod names count items across digit carries and retries pas
   CHECK(per_step[1] == 12);
   CHECK(per_step[2] == 120);
   CHECK(interleaved);
-  CHECK(t.attempts.at(999).pod == "fan-out-999-0");
-  CHECK(t.attempts.at(1000).pod == "fan-out-1000-0");
+  CHECK(t.pod_name(t.attempts.at(999)) == "fan-out-999-0");
+  CHECK(t.pod_name(t.attempts.at(1000)) == "fan-out-1000-0");
 }
 
 TEST_CASE("Simulator: progress is reported up to 1", "[sim]") {

@@ -15,6 +15,7 @@
 namespace shardflow {
 
 inline constexpr Duration kNever = Duration::from_ns(-1);
+inline constexpr std::uint32_t kNoPod = 0xFFFFFFFFu;
 
 enum class Outcome : std::uint8_t {
   succeeded,
@@ -31,6 +32,7 @@ struct AttemptRecord {
   std::uint32_t item = 0;
   std::uint32_t attempt = 0;   // 0 for the first attempt
   std::int32_t node = -1;      // index into Trace::nodes, -1 if never placed
+  std::uint32_t pod = kNoPod;  // index into Trace::pod_names; see Trace::pod_name
   SimTime submitted;           // the pod was created (the task was admitted past its limits)
   SimTime scheduled = kNever;  // bound to a node
   SimTime started = kNever;    // its main container started running (after pulls, sandbox, input)
@@ -38,7 +40,6 @@ struct AttemptRecord {
   Outcome outcome = Outcome::succeeded;
   Duration image_pull;  // time spent pulling the image for this attempt
   Duration input_read;  // time spent reading input
-  std::string pod;      // pod name, for backends that have pods (may be empty)
 };
 
 /// A node that existed during the run (for utilization and cost).
@@ -62,7 +63,21 @@ struct Trace {
   std::vector<NodeRecord> nodes;
   std::vector<AttemptRecord> attempts;
   std::uint64_t tasks_failed = 0;  // tasks that exhausted their retries
+
+  // Pod names. A backend that learns its pods' names stores them here, each attempt pointing at its own
+  // with AttemptRecord::pod. A backend that names pods by rule (the simulator) sets `pod_prefixes`, one
+  // per step (see pod_name_prefix), instead of storing a string per attempt: an attempt with no stored
+  // name is then "<pod_prefixes[step]><item>-<attempt>".
+  std::vector<std::string> pod_names;
+  std::vector<std::string> pod_prefixes;
+
+  /// The attempt's pod name, stored or by rule; empty if it has none.
+  [[nodiscard]] std::string pod_name(const AttemptRecord& a) const;
 };
+
+/// The pod-name prefix of a step: its path lower-cased, other characters than [a-z0-9-] as '-', then a
+/// '-' ("Prep/x" -> "prep-x-"): a valid part of a Kubernetes name.
+std::string pod_name_prefix(const std::string& step_path);
 
 /// JSON with every field (a stable, documented shape; see docs/trace-format.md).
 void write_trace_json(std::ostream& out, const Trace& trace);

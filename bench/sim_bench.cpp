@@ -62,6 +62,7 @@ BENCHMARK_TEMPLATE(BM_Hold, QuaternaryHeap)->Arg(1000)->Arg(100'000)->Arg(1'000'
 BENCHMARK_TEMPLATE(BM_Hold, DaryHeap<8>)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK_TEMPLATE(BM_Hold, PairingHeap)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 BENCHMARK_TEMPLATE(BM_Hold, RadixHeap)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
+BENCHMARK_TEMPLATE(BM_Hold, LaneQueue<RadixHeap>)->Arg(1000)->Arg(100'000)->Arg(1'000'000);
 
 // The same hold model through the Engine (clock, sequence numbers, handler dispatch).
 void BM_EngineHold(benchmark::State& state) {

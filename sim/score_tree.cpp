@@ -12,7 +12,7 @@ constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
 ScoreTree::Node ScoreTree::combine(const Node& a, const Node& b) {
   // Branch-free: an empty side has best -1 and ties 0, so it adds nothing either way.
   const std::int32_t best = std::max(a.best, b.best);
-  const std::uint32_t ties = (a.best == best ? a.ties : 0u) + (b.best == best ? b.ties : 0u);
+  const std::uint32_t ties = (a.ties & all_if(a.best == best)) + (b.ties & all_if(b.best == best));
   return Node{a.count + b.count, best, ties};
 }
 
@@ -51,7 +51,7 @@ void ScoreTree::set(std::uint32_t slot, std::int32_t score) {
   for (; i > 1; i /= 2) {
     const Node& sib = t[i ^ 1];
     const std::int32_t b = std::max(best, sib.best);
-    ties = (best == b ? ties : 0u) + (sib.best == b ? sib.ties : 0u);
+    ties = (ties & all_if(best == b)) + (sib.ties & all_if(sib.best == b));
     best = b;
     Node& n = t[i / 2];
     n.count += delta;
@@ -166,9 +166,13 @@ std::uint32_t ScoreTree::nth_with(std::uint32_t lo, std::uint32_t hi, std::int32
 
 std::uint32_t ScoreTree::ties_before(std::uint32_t end, std::int32_t best) const {
   // The canonical ranges of [0, end) are all right-hand cuts: only the right edge moves.
+  // Branch-free, as in kth_with: `end` moves round the cluster, so whether a level counts is random.
+  const Node* const t = tree_.data();
   std::uint32_t n = 0;
-  for (std::uint32_t r = end + size_; r > 1; r /= 2)
-    if (r & 1) n += tree_[r - 1].best == best ? tree_[r - 1].ties : 0u;
+  for (std::uint32_t r = end + size_; r > 1; r /= 2) {
+    const Node& c = t[r - 1];  // a range when r is odd; else unused (and in bounds, r >= 2)
+    n += c.ties & all_if(c.best == best) & all_if((r & 1) != 0);
+  }
   return n;
 }
 

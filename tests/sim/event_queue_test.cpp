@@ -11,7 +11,7 @@ using namespace shardflow;
 using namespace shardflow::sim;
 
 TEMPLATE_TEST_CASE("EventQueue: pops by time, ties in push order", "[sim]", BinaryHeap, QuaternaryHeap,
-                   RadixHeap, DaryHeap<8>, PairingHeap) {
+                   RadixHeap, DaryHeap<8>, PairingHeap, LaneQueue<RadixHeap>, LaneQueue<BinaryHeap>) {
   TestType q;
   std::uint64_t seq = 0;
   q.push(Event::make(SimTime::from_s(5), seq++, 1, 10));
@@ -26,7 +26,8 @@ TEMPLATE_TEST_CASE("EventQueue: pops by time, ties in push order", "[sim]", Bina
 }
 
 TEMPLATE_TEST_CASE("EventQueue: matches a sorted reference under random pushes and pops", "[sim]", BinaryHeap,
-                   RadixHeap, QuaternaryHeap, DaryHeap<8>, PairingHeap) {
+                   RadixHeap, QuaternaryHeap, DaryHeap<8>, PairingHeap, LaneQueue<RadixHeap>,
+                   LaneQueue<BinaryHeap>) {
   TestType q;
   std::vector<Event> ref;  // kept sorted by (time, seq)
   Rng rng(42);
@@ -35,10 +36,11 @@ TEMPLATE_TEST_CASE("EventQueue: matches a sorted reference under random pushes a
   for (int i = 0; i < 20000; ++i) {
     if (ref.empty() || rng.below(3) != 0) {
       // Few distinct offsets so that ties are frequent, at scales far apart so that a radix heap
-      // redistributes across many buckets.
+      // redistributes across many buckets. Kinds 0-23: a LaneQueue's lanes (kinds below 16) both take
+      // events in order and turn away those that would fire before their last one.
       const auto offset = static_cast<std::int64_t>(rng.below(8) << (15 * rng.below(3)));
       const Event e = Event::make(SimTime::from_ns(now + offset), seq++,
-                                  static_cast<std::uint8_t>(rng.below(200)), static_cast<std::uint32_t>(i));
+                                  static_cast<std::uint8_t>(rng.below(24)), static_cast<std::uint32_t>(i));
       q.push(e);
       ref.insert(std::upper_bound(ref.begin(), ref.end(), e, fires_before), e);
     } else {
@@ -133,4 +135,29 @@ TEST_CASE("Rng: streams are reproducible and independent", "[sim]") {
     REQUIRE(u < 1);
     REQUIRE(n.below(3) < 3);
   }
+}
+
+TEST_CASE("LaneQueue: in-order events ride the lanes, others the inner queue, one order", "[sim]") {
+  LaneQueue<RadixHeap> q;
+  std::uint64_t seq = 0;
+  // Kind 1 in order (a lane), kind 2 out of order (its second event goes to the inner queue), kind 20
+  // (no lane), and a tie at 5 s across all three that must come out in push order.
+  q.push(Event::make(SimTime::from_s(5), seq++, 1, 0));
+  q.push(Event::make(SimTime::from_s(7), seq++, 2, 1));
+  q.push(Event::make(SimTime::from_s(5), seq++, 2, 2));  // before its lane's last: inner queue
+  q.push(Event::make(SimTime::from_s(5), seq++, 20, 3));
+  q.push(Event::make(SimTime::from_s(6), seq++, 1, 4));
+  q.push(Event::make(SimTime::from_s(1), seq++, 20, 5));
+  std::vector<std::uint32_t> targets;
+  while (!q.empty()) targets.push_back(q.pop().target);
+  CHECK(targets == std::vector<std::uint32_t>{5, 0, 2, 3, 4, 1});
+  // A lane's ring wraps and grows while holding events: 1,000 in order, popped 3 for every 4 pushed.
+  std::int64_t t = 0;
+  std::uint32_t next = 0, pushed = 0;
+  for (int round = 0; round < 250; ++round) {
+    for (int i = 0; i < 4; ++i) q.push(Event::make(SimTime::from_ns(++t), seq++, 3, pushed++));
+    for (int i = 0; i < 3; ++i) REQUIRE(q.pop().target == next++);
+  }
+  while (!q.empty()) REQUIRE(q.pop().target == next++);
+  CHECK(next == 1000);
 }

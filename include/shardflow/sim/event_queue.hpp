@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cassert>
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -216,10 +217,23 @@ class RadixHeap {
     buckets_[b].push_back(e);
     nonempty_ |= std::uint64_t{1} << (b & 63);
     ++size_;
+    if (b != 0 && min_ != kUnknown && e.time < min_) min_ = e.time;
   }
   [[nodiscard]] const Event& top() const {
     refill();
     return buckets_[0][head_];
+  }
+  /// The earliest time in the queue (not empty), without committing to it as top() and pop() do: after
+  /// this, events may still be pushed at any time not before the last one popped.
+  [[nodiscard]] std::int64_t min_time() const {
+    if (head_ < buckets_[0].size()) return last_;
+    if (min_ == kUnknown) {
+      const std::vector<Event>& bi = buckets_[lowest_above_0()];
+      std::int64_t m = bi.front().time;
+      for (const Event& e : bi) m = e.time < m ? e.time : m;
+      min_ = m;
+    }
+    return min_;
   }
   Event pop() {
     assert(size_ > 0);
@@ -241,11 +255,10 @@ class RadixHeap {
     if (head_ < b0.size()) return;
     b0.clear();
     head_ = 0;
-    // The lowest non-empty bucket from the bit set, not by looking at each bucket in turn. Bucket 64
-    // (times of different sign) shares bit 0 with bucket 0, which is masked out here.
-    const std::uint64_t above = nonempty_ & ~std::uint64_t{1};
-    const std::size_t i = above != 0 ? static_cast<std::size_t>(__builtin_ctzll(above)) : 64;
+    const std::size_t i = lowest_above_0();
     std::vector<Event>& bi = buckets_[i];
+    const std::int64_t known = min_;
+    min_ = kUnknown;       // the next refill's minimum
     if (bi.size() == 1) {  // a lone event: it is the minimum, and goes to bucket 0
       last_ = bi.front().time;
       b0.push_back(bi.front());
@@ -253,8 +266,11 @@ class RadixHeap {
       bi.clear();
       return;
     }
-    std::int64_t m = bi.front().time;
-    for (const Event& e : bi) m = e.time < m ? e.time : m;
+    std::int64_t m = known;
+    if (m == kUnknown) {
+      m = bi.front().time;
+      for (const Event& e : bi) m = e.time < m ? e.time : m;
+    }
     last_ = m;
     nonempty_ &= ~(std::uint64_t{1} << (i & 63));
     for (const Event& e : bi) {
@@ -264,14 +280,125 @@ class RadixHeap {
     }
     bi.clear();
   }
+  // With bucket 0 used up: the lowest non-empty bucket from the bit set, not by looking at each bucket
+  // in turn. Bucket 64 (times of different sign) shares bit 0 with bucket 0, which is masked out here.
+  [[nodiscard]] std::size_t lowest_above_0() const {
+    const std::uint64_t above = nonempty_ & ~std::uint64_t{1};
+    return above != 0 ? static_cast<std::size_t>(__builtin_ctzll(above)) : 64;
+  }
+  static constexpr std::int64_t kUnknown = INT64_MAX;
   mutable std::vector<Event> buckets_[65];
+  // The minimum of the events outside bucket 0, once min_time() has looked for it (pushes keep it up
+  // to date); kUnknown when not known. Refill then needs no scan.
+  mutable std::int64_t min_ = kUnknown;
   mutable std::uint64_t nonempty_ = 0;  // bit b: bucket b may hold events (bit 0 also stands for bucket 64)
   mutable std::size_t head_ = 0;        // next event of bucket 0
   mutable std::int64_t last_ = 0;
   std::size_t size_ = 0;
 };
 
+/// FIFO lanes in front of a priority queue. In a simulation most events of one kind are scheduled in
+/// the order they fire: a pod's scheduling decision comes a fixed cost after the previous one, and runs
+/// of one length end in the order they started. So each event kind (below kLanes) has a lane, a ring
+/// that an event joins when it fires no earlier than the lane's last one; any other event goes to the
+/// `Inner` queue. A pop takes the earliest of the lanes' heads and the inner queue's top. The order is
+/// exactly the inner queue's alone, (time, sequence), since every comparison is on the whole key; what
+/// changes is the cost: appending to a ring and comparing a few heads instead of sifting through a heap
+/// (or, for a radix heap, moving an event down its buckets, usually several times).
+template <class Inner>
+class LaneQueue {
+ public:
+  static constexpr unsigned kLanes = 16;
+
+  void reserve(std::size_t n) { inner_.reserve(n); }
+  void push(const Event& e) {
+    const unsigned k = e.kind();
+    if (k < kLanes) {
+      Lane& l = lanes_[k];
+      if (l.size == 0 || !fires_before(e, l.back())) {
+        l.push_back(e);
+        nonempty_ |= 1u << k;
+        ++size_;
+        return;
+      }
+    }
+    inner_.push(e);
+    ++size_;
+  }
+  [[nodiscard]] const Event& top() const {
+    const int k = earliest_lane();
+    return k < 0 ? inner_.top() : lanes_[k].front();
+  }
+  Event pop() {
+    assert(size_ > 0);
+    --size_;
+    const int k = earliest_lane();
+    if (k < 0) return inner_.pop();
+    Lane& l = lanes_[k];
+    const Event e = l.pop_front();
+    if (l.size == 0) nonempty_ &= ~(1u << k);
+    return e;
+  }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+
+ private:
+  // A ring of events, its capacity a power of two.
+  struct Lane {
+    std::vector<Event> ring;
+    std::size_t head = 0;
+    std::size_t size = 0;
+    [[nodiscard]] const Event& front() const { return ring[head]; }
+    [[nodiscard]] const Event& back() const { return ring[(head + size - 1) & (ring.size() - 1)]; }
+    void push_back(const Event& e) {
+      if (size == ring.size()) grow();
+      ring[(head + size) & (ring.size() - 1)] = e;
+      ++size;
+    }
+    Event pop_front() {
+      const Event e = ring[head];
+      head = (head + 1) & (ring.size() - 1);
+      --size;
+      return e;
+    }
+    void grow() {
+      std::vector<Event> bigger(ring.empty() ? 64 : 2 * ring.size());
+      for (std::size_t i = 0; i < size; ++i) bigger[i] = ring[(head + i) & (ring.size() - 1)];
+      ring.swap(bigger);
+      head = 0;
+    }
+  };
+  // The lane whose head fires first, if it fires before the inner queue's top; else -1. The inner
+  // queue is asked for its earliest time only, not its top: a radix heap commits to its top's time as
+  // the lowest it will take from then on, which is wrong while a lane holds an earlier event (an event
+  // pushed after that one is popped could come before the committed time). Its top is looked at only
+  // on a tie in time, when committing to that time is right.
+  [[nodiscard]] int earliest_lane() const {
+    if (nonempty_ == 0) return -1;
+    int best = -1;
+    for (std::uint32_t m = nonempty_; m != 0; m &= m - 1) {
+      const int k = __builtin_ctz(m);
+      if (best < 0 || fires_before(lanes_[k].front(), lanes_[best].front())) best = k;
+    }
+    if (inner_.empty()) return best;
+    const Event& h = lanes_[best].front();
+    const std::int64_t t = inner_min_time();
+    if (h.time != t) return h.time < t ? best : -1;
+    return fires_before(h, inner_.top()) ? best : -1;
+  }
+  [[nodiscard]] std::int64_t inner_min_time() const {
+    if constexpr (requires(const Inner& q) { q.min_time(); })
+      return inner_.min_time();
+    else
+      return inner_.top().time;
+  }
+  Inner inner_;
+  Lane lanes_[kLanes];
+  std::uint32_t nonempty_ = 0;  // bit k: lane k holds events
+  std::size_t size_ = 0;
+};
+
 /// The queue the Simulator uses (the fastest in bench/sim_bench.cpp; see reports/sim-benchmarks.md).
-using EventQueue = RadixHeap;
+using EventQueue = LaneQueue<RadixHeap>;
 
 }  // namespace shardflow::sim

@@ -103,20 +103,22 @@ class ScoreTree {
   // Nodes with score `best` (the tree's best) in [0, end).
   [[nodiscard]] std::uint32_t ties_before(std::uint32_t end, std::int32_t best) const;
   // The slot of the k-th (0-based) node with score `best` (the tree's best), in slot order.
+  // Branch-free: which way a descent goes is as good as random, and a mispredicted branch per level
+  // cost more than the rest of the walk.
   [[nodiscard]] std::uint32_t kth_with(std::uint32_t k, std::int32_t best) const {
+    const Node* const t = tree_.data();
     std::uint32_t i = 1;
     while (i < size_) {
-      const Node& left = tree_[2 * std::size_t{i}];
-      const std::uint32_t here = left.best == best ? left.ties : 0u;
-      if (k < here) {
-        i = 2 * i;
-      } else {
-        k -= here;
-        i = 2 * i + 1;
-      }
+      const Node& left = t[2 * std::size_t{i}];
+      const std::uint32_t here = left.ties & all_if(left.best == best);
+      const std::uint32_t right = k >= here ? 1u : 0u;
+      k -= here & all_if(right != 0);
+      i = 2 * i + right;
     }
     return i - size_;
   }
+  // All ones if `c`, else zero: a mask that selects without a branch.
+  static constexpr std::uint32_t all_if(bool c) { return 0u - static_cast<std::uint32_t>(c); }
   // nth_best when the window leaves some feasible nodes out.
   [[nodiscard]] std::uint32_t nth_best_in_part(const Window& w, std::uint32_t j) const;
 

@@ -907,7 +907,7 @@ class Model {
       ns *= std::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
     if (u_straggler < m.straggler_p) ns *= m.straggler_factor;
     const double speed = sc_.cluster.node_pools[slots_[at.slot].pool].speed;
-    if (speed > 0) ns /= speed;
+    if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1
     at.will_fail = u_fail < c.failure.p;
     engine_.schedule_at(at_time + delay_from_ns(ns), kRunDone, a);
   }

@@ -311,7 +311,9 @@ class LaneQueue {
   static constexpr unsigned kLanes = 16;
 
   void reserve(std::size_t n) { inner_.reserve(n); }
-  void push(const Event& e) {
+  // Always inlined: called out of line, the event is built on the caller's stack with 8-byte stores
+  // and copied with a 16-byte load, which cannot be forwarded from them (a stall of some ten cycles).
+  [[gnu::always_inline]] void push(const Event& e) {
     const unsigned k = e.kind();
     if (k < kLanes) {
       Lane& l = lanes_[k];
@@ -343,28 +345,33 @@ class LaneQueue {
   [[nodiscard]] std::size_t size() const { return size_; }
 
  private:
-  // A ring of events, its capacity a power of two.
+  // A ring of events, its capacity a power of two; capacity and mask are kept rather than derived from
+  // the vector's size, a division by sizeof(Event).
   struct Lane {
     std::vector<Event> ring;
+    std::size_t cap = 0;   // ring.size()
+    std::size_t mask = 0;  // cap - 1
     std::size_t head = 0;
     std::size_t size = 0;
     [[nodiscard]] const Event& front() const { return ring[head]; }
-    [[nodiscard]] const Event& back() const { return ring[(head + size - 1) & (ring.size() - 1)]; }
+    [[nodiscard]] const Event& back() const { return ring[(head + size - 1) & mask]; }
     void push_back(const Event& e) {
-      if (size == ring.size()) grow();
-      ring[(head + size) & (ring.size() - 1)] = e;
+      if (size == cap) grow();
+      ring[(head + size) & mask] = e;
       ++size;
     }
     Event pop_front() {
       const Event e = ring[head];
-      head = (head + 1) & (ring.size() - 1);
+      head = (head + 1) & mask;
       --size;
       return e;
     }
-    void grow() {
+    [[gnu::noinline]] void grow() {
       std::vector<Event> bigger(ring.empty() ? 64 : 2 * ring.size());
-      for (std::size_t i = 0; i < size; ++i) bigger[i] = ring[(head + i) & (ring.size() - 1)];
+      for (std::size_t i = 0; i < size; ++i) bigger[i] = ring[(head + i) & mask];
       ring.swap(bigger);
+      cap = ring.size();
+      mask = cap - 1;
       head = 0;
     }
   };

@@ -157,12 +157,12 @@ void report(benchmark::State& state, const Trace& t, const SimStats& st) {
 }
 
 // The timed loop shared by the end-to-end benchmarks: unroll once, simulate per iteration, report.
-void simulate_and_report(benchmark::State& state, const Scenario& sc) {
+void simulate_and_report(benchmark::State& state, const Scenario& sc, const SimOptions& options = {}) {
   const Plan plan = Plan::unroll(sc.pipeline);
   Trace t;
   SimStats st;
   for (auto _ : state) {
-    t = simulate(sc, plan, SimOptions{}, st);
+    t = simulate(sc, plan, options, st);
     benchmark::DoNotOptimize(t.attempts.data());
   }
   report(state, t, st);
@@ -195,6 +195,17 @@ BENCHMARK(BM_SimulateNodes)
     ->ArgsProduct({{100'000}, {100, 1000, 3000, 10'000}})
     ->Unit(benchmark::kMillisecond)
     ->Complexity();
+
+// The two node searches that make the same decisions, side by side: per-class score trees (the default)
+// and the node-by-node scan of kube-scheduler's window (NodeSearch::node_index). Arg 2: 0 tree, 1 scan.
+void BM_NodeSearch(benchmark::State& state) {
+  SimOptions o;
+  o.node_search = state.range(2) == 0 ? NodeSearch::score_tree : NodeSearch::node_index;
+  state.SetLabel(state.range(2) == 0 ? "score_tree" : "node_index");
+  simulate_and_report(
+      state, fan_out(static_cast<std::uint32_t>(state.range(0)), static_cast<int>(state.range(1))), o);
+}
+BENCHMARK(BM_NodeSearch)->ArgsProduct({{100'000}, {1000, 10'000}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 // The workload of bench/simpy_compare.py, to compare with SimPy (bench/simpy_compare.sh): the same
 // shape with constant durations, 5 s pulls, no storage, no failures, so both must give the same makespan.

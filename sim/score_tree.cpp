@@ -75,17 +75,7 @@ std::uint32_t ScoreTree::count_before(std::uint32_t end) const {
 
 std::uint32_t ScoreTree::select(std::uint32_t k) const {
   assert(k >= 1 && k <= tree_[1].count);
-  std::uint32_t i = 1;
-  while (i < size_) {
-    const std::uint32_t left = tree_[2 * std::size_t{i}].count;
-    if (k <= left) {
-      i = 2 * i;
-    } else {
-      k -= left;
-      i = 2 * i + 1;
-    }
-  }
-  return i - size_;
+  return descend(1, k - 1, [](const Node& n) { return n.count; });
 }
 
 ScoreTree::Window ScoreTree::window_counted(std::uint32_t from, std::uint32_t want) const {
@@ -139,11 +129,11 @@ std::uint32_t ScoreTree::nth_with(std::uint32_t lo, std::uint32_t hi, std::int32
     if (l & 1) left[nl++] = l++;
     if (r & 1) right[nr++] = --r;
   }
-  auto in = [&](std::uint32_t i) { return tree_[i].best == best ? tree_[i].ties : 0; };
+  const auto with_best = [best](const Node& n) { return n.ties & all_if(n.best == best); };
   std::uint32_t i = 0;
   for (int k = 0; k < nl + nr && i == 0; ++k) {
     const std::uint32_t c = k < nl ? left[k] : right[nr - 1 - (k - nl)];
-    const std::uint32_t here = in(c);
+    const std::uint32_t here = with_best(tree_[c]);
     if (j < here)
       i = c;
     else
@@ -151,17 +141,7 @@ std::uint32_t ScoreTree::nth_with(std::uint32_t lo, std::uint32_t hi, std::int32
   }
   assert(i != 0 && "nth_with: fewer ties than asked for");
   if (i == 0) return kNoSlot;
-  // Descend inside a range wholly in the window.
-  while (i < size_) {
-    const std::uint32_t here = in(2 * i);
-    if (j < here) {
-      i = 2 * i;
-    } else {
-      j -= here;
-      i = 2 * i + 1;
-    }
-  }
-  return i - size_;
+  return descend(i, j, with_best);  // inside a range wholly in the window
 }
 
 std::uint32_t ScoreTree::ties_before(std::uint32_t end, std::int32_t best) const {

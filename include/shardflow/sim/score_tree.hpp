@@ -103,14 +103,17 @@ class ScoreTree {
   // Nodes with score `best` (the tree's best) in [0, end).
   [[nodiscard]] std::uint32_t ties_before(std::uint32_t end, std::int32_t best) const;
   // The slot of the k-th (0-based) node with score `best` (the tree's best), in slot order.
-  // Branch-free: which way a descent goes is as good as random, and a mispredicted branch per level
-  // cost more than the rest of the walk.
   [[nodiscard]] std::uint32_t kth_with(std::uint32_t k, std::int32_t best) const {
+    return descend(1, k, [best](const Node& n) { return n.ties & all_if(n.best == best); });
+  }
+  // From range i down to the leaf that holds the k-th (0-based) of the units below i, a range holding
+  // weight(range) of them (feasible nodes, or nodes with some score). Branch-free: which way a descent
+  // goes is as good as random, and a mispredicted branch per level cost more than the rest of the walk.
+  template <class Weight>
+  [[nodiscard]] std::uint32_t descend(std::uint32_t i, std::uint32_t k, Weight weight) const {
     const Node* const t = tree_.data();
-    std::uint32_t i = 1;
     while (i < size_) {
-      const Node& left = t[2 * std::size_t{i}];
-      const std::uint32_t here = left.ties & all_if(left.best == best);
+      const std::uint32_t here = weight(t[2 * std::size_t{i}]);
       const std::uint32_t right = k >= here ? 1u : 0u;
       k -= here & all_if(right != 0);
       i = 2 * i + right;

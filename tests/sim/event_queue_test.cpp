@@ -65,7 +65,7 @@ TEST_CASE("Event: packs sequence and kind, 24 bytes", "[sim]") {
   CHECK(sizeof(Event) == 24);
 }
 
-TEST_CASE("Engine: clock follows events; handlers schedule more; ties are FIFO", "[sim]") {
+TEST_CASE("Engine: clock follows events, handlers schedule more, ties are FIFO", "[sim]") {
   Engine engine;
   std::vector<std::pair<std::int64_t, std::uint32_t>> seen;
   engine.schedule(Duration::from_s(2), 1, 100);

@@ -231,7 +231,7 @@ TEST_CASE("Simulator: invariants hold on 1,000 random scenarios", "[sim]") {
   CHECK(limited > 0);
 }
 
-TEST_CASE("Simulator: the same scenario and seed give the same trace; other seeds differ", "[sim]") {
+TEST_CASE("Simulator: the same scenario and seed give the same trace, other seeds differ", "[sim]") {
   for (std::uint64_t k : {3u, 17u, 101u}) {
     const Scenario sc = random_scenario(k);
     const Plan plan = Plan::unroll(sc.pipeline);

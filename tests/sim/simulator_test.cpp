@@ -341,7 +341,7 @@ TEST_CASE("Simulator: tasks that fit no node fail at once, the rest run", "[sim]
   CHECK(makespan(t) == s(10));
 }
 
-TEST_CASE("Simulator: node speed divides run times; pod names and node records are filled", "[sim]") {
+TEST_CASE("Simulator: node speed divides run times, pod names and node records are filled", "[sim]") {
   NodePool fast = pool("fast", 1, 4000);
   fast.speed = 2;
   fast.price_per_hour = 7.2;
@@ -405,7 +405,7 @@ TEST_CASE("Simulator: a limited group loop admits all roots of an iteration toge
   for (const AttemptRecord& a : t.attempts) CHECK(a.started == s(a.item < 2 ? 0 : 10));
 }
 
-TEST_CASE("Simulator: a node failure at its sampled time evicts the pod; the replacement boots", "[sim]") {
+TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {
   // Node failure times come from the stream (seed, node, node record): find a seed whose first node
   // fails within the task's run and whose replacement outlives the rerun.
   NodePool p = pool("p", 1, 4000);
@@ -481,7 +481,7 @@ TEST_CASE("Simulator: more than 64 node pools is an input error naming the pool"
   }
 }
 
-TEST_CASE("Simulator: a stop flag ends the run early; what did not finish is cancelled", "[sim]") {
+TEST_CASE("Simulator: a stop flag ends the run early, what did not finish is cancelled", "[sim]") {
   const Scenario sc = scenario({loop(task("w", 10), 5000)}, {pool("p", 10, 4000)});
   const Plan plan = Plan::unroll(sc.pipeline);
   std::atomic<bool> stop{true};
@@ -514,7 +514,7 @@ TEST_CASE("Simulator: an unschedulable pod is retried when a pod ends, even insi
   CHECK(stats.scheduling_attempts == 3);  // placed, not placed, placed
 }
 
-TEST_CASE("Simulator: image pulls on a node are serialized unless told otherwise; pulls are shared",
+TEST_CASE("Simulator: image pulls on a node are serialized unless told otherwise, pulls are shared",
           "[sim]") {
   // Three pods on one node at 0: a and b use image A, c uses image B; each pull takes 2 s.
   Step a = loop(task("a", 10), 2);
@@ -542,7 +542,7 @@ TEST_CASE("Simulator: image pulls on a node are serialized unless told otherwise
   }
 }
 
-TEST_CASE("Simulator: failed tasks free their parallelism slot; their dependents never run", "[sim]") {
+TEST_CASE("Simulator: failed tasks free their parallelism slot, their dependents never run", "[sim]") {
   // Four 10 s tasks, two at a time, every attempt fails and there are no retries: two waves of failures.
   Step w = loop(task("w", 10), 4, 2);
   w.component.failure.p = 1;

@@ -87,11 +87,12 @@ int run_simulate(const SimulateArgs& args) {
 
   if (!args.quiet) {
     char line[256];
-    std::printf("simulated %s (seed %llu): %llu tasks, %llu attempts on %zu node%s in %.3f s of wall time\n",
+    std::printf("simulated %s (seed %llu): %llu tasks, %llu attempts on %zu node%s in %.*f %s of wall time\n",
                 scenario.name.c_str(), static_cast<unsigned long long>(options.seed),
                 static_cast<unsigned long long>(plan.task_count()),
                 static_cast<unsigned long long>(m.attempts), trace.nodes.size(),
-                trace.nodes.size() == 1 ? "" : "s", wall);
+                trace.nodes.size() == 1 ? "" : "s", wall < 1 ? 1 : 3, wall < 1 ? wall * 1e3 : wall,
+                wall < 1 ? "ms" : "s");
     std::printf("  makespan     %s (%.3f s); critical path of what ran %s\n",
                 human_seconds(m.makespan_s).c_str(), m.makespan_s, human_seconds(m.critical_path_s).c_str());
     std::printf("  cost         %.2f (price units per hour x node hours)\n", m.cost);

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <numeric>
 
+#include <shardflow/core/det_math.hpp>
 #include <shardflow/core/pipeline.hpp>
 
 namespace shardflow {
@@ -15,7 +16,7 @@ double Distribution::mean() const {
     case Kind::normal:
       return a;  // truncation at 0 is ignored: means are for estimates only
     case Kind::lognormal:
-      return a * std::exp(b * b / 2);
+      return a * det::exp(b * b / 2);
     case Kind::exponential:
       return a;
   }
@@ -35,7 +36,7 @@ double DurationModel::mean_seconds(double input_bytes) const {
 }
 
 Duration RetryPolicy::delay_before_retry(int k) const {
-  const double d = backoff.seconds() * std::pow(factor, std::max(0, k - 1));
+  const double d = backoff.seconds() * det::pow_int(factor, std::max(0, k - 1));
   if (d >= max_backoff.seconds()) return max_backoff;
   return Duration::from_seconds(d);
 }

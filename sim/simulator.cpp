@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <shardflow/core/det_math.hpp>
 #include <shardflow/core/error.hpp>
 #include <shardflow/sim/engine.hpp>
 #include <shardflow/sim/node_index.hpp>
@@ -354,7 +355,7 @@ class Model {
         v = d.a + d.b * r.normal();
         break;
       case Distribution::Kind::lognormal:
-        v = d.a * std::exp(d.b * r.normal());
+        v = d.a * det::exp(d.b * r.normal());
         break;
       case Distribution::Kind::exponential:
         v = r.exponential(d.a);
@@ -904,7 +905,7 @@ class Model {
     const double gib = m.per_gib == Duration::zero() ? 0.0 : input_bytes(r.task) / static_cast<double>(kGiB);
     double ns = static_cast<double>(m.base.ns()) + static_cast<double>(m.per_gib.ns()) * gib;
     if (m.lognormal_sigma > 0)
-      ns *= std::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
+      ns *= det::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
     if (u_straggler < m.straggler_p) ns *= m.straggler_factor;
     const double speed = sc_.cluster.node_pools[slots_[at.slot].pool].speed;
     if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1

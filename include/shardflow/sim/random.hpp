@@ -1,6 +1,7 @@
 // Deterministic random numbers for the simulator, identical on every machine and standard library:
 // splitmix64 to derive independent streams from (seed, purpose, ids), xoshiro256** for the stream,
-// and samplers written here (std:: distributions differ between standard libraries).
+// and samplers written here (std:: distributions differ between standard libraries), on det::log and
+// det::cos_2pi (the C library's differ between machines in the last bit).
 //
 //   Rng rng = Rng::stream(seed, Stream::duration, task, attempt);
 //   double z = rng.normal();
@@ -12,6 +13,8 @@
 
 #include <cmath>
 #include <cstdint>
+
+#include <shardflow/core/det_math.hpp>
 
 namespace shardflow::sim {
 
@@ -71,10 +74,10 @@ class Rng {
   double normal() {
     const double u1 = uniform();
     const double u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925 * u2);
+    return std::sqrt(-2.0 * det::log(u1)) * det::cos_2pi(u2);
   }
   /// Exponential with the given mean.
-  double exponential(double mean) { return -mean * std::log(uniform()); }
+  double exponential(double mean) { return -mean * det::log(uniform()); }
 
  private:
   static constexpr std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

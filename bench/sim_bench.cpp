@@ -215,7 +215,7 @@ Scenario simpy_workload(std::uint32_t tasks, int nodes) {
   c.duration = DurationModel{};
   c.duration.base = Duration::from_s(60);
   c.failure.p = 0;
-  c.input = InputSize{};
+  c.input = DataSize{};
   sc.cluster.storage.read_bytes_per_second = 0;
   sc.overheads.default_image_size = 1000 * kMiB;            // 5 s at 200 MiB/s
   sc.cluster.scheduler.percentage_of_nodes_to_score = 100;  // the SimPy model scores every node

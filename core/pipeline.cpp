@@ -23,7 +23,7 @@ double Distribution::mean() const {
   return a;
 }
 
-double InputSize::mean_bytes() const {
+double DataSize::mean_bytes() const {
   if (per_item.empty()) return dist.mean();
   long double sum = std::accumulate(per_item.begin(), per_item.end(), 0.0L);
   return static_cast<double>(sum / static_cast<long double>(per_item.size()));

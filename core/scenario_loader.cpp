@@ -38,15 +38,15 @@ constexpr std::size_t kMaxItemValues = 1'000'000;
 
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 constexpr std::string_view kPipelineKeys[] = {"steps"};
-constexpr std::string_view kComponentKeys[] = {"input",   "resources",     "duration",   "failure",
-                                               "retries", "image",         "image_size", "command",
-                                               "kernel",  "node_selector", "tolerations"};
-constexpr std::string_view kStepKeys[] = {"name",        "after",   "parallel_for",  "steps",
-                                          "parallelism", "input",   "resources",     "duration",
-                                          "failure",     "retries", "image",         "image_size",
-                                          "command",     "kernel",  "node_selector", "tolerations"};
+constexpr std::string_view kComponentKeys[] = {"input",   "output",  "resources",     "duration",
+                                               "failure", "retries", "image",         "image_size",
+                                               "command", "kernel",  "node_selector", "tolerations"};
+constexpr std::string_view kStepKeys[] = {
+    "name",       "after",     "parallel_for", "steps",         "parallelism", "input",
+    "output",     "resources", "duration",     "failure",       "retries",     "image",
+    "image_size", "command",   "kernel",       "node_selector", "tolerations"};
 constexpr std::string_view kLoopKeys[] = {"count", "items", "parallelism"};
-constexpr std::string_view kInputKeys[] = {"size"};
+constexpr std::string_view kDataSizeKeys[] = {"size"};
 constexpr std::string_view kDistributionKeys[] = {"distribution", "value", "median", "sigma",
                                                   "min",          "max",   "mean",   "stddev"};
 constexpr std::string_view kResourceKeys[] = {"cpu", "memory", "gpu"};
@@ -67,7 +67,7 @@ constexpr std::string_view kAutoscalingKeys[] = {"min", "max", "scale_up_delay",
 constexpr std::string_view kSchedulerKeys[] = {
     "policy",     "percentage_of_nodes_to_score", "decisions_per_second", "bind_latency", "initial_backoff",
     "max_backoff"};
-constexpr std::string_view kStorageKeys[] = {"read_bandwidth"};
+constexpr std::string_view kStorageKeys[] = {"read_bandwidth", "write_bandwidth"};
 constexpr std::string_view kOverheadKeys[] = {
     "orchestrator",  "pods_per_task",        "driver_pod", "driver_resources",
     "sandbox_start", "image_pull_bandwidth", "image_size", "serialize_image_pulls"};
@@ -536,10 +536,11 @@ Distribution read_distribution(const Reader& r, const Map& m) {
   return d;
 }
 
-InputSize read_input(const Reader& r, const Node& n, const std::string& field,
-                     const std::optional<Loop>& loop) {
-  const Map m(r, n, field, kInputKeys);
-  InputSize in;
+// A step's `input` or `output`: the bytes each task reads or writes.
+DataSize read_data_size(const Reader& r, const Node& n, const std::string& field,
+                        const std::optional<Loop>& loop) {
+  const Map m(r, n, field, kDataSizeKeys);
+  DataSize in;
   const Node size = m.require("size");
   const std::string f = m.field("size");
   if (size.IsSequence()) {
@@ -817,7 +818,8 @@ class PipelineReader {
     c.resources.cpu = 1000;
     const std::optional<Node> res = m.get("resources");
     if (res) c.resources = read_resources(r_, *res, m.field("resources"), c.resources);
-    if (auto v = m.get("input")) c.input = read_input(r_, *v, m.field("input"), step.loop);
+    if (auto v = m.get("input")) c.input = read_data_size(r_, *v, m.field("input"), step.loop);
+    if (auto v = m.get("output")) c.output = read_data_size(r_, *v, m.field("output"), step.loop);
     if (auto v = m.get("duration")) c.duration = read_duration(r_, *v, m.field("duration"));
     if (auto v = m.get("failure")) {
       const Map f(r_, *v, m.field("failure"), kFailureKeys);
@@ -1101,6 +1103,8 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads) {
     const Map sm(r, *s, m.field("storage"), kStorageKeys);
     if (auto b = sm.get("read_bandwidth"))
       c.storage.read_bytes_per_second = get_rate(r, *b, sm.field("read_bandwidth"));
+    if (auto b = sm.get("write_bandwidth"))
+      c.storage.write_bytes_per_second = get_rate(r, *b, sm.field("write_bandwidth"));
   }
   return c;
 }

@@ -136,7 +136,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
         << ", \"submitted\": " << a.submitted.ns() << ", \"scheduled\": " << a.scheduled.ns()
         << ", \"started\": " << a.started.ns() << ", \"finished\": " << a.finished.ns() << ", \"outcome\": \""
         << to_string(a.outcome) << "\", \"image_pull\": " << a.image_pull.ns()
-        << ", \"input_read\": " << a.input_read.ns();
+        << ", \"input_read\": " << a.input_read.ns() << ", \"output_write\": " << a.output_write.ns();
     pod = t.pod_name(a);
     if (!pod.empty()) {
       out << ", \"pod\": ";
@@ -149,7 +149,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
 
 void write_trace_csv(std::ostream& out, const Trace& t) {
   out << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
-         "input_read_s,pod\n";
+         "input_read_s,output_write_s,pod\n";
   for (const AttemptRecord& a : t.attempts) {
     const std::string step = a.step < t.steps.size() ? t.steps[a.step] : std::to_string(a.step);
     const std::string node =
@@ -157,8 +157,8 @@ void write_trace_csv(std::ostream& out, const Trace& t) {
     out << a.task << ',' << csv_field(step) << ',' << a.item << ',' << a.attempt << ',' << csv_field(node)
         << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
         << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
-        << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ',' << csv_field(t.pod_name(a))
-        << '\n';
+        << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
+        << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << '\n';
   }
 }
 

@@ -21,7 +21,7 @@ enum Kind : std::uint8_t {
   kDecide,        // the scheduler finishes one decision
   kClassWake,     // a pod class's backoff expired, or the 5-minute unschedulable flush
   kReadStart,     // image present and sandbox started: read input
-  kStorage,       // the next reader finishes reading
+  kStorage,       // the next transfer of a storage channel (target: 0 reads, 1 writes) ends
   kRunDone,       // the main container exited
   kRetry,         // create the next attempt of a failed task
   kDriverDone,    // a kfp-v2 driver pod finished
@@ -38,6 +38,7 @@ enum class Phase : std::uint8_t {
   starting,
   reading,
   running,
+  writing,
   finished,
   evicted
 };
@@ -131,7 +132,7 @@ struct Attempt {
   std::uint32_t slot = kNoSlot;
   std::uint32_t next = kNoSlot;  // pods on the same node (intrusive list)
   std::uint32_t prev = kNoSlot;
-  double read_target = 0;  // storage virtual time at which its read completes
+  double transfer_target = 0;  // storage virtual time at which its read or write completes
   Phase phase = Phase::queued;
   bool will_fail = false;
 };
@@ -164,12 +165,28 @@ struct PoolState {
   int made = 0;     // nodes ever created, for names
 };
 
-struct Reader {
+// A read or a write in progress on shared storage.
+struct Transfer {
   double target;
   std::uint32_t attempt;
-  bool operator>(const Reader& o) const {
+  bool operator>(const Transfer& o) const {
     return target > o.target || (target == o.target && attempt > o.attempt);
   }
+};
+
+// One direction of shared storage (reads, or writes), its bandwidth shared fairly among the transfers in
+// progress: processor sharing through a virtual clock. `v` is the bytes each transfer has received since
+// the start; one that starts at v0 with b bytes ends when v reaches v0 + b, and v grows at
+// bandwidth / active.
+enum StorageDir : std::uint32_t { kRead = 0, kWrite = 1 };
+struct Channel {
+  double bandwidth = 0;          // bytes per second; 0: transfers take no time
+  Phase phase = Phase::reading;  // the phase of an attempt whose transfer is on this channel
+  std::vector<Transfer> heap;    // min-heap by target; stale entries are dropped lazily
+  std::uint32_t active = 0;
+  double v = 0;
+  SimTime last;
+  std::uint32_t gen = 0;
 };
 
 bool tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
@@ -274,6 +291,10 @@ class Model {
     for (std::size_t u = 0; u < plan_.units().size(); ++u) unit_left_[u] = plan_.units()[u].tasks;
     limiter_used_.assign(plan_.limiters().size(), 0);
     limiter_queue_.resize(plan_.limiters().size());
+    channels_[kRead].bandwidth = sc_.cluster.storage.read_bytes_per_second;
+    channels_[kRead].phase = Phase::reading;
+    channels_[kWrite].bandwidth = sc_.cluster.storage.write_bytes_per_second;
+    channels_[kWrite].phase = Phase::writing;
     trace_.attempts.reserve(plan_.task_count() + plan_.task_count() / 8 + 16);
     att_.reserve(trace_.attempts.capacity());
     progress_every_ = std::max<std::uint64_t>(1, n / 100);
@@ -335,14 +356,20 @@ class Model {
   }
 
   [[nodiscard]] double input_bytes(TaskId t) const {
-    const InputSize& in = component(t).input;
+    return data_bytes(component(t).input, t, Stream::input);
+  }
+  [[nodiscard]] double output_bytes(TaskId t) const {
+    return data_bytes(component(t).output, t, Stream::output);
+  }
+  // A task's input or output size: from the list, the constant, or a draw from the task's own stream.
+  [[nodiscard]] double data_bytes(const DataSize& in, TaskId t, Stream stream) const {
     if (!in.per_item.empty()) {
       const std::size_t i = plan_.item(t);
       return static_cast<double>(in.per_item[i < in.per_item.size() ? i : i % in.per_item.size()]);
     }
     const Distribution& d = in.dist;
     if (d.kind == Distribution::Kind::constant) return std::max(0.0, d.a);
-    Rng r = Rng::stream(opt_.seed, Stream::input, t);
+    Rng r = Rng::stream(opt_.seed, stream, t);
     double v = 0;
     switch (d.kind) {
       case Distribution::Kind::constant:
@@ -384,7 +411,7 @@ class Model {
         on_read_start(e.target);
         break;
       case kStorage:
-        on_storage(e.gen);
+        on_storage(e.target, e.gen);
         break;
       case kRunDone:
         on_run_done(e.target);
@@ -857,7 +884,7 @@ class Model {
     r.image_pull = wait;
     const SimTime start = bound + wait + ov.sandbox_start;
     // Without input to read, the run's start is known now too: schedule its end directly.
-    if (sc_.cluster.storage.read_bytes_per_second <= 0 || input_bytes(r.task) <= 0)
+    if (channels_[kRead].bandwidth <= 0 || input_bytes(r.task) <= 0)
       start_run(a, start);
     else
       engine_.schedule_at(start, kReadStart, a);
@@ -866,17 +893,10 @@ class Model {
   void on_read_start(std::uint32_t a) {
     if (att_[a].phase != Phase::starting) return;
     const double bytes = input_bytes(trace_.attempts[a].task);
-    if (bytes > 0 && sc_.cluster.storage.read_bytes_per_second > 0) {
-      att_[a].phase = Phase::reading;
-      storage_advance();
-      att_[a].read_target = storage_v_ + bytes;
-      readers_.push_back({att_[a].read_target, a});
-      std::push_heap(readers_.begin(), readers_.end(), std::greater<>{});
-      ++active_readers_;
-      storage_reschedule();
-    } else {
+    if (bytes > 0 && channels_[kRead].bandwidth > 0)
+      start_transfer(kRead, a, bytes);
+    else
       start_run(a, engine_.now());
-    }
   }
 
   // The main container starts at `at` (now, or later when nothing can delay it): sample its run.
@@ -916,6 +936,22 @@ class Model {
   void on_run_done(std::uint32_t a) {
     Attempt& at = att_[a];
     if (at.phase != Phase::running) return;
+    // A successful run writes its output, if any, before the pod ends; a failed one writes nothing.
+    if (!at.will_fail && channels_[kWrite].bandwidth > 0) {
+      const double bytes = output_bytes(trace_.attempts[a].task);
+      if (bytes > 0) {
+        trace_.attempts[a].output_write = engine_.now();  // when writing began, until it ends
+        start_transfer(kWrite, a, bytes);
+        return;
+      }
+    }
+    end_attempt(a);
+  }
+
+  // The pod's main container exited after its run (and output write): free the node, then the task is
+  // done, or retried, or failed for good.
+  void end_attempt(std::uint32_t a) {
+    Attempt& at = att_[a];
     AttemptRecord& r = trace_.attempts[a];
     at.phase = Phase::finished;
     r.finished = engine_.now();
@@ -942,56 +978,74 @@ class Model {
     enqueue(class_of_step(trace_.attempts[a].task), a);
   }
 
-  // ---- shared storage: processor sharing through a virtual clock --------------------------------------
-  // storage_v_ is the bytes each reader has received since the start; a reader that starts at v0 with
-  // b bytes finishes when storage_v_ reaches v0 + b, and storage_v_ grows at bandwidth / readers.
-  void storage_advance() {
+  // ---- shared storage: two channels (reads, writes), each processor sharing -------------------------
+  void start_transfer(std::uint32_t dir, std::uint32_t a, double bytes) {
+    Channel& ch = channels_[dir];
+    att_[a].phase = ch.phase;
+    channel_advance(ch);
+    att_[a].transfer_target = ch.v + bytes;
+    ch.heap.push_back({att_[a].transfer_target, a});
+    std::push_heap(ch.heap.begin(), ch.heap.end(), std::greater<>{});
+    ++ch.active;
+    channel_reschedule(dir);
+  }
+
+  void channel_advance(Channel& ch) {
     const SimTime now = engine_.now();
-    if (active_readers_ > 0)
-      storage_v_ += static_cast<double>((now - storage_last_).ns()) * 1e-9 *
-                    sc_.cluster.storage.read_bytes_per_second / static_cast<double>(active_readers_);
-    storage_last_ = now;
+    if (ch.active > 0)
+      ch.v +=
+          static_cast<double>((now - ch.last).ns()) * 1e-9 * ch.bandwidth / static_cast<double>(ch.active);
+    ch.last = now;
   }
 
-  [[nodiscard]] bool reader_valid(const Reader& r) const {
-    return att_[r.attempt].phase == Phase::reading && att_[r.attempt].read_target == r.target;
+  [[nodiscard]] bool transfer_valid(const Channel& ch, const Transfer& x) const {
+    return att_[x.attempt].phase == ch.phase && att_[x.attempt].transfer_target == x.target;
   }
 
-  void storage_reschedule() {
-    while (!readers_.empty() && !reader_valid(readers_.front())) {
-      std::pop_heap(readers_.begin(), readers_.end(), std::greater<>{});
-      readers_.pop_back();
+  void channel_reschedule(std::uint32_t dir) {
+    Channel& ch = channels_[dir];
+    while (!ch.heap.empty() && !transfer_valid(ch, ch.heap.front())) {
+      std::pop_heap(ch.heap.begin(), ch.heap.end(), std::greater<>{});
+      ch.heap.pop_back();
     }
-    ++storage_gen_;
-    if (active_readers_ == 0) return;
-    const double left = std::max(0.0, readers_.front().target - storage_v_);
-    const double secs =
-        left * static_cast<double>(active_readers_) / sc_.cluster.storage.read_bytes_per_second;
-    engine_.schedule(delay_from_ns(std::ceil(secs * 1e9 - 1e-6)), kStorage, 0, storage_gen_);
+    ++ch.gen;
+    if (ch.active == 0) return;
+    const double left = std::max(0.0, ch.heap.front().target - ch.v);
+    const double secs = left * static_cast<double>(ch.active) / ch.bandwidth;
+    engine_.schedule(delay_from_ns(std::ceil(secs * 1e9 - 1e-6)), kStorage, dir, ch.gen);
   }
 
-  void on_storage(std::uint32_t gen) {
-    if (gen != storage_gen_) return;
-    storage_advance();
-    // The event was timed for the first reader to finish; land exactly on its target to avoid drift.
-    storage_v_ = std::max(storage_v_, readers_.front().target);
-    while (!readers_.empty()) {
-      const Reader r = readers_.front();
-      if (reader_valid(r) && r.target > storage_v_) break;
-      std::pop_heap(readers_.begin(), readers_.end(), std::greater<>{});
-      readers_.pop_back();
-      if (!reader_valid(r)) continue;
-      --active_readers_;
-      start_run(r.attempt, engine_.now());
+  void on_storage(std::uint32_t dir, std::uint32_t gen) {
+    Channel& ch = channels_[dir];
+    if (gen != ch.gen) return;
+    channel_advance(ch);
+    // The event was timed for the first transfer to end; land exactly on its target to avoid drift.
+    ch.v = std::max(ch.v, ch.heap.front().target);
+    while (!ch.heap.empty()) {
+      const Transfer x = ch.heap.front();
+      if (transfer_valid(ch, x) && x.target > ch.v) break;
+      std::pop_heap(ch.heap.begin(), ch.heap.end(), std::greater<>{});
+      ch.heap.pop_back();
+      if (!transfer_valid(ch, x)) continue;
+      --ch.active;
+      if (dir == kRead) {
+        start_run(x.attempt, engine_.now());
+      } else {
+        AttemptRecord& r = trace_.attempts[x.attempt];
+        r.output_write = engine_.now() - r.output_write;
+        end_attempt(x.attempt);
+      }
     }
-    storage_reschedule();
+    channel_reschedule(dir);
   }
 
-  void stop_reading(std::uint32_t a) {
-    storage_advance();
-    --active_readers_;
+  // The attempt stops its transfer (its node went away).
+  void stop_transfer(std::uint32_t dir, std::uint32_t a) {
+    Channel& ch = channels_[dir];
+    channel_advance(ch);
+    --ch.active;
     att_[a].phase = Phase::evicted;
-    storage_reschedule();
+    channel_reschedule(dir);
   }
 
   // ---- nodes: pools, failures, autoscaling ---------------------------------------------------------
@@ -1090,7 +1144,11 @@ class Model {
     for (std::uint32_t a = s.head; a != kNoSlot; a = att_[a].next) evicted_.push_back(a);
     for (std::uint32_t a : evicted_) {
       AttemptRecord& r = trace_.attempts[a];
-      if (att_[a].phase == Phase::reading) stop_reading(a);
+      if (att_[a].phase == Phase::reading) stop_transfer(kRead, a);
+      if (att_[a].phase == Phase::writing) {
+        r.output_write = engine_.now() - r.output_write;
+        stop_transfer(kWrite, a);
+      }
       att_[a].phase = Phase::evicted;
       if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
       att_[a].slot = att_[a].next = att_[a].prev = kNoSlot;
@@ -1166,6 +1224,7 @@ class Model {
     for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {
       AttemptRecord& r = trace_.attempts[a];
       if (r.finished != kNever) continue;
+      if (att_[a].phase == Phase::writing) r.output_write = end - r.output_write;
       r.finished = end;
       r.outcome = Outcome::cancelled;
       if (r.started > end) r.started = kNever;
@@ -1239,11 +1298,7 @@ class Model {
   std::int64_t alive_nodes_ = 0;
 
   // Storage.
-  std::vector<Reader> readers_;
-  std::uint32_t active_readers_ = 0;
-  double storage_v_ = 0;
-  SimTime storage_last_;
-  std::uint32_t storage_gen_ = 0;
+  Channel channels_[2];  // kRead, kWrite
 };
 
 }  // namespace

@@ -110,6 +110,7 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
   t.nodes = {NodeRecord{"cpu-0", "cpu", 4000, 16 * kGiB, 1, 0.5, s(0), s(12.5), s(0)}};
   AttemptRecord a = attempt(0, 0, 0, 0, 0.25, 1.000000001, 12.5, Outcome::succeeded);
   a.image_pull = s(0.5);
+  a.output_write = s(1.5);
   t.pod_names = {"train-0"};
   a.pod = 0;
   AttemptRecord never = attempt(1, 0, -1, 2, 0, 0, 3, Outcome::cancelled);
@@ -133,20 +134,20 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
       "    {\"task\": 0, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": 0, \"submitted\": 0, "
       "\"scheduled\": 250000000, \"started\": 1000000001, \"finished\": 12500000000, \"outcome\": "
       "\"succeeded\", "
-      "\"image_pull\": 500000000, \"input_read\": 0, \"pod\": \"train-0\"},\n"
+      "\"image_pull\": 500000000, \"input_read\": 0, \"output_write\": 1500000000, \"pod\": \"train-0\"},\n"
       "    {\"task\": 1, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": -1, \"submitted\": 2000000000, "
       "\"scheduled\": -1, \"started\": -1, \"finished\": 3000000000, \"outcome\": \"cancelled\", "
-      "\"image_pull\": 0, \"input_read\": 0}\n  ]\n}\n");
+      "\"image_pull\": 0, \"input_read\": 0, \"output_write\": 0}\n  ]\n}\n");
 
   std::ostringstream csv;
   write_trace_csv(csv, t);
   CHECK(
       csv.str() ==
       "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
-      "input_read_s,pod\n"
+      "input_read_s,output_write_s,pod\n"
       "0,train,0,0,cpu-0,0.000000000,0.250000000,1.000000001,12.500000000,succeeded,0.500000000,0.000000000,"
-      "train-0\n"
-      "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,\n");
+      "1.500000000,train-0\n"
+      "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,0.000000000,\n");
 }
 
 TEST_CASE("Trace: pod names stored per attempt or by the step's prefix", "[core][trace]") {

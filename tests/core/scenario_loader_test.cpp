@@ -158,6 +158,7 @@ TEST_CASE("ScenarioLoader: the seed scenario loads into the full model", "[core]
   CHECK(sc.initial_backoff == Duration::from_s(1));
   CHECK(sc.max_backoff == Duration::from_s(10));
   CHECK(s.cluster.storage.read_bytes_per_second == 0);
+  CHECK(s.cluster.storage.write_bytes_per_second == 0);
 
   CHECK(s.overheads.orchestrator == "kfp-v2");
   CHECK(s.overheads.pods_per_task == 2);
@@ -263,28 +264,37 @@ TEST_CASE("ScenarioLoader: input sizes as a constant, a list or a distribution",
     return load_scenario_text(with_steps(step), "x.yaml").pipeline.steps[0].component.input;
   };
   SECTION("list") {
-    const InputSize in =
+    const DataSize in =
         input_of("    - {name: a, parallel_for: {count: 3}, input: {size: [1Gi, 2GiB, 1000]}}\n");
     CHECK(in.per_item == std::vector<ByteCount>{kGiB, 2 * kGiB, 1000});
   }
   SECTION("lognormal") {
-    const InputSize in =
+    const DataSize in =
         input_of("    - {name: a, input: {size: {distribution: lognormal, median: 2GiB, sigma: 0.5}}}\n");
     CHECK(in.dist == Distribution{Distribution::Kind::lognormal, 2.0 * kGiB, 0.5});
   }
   SECTION("uniform") {
-    const InputSize in =
+    const DataSize in =
         input_of("    - {name: a, input: {size: {distribution: uniform, min: 1Gi, max: 4Gi}}}\n");
     CHECK(in.dist == Distribution{Distribution::Kind::uniform, 1.0 * kGiB, 4.0 * kGiB});
   }
   SECTION("normal") {
-    const InputSize in =
+    const DataSize in =
         input_of("    - {name: a, input: {size: {distribution: normal, mean: 3Gi, stddev: 1Gi}}}\n");
     CHECK(in.dist == Distribution{Distribution::Kind::normal, 3.0 * kGiB, 1.0 * kGiB});
   }
   SECTION("exponential") {
-    const InputSize in = input_of("    - {name: a, input: {size: {distribution: exponential, mean: 1Mi}}}\n");
+    const DataSize in = input_of("    - {name: a, input: {size: {distribution: exponential, mean: 1Mi}}}\n");
     CHECK(in.dist == Distribution{Distribution::Kind::exponential, 1.0 * kMiB, 0});
+  }
+  SECTION("output takes the same forms") {
+    const Component c = load_scenario_text(with_steps("    - {name: a, parallel_for: {count: 2}, input: "
+                                                      "{size: 1Gi}, output: {size: [2Mi, 3Mi]}}\n"),
+                                           "x.yaml")
+                            .pipeline.steps[0]
+                            .component;
+    CHECK(c.input.dist.a == static_cast<double>(kGiB));
+    CHECK(c.output.per_item == std::vector<ByteCount>{2 * kMiB, 3 * kMiB});
   }
 }
 
@@ -327,7 +337,7 @@ TEST_CASE("ScenarioLoader: pools, taints, spot, autoscaling, scheduler and stora
       "  scheduler: {policy: balanced-allocation, percentage_of_nodes_to_score: 50, decisions_per_second: "
       "300,\n"
       "              bind_latency: 1ms, initial_backoff: 2s, max_backoff: 20s}\n"
-      "  storage: {read_bandwidth: 500MiB/s}\n",
+      "  storage: {read_bandwidth: 500MiB/s, write_bandwidth: 200MiB/s}\n",
       "x.yaml");
   const Component& c = s.pipeline.steps[0].component;
   CHECK(c.resources == Resources{500, kGiB, 1});
@@ -356,6 +366,7 @@ TEST_CASE("ScenarioLoader: pools, taints, spot, autoscaling, scheduler and stora
   CHECK(sc.initial_backoff == Duration::from_s(2));
   CHECK(sc.max_backoff == Duration::from_s(20));
   CHECK(s.cluster.storage.read_bytes_per_second == 500.0 * 1024 * 1024);
+  CHECK(s.cluster.storage.write_bytes_per_second == 200.0 * 1024 * 1024);
 }
 
 TEST_CASE("ScenarioLoader: max_pods, driver_resources and serialize_image_pulls", "[core]") {
@@ -562,6 +573,12 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
       {"size list length mismatch",
        with_steps("    - {name: a, parallel_for: {count: 3}, input: {size: [1Gi, 2Gi]}}\n"),
        "bad.yaml:7:57: pipeline.steps[0].input.size: has 2 sizes but the loop has 3 items"},
+      {"output size list length mismatch",
+       with_steps("    - {name: a, parallel_for: {count: 3}, output: {size: [1Gi]}}\n"),
+       "bad.yaml:7:58: pipeline.steps[0].output.size: has 1 sizes but the loop has 3 items"},
+      {"output on a group", with_steps("    - {name: g, steps: [{name: a}], output: {size: 1Gi}}\n"),
+       "bad.yaml:7:37: pipeline.steps[0].output: a group (a step with steps:) cannot have component key "
+       "\"output\"; put it on the steps inside"},
       {"size list without a loop", with_steps("    - {name: a, input: {size: [1Gi]}}\n"),
        "bad.yaml:7:31: pipeline.steps[0].input.size: a list of sizes needs a parallel_for (one size per "
        "item); "

@@ -1,9 +1,11 @@
 // A golden trace: a small scenario that exercises noise, stragglers, failures and retries, shared
-// storage, image pulls, a kfp-v2 driver pod, node failures and the autoscaler, simulated with a fixed
-// seed and compared field by field with tests/sim/data/golden-trace.csv. The same file must come out
-// on every machine and standard library (integer times; our own random numbers).
+// storage (reads and writes), image pulls, a kfp-v2 driver pod, node failures and the autoscaler,
+// simulated with a fixed seed and compared field by field with tests/sim/data/golden-trace.csv. The
+// same file must come out on every machine and standard library (integer times; our own random
+// numbers and elementary functions).
 //
 // After an intended change of the model, regenerate with SHARDFLOW_UPDATE_GOLDEN=1 and review the diff.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -30,6 +32,7 @@ Scenario golden_scenario() {
   c.failure.p = 0.15;
   c.retries = RetryPolicy{3, Duration::from_s(5), 2, Duration::from_s(60)};
   c.input.dist = {Distribution::Kind::lognormal, 0.5 * kGiB, 0.5};
+  c.output.dist = {Distribution::Kind::uniform, 0.1 * kGiB, 0.3 * kGiB};
   c.image = "shard:1";
   Step agg = task("aggregate", 30, {0}, 2000);
   agg.component.image = "agg:1";
@@ -47,6 +50,7 @@ Scenario golden_scenario() {
   spot.autoscaling.scale_down_idle = Duration::from_s(60);
   Scenario sc = scenario({shard, agg}, {stable, spot});
   sc.cluster.storage.read_bytes_per_second = 0.5 * kGiB;
+  sc.cluster.storage.write_bytes_per_second = 0.25 * kGiB;
   sc.cluster.scheduler.decisions_per_second = 50;
   sc.cluster.scheduler.bind_latency = Duration::from_ms(30);
   sc.overheads.orchestrator = "kfp-v2";
@@ -60,11 +64,11 @@ Scenario golden_scenario() {
 
 std::string csv(const Trace& t) {
   std::ostringstream out;
-  out << "task,attempt,node,submitted,scheduled,started,finished,outcome,image_pull,input_read\n";
+  out << "task,attempt,node,submitted,scheduled,started,finished,outcome,image_pull,input_read,output_write\n";
   for (const AttemptRecord& a : t.attempts)
     out << a.task << ',' << a.attempt << ',' << a.node << ',' << a.submitted.ns() << ',' << a.scheduled.ns()
         << ',' << a.started.ns() << ',' << a.finished.ns() << ',' << to_string(a.outcome) << ','
-        << a.image_pull.ns() << ',' << a.input_read.ns() << '\n';
+        << a.image_pull.ns() << ',' << a.input_read.ns() << ',' << a.output_write.ns() << '\n';
   out << "node,pool,price_per_hour,billed_from,up,down\n";
   for (const NodeRecord& n : t.nodes)
     out << n.name << ',' << n.pool << ',' << n.price_per_hour << ',' << n.billed_from.ns() << ',' << n.up.ns()
@@ -93,4 +97,6 @@ TEST_CASE("Simulator: a golden trace comes out the same on every machine", "[sim
   CHECK(count_outcome(t, Outcome::failed) > 0);
   CHECK(count_outcome(t, Outcome::evicted) > 0);
   CHECK(t.nodes.size() > 4);
+  CHECK(std::any_of(t.attempts.begin(), t.attempts.end(),
+                    [](const AttemptRecord& a) { return a.output_write > Duration::zero(); }));
 }

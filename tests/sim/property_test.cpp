@@ -31,6 +31,7 @@ Step random_component(sim::Rng& r, const std::string& name, MilliCpu max_cpu) {
     s.component.retries.backoff = Duration::from_s(static_cast<std::int64_t>(r.below(5)));
   }
   if (r.below(3) == 0) s.component.input.dist = {Distribution::Kind::exponential, 0.5 * kGiB, 0};
+  if (r.below(3) == 0) s.component.output.dist = {Distribution::Kind::uniform, 0, 0.5 * kGiB};
   if (r.below(3) == 0) s.component.duration.per_gib = Duration::from_s(4);
   if (r.below(2) == 0) s.component.image = "img" + std::to_string(r.below(2));
   if (r.below(3) == 0)
@@ -79,6 +80,7 @@ Scenario random_scenario(std::uint64_t k) {
   Scenario sc = scenario(random_steps(r, 0, max_cpu), pools);
   sc.cluster.scheduler.policy = static_cast<ScorePolicy>(r.below(3));
   if (r.below(3) == 0) sc.cluster.storage.read_bytes_per_second = static_cast<double>(kGiB);
+  if (r.below(3) == 0) sc.cluster.storage.write_bytes_per_second = 0.5 * kGiB;
   if (r.below(3) == 0) {
     sc.overheads.image_pull_bytes_per_second = static_cast<double>(kGiB);
     sc.overheads.default_image_size = kGiB;
@@ -139,6 +141,13 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
       if (a->scheduled != kNever) REQUIRE(a->scheduled >= a->submitted);
       if (a->started != kNever) REQUIRE(a->started >= a->scheduled);
       REQUIRE(a->finished >= a->submitted);
+      // Output is written after a successful run only, within the attempt.
+      REQUIRE(a->output_write >= Duration::zero());
+      if (a->output_write > Duration::zero()) {
+        REQUIRE(a->outcome != Outcome::failed);
+        REQUIRE(a->started != kNever);
+        REQUIRE(a->finished - a->output_write >= a->started);
+      }
       REQUIRE(a->outcome != Outcome::cancelled);
       if (a->outcome == Outcome::failed) ++failures;
       if (a->outcome == Outcome::succeeded) {
@@ -211,7 +220,7 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
 }  // namespace
 
 TEST_CASE("Simulator: invariants hold on 1,000 random scenarios", "[sim]") {
-  std::uint64_t evicted = 0, failed = 0, tasks_failed = 0, limited = 0;
+  std::uint64_t evicted = 0, failed = 0, tasks_failed = 0, limited = 0, writes = 0;
   for (std::uint64_t k = 0; k < 1000; ++k) {
     INFO("scenario " << k);
     const Scenario sc = random_scenario(k);
@@ -223,12 +232,14 @@ TEST_CASE("Simulator: invariants hold on 1,000 random scenarios", "[sim]") {
     failed += count_outcome(t, Outcome::failed);
     tasks_failed += t.tasks_failed;
     for (std::uint32_t cap : plan.limiters()) limited += cap > 0 ? 1 : 0;
+    for (const AttemptRecord& a : t.attempts) writes += a.output_write > Duration::zero() ? 1 : 0;
   }
   // The random scenarios do exercise evictions, failures, reported task failures and limits.
   CHECK(evicted > 0);
   CHECK(failed > 0);
   CHECK(tasks_failed > 0);
   CHECK(limited > 0);
+  CHECK(writes > 0);
 }
 
 TEST_CASE("Simulator: the same scenario and seed give the same trace, other seeds differ", "[sim]") {

@@ -233,6 +233,67 @@ TEST_CASE("Simulator: shared storage bandwidth is shared fairly", "[sim]") {
   }
 }
 
+TEST_CASE("Simulator: outputs are written after the run, sharing the write bandwidth", "[sim]") {
+  // Four 10 s tasks, then a fan-in. Each writes 1 GiB at the end of its run; the four writes share
+  // 1 GiB/s, so each takes 4 s and the fan-in starts at 14 s.
+  Step w = loop(task("w", 10), 4);
+  w.component.output.dist.a = static_cast<double>(kGiB);
+  Scenario sc = scenario({w, task("fan-in", 5, {0})}, {pool("p", 4, 4000)});
+  sc.cluster.storage.write_bytes_per_second = static_cast<double>(kGiB);
+  SECTION("four writers of 1 GiB on 1 GiB/s take 4 s each, and the fan-in waits for them") {
+    const Trace t = run(sc);
+    REQUIRE(t.attempts.size() == 5);
+    for (int i = 0; i < 4; ++i) {
+      CHECK(t.attempts[i].started == s(0));
+      CHECK(t.attempts[i].output_write == s(4));
+      CHECK(t.attempts[i].finished == s(14));
+    }
+    CHECK(t.attempts[4].submitted == s(14));
+    CHECK(t.attempts[4].output_write == s(0));
+    CHECK(makespan(t) == s(19));
+  }
+  SECTION("the pod keeps its node while it writes") {
+    sc.cluster.node_pools[0].count = 1;
+    sc.cluster.node_pools[0].cpu = 2000;  // two tasks at a time: 0-10 run, 10-12 write (two share)
+    const Trace t = run(sc);
+    CHECK(t.attempts[0].finished == s(12));
+    CHECK(t.attempts[2].started == s(12));  // the third task waits for a pod to end, not for its run
+    CHECK(t.attempts[2].finished == s(24));
+    CHECK(makespan(t) == s(29));
+  }
+  SECTION("reads and writes have their own bandwidth") {
+    // One task reads 1 GiB while the other writes 1 GiB (the reader starts 10 s later): 1 s each.
+    sc.pipeline.steps = {task("writer", 10), task("reader", 10)};
+    sc.pipeline.steps[0].component.output.dist.a = static_cast<double>(kGiB);
+    sc.pipeline.steps[1].component.input.dist.a = static_cast<double>(kGiB);
+    sc.pipeline.steps[1].component.duration.base = Duration::from_s(0);
+    sc.pipeline.steps[1].component.duration.per_gib = Duration::from_s(9);  // reads 0-1, runs 1-10
+    sc.cluster.storage.read_bytes_per_second = static_cast<double>(kGiB);
+    const Trace t = run(sc);
+    CHECK(t.attempts[0].output_write == s(1));
+    CHECK(t.attempts[0].finished == s(11));
+    CHECK(t.attempts[1].input_read == s(1));
+    CHECK(t.attempts[1].finished == s(10));
+  }
+  SECTION("a failed attempt writes nothing") {
+    sc.pipeline.steps = {task("flaky", 10)};
+    sc.pipeline.steps[0].component.output.dist.a = static_cast<double>(kGiB);
+    sc.pipeline.steps[0].component.failure.p = 1;
+    sc.pipeline.steps[0].component.retries.max = 1;
+    const Trace t = run(sc);
+    REQUIRE(t.attempts.size() == 2);
+    CHECK(t.attempts[0].output_write == s(0));
+    CHECK(t.attempts[0].finished == s(10));
+    CHECK(t.attempts[1].outcome == Outcome::failed);  // p = 1: the retry fails too, and writes nothing
+    CHECK(t.attempts[1].output_write == s(0));
+  }
+  SECTION("without a write bandwidth, writing takes no time") {
+    sc.cluster.storage.write_bytes_per_second = 0;
+    const Trace t = run(sc);
+    CHECK(makespan(t) == s(15));
+  }
+}
+
 TEST_CASE("Simulator: kfp-v2 runs a driver pod before each executor pod", "[sim]") {
   Scenario sc = scenario({loop(task("a", 10), 3), task("b", 10, {0})}, {pool("p", 2, 8000)});
   sc.overheads.orchestrator = "kfp-v2";
@@ -435,6 +496,36 @@ TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the rep
   CHECK(t.nodes[1].billed_from == down);
   CHECK(t.nodes[1].up == down + s(60));
   CHECK(t.tasks_failed == 0);
+}
+
+TEST_CASE("Simulator: a node failure while a pod writes its output evicts it mid-write", "[sim]") {
+  // A 10 s run, then 100 GiB to write at 1 GiB/s (100 s). Find a seed whose first node fails during the
+  // write and whose replacement outlives the rerun; the evicted attempt records the time it spent writing.
+  NodePool p = pool("p", 1, 4000);
+  p.mtbf = Duration::from_s(10000);
+  p.autoscaling.boot_time = Duration::from_s(60);
+  std::uint64_t seed = 1;
+  double fail = 0;
+  for (;; ++seed) {
+    sim::Rng first = sim::Rng::stream(seed, sim::Stream::node, 0);
+    sim::Rng second = sim::Rng::stream(seed, sim::Stream::node, 1);
+    fail = first.exponential(10000);
+    if (fail > 11 && fail < 100 && second.exponential(10000) > 1000) break;
+  }
+  const SimTime down = Duration::from_seconds(fail);
+  Step w = task("w", 10);
+  w.component.output.dist.a = 100.0 * kGiB;
+  Scenario sc = scenario({w}, {p});
+  sc.cluster.storage.write_bytes_per_second = static_cast<double>(kGiB);
+  const Trace t = run(sc, seed);
+  REQUIRE(t.attempts.size() == 2);
+  CHECK(t.attempts[0].outcome == Outcome::evicted);
+  CHECK(t.attempts[0].finished == down);
+  CHECK(t.attempts[0].output_write == down - s(10));
+  CHECK(t.attempts[1].started == down + s(60));
+  CHECK(t.attempts[1].output_write == s(100));  // alone on the channel again: the stale write is gone
+  CHECK(t.attempts[1].finished == down + s(170));
+  CHECK(t.attempts[1].outcome == Outcome::succeeded);
 }
 
 TEST_CASE("Simulator: percentageOfNodesToScore limits and rotates the nodes looked at", "[sim]") {

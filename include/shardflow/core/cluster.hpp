@@ -65,9 +65,11 @@ struct SchedulerConfig {
   Duration max_backoff = Duration::from_s(10);     // podMaxBackoffSeconds
 };
 
-/// Shared storage that tasks read their input from; bandwidth is shared fairly among readers.
+/// Shared storage that tasks read their input from and write their output to. Each direction has its
+/// own bandwidth, shared fairly among the tasks using it at the time.
 struct Storage {
-  double read_bytes_per_second = 0;  // 0 = reading takes no time
+  double read_bytes_per_second = 0;   // 0 = reading takes no time
+  double write_bytes_per_second = 0;  // 0 = writing takes no time
 };
 
 /// Per-task overheads of the orchestrator and the node, in the order a pod meets them.

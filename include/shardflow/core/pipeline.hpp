@@ -44,8 +44,9 @@ struct Distribution {
   friend bool operator==(const Distribution&, const Distribution&) = default;
 };
 
-/// Input size of each item of a step: one constant, a list (item i reads list[i]), or a distribution.
-struct InputSize {
+/// Bytes each item of a step reads (its input) or writes (its output): one constant, a list (item i
+/// reads or writes list[i]), or a distribution.
+struct DataSize {
   Distribution dist;                // used when `per_item` is empty
   std::vector<ByteCount> per_item;  // when given, its length equals the loop's item count
   [[nodiscard]] double mean_bytes() const;
@@ -98,7 +99,8 @@ struct Toleration {
 struct Component {
   Resources resources;
   DurationModel duration;
-  InputSize input;
+  DataSize input;   // read from shared storage before the run
+  DataSize output;  // written to shared storage after a successful run
   FailureModel failure;
   RetryPolicy retries;
   std::string image;

@@ -38,8 +38,9 @@ struct AttemptRecord {
   SimTime started = kNever;    // its main container started running (after pulls, sandbox, input)
   SimTime finished;            // the attempt ended
   Outcome outcome = Outcome::succeeded;
-  Duration image_pull;  // time spent pulling the image for this attempt
-  Duration input_read;  // time spent reading input
+  Duration image_pull;    // time spent pulling the image for this attempt
+  Duration input_read;    // time spent reading input
+  Duration output_write;  // time spent writing output (after the run, before `finished`)
 };
 
 /// A node that existed during the run (for utilization and cost).

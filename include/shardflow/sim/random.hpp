@@ -31,6 +31,7 @@ enum class Stream : std::uint64_t {
   input = 2,      // per task: input size
   node = 3,       // per node incarnation: failure and reclaim times
   scheduler = 4,  // the scheduler's tie breaking
+  output = 5,     // per task: output size
 };
 
 class Rng {

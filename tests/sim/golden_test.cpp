@@ -64,7 +64,8 @@ Scenario golden_scenario() {
 
 std::string csv(const Trace& t) {
   std::ostringstream out;
-  out << "task,attempt,node,submitted,scheduled,started,finished,outcome,image_pull,input_read,output_write\n";
+  out << "task,attempt,node,submitted,scheduled,started,finished,outcome,image_pull,input_read,output_"
+         "write\n";
   for (const AttemptRecord& a : t.attempts)
     out << a.task << ',' << a.attempt << ',' << a.node << ',' << a.submitted.ns() << ',' << a.scheduled.ns()
         << ',' << a.started.ns() << ',' << a.finished.ns() << ',' << to_string(a.outcome) << ','

@@ -709,7 +709,7 @@ class Model {
            p.gpu - s.gpu_used >= pc.request.gpu;
   }
 
-  [[nodiscard]] std::int64_t score_node(const PodClass& pc, const Slot& s) const {
+  [[nodiscard, gnu::always_inline]] std::int64_t score_node(const PodClass& pc, const Slot& s) const {
     const NodePool& p = sc_.cluster.node_pools[s.pool];
     switch (sc_.cluster.scheduler.policy) {
       // least/most_allocated_score's formulas with the pool's divisors (no divide instruction); with

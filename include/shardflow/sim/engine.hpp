@@ -25,12 +25,14 @@ class BasicEngine {
   [[nodiscard]] SimTime now() const { return now_; }
 
   /// Schedules an event `delay` from now. A negative delay is a bug in the model (asserted).
-  void schedule(Duration delay, std::uint8_t kind, std::uint32_t target, std::uint32_t gen = 0) {
+  [[gnu::always_inline]] void schedule(Duration delay, std::uint8_t kind, std::uint32_t target,
+                                       std::uint32_t gen = 0) {
     assert(delay >= Duration::zero() && "negative delay");
     queue_.push(Event::make(now_ + delay, seq_++, kind, target, gen));
   }
   /// Schedules an event at an absolute time, which must not be in the past (asserted).
-  void schedule_at(SimTime t, std::uint8_t kind, std::uint32_t target, std::uint32_t gen = 0) {
+  [[gnu::always_inline]] void schedule_at(SimTime t, std::uint8_t kind, std::uint32_t target,
+                                          std::uint32_t gen = 0) {
     assert(t >= now_ && "event in the past");
     queue_.push(Event::make(t, seq_++, kind, target, gen));
   }

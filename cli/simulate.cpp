@@ -12,12 +12,17 @@
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
+#include <shardflow/report/chrome_trace.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 #include "commands.hpp"
 
 namespace shardflow::cli {
 namespace {
+
+// Above this many attempts the timeline is not written: its JSON (some 600 bytes an attempt) would be more
+// than the trace viewers load.
+constexpr std::size_t kTimelineMaxAttempts = 100'000;
 
 std::string human_seconds(double s) {
   return format_duration(Duration::from_ms(static_cast<std::int64_t>(s * 1000 + 0.5)));
@@ -38,7 +43,7 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
   auto* cmd =
       app.add_subcommand("simulate",
                          "Simulate a scenario on its modelled Kubernetes cluster; print a summary and write "
-                         "the trace and metrics (JSON, CSV)");
+                         "the trace and metrics (JSON, CSV) and a timeline for ui.perfetto.dev");
   cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
   // CLI11 2.1 wraps "-1" and 2^64 into a uint64 silently, so the seed is read as text and checked here.
   cmd->add_option("--seed", args.seed_text, "Random seed, 0 to 2^64-1 (default: the scenario's `seed`)")
@@ -53,11 +58,15 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
           "UINT64"));
   cmd->add_option(
       "--out", args.out_dir,
-      "Directory for trace.json, trace.csv, metrics.json, metrics.csv (default: out/<scenario name>)");
+      "Directory for trace.json, trace.csv, metrics.json, metrics.csv and timeline.json (default: "
+      "out/<scenario name>)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
   cmd->footer(
       "Example:\n  shardflow simulate scenarios/shard-preprocess-train.yaml --seed 7 --out out/seed7\n"
-      "The same scenario and seed always give the same trace, on any machine.");
+      "The same scenario and seed always give the same trace, on any machine.\n"
+      "timeline.json is a Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing to see\n"
+      "each node's pods (pull, read, run, write) and the pods waiting for the scheduler. It is left\n"
+      "out above 100,000 attempts (60 MB and more), too many for those viewers.");
   return cmd;
 }
 
@@ -84,6 +93,13 @@ int run_simulate(const SimulateArgs& args) {
   write_file(dir / "trace.csv", [&](std::ostream& o) { write_trace_csv(o, trace); });
   write_file(dir / "metrics.json", [&](std::ostream& o) { write_metrics_json(o, m); });
   write_file(dir / "metrics.csv", [&](std::ostream& o) { write_metrics_csv(o, m); });
+  const bool timeline = trace.attempts.size() <= kTimelineMaxAttempts;
+  if (timeline) {
+    write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });
+  } else {
+    std::error_code ignored;  // a timeline from an earlier run would not match this trace
+    std::filesystem::remove(dir / "timeline.json", ignored);
+  }
 
   if (!args.quiet) {
     char line[256];
@@ -106,7 +122,11 @@ int run_simulate(const SimulateArgs& args) {
                 static_cast<unsigned long long>(m.retries),
                 static_cast<unsigned long long>(m.failed_attempts),
                 static_cast<unsigned long long>(m.tasks_failed));
-    std::printf("wrote %s/{trace.json,trace.csv,metrics.json,metrics.csv}\n", dir.string().c_str());
+    std::printf("wrote %s/{trace.json,trace.csv,metrics.json,metrics.csv%s}\n", dir.string().c_str(),
+                timeline ? ",timeline.json" : "");
+    if (!timeline)
+      std::printf("(no timeline.json: %zu attempts, over the %zu that trace viewers load)\n",
+                  trace.attempts.size(), kTimelineMaxAttempts);
   }
   return m.tasks_failed > 0 ? 1 : 0;
 }

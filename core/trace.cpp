@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include <shardflow/core/trace.hpp>
 
@@ -41,7 +42,7 @@ namespace {
 
 // Traces can hold millions of attempts, so they are written field by field rather than through a JSON
 // document tree.
-void json_string(std::ostream& out, const std::string& s) {
+void json_string(std::ostream& out, std::string_view s) {
   out << '"';
   for (char c : s) {
     switch (c) {
@@ -102,6 +103,10 @@ std::string csv_field(const std::string& s) {
 }
 
 }  // namespace
+
+void write_json_string(std::ostream& out, std::string_view s) {
+  json_string(out, s);
+}
 
 void write_trace_json(std::ostream& out, const Trace& t) {
   out << "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": ";

@@ -148,6 +148,18 @@ TEST_CASE("cli: simulate prints a summary and writes trace and metrics", "[cli]"
   CHECK(metrics["attempts"] == 10);
   const std::string csv = slurp(dir / "trace.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 11);  // header + 10 attempts
+  // The timeline: each of the 10 pods once pending (for 0 s here: left out) and once on its node, with
+  // its run nested inside.
+  const auto timeline = nlohmann::json::parse(slurp(dir / "timeline.json"));
+  int pods = 0, runs = 0;
+  for (const auto& e : timeline["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    pods += e.contains("args") ? 1 : 0;
+    runs += e["name"] == "run" ? 1 : 0;
+  }
+  CHECK(pods == 10);
+  CHECK(runs == 10);
+  CHECK(r.out.find("metrics.csv,timeline.json}") != std::string::npos);
 
   SECTION("the same seed gives a byte-identical trace") {
     const fs::path again = scratch("simulate-again");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <shardflow/core/plan.hpp>
@@ -84,5 +85,7 @@ std::string pod_name_prefix(const std::string& step_path);
 void write_trace_json(std::ostream& out, const Trace& trace);
 /// CSV, one row per attempt, header first; times in seconds with nanosecond precision.
 void write_trace_csv(std::ostream& out, const Trace& trace);
+/// `s` as a JSON string literal, quoted and escaped (for the writers of other trace formats).
+void write_json_string(std::ostream& out, std::string_view s);
 
 }  // namespace shardflow

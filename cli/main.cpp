@@ -83,6 +83,17 @@ int main(int argc, char** argv) {
   cli::SimulateArgs sim_args;
   auto* simulate = cli::add_simulate_command(app, sim_args);
 
+  // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
+  const auto is_command = [&](const std::string& word) {
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      if (sub->check_name(word)) return true;
+    return false;
+  };
+  if (argc >= 2 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::cerr << "shardflow: unknown command \"" << argv[1]
+              << "\"; the commands are validate, explain and simulate (shardflow --help)\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -72,6 +72,15 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
 
 int run_simulate(const SimulateArgs& args) {
   const Scenario scenario = load_scenario_file(args.file);
+  // The output directory first: a bad --out is found before the simulation runs, not after.
+  const std::filesystem::path dir = args.out_dir.empty() ? std::filesystem::path("out") / scenario.name
+                                                         : std::filesystem::path(args.out_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InputError({}, "--out",
+                     "cannot make directory " + dir.string() + " (" +
+                         (ec ? ec.message() : std::string("a file of that name is in the way")) + ")");
   const Plan plan = Plan::unroll(scenario.pipeline);
   sim::SimOptions options;
   options.seed = scenario.seed;
@@ -86,9 +95,6 @@ int run_simulate(const SimulateArgs& args) {
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
   const Metrics m = compute_metrics(trace, plan);
 
-  const std::filesystem::path dir = args.out_dir.empty() ? std::filesystem::path("out") / scenario.name
-                                                         : std::filesystem::path(args.out_dir);
-  std::filesystem::create_directories(dir);
   write_file(dir / "trace.json", [&](std::ostream& o) { write_trace_json(o, trace); });
   write_file(dir / "trace.csv", [&](std::ostream& o) { write_trace_csv(o, trace); });
   write_file(dir / "metrics.json", [&](std::ostream& o) { write_metrics_json(o, m); });

@@ -116,6 +116,22 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     CHECK(r.status == 2);
     CHECK(r.err.find("A subcommand is required") != std::string::npos);
   }
+  SECTION("an unknown command") {
+    const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
+    CHECK(r.status == 2);
+    CHECK(r.err ==
+          "shardflow: unknown command \"simualte\"; the commands are validate, explain and simulate "
+          "(shardflow --help)\n");
+  }
+  SECTION("an --out that cannot be a directory, found before simulating") {
+    const fs::path dir = scratch("out-is-a-file");
+    std::ofstream(dir / "taken") << "x";
+    const Result r =
+        run("simulate scenarios/argo-parallelism-limit.yaml --out '" + (dir / "taken").string() + "'");
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    CHECK(r.err.find("--out: cannot make directory " + (dir / "taken").string() + " (") == 0);
+  }
 }
 
 TEST_CASE("cli: --help teaches the commands", "[cli]") {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,8 +14,12 @@ struct SimulateArgs {
   std::string file;
   std::string seed_text;  // checked to be a uint64 by the option's validator
   std::string out_dir;
+  std::vector<std::string> sets;  // --set PATH=VALUE overrides
   bool quiet = false;
 };
+
+/// Adds the repeatable `--set PATH=VALUE` option (scenario overrides) to a command.
+void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args);
 int run_simulate(const SimulateArgs& args);

@@ -23,9 +23,9 @@ std::string count(std::uint64_t n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
-int validate(const std::vector<std::string>& files) {
+int validate(const std::vector<std::string>& files, const std::vector<std::string>& sets) {
   for (const std::string& f : files) {
-    const Scenario s = load_scenario_file(f);
+    const Scenario s = load_scenario_file(f, sets);
     const Plan plan = Plan::unroll(s.pipeline);
     int nodes = 0;
     for (const NodePool& p : s.cluster.node_pools) nodes += p.count;
@@ -37,8 +37,8 @@ int validate(const std::vector<std::string>& files) {
   return 0;
 }
 
-int explain(const std::string& file, bool json) {
-  const Scenario s = load_scenario_file(file);
+int explain(const std::string& file, bool json, const std::vector<std::string>& sets) {
+  const Scenario s = load_scenario_file(file, sets);
   const Plan plan = Plan::unroll(s.pipeline);
   const PlanSummary summary = summarize(plan, s.pipeline);
   const double cpu_bound = cpu_capacity_bound_s(summary, s.cluster);
@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
       "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
   explain->add_option("file", explain_file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
   explain->add_flag("--json", explain_json, "Print JSON instead of a table");
+  std::vector<std::string> validate_sets, explain_sets;
+  cli::add_set_option(validate, validate_sets);
+  cli::add_set_option(explain, explain_sets);
 
   cli::SimulateArgs sim_args;
   auto* simulate = cli::add_simulate_command(app, sim_args);
@@ -101,8 +104,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (validate->parsed()) return cli::validate(validate_files);
-    if (explain->parsed()) return cli::explain(explain_file, explain_json);
+    if (validate->parsed()) return cli::validate(validate_files, validate_sets);
+    if (explain->parsed()) return cli::explain(explain_file, explain_json, explain_sets);
     if (simulate->parsed()) return cli::run_simulate(sim_args);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";

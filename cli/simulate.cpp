@@ -39,6 +39,17 @@ void write_file(const std::filesystem::path& path, Writer&& write) {
 
 }  // namespace
 
+void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
+  cmd->add_option(
+         "--set", sets,
+         "Change the scenario before it is read, as PATH=VALUE (repeatable): PATH names keys with dots "
+         "and list elements with [index] or [name]; VALUE is YAML. "
+         "E.g. --set cluster.node_pools[gpu].count=4 --set "
+         "pipeline.steps[preprocess].parallel_for.parallelism=20")
+      ->allow_extra_args(false)
+      ->type_name("PATH=VALUE");
+}
+
 CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
   auto* cmd =
       app.add_subcommand("simulate",
@@ -60,9 +71,11 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
       "--out", args.out_dir,
       "Directory for trace.json, trace.csv, metrics.json, metrics.csv and timeline.json (default: "
       "out/<scenario name>)");
+  add_set_option(cmd, args.sets);
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
   cmd->footer(
-      "Example:\n  shardflow simulate scenarios/shard-preprocess-train.yaml --seed 7 --out out/seed7\n"
+      "Examples:\n  shardflow simulate scenarios/shard-preprocess-train.yaml --seed 7 --out out/seed7\n"
+      "  shardflow simulate scenarios/shard-preprocess-train.yaml --set cluster.node_pools[cpu].count=40\n"
       "The same scenario and seed always give the same trace, on any machine.\n"
       "timeline.json is a Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing to see\n"
       "each node's pods (pull, read, run, write) and the pods waiting for the scheduler. It is left\n"
@@ -71,7 +84,7 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
 }
 
 int run_simulate(const SimulateArgs& args) {
-  const Scenario scenario = load_scenario_file(args.file);
+  const Scenario scenario = load_scenario_file(args.file, args.sets);
   // The output directory first: a bad --out is found before the simulation runs, not after.
   const std::filesystem::path dir = args.out_dir.empty() ? std::filesystem::path("out") / scenario.name
                                                          : std::filesystem::path(args.out_dir);

@@ -150,6 +150,8 @@ class Reader {
   explicit Reader(const std::string& file) : file_(file) {}
 
   [[nodiscard]] SourceLocation at(const Node& n) const {
+    for (const auto& [node, where] : overridden_)
+      if (node.is(n)) return where;
     YAML::Mark m = n.Mark();
     if (n.IsNull()) {
       // An empty value's mark is the next token, often on a later line; the key is where the user looks.
@@ -166,10 +168,13 @@ class Reader {
   void note_null_value(const Node& value, const YAML::Mark& key_mark) const {
     null_values_.emplace_back(value, key_mark);
   }
+  // A node that came from a command-line override: errors about it name the override, not the file.
+  void note_override(const Node& n, const SourceLocation& where) const { overridden_.emplace_back(n, where); }
 
  private:
   const std::string& file_;
   mutable std::vector<std::pair<Node, YAML::Mark>> null_values_;
+  mutable std::vector<std::pair<Node, SourceLocation>> overridden_;
 };
 
 // One YAML mapping, checked once for duplicate and unknown keys, then read by key.
@@ -1191,12 +1196,147 @@ void check_single_document(const std::string& text, const std::string& file) {
                      "expected one YAML document, found more than one");
 }
 
+// ---- overrides: PATH=VALUE applied to the document before it is read ---------------------------------
+
+// Registers `n` and everything inside it (keys too) as coming from the override at `where`.
+void note_override_tree(const Reader& r, const Node& n, const SourceLocation& where) {
+  r.note_override(n, where);
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      note_override_tree(r, it->first, where);
+      note_override_tree(r, it->second, where);
+    }
+  } else if (n.IsSequence()) {
+    for (auto it = n.begin(); it != n.end(); ++it) note_override_tree(r, *it, where);
+  }
+}
+
+struct PathPart {
+  std::string key;       // a mapping key, or
+  std::string selector;  // a list element: an index or the `name` of an element (key empty)
+};
+
+std::vector<PathPart> parse_override_path(std::string_view path, const SourceLocation& where) {
+  std::vector<PathPart> parts;
+  std::size_t i = 0;
+  const auto bad = [&](const std::string& why) -> InputError { return InputError(where, "", why); };
+  while (i < path.size()) {
+    if (path[i] == '[') {
+      const std::size_t close = path.find(']', i);
+      if (close == std::string_view::npos) throw bad("a '[' in the path has no ']'");
+      if (close == i + 1) throw bad("empty [] in the path: give an index or a name, as in node_pools[0]");
+      if (parts.empty()) throw bad("the path starts with [...]: it starts with a key, as in cluster");
+      parts.push_back({"", std::string(path.substr(i + 1, close - i - 1))});
+      i = close + 1;
+      if (i < path.size() && path[i] == '.') {
+        ++i;
+        if (i == path.size()) throw bad("the path ends with '.'");
+      }
+      continue;
+    }
+    const std::size_t end = path.find_first_of(".[", i);
+    const std::string_view key = path.substr(i, end == std::string_view::npos ? path.size() - i : end - i);
+    if (key.empty()) throw bad("an empty key in the path (two dots, or a leading dot)");
+    parts.push_back({std::string(key), ""});
+    i = end == std::string_view::npos ? path.size() : end;
+    if (i < path.size() && path[i] == '.') {
+      ++i;
+      if (i == path.size()) throw bad("the path ends with '.'");
+    }
+  }
+  if (parts.empty()) throw bad("the path is empty");
+  return parts;
+}
+
+// The field path as the loader names fields, for messages: cluster.node_pools[1].count
+std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!parts[i].key.empty())
+      out += (out.empty() ? "" : ".") + parts[i].key;
+    else
+      out += "[" + parts[i].selector + "]";
+  }
+  return out;
+}
+
+void apply_override(const Reader& r, Node& root, const std::string& text) {
+  const SourceLocation where{"--set " + text, 0, 0};
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos)
+    throw InputError(where, "", "expected PATH=VALUE, as in cluster.node_pools[0].count=8");
+  const std::vector<PathPart> parts = parse_override_path(std::string_view(text).substr(0, eq), where);
+  Node value;
+  try {
+    value = YAML::Load(text.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw InputError(where, parts_text(parts, parts.size()), "the value is not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap())
+    throw InputError(where, "", "the scenario file is not a mapping, so nothing can be set in it");
+  Node cur(root);  // a handle; reset() moves it, `=` would overwrite the node it refers to
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const PathPart& p = parts[i];
+    const bool last = i + 1 == parts.size();
+    const std::string here = parts_text(parts, i + 1);
+    if (!p.key.empty()) {
+      if (!cur.IsMap())
+        throw InputError(where, parts_text(parts, i), "is not a mapping: it has no key " + quote(p.key));
+      if (last) {
+        cur[p.key] = value;
+        for (auto it = cur.begin(); it != cur.end(); ++it)
+          if (it->first.Scalar() == p.key) r.note_override(it->first, where);
+      } else if (!cur[p.key] || cur[p.key].IsNull()) {
+        cur[p.key] = Node(YAML::NodeType::Map);  // made, as a file would have it
+        for (auto it = cur.begin(); it != cur.end(); ++it)
+          if (it->first.Scalar() == p.key) r.note_override(it->first, where);
+      }
+      if (!last) cur.reset(cur[p.key]);
+      continue;
+    }
+    if (!cur.IsSequence())
+      throw InputError(where, parts_text(parts, i), "is not a list: [" + p.selector + "] selects nothing");
+    std::size_t index = cur.size();
+    if (p.selector.find_first_not_of("0123456789") == std::string::npos) {
+      index = p.selector.size() <= 9 ? std::stoul(p.selector) : cur.size();
+      if (index >= cur.size())
+        throw InputError(where, here,
+                         "no such element: " + parts_text(parts, i) + " has " + std::to_string(cur.size()) +
+                             (cur.size() == 1 ? " element" : " elements"));
+    } else {
+      std::string names;
+      for (std::size_t k = 0; k < cur.size() && index == cur.size(); ++k) {
+        const Node e = cur[k];
+        const Node name = e.IsMap() ? e["name"] : Node();
+        if (name && name.IsScalar()) {
+          if (name.Scalar() == p.selector) index = k;
+          names += (names.empty() ? "" : ", ") + name.Scalar();
+        }
+      }
+      if (index == cur.size())
+        throw InputError(where, here,
+                         "no element named " + quote(p.selector) + " in " + parts_text(parts, i) +
+                             (names.empty() ? "" : " (names: " + names + ")"));
+    }
+    if (last)
+      cur[index] = value;
+    else
+      cur.reset(cur[index]);
+  }
+  note_override_tree(r, value, where);
+}
+
 }  // namespace
 
 Scenario load_scenario_text(std::string_view yaml, const std::string& file) {
+  return load_scenario_text(yaml, file, {});
+}
+
+Scenario load_scenario_text(std::string_view yaml, const std::string& file,
+                            const std::vector<std::string>& overrides) {
   const Reader r(file);
   const std::string text(yaml);
-  const Node root = [&] {
+  Node root = [&] {
     try {
       check_single_document(text, file);
       return YAML::Load(text);
@@ -1204,6 +1344,7 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file) {
       throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
     }
   }();
+  for (const std::string& o : overrides) apply_override(r, root, o);
   try {
     return read_scenario(r, root);
   } catch (const YAML::Exception& e) {
@@ -1213,6 +1354,10 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file) {
 }
 
 Scenario load_scenario_file(const std::string& path) {
+  return load_scenario_file(path, {});
+}
+
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(SourceLocation{path, 0, 0}, "", "is a directory, not a scenario file");
@@ -1223,7 +1368,7 @@ Scenario load_scenario_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the file");
-  return load_scenario_text(text.str(), path);
+  return load_scenario_text(text.str(), path, overrides);
 }
 
 }  // namespace shardflow

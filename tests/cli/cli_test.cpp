@@ -134,6 +134,28 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
   }
 }
 
+TEST_CASE("cli: --set changes the scenario for one run", "[cli]") {
+  const fs::path dir = scratch("simulate-set");
+  // parallelism 5 instead of 2: two waves of 10 s instead of five.
+  const Result r =
+      run("simulate scenarios/argo-parallelism-limit.yaml -q --set "
+          "'pipeline.steps[sleep].parallel_for.parallelism=5' --out '" +
+          dir.string() + "'");
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(slurp(dir / "metrics.json"))["makespan_s"] == 20.0);
+  const Result e =
+      run("explain scenarios/argo-parallelism-limit.yaml --json --set "
+          "'pipeline.steps[sleep].parallel_for.count=3'");
+  REQUIRE(e.status == 0);
+  CHECK(nlohmann::json::parse(e.out)["tasks"] == 3);
+  const Result bad =
+      run("validate scenarios/argo-parallelism-limit.yaml --set 'cluster.node_pools[gpu].count=1'");
+  CHECK(bad.status == 2);
+  CHECK(bad.err ==
+        "--set cluster.node_pools[gpu].count=1: cluster.node_pools[gpu]: no element named \"gpu\" in "
+        "cluster.node_pools (names: default)\n");
+}
+
 TEST_CASE("cli: --help teaches the commands", "[cli]") {
   const Result r = run("--help");
   CHECK(r.status == 0);

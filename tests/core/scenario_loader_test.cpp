@@ -760,3 +760,67 @@ TEST_CASE("ScenarioLoader: every fuzz corpus file loads or gets an InputError", 
     }
   }
 }
+
+TEST_CASE("ScenarioLoader: --set overrides change the file's content before it is read", "[core]") {
+  const std::string text = with_steps(
+      "    - {name: a, parallel_for: {count: 4, parallelism: 2}}\n"
+      "    - {name: b, after: [a]}\n");
+  const auto load = [&](const std::vector<std::string>& sets) {
+    return load_scenario_text(text, "x.yaml", sets);
+  };
+  SECTION("by list index and by element name, a scalar and a mapping, made keys") {
+    const Scenario s =
+        load({"cluster.node_pools[0].count=7", "pipeline.steps[a].parallel_for.parallelism=3",
+              "pipeline.steps[b].output={size: 1Gi}", "cluster.storage.write_bandwidth=1GiB/s", "seed=99"});
+    CHECK(s.cluster.node_pools[0].count == 7);
+    CHECK(s.pipeline.steps[0].loop->parallelism == 3);
+    CHECK(s.pipeline.steps[0].loop->count == 4);  // its sibling key is kept
+    CHECK(s.pipeline.steps[1].component.output.dist.a == static_cast<double>(kGiB));
+    CHECK(s.cluster.storage.write_bytes_per_second == static_cast<double>(kGiB));
+    CHECK(s.seed == 99);
+  }
+  SECTION("the last of two overrides of one key wins") {
+    CHECK(load({"cluster.node_pools[p].count=2", "cluster.node_pools[p].count=5"})
+              .cluster.node_pools[0]
+              .count == 5);
+  }
+  SECTION("bad overrides, each with one clear message") {
+    const auto error = [&](const std::string& set) {
+      try {
+        load({set});
+      } catch (const InputError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    CHECK(error("cluster.node_pools[0].count") ==
+          "--set cluster.node_pools[0].count: expected PATH=VALUE, as in cluster.node_pools[0].count=8");
+    CHECK(error("cluster.node_pools[3].count=1") ==
+          "--set cluster.node_pools[3].count=1: cluster.node_pools[3]: no such element: cluster.node_pools "
+          "has 1 "
+          "element");
+    CHECK(error("pipeline.steps[prep].parallel_for.parallelism=2") ==
+          "--set pipeline.steps[prep].parallel_for.parallelism=2: pipeline.steps[prep]: no element named "
+          "\"prep\" "
+          "in pipeline.steps (names: a, b)");
+    CHECK(error("name.x=1") == "--set name.x=1: name: is not a mapping: it has no key \"x\"");
+    CHECK(error("cluster[0]=1") == "--set cluster[0]=1: cluster: is not a list: [0] selects nothing");
+    CHECK(error("cluster..count=1") ==
+          "--set cluster..count=1: an empty key in the path (two dots, or a leading dot)");
+    CHECK(error("cluster.node_pools[0=1") == "--set cluster.node_pools[0=1: a '[' in the path has no ']'");
+    CHECK(error("seed=[1").rfind("--set seed=[1: seed: the value is not valid YAML: ", 0) == 0);
+    // What the loader finds wrong in a value set this way names the override, not a line of the file.
+    CHECK(error("pipeline.steps[a].parallel_for.parallelism=-2") ==
+          "--set pipeline.steps[a].parallel_for.parallelism=-2: pipeline.steps[0].parallel_for.parallelism: "
+          "must "
+          "be >= 0, got -2");
+    CHECK(error("cluster.node_pools[0].coutn=3") ==
+          "--set cluster.node_pools[0].coutn=3: cluster.node_pools[0].coutn: unknown key \"coutn\" (did you "
+          "mean "
+          "\"count\"?)");
+    CHECK(error("pipeline.steps[b].output={size: -1Gi}")
+              .rfind("--set pipeline.steps[b].output={size: -1Gi}: "
+                     "pipeline.steps[1].output.size: ",
+                     0) == 0);
+  }
+}

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <shardflow/core/cluster.hpp>
 #include <shardflow/core/pipeline.hpp>
@@ -27,5 +28,16 @@ Scenario load_scenario_file(const std::string& path);
 
 /// The same, from text; `file` is the name used in error messages.
 Scenario load_scenario_text(std::string_view yaml, const std::string& file);
+
+/// The same, with changes to the file's content applied first (what-ifs from the command line, sweeps).
+/// Each is PATH=VALUE: PATH names a key with dots and a list element with [index] or [name] (the
+/// element whose `name` is that); VALUE is YAML. Missing keys along PATH are made; list elements must
+/// exist. Errors in or about a value set this way name the override ("--set PATH=VALUE: field: ...").
+///   cluster.node_pools[gpu].count=4
+///   pipeline.steps[preprocess].parallel_for.parallelism=20
+///   cluster.storage={read_bandwidth: 2GiB/s}
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides);
+Scenario load_scenario_text(std::string_view yaml, const std::string& file,
+                            const std::vector<std::string>& overrides);
 
 }  // namespace shardflow

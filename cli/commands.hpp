@@ -18,6 +18,21 @@ struct SimulateArgs {
   bool quiet = false;
 };
 
+struct SweepArgs {
+  std::string file;
+  std::vector<std::string> vary;
+  std::vector<std::string> sets;
+  int replications = 10;
+  std::string deadline_text;
+  double quantile = 95;
+  std::optional<std::uint64_t> seed;
+  std::string out_dir;
+  bool quiet = false;
+};
+
+CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
+int run_sweep_command(const SweepArgs& args);
+
 /// Adds the repeatable `--set PATH=VALUE` option (scenario overrides) to a command.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 

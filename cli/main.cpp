@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
 
   cli::SimulateArgs sim_args;
   auto* simulate = cli::add_simulate_command(app, sim_args);
+  cli::SweepArgs sweep_args;
+  auto* sweep = cli::add_sweep_command(app, sweep_args);
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
   const auto is_command = [&](const std::string& word) {
@@ -94,7 +96,7 @@ int main(int argc, char** argv) {
   };
   if (argc >= 2 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "shardflow: unknown command \"" << argv[1]
-              << "\"; the commands are validate, explain and simulate (shardflow --help)\n";
+              << "\"; the commands are validate, explain, simulate and sweep (shardflow --help)\n";
     return 2;
   }
   try {
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return cli::validate(validate_files, validate_sets);
     if (explain->parsed()) return cli::explain(explain_file, explain_json, explain_sets);
     if (simulate->parsed()) return cli::run_simulate(sim_args);
+    if (sweep->parsed()) return cli::run_sweep_command(sweep_args);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

@@ -120,7 +120,7 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
     CHECK(r.status == 2);
     CHECK(r.err ==
-          "shardflow: unknown command \"simualte\"; the commands are validate, explain and simulate "
+          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate and sweep "
           "(shardflow --help)\n");
   }
   SECTION("an --out that cannot be a directory, found before simulating") {
@@ -154,6 +154,29 @@ TEST_CASE("cli: --set changes the scenario for one run", "[cli]") {
   CHECK(bad.err ==
         "--set cluster.node_pools[gpu].count=1: cluster.node_pools[gpu]: no element named \"gpu\" in "
         "cluster.node_pools (names: default)\n");
+}
+
+TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "[cli]") {
+  const fs::path dir = scratch("sweep");
+  const Result r =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5' -r 2 --deadline 30s --out '" +
+          dir.string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("3 configurations x 2 replications") != std::string::npos);
+  CHECK(r.out.find("(30 s): pipeline.steps[sleep].parallel_for.parallelism=5;") != std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(dir / "sweep.json"));
+  CHECK(j["configurations"][0]["makespan_s"]["mean"] == 100.0);
+  CHECK(j["configurations"][2]["makespan_s"]["mean"] == 20.0);
+  CHECK(j["recommended"] == 2);
+  const std::string csv = slurp(dir / "sweep.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);  // header + 3 configurations
+  const Result bad =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline soon");
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
 }
 
 TEST_CASE("cli: --help teaches the commands", "[cli]") {

@@ -1,0 +1,96 @@
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/units.hpp>
+#include <shardflow/planner/sweep.hpp>
+
+#include "commands.hpp"
+
+namespace shardflow::cli {
+
+CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
+  auto* cmd = app.add_subcommand(
+      "sweep",
+      "Plan capacity: simulate every combination of some scenario fields, each several times, and find the "
+      "cheapest configuration that meets a deadline");
+  cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--vary", args.vary,
+                  "A field to vary and its values, as PATH=V1,V2,... (repeatable; every combination is run). "
+                  "PATH as for --set")
+      ->allow_extra_args(false)
+      ->type_name("PATH=V1,V2,...")
+      ->required();
+  add_set_option(cmd, args.sets);
+  cmd->add_option("-r,--replications", args.replications,
+                  "Runs per configuration, with seeds seed, seed+1, ... (the same for every configuration)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--deadline", args.deadline_text, "Makespan to meet, as a duration (90m, 2h30m)");
+  cmd->add_option("--quantile", args.quantile,
+                  "The makespan percentile that must meet the deadline (default 95: 19 runs in 20)")
+      ->check(CLI::Range(1.0, 100.0));
+  cmd->add_option("--seed", args.seed, "First seed (default: the scenario's `seed`)");
+  cmd->add_option("--out", args.out_dir,
+                  "Directory for sweep.json and sweep.csv (default: out/<scenario name>)");
+  cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
+  cmd->footer(
+      "Example:\n"
+      "  shardflow sweep scenarios/shard-preprocess-train.yaml --vary cluster.node_pools[cpu].count=10,20,40 "
+      "\\\n"
+      "      --vary pipeline.steps[preprocess].parallel_for.parallelism=25,50,100 -r 20 --deadline 2h\n"
+      "Runs go in parallel on every core. Replication k of every configuration uses the same seed, so\n"
+      "configurations are compared on the same random durations (common random numbers).");
+  return cmd;
+}
+
+int run_sweep_command(const SweepArgs& args) {
+  planner::SweepSpec spec;
+  for (const std::string& v : args.vary) spec.dimensions.push_back(planner::parse_dimension(v));
+  spec.sets = args.sets;
+  spec.replications = args.replications;
+  spec.quantile = args.quantile;
+  if (args.seed) spec.base_seed = *args.seed;
+  if (!args.deadline_text.empty()) {
+    try {
+      const Duration d = parse_duration(args.deadline_text);
+      if (d <= Duration::zero()) throw std::invalid_argument("must be > 0, got " + args.deadline_text);
+      spec.deadline_s = d.seconds();
+    } catch (const std::invalid_argument& e) {
+      throw InputError({}, "--deadline", e.what());
+    }
+  }
+  const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
+  std::function<void(double)> progress;
+  if (show_progress)
+    progress = [](double done) { std::fprintf(stderr, "\rsweeping... %3.0f%%", done * 100); };
+  const planner::SweepResult r = planner::run_sweep(args.file, spec, progress);
+  if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
+
+  const std::filesystem::path dir =
+      args.out_dir.empty() ? std::filesystem::path("out") / r.scenario : std::filesystem::path(args.out_dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InputError({}, "--out", "cannot make directory " + dir.string());
+  for (const char* name : {"sweep.json", "sweep.csv"}) {
+    std::ofstream out(dir / name);
+    if (std::string(name) == "sweep.json")
+      planner::write_sweep_json(out, r);
+    else
+      planner::write_sweep_csv(out, r);
+    if (!out) throw std::runtime_error("cannot write " + (dir / name).string());
+  }
+  if (!args.quiet) {
+    planner::print_sweep(std::cout, r);
+    std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv}\n";
+  }
+  return 0;
+}
+
+}  // namespace shardflow::cli

@@ -1,0 +1,94 @@
+// Capacity planning by sweep: run a scenario under every combination of some overridden fields, each
+// configuration R times with different seeds, and summarize makespan and cost per configuration; with
+// a deadline, recommend the cheapest configuration whose makespan quantile meets it.
+//
+// Replication r of every configuration uses the seed (base seed + r), and the simulator's random
+// streams are keyed by what they are for (a task's duration, an input size), so configurations are
+// compared on the same draws (common random numbers): a difference between two configurations is the
+// configuration's, not the dice's. Runs go in parallel on all cores (oneTBB); the result does not depend
+// on how many there are.
+//
+//   SweepSpec spec;
+//   spec.dimensions = {parse_dimension("cluster.node_pools[cpu].count=10,20,40")};
+//   spec.replications = 20;
+//   spec.deadline_s = 5400;
+//   SweepResult r = run_sweep("scenarios/shard-preprocess-train.yaml", spec);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardflow::planner {
+
+/// One field to vary: PATH (as for --set) and the values it takes, each YAML text.
+struct Dimension {
+  std::string path;
+  std::vector<std::string> values;
+};
+
+/// "PATH=V1,V2,..." -> a Dimension. Commas inside [...], {...} or quotes do not split values.
+/// Throws InputError naming the `--vary` text on a bad one.
+Dimension parse_dimension(const std::string& text);
+
+struct SweepSpec {
+  std::vector<Dimension> dimensions;  // configurations: every combination, the last dimension fastest
+  std::vector<std::string> sets;      // --set overrides applied to every configuration first
+  int replications = 10;
+  std::optional<std::uint64_t> base_seed;  // default: the scenario's seed
+  std::optional<double> deadline_s;
+  double quantile = 95;  // the makespan percentile that must meet the deadline
+};
+
+/// Sample statistics of one quantity over the replications.
+struct Summary {
+  double mean = 0;
+  double stddev = 0;  // sample standard deviation (n - 1)
+  double min = 0;
+  double p50 = 0;  // nearest rank, as everywhere in shardflow
+  double p95 = 0;
+  double max = 0;
+  double ci95_low = 0;  // Student-t 95% confidence interval of the mean
+  double ci95_high = 0;
+};
+Summary summarize(const std::vector<double>& values);
+
+struct ConfigResult {
+  std::vector<std::string> values;  // one per dimension
+  Summary makespan_s;
+  Summary cost;
+  double quantile_makespan_s = 0;  // SweepSpec::quantile of the makespans
+  double p_meets_deadline = 0;     // share of replications that finished by the deadline (if one)
+  int runs_with_failed_tasks = 0;  // replications where some task exhausted its retries
+  bool meets = false;              // quantile <= deadline and no failed tasks in any run
+};
+
+struct SweepResult {
+  std::string scenario;
+  std::vector<Dimension> dimensions;
+  int replications = 0;
+  std::uint64_t base_seed = 0;
+  std::optional<double> deadline_s;
+  double quantile = 95;
+  std::vector<ConfigResult> configs;
+  /// The cheapest (by mean cost, then quantile makespan, then order) configuration that meets the
+  /// deadline; none without a deadline or when no configuration meets it.
+  std::optional<std::size_t> recommended;
+};
+
+/// Runs the sweep on the scenario file. `progress` (optional) is called with the share of runs done.
+/// Throws InputError for a bad scenario, override or dimension.
+SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
+                      const std::function<void(double)>& progress = {});
+/// The same on scenario text; `file` names it in error messages.
+SweepResult run_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec,
+                           const std::function<void(double)>& progress = {});
+
+/// A table for people; one JSON document; CSV with one row per configuration.
+void print_sweep(std::ostream& out, const SweepResult& r);
+void write_sweep_json(std::ostream& out, const SweepResult& r);
+void write_sweep_csv(std::ostream& out, const SweepResult& r);
+
+}  // namespace shardflow::planner

@@ -182,7 +182,8 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
 TEST_CASE("cli: --help teaches the commands", "[cli]") {
   const Result r = run("--help");
   CHECK(r.status == 0);
-  for (const char* word : {"validate", "explain", "simulate", "docs/scenario-format.md", "Exit status"})
+  for (const char* word :
+       {"validate", "explain", "simulate", "sweep", "docs/scenario-format.md", "Exit status"})
     CHECK(r.out.find(word) != std::string::npos);
 }
 

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iomanip>
 #include <mutex>
@@ -138,17 +139,24 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
                      std::to_string(combos.size()) + " configurations x " +
                          std::to_string(spec.replications) + " replications is more than 10,000,000 runs");
 
-  // Load and unroll each configuration first, in order, so that the first bad one is the one reported.
-  std::vector<Scenario> scenarios;
-  std::vector<Plan> plans;
-  scenarios.reserve(combos.size());
-  plans.reserve(combos.size());
-  for (const auto& c : combos) {
-    std::vector<std::string> sets = spec.sets;
-    for (std::size_t d = 0; d < c.size(); ++d) sets.push_back(spec.dimensions[d].path + "=" + c[d]);
-    scenarios.push_back(load_scenario_text(yaml, file, sets));
-    plans.push_back(Plan::unroll(scenarios.back().pipeline));
-  }
+  // Load and unroll every configuration (in parallel: parsing is a good part of a small sweep), then
+  // report the first bad one in order, whatever thread met it.
+  std::vector<Scenario> scenarios(combos.size());
+  std::vector<Plan> plans(combos.size());
+  std::vector<std::exception_ptr> errors(combos.size());
+  tbb::parallel_for(std::size_t{0}, combos.size(), [&](std::size_t k) {
+    try {
+      std::vector<std::string> sets = spec.sets;
+      for (std::size_t d = 0; d < combos[k].size(); ++d)
+        sets.push_back(spec.dimensions[d].path + "=" + combos[k][d]);
+      scenarios[k] = load_scenario_text(yaml, file, sets);
+      plans[k] = Plan::unroll(scenarios[k].pipeline);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   result.scenario = scenarios.front().name;
   result.base_seed = spec.base_seed.value_or(scenarios.front().seed);
 

@@ -123,6 +123,15 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   result.deadline_s = spec.deadline_s;
   result.quantile = spec.quantile;
 
+  // Count before making them: a few long --vary lists multiply quickly.
+  std::uint64_t count = 1;
+  for (const Dimension& d : spec.dimensions) {
+    count *= d.values.size();
+    if (count * static_cast<std::uint64_t>(spec.replications) > 10'000'000)
+      throw InputError({"--vary", 0, 0}, "",
+                       "the combinations of the values times " + std::to_string(spec.replications) +
+                           " replications make more than 10,000,000 runs");
+  }
   // Every combination, the last dimension fastest.
   std::vector<std::vector<std::string>> combos(1);
   for (const Dimension& d : spec.dimensions) {
@@ -134,10 +143,6 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
       }
     combos.swap(next);
   }
-  if (combos.size() * static_cast<std::size_t>(spec.replications) > 10'000'000)
-    throw InputError({"--vary", 0, 0}, "",
-                     std::to_string(combos.size()) + " configurations x " +
-                         std::to_string(spec.replications) + " replications is more than 10,000,000 runs");
 
   // Load and unroll every configuration (in parallel: parsing is a good part of a small sweep), then
   // report the first bad one in order, whatever thread met it.

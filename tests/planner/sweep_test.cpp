@@ -153,4 +153,11 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   spec.replications = 0;
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--replications: must be from 1 to 100000, got 0");
+  // 1,000^3 combinations: refused before any is made.
+  std::string thousand = "cluster.node_pools[n].count=1";
+  for (int i = 2; i <= 1000; ++i) thousand += "," + std::to_string(i);
+  spec.replications = 1;
+  spec.dimensions = {parse_dimension(thousand), parse_dimension(thousand), parse_dimension(thousand)};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary: the combinations of the values times 1 replications make more than 10,000,000 runs");
 }

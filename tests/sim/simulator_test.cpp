@@ -466,20 +466,29 @@ TEST_CASE("Simulator: a limited group loop admits all roots of an iteration toge
   for (const AttemptRecord& a : t.attempts) CHECK(a.started == s(a.item < 2 ? 0 : 10));
 }
 
-TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {
-  // Node failure times come from the stream (seed, node, node record): find a seed whose first node
-  // fails within the task's run and whose replacement outlives the rerun.
-  NodePool p = pool("p", 1, 4000);
-  p.mtbf = Duration::from_s(10000);
-  p.autoscaling.boot_time = Duration::from_s(60);
-  std::uint64_t seed = 1;
-  double fail = 0;
-  for (;; ++seed) {
+namespace {
+
+// Node failure times come from the stream (seed, node, node record). The first seed whose first node
+// (MTBF 10,000 s) fails between `lo` and `hi` seconds and whose replacement lives past 1,000 s; `fail`
+// gets the failure time.
+std::uint64_t seed_failing_between(double lo, double hi, double& fail) {
+  for (std::uint64_t seed = 1;; ++seed) {
     sim::Rng first = sim::Rng::stream(seed, sim::Stream::node, 0);
     sim::Rng second = sim::Rng::stream(seed, sim::Stream::node, 1);
     fail = first.exponential(10000);
-    if (fail < 50 && second.exponential(10000) > 1000) break;
+    if (fail > lo && fail < hi && second.exponential(10000) > 1000) return seed;
   }
+}
+
+}  // namespace
+
+TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {
+  // The node fails within the task's run; its replacement outlives the rerun.
+  NodePool p = pool("p", 1, 4000);
+  p.mtbf = Duration::from_s(10000);
+  p.autoscaling.boot_time = Duration::from_s(60);
+  double fail = 0;
+  const std::uint64_t seed = seed_failing_between(0, 50, fail);
   const SimTime down = Duration::from_seconds(fail);
   const Trace t = run(scenario({task("w", 100)}, {p}), seed);
   REQUIRE(t.attempts.size() == 2);
@@ -504,14 +513,8 @@ TEST_CASE("Simulator: a node failure while a pod writes its output evicts it mid
   NodePool p = pool("p", 1, 4000);
   p.mtbf = Duration::from_s(10000);
   p.autoscaling.boot_time = Duration::from_s(60);
-  std::uint64_t seed = 1;
   double fail = 0;
-  for (;; ++seed) {
-    sim::Rng first = sim::Rng::stream(seed, sim::Stream::node, 0);
-    sim::Rng second = sim::Rng::stream(seed, sim::Stream::node, 1);
-    fail = first.exponential(10000);
-    if (fail > 11 && fail < 100 && second.exponential(10000) > 1000) break;
-  }
+  const std::uint64_t seed = seed_failing_between(11, 100, fail);
   const SimTime down = Duration::from_seconds(fail);
   Step w = task("w", 10);
   w.component.output.dist.a = 100.0 * kGiB;

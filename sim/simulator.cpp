@@ -46,7 +46,7 @@ enum class TaskState : std::uint8_t { waiting, ready, blocked, admitted, done, f
 enum class ClassState : std::uint8_t { active, backoff, unschedulable };
 
 constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
-constexpr std::size_t kMaxTreeClasses = 16;
+constexpr std::size_t kMaxTreeClasses = 16;  // at most 32: live_mask_ has a bit per class
 
 // Seconds to a delay, clamped to [0, ~31 years]: absurd inputs (a 1 TB image at 1 B/s) give long but valid
 // times instead of overflowing the nanosecond clock.
@@ -311,7 +311,6 @@ class Model {
       // A class's tree is kept up to date only from its first pod until its step's last task is
       // resolved, so that node changes update the trees of the steps that are running, not of all.
       trees_.assign(classes_.size(), ScoreTree(initial));
-      tree_live_.assign(classes_.size(), 0);
       class_left_.assign(classes_.size(), 0);
       for (std::size_t i = 0; i < plan_.steps().size(); ++i) class_left_[i] = plan_.steps()[i].instances;
       if (sc_.overheads.pods_per_task >= 2) class_left_[driver_class_] = plan_.task_count();
@@ -598,7 +597,7 @@ class Model {
   void enqueue(std::uint32_t c, std::uint32_t a) {
     att_[a].seq = pod_seq_++;
     PodClass& pc = classes_[c];
-    if (use_trees_ && !tree_live_[c]) {
+    if (use_trees_ && !(live_mask_ >> c & 1)) {
       set_live(c, true);
       trees_[c].rebuild([&](std::uint32_t slot) {
         return fits_on(pc, slots_[slot]) ? static_cast<std::int32_t>(score_node(pc, slots_[slot])) : -1;
@@ -842,9 +841,8 @@ class Model {
     on_cluster_change();
   }
 
-  // live_mask_ mirrors tree_live_ so that a node change visits the live trees only.
+  // A class's tree is live (kept up to date) while its bit is set; a node change visits the live ones.
   void set_live(std::uint32_t c, bool live) {
-    tree_live_[c] = live ? 1 : 0;
     if (live)
       live_mask_ |= 1u << c;
     else
@@ -1138,8 +1136,8 @@ class Model {
     ++s.gen;
     ++s.idle_gen;
     if (!use_trees_) index_.clear(slot);
-    for (std::uint32_t c = 0; c < trees_.size(); ++c)
-      if (tree_live_[c]) trees_[c].set(slot, -1);
+    for (std::uint32_t live = live_mask_; live != 0; live &= live - 1)
+      trees_[static_cast<std::uint32_t>(__builtin_ctz(live))].set(slot, -1);
     free_slots_.push_back(slot);
     --alive_nodes_;
     --pool_[s.pool].nodes;
@@ -1289,9 +1287,8 @@ class Model {
   // Nodes.
   NodeIndex index_;
   bool use_trees_ = false;
-  std::vector<ScoreTree> trees_;           // per class, when use_trees_
-  std::vector<std::uint8_t> tree_live_;    // the class's tree is up to date
-  std::uint32_t live_mask_ = 0;            // bit c: tree_live_[c] (at most kMaxTreeClasses classes)
+  std::vector<ScoreTree> trees_;  // per class, when use_trees_
+  std::uint32_t live_mask_ = 0;   // bit c: class c's tree is up to date (at most kMaxTreeClasses classes)
   std::vector<std::uint64_t> class_left_;  // unresolved tasks that may still create pods of the class
   std::vector<Slot> slots_;
   std::vector<ScoreCache> score_cache_;  // per slot, reset when the node changes

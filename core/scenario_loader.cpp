@@ -657,15 +657,6 @@ KernelSpec read_kernel(const Reader& r, const Node& n, const std::string& field)
   return k;
 }
 
-bool tolerates(const std::vector<Toleration>& tols, const Taint& taint) {
-  return std::any_of(tols.begin(), tols.end(), [&](const Toleration& t) {
-    const bool key_ok = t.key.empty() ? t.op == "Exists" : t.key == taint.key;
-    const bool value_ok = t.op == "Exists" || t.value == taint.value;
-    const bool effect_ok = t.effect.empty() || t.effect == taint.effect;
-    return key_ok && value_ok && effect_ok;
-  });
-}
-
 std::string describe(const Resources& res) {
   return "cpu " + format_cpu(res.cpu) + ", memory " + format_bytes(res.memory) + ", gpu " +
          std::to_string(res.gpu);
@@ -680,14 +671,7 @@ void check_fits(const Reader& r, const Cluster& cluster, const Step& step, const
   for (const auto& pool : cluster.node_pools) {
     names.push_back(pool.name);
     if (pool.count == 0 && !pool.autoscaling.enabled()) continue;
-    const bool selected = std::all_of(c.node_selector.begin(), c.node_selector.end(), [&](const auto& kv) {
-      const auto it = pool.labels.find(kv.first);
-      return it != pool.labels.end() && it->second == kv.second;
-    });
-    const bool tolerated = std::all_of(pool.taints.begin(), pool.taints.end(), [&](const Taint& t) {
-      return t.effect == "PreferNoSchedule" || tolerates(c.tolerations, t);
-    });
-    if (!selected || !tolerated) continue;
+    if (!pool_admits(pool, c.node_selector, c.tolerations)) continue;
     if (c.resources.cpu <= pool.cpu && c.resources.memory <= pool.memory && c.resources.gpu <= pool.gpu)
       return;
     if (!largest ||
@@ -708,10 +692,7 @@ void check_fits(const Reader& r, const Cluster& cluster, const Step& step, const
 // Like check_fits, for the driver pod: it has no node_selector or tolerations, so it may use the pools
 // without NoSchedule/NoExecute taints, or every pool when all are tainted (as the simulator places it).
 void check_driver_fits(const Reader& r, const Cluster& cluster, const Overheads& o, const Node& at) {
-  const auto untainted = [](const NodePool& p) {
-    return std::all_of(p.taints.begin(), p.taints.end(),
-                       [](const Taint& t) { return t.effect == "PreferNoSchedule"; });
-  };
+  const auto untainted = [](const NodePool& p) { return pool_admits(p, {}, {}); };
   const bool any_untainted = std::any_of(cluster.node_pools.begin(), cluster.node_pools.end(), untainted);
   const NodePool* largest = nullptr;
   for (const auto& pool : cluster.node_pools) {

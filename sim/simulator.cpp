@@ -189,29 +189,12 @@ struct Channel {
   std::uint32_t gen = 0;
 };
 
-bool tolerates(const std::vector<Toleration>& tolerations, const Taint& taint) {
-  for (const Toleration& t : tolerations) {
-    if (!t.effect.empty() && t.effect != taint.effect) continue;
-    if (!t.key.empty() && t.key != taint.key) continue;
-    if (t.op == "Exists" || t.value == taint.value) return true;
-  }
-  return false;
-}
-
 std::uint64_t eligible_pools(const std::vector<NodePool>& pools,
                              const std::map<std::string, std::string>& selector,
                              const std::vector<Toleration>& tolerations) {
   std::uint64_t mask = 0;
-  for (std::size_t p = 0; p < pools.size(); ++p) {
-    bool ok = true;
-    for (const auto& [k, v] : selector) {
-      auto it = pools[p].labels.find(k);
-      if (it == pools[p].labels.end() || it->second != v) ok = false;
-    }
-    for (const Taint& taint : pools[p].taints)
-      if (taint.effect != "PreferNoSchedule" && !tolerates(tolerations, taint)) ok = false;
-    if (ok) mask |= std::uint64_t{1} << p;
-  }
+  for (std::size_t p = 0; p < pools.size(); ++p)
+    if (pool_admits(pools[p], selector, tolerations)) mask |= std::uint64_t{1} << p;
   return mask;
 }
 

@@ -21,6 +21,12 @@ struct Scenario {
   Overheads overheads;
 };
 
+/// Whether a pod with this node selector and these tolerations may run on the pool's nodes: every
+/// selector label matches, and every NoSchedule/NoExecute taint is tolerated (PreferNoSchedule only
+/// steers scoring). The loader checks with it that every step fits somewhere; backends place pods by it.
+bool pool_admits(const NodePool& pool, const std::map<std::string, std::string>& node_selector,
+                 const std::vector<Toleration>& tolerations);
+
 /// Loads and validates a scenario file. Throws InputError naming file:line:column and the field for
 /// any problem: YAML syntax, unknown keys, wrong types, out-of-range values, unknown or cyclic
 /// dependencies, empty loops, tasks that fit on no node.

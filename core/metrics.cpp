@@ -42,6 +42,18 @@ double run_seconds(const AttemptRecord& a) {
 
 }  // namespace
 
+double makespan_s(const Trace& trace) {
+  std::int64_t ns = 0;
+  for (const AttemptRecord& a : trace.attempts) ns = std::max(ns, a.finished.ns());
+  return Duration::from_ns(ns).seconds();
+}
+
+double cost(const Trace& trace) {
+  double c = 0;
+  for (const NodeRecord& n : trace.nodes) c += n.price_per_hour * (n.down - n.billed_from).seconds() / 3600.0;
+  return c;
+}
+
 Metrics compute_metrics(const Trace& trace, const Plan& plan) {
   Metrics m;
   std::int64_t makespan_ns = 0;
@@ -102,8 +114,8 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
       capacity.emplace_back(n.up.ns(), n.cpu);
       capacity.emplace_back(down, -n.cpu);
     }
-    m.cost += n.price_per_hour * (n.down - n.billed_from).seconds() / 3600.0;
   }
+  m.cost = cost(trace);
   m.mean_cpu_utilization = capacity_core_s > 0 ? m.cpu_work_core_s / capacity_core_s : 0;
 
   // Peak instantaneous requested/available CPU: sweep both change lists in time order. At equal times

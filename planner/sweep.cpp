@@ -178,10 +178,9 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
                         sim::SimOptions o;
                         o.seed = result.base_seed + r;
                         const Trace t = sim::simulate(scenarios[c], plans[c], o);
-                        const Metrics m = compute_metrics(t, plans[c]);
-                        makespan[i] = m.makespan_s;
-                        cost[i] = m.cost;
-                        failed[i] = m.tasks_failed > 0 ? 1 : 0;
+                        makespan[i] = makespan_s(t);
+                        cost[i] = shardflow::cost(t);
+                        failed[i] = t.tasks_failed > 0 ? 1 : 0;
                         const std::size_t k = ++done;
                         if (progress && (k % std::max<std::size_t>(1, runs / 100) == 0 || k == runs)) {
                           const std::lock_guard<std::mutex> lock(progress_mutex);

@@ -40,6 +40,11 @@ struct Metrics {
 /// Computes metrics. `plan` supplies edges for the critical path and requests for CPU work.
 Metrics compute_metrics(const Trace& trace, const Plan& plan);
 
+/// The two figures a sweep needs from each run, without the rest of compute_metrics (its sorts and
+/// per-step lists): the last finish (runs start at 0) and the billed node time's price.
+double makespan_s(const Trace& trace);
+double cost(const Trace& trace);
+
 /// Exact nearest-rank percentile (p in [0,100]) of unsorted values; 0 for an empty set.
 double percentile(std::vector<double> values, double p);
 

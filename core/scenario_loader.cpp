@@ -1338,7 +1338,7 @@ Scenario load_scenario_file(const std::string& path) {
   return load_scenario_file(path, {});
 }
 
-Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+std::string read_scenario_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(SourceLocation{path, 0, 0}, "", "is a directory, not a scenario file");
@@ -1349,7 +1349,11 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the file");
-  return load_scenario_text(text.str(), path, overrides);
+  return text.str();
+}
+
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
+  return load_scenario_text(read_scenario_file(path), path, overrides);
 }
 
 }  // namespace shardflow

@@ -226,13 +226,7 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
 
 SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
                       const std::function<void(double)>& progress) {
-  std::ifstream in(scenario_file, std::ios::binary);
-  if (!in)
-    throw InputError({scenario_file, 0, 0}, "",
-                     "cannot open the file (it does not exist or is not readable)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return run_sweep_text(text.str(), scenario_file, spec, progress);
+  return run_sweep_text(read_scenario_file(scenario_file), scenario_file, spec, progress);
 }
 
 void print_sweep(std::ostream& out, const SweepResult& r) {

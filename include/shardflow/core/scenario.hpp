@@ -32,6 +32,10 @@ bool pool_admits(const NodePool& pool, const std::map<std::string, std::string>&
 /// dependencies, empty loops, tasks that fit on no node.
 Scenario load_scenario_file(const std::string& path);
 
+/// A scenario file's text, unparsed (for callers that load it many times with different overrides).
+/// Throws InputError for a directory or a file that cannot be read.
+std::string read_scenario_file(const std::string& path);
+
 /// The same, from text; `file` is the name used in error messages.
 Scenario load_scenario_text(std::string_view yaml, const std::string& file);
 

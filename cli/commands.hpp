@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +35,12 @@ struct SweepArgs {
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args);
+
+/// The output directory: `out_dir`, or out/<scenario name>. Made at once, so that a bad --out is an
+/// InputError before any work is done.
+std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name);
+/// Writes `path` through `write`; a failure to open or write names the path.
+void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
 /// Adds the repeatable `--set PATH=VALUE` option (scenario overrides) to a command.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);

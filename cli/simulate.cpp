@@ -28,15 +28,6 @@ std::string human_seconds(double s) {
   return format_duration(Duration::from_ms(static_cast<std::int64_t>(s * 1000 + 0.5)));
 }
 
-template <class Writer>
-void write_file(const std::filesystem::path& path, Writer&& write) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-  write(out);
-  out.close();
-  if (!out) throw std::runtime_error("error while writing " + path.string());
-}
-
 }  // namespace
 
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
@@ -86,14 +77,7 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
 int run_simulate(const SimulateArgs& args) {
   const Scenario scenario = load_scenario_file(args.file, args.sets);
   // The output directory first: a bad --out is found before the simulation runs, not after.
-  const std::filesystem::path dir = args.out_dir.empty() ? std::filesystem::path("out") / scenario.name
-                                                         : std::filesystem::path(args.out_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
-    throw InputError({}, "--out",
-                     "cannot make directory " + dir.string() + " (" +
-                         (ec ? ec.message() : std::string("a file of that name is in the way")) + ")");
+  const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name);
   const Plan plan = Plan::unroll(scenario.pipeline);
   sim::SimOptions options;
   options.seed = scenario.seed;

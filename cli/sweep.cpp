@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/scenario.hpp>
 #include <shardflow/core/units.hpp>
 #include <shardflow/planner/sweep.hpp>
 
@@ -69,23 +70,13 @@ int run_sweep_command(const SweepArgs& args) {
   std::function<void(double)> progress;
   if (show_progress)
     progress = [](double done) { std::fprintf(stderr, "\rsweeping... %3.0f%%", done * 100); };
+  // The output directory first (it needs the scenario's name): a bad --out is found before the sweep.
+  const std::filesystem::path dir = make_out_dir(args.out_dir, load_scenario_file(args.file, args.sets).name);
   const planner::SweepResult r = planner::run_sweep(args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
 
-  const std::filesystem::path dir =
-      args.out_dir.empty() ? std::filesystem::path("out") / r.scenario : std::filesystem::path(args.out_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir))
-    throw InputError({}, "--out", "cannot make directory " + dir.string());
-  for (const char* name : {"sweep.json", "sweep.csv"}) {
-    std::ofstream out(dir / name);
-    if (std::string(name) == "sweep.json")
-      planner::write_sweep_json(out, r);
-    else
-      planner::write_sweep_csv(out, r);
-    if (!out) throw std::runtime_error("cannot write " + (dir / name).string());
-  }
+  write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
+  write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });
   if (!args.quiet) {
     planner::print_sweep(std::cout, r);
     std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv}\n";

@@ -3,12 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
-#include <fstream>
 #include <iomanip>
 #include <mutex>
 #include <numeric>
 #include <ostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <tbb/blocked_range.h>

@@ -89,15 +89,19 @@ int main(int argc, char** argv) {
   auto* sweep = cli::add_sweep_command(app, sweep_args);
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
-  const auto is_command = [&](const std::string& word) {
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-      if (sub->check_name(word)) return true;
-    return false;
-  };
-  if (argc >= 2 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::cerr << "shardflow: unknown command \"" << argv[1]
-              << "\"; the commands are validate, explain, simulate and sweep (shardflow --help)\n";
-    return 2;
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    const auto subs = app.get_subcommands([](CLI::App*) { return true; });
+    for (std::size_t i = 0; i < subs.size(); ++i) {
+      known = known || subs[i]->check_name(argv[1]);
+      names += (i == 0 ? "" : i + 1 == subs.size() ? " and " : ", ") + subs[i]->get_name();
+    }
+    if (!known) {
+      std::cerr << "shardflow: unknown command \"" << argv[1] << "\"; the commands are " << names
+                << " (shardflow --help)\n";
+      return 2;
+    }
   }
   try {
     app.parse(argc, argv);

@@ -38,11 +38,9 @@ std::string Trace::pod_name(const AttemptRecord& a) const {
   return pod_prefixes[a.step] + std::to_string(a.item) + '-' + std::to_string(a.attempt);
 }
 
-namespace {
-
 // Traces can hold millions of attempts, so they are written field by field rather than through a JSON
 // document tree.
-void json_string(std::ostream& out, std::string_view s) {
+void write_json_string(std::ostream& out, std::string_view s) {
   out << '"';
   for (char c : s) {
     switch (c) {
@@ -74,6 +72,8 @@ void json_string(std::ostream& out, std::string_view s) {
   out << '"';
 }
 
+namespace {
+
 void json_number(std::ostream& out, double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -104,28 +104,24 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-void write_json_string(std::ostream& out, std::string_view s) {
-  json_string(out, s);
-}
-
 void write_trace_json(std::ostream& out, const Trace& t) {
   out << "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": ";
-  json_string(out, t.backend);
+  write_json_string(out, t.backend);
   out << ",\n  \"scenario\": ";
-  json_string(out, t.scenario);
+  write_json_string(out, t.scenario);
   out << ",\n  \"seed\": " << t.seed << ",\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": " << t.tasks_failed
       << ",\n  \"steps\": [";
   for (std::size_t i = 0; i < t.steps.size(); ++i) {
     out << (i ? ", " : "");
-    json_string(out, t.steps[i]);
+    write_json_string(out, t.steps[i]);
   }
   out << "],\n  \"nodes\": [";
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const NodeRecord& n = t.nodes[i];
     out << (i ? ",\n    " : "\n    ") << "{\"name\": ";
-    json_string(out, n.name);
+    write_json_string(out, n.name);
     out << ", \"pool\": ";
-    json_string(out, n.pool);
+    write_json_string(out, n.pool);
     out << ", \"cpu_milli\": " << n.cpu << ", \"memory_bytes\": " << n.memory << ", \"gpu\": " << n.gpu
         << ", \"price_per_hour\": ";
     json_number(out, n.price_per_hour);
@@ -145,7 +141,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
     pod = t.pod_name(a);
     if (!pod.empty()) {
       out << ", \"pod\": ";
-      json_string(out, pod);
+      write_json_string(out, pod);
     }
     out << "}";
   }

@@ -16,10 +16,10 @@
 #include <benchmark/benchmark.h>
 
 #include <shardflow/core/plan.hpp>
+#include <shardflow/core/random.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/sim/engine.hpp>
 #include <shardflow/sim/event_queue.hpp>
-#include <shardflow/sim/random.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 using namespace shardflow;

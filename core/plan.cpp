@@ -32,17 +32,20 @@ class PlanBuilder {
 
   // Component steps get PlanStep entries in declaration order (depth first), before unrolling, so that
   // step indices do not depend on the order in which instances are created.
-  void register_steps(const std::vector<Step>& steps, const std::string& prefix, StepIndexMap& out) {
+  void register_steps(const std::vector<Step>& steps, const std::string& prefix, StepIndexMap& out,
+                      const std::vector<std::string>* enclosing_items = nullptr) {
     for (const Step& s : steps) {
       const std::string path = prefix.empty() ? s.name : prefix + "/" + s.name;
+      const std::vector<std::string>* items = s.loop ? &s.loop->items : enclosing_items;
       if (s.is_group()) {
-        register_steps(s.steps, path, out);
+        register_steps(s.steps, path, out, items);
       } else {
         PlanStep ps;
         ps.path = path;
         ps.component = s.component;
         ps.has_loop = s.loop.has_value();
         ps.loop_count = s.iterations();
+        if (items != nullptr) ps.items = *items;
         component_index_.push_back(static_cast<std::uint32_t>(plan_.steps_.size()));
         plan_.steps_.push_back(std::move(ps));
       }

@@ -650,9 +650,12 @@ KernelSpec read_kernel(const Reader& r, const Node& n, const std::string& field)
   const Map m(r, n, field, {});
   KernelSpec k;
   k.name = get_nonempty_string(r, m.require("name"), m.field("name"));
+  k.field = field;
+  k.where = r.at(n);
   for (const auto& e : m.entries()) {
     if (e.key == "name") continue;
     k.params[e.key] = scalar(r, e.value, m.field(e.key), "a number or a string");
+    k.param_where[e.key] = r.at(e.value);
   }
   return k;
 }

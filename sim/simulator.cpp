@@ -6,9 +6,12 @@
 
 #include <shardflow/core/det_math.hpp>
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/execution.hpp>
+#include <shardflow/core/random.hpp>
+#include <shardflow/core/ring.hpp>
+#include <shardflow/core/sampling.hpp>
 #include <shardflow/sim/engine.hpp>
 #include <shardflow/sim/node_index.hpp>
-#include <shardflow/sim/random.hpp>
 #include <shardflow/sim/score_tree.hpp>
 #include <shardflow/sim/scoring.hpp>
 #include <shardflow/sim/simulator.hpp>
@@ -42,73 +45,16 @@ enum class Phase : std::uint8_t {
   finished,
   evicted
 };
-enum class TaskState : std::uint8_t { waiting, ready, blocked, admitted, done, failed, dead };
 enum class ClassState : std::uint8_t { active, backoff, unschedulable };
 
 constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
 constexpr std::size_t kMaxTreeClasses = 16;  // at most 32: live_mask_ has a bit per class
 
-// Seconds to a delay, clamped to [0, ~31 years]: absurd inputs (a 1 TB image at 1 B/s) give long but valid
-// times instead of overflowing the nanosecond clock.
-constexpr double kMaxDelayNs = 1e18;
-Duration delay_from_ns(double ns) {
-  if (!(ns > 0)) return Duration::zero();
-  if (ns >= kMaxDelayNs) return Duration::from_ns(static_cast<std::int64_t>(kMaxDelayNs));
-  // std::llround for 0 < ns < 2^63, inline instead of a libm call: the difference is exact (Sterbenz).
-  const auto whole = static_cast<std::int64_t>(ns);
-  return Duration::from_ns(whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0));
-}
+// Seconds to a delay, clamped to [0, ~31 years] (delay_from_ns, core/sampling.hpp).
 Duration delay_from_seconds(double s) {
   return delay_from_ns(s * 1e9);
 }
 constexpr Duration kUnschedulableFlush = Duration::from_s(300);  // podMaxInUnschedulablePodsDuration
-
-// A FIFO of ids that can also put one back at the front; grows by doubling, never shrinks.
-class Ring {
- public:
-  [[nodiscard]] bool empty() const { return size_ == 0; }
-  [[nodiscard]] std::uint32_t size() const { return size_; }
-  [[nodiscard]] std::uint32_t front() const { return buf_[head_]; }
-  void push_back(std::uint32_t v) {
-    grow();
-    buf_[(head_ + size_) & (cap() - 1)] = v;
-    ++size_;
-  }
-  void push_front(std::uint32_t v) {
-    grow();
-    head_ = (head_ + cap() - 1) & (cap() - 1);
-    buf_[head_] = v;
-    ++size_;
-  }
-  /// Room for n ids before any growth (call while empty).
-  void reserve(std::uint32_t n) {
-    std::size_t cap = 16;
-    while (cap < n) cap *= 2;
-    if (empty() && cap > buf_.size()) {
-      buf_.assign(cap, 0);
-      head_ = 0;
-    }
-  }
-  std::uint32_t pop_front() {
-    const std::uint32_t v = buf_[head_];
-    head_ = (head_ + 1) & (cap() - 1);
-    --size_;
-    return v;
-  }
-
- private:
-  [[nodiscard]] std::uint32_t cap() const { return static_cast<std::uint32_t>(buf_.size()); }
-  void grow() {
-    if (size_ < cap()) return;
-    std::vector<std::uint32_t> next(std::max<std::size_t>(16, buf_.size() * 2));
-    for (std::uint32_t i = 0; i < size_; ++i) next[i] = buf_[(head_ + i) & (cap() - 1)];
-    buf_.swap(next);
-    head_ = 0;
-  }
-  std::vector<std::uint32_t> buf_;
-  std::uint32_t head_ = 0;
-  std::uint32_t size_ = 0;
-};
 
 // Pods with the same requirements: the tasks of one step, or all driver pods.
 struct PodClass {
@@ -207,7 +153,11 @@ std::uint32_t wrap(std::uint64_t v, std::uint64_t n) {
 class Model {
  public:
   Model(const Scenario& scenario, const Plan& plan, const SimOptions& options)
-      : sc_(scenario), plan_(plan), opt_(options), sched_rng_(Rng::stream(options.seed, Stream::scheduler)) {
+      : sc_(scenario),
+        plan_(plan),
+        opt_(options),
+        sched_rng_(Rng::stream(options.seed, Stream::scheduler)),
+        exec_(plan, *this) {
     const auto& pools = sc_.cluster.node_pools;
     if (pools.size() > 64)
       throw InputError(pools[64].where, "cluster.node_pools[64]",
@@ -264,16 +214,6 @@ class Model {
     }
 
     const std::uint32_t n = plan_.size();
-    preds_left_.resize(n);
-    state_.assign(n, TaskState::waiting);
-    failures_.assign(n, 0);
-    attempts_of_.assign(n, 0);
-    for (TaskId t = 0; t < n; ++t) preds_left_[t] = static_cast<std::uint32_t>(plan_.preds(t).size());
-    unit_left_.resize(plan_.units().size());
-    unit_active_.assign(plan_.units().size(), 0);
-    for (std::size_t u = 0; u < plan_.units().size(); ++u) unit_left_[u] = plan_.units()[u].tasks;
-    limiter_used_.assign(plan_.limiters().size(), 0);
-    limiter_queue_.resize(plan_.limiters().size());
     channels_[kRead].bandwidth = sc_.cluster.storage.read_bytes_per_second;
     channels_[kRead].phase = Phase::reading;
     channels_[kWrite].bandwidth = sc_.cluster.storage.write_bytes_per_second;
@@ -306,9 +246,8 @@ class Model {
     for (std::uint32_t p = 0; p < sc_.cluster.node_pools.size(); ++p)
       for (int i = 0; i < initial_count(sc_.cluster.node_pools[p]); ++i)
         add_node(p, SimTime::zero(), SimTime::zero());
-    for (TaskId t = 0; t < plan_.size(); ++t)
-      if (preds_left_[t] == 0 && state_[t] == TaskState::waiting) on_ready(t);
-    if (resolved_ < plan_.size()) engine_.run([this](const Event& e) { handle(e); });
+    exec_.start();
+    if (!exec_.all_resolved()) engine_.run([this](const Event& e) { handle(e); });
     finish();
   }
 
@@ -337,41 +276,8 @@ class Model {
     return plan_.steps()[plan_.step_of(t)].component;
   }
 
-  [[nodiscard]] double input_bytes(TaskId t) const {
-    return data_bytes(component(t).input, t, Stream::input);
-  }
-  [[nodiscard]] double output_bytes(TaskId t) const {
-    return data_bytes(component(t).output, t, Stream::output);
-  }
-  // A task's input or output size: from the list, the constant, or a draw from the task's own stream.
-  [[nodiscard]] double data_bytes(const DataSize& in, TaskId t, Stream stream) const {
-    if (!in.per_item.empty()) {
-      const std::size_t i = plan_.item(t);
-      return static_cast<double>(in.per_item[i < in.per_item.size() ? i : i % in.per_item.size()]);
-    }
-    const Distribution& d = in.dist;
-    if (d.kind == Distribution::Kind::constant) return std::max(0.0, d.a);
-    Rng r = Rng::stream(opt_.seed, stream, t);
-    double v = 0;
-    switch (d.kind) {
-      case Distribution::Kind::constant:
-        v = d.a;
-        break;
-      case Distribution::Kind::uniform:
-        v = d.a + (d.b - d.a) * r.uniform();
-        break;
-      case Distribution::Kind::normal:
-        v = d.a + d.b * r.normal();
-        break;
-      case Distribution::Kind::lognormal:
-        v = d.a * det::exp(d.b * r.normal());
-        break;
-      case Distribution::Kind::exponential:
-        v = r.exponential(d.a);
-        break;
-    }
-    return std::max(0.0, std::round(v));
-  }
+  [[nodiscard]] double input_bytes(TaskId t) const { return sample_input_bytes(plan_, t, opt_.seed); }
+  [[nodiscard]] double output_bytes(TaskId t) const { return sample_output_bytes(plan_, t, opt_.seed); }
 
   void handle(const Event& e) {
     if (e.at() > opt_.horizon ||
@@ -421,122 +327,42 @@ class Model {
     }
   }
 
-  // ---- tasks, joins and parallelism limits ----------------------------------------------------------
+  // ---- tasks: the Plan's execution rules are core's Execution; these are its hooks -------------------
+ public:
+  // A component task became ready: admit it with the others that became ready at this instant.
   void on_ready(TaskId t) {
-    if (plan_.is_join(t)) {
-      state_[t] = TaskState::done;
-      resolved(t);
-      release_successors(t);
-      return;
-    }
-    state_[t] = TaskState::ready;
     ready_batch_.push_back(t);
     if (!admit_pending_) {
       admit_pending_ = true;
       engine_.schedule(Duration::zero(), kAdmit, 0);
     }
   }
+  // Admitted past its limits: its first pod is created now.
+  void on_start(TaskId t) { create_attempt(t); }
+  void on_resolved(TaskId t) {
+    const std::uint64_t resolved = exec_.resolved_count();
+    if (opt_.progress && resolved % progress_every_ == 0)  // no division when nobody listens
+      opt_.progress(static_cast<double>(resolved) / static_cast<double>(plan_.size()));
+    if (!plan_.is_join(t) && use_trees_) {
+      if (--class_left_[plan_.step_of(t)] == 0) set_live(plan_.step_of(t), false);
+      if (sc_.overheads.pods_per_task >= 2 && --class_left_[driver_class_] == 0)
+        set_live(driver_class_, false);
+    }
+  }
+  void on_all_resolved() {
+    end_ = engine_.now();
+    engine_.stop();
+  }
 
+ private:
   void on_admit() {
     admit_pending_ = false;
     admitting_.swap(ready_batch_);
     // Usually already in id order (tasks become ready in id order within an instant).
     if (!std::is_sorted(admitting_.begin(), admitting_.end()))
       std::sort(admitting_.begin(), admitting_.end());
-    for (TaskId t : admitting_) try_admit(t);
+    for (TaskId t : admitting_) exec_.admit(t);
     admitting_.clear();
-  }
-
-  // The limiter whose slot the task would need but cannot get, or kNone if it can start.
-  [[nodiscard]] LimiterId blocking_limiter(TaskId t) const {
-    for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
-      if (unit_active_[u]) continue;
-      const LimiterId l = plan_.units()[u].limiter;
-      const std::uint32_t cap = plan_.limiters()[l];
-      if (cap != 0 && limiter_used_[l] >= cap) return l;
-    }
-    return kNone;
-  }
-
-  void try_admit(TaskId t) {
-    const LimiterId l = blocking_limiter(t);
-    if (l != kNone) {
-      state_[t] = TaskState::blocked;
-      limiter_queue_[l].push_back(t);
-      return;
-    }
-    for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
-      if (unit_active_[u]) continue;
-      unit_active_[u] = 1;
-      ++limiter_used_[plan_.units()[u].limiter];
-    }
-    state_[t] = TaskState::admitted;
-    create_attempt(t);
-  }
-
-  // A slot of limiter l was freed: admit waiting tasks in order until one needs a slot it cannot have.
-  void drain(LimiterId l) {
-    Ring& q = limiter_queue_[l];
-    while (!q.empty()) {
-      const TaskId t = q.front();
-      const LimiterId b = blocking_limiter(t);
-      if (b == l) break;
-      q.pop_front();
-      try_admit(t);  // admits, or queues it at the outer limiter that blocks it now
-    }
-  }
-
-  void resolved(TaskId t) {
-    ++resolved_;
-    if (opt_.progress && resolved_ % progress_every_ == 0)  // no division when nobody listens
-      opt_.progress(static_cast<double>(resolved_) / static_cast<double>(plan_.size()));
-    if (!plan_.is_join(t)) {
-      if (use_trees_) {
-        if (--class_left_[plan_.step_of(t)] == 0) set_live(plan_.step_of(t), false);
-        if (sc_.overheads.pods_per_task >= 2 && --class_left_[driver_class_] == 0)
-          set_live(driver_class_, false);
-      }
-      for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
-        if (--unit_left_[u] != 0) continue;
-        if (unit_active_[u]) {
-          unit_active_[u] = 0;
-          const LimiterId l = plan_.units()[u].limiter;
-          --limiter_used_[l];
-          drain(l);
-        }
-      }
-    }
-    if (resolved_ == plan_.size()) {
-      end_ = engine_.now();
-      engine_.stop();
-    }
-  }
-
-  void release_successors(TaskId t) {
-    for (TaskId s : plan_.succs(t))
-      if (--preds_left_[s] == 0 && state_[s] == TaskState::waiting) on_ready(s);
-  }
-
-  void task_done(TaskId t) {
-    state_[t] = TaskState::done;
-    resolved(t);
-    release_successors(t);
-  }
-
-  // The task exhausted its retries (or can never be placed): it and everything after it never run.
-  void task_failed(TaskId t) {
-    state_[t] = TaskState::failed;
-    ++trace_.tasks_failed;
-    resolved(t);
-    stack_.assign(plan_.succs(t).begin(), plan_.succs(t).end());
-    while (!stack_.empty()) {
-      const TaskId s = stack_.back();
-      stack_.pop_back();
-      if (state_[s] != TaskState::waiting) continue;
-      state_[s] = TaskState::dead;
-      resolved(s);
-      for (TaskId x : plan_.succs(s)) stack_.push_back(x);
-    }
   }
 
   // ---- pods -------------------------------------------------------------------------------------------
@@ -547,7 +373,7 @@ class Model {
     trace_.attempts.push_back(AttemptRecord{.task = t,
                                             .step = plan_.step_of(t),
                                             .item = plan_.item(t),
-                                            .attempt = attempts_of_[t]++,
+                                            .attempt = exec_.next_attempt(t),
                                             .node = -1,
                                             .pod = kNoPod,
                                             .submitted = engine_.now(),
@@ -565,7 +391,7 @@ class Model {
       trace_.attempts[a].finished = engine_.now();
       trace_.attempts[a].outcome = Outcome::failed;
       att_[a].phase = Phase::finished;
-      task_failed(t);
+      exec_.fail(t);
       return;
     }
     if (driver) {
@@ -896,30 +722,11 @@ class Model {
     at.phase = Phase::running;
     r.started = at_time;
     r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
-    const Component& c = component(r.task);
-    const DurationModel& m = c.duration;
-    double z = 0, u_straggler = 1, u_fail = 1;  // a model without randomness needs no draws
-    if (m.lognormal_sigma > 0 || m.straggler_p > 0 || c.failure.p > 0) {
-      Rng rng = Rng::stream(opt_.seed, Stream::duration, r.task, r.attempt);
-      // Without noise the normal draw is skipped, but its two uniforms are still consumed so that the
-      // straggler and failure draws are the same whatever sigma is.
-      if (m.lognormal_sigma > 0) {
-        z = rng.normal();
-      } else {
-        rng.next();
-        rng.next();
-      }
-      u_straggler = rng.uniform();
-      u_fail = rng.uniform();
-    }
-    const double gib = m.per_gib == Duration::zero() ? 0.0 : input_bytes(r.task) / static_cast<double>(kGiB);
-    double ns = static_cast<double>(m.base.ns()) + static_cast<double>(m.per_gib.ns()) * gib;
-    if (m.lognormal_sigma > 0)
-      ns *= det::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
-    if (u_straggler < m.straggler_p) ns *= m.straggler_factor;
+    const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task, r.attempt, opt_.seed);
+    double ns = sample.run_ns;
     const double speed = sc_.cluster.node_pools[slots_[at.slot].pool].speed;
     if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1
-    at.will_fail = u_fail < c.failure.p;
+    at.will_fail = sample.fails;
     engine_.schedule_at(at_time + delay_from_ns(ns), kRunDone, a);
   }
 
@@ -949,16 +756,11 @@ class Model {
     release(a, class_of_step(t));
     if (!at.will_fail) {
       r.outcome = Outcome::succeeded;
-      task_done(t);
+      exec_.succeeded(t);
       return;
     }
     r.outcome = Outcome::failed;
-    const int k = static_cast<int>(++failures_[t]);
-    const RetryPolicy& retry = component(t).retries;
-    if (k <= retry.max)
-      engine_.schedule(retry.delay_before_retry(k), kRetry, t);
-    else
-      task_failed(t);
+    if (const auto delay = exec_.attempt_failed(t)) engine_.schedule(*delay, kRetry, t);
   }
 
   void on_driver_done(std::uint32_t a) {
@@ -1209,7 +1011,7 @@ class Model {
 
   // ---- the end ----------------------------------------------------------------------------------------
   void finish() {
-    const SimTime end = resolved_ == plan_.size() ? end_ : std::min(engine_.now(), opt_.horizon);
+    const SimTime end = exec_.all_resolved() ? end_ : std::min(engine_.now(), opt_.horizon);
     // Whatever did not finish (the horizon was reached) is cancelled and its task reported failed.
     for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {
       AttemptRecord& r = trace_.attempts[a];
@@ -1219,10 +1021,7 @@ class Model {
       r.outcome = Outcome::cancelled;
       if (r.started > end) r.started = kNever;
     }
-    for (TaskId t = 0; t < plan_.size(); ++t)
-      if (!plan_.is_join(t) && (state_[t] == TaskState::ready || state_[t] == TaskState::blocked ||
-                                state_[t] == TaskState::admitted))
-        ++trace_.tasks_failed;
+    trace_.tasks_failed = exec_.tasks_failed() + exec_.unfinished_tasks();
     for (NodeRecord& n : trace_.nodes) {
       if (n.down != kNever) continue;
       n.down = end;
@@ -1242,17 +1041,9 @@ class Model {
   Duration decision_cost_;
 
   // Tasks.
-  std::vector<std::uint32_t> preds_left_;
-  std::vector<TaskState> state_;
-  std::vector<std::uint32_t> failures_;
-  std::vector<std::uint32_t> attempts_of_;
-  std::vector<std::uint32_t> unit_left_;
-  std::vector<std::uint8_t> unit_active_;
-  std::vector<std::uint32_t> limiter_used_;
-  std::vector<Ring> limiter_queue_;
-  std::vector<TaskId> ready_batch_, admitting_, stack_;
+  Execution<Model> exec_;
+  std::vector<TaskId> ready_batch_, admitting_;
   bool admit_pending_ = false;
-  std::uint64_t resolved_ = 0;
   std::uint64_t progress_every_ = 1;
   SimTime end_;
 

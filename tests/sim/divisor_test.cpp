@@ -3,9 +3,10 @@
 
 #include <catch2/catch.hpp>
 
-#include <shardflow/sim/random.hpp>
+#include <shardflow/core/random.hpp>
 #include <shardflow/sim/scoring.hpp>
 
+using namespace shardflow;
 using namespace shardflow::sim;
 
 TEST_CASE("Divisor: equals integer division for every numerator and divisor tried", "[sim]") {

@@ -3,9 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/random.hpp>
 #include <shardflow/sim/engine.hpp>
 #include <shardflow/sim/event_queue.hpp>
-#include <shardflow/sim/random.hpp>
 
 using namespace shardflow;
 using namespace shardflow::sim;

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <shardflow/sim/random.hpp>
+#include <shardflow/core/random.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 #include "sim_builders.hpp"
@@ -16,7 +16,7 @@ using namespace shardflow::simtest;
 
 namespace {
 
-Step random_component(sim::Rng& r, const std::string& name, MilliCpu max_cpu) {
+Step random_component(Rng& r, const std::string& name, MilliCpu max_cpu) {
   Step s = task(name, static_cast<double>(1 + r.below(20)), {},
                 static_cast<MilliCpu>(250 * (1 + r.below(static_cast<std::uint64_t>(max_cpu / 250)))));
   s.component.resources.memory = static_cast<ByteCount>(1 + r.below(4)) * kGiB;
@@ -39,7 +39,7 @@ Step random_component(sim::Rng& r, const std::string& name, MilliCpu max_cpu) {
   return s;
 }
 
-std::vector<Step> random_steps(sim::Rng& r, int depth, MilliCpu max_cpu) {
+std::vector<Step> random_steps(Rng& r, int depth, MilliCpu max_cpu) {
   std::vector<Step> steps;
   const int n = 1 + static_cast<int>(r.below(4));
   for (int i = 0; i < n; ++i) {
@@ -60,7 +60,7 @@ std::vector<Step> random_steps(sim::Rng& r, int depth, MilliCpu max_cpu) {
 }
 
 Scenario random_scenario(std::uint64_t k) {
-  sim::Rng r = sim::Rng::stream(k, sim::Stream::scheduler, 12345);
+  Rng r = Rng::stream(k, Stream::scheduler, 12345);
   std::vector<NodePool> pools;
   const int npools = 1 + static_cast<int>(r.below(3));
   MilliCpu max_cpu = 0;

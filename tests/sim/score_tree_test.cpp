@@ -2,9 +2,10 @@
 
 #include <catch2/catch.hpp>
 
-#include <shardflow/sim/random.hpp>
+#include <shardflow/core/random.hpp>
 #include <shardflow/sim/score_tree.hpp>
 
+using namespace shardflow;
 using namespace shardflow::sim;
 
 TEST_CASE("ScoreTree: the example of the header", "[sim]") {

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <shardflow/sim/random.hpp>
+#include <shardflow/core/random.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 #include "sim_builders.hpp"
@@ -473,8 +473,8 @@ namespace {
 // gets the failure time.
 std::uint64_t seed_failing_between(double lo, double hi, double& fail) {
   for (std::uint64_t seed = 1;; ++seed) {
-    sim::Rng first = sim::Rng::stream(seed, sim::Stream::node, 0);
-    sim::Rng second = sim::Rng::stream(seed, sim::Stream::node, 1);
+    Rng first = Rng::stream(seed, Stream::node, 0);
+    Rng second = Rng::stream(seed, Stream::node, 1);
     fail = first.exponential(10000);
     if (fail > lo && fail < hi && second.exponential(10000) > 1000) return seed;
   }

@@ -84,6 +84,11 @@ struct RetryPolicy {
 struct KernelSpec {
   std::string name;                           // empty: sleep for the sampled duration
   std::map<std::string, std::string> params;  // as written (numbers kept as text)
+  // Where it was written, for the local backend's checks: the `kernel` mapping's field path
+  // ("pipeline.steps[0].kernel") and location, and each parameter's value location.
+  std::string field;
+  SourceLocation where;
+  std::map<std::string, SourceLocation> param_where;
 };
 
 /// A key=value toleration in the Kubernetes sense.

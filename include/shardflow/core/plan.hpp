@@ -39,6 +39,9 @@ struct PlanStep {
   std::uint32_t loop_count = 1;  // iterations of its own loop (1 without a loop)
   bool has_loop = false;
   std::uint64_t instances = 0;  // tasks of this step in the whole plan
+  /// The items (JSON text) of the nearest loop around its tasks (its own, or its group's): task t's item
+  /// is items[item(t)]. Empty for `count:` loops and steps outside any loop.
+  std::vector<std::string> items;
 };
 
 /// One iteration or child scope, for naming tasks inside groups: "outer[3]/inner[7]".

@@ -1,4 +1,4 @@
-// Deterministic random numbers for the simulator, identical on every machine and standard library:
+// Deterministic random numbers for every backend, identical on every machine and standard library:
 // splitmix64 to derive independent streams from (seed, purpose, ids), xoshiro256** for the stream,
 // and samplers written here (std:: distributions differ between standard libraries), on det::log and
 // det::cos_2pi (the C library's differ between machines in the last bit).
@@ -16,7 +16,7 @@
 
 #include <shardflow/core/det_math.hpp>
 
-namespace shardflow::sim {
+namespace shardflow {
 
 constexpr std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -85,4 +85,4 @@ class Rng {
   std::uint64_t s_[4]{};
 };
 
-}  // namespace shardflow::sim
+}  // namespace shardflow

@@ -1,0 +1,75 @@
+// The backend seam: one narrow interface that the simulator, the local (oneTBB) backend and the
+// Kubernetes backend implement, so that a scenario switches backend with one flag and every backend
+// writes the same Trace.
+//
+//   std::unique_ptr<Backend> b = sim::make_backend();        // or exec::make_local_backend({...})
+//   RunOptions o;
+//   o.seed = scenario.seed;
+//   Trace trace = b->run(scenario, Plan::unroll(scenario.pipeline), o);
+//
+// What every backend does alike (which task may start, retries, cancelling dependents; every sampled
+// number) is not in the backends: it is core's Execution (execution.hpp) and sampling (sampling.hpp).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/core/trace.hpp>
+
+namespace shardflow {
+
+/// What happened to a task, as a backend reports it while it runs.
+struct TaskEvent {
+  enum class Kind : std::uint8_t {
+    admitted,  // past its parallelism limits: its first attempt (pod) is created
+    started,   // an attempt started running
+    finished,  // an attempt succeeded: the task is done
+    failed,    // an attempt failed (retried or not: see `final`)
+  };
+  Kind kind = Kind::admitted;
+  TaskId task = 0;
+  std::uint32_t attempt = 0;
+  bool final = false;  // failed: the task exhausted its retries
+  SimTime at;          // since the start of the run (simulated time for the simulator)
+};
+
+/// Receives a run's task events, for progress bars and live reports. A backend with threads calls it
+/// from any of them, one call at a time; keep it short.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void on_event(const TaskEvent& e) = 0;
+};
+
+struct RunOptions {
+  std::uint64_t seed = 1;
+  /// When it becomes true (another thread, a signal handler), the run stops soon: what had not finished
+  /// is reported cancelled, and the partial trace is returned.
+  const std::atomic<bool>* stop = nullptr;
+  /// Stop at this time since the start (simulated or real) even if tasks remain (reported cancelled).
+  Duration horizon = Duration::from_s(10LL * 365 * 24 * 3600);
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// "sim", "local" or "k8s": the Trace's `backend` field.
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// Checks that the backend can run this scenario (kernels exist and their parameters are right,
+  /// tasks fit on this machine...) before anything runs. Throws InputError naming file:line:col and the
+  /// field. run() calls it too.
+  virtual void check(const Scenario& scenario, const Plan& plan) const = 0;
+  /// Runs the plan and returns its trace. May be called from several threads at once.
+  virtual Trace run(const Scenario& scenario, const Plan& plan, const RunOptions& options,
+                    RunObserver* observer = nullptr) const = 0;
+};
+
+/// Makes a backend; a sweep makes one per worker thread.
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
+}  // namespace shardflow

@@ -1,0 +1,212 @@
+// The Plan's execution rules, once for every backend: ready counts and joins, loop and group
+// `parallelism` limits, retries with backoff, and the cancellation of what depends on a failed task.
+// A backend owns time and resources (a simulated clock and cluster, this machine's cores, a live
+// cluster); this class decides which task may start and what happens after each attempt, so that every
+// backend agrees on it by construction.
+//
+// The backend passes a Hooks object with four members (inlined; the simulator calls this per task):
+//   void on_ready(TaskId t);     // t's predecessors are done: call admit(t) now or later (the simulator
+//                                // admits everything that became ready at one instant, in id order)
+//   void on_start(TaskId t);     // t is admitted past its limits: create its first attempt
+//   void on_resolved(TaskId t);  // t (task or join) is done, failed, or will never run
+//   void on_all_resolved();      // nothing is left to run
+//
+//   Execution<MyHooks> x(plan, hooks);
+//   x.start();                                         // on_ready for every task without predecessors
+//   x.admit(t);                                        // on_start(t) now, or when a limiter frees a slot
+//   x.succeeded(t);                                    // an attempt succeeded: successors become ready
+//   if (auto delay = x.attempt_failed(t)) retry_after(*delay);  // else t failed for good, and its dependents
+//
+// Limits (see plan.hpp): a task may start only if every unit on its chain is already active or its
+// limiter has a free slot; starting activates them; a unit frees its slot when its last task is resolved,
+// and the tasks queued behind that limiter are admitted in the order they were queued.
+// Not thread-safe: a backend with threads calls it under its own lock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/ring.hpp>
+
+namespace shardflow {
+
+enum class TaskState : std::uint8_t {
+  waiting,   // predecessors not done
+  ready,     // predecessors done, admit() not called yet
+  blocked,   // queued behind a parallelism limiter
+  admitted,  // started: attempts run (or wait for resources)
+  done,      // succeeded (joins: passed)
+  failed,    // exhausted its retries
+  dead,      // never runs: a predecessor failed
+};
+
+template <class Hooks>
+class Execution {
+ public:
+  Execution(const Plan& plan, Hooks& hooks) : plan_(plan), hooks_(hooks) {
+    const std::uint32_t n = plan_.size();
+    preds_left_.resize(n);
+    state_.assign(n, TaskState::waiting);
+    failures_.assign(n, 0);
+    attempts_of_.assign(n, 0);
+    for (TaskId t = 0; t < n; ++t) preds_left_[t] = static_cast<std::uint32_t>(plan_.preds(t).size());
+    unit_left_.resize(plan_.units().size());
+    unit_active_.assign(plan_.units().size(), 0);
+    for (std::size_t u = 0; u < plan_.units().size(); ++u) unit_left_[u] = plan_.units()[u].tasks;
+    limiter_used_.assign(plan_.limiters().size(), 0);
+    limiter_queue_.resize(plan_.limiters().size());
+  }
+
+  /// Makes every node without predecessors ready (joins pass at once), in id order.
+  void start() {
+    for (TaskId t = 0; t < plan_.size(); ++t)
+      if (preds_left_[t] == 0 && state_[t] == TaskState::waiting) on_ready(t);
+  }
+
+  /// Asks to start a ready task: hooks.on_start(t) now, or once the limiter that blocks it frees a slot.
+  void admit(TaskId t) {
+    const LimiterId l = blocking_limiter(t);
+    if (l != kNone) {
+      state_[t] = TaskState::blocked;
+      limiter_queue_[l].push_back(t);
+      return;
+    }
+    for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
+      if (unit_active_[u]) continue;
+      unit_active_[u] = 1;
+      ++limiter_used_[plan_.units()[u].limiter];
+    }
+    state_[t] = TaskState::admitted;
+    hooks_.on_start(t);
+  }
+
+  /// The number of the task's next attempt (0 for the first); counts it.
+  std::uint32_t next_attempt(TaskId t) { return attempts_of_[t]++; }
+  [[nodiscard]] std::uint32_t attempts(TaskId t) const { return attempts_of_[t]; }
+
+  /// An attempt of t succeeded: t is done and its successors may become ready.
+  void succeeded(TaskId t) {
+    state_[t] = TaskState::done;
+    resolved(t);
+    release_successors(t);
+  }
+
+  /// An attempt of t failed. Returns the delay before the next attempt (the step's RetryPolicy), or
+  /// nothing when t has exhausted its retries: then t has failed for good (see fail()).
+  std::optional<Duration> attempt_failed(TaskId t) {
+    const int k = static_cast<int>(++failures_[t]);
+    const RetryPolicy& retry = plan_.steps()[plan_.step_of(t)].component.retries;
+    if (k <= retry.max) return retry.delay_before_retry(k);
+    fail(t);
+    return std::nullopt;
+  }
+
+  /// t fails for good (no retries left, or it can never be placed): it and everything after it
+  /// never run.
+  void fail(TaskId t) {
+    state_[t] = TaskState::failed;
+    ++tasks_failed_;
+    resolved(t);
+    stack_.assign(plan_.succs(t).begin(), plan_.succs(t).end());
+    while (!stack_.empty()) {
+      const TaskId s = stack_.back();
+      stack_.pop_back();
+      if (state_[s] != TaskState::waiting) continue;
+      state_[s] = TaskState::dead;
+      resolved(s);
+      for (TaskId x : plan_.succs(s)) stack_.push_back(x);
+    }
+  }
+
+  [[nodiscard]] TaskState state(TaskId t) const { return state_[t]; }
+  [[nodiscard]] std::uint64_t resolved_count() const { return resolved_; }
+  [[nodiscard]] bool all_resolved() const { return resolved_ == plan_.size(); }
+  /// Tasks that exhausted their retries (or could never be placed).
+  [[nodiscard]] std::uint64_t tasks_failed() const { return tasks_failed_; }
+  /// Tasks that were ready, blocked or admitted but not resolved: what a run stopped early leaves.
+  [[nodiscard]] std::uint64_t unfinished_tasks() const {
+    std::uint64_t n = 0;
+    for (TaskId t = 0; t < plan_.size(); ++t)
+      if (!plan_.is_join(t) && (state_[t] == TaskState::ready || state_[t] == TaskState::blocked ||
+                                state_[t] == TaskState::admitted))
+        ++n;
+    return n;
+  }
+  /// Iterations (units) of limiter l that are active now.
+  [[nodiscard]] std::uint32_t limiter_used(LimiterId l) const { return limiter_used_[l]; }
+
+ private:
+  void on_ready(TaskId t) {
+    if (plan_.is_join(t)) {
+      state_[t] = TaskState::done;
+      resolved(t);
+      release_successors(t);
+      return;
+    }
+    state_[t] = TaskState::ready;
+    hooks_.on_ready(t);
+  }
+
+  // The limiter whose slot the task would need but cannot get, or kNone if it can start.
+  [[nodiscard]] LimiterId blocking_limiter(TaskId t) const {
+    for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
+      if (unit_active_[u]) continue;
+      const LimiterId l = plan_.units()[u].limiter;
+      const std::uint32_t cap = plan_.limiters()[l];
+      if (cap != 0 && limiter_used_[l] >= cap) return l;
+    }
+    return kNone;
+  }
+
+  // A slot of limiter l was freed: admit waiting tasks in order until one needs a slot it cannot have.
+  void drain(LimiterId l) {
+    Ring& q = limiter_queue_[l];
+    while (!q.empty()) {
+      const TaskId t = q.front();
+      const LimiterId b = blocking_limiter(t);
+      if (b == l) break;
+      q.pop_front();
+      admit(t);  // admits, or queues it at the outer limiter that blocks it now
+    }
+  }
+
+  void resolved(TaskId t) {
+    ++resolved_;
+    hooks_.on_resolved(t);
+    if (!plan_.is_join(t)) {
+      for (UnitId u = plan_.unit_of(t); u != kNone; u = plan_.units()[u].parent) {
+        if (--unit_left_[u] != 0) continue;
+        if (unit_active_[u]) {
+          unit_active_[u] = 0;
+          const LimiterId l = plan_.units()[u].limiter;
+          --limiter_used_[l];
+          drain(l);
+        }
+      }
+    }
+    if (resolved_ == plan_.size()) hooks_.on_all_resolved();
+  }
+
+  void release_successors(TaskId t) {
+    for (TaskId s : plan_.succs(t))
+      if (--preds_left_[s] == 0 && state_[s] == TaskState::waiting) on_ready(s);
+  }
+
+  const Plan& plan_;
+  Hooks& hooks_;
+  std::vector<std::uint32_t> preds_left_;
+  std::vector<TaskState> state_;
+  std::vector<std::uint32_t> failures_;
+  std::vector<std::uint32_t> attempts_of_;
+  std::vector<std::uint32_t> unit_left_;
+  std::vector<std::uint8_t> unit_active_;
+  std::vector<std::uint32_t> limiter_used_;
+  std::vector<Ring> limiter_queue_;
+  std::vector<TaskId> stack_;
+  std::uint64_t resolved_ = 0;
+  std::uint64_t tasks_failed_ = 0;
+};
+
+}  // namespace shardflow

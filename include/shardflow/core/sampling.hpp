@@ -1,0 +1,115 @@
+// The seeded sampling every backend shares: a task's input and output sizes, and each attempt's run
+// time and outcome. The simulator, the local backend and the Kubernetes backend call these and nothing
+// else, so for the same scenario and seed they agree on every sampled number, by construction.
+//
+//   double in = sample_input_bytes(plan, t, seed);
+//   AttemptSample s = sample_attempt(plan.steps()[plan.step_of(t)].component, plan, t, attempt, seed);
+//   // s.run_ns: run time on a node of speed 1; s.fails: the attempt fails at the end of its run
+//
+// Each number comes from a stream keyed by (seed, what it is for, task, attempt) (core/random.hpp), not
+// by when it is drawn: the order in which a backend asks does not change the answer.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include <shardflow/core/det_math.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/random.hpp>
+
+namespace shardflow {
+
+/// A task's input (Stream::input) or output (Stream::output) size in bytes: from the step's list, its
+/// constant, or a draw from the task's own stream (rounded to whole bytes, never negative).
+[[gnu::always_inline]] inline double sample_data_bytes(const DataSize& in, std::uint32_t item, TaskId t,
+                                                       std::uint64_t seed, Stream stream) {
+  if (!in.per_item.empty()) {
+    const std::size_t i = item;
+    return static_cast<double>(in.per_item[i < in.per_item.size() ? i : i % in.per_item.size()]);
+  }
+  const Distribution& d = in.dist;
+  if (d.kind == Distribution::Kind::constant) return std::max(0.0, d.a);
+  Rng r = Rng::stream(seed, stream, t);
+  double v = 0;
+  switch (d.kind) {
+    case Distribution::Kind::constant:
+      v = d.a;
+      break;
+    case Distribution::Kind::uniform:
+      v = d.a + (d.b - d.a) * r.uniform();
+      break;
+    case Distribution::Kind::normal:
+      v = d.a + d.b * r.normal();
+      break;
+    case Distribution::Kind::lognormal:
+      v = d.a * det::exp(d.b * r.normal());
+      break;
+    case Distribution::Kind::exponential:
+      v = r.exponential(d.a);
+      break;
+  }
+  return std::max(0.0, std::round(v));
+}
+
+/// The bytes task `t` reads before it runs.
+inline double sample_input_bytes(const Plan& plan, TaskId t, std::uint64_t seed) {
+  return sample_data_bytes(plan.steps()[plan.step_of(t)].component.input, plan.item(t), t, seed,
+                           Stream::input);
+}
+/// The bytes task `t` writes after a successful run.
+inline double sample_output_bytes(const Plan& plan, TaskId t, std::uint64_t seed) {
+  return sample_data_bytes(plan.steps()[plan.step_of(t)].component.output, plan.item(t), t, seed,
+                           Stream::output);
+}
+
+/// One attempt's draws.
+struct AttemptSample {
+  double run_ns = 0;   // run time on a node of speed 1, in nanoseconds (not rounded)
+  bool fails = false;  // the attempt fails at the end of its run
+};
+
+/// Attempt `attempt` (0-based) of task `t`, a task of component `c`:
+///   (base + per_gib * input GiB) * exp(sigma Z - sigma^2/2) * (factor if straggler)
+/// The input size is sampled only when `per_gib` is not zero.
+[[gnu::always_inline]] inline AttemptSample sample_attempt(const Component& c, const Plan& plan, TaskId t,
+                                                           std::uint32_t attempt, std::uint64_t seed) {
+  const DurationModel& m = c.duration;
+  double z = 0, u_straggler = 1, u_fail = 1;  // a model without randomness needs no draws
+  if (m.lognormal_sigma > 0 || m.straggler_p > 0 || c.failure.p > 0) {
+    Rng rng = Rng::stream(seed, Stream::duration, t, attempt);
+    // Without noise the normal draw is skipped, but its two uniforms are still consumed so that the
+    // straggler and failure draws are the same whatever sigma is.
+    if (m.lognormal_sigma > 0) {
+      z = rng.normal();
+    } else {
+      rng.next();
+      rng.next();
+    }
+    u_straggler = rng.uniform();
+    u_fail = rng.uniform();
+  }
+  const double gib =
+      m.per_gib == Duration::zero()
+          ? 0.0
+          : sample_data_bytes(c.input, plan.item(t), t, seed, Stream::input) / static_cast<double>(kGiB);
+  double ns = static_cast<double>(m.base.ns()) + static_cast<double>(m.per_gib.ns()) * gib;
+  if (m.lognormal_sigma > 0)
+    ns *= det::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
+  if (u_straggler < m.straggler_p) ns *= m.straggler_factor;
+  return {ns, u_fail < c.failure.p};
+}
+
+/// Nanoseconds (a sampled time, a delay) to a Duration, rounded to the nearest nanosecond and clamped
+/// to [0, 10^18 ns] (about 31 years): absurd inputs (a 1 TB image at 1 B/s) give long but valid times
+/// instead of overflowing the clock.
+[[gnu::always_inline]] inline Duration delay_from_ns(double ns) {
+  constexpr double kMaxDelayNs = 1e18;
+  if (!(ns > 0)) return Duration::zero();
+  if (ns >= kMaxDelayNs) return Duration::from_ns(static_cast<std::int64_t>(kMaxDelayNs));
+  // std::llround for 0 < ns < 2^63, inline instead of a libm call: the difference is exact (Sterbenz).
+  const auto whole = static_cast<std::int64_t>(ns);
+  return Duration::from_ns(whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0));
+}
+
+}  // namespace shardflow

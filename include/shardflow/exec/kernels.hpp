@@ -1,0 +1,126 @@
+// What the local backend runs for a task: real work whose answers can be checked, chosen by the step's
+// `kernel: {name: ..., PARAM: VALUE}` (docs/scenario-format.md lists every kernel and parameter).
+//
+//   shard_stats  generate the shard's rows from (seed, item) -- features X and a target y from a known
+//                linear model plus noise -- and compute the sufficient statistics X'X, X'y, y'y
+//   aggregate    sum the statistics of every upstream task (the fan-in)
+//   ridge_solve  solve (X'X + lambda I) w = X'y; lambda from the loop item ({lambda: 0.1}) or a parameter
+//   evaluate     the held-out mean squared error of every upstream model, on a held-out shard
+//   select_best  the model with the lowest held-out error
+//   spin         CPU work for the attempt's sampled duration (a calibrated loop)
+//   command      run the step's `command` (no shell), {{item}}, {{item.index}}, {{item.KEY}} filled in
+//   sleep        wait for the sampled duration, like a task waiting on I/O (also: a step with no kernel);
+//                the backend runs it on a timer, not here
+// Every kernel also takes `fail_attempts: N`: its first N attempts fail (to exercise retries).
+//
+// Results flow in memory: a task's Value is handed to the tasks that depend on it (through joins).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+
+namespace shardflow::exec {
+
+/// A task's result, handed to the tasks that depend on it.
+class Value {
+ public:
+  virtual ~Value() = default;
+  /// One line for people ("lambda 0.1: held-out MSE 0.01003"); empty when there is nothing to say.
+  [[nodiscard]] virtual std::string describe() const = 0;
+};
+
+/// Sufficient statistics of some rows of (X, y): X'X, X'y, y'y and the row count.
+class ShardStats final : public Value {
+ public:
+  Eigen::MatrixXd xtx;
+  Eigen::VectorXd xty;
+  double yty = 0;
+  std::uint64_t rows = 0;
+  [[nodiscard]] std::string describe() const override;
+};
+
+/// A ridge model: weights w for one lambda.
+class RidgeModel final : public Value {
+ public:
+  double lambda = 0;
+  Eigen::VectorXd w;
+  [[nodiscard]] std::string describe() const override;
+};
+
+/// Held-out errors of some models.
+class Evaluation final : public Value {
+ public:
+  struct Entry {
+    double lambda = 0;
+    double mse = 0;  // mean squared error on the held-out rows
+  };
+  std::vector<Entry> entries;  // in upstream order
+  [[nodiscard]] std::string describe() const override;
+};
+
+/// The chosen model.
+class Selection final : public Value {
+ public:
+  double lambda = 0;
+  double mse = 0;
+  Eigen::VectorXd w;
+  [[nodiscard]] std::string describe() const override;
+};
+
+/// A command's result: exit status and where its output went.
+class CommandResult final : public Value {
+ public:
+  int exit_status = 0;
+  std::filesystem::path stdout_path, stderr_path;
+  [[nodiscard]] std::string describe() const override;
+};
+
+/// Everything a kernel may use.
+struct KernelContext {
+  const Scenario* scenario = nullptr;
+  const Plan* plan = nullptr;
+  TaskId task = 0;
+  std::uint32_t attempt = 0;
+  std::uint64_t seed = 1;  // the run's seed
+  double input_bytes = 0;  // the task's sampled input size
+  double run_seconds = 0;  // the attempt's sampled run time (spin, sleep), already time-scaled
+  /// Results of the tasks this one depends on (a join stands for all of its loop's tasks), in task id
+  /// order; null entries for predecessors that produced nothing.
+  std::vector<std::shared_ptr<const Value>> upstream;
+  int threads = 1;                          // slots of the arena it runs in: it may use tbb::parallel_for
+  const std::atomic<bool>* stop = nullptr;  // set when the run is cancelled: return or throw soon
+  std::filesystem::path out_dir;            // a directory for files a kernel writes (command output)
+};
+
+/// The loop item of task `t` as JSON text ("{\"lr\":0.1}"), or its index as text for `count:` loops.
+std::string item_json(const Plan& plan, TaskId t);
+
+/// Whether the kernel blocks without using CPU (command): the backend runs it off its CPU workers.
+bool kernel_blocks(const KernelSpec& k);
+/// Whether the kernel is `sleep` (or none): the backend waits on a timer instead of calling run_kernel.
+bool kernel_sleeps(const KernelSpec& k);
+
+/// Checks every component's kernel: a known name, parameters of the right type and range, a command
+/// whose program exists. Throws InputError at the parameter (file:line:col, field) for the first problem.
+void check_kernels(const Scenario& scenario);
+
+/// Runs the task's kernel (not sleep). Returns its result (may be null); throws std::exception with a
+/// message for the trace when the attempt fails.
+std::shared_ptr<const Value> run_kernel(const KernelSpec& kernel, const KernelContext& ctx);
+
+/// The row generator behind shard_stats and evaluate, for tests: rows of item `item` (X row-major in
+/// `x`, features per row), deterministic in (seed, item).
+void generate_rows(std::uint64_t seed, std::uint64_t item, std::uint64_t rows, int features, double noise,
+                   Eigen::MatrixXd& x, Eigen::VectorXd& y);
+
+}  // namespace shardflow::exec

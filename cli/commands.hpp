@@ -19,6 +19,11 @@ struct SimulateArgs {
   std::string out_dir;
   std::vector<std::string> sets;  // --set PATH=VALUE overrides
   bool quiet = false;
+  // `run` only (`simulate` is `run --backend sim`):
+  std::string backend = "sim";
+  int cores = 0;            // local: 0 = this machine's
+  std::string memory_text;  // local: "" = this machine's
+  double time_scale = 1;    // local: multiplies sleep and spin durations
 };
 
 struct SweepArgs {
@@ -46,6 +51,8 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args);
+/// `shardflow run SCENARIO --backend sim|local|k8s`: one command for every backend, the same files.
+CLI::App* add_run_command(CLI::App& app, SimulateArgs& args);
 int run_simulate(const SimulateArgs& args);
 
 }  // namespace shardflow::cli

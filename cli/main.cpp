@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
 
   cli::SimulateArgs sim_args;
   auto* simulate = cli::add_simulate_command(app, sim_args);
+  cli::SimulateArgs run_args;
+  auto* run = cli::add_run_command(app, run_args);
   cli::SweepArgs sweep_args;
   auto* sweep = cli::add_sweep_command(app, sweep_args);
 
@@ -113,6 +115,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return cli::validate(validate_files, validate_sets);
     if (explain->parsed()) return cli::explain(explain_file, explain_json, explain_sets);
     if (simulate->parsed()) return cli::run_simulate(sim_args);
+    if (run->parsed()) return cli::run_simulate(run_args);
     if (sweep->parsed()) return cli::run_sweep_command(sweep_args);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";

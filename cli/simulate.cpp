@@ -1,16 +1,21 @@
+#include <atomic>
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <unistd.h>
 
+#include <shardflow/core/backend.hpp>
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
+#include <shardflow/exec/local_backend.hpp>
 #include <shardflow/report/chrome_trace.hpp>
 #include <shardflow/sim/simulator.hpp>
 
@@ -27,6 +32,107 @@ std::string human_seconds(double s) {
   return format_duration(Duration::from_ms(static_cast<std::int64_t>(s * 1000 + 0.5)));
 }
 
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+}
+
+// Ctrl-C while a run is going: the first asks the backend to stop (the partial trace is written, exit
+// 130); the handler is then the default again, so a second Ctrl-C ends the process at once.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, &old_);
+  }
+  ~InterruptGuard() { sigaction(SIGINT, &old_, nullptr); }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction old_ {};
+};
+
+// Progress of a real run on a terminal: tasks done, running, failed attempts, elapsed time and the
+// simulator's prediction; at most ten lines a second, each over the last.
+class Progress final : public RunObserver {
+ public:
+  Progress(std::uint64_t tasks, bool show, double predicted_s)
+      : tasks_(tasks), show_(show), predicted_s_(predicted_s), t0_(std::chrono::steady_clock::now()) {}
+  void on_event(const TaskEvent& e) override {
+    switch (e.kind) {
+      case TaskEvent::Kind::admitted:
+        break;
+      case TaskEvent::Kind::started:
+        ++running_;
+        break;
+      case TaskEvent::Kind::finished:
+        --running_;
+        ++done_;
+        break;
+      case TaskEvent::Kind::failed:
+        --running_;
+        ++failed_attempts_;
+        if (e.final) ++failed_tasks_;
+        break;
+    }
+    if (!show_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(100) && done_ + failed_tasks_ < tasks_) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - t0_).count();
+    char eta[64] = "";
+    if (predicted_s_ > 0)
+      std::snprintf(eta, sizeof eta, ", predicted %s, ETA %s", human(predicted_s_).c_str(),
+                    human(std::max(0.0, predicted_s_ - elapsed)).c_str());
+    std::fprintf(stderr, "\r%llu/%llu tasks done, %llu running, %llu failed attempts; %s elapsed%s   ",
+                 static_cast<unsigned long long>(done_), static_cast<unsigned long long>(tasks_),
+                 static_cast<unsigned long long>(running_), static_cast<unsigned long long>(failed_attempts_),
+                 human(elapsed).c_str(), eta);
+  }
+  void on_output(TaskId /*task*/, const std::string& text) override { outputs_.push_back(text); }
+  void clear_line() const {
+    if (show_) std::fprintf(stderr, "\r%*s\r", 110, "");
+  }
+  [[nodiscard]] const std::vector<std::string>& outputs() const { return outputs_; }
+
+ private:
+  static std::string human(double s) {
+    return format_duration(Duration::from_ms(static_cast<std::int64_t>(s * 1000)));
+  }
+  std::uint64_t tasks_;
+  bool show_;
+  double predicted_s_;
+  std::chrono::steady_clock::time_point t0_, last_;
+  std::uint64_t done_ = 0, running_ = 0, failed_attempts_ = 0, failed_tasks_ = 0;
+  std::vector<std::string> outputs_;
+};
+
+// The scenario on this machine as the simulator sees it: one node with the local backend's cores and
+// memory, no scheduler, pull or sandbox overheads. Its makespan is the prediction a local run shows.
+double predict_local_makespan(const Scenario& scenario, const Plan& plan, std::uint64_t seed,
+                              const exec::LocalOptions& lo) {
+  Scenario s = scenario;
+  NodePool pool;
+  pool.name = "local";
+  pool.cpu = static_cast<MilliCpu>(lo.cores > 0 ? lo.cores : exec::machine_cores()) * 1000;
+  pool.memory = lo.memory > 0 ? lo.memory : exec::machine_memory();
+  pool.count = 1;
+  pool.max_pods = 1 << 30;
+  s.cluster = Cluster{};
+  s.cluster.node_pools.push_back(pool);
+  s.overheads = Overheads{};
+  Plan p = Plan::unroll(s.pipeline);
+  sim::SimOptions o;
+  o.seed = seed;
+  const Trace t = sim::simulate(s, p, o);
+  (void)plan;
+  return t.tasks_failed > 0 ? 0 : makespan_s(t) * lo.time_scale;
+}
+
 }  // namespace
 
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
@@ -40,11 +146,9 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
       ->type_name("PATH=VALUE");
 }
 
-CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
-  auto* cmd =
-      app.add_subcommand("simulate",
-                         "Simulate a scenario on its modelled Kubernetes cluster; print a summary and write "
-                         "the trace and metrics (JSON, CSV) and a timeline for ui.perfetto.dev");
+namespace {
+
+void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
   cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
   // CLI11 2.1 wraps "-1" and 2^64 into a uint64 silently, so the seed is read as text and checked here.
   cmd->add_option("--seed", args.seed_text, "Random seed, 0 to 2^64-1 (default: the scenario's `seed`)")
@@ -63,6 +167,17 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
       "out/<scenario name>)");
   add_set_option(cmd, args.sets);
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
+}
+
+}  // namespace
+
+CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
+  auto* cmd =
+      app.add_subcommand("simulate",
+                         "Simulate a scenario on its modelled Kubernetes cluster; print a summary and write "
+                         "the trace and metrics (JSON, CSV) and a timeline for ui.perfetto.dev "
+                         "(the same as `run --backend sim`)");
+  add_seed_out_options(cmd, args);
   cmd->footer(
       "Examples:\n  shardflow simulate scenarios/shard-preprocess-train.yaml --seed 7 --out out/seed7\n"
       "  shardflow simulate scenarios/shard-preprocess-train.yaml --set cluster.node_pools[cpu].count=40\n"
@@ -73,22 +188,91 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
   return cmd;
 }
 
+CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
+  auto* cmd = app.add_subcommand(
+      "run",
+      "Run a scenario on a backend: `sim` simulates it on its modelled cluster (the default), `local` runs "
+      "it for real on this machine's cores (oneTBB, real kernels), `k8s` on a live cluster. Every backend "
+      "writes the same files");
+  add_seed_out_options(cmd, args);
+  cmd->add_option("--backend", args.backend, "sim (default), local or k8s")
+      ->check(CLI::IsMember({"sim", "local", "k8s"}));
+  cmd->add_option("--cores", args.cores,
+                  "local: CPU capacity in cores (default: the CPUs this process may use); a task asking "
+                  "for 2 CPUs runs its kernel on 2 of them")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--memory", args.memory_text,
+                  "local: memory capacity, e.g. 8Gi (default: this machine's physical memory)");
+  cmd->add_option("--time-scale", args.time_scale,
+                  "local: multiply the sampled run times that `sleep` and `spin` kernels use (0.001 runs a "
+                  "1-hour step in 3.6 s)")
+      ->check(CLI::PositiveNumber);
+  cmd->footer(
+      "Examples:\n"
+      "  shardflow run scenarios/local-ridge.yaml --backend local --cores 2\n"
+      "  shardflow run scenarios/shard-preprocess-train.yaml --backend local \\\n"
+      "      --overlay scenarios/local/shard-preprocess-train.yaml --time-scale 0.001\n"
+      "  shardflow run scenarios/shard-preprocess-train.yaml            # = shardflow simulate\n"
+      "The local backend honours dependencies, every parallelism limit and the CPU and memory requests\n"
+      "against --cores and --memory; a task larger than that is an error before anything runs (exit 2).\n"
+      "Ctrl-C stops a run cleanly: running tasks are cancelled, the partial trace is written, exit 130.\n"
+      "Kernels are chosen by each step's `kernel:` (docs/scenario-format.md); a step without one sleeps\n"
+      "for its sampled duration.");
+  return cmd;
+}
+
 int run_simulate(const SimulateArgs& args) {
   const Scenario scenario = load_scenario_file(args.file, args.sets);
-  // The output directory first: a bad --out is found before the simulation runs, not after.
-  const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name);
   const Plan plan = Plan::unroll(scenario.pipeline);
-  sim::SimOptions options;
-  options.seed = scenario.seed;
+  std::uint64_t seed = scenario.seed;
   if (!args.seed_text.empty())
-    std::from_chars(args.seed_text.data(), args.seed_text.data() + args.seed_text.size(), options.seed);
-  const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
-  if (show_progress)
-    options.progress = [](double done) { std::fprintf(stderr, "\rsimulating... %3.0f%%", done * 100); };
+    std::from_chars(args.seed_text.data(), args.seed_text.data() + args.seed_text.size(), seed);
+  exec::LocalOptions lo;
+  lo.cores = args.cores;
+  lo.time_scale = args.time_scale;
+  if (!args.memory_text.empty()) {
+    try {
+      lo.memory = parse_bytes(args.memory_text);
+    } catch (const std::exception& e) {
+      throw InputError({"--memory " + args.memory_text, 0, 0}, "", e.what());
+    }
+    if (lo.memory <= 0) throw InputError({"--memory " + args.memory_text, 0, 0}, "", "must be more than 0");
+  }
+  std::unique_ptr<Backend> backend;
+  if (args.backend == "sim") {
+    backend = sim::make_backend();
+  } else if (args.backend == "local") {
+    backend = exec::make_local_backend(lo);
+  } else {
+    throw InputError({"--backend k8s", 0, 0}, "",
+                     "the Kubernetes backend is not built yet; use --backend sim or --backend local");
+  }
+  // Everything that can be wrong with the input is found before anything runs: the backend's checks,
+  // then the output directory.
+  backend->check(scenario, plan);
+  const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name);
+  lo.out_dir = dir / "commands";
+  if (args.backend == "local") backend = exec::make_local_backend(lo);
+
+  const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
+  const bool sim = args.backend == "sim";
+  const double predicted = sim || !tty ? 0 : predict_local_makespan(scenario, plan, seed, lo);
+  Progress progress(plan.task_count(), tty && !sim, predicted);
+  RunOptions options;
+  options.seed = seed;
+  g_interrupted.store(false);
+  options.stop = &g_interrupted;
   const auto t0 = std::chrono::steady_clock::now();
-  const Trace trace = sim::simulate(scenario, plan, options);
+  Trace trace;
+  {
+    const InterruptGuard guard;
+    if (sim && tty) std::fprintf(stderr, "simulating...");
+    trace = backend->run(scenario, plan, options, &progress);
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
+  progress.clear_line();
+  if (sim && tty) std::fprintf(stderr, "\r%*s\r", 20, "");
+  const bool interrupted = g_interrupted.load();
   const Metrics m = compute_metrics(trace, plan);
 
   write_file(dir / "trace.json", [&](std::ostream& o) { write_trace_json(o, trace); });
@@ -105,31 +289,42 @@ int run_simulate(const SimulateArgs& args) {
 
   if (!args.quiet) {
     char line[256];
-    std::printf("simulated %s (seed %llu): %llu tasks, %llu attempts on %zu node%s in %.*f %s of wall time\n",
-                scenario.name.c_str(), static_cast<unsigned long long>(options.seed),
+    const std::string nodes =
+        sim ? std::to_string(trace.nodes.size()) + (trace.nodes.size() == 1 ? " node" : " nodes")
+            : std::to_string(trace.nodes.empty() ? 0 : trace.nodes[0].cpu / 1000) + " cores of this machine";
+    std::printf("%s %s (seed %llu): %llu tasks, %llu attempts on %s in %.*f %s of wall time\n",
+                sim ? "simulated" : "ran", scenario.name.c_str(), static_cast<unsigned long long>(seed),
                 static_cast<unsigned long long>(plan.task_count()),
-                static_cast<unsigned long long>(m.attempts), trace.nodes.size(),
-                trace.nodes.size() == 1 ? "" : "s", wall < 1 ? 1 : 3, wall < 1 ? wall * 1e3 : wall,
-                wall < 1 ? "ms" : "s");
+                static_cast<unsigned long long>(m.attempts), nodes.c_str(), wall < 1 ? 1 : 3,
+                wall < 1 ? wall * 1e3 : wall, wall < 1 ? "ms" : "s");
+    if (interrupted) std::printf("  interrupted: what had not finished is recorded as cancelled\n");
     std::printf("  makespan     %s (%.3f s); critical path of what ran %s\n",
                 human_seconds(m.makespan_s).c_str(), m.makespan_s, human_seconds(m.critical_path_s).c_str());
-    std::printf("  cost         %.2f (price units per hour x node hours)\n", m.cost);
+    if (sim) std::printf("  cost         %.2f (price units per hour x node hours)\n", m.cost);
     std::printf("  utilization  CPU mean %.1f%%, peak %.1f%%\n", m.mean_cpu_utilization * 100,
                 m.peak_cpu_utilization * 100);
-    std::snprintf(line, sizeof line,
-                  "  queue wait   p50 %.3f s, p95 %.3f s, p99 %.3f s (pod created -> bound)\n",
-                  m.queue_wait_s.p50, m.queue_wait_s.p95, m.queue_wait_s.p99);
+    std::snprintf(line, sizeof line, "  queue wait   p50 %.3f s, p95 %.3f s, p99 %.3f s (%s)\n",
+                  m.queue_wait_s.p50, m.queue_wait_s.p95, m.queue_wait_s.p99,
+                  sim ? "pod created -> bound" : "admitted -> CPU and memory reserved");
     std::fputs(line, stdout);
     std::printf("  retries      %llu; failed attempts %llu; tasks failed %llu\n",
                 static_cast<unsigned long long>(m.retries),
                 static_cast<unsigned long long>(m.failed_attempts),
                 static_cast<unsigned long long>(m.tasks_failed));
+    for (const AttemptRecord& a : trace.attempts) {
+      if (a.error == kNoError) continue;
+      std::printf("  first error  %s attempt %u: %s\n", plan.task_name(a.task).c_str(), a.attempt,
+                  trace.error_text(a).c_str());
+      break;
+    }
+    for (const std::string& out : progress.outputs()) std::printf("  result       %s\n", out.c_str());
     std::printf("wrote %s/{trace.json,trace.csv,metrics.json,metrics.csv%s}\n", dir.string().c_str(),
                 timeline ? ",timeline.json" : "");
     if (!timeline)
       std::printf("(no timeline.json: %zu attempts, over the %zu that trace viewers load)\n",
                   trace.attempts.size(), kTimelineMaxAttempts);
   }
+  if (interrupted) return 130;
   return m.tasks_failed > 0 ? 1 : 0;
 }
 

@@ -38,6 +38,11 @@ std::string Trace::pod_name(const AttemptRecord& a) const {
   return pod_prefixes[a.step] + std::to_string(a.item) + '-' + std::to_string(a.attempt);
 }
 
+const std::string& Trace::error_text(const AttemptRecord& a) const {
+  static const std::string none;
+  return a.error < errors.size() ? errors[a.error] : none;
+}
+
 // Traces can hold millions of attempts, so they are written field by field rather than through a JSON
 // document tree.
 void write_json_string(std::ostream& out, std::string_view s) {
@@ -143,6 +148,10 @@ void write_trace_json(std::ostream& out, const Trace& t) {
       out << ", \"pod\": ";
       write_json_string(out, pod);
     }
+    if (a.error != kNoError) {
+      out << ", \"error\": ";
+      write_json_string(out, t.error_text(a));
+    }
     out << "}";
   }
   out << (t.attempts.empty() ? "" : "\n  ") << "]\n}\n";
@@ -150,7 +159,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
 
 void write_trace_csv(std::ostream& out, const Trace& t) {
   out << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
-         "input_read_s,output_write_s,pod\n";
+         "input_read_s,output_write_s,pod,error\n";
   for (const AttemptRecord& a : t.attempts) {
     const std::string step = a.step < t.steps.size() ? t.steps[a.step] : std::to_string(a.step);
     const std::string node =
@@ -159,7 +168,8 @@ void write_trace_csv(std::ostream& out, const Trace& t) {
         << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
         << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
         << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
-        << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << '\n';
+        << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << ',' << csv_field(t.error_text(a))
+        << '\n';
   }
 }
 

@@ -109,7 +109,7 @@ Summary summarize(const std::vector<double>& values) {
 }
 
 SweepResult run_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec,
-                           const std::function<void(double)>& progress) {
+                           const std::function<void(double)>& progress, const BackendFactory& backend) {
   if (spec.replications < 1 || spec.replications > 100000)
     throw InputError({"--replications", 0, 0}, "",
                      "must be from 1 to 100000, got " + std::to_string(spec.replications));
@@ -168,14 +168,16 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   std::vector<std::uint8_t> failed(runs);
   std::atomic<std::size_t> done{0};
   std::mutex progress_mutex;
+  const BackendFactory make = backend ? backend : [] { return sim::make_backend(); };
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, runs),
                     [&](const tbb::blocked_range<std::size_t>& range) {
+                      const std::unique_ptr<Backend> b = make();
                       for (std::size_t i = range.begin(); i != range.end(); ++i) {
                         const std::size_t c = i / static_cast<std::size_t>(spec.replications);
                         const std::uint64_t r = i % static_cast<std::size_t>(spec.replications);
-                        sim::SimOptions o;
+                        RunOptions o;
                         o.seed = result.base_seed + r;
-                        const Trace t = sim::simulate(scenarios[c], plans[c], o);
+                        const Trace t = b->run(scenarios[c], plans[c], o);
                         makespan[i] = makespan_s(t);
                         cost[i] = shardflow::cost(t);
                         failed[i] = t.tasks_failed > 0 ? 1 : 0;
@@ -223,8 +225,8 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
 }
 
 SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
-                      const std::function<void(double)>& progress) {
-  return run_sweep_text(read_scenario_file(scenario_file), scenario_file, spec, progress);
+                      const std::function<void(double)>& progress, const BackendFactory& backend) {
+  return run_sweep_text(read_scenario_file(scenario_file), scenario_file, spec, progress, backend);
 }
 
 void print_sweep(std::ostream& out, const SweepResult& r) {

@@ -44,6 +44,9 @@ class RunObserver {
  public:
   virtual ~RunObserver() = default;
   virtual void on_event(const TaskEvent& e) = 0;
+  /// A task without successors produced a result worth showing ("chose lambda 0.1: held-out MSE
+  /// 0.0101"): backends that compute something (local) report it here.
+  virtual void on_output(TaskId /*task*/, const std::string& /*text*/) {}
 };
 
 struct RunOptions {

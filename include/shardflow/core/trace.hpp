@@ -17,6 +17,7 @@ namespace shardflow {
 
 inline constexpr Duration kNever = Duration::from_ns(-1);
 inline constexpr std::uint32_t kNoPod = 0xFFFFFFFFu;
+inline constexpr std::uint32_t kNoError = 0xFFFFFFFFu;
 
 enum class Outcome : std::uint8_t {
   succeeded,
@@ -39,6 +40,7 @@ struct AttemptRecord {
   SimTime started = kNever;    // its main container started running (after pulls, sandbox, input)
   SimTime finished;            // the attempt ended
   Outcome outcome = Outcome::succeeded;
+  std::uint32_t error = kNoError;  // index into Trace::errors: why the attempt failed, if known
   Duration image_pull;    // time spent pulling the image for this attempt
   Duration input_read;    // time spent reading input
   Duration output_write;  // time spent writing output (after the run, before `finished`)
@@ -65,6 +67,9 @@ struct Trace {
   std::vector<NodeRecord> nodes;
   std::vector<AttemptRecord> attempts;
   std::uint64_t tasks_failed = 0;  // tasks that exhausted their retries
+  /// Error texts of failed attempts (an exception's message, a command's exit status and the tail of its
+  /// stderr), each pointed at by AttemptRecord::error.
+  std::vector<std::string> errors;
 
   // Pod names. A backend that learns its pods' names stores them here, each attempt pointing at its own
   // with AttemptRecord::pod. A backend that names pods by rule (the simulator) sets `pod_prefixes`, one
@@ -73,6 +78,8 @@ struct Trace {
   std::vector<std::string> pod_names;
   std::vector<std::string> pod_prefixes;
 
+  /// The attempt's error text; empty if it has none.
+  [[nodiscard]] const std::string& error_text(const AttemptRecord& a) const;
   /// The attempt's pod name, stored or by rule; empty if it has none.
   [[nodiscard]] std::string pod_name(const AttemptRecord& a) const;
 };

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <shardflow/core/backend.hpp>
+
 namespace shardflow::planner {
 
 /// One field to vary: PATH (as for --set) and the values it takes, each YAML text.
@@ -79,12 +81,14 @@ struct SweepResult {
 };
 
 /// Runs the sweep on the scenario file. `progress` (optional) is called with the share of runs done.
+/// `backend` makes the backend each worker thread runs with (default: the simulator).
 /// Throws InputError for a bad scenario, override or dimension.
 SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
-                      const std::function<void(double)>& progress = {});
+                      const std::function<void(double)>& progress = {}, const BackendFactory& backend = {});
 /// The same on scenario text; `file` names it in error messages.
 SweepResult run_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec,
-                           const std::function<void(double)>& progress = {});
+                           const std::function<void(double)>& progress = {},
+                           const BackendFactory& backend = {});
 
 /// A table for people; one JSON document; CSV with one row per configuration.
 void print_sweep(std::ostream& out, const SweepResult& r);

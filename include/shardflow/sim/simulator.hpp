@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 
+#include <shardflow/core/backend.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
@@ -73,5 +74,10 @@ struct SimStats {
 
 /// The same as simulate(), also returning counters.
 Trace simulate(const Scenario& scenario, const Plan& plan, const SimOptions& options, SimStats& stats);
+
+/// The simulator as a Backend (name "sim"): run() is simulate() with the options' seed, stop token and
+/// horizon. It reports no per-task events to an observer (a simulation outruns any display), only the
+/// finished trace.
+std::unique_ptr<Backend> make_backend(NodeSearch node_search = NodeSearch::score_tree);
 
 }  // namespace shardflow::sim

@@ -1,0 +1,561 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <sched.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/execution.hpp>
+#include <shardflow/core/sampling.hpp>
+#include <shardflow/exec/kernels.hpp>
+#include <shardflow/exec/local_backend.hpp>
+
+namespace shardflow::exec {
+
+int machine_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const unsigned h = std::thread::hardware_concurrency();
+  return h > 0 ? static_cast<int>(h) : 1;
+}
+
+ByteCount machine_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? static_cast<ByteCount>(pages) * size : 0;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How a step's tasks run.
+enum class How : std::uint8_t {
+  cpu,       // a kernel on a TBB worker (in an arena of `threads` slots)
+  sleep,     // a timer: no thread is held
+  blocking,  // a kernel that waits on something else (a process): its own thread, off the CPU workers
+};
+
+struct StepInfo {
+  How how = How::sleep;
+  MilliCpu cpu = 0;
+  ByteCount memory = 0;
+  int threads = 1;
+  std::uint32_t shape = 0;  // index of its (cpu, memory) request among the plan's distinct ones
+};
+
+// Attempts waiting for CPU and memory, one FIFO per distinct request: when the oldest of a shape does
+// not fit, none of that shape does, so a dispatch looks at each shape once however many steps there are.
+struct Shape {
+  MilliCpu cpu = 0;
+  ByteCount memory = 0;
+  std::deque<std::uint32_t> queue;  // attempt ids, oldest first
+};
+
+struct Timer {
+  std::int64_t at = 0;  // ns since the start
+  std::uint64_t seq = 0;
+  std::uint32_t id = 0;  // an attempt (a sleep ends) or a task (a retry is due)
+  bool retry = false;
+  bool operator>(const Timer& o) const { return at > o.at || (at == o.at && seq > o.seq); }
+};
+
+struct Completion {
+  std::uint32_t attempt = 0;
+  bool ok = false;
+  std::string error;
+  std::shared_ptr<const Value> value;
+  std::int64_t at = 0;
+};
+
+// What a launched attempt needs, built under the lock and handed to the thread that runs it.
+struct Job {
+  std::uint32_t attempt = 0;
+  AttemptRecord* record = nullptr;  // stable (a deque): the runner writes `started` without the lock
+  const KernelSpec* kernel = nullptr;
+  int threads = 1;
+  KernelContext ctx;
+};
+
+thread_local bool t_in_arena = false;  // this thread runs a task of the run's arena
+
+class LocalRun {
+ public:
+  LocalRun(const Scenario& scenario, const Plan& plan, const RunOptions& options, const LocalOptions& local,
+           RunObserver* observer)
+      : sc_(scenario),
+        plan_(plan),
+        opt_(options),
+        lo_(local),
+        obs_(observer),
+        cores_(local.cores > 0 ? local.cores : machine_cores()),
+        memory_(local.memory > 0 ? local.memory : machine_memory()),
+        exec_(plan, *this),
+        arena_(cores_, 0) {
+    steps_.reserve(plan_.steps().size());
+    for (const PlanStep& s : plan_.steps()) {
+      const Component& c = s.component;
+      StepInfo info;
+      info.how = kernel_sleeps(c.kernel) ? How::sleep : kernel_blocks(c.kernel) ? How::blocking : How::cpu;
+      info.cpu = c.resources.cpu;
+      info.memory = c.resources.memory;
+      info.threads = static_cast<int>(std::clamp<MilliCpu>((c.resources.cpu + 999) / 1000, 1, cores_));
+      const auto same = std::find_if(shapes_.begin(), shapes_.end(), [&](const Shape& x) {
+        return x.cpu == info.cpu && x.memory == info.memory;
+      });
+      info.shape = static_cast<std::uint32_t>(same - shapes_.begin());
+      if (same == shapes_.end()) shapes_.push_back({info.cpu, info.memory, {}});
+      steps_.push_back(info);
+    }
+    results_.resize(plan_.size());
+    free_cpu_ = static_cast<MilliCpu>(cores_) * 1000;
+    free_memory_ = memory_;
+    out_dir_ = lo_.out_dir.empty() ? std::filesystem::path("shardflow-commands") : lo_.out_dir;
+  }
+
+  // ---- Execution's hooks (called under mu_) ---------------------------------------------------------
+  void on_ready(TaskId t) { ready_.push_back(t); }
+  void on_start(TaskId t) { create_attempt(t); }
+  void on_resolved(TaskId /*t*/) {}
+  void on_all_resolved() {
+    all_done_ = true;
+    end_ = now_ns();
+  }
+
+  LocalResult run() {
+    t0_ = Clock::now();
+    std::unique_lock<std::mutex> lock(mu_);
+    exec_.start();
+    pump();
+    while (true) {
+      if (!stopping_ && ((opt_.stop != nullptr && opt_.stop->load()) || now_ns() >= opt_.horizon.ns()))
+        begin_stop();
+      if (all_done_ || stopping_) {
+        if (in_flight_ == 0) break;
+        cv_.wait(lock);
+        continue;
+      }
+      std::int64_t now = now_ns();
+      bool fired = false;
+      while (!timers_.empty() && timers_.top().at <= now) {
+        const Timer tm = timers_.top();
+        timers_.pop();
+        fired = true;
+        if (tm.retry)
+          create_attempt(tm.id);
+        else
+          completions_.push_back({tm.id, true, {}, nullptr, now});
+      }
+      if (fired) {
+        pump();
+        continue;
+      }
+      // Sleep until the next timer, a change (cv_), or 50 ms to look at the stop token again.
+      std::int64_t wake = now + 50'000'000;
+      if (!timers_.empty()) wake = std::min(wake, timers_.top().at);
+      if (opt_.horizon.ns() < wake) wake = std::max(now, opt_.horizon.ns());
+      cv_.wait_until(lock, t0_ + std::chrono::nanoseconds(wake));
+    }
+    lock.unlock();
+    arena_.execute([&] { tg_.wait(); });
+    for (std::thread& th : threads_) th.join();
+    return finish();
+  }
+
+ private:
+  [[nodiscard]] std::int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0_).count();
+  }
+
+  void emit(TaskEvent::Kind kind, std::uint32_t a, bool final = false) {
+    if (obs_ == nullptr) return;
+    const AttemptRecord& r = attempts_[a];
+    obs_->on_event({kind, r.task, r.attempt, final, SimTime::from_ns(now_ns())});
+  }
+
+  void create_attempt(TaskId t) {
+    const auto a = static_cast<std::uint32_t>(attempts_.size());
+    const std::uint32_t attempt = exec_.next_attempt(t);
+    const Component& c = plan_.steps()[plan_.step_of(t)].component;
+    attempts_.push_back(AttemptRecord{.task = t,
+                                      .step = plan_.step_of(t),
+                                      .item = plan_.item(t),
+                                      .attempt = attempt,
+                                      .node = -1,
+                                      .pod = kNoPod,
+                                      .submitted = SimTime::from_ns(now_ns()),
+                                      .scheduled = kNever,
+                                      .started = kNever,
+                                      .finished = kNever,
+                                      .outcome = Outcome::succeeded,
+                                      .image_pull = Duration::zero(),
+                                      .input_read = Duration::zero(),
+                                      .output_write = Duration::zero()});
+    samples_.push_back(sample_attempt(c, plan_, t, attempt, opt_.seed));
+    shapes_[steps_[plan_.step_of(t)].shape].queue.push_back(a);
+    emit(TaskEvent::Kind::admitted, a);
+  }
+
+  // Everything that follows from what just happened, without recursion: finished attempts release
+  // their successors, ready tasks are admitted (in id order, as the simulator admits the tasks that
+  // became ready at one instant), admitted attempts are launched while their requests fit.
+  void pump() {
+    for (;;) {
+      bool moved = false;
+      if (!completions_.empty()) {
+        done_.swap(completions_);
+        for (Completion& c : done_) finish_attempt(c);
+        done_.clear();
+        moved = true;
+      }
+      if (!ready_.empty()) {
+        admitting_.swap(ready_);
+        if (!std::is_sorted(admitting_.begin(), admitting_.end()))
+          std::sort(admitting_.begin(), admitting_.end());
+        for (TaskId t : admitting_) exec_.admit(t);
+        admitting_.clear();
+        moved = true;
+      }
+      if (!stopping_ && dispatch()) moved = true;
+      if (!moved) break;
+    }
+    if (all_done_) cv_.notify_all();
+  }
+
+  // Launches pending attempts whose requests fit, oldest first (a shape whose oldest attempt does not
+  // fit is passed over: its younger attempts ask for the same). Returns whether it launched any.
+  bool dispatch() {
+    bool any = false;
+    for (;;) {
+      std::size_t best = shapes_.size();
+      for (std::size_t s = 0; s < shapes_.size(); ++s) {
+        const Shape& x = shapes_[s];
+        if (x.queue.empty() || x.cpu > free_cpu_ || x.memory > free_memory_) continue;
+        if (best == shapes_.size() || x.queue.front() < shapes_[best].queue.front()) best = s;
+      }
+      if (best == shapes_.size()) return any;
+      const std::uint32_t a = shapes_[best].queue.front();
+      shapes_[best].queue.pop_front();
+      launch(a);
+      any = true;
+    }
+  }
+
+  void launch(std::uint32_t a) {
+    AttemptRecord& r = attempts_[a];
+    const StepInfo& info = steps_[r.step];
+    free_cpu_ -= info.cpu;
+    free_memory_ -= info.memory;
+    const std::int64_t now = now_ns();
+    r.node = 0;
+    r.scheduled = SimTime::from_ns(now);
+    const double run_ns = samples_[a].run_ns * lo_.time_scale;
+    if (info.how == How::sleep) {
+      r.started = r.scheduled;
+      emit(TaskEvent::Kind::started, a);
+      const Duration d = delay_from_ns(run_ns);
+      if (d == Duration::zero())
+        completions_.push_back({a, true, {}, nullptr, now});
+      else
+        timers_.push({now + d.ns(), timer_seq_++, a, false});
+      cv_.notify_all();  // the timer loop may need to wake earlier
+      return;
+    }
+    auto job = std::make_shared<Job>();
+    job->attempt = a;
+    job->record = &r;
+    job->kernel = &plan_.steps()[r.step].component.kernel;
+    job->threads = info.threads;
+    KernelContext& ctx = job->ctx;
+    ctx.scenario = &sc_;
+    ctx.plan = &plan_;
+    ctx.task = r.task;
+    ctx.attempt = r.attempt;
+    ctx.seed = opt_.seed;
+    ctx.input_bytes = sample_input_bytes(plan_, r.task, opt_.seed);
+    ctx.run_seconds = run_ns * 1e-9;
+    ctx.threads = info.threads;
+    ctx.stop = &cancel_;
+    ctx.out_dir = out_dir_;
+    gather_upstream(r.task, ctx.upstream);
+    emit(TaskEvent::Kind::started, a);
+    ++in_flight_;
+    if (info.how == How::blocking) {
+      threads_.emplace_back([this, job] { run_job(*job); });
+    } else if (t_in_arena) {
+      tg_.run([this, job] { run_job(*job); });
+    } else {
+      arena_.enqueue(tg_.defer([this, job] { run_job(*job); }));
+    }
+  }
+
+  // The results of the tasks t depends on; a join stands for its predecessors.
+  void gather_upstream(TaskId t, std::vector<std::shared_ptr<const Value>>& out) {
+    std::vector<TaskId> stack(plan_.preds(t).begin(), plan_.preds(t).end());
+    std::vector<TaskId> tasks;
+    while (!stack.empty()) {
+      const TaskId p = stack.back();
+      stack.pop_back();
+      if (plan_.is_join(p))
+        stack.insert(stack.end(), plan_.preds(p).begin(), plan_.preds(p).end());
+      else
+        tasks.push_back(p);
+    }
+    std::sort(tasks.begin(), tasks.end());
+    tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
+    out.reserve(tasks.size());
+    for (TaskId p : tasks) out.push_back(results_[p]);
+  }
+
+  // On a worker (or the job's own thread): run the kernel, then report back under the lock.
+  void run_job(Job& job) {
+    const bool was_in_arena = t_in_arena;
+    t_in_arena = job.kernel != nullptr && steps_[job.record->step].how == How::cpu;
+    job.record->started = SimTime::from_ns(now_ns());
+    Completion c;
+    c.attempt = job.attempt;
+    try {
+      if (job.threads > 1) {
+        tbb::task_arena inner(job.threads);
+        inner.execute([&] { c.value = run_kernel(*job.kernel, job.ctx); });
+      } else {
+        c.value = run_kernel(*job.kernel, job.ctx);
+      }
+      c.ok = true;
+    } catch (const std::exception& e) {
+      c.error = e.what();
+    } catch (...) {
+      c.error = "the kernel threw something that is not a std::exception";
+    }
+    c.at = now_ns();
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      completions_.push_back(std::move(c));
+      pump();
+      if (--in_flight_ == 0) cv_.notify_all();
+    }
+    t_in_arena = was_in_arena;
+  }
+
+  void set_error(AttemptRecord& r, const std::string& text) {
+    r.error = static_cast<std::uint32_t>(errors_.size());
+    errors_.push_back(text);
+  }
+
+  void finish_attempt(Completion& c) {
+    AttemptRecord& r = attempts_[c.attempt];
+    const StepInfo& info = steps_[r.step];
+    free_cpu_ += info.cpu;
+    free_memory_ += info.memory;
+    r.finished = SimTime::from_ns(c.at);
+    if (stopping_) {
+      r.outcome = Outcome::cancelled;
+      if (!c.ok) set_error(r, c.error);
+      return;
+    }
+    const TaskId t = r.task;
+    if (c.ok && samples_[c.attempt].fails) {
+      c.ok = false;
+      char text[96];
+      std::snprintf(text, sizeof text, "sampled failure (failure.p = %g)",
+                    plan_.steps()[r.step].component.failure.p);
+      c.error = text;
+    }
+    if (c.ok) {
+      r.outcome = Outcome::succeeded;
+      emit(TaskEvent::Kind::finished, c.attempt);
+      if (c.value && obs_ != nullptr && plan_.succs(t).empty()) {
+        const std::string text = c.value->describe();
+        if (!text.empty()) obs_->on_output(t, text);
+      }
+      results_[t] = std::move(c.value);
+      exec_.succeeded(t);
+      return;
+    }
+    r.outcome = Outcome::failed;
+    set_error(r, c.error);
+    const auto delay = exec_.attempt_failed(t);
+    emit(TaskEvent::Kind::failed, c.attempt, !delay);
+    if (delay) timers_.push({c.at + delay->ns(), timer_seq_++, t, true});
+    cv_.notify_all();
+  }
+
+  // Stop: nothing new starts; what waits is cancelled; running kernels see `cancel_` and return.
+  void begin_stop() {
+    stopping_ = true;
+    cancel_.store(true);
+    const std::int64_t now = now_ns();
+    end_ = now;
+    for (Shape& x : shapes_) {
+      for (std::uint32_t a : x.queue) {
+        attempts_[a].finished = SimTime::from_ns(now);
+        attempts_[a].outcome = Outcome::cancelled;
+      }
+      x.queue.clear();
+    }
+    while (!timers_.empty()) {
+      const Timer tm = timers_.top();
+      timers_.pop();
+      if (tm.retry) continue;  // the task stays unfinished
+      AttemptRecord& r = attempts_[tm.id];
+      r.finished = SimTime::from_ns(now);
+      r.outcome = Outcome::cancelled;
+    }
+  }
+
+  LocalResult finish() {
+    LocalResult result;
+    Trace& trace = result.trace;
+    trace.backend = "local";
+    trace.scenario = sc_.name;
+    trace.seed = opt_.seed;
+    for (const PlanStep& s : plan_.steps()) trace.steps.push_back(s.path);
+    NodeRecord node;
+    node.name = "local";
+    node.pool = "local";
+    node.cpu = static_cast<MilliCpu>(cores_) * 1000;
+    node.memory = memory_;
+    node.up = SimTime::zero();
+    node.billed_from = SimTime::zero();
+    node.down = SimTime::from_ns(end_);
+    trace.nodes.push_back(node);
+    trace.attempts.assign(attempts_.begin(), attempts_.end());
+    for (AttemptRecord& r : trace.attempts) {
+      if (r.finished == kNever) {  // cannot happen once every runner has reported; keep the trace sane
+        r.finished = SimTime::from_ns(end_);
+        r.outcome = Outcome::cancelled;
+      }
+    }
+    trace.errors = std::move(errors_);
+    trace.tasks_failed = exec_.tasks_failed() + exec_.unfinished_tasks();
+    for (const std::string& step : trace.steps) trace.pod_prefixes.push_back(pod_name_prefix(step));
+    for (TaskId t = 0; t < plan_.size(); ++t)
+      if (!plan_.is_join(t) && plan_.succs(t).empty() && results_[t])
+        result.outputs.emplace_back(t, results_[t]);
+    return result;
+  }
+
+  const Scenario& sc_;
+  const Plan& plan_;
+  const RunOptions& opt_;
+  const LocalOptions& lo_;
+  RunObserver* obs_;
+  const int cores_;
+  const ByteCount memory_;
+  std::vector<StepInfo> steps_;
+  std::vector<Shape> shapes_;
+  std::filesystem::path out_dir_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Execution<LocalRun> exec_;
+  Clock::time_point t0_;
+  std::int64_t end_ = 0;
+  bool all_done_ = false;
+  bool stopping_ = false;
+  std::atomic<bool> cancel_{false};
+
+  std::deque<AttemptRecord> attempts_;  // stable addresses: runners write `started` without the lock
+  std::vector<AttemptSample> samples_;
+  std::vector<std::string> errors_;
+  std::vector<std::shared_ptr<const Value>> results_;
+  std::vector<TaskId> ready_, admitting_;
+  std::vector<Completion> completions_, done_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::uint64_t timer_seq_ = 0;
+  MilliCpu free_cpu_ = 0;
+  ByteCount free_memory_ = 0;
+  std::uint64_t in_flight_ = 0;
+
+  tbb::task_arena arena_;
+  tbb::task_group tg_;
+  std::vector<std::thread> threads_;
+};
+
+// A task larger than this machine would wait forever: say so before anything runs.
+void check_fits(const std::vector<Step>& steps, const std::string& field, int cores, ByteCount memory) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const std::string here = field + "[" + std::to_string(i) + "]";
+    if (s.is_group()) {
+      check_fits(s.steps, here + ".steps", cores, memory);
+      continue;
+    }
+    const Resources& r = s.component.resources;
+    const std::string machine =
+        "this machine (--cores " + std::to_string(cores) + ", --memory " + format_bytes(memory) + ")";
+    if (r.cpu > static_cast<MilliCpu>(cores) * 1000)
+      throw InputError(s.where, here + ".resources.cpu",
+                       "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, more than " + machine +
+                           " has; lower it with --set or run with a larger --cores");
+    if (r.memory > memory)
+      throw InputError(s.where, here + ".resources.memory",
+                       "step " + s.name + " asks for " + format_bytes(r.memory) + " of memory, more than " +
+                           machine + " has; lower it with --set or run with a larger --memory");
+    if (r.gpu > 0)
+      throw InputError(s.where, here + ".resources.gpu",
+                       "step " + s.name + " asks for " + std::to_string(r.gpu) +
+                           " GPU(s); the local backend has none (set resources.gpu to 0 with --set or an "
+                           "overlay to run it on CPUs)");
+  }
+}
+
+void check_local(const Scenario& scenario, const LocalOptions& lo) {
+  check_kernels(scenario);
+  const int cores = lo.cores > 0 ? lo.cores : machine_cores();
+  const ByteCount memory = lo.memory > 0 ? lo.memory : machine_memory();
+  check_fits(scenario.pipeline.steps, "pipeline.steps", cores, memory);
+}
+
+class LocalBackend final : public Backend {
+ public:
+  explicit LocalBackend(LocalOptions options) : lo_(std::move(options)) {}
+  [[nodiscard]] std::string name() const override { return "local"; }
+
+  void check(const Scenario& scenario, const Plan& /*plan*/) const override { check_local(scenario, lo_); }
+
+  Trace run(const Scenario& scenario, const Plan& plan, const RunOptions& options,
+            RunObserver* observer) const override {
+    return run_local(scenario, plan, options, lo_, observer).trace;
+  }
+
+ private:
+  LocalOptions lo_;
+};
+
+}  // namespace
+
+LocalResult run_local(const Scenario& scenario, const Plan& plan, const RunOptions& run,
+                      const LocalOptions& options, RunObserver* observer) {
+  check_local(scenario, options);
+  const int cores = options.cores > 0 ? options.cores : machine_cores();
+  // Room for every CPU worker of the run's arena, and for the extra slots of multi-CPU kernels' arenas
+  // (TBB's default pool has one thread fewer than the machine has CPUs).
+  const tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
+                                    static_cast<std::size_t>(2 * cores + 1));
+  LocalRun r(scenario, plan, run, options, observer);
+  return r.run();
+}
+
+std::unique_ptr<Backend> make_local_backend(const LocalOptions& options) {
+  return std::make_unique<LocalBackend>(options);
+}
+
+}  // namespace shardflow::exec

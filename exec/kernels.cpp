@@ -331,6 +331,39 @@ void check_ridge_lambda(const KernelSpec& k, const Loop* loop) {
   }
 }
 
+// The item keys the arguments name as {{item.KEY}} ({{item.index}} aside), in order.
+std::vector<std::string> item_keys_named(const std::vector<std::string>& args) {
+  std::vector<std::string> keys;
+  for (const auto& arg : args) {
+    std::size_t pos = 0;
+    for (;;) {
+      const std::size_t open = arg.find("{{", pos);
+      const std::size_t close = open == std::string::npos ? open : arg.find("}}", open + 2);
+      if (close == std::string::npos) break;
+      const std::string name = arg.substr(open + 2, close - open - 2);
+      if (name.starts_with("item.") && name != "item.index") keys.push_back(name.substr(5));
+      pos = close + 2;
+    }
+  }
+  return keys;
+}
+
+// Every {{item.KEY}} of the command has a value in every item of the step's loop.
+void check_command_items(const KernelSpec& k, const Component& c, const Loop* loop) {
+  for (const auto& key : item_keys_named(c.command)) {
+    const std::string placeholder = "{{item." + key + "}}";
+    if (!loop || loop->items.empty())
+      kernel_fail(k, "the command uses " + placeholder + ", but the step's loop has no items (" +
+                         (loop ? "a count: loop" : "no loop") + ")");
+    for (std::size_t i = 0; i < loop->items.size(); ++i) {
+      const auto item = nlohmann::json::parse(loop->items[i], nullptr, false);
+      if (!item.is_object() || !item.contains(key))
+        kernel_fail(k, "the command uses " + placeholder + ", but item " + std::to_string(i) + " (" +
+                           loop->items[i] + ") has no key " + quote(key));
+    }
+  }
+}
+
 void check_component(const Component& c, const Loop* loop) {
   const KernelSpec& k = c.kernel;
   const KernelInfo& info = check_params(k);
@@ -351,6 +384,7 @@ void check_component(const Component& c, const Loop* loop) {
         kernel_fail(k, "command " + quote(program) + " is not an executable file");
       kernel_fail(k, "command " + quote(program) + " not found on PATH");
     }
+    check_command_items(k, c, loop);
   }
 }
 

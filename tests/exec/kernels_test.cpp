@@ -460,6 +460,27 @@ TEST_CASE("Kernels: check_kernels names the place and the field of every problem
                   "      kernel: {name: ridge_solve}\n") ==
       "t.yaml:9:15: pipeline.steps[0].kernel: ridge_solve takes lambda from the loop item's key \"lambda\", "
       "but item 0 has -1 there, not a number >= 0");
+  // Every {{item.KEY}} of a command must have a value in every item.
+  CHECK(
+      check_error("    - name: a\n"
+                  "      parallel_for: {items: [{lr: 1}, {lrr: 2}]}\n"
+                  "      command: [printf, \"%s %s\", \"{{item.index}}\", \"x{{item.lr}}\"]\n"
+                  "      kernel: {name: command}\n") ==
+      "t.yaml:10:15: pipeline.steps[0].kernel: the command uses {{item.lr}}, but item 1 ({\"lrr\":2}) has no "
+      "key \"lr\"");
+  CHECK(check_error("    - name: a\n"
+                    "      parallel_for: {count: 2}\n"
+                    "      command: [printf, \"{{item.lr}}\"]\n"
+                    "      kernel: {name: command}\n") ==
+        "t.yaml:10:15: pipeline.steps[0].kernel: the command uses {{item.lr}}, but the step's loop has no "
+        "items "
+        "(a count: loop)");
+  CHECK(
+      check_error("    - name: a\n"
+                  "      command: [printf, \"{{item.lr}}\"]\n"
+                  "      kernel: {name: command}\n") ==
+      "t.yaml:9:15: pipeline.steps[0].kernel: the command uses {{item.lr}}, but the step's loop has no items "
+      "(no loop)");
   // Inside a group, with the group's loop items.
   CHECK(check_error("    - name: g\n"
                     "      parallel_for: {items: [{lambda: 1}, {lambda: 2}]}\n"
@@ -561,7 +582,7 @@ TEST_CASE("Kernels: command fills in placeholders, writes its output to files, r
           "      command: [sleep, \"30\"]\n"
           "      kernel: {name: command}\n"),
       "t.yaml");
-  check_kernels(s);
+  // check_kernels rejects nokey and countkey (see above); run_kernel must still fail them cleanly.
   const Plan plan = Plan::unroll(s.pipeline);
   const TempDir dir;
   const auto run = [&](const std::string& step, std::size_t i, std::uint32_t attempt = 0) {

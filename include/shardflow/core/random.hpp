@@ -32,6 +32,7 @@ enum class Stream : std::uint64_t {
   node = 3,       // per node incarnation: failure and reclaim times
   scheduler = 4,  // the scheduler's tie breaking
   output = 5,     // per task: output size
+  data = 6,       // the local backend's kernels: generated rows per (item, block of rows), true weights
 };
 
 class Rng {

@@ -62,7 +62,8 @@ class Evaluation final : public Value {
  public:
   struct Entry {
     double lambda = 0;
-    double mse = 0;  // mean squared error on the held-out rows
+    double mse = 0;     // mean squared error on the held-out rows
+    Eigen::VectorXd w;  // the model's weights, so that select_best can hand on the chosen one
   };
   std::vector<Entry> entries;  // in upstream order
   [[nodiscard]] std::string describe() const override;
@@ -120,7 +121,22 @@ std::shared_ptr<const Value> run_kernel(const KernelSpec& kernel, const KernelCo
 
 /// The row generator behind shard_stats and evaluate, for tests: rows of item `item` (X row-major in
 /// `x`, features per row), deterministic in (seed, item).
+///
+/// Rows come in blocks of kRowsPerBlock, block b of item i from its own stream (Stream::data, i, b):
+/// each row is `features` standard normals x, then y = x . w* + noise * N(0, 1), with w* =
+/// true_weights(seed, features). Blocks are what shard_stats spreads over threads, so its statistics
+/// do not depend on the thread count.
 void generate_rows(std::uint64_t seed, std::uint64_t item, std::uint64_t rows, int features, double noise,
                    Eigen::MatrixXd& x, Eigen::VectorXd& y);
+
+/// Rows per block of generate_rows (and per unit of shard_stats' parallel work).
+inline constexpr std::uint64_t kRowsPerBlock = 1024;
+
+/// The true weights w* of the generated data: standard normals from the stream (Stream::data, 2^64-1,
+/// 2^64-1) of the seed; the same for every shard, and the first k of them for k features.
+Eigen::VectorXd true_weights(std::uint64_t seed, int features);
+
+/// The kernel names check_kernels accepts, sorted.
+std::vector<std::string> kernel_names();
 
 }  // namespace shardflow::exec

@@ -11,13 +11,22 @@
 
 #include <CLI/CLI.hpp>
 
+#include <shardflow/core/scenario.hpp>
+
 namespace shardflow::cli {
+
+/// How a command loads its scenario: --set, --overlay and --cluster (add_load_options).
+struct LoadArgs {
+  std::vector<std::string> sets;      // --set PATH=VALUE overrides
+  std::vector<std::string> overlays;  // --overlay FILE, in order
+  std::string cluster;                // --cluster local
+};
 
 struct SimulateArgs {
   std::string file;
   std::string seed_text;  // checked to be a uint64 by the option's validator
   std::string out_dir;
-  std::vector<std::string> sets;  // --set PATH=VALUE overrides
+  LoadArgs load;
   bool quiet = false;
   // `run` only (`simulate` is `run --backend sim`):
   std::string backend = "sim";
@@ -29,7 +38,7 @@ struct SimulateArgs {
 struct SweepArgs {
   std::string file;
   std::vector<std::string> vary;
-  std::vector<std::string> sets;
+  LoadArgs load;
   int replications = 10;
   std::string deadline_text;
   double quantile = 95;
@@ -49,6 +58,10 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
 
 /// Adds the repeatable `--set PATH=VALUE` option (scenario overrides) to a command.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
+/// Adds --set (add_set_option), the repeatable `--overlay FILE` and `--cluster local` to a command.
+void add_load_options(CLI::App* cmd, LoadArgs& args);
+/// The LoadOptions for `args`: the overlay files read (InputError naming one that cannot be).
+LoadOptions load_options(const LoadArgs& args);
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args);
 /// `shardflow run SCENARIO --backend sim|local|k8s`: one command for every backend, the same files.

@@ -23,9 +23,10 @@ std::string count(std::uint64_t n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
-int validate(const std::vector<std::string>& files, const std::vector<std::string>& sets) {
+int validate(const std::vector<std::string>& files, const LoadArgs& args) {
+  const LoadOptions options = load_options(args);
   for (const std::string& f : files) {
-    const Scenario s = load_scenario_file(f, sets);
+    const Scenario s = load_scenario_file(f, options);
     const Plan plan = Plan::unroll(s.pipeline);
     int nodes = 0;
     for (const NodePool& p : s.cluster.node_pools) nodes += p.count;
@@ -37,8 +38,8 @@ int validate(const std::vector<std::string>& files, const std::vector<std::strin
   return 0;
 }
 
-int explain(const std::string& file, bool json, const std::vector<std::string>& sets) {
-  const Scenario s = load_scenario_file(file, sets);
+int explain(const std::string& file, bool json, const LoadArgs& args) {
+  const Scenario s = load_scenario_file(file, load_options(args));
   const Plan plan = Plan::unroll(s.pipeline);
   const PlanSummary summary = summarize(plan, s.pipeline);
   const double cpu_bound = cpu_capacity_bound_s(summary, s.cluster);
@@ -79,9 +80,9 @@ int main(int argc, char** argv) {
       "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
   explain->add_option("file", explain_file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
   explain->add_flag("--json", explain_json, "Print JSON instead of a table");
-  std::vector<std::string> validate_sets, explain_sets;
-  cli::add_set_option(validate, validate_sets);
-  cli::add_set_option(explain, explain_sets);
+  cli::LoadArgs validate_load, explain_load;
+  cli::add_load_options(validate, validate_load);
+  cli::add_load_options(explain, explain_load);
 
   cli::SimulateArgs sim_args;
   auto* simulate = cli::add_simulate_command(app, sim_args);
@@ -112,8 +113,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
-    if (validate->parsed()) return cli::validate(validate_files, validate_sets);
-    if (explain->parsed()) return cli::explain(explain_file, explain_json, explain_sets);
+    if (validate->parsed()) return cli::validate(validate_files, validate_load);
+    if (explain->parsed()) return cli::explain(explain_file, explain_json, explain_load);
     if (simulate->parsed()) return cli::run_simulate(sim_args);
     if (run->parsed()) return cli::run_simulate(run_args);
     if (sweep->parsed()) return cli::run_sweep_command(sweep_args);

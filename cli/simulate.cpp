@@ -146,6 +146,33 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
       ->type_name("PATH=VALUE");
 }
 
+void add_load_options(CLI::App* cmd, LoadArgs& args) {
+  add_set_option(cmd, args.sets);
+  cmd->add_option("--overlay", args.overlays,
+                  "A partial scenario (YAML) merged over the scenario before it is read (repeatable, in "
+                  "order, before any --set): mappings merge key by key, list elements with a `name` merge "
+                  "with the element of that name (or are appended), anything else is replaced. E.g. "
+                  "--overlay fitted.yaml with `pipeline: {steps: [{name: preprocess, duration: {base: "
+                  "40s}}]}`. Errors in it name the overlay's file:line:col")
+      ->allow_extra_args(false)
+      ->type_name("FILE");
+  cmd->add_option("--cluster", args.cluster,
+                  "Replace the scenario's cluster with a preset. `local`: this machine as one node (the "
+                  "CPUs this process may use, its physical memory, no GPUs, no pod limit, price 0), a free "
+                  "scheduler, no storage model, and no orchestrator overheads (one pod per task, no "
+                  "sandbox start, no image pulls); overlays and --set still apply on top, so --overlay "
+                  "can add measured overheads")
+      ->type_name("local");
+}
+
+LoadOptions load_options(const LoadArgs& args) {
+  LoadOptions o;
+  for (const std::string& path : args.overlays) o.overlays.push_back(read_overlay_file(path));
+  o.sets = args.sets;
+  o.cluster = args.cluster;
+  return o;
+}
+
 namespace {
 
 void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
@@ -165,7 +192,7 @@ void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
       "--out", args.out_dir,
       "Directory for trace.json, trace.csv, metrics.json, metrics.csv and timeline.json (default: "
       "out/<scenario name>)");
-  add_set_option(cmd, args.sets);
+  add_load_options(cmd, args.load);
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
 }
 
@@ -222,7 +249,7 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
 }
 
 int run_simulate(const SimulateArgs& args) {
-  const Scenario scenario = load_scenario_file(args.file, args.sets);
+  const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
   std::uint64_t seed = scenario.seed;
   if (!args.seed_text.empty())

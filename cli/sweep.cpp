@@ -27,7 +27,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       ->allow_extra_args(false)
       ->type_name("PATH=V1,V2,...")
       ->required();
-  add_set_option(cmd, args.sets);
+  add_load_options(cmd, args.load);
   cmd->add_option("-r,--replications", args.replications,
                   "Runs per configuration, with seeds seed, seed+1, ... (the same for every configuration)")
       ->check(CLI::Range(1, 100000));
@@ -52,7 +52,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
 int run_sweep_command(const SweepArgs& args) {
   planner::SweepSpec spec;
   for (const std::string& v : args.vary) spec.dimensions.push_back(planner::parse_dimension(v));
-  spec.sets = args.sets;
+  const LoadOptions load = load_options(args.load);
+  spec.overlays = load.overlays;
+  spec.sets = load.sets;
+  spec.cluster = load.cluster;
   spec.replications = args.replications;
   spec.quantile = args.quantile;
   if (args.seed) spec.base_seed = *args.seed;
@@ -70,7 +73,7 @@ int run_sweep_command(const SweepArgs& args) {
   if (show_progress)
     progress = [](double done) { std::fprintf(stderr, "\rsweeping... %3.0f%%", done * 100); };
   // The output directory first (it needs the scenario's name): a bad --out is found before the sweep.
-  const std::filesystem::path dir = make_out_dir(args.out_dir, load_scenario_file(args.file, args.sets).name);
+  const std::filesystem::path dir = make_out_dir(args.out_dir, load_scenario_file(args.file, load).name);
   const planner::SweepResult r = planner::run_sweep(args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
 

@@ -7,13 +7,16 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <sched.h>
 #include <set>
 #include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <tuple>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -150,8 +153,9 @@ class Reader {
   explicit Reader(const std::string& file) : file_(file) {}
 
   [[nodiscard]] SourceLocation at(const Node& n) const {
-    for (const auto& [node, where] : overridden_)
-      if (node.is(n)) return where;
+    // Newest first: a --set that replaced an overlay's value names the --set.
+    for (auto it = overridden_.rbegin(); it != overridden_.rend(); ++it)
+      if (it->first.is(n)) return it->second;
     YAML::Mark m = n.Mark();
     if (n.IsNull()) {
       // An empty value's mark is the next token, often on a later line; the key is where the user looks.
@@ -168,7 +172,8 @@ class Reader {
   void note_null_value(const Node& value, const YAML::Mark& key_mark) const {
     null_values_.emplace_back(value, key_mark);
   }
-  // A node that came from a command-line override: errors about it name the override, not the file.
+  // A node that came from a command-line override, an overlay or a preset: errors about it name that,
+  // not the file.
   void note_override(const Node& n, const SourceLocation& where) const { overridden_.emplace_back(n, where); }
 
  private:
@@ -1310,25 +1315,190 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
   note_override_tree(r, value, where);
 }
 
+// ---- overlays and the local cluster preset: merged into the document before it is read --------------
+
+// An overlay is merged with new container nodes (never by assigning into the scenario's nodes: yaml-cpp's
+// `=` rewrites the node a handle refers to, and an alias shares it), so every node keeps its identity and
+// so its registered place.
+constexpr int kMaxOverlayDepth = 64;
+constexpr std::size_t kMaxOverlayValues = 100'000;
+
+Node parse_document(const std::string& text, const std::string& file) {
+  try {
+    check_single_document(text, file);
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
+  }
+}
+
+// Registers an overlay's nodes (keys too) with their places in the overlay's file; an empty value at its
+// key, as the scenario's own are. Aliases could make this walk endless or huge, hence the limits.
+void note_overlay_tree(const Reader& r, const Node& n, const std::string& file, const YAML::Mark& mark,
+                       int depth, std::size_t& count) {
+  if (depth > kMaxOverlayDepth)
+    throw InputError(
+        location_of(mark, file), "",
+        "the overlay nests too deeply (more than " + std::to_string(kMaxOverlayDepth) + " levels)");
+  if (++count > kMaxOverlayValues)
+    throw InputError(location_of(mark, file), "",
+                     "the overlay is too large (more than " + std::to_string(kMaxOverlayValues) +
+                         " values, counting what aliases repeat)");
+  r.note_override(n, location_of(mark, file));
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      note_overlay_tree(r, it->first, file, it->first.Mark(), depth + 1, count);
+      const Node v = it->second;
+      note_overlay_tree(r, v, file, v.IsNull() ? it->first.Mark() : v.Mark(), depth + 1, count);
+    }
+  } else if (n.IsSequence()) {
+    for (auto it = n.begin(); it != n.end(); ++it)
+      note_overlay_tree(r, *it, file, it->Mark(), depth + 1, count);
+  }
+}
+
+// The `name` of a list element that is a mapping with a scalar name.
+std::optional<std::string> element_name(const Node& e) {
+  if (!e.IsMap()) return std::nullopt;
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (it->first.IsScalar() && it->first.Scalar() == "name" && it->second.IsScalar())
+      return it->second.Scalar();
+  return std::nullopt;
+}
+
+// `over` merged over `base`: mappings key by key (deeply unless `deep` is false: then a key's value is
+// replaced), lists of named mappings element by element, anything else replaced. New containers take
+// the place of the base's.
+Node merge(const Reader& r, const Node& base, const Node& over, const std::string& path, int depth,
+           bool deep = true) {
+  if (depth > kMaxOverlayDepth)
+    r.fail(over, "",
+           "the overlay nests too deeply (more than " + std::to_string(kMaxOverlayDepth) + " levels)");
+  if (base.IsMap() && over.IsMap()) {
+    std::vector<Node> keys, values;  // Node handles: only push_back and reset(), never `=`
+    std::map<std::string, std::size_t, std::less<>> first;  // a base key -> its first entry
+    for (auto it = base.begin(); it != base.end(); ++it) {
+      if (it->first.IsScalar()) first.emplace(it->first.Scalar(), keys.size());
+      keys.push_back(it->first);
+      values.push_back(it->second);
+    }
+    std::map<std::string, Node, std::less<>> seen;  // the overlay's keys
+    for (auto it = over.begin(); it != over.end(); ++it) {
+      const Node k = it->first;
+      if (k.IsScalar()) {
+        const std::string& name = k.Scalar();
+        if (const auto [dup, added] = seen.emplace(name, k); !added)
+          r.fail(k, key_path(path, name),
+                 "duplicate key " + quote(name) + " (first at line " +
+                     std::to_string(r.at(dup->second).line) + ")");
+        if (const auto f = first.find(name); f != first.end()) {
+          const std::size_t i = f->second;
+          values[i].reset(deep ? merge(r, values[i], it->second, key_path(path, name), depth + 1)
+                               : Node(it->second));
+          continue;
+        }
+      }
+      keys.push_back(k);  // a key the scenario lacks (or not a plain name: reading reports that)
+      values.push_back(it->second);
+    }
+    Node out(YAML::NodeType::Map);
+    for (std::size_t i = 0; i < keys.size(); ++i) out.force_insert(keys[i], values[i]);
+    r.note_override(out, r.at(base));
+    return out;
+  }
+  if (base.IsSequence() && over.IsSequence() && over.size() > 0 &&
+      std::all_of(over.begin(), over.end(), [](const Node& e) { return element_name(e).has_value(); })) {
+    std::vector<Node> elements;
+    std::map<std::string, std::size_t, std::less<>> by_name;  // the base list's first element of a name
+    for (auto it = base.begin(); it != base.end(); ++it) {
+      if (const auto name = element_name(*it)) by_name.emplace(*name, elements.size());
+      elements.push_back(*it);
+    }
+    for (auto it = over.begin(); it != over.end(); ++it) {
+      if (const auto f = by_name.find(*element_name(*it)); f != by_name.end())
+        elements[f->second].reset(merge(r, elements[f->second], *it, index_path(path, f->second), depth + 1));
+      else
+        elements.push_back(*it);
+    }
+    Node out(YAML::NodeType::Sequence);
+    for (const Node& e : elements) out.push_back(e);
+    r.note_override(out, r.at(base));
+    return out;
+  }
+  return over;
+}
+
+void apply_overlay(const Reader& r, Node& root, const ScenarioFile& overlay) {
+  const Node o = parse_document(overlay.text, overlay.path);
+  if (!o.IsDefined() || o.IsNull())
+    throw InputError(SourceLocation{overlay.path, 1, 1}, "",
+                     "the overlay is empty; expected a mapping of what to change, as in a scenario file");
+  if (!o.IsMap())
+    throw InputError(location_of(o.Mark(), overlay.path), "",
+                     "an overlay must be a mapping of what to change, as in a scenario file, " + got(o));
+  std::size_t count = 0;
+  note_overlay_tree(r, o, overlay.path, o.Mark(), 0, count);
+  if (root.IsMap()) root.reset(merge(r, root, o, "", 0));  // else reading the scenario reports its own error
+}
+
+int local_cpu_count() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+// `cluster` and `overheads` replaced by this machine and the local backend's (none), as YAML, so that
+// overlays and --set apply on top of it as on a file.
+void apply_cluster_preset(const Reader& r, Node& root, const std::string& cluster) {
+  const SourceLocation where{"--cluster " + cluster, 0, 0};
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) throw InputError(where, "", "cannot read this machine's physical memory");
+  const std::string text =
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - name: local\n"
+      "      count: 1\n"
+      "      cpu: " +
+      std::to_string(local_cpu_count()) +
+      "\n"
+      "      memory: " +
+      std::to_string(static_cast<std::int64_t>(pages) * page_size) +
+      "\n"
+      "      gpu: 0\n"
+      "      price_per_hour: 0\n"
+      "      max_pods: 1000000\n"
+      "  scheduler: {decisions_per_second: 0, bind_latency: 0s}\n"
+      "  storage: {read_bandwidth: 0/s, write_bandwidth: 0/s}\n"
+      "overheads: {orchestrator: none, sandbox_start: 0s, image_pull_bandwidth: 0/s, image_size: 0}\n";
+  const Node preset = YAML::Load(text);
+  note_override_tree(r, preset, where);
+  if (root.IsMap()) root.reset(merge(r, root, preset, "", 0, false));
+}
+
 }  // namespace
 
 Scenario load_scenario_text(std::string_view yaml, const std::string& file) {
-  return load_scenario_text(yaml, file, {});
+  return load_scenario_text(yaml, file, LoadOptions{});
 }
 
 Scenario load_scenario_text(std::string_view yaml, const std::string& file,
                             const std::vector<std::string>& overrides) {
+  LoadOptions options;
+  options.sets = overrides;
+  return load_scenario_text(yaml, file, options);
+}
+
+Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options) {
+  if (!options.cluster.empty() && options.cluster != "local")
+    throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
   const Reader r(file);
-  const std::string text(yaml);
-  Node root = [&] {
-    try {
-      check_single_document(text, file);
-      return YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
-    }
-  }();
-  for (const std::string& o : overrides) apply_override(r, root, o);
+  Node root = parse_document(std::string(yaml), file);
+  if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
+  for (const ScenarioFile& o : options.overlays) apply_overlay(r, root, o);
+  for (const std::string& o : options.sets) apply_override(r, root, o);
   try {
     return read_scenario(r, root);
   } catch (const YAML::Exception& e) {
@@ -1338,7 +1508,7 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file,
 }
 
 Scenario load_scenario_file(const std::string& path) {
-  return load_scenario_file(path, {});
+  return load_scenario_file(path, LoadOptions{});
 }
 
 std::string read_scenario_file(const std::string& path) {
@@ -1357,6 +1527,18 @@ std::string read_scenario_file(const std::string& path) {
 
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& overrides) {
   return load_scenario_text(read_scenario_file(path), path, overrides);
+}
+
+Scenario load_scenario_file(const std::string& path, const LoadOptions& options) {
+  return load_scenario_text(read_scenario_file(path), path, options);
+}
+
+ScenarioFile read_overlay_file(const std::string& path) {
+  try {
+    return ScenarioFile{path, read_scenario_file(path)};
+  } catch (const InputError& e) {
+    throw InputError(SourceLocation{"--overlay " + path, 0, 0}, "", e.message());
+  }
 }
 
 }  // namespace shardflow

@@ -149,10 +149,13 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   std::vector<std::exception_ptr> errors(combos.size());
   tbb::parallel_for(std::size_t{0}, combos.size(), [&](std::size_t k) {
     try {
-      std::vector<std::string> sets = spec.sets;
+      LoadOptions options;
+      options.overlays = spec.overlays;
+      options.sets = spec.sets;
+      options.cluster = spec.cluster;
       for (std::size_t d = 0; d < combos[k].size(); ++d)
-        sets.push_back(spec.dimensions[d].path + "=" + combos[k][d]);
-      scenarios[k] = load_scenario_text(yaml, file, sets);
+        options.sets.push_back(spec.dimensions[d].path + "=" + combos[k][d]);
+      scenarios[k] = load_scenario_text(yaml, file, options);
       plans[k] = Plan::unroll(scenarios[k].pipeline);
     } catch (...) {
       errors[k] = std::current_exception();

@@ -156,6 +156,43 @@ TEST_CASE("cli: --set changes the scenario for one run", "[cli]") {
         "cluster.node_pools (names: default)\n");
 }
 
+TEST_CASE("cli: --overlay and --cluster change the scenario for one run", "[cli]") {
+  const fs::path dir = scratch("overlay");
+  // Three nodes, and the steps 20 s each instead of 10.
+  std::ofstream(dir / "more.yaml") << "cluster: {node_pools: [{name: default, count: 3}]}\n"
+                                      "pipeline: {steps: [{name: sleep, duration: {base: 20s}}]}\n";
+  std::ofstream(dir / "bad.yaml") << "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - name: sleep\n"
+                                     "      duraton: {base: 1s}\n";
+  const Result v =
+      run("validate scenarios/argo-parallelism-limit.yaml --overlay '" + (dir / "more.yaml").string() + "'");
+  CHECK(v.err == "");
+  CHECK(v.status == 0);
+  CHECK(v.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 3 nodes in 1 pool)\n");
+  const Result sim = run("simulate scenarios/argo-parallelism-limit.yaml -q --overlay '" +
+                         (dir / "more.yaml").string() + "' --out '" + (dir / "out").string() + "'");
+  REQUIRE(sim.status == 0);
+  CHECK(nlohmann::json::parse(slurp(dir / "out" / "metrics.json"))["makespan_s"] == 100.0);
+  const Result bad =
+      run("validate scenarios/argo-parallelism-limit.yaml --overlay '" + (dir / "bad.yaml").string() + "'");
+  CHECK(bad.status == 2);
+  CHECK(bad.out == "");
+  CHECK(bad.err ==
+        (dir / "bad.yaml").string() +
+            ":4:7: pipeline.steps[0].duraton: unknown key \"duraton\" (did you mean \"duration\"?)\n");
+  const Result missing = run("explain scenarios/argo-parallelism-limit.yaml --overlay nope.yaml");
+  CHECK(missing.status == 2);
+  CHECK(missing.err == "--overlay nope.yaml: cannot open the file (it does not exist or is not readable)\n");
+  const Result local = run("validate scenarios/argo-parallelism-limit.yaml --cluster local");
+  CHECK(local.status == 0);
+  CHECK(local.out.find("; 1 node in 1 pool)\n") != std::string::npos);
+  const Result other = run("validate scenarios/argo-parallelism-limit.yaml --cluster gke");
+  CHECK(other.status == 2);
+  CHECK(other.err == "--cluster: expected \"local\", got \"gke\"\n");
+}
+
 TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "[cli]") {
   const fs::path dir = scratch("sweep");
   const Result r =

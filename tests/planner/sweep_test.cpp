@@ -141,6 +141,28 @@ TEST_CASE("Sweep: configurations share their random numbers, and threads change 
   CHECK(json(run_sweep_text(noisy, "noisy.yaml", spec)) == parallel);
 }
 
+TEST_CASE("Sweep: overlays reach every configuration, before --set and --vary", "[planner]") {
+  SweepSpec spec;
+  // 20 s tasks, and a parallelism the --vary values replace.
+  spec.overlays = {{"slow.yaml",
+                    "pipeline: {steps: [{name: w, duration: {base: 20s}, parallel_for: "
+                    "{parallelism: 7}}]}\ncluster: {node_pools: [{name: n, price_per_hour: 7.2}]}\n"}};
+  spec.sets = {"cluster.node_pools[n].price_per_hour=36"};
+  spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,2,5,10")};
+  spec.replications = 2;
+  const SweepResult r = run_sweep_text(kLimited, "limited.yaml", spec);
+  REQUIRE(r.configs.size() == 4);
+  const double makespans[] = {200, 100, 40, 20};
+  for (std::size_t c = 0; c < 4; ++c) {
+    INFO("configuration " << c);
+    CHECK(r.configs[c].makespan_s.mean == makespans[c]);
+    CHECK(r.configs[c].cost.mean == Approx(makespans[c] * 0.01).epsilon(1e-12));  // the --set price
+  }
+  spec.overlays = {{"bad.yaml", "pipeline: {steps: [{name: w, duration: {base: -1s}}]}\n"}};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "bad.yaml:1:47: pipeline.steps[0].duration.base: must be >= 0, got -1s");
+}
+
 TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   SweepSpec spec;
   spec.dimensions = {parse_dimension("cluster.node_pools[gpu].count=1,2")};

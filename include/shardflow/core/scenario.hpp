@@ -50,4 +50,35 @@ Scenario load_scenario_file(const std::string& path, const std::vector<std::stri
 Scenario load_scenario_text(std::string_view yaml, const std::string& file,
                             const std::vector<std::string>& overrides);
 
+/// A file already read (read_scenario_file, read_overlay_file): its path, for messages, and its text.
+struct ScenarioFile {
+  std::string path;
+  std::string text;
+};
+
+/// How to change a scenario while loading it. The order is: the scenario file, then the `cluster`
+/// preset, then the overlays in order, then the `sets`; the result is validated as one scenario file.
+struct LoadOptions {
+  /// Partial scenarios deep-merged in order over the scenario: mappings merge key by key; a list whose
+  /// elements are all mappings with a `name` merges element by element with the base list's element of
+  /// that name (a name the base list lacks is appended); anything else (a scalar, a list without names,
+  /// a change of type) replaces. Errors about a value from an overlay name the overlay's file:line:col.
+  std::vector<ScenarioFile> overlays;
+  /// --set PATH=VALUE overrides (see above), applied after the overlays.
+  std::vector<std::string> sets;
+  /// "" keeps the scenario's cluster. "local" replaces `cluster` and `overheads` with this machine: one
+  /// node pool `local` (count 1, cpu = the CPUs this process may run on, memory = physical memory, no
+  /// GPUs, price 0, no pod limit), a free scheduler, no storage model, and the overheads of the local
+  /// backend (orchestrator none, no sandbox start, free image pulls). Overlays and sets still apply on
+  /// top. Anything else is an InputError.
+  std::string cluster;
+};
+
+Scenario load_scenario_file(const std::string& path, const LoadOptions& options);
+Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options);
+
+/// An overlay file's text; like read_scenario_file, but its errors say it is the overlay
+/// ("--overlay PATH: cannot open the file ...").
+ScenarioFile read_overlay_file(const std::string& path);
+
 }  // namespace shardflow

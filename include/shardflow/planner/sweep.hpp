@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <shardflow/core/backend.hpp>
+#include <shardflow/core/scenario.hpp>
 
 namespace shardflow::planner {
 
@@ -36,8 +37,10 @@ struct Dimension {
 Dimension parse_dimension(const std::string& text);
 
 struct SweepSpec {
-  std::vector<Dimension> dimensions;  // configurations: every combination, the last dimension fastest
-  std::vector<std::string> sets;      // --set overrides applied to every configuration first
+  std::vector<Dimension> dimensions;   // configurations: every combination, the last dimension fastest
+  std::vector<ScenarioFile> overlays;  // merged over the scenario of every configuration first (in order)
+  std::vector<std::string> sets;       // then these --set overrides, then the configuration's own
+  std::string cluster;                 // "" or "local": the cluster preset (LoadOptions::cluster)
   int replications = 10;
   std::optional<std::uint64_t> base_seed;  // default: the scenario's seed
   std::optional<double> deadline_s;

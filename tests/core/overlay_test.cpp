@@ -1,0 +1,279 @@
+// Overlays (--overlay) and the local cluster preset (--cluster local), as the loader applies them.
+#include <sched.h>
+#include <string>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/scenario.hpp>
+
+using namespace shardflow;
+
+namespace {
+
+const std::string kBase =
+    "name: t\n"                                             // 1
+    "seed: 1\n"                                             // 2
+    "overheads: {sandbox_start: 2s}\n"                      // 3
+    "cluster:\n"                                            // 4
+    "  node_pools:\n"                                       // 5
+    "    - {name: cpu, cpu: 4, memory: 8Gi, count: 2}\n"    // 6
+    "    - {name: big, cpu: 16, memory: 64Gi, count: 1}\n"  // 7
+    "  storage: {read_bandwidth: 1GiB/s}\n"                 // 8
+    "pipeline:\n"                                           // 9
+    "  steps:\n"                                            // 10
+    "    - name: preprocess\n"                              // 11
+    "      parallel_for: {count: 10, parallelism: 5}\n"     // 12
+    "      duration: {base: 10s, per_gib: 2s}\n"            // 13
+    "      command: [python, pre.py]\n"                     // 14
+    "    - name: train\n"                                   // 15
+    "      after: [preprocess]\n"                           // 16
+    "      duration: {base: 1m}\n";                         // 17
+
+LoadOptions with(std::vector<std::string> overlays, std::vector<std::string> sets = {},
+                 std::string cluster = "") {
+  LoadOptions o;
+  for (std::size_t i = 0; i < overlays.size(); ++i)
+    o.overlays.push_back({"o" + std::to_string(i + 1) + ".yaml", std::move(overlays[i])});
+  o.sets = std::move(sets);
+  o.cluster = std::move(cluster);
+  return o;
+}
+
+Scenario load(const LoadOptions& o, const std::string& base = kBase) {
+  return load_scenario_text(base, "base.yaml", o);
+}
+
+std::string error_of(const LoadOptions& o, const std::string& base = kBase) {
+  try {
+    (void)load(o, base);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "loaded";
+}
+
+int affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+  return CPU_COUNT(&set);
+}
+
+}  // namespace
+
+TEST_CASE("Overlay: mappings merge key by key", "[core]") {
+  const Scenario s = load(with({"cluster: {storage: {write_bandwidth: 2GiB/s}}\n"}));
+  CHECK(s.cluster.storage.read_bytes_per_second == 1024.0 * 1024 * 1024);  // kept from the scenario
+  CHECK(s.cluster.storage.write_bytes_per_second == 2048.0 * 1024 * 1024);
+  REQUIRE(s.cluster.node_pools.size() == 2);  // untouched
+  CHECK(s.cluster.node_pools[0].count == 2);
+  CHECK(s.overheads.sandbox_start == Duration::from_s(2));
+  CHECK(s.overheads.orchestrator == "kfp-v2");
+}
+
+TEST_CASE("Overlay: list elements with a name merge with the element of that name", "[core]") {
+  const Scenario s =
+      load(with({"pipeline: {steps: [{name: preprocess, duration: {base: 20s}}]}\n"
+                 "cluster:\n"
+                 "  node_pools:\n"
+                 "    - {name: big, count: 3}\n"}));
+  REQUIRE(s.pipeline.steps.size() == 2);
+  const Step& pre = s.pipeline.steps[0];
+  CHECK(pre.name == "preprocess");
+  CHECK(pre.component.duration.base == Duration::from_s(20));
+  CHECK(pre.component.duration.per_gib == Duration::from_s(2));  // kept
+  REQUIRE(pre.loop);
+  CHECK(pre.loop->count == 10);
+  CHECK(pre.component.command == std::vector<std::string>{"python", "pre.py"});
+  CHECK(pre.where.file == "base.yaml");  // the step is still the scenario's
+  CHECK(pre.where.line == 11);
+  CHECK(s.pipeline.steps[1].name == "train");
+  CHECK(s.pipeline.steps[1].component.duration.base == Duration::from_s(60));
+  REQUIRE(s.cluster.node_pools.size() == 2);
+  CHECK(s.cluster.node_pools[0].name == "cpu");
+  CHECK(s.cluster.node_pools[0].count == 2);
+  CHECK(s.cluster.node_pools[1].name == "big");
+  CHECK(s.cluster.node_pools[1].count == 3);
+  CHECK(s.cluster.node_pools[1].cpu == 16000);
+}
+
+TEST_CASE("Overlay: an element whose name the list lacks is appended, and validated", "[core]") {
+  const Scenario s =
+      load(with({"pipeline:\n"
+                 "  steps:\n"
+                 "    - name: evaluate\n"
+                 "      after: [train]\n"
+                 "      duration: {base: 5s}\n"}));
+  REQUIRE(s.pipeline.steps.size() == 3);
+  const Step& ev = s.pipeline.steps[2];
+  CHECK(ev.name == "evaluate");
+  CHECK(ev.deps == std::vector<StepIndex>{1});
+  CHECK(ev.component.duration.base == Duration::from_s(5));
+  CHECK(ev.where.file == "o1.yaml");
+  CHECK(ev.where.line == 3);
+  CHECK(ev.where.column == 7);
+  CHECK(error_of(with({"pipeline: {steps: [{name: evaluate, after: [nope]}]}\n"})) ==
+        "o1.yaml:1:45: pipeline.steps[2].after[0]: unknown step \"nope\" (steps here: preprocess, train)");
+  CHECK(error_of(with({"pipeline:\n"
+                       "  steps:\n"
+                       "    - name: huge\n"
+                       "      resources: {cpu: 100}\n"})) ==
+        "o1.yaml:4:18: pipeline.steps[2].resources: step \"huge\" asks for cpu 100, memory 0, gpu 0, more "
+        "than any node it may use can hold (largest: pool \"big\" with cpu 16, memory 64Gi, gpu 0)");
+}
+
+TEST_CASE("Overlay: scalars, lists without names and changes of type replace", "[core]") {
+  const Scenario s =
+      load(with({"seed: 9\n"
+                 "overheads: none\n"
+                 "pipeline:\n"
+                 "  steps:\n"
+                 "    - name: preprocess\n"
+                 "      command: [bash, run.sh]\n"
+                 "      parallel_for: {count: 4}\n"}));
+  CHECK(s.seed == 9);
+  CHECK(s.overheads.orchestrator == "none");  // `none` replaced the mapping: every overhead off
+  CHECK(s.overheads.sandbox_start == Duration::zero());
+  const Step& pre = s.pipeline.steps[0];
+  CHECK(pre.component.command == std::vector<std::string>{"bash", "run.sh"});  // not [bash, run.sh, ...]
+  REQUIRE(pre.loop);
+  CHECK(pre.loop->count == 4);
+  CHECK(pre.loop->parallelism == 5);
+  // A list with an element without a name replaces the whole list.
+  CHECK(error_of(with({"cluster: {node_pools: [{name: cpu, count: 1}, 7]}\n"})) ==
+        "o1.yaml:1:24: cluster.node_pools[0]: missing required key \"cpu\"");
+}
+
+TEST_CASE("Overlay: overlays apply in order, then --set", "[core]") {
+  const Scenario s =
+      load(with({"seed: 2\npipeline: {steps: [{name: preprocess, duration: {base: 20s}}]}\n",
+                 "seed: 3\npipeline: {steps: [{name: preprocess, duration: {per_gib: 3s}}]}\n"}));
+  CHECK(s.seed == 3);
+  CHECK(s.pipeline.steps[0].component.duration.base == Duration::from_s(20));
+  CHECK(s.pipeline.steps[0].component.duration.per_gib == Duration::from_s(3));
+  const Scenario set = load(with({"seed: 2\n"}, {"seed=5", "pipeline.steps[preprocess].duration.base=30s"}));
+  CHECK(set.seed == 5);
+  CHECK(set.pipeline.steps[0].component.duration.base == Duration::from_s(30));
+  // A --set that replaces an overlay's value is what an error names.
+  CHECK(error_of(with({"pipeline: {steps: [{name: preprocess, duration: {base: 20s}}]}\n"},
+                      {"pipeline.steps[preprocess].duration.base=-1s"})) ==
+        "--set pipeline.steps[preprocess].duration.base=-1s: pipeline.steps[0].duration.base: must be >= 0, "
+        "got -1s");
+  // --set may select an element an overlay appended.
+  CHECK(load(with({"pipeline: {steps: [{name: ev, after: [train]}]}\n"},
+                  {"pipeline.steps[ev].duration.base=7s"}))
+            .pipeline.steps[2]
+            .component.duration.base == Duration::from_s(7));
+}
+
+TEST_CASE("Overlay: errors about its values name the overlay's file, line and column", "[core]") {
+  CHECK(error_of(with({"pipeline:\n"
+                       "  steps:\n"
+                       "    - name: preprocess\n"
+                       "      duraton: {base: 1s}\n"})) ==
+        "o1.yaml:4:7: pipeline.steps[0].duraton: unknown key \"duraton\" (did you mean \"duration\"?)");
+  CHECK(error_of(with({"seed: 2\n", "cluster:\n  node_pools:\n    - name: cpu\n      count: -1\n"})) ==
+        "o2.yaml:4:14: cluster.node_pools[0].count: must be >= 0, got -1");
+  CHECK(error_of(with({"clustr: {}\n"})) ==
+        "o1.yaml:1:1: clustr: unknown key \"clustr\" (did you mean \"cluster\"?)");
+  CHECK(error_of(with({"name: x\nseed:\n"})) ==
+        "o1.yaml:2:1: seed: expected a non-negative integer, got nothing (null)");
+  CHECK(error_of(with({"seed: 1\nseed: 2\n"})) ==
+        "o1.yaml:2:1: seed: duplicate key \"seed\" (first at line 1)");
+  CHECK(error_of(with({"pipeline: {steps: [{name: preprocess, duration: {base: 1s}, duration: {}}]}\n"})) ==
+        "o1.yaml:1:61: pipeline.steps[0].duration: duplicate key \"duration\" (first at line 1)");
+  CHECK(error_of(
+            with({"pipeline: {steps: [{name: preprocess, duration: {noise: {lognormal_sigma: x}}}]}\n"})) ==
+        "o1.yaml:1:75: pipeline.steps[0].duration.noise.lognormal_sigma: expected a number, got \"x\"");
+  // What the overlay merged into is still the scenario's: the step, here, that no longer fits.
+  CHECK(error_of(with({"cluster: {node_pools: [{name: cpu, cpu: 500m}, {name: big, cpu: 500m}]}\n"})) ==
+        "base.yaml:11:7: pipeline.steps[0]: step \"preprocess\" asks for cpu 1, memory 0, gpu 0, more than "
+        "any node it may use can hold (largest: pool \"big\" with cpu 500m, memory 64Gi, gpu 0)");
+  CHECK(error_of(with({"pipeline: {steps: [{name: train, after: [nope]}]}\n"})) ==
+        "o1.yaml:1:42: pipeline.steps[1].after[0]: unknown step \"nope\" (steps here: preprocess)");
+}
+
+TEST_CASE("Overlay: a file that is no overlay gets an error naming it", "[core]") {
+  CHECK(error_of(with({"[1, 2]\n"})) ==
+        "o1.yaml:1:1: an overlay must be a mapping of what to change, as in a scenario file, got a list");
+  CHECK(error_of(with({"# nothing\n"})) ==
+        "o1.yaml:1:1: the overlay is empty; expected a mapping of what to change, as in a scenario file");
+  CHECK(error_of(with({"seed: 2\n", "a: [1\n"})).rfind("o2.yaml:2:1: YAML syntax error: ", 0) == 0);
+  CHECK(error_of(with({"a: 1\n---\nb: 2\n"})) ==
+        "o1.yaml:2:1: expected one YAML document, found more than one");
+  try {
+    (void)read_overlay_file("/nonexistent/fitted.yaml");
+    FAIL("read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "--overlay /nonexistent/fitted.yaml: cannot open the file (it does not exist or is not readable)");
+  }
+  // A scenario that is not a mapping reports its own error, whatever the overlays.
+  CHECK(error_of(with({"seed: 2\n"}), "[1]\n") ==
+        "base.yaml:1:1: the top level must be a mapping with name, pipeline and cluster, got a list");
+}
+
+TEST_CASE("Cluster preset: --cluster local is this machine with no overheads", "[core]") {
+  const Scenario s = load(with({}, {}, "local"));
+  REQUIRE(s.cluster.node_pools.size() == 1);
+  const NodePool& p = s.cluster.node_pools[0];
+  CHECK(p.name == "local");
+  CHECK(p.count == 1);
+  CHECK(p.cpu == affinity_cpus() * 1000);
+  CHECK(p.memory == static_cast<ByteCount>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE));
+  CHECK(p.gpu == 0);
+  CHECK(p.price_per_hour == 0);
+  CHECK(p.max_pods == 1'000'000);
+  CHECK(p.labels.empty());
+  CHECK(p.taints.empty());
+  CHECK_FALSE(p.autoscaling.enabled());
+  CHECK(s.cluster.scheduler.decisions_per_second == 0);
+  CHECK(s.cluster.scheduler.bind_latency == Duration::zero());
+  CHECK(s.cluster.storage.read_bytes_per_second == 0);
+  CHECK(s.cluster.storage.write_bytes_per_second == 0);
+  CHECK(s.overheads.orchestrator == "none");  // the scenario's sandbox_start: 2s is gone too
+  CHECK(s.overheads.pods_per_task == 1);
+  CHECK(s.overheads.driver_pod_duration == Duration::zero());
+  CHECK(s.overheads.sandbox_start == Duration::zero());
+  CHECK(s.overheads.image_pull_bytes_per_second == 0);
+  CHECK(s.overheads.default_image_size == 0);
+  CHECK(s.pipeline.steps.size() == 2);
+
+  CHECK(error_of(with({}, {}, "x")) == "--cluster: expected \"local\", got \"x\"");
+  CHECK(error_of(with({}, {}, "x"), "not: [a scenario") == "--cluster: expected \"local\", got \"x\"");
+  // What cannot run on this machine gets the loader's usual fit error.
+  CHECK(
+      error_of(with({"pipeline: {steps: [{name: train, resources: {gpu: 1}}]}\n"}, {}, "local"))
+          .rfind("o1.yaml:1:45: pipeline.steps[1].resources: step \"train\" asks for cpu 1, memory 0, gpu 1, "
+                 "more than any node it may use can hold (largest: pool \"local\" with cpu ",
+                 0) == 0);
+  // The step is the scenario's (the overlay merged into it), so the error points at it there.
+  CHECK(error_of(with({"pipeline: {steps: [{name: train, node_selector: {zone: a}}]}\n"}, {}, "local")) ==
+        "base.yaml:15:7: pipeline.steps[1]: step \"train\" fits no node pool: its node_selector and "
+        "tolerations match none of the pools with nodes (local)");
+}
+
+TEST_CASE("Cluster preset: overlays and --set apply on top of it", "[core]") {
+  // A fitted overlay's overheads merge over the preset's (orchestrator none stays): a local prediction.
+  const Scenario s = load(with({"overheads: {sandbox_start: 50us}\n"
+                                "cluster: {node_pools: [{name: local, speed: 2}]}\n"
+                                "pipeline: {steps: [{name: train, duration: {base: 3s}}]}\n"},
+                               {"cluster.node_pools[local].count=2"}, "local"));
+  CHECK(s.overheads.orchestrator == "none");
+  CHECK(s.overheads.pods_per_task == 1);
+  CHECK(s.overheads.sandbox_start == Duration::from_us(50));
+  CHECK(s.overheads.image_pull_bytes_per_second == 0);
+  REQUIRE(s.cluster.node_pools.size() == 1);
+  CHECK(s.cluster.node_pools[0].cpu == affinity_cpus() * 1000);
+  CHECK(s.cluster.node_pools[0].speed == 2);
+  CHECK(s.cluster.node_pools[0].count == 2);
+  CHECK(s.pipeline.steps[1].component.duration.base == Duration::from_s(3));
+  // The preset's own values are named as the preset's.
+  CHECK(error_of(with({"overheads: {driver_pod: 1s}\n"}, {}, "local")) ==
+        "o1.yaml:1:25: overheads.driver_pod: applies only with a driver pod (orchestrator kfp-v2, or "
+        "pods_per_task >= 2)");
+}

@@ -32,6 +32,10 @@ std::string pod_name_prefix(const std::string& step_path) {
   return out;
 }
 
+std::string_view Trace::error_text(const AttemptRecord& a) const {
+  return a.error < errors.size() ? std::string_view(errors[a.error]) : std::string_view();
+}
+
 std::string Trace::pod_name(const AttemptRecord& a) const {
   if (a.pod < pod_names.size()) return pod_names[a.pod];
   if (a.step >= pod_prefixes.size()) return {};
@@ -143,6 +147,10 @@ void write_trace_json(std::ostream& out, const Trace& t) {
       out << ", \"pod\": ";
       write_json_string(out, pod);
     }
+    if (a.error < t.errors.size()) {
+      out << ", \"error\": ";
+      write_json_string(out, t.errors[a.error]);
+    }
     out << "}";
   }
   out << (t.attempts.empty() ? "" : "\n  ") << "]\n}\n";
@@ -150,7 +158,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
 
 void write_trace_csv(std::ostream& out, const Trace& t) {
   out << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
-         "input_read_s,output_write_s,pod\n";
+         "input_read_s,output_write_s,pod,error\n";
   for (const AttemptRecord& a : t.attempts) {
     const std::string step = a.step < t.steps.size() ? t.steps[a.step] : std::to_string(a.step);
     const std::string node =
@@ -159,7 +167,8 @@ void write_trace_csv(std::ostream& out, const Trace& t) {
         << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
         << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
         << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
-        << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << '\n';
+        << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << ','
+        << csv_field(std::string(t.error_text(a))) << '\n';
   }
 }
 

@@ -116,11 +116,14 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       const double s = a.node >= 0 && static_cast<std::size_t>(a.node) < speed.size() ? speed[a.node] : 1.0;
       points[a.step].gib.push_back(sample_input_bytes(plan, a.task, t.seed) / static_cast<double>(kGiB));
       points[a.step].run_ns.push_back(std::max(0.0, run) * s);
-      dispatch_ns.push_back(
-          static_cast<double>((a.started - a.submitted - a.image_pull - a.input_read).ns()));
+      const SimTime placed = a.scheduled != kNever ? a.scheduled : a.submitted;
+      dispatch_ns.push_back(static_cast<double>((a.started - placed - a.image_pull - a.input_read).ns()));
     }
   }
-  for (std::size_t s = 0; s < plan_steps.size(); ++s) r.steps.push_back(fit_step(plan_steps[s], points[s]));
+  for (std::size_t s = 0; s < plan_steps.size(); ++s) {
+    r.steps.push_back(fit_step(plan_steps[s], points[s]));
+    r.steps.back().straggler_reset = plan.steps()[s].component.duration.straggler_p > 0;
+  }
   if (!dispatch_ns.empty()) {
     std::sort(dispatch_ns.begin(), dispatch_ns.end());
     // 10th percentile, nearest rank: the smallest value at or above 10% of the samples.
@@ -162,7 +165,8 @@ void write_steps(std::ostream& out, const std::vector<std::unique_ptr<OverlaySte
     if (s->fit)
       out << indent << "    duration: {base: " << format_duration(s->fit->base)
           << ", per_gib: " << format_duration(s->fit->per_gib)
-          << ", noise: {lognormal_sigma: " << sigma_text(s->fit->lognormal_sigma) << "}}\n";
+          << ", noise: {lognormal_sigma: " << sigma_text(s->fit->lognormal_sigma) << "}"
+          << (s->fit->straggler_reset ? ", straggler: {p: 0}" : "") << "}\n";
     if (!s->steps.empty()) write_steps(out, s->steps, indent + "    ");
   }
 }

@@ -348,4 +348,24 @@ TEST_CASE("Calibrate: a simulator trace reads back and writes the same bytes", "
   write_trace_json(second, back);
   CHECK(second.str() == first.str());
   CHECK(back.attempts.size() > 30);  // some retries
+
+  // Driver pods, scheduler decisions, pulls and reads are not dispatch overhead: what is left is the
+  // sandbox start (the default, 1 s), exactly.
+  const CalibrationResult r = calibrate(run.scenario, run.plan, {back});
+  REQUIRE(r.sandbox_start);
+  CHECK(*r.sandbox_start == Duration::from_s(1));
+}
+
+TEST_CASE("Calibrate: a step with stragglers has them switched off in the overlay", "[planner][calibrate]") {
+  const Run run = simulate(kTwoSteps, {1}, {"pipeline.steps[b].duration.straggler={p: 0.5, factor: 3}"});
+  const CalibrationResult r = calibrate(run.scenario, run.plan, run.traces);
+  CHECK_FALSE(r.steps[0].straggler_reset);
+  CHECK(r.steps[1].straggler_reset);
+  const std::string text = overlay(r);
+  const std::size_t b = text.find("    - name: b\n      duration: {base: ");
+  REQUIRE(b != std::string::npos);
+  CHECK(text.substr(0, b).find("straggler") == std::string::npos);
+  CHECK(text.find(", straggler: {p: 0}}\noverheads:", b) != std::string::npos);
+  const Scenario back = load_scenario_text(kTwoSteps, "test.yaml", overlay_as_sets(text, {"a", "b"}));
+  CHECK(back.pipeline.steps[1].component.duration.straggler_p == 0);
 }

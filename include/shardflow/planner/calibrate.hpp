@@ -12,10 +12,11 @@
 // log(run / fitted) (0 with fewer than 3 points or below 0.001), as in the model
 // run = (base + per_gib * GiB) * exp(sigma Z - sigma^2/2).
 //
-// The dispatch overhead, from admission to the main container's start when nothing had to wait, is the
-// 10th percentile (nearest rank) over all those attempts of
-// started - submitted - image_pull - input_read (pulls and reads are modelled on their own); it becomes
-// `overheads.sandbox_start`.
+// The dispatch overhead, from placement to the main container's start, is the 10th percentile (nearest
+// rank) over all those attempts of started - scheduled - image_pull - input_read (started - submitted -
+// ... for an attempt without `scheduled`): queue waits, scheduler decisions, driver pods, pulls and
+// reads are modelled on their own, and what is left is what the simulator calls
+// `overheads.sandbox_start` (exactly, for a simulated trace).
 //
 //   std::vector<Trace> traces = {read_trace_json(in, "run1/trace.json")};
 //   CalibrationResult r = calibrate(scenario, plan, traces, {"run1/trace.json"});
@@ -46,6 +47,10 @@ struct StepFit {
   bool sizes_vary = false;     // input sizes differed, so per_gib was fitted
   double mean_measured_s = 0;  // mean run time of the points
   double mean_fitted_s = 0;    // mean of base + per_gib * GiB over the same points
+  /// The scenario's step has stragglers: the measured runs include theirs, which the fit has taken
+  /// into base and sigma, so the overlay switches the model's off (`straggler: {p: 0}`) rather than
+  /// count them twice.
+  bool straggler_reset = false;
 };
 
 struct CalibrationResult {
@@ -72,7 +77,8 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
 ///       - name: train
 ///         duration: {base: 1.234567891s, per_gib: 2.5s, noise: {lognormal_sigma: 0.05}}
 ///   overheads: {sandbox_start: 120us}
-/// with a comment header naming the traces and the command. Steps without attempts are left out.
+/// with a comment header naming the traces and the command. Steps without attempts are left out; a step
+/// whose scenario model has stragglers also gets `straggler: {p: 0}` (see StepFit::straggler_reset).
 void write_overlay_yaml(std::ostream& out, const CalibrationResult& result);
 
 /// A per-step table for people (step, attempts, base, per_gib, sigma, R^2, mean measured and fitted).

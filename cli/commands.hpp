@@ -47,6 +47,17 @@ struct SweepArgs {
   bool quiet = false;
 };
 
+struct CalibrateArgs {
+  std::string file;
+  std::vector<std::string> traces;  // trace.json files, or directories holding one
+  std::string out;                  // the overlay to write
+  std::vector<std::string> sets;
+  bool quiet = false;
+};
+
+CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args);
+int run_calibrate_command(const CalibrateArgs& args);
+
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args);
 

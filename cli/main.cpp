@@ -90,6 +90,8 @@ int main(int argc, char** argv) {
   auto* run = cli::add_run_command(app, run_args);
   cli::SweepArgs sweep_args;
   auto* sweep = cli::add_sweep_command(app, sweep_args);
+  cli::CalibrateArgs calibrate_args;
+  auto* calibrate = cli::add_calibrate_command(app, calibrate_args);
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -118,6 +120,7 @@ int main(int argc, char** argv) {
     if (simulate->parsed()) return cli::run_simulate(sim_args);
     if (run->parsed()) return cli::run_simulate(run_args);
     if (sweep->parsed()) return cli::run_sweep_command(sweep_args);
+    if (calibrate->parsed()) return cli::run_calibrate_command(calibrate_args);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

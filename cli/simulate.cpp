@@ -341,7 +341,7 @@ int run_simulate(const SimulateArgs& args) {
     for (const AttemptRecord& a : trace.attempts) {
       if (a.error == kNoError) continue;
       std::printf("  first error  %s attempt %u: %s\n", plan.task_name(a.task).c_str(), a.attempt,
-                  trace.error_text(a).c_str());
+                  std::string(trace.error_text(a)).c_str());
       break;
     }
     for (const std::string& out : progress.outputs()) std::printf("  result       %s\n", out.c_str());

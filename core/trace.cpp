@@ -32,15 +32,14 @@ std::string pod_name_prefix(const std::string& step_path) {
   return out;
 }
 
+std::string_view Trace::error_text(const AttemptRecord& a) const {
+  return a.error < errors.size() ? std::string_view(errors[a.error]) : std::string_view();
+}
+
 std::string Trace::pod_name(const AttemptRecord& a) const {
   if (a.pod < pod_names.size()) return pod_names[a.pod];
   if (a.step >= pod_prefixes.size()) return {};
   return pod_prefixes[a.step] + std::to_string(a.item) + '-' + std::to_string(a.attempt);
-}
-
-const std::string& Trace::error_text(const AttemptRecord& a) const {
-  static const std::string none;
-  return a.error < errors.size() ? errors[a.error] : none;
 }
 
 // Traces can hold millions of attempts, so they are written field by field rather than through a JSON
@@ -148,9 +147,9 @@ void write_trace_json(std::ostream& out, const Trace& t) {
       out << ", \"pod\": ";
       write_json_string(out, pod);
     }
-    if (a.error != kNoError) {
+    if (a.error < t.errors.size()) {
       out << ", \"error\": ";
-      write_json_string(out, t.error_text(a));
+      write_json_string(out, t.errors[a.error]);
     }
     out << "}";
   }
@@ -168,8 +167,8 @@ void write_trace_csv(std::ostream& out, const Trace& t) {
         << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
         << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
         << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
-        << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << ',' << csv_field(t.error_text(a))
-        << '\n';
+        << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << ','
+        << csv_field(std::string(t.error_text(a))) << '\n';
   }
 }
 

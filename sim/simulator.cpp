@@ -381,6 +381,7 @@ class Model {
                                             .started = kNever,
                                             .finished = kNever,
                                             .outcome = Outcome::succeeded,
+                                            .error = kNoError,
                                             .image_pull = Duration::zero(),
                                             .input_read = Duration::zero(),
                                             .output_write = Duration::zero()});

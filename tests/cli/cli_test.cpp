@@ -120,8 +120,8 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
     CHECK(r.status == 2);
     CHECK(r.err ==
-          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate and sweep "
-          "(shardflow --help)\n");
+          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, sweep and "
+          "calibrate (shardflow --help)\n");
   }
   SECTION("an --out that cannot be a directory, found before simulating") {
     const fs::path dir = scratch("out-is-a-file");
@@ -220,7 +220,7 @@ TEST_CASE("cli: --help teaches the commands", "[cli]") {
   const Result r = run("--help");
   CHECK(r.status == 0);
   for (const char* word :
-       {"validate", "explain", "simulate", "sweep", "docs/scenario-format.md", "Exit status"})
+       {"validate", "explain", "simulate", "sweep", "calibrate", "docs/scenario-format.md", "Exit status"})
     CHECK(r.out.find(word) != std::string::npos);
 }
 
@@ -265,5 +265,51 @@ TEST_CASE("cli: simulate prints a summary and writes trace and metrics", "[cli]"
     REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --out '" + again.string() + "'").status ==
             0);
     CHECK(slurp(dir / "trace.json") == slurp(again / "trace.json"));
+  }
+}
+
+TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]") {
+  const fs::path dir = scratch("calibrate");
+  REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'").status == 0);
+  const std::string overlay = (dir / "cal.yaml").string();
+  const Result r =
+      run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " + overlay);
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out ==
+        "step  attempts           base        per_gib    sigma     R^2  measured mean    fitted mean\n"
+        "sleep       10            10s   - (one size)        0       -       10.000 s       10.000 s\n"
+        "sandbox_start 0s (10th percentile of 10 attempts' dispatch times)\n"
+        "wrote " +
+            overlay + "\n");
+  CHECK(slurp(overlay) ==
+        "# Calibration of scenario \"argo-parallelism-limit\" from 1 trace:\n"
+        "#   " +
+            (dir / "trace.json").string() +
+            "\n"
+            "# made by: shardflow calibrate scenarios/argo-parallelism-limit.yaml " +
+            dir.string() + " --out " + overlay +
+            "\n"
+            "# Lay it over the scenario: steps are matched by name (inside their groups).\n"
+            "pipeline:\n"
+            "  steps:\n"
+            "    - name: sleep\n"
+            "      duration: {base: 10s, per_gib: 0s, noise: {lognormal_sigma: 0}}\n"
+            "overheads: {sandbox_start: 0s}\n");
+
+  SECTION("a trace of another scenario is bad input") {
+    const Result other =
+        run("calibrate scenarios/argo-parallelism-nested-dag.yaml " + dir.string() + " --out " + overlay);
+    CHECK(other.status == 2);
+    CHECK(other.err == (dir / "trace.json").string() +
+                           ": steps: the trace's steps (sleep) are not the scenario's (A/b1/c1, A/b1/c2, "
+                           "A/b1/c3, A/b2/c1, A/b2/c2, A/b2/c3, A/b3/c1, A/b3/c2, A/b3/c3, A/b4/c1, A/b4/c2, "
+                           "A/b4/c3, A/b5/c1, A/b5/c2, A/b5/c3)\n");
+  }
+  SECTION("a missing trace is bad input") {
+    const Result missing = run("calibrate scenarios/argo-parallelism-limit.yaml " + (dir / "none").string() +
+                               " --out " + overlay);
+    CHECK(missing.status == 2);
+    CHECK(missing.err == (dir / "none").string() + ": no such file\n");
   }
 }

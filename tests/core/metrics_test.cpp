@@ -144,10 +144,10 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
   CHECK(
       csv.str() ==
       "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
-      "input_read_s,output_write_s,pod\n"
+      "input_read_s,output_write_s,pod,error\n"
       "0,train,0,0,cpu-0,0.000000000,0.250000000,1.000000001,12.500000000,succeeded,0.500000000,0.000000000,"
-      "1.500000000,train-0\n"
-      "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,0.000000000,\n");
+      "1.500000000,train-0,\n"
+      "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,0.000000000,,\n");
 }
 
 TEST_CASE("Trace: pod names stored per attempt or by the step's prefix", "[core][trace]") {

@@ -40,10 +40,10 @@ struct AttemptRecord {
   SimTime started = kNever;    // its main container started running (after pulls, sandbox, input)
   SimTime finished;            // the attempt ended
   Outcome outcome = Outcome::succeeded;
-  std::uint32_t error = kNoError;  // index into Trace::errors: why the attempt failed, if known
-  Duration image_pull;    // time spent pulling the image for this attempt
-  Duration input_read;    // time spent reading input
-  Duration output_write;  // time spent writing output (after the run, before `finished`)
+  std::uint32_t error = kNoError;  // index into Trace::errors (why it failed, if the backend knows)
+  Duration image_pull;             // time spent pulling the image for this attempt
+  Duration input_read;             // time spent reading input
+  Duration output_write;           // time spent writing output (after the run, before `finished`)
 };
 
 /// A node that existed during the run (for utilization and cost).
@@ -67,9 +67,6 @@ struct Trace {
   std::vector<NodeRecord> nodes;
   std::vector<AttemptRecord> attempts;
   std::uint64_t tasks_failed = 0;  // tasks that exhausted their retries
-  /// Error texts of failed attempts (an exception's message, a command's exit status and the tail of its
-  /// stderr), each pointed at by AttemptRecord::error.
-  std::vector<std::string> errors;
 
   // Pod names. A backend that learns its pods' names stores them here, each attempt pointing at its own
   // with AttemptRecord::pod. A backend that names pods by rule (the simulator) sets `pod_prefixes`, one
@@ -78,8 +75,13 @@ struct Trace {
   std::vector<std::string> pod_names;
   std::vector<std::string> pod_prefixes;
 
+  /// Error texts (a failed kernel's exception, a pod's termination message), pointed at by
+  /// AttemptRecord::error.
+  std::vector<std::string> errors;
+
   /// The attempt's error text; empty if it has none.
-  [[nodiscard]] const std::string& error_text(const AttemptRecord& a) const;
+  [[nodiscard]] std::string_view error_text(const AttemptRecord& a) const;
+
   /// The attempt's pod name, stored or by rule; empty if it has none.
   [[nodiscard]] std::string pod_name(const AttemptRecord& a) const;
 };
@@ -92,6 +94,11 @@ std::string pod_name_prefix(const std::string& step_path);
 void write_trace_json(std::ostream& out, const Trace& trace);
 /// CSV, one row per attempt, header first; times in seconds with nanosecond precision.
 void write_trace_csv(std::ostream& out, const Trace& trace);
+/// Reads what write_trace_json writes (any backend's trace.json). `file` names the input in errors.
+/// Throws InputError for text that is not JSON (with the line and column), a missing field or a field
+/// of the wrong type or range (named as in `attempts[3].started`), or another format or version.
+/// Pod names are kept per attempt (Trace::pod_names), so writing the result again gives the same bytes.
+Trace read_trace_json(std::istream& in, const std::string& file);
 /// `s` as a JSON string literal, quoted and escaped (for the writers of other trace formats).
 void write_json_string(std::ostream& out, std::string_view s);
 

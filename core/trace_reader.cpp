@@ -1,0 +1,201 @@
+// read_trace_json: the inverse of write_trace_json (core/trace.cpp), for traces of any backend.
+#include <cstdint>
+#include <istream>
+#include <iterator>
+#include <limits>
+#include <regex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/trace.hpp>
+
+namespace shardflow {
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  explicit Reader(const std::string& file) : file_(file) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& message) const {
+    throw InputError({file_, 0, 0}, field, message);
+  }
+
+  // "a string", "-3", "{...}": what a value is, for messages.
+  static std::string got(const json& v) {
+    std::string text = v.dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    return text;
+  }
+
+  const json& get(const json& object, const std::string& key, const std::string& path) const {
+    const auto it = object.find(key);
+    if (it == object.end()) fail(path.empty() ? key : path + "." + key, "missing");
+    return *it;
+  }
+
+  std::string string(const json& v, const std::string& field) const {
+    if (!v.is_string()) fail(field, "expected a string, got " + got(v));
+    return v.get<std::string>();
+  }
+
+  std::int64_t integer(const json& v, const std::string& field, std::int64_t lo, std::int64_t hi) const {
+    bool ok = false;
+    std::int64_t x = 0;
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      ok = u <= static_cast<std::uint64_t>(hi);
+      x = ok ? static_cast<std::int64_t>(u) : 0;
+    } else if (v.is_number_integer()) {
+      x = v.get<std::int64_t>();
+      ok = x >= lo && x <= hi;
+    } else {
+      fail(field, "expected an integer, got " + got(v));
+    }
+    if (!ok || x < lo)
+      fail(field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                      got(v));
+    return x;
+  }
+
+  std::uint64_t unsigned64(const json& v, const std::string& field) const {
+    if (!v.is_number_unsigned())
+      fail(field, "expected an integer from 0 to 18446744073709551615, got " + got(v));
+    return v.get<std::uint64_t>();
+  }
+
+  std::uint32_t u32(const json& v, const std::string& field) const {
+    return static_cast<std::uint32_t>(integer(v, field, 0, std::numeric_limits<std::uint32_t>::max()));
+  }
+
+  Duration time(const json& v, const std::string& field) const {
+    return Duration::from_ns(integer(v, field, -1, std::numeric_limits<std::int64_t>::max()));
+  }
+  Duration span(const json& v, const std::string& field) const {
+    return Duration::from_ns(integer(v, field, 0, std::numeric_limits<std::int64_t>::max()));
+  }
+
+  double number(const json& v, const std::string& field) const {
+    if (!v.is_number()) fail(field, "expected a number, got " + got(v));
+    return v.get<double>();
+  }
+
+  const json& array(const json& v, const std::string& field) const {
+    if (!v.is_array()) fail(field, "expected a list, got " + got(v));
+    return v;
+  }
+  const json& object(const json& v, const std::string& field) const {
+    if (!v.is_object()) fail(field, "expected an object, got " + got(v));
+    return v;
+  }
+
+ private:
+  const std::string& file_;
+};
+
+Outcome parse_outcome(const Reader& r, const json& v, const std::string& field) {
+  const std::string s = r.string(v, field);
+  for (Outcome o : {Outcome::succeeded, Outcome::failed, Outcome::evicted, Outcome::cancelled})
+    if (s == to_string(o)) return o;
+  r.fail(field, "expected succeeded, failed, evicted or cancelled, got " + Reader::got(v));
+}
+
+}  // namespace
+
+Trace read_trace_json(std::istream& in, const std::string& file) {
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw InputError({file, 0, 0}, "", "cannot read the trace");
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 2, column 3: syntax error while ..."
+    static const std::regex kAt(R"(at line (\d+), column (\d+): (.*))");
+    std::smatch m;
+    const std::string what = e.what();
+    if (std::regex_search(what, m, kAt))
+      throw InputError({file, std::stoi(m[1]), std::stoi(m[2])}, "", "not valid JSON: " + m[3].str());
+    throw InputError({file, 0, 0}, "", "not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
+  }
+  const Reader r(file);
+  r.object(doc, "the top level");
+  if (const std::string f = r.string(r.get(doc, "format", ""), "format"); f != "shardflow-trace")
+    r.fail("format", "expected \"shardflow-trace\", got " + Reader::got(doc["format"]));
+  if (const json& v = r.get(doc, "version", ""); v != 1)
+    r.fail("version", "this shardflow reads version 1, got " + Reader::got(v));
+  if (const std::string u = r.string(r.get(doc, "time_unit", ""), "time_unit"); u != "ns")
+    r.fail("time_unit", "expected \"ns\", got " + Reader::got(doc["time_unit"]));
+
+  Trace t;
+  t.backend = r.string(r.get(doc, "backend", ""), "backend");
+  t.scenario = r.string(r.get(doc, "scenario", ""), "scenario");
+  t.seed = r.unsigned64(r.get(doc, "seed", ""), "seed");
+  t.tasks_failed = r.unsigned64(r.get(doc, "tasks_failed", ""), "tasks_failed");
+
+  const json& steps = r.array(r.get(doc, "steps", ""), "steps");
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    t.steps.push_back(r.string(steps[i], "steps[" + std::to_string(i) + "]"));
+
+  const json& nodes = r.array(r.get(doc, "nodes", ""), "nodes");
+  t.nodes.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::string p = "nodes[" + std::to_string(i) + "]";
+    const json& n = r.object(nodes[i], p);
+    NodeRecord rec;
+    rec.name = r.string(r.get(n, "name", p), p + ".name");
+    rec.pool = r.string(r.get(n, "pool", p), p + ".pool");
+    rec.cpu =
+        r.integer(r.get(n, "cpu_milli", p), p + ".cpu_milli", 0, std::numeric_limits<std::int64_t>::max());
+    rec.memory = r.integer(r.get(n, "memory_bytes", p), p + ".memory_bytes", 0,
+                           std::numeric_limits<std::int64_t>::max());
+    rec.gpu = static_cast<int>(r.integer(r.get(n, "gpu", p), p + ".gpu", 0, std::numeric_limits<int>::max()));
+    rec.price_per_hour = r.number(r.get(n, "price_per_hour", p), p + ".price_per_hour");
+    rec.billed_from = r.time(r.get(n, "billed_from", p), p + ".billed_from");
+    rec.up = r.time(r.get(n, "up", p), p + ".up");
+    rec.down = r.time(r.get(n, "down", p), p + ".down");
+    t.nodes.push_back(std::move(rec));
+  }
+
+  const json& attempts = r.array(r.get(doc, "attempts", ""), "attempts");
+  t.attempts.reserve(attempts.size());
+  for (std::size_t i = 0; i < attempts.size(); ++i) {
+    const std::string p = "attempts[" + std::to_string(i) + "]";
+    const json& a = r.object(attempts[i], p);
+    AttemptRecord rec;
+    rec.task = r.u32(r.get(a, "task", p), p + ".task");
+    rec.step = r.u32(r.get(a, "step", p), p + ".step");
+    if (rec.step >= t.steps.size())
+      r.fail(p + ".step", std::to_string(rec.step) + " is not an index into steps (" +
+                              std::to_string(t.steps.size()) + " of them)");
+    rec.item = r.u32(r.get(a, "item", p), p + ".item");
+    rec.attempt = r.u32(r.get(a, "attempt", p), p + ".attempt");
+    rec.node = static_cast<std::int32_t>(
+        r.integer(r.get(a, "node", p), p + ".node", -1, std::numeric_limits<std::int32_t>::max()));
+    if (rec.node >= 0 && static_cast<std::size_t>(rec.node) >= t.nodes.size())
+      r.fail(p + ".node", std::to_string(rec.node) + " is not an index into nodes (" +
+                              std::to_string(t.nodes.size()) + " of them)");
+    rec.submitted = r.time(r.get(a, "submitted", p), p + ".submitted");
+    rec.scheduled = r.time(r.get(a, "scheduled", p), p + ".scheduled");
+    rec.started = r.time(r.get(a, "started", p), p + ".started");
+    rec.finished = r.time(r.get(a, "finished", p), p + ".finished");
+    rec.outcome = parse_outcome(r, r.get(a, "outcome", p), p + ".outcome");
+    rec.image_pull = r.span(r.get(a, "image_pull", p), p + ".image_pull");
+    rec.input_read = r.span(r.get(a, "input_read", p), p + ".input_read");
+    rec.output_write = r.span(r.get(a, "output_write", p), p + ".output_write");
+    if (const auto pod = a.find("pod"); pod != a.end()) {
+      rec.pod = static_cast<std::uint32_t>(t.pod_names.size());
+      t.pod_names.push_back(r.string(*pod, p + ".pod"));
+    }
+    if (const auto error = a.find("error"); error != a.end()) {
+      rec.error = static_cast<std::uint32_t>(t.errors.size());
+      t.errors.push_back(r.string(*error, p + ".error"));
+    }
+    t.attempts.push_back(rec);
+  }
+  return t;
+}
+
+}  // namespace shardflow

@@ -1,0 +1,87 @@
+// Calibration: fit the scenario's duration models to measured runs, so that the simulator predicts what
+// the machine or cluster really does.
+//
+// For each component step, every attempt that ran (started, then succeeded or failed; evicted and
+// cancelled attempts are left out: their run was cut short) gives one point: its run time
+// (finished - started - output_write), times the speed of its node's pool when the scenario has a pool
+// of that name (the model's run time is on a node of speed 1), against its input in GiB
+// (sample_input_bytes with the trace's seed: the size every backend used). Least squares then gives
+//   run = base + per_gib * input_GiB
+// (only `base`, the mean, when every input had the same size; a coefficient that comes out negative is
+// set to 0 and the other one refitted), and the noise sigma is the standard deviation of
+// log(run / fitted) (0 with fewer than 3 points or below 0.001), as in the model
+// run = (base + per_gib * GiB) * exp(sigma Z - sigma^2/2).
+//
+// The dispatch overhead, from placement to the main container's start, is the 10th percentile (nearest
+// rank) over all those attempts of started - scheduled - image_pull - input_read (started - submitted -
+// ... for an attempt without `scheduled`): queue waits, scheduler decisions, driver pods, pulls and
+// reads are modelled on their own, and what is left is what the simulator calls
+// `overheads.sandbox_start` (exactly, for a simulated trace).
+//
+//   std::vector<Trace> traces = {read_trace_json(in, "run1/trace.json")};
+//   CalibrationResult r = calibrate(scenario, plan, traces, {"run1/trace.json"});
+//   write_overlay_yaml(out, r);  // pipeline: {steps: [{name: ..., duration: {...}}]}, overheads: {...}
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/core/trace.hpp>
+#include <shardflow/core/units.hpp>
+
+namespace shardflow::planner {
+
+/// The fit of one component step.
+struct StepFit {
+  std::string path;            // the step's path in the plan ("train", "grp/inner")
+  std::uint64_t attempts = 0;  // points used; 0: nothing to fit (the step is left out of the overlay)
+  Duration base;               // fitted, rounded to the nanosecond
+  Duration per_gib;
+  double lognormal_sigma = 0;
+  double r_squared = 0;        // of the linear fit (1 when every point is fitted exactly)
+  bool sizes_vary = false;     // input sizes differed, so per_gib was fitted
+  double mean_measured_s = 0;  // mean run time of the points
+  double mean_fitted_s = 0;    // mean of base + per_gib * GiB over the same points
+  /// The scenario's step has stragglers: the measured runs include theirs, which the fit has taken
+  /// into base and sigma, so the overlay switches the model's off (`straggler: {p: 0}`) rather than
+  /// count them twice.
+  bool straggler_reset = false;
+};
+
+struct CalibrationResult {
+  std::string scenario;             // the scenario's name
+  std::vector<std::string> traces;  // where the traces came from, for the overlay's header
+  std::string command;              // the command that made it, for the header ("" to leave out)
+  std::vector<StepFit> steps;       // one per Plan step, in plan order
+  /// Fitted overheads.sandbox_start; none when no attempt ran.
+  std::optional<Duration> sandbox_start;
+  std::uint64_t dispatch_samples = 0;
+};
+
+/// Fits every component step of `plan` (unrolled from `scenario`) to the traces, which must come from
+/// runs of that scenario. `trace_names` (optional, one per trace) name the traces in errors and in the
+/// result. Throws InputError ("NAME: steps: ...") for a trace whose steps are not the plan's, or whose
+/// attempts name tasks that are not the plan's.
+CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const std::vector<Trace>& traces,
+                            const std::vector<std::string>& trace_names = {});
+
+/// The fit as a partial scenario, to lay over the scenario file (steps matched by name, groups nested as
+/// in the scenario):
+///   pipeline:
+///     steps:
+///       - name: train
+///         duration: {base: 1.234567891s, per_gib: 2.5s, noise: {lognormal_sigma: 0.05}}
+///   overheads: {sandbox_start: 120us}
+/// with a comment header naming the traces and the command. Steps without attempts are left out; a step
+/// whose scenario model has stragglers also gets `straggler: {p: 0}` (see StepFit::straggler_reset).
+void write_overlay_yaml(std::ostream& out, const CalibrationResult& result);
+
+/// A per-step table for people (step, attempts, base, per_gib, sigma, R^2, mean measured and fitted).
+void print_calibration(std::ostream& out, const CalibrationResult& result);
+
+}  // namespace shardflow::planner

@@ -1,6 +1,6 @@
 // The local backend's own cost, side by side with oneTBB doing the same empty work by hand.
 //
-//   BM_Backend_ParallelFor/N   one ParallelFor of N empty tasks (spin for 0 s, 1 CPU each) through
+//   BM_Backend_ParallelFor/N   one ParallelFor of N empty tasks (kernel `noop`, 1 CPU each) through
 //                              run_local on 2 cores, trace recording included
 //   BM_TaskGroup_ParallelFor/N the same N empty functions through a plain tbb::task_group
 //   BM_Backend_RandomDag/N     a random DAG of N empty tasks (up to 3 predecessors each among the 1,000
@@ -59,7 +59,7 @@ Scenario dag_scenario(std::uint32_t n) {
   std::string y = "name: dag\npipeline:\n  steps:\n";
   y.reserve(n * 80);
   for (std::uint32_t i = 0; i < n; ++i) {
-    y += "    - {name: t" + std::to_string(i) + ", kernel: {name: spin, seconds: 0s}";
+    y += "    - {name: t" + std::to_string(i) + ", kernel: {name: noop}";
     if (!preds[i].empty()) {
       y += ", after: [";
       for (std::size_t j = 0; j < preds[i].size(); ++j) y += (j ? ", t" : "t") + std::to_string(preds[i][j]);
@@ -81,7 +81,7 @@ void BM_Backend_ParallelFor(benchmark::State& state) {
   const auto n = static_cast<std::uint32_t>(state.range(0));
   const Scenario s = load_scenario_text(
       "name: pf\npipeline:\n  steps:\n    - {name: empty, parallel_for: {count: " + std::to_string(n) +
-          "}, kernel: {name: spin, seconds: 0s}}\n" + kCluster,
+          "}, kernel: {name: noop}}\n" + kCluster,
       "pf.yaml");
   const Plan plan = Plan::unroll(s.pipeline);
   for (auto _ : state) {

@@ -134,6 +134,7 @@ const std::vector<KernelInfo>& kernel_table() {
         {"holdout_item", ParamType::nonneg_int},
         {"noise", ParamType::nonneg_number},
         {"rows", ParamType::positive_int}}},
+      {"noop", {{"fail_attempts", ParamType::nonneg_int}}},
       {"ridge_solve",
        {{"fail_attempts", ParamType::nonneg_int},
         {"lambda", ParamType::nonneg_number},
@@ -899,6 +900,9 @@ bool kernel_blocks(const KernelSpec& k) {
 bool kernel_sleeps(const KernelSpec& k) {
   return k.name.empty() || k.name == "sleep";
 }
+bool kernel_is_noop(const KernelSpec& k) {
+  return k.name == "noop" && k.params.empty();
+}
 
 std::vector<std::string> kernel_names() {
   std::vector<std::string> out;
@@ -924,6 +928,7 @@ std::shared_ptr<const Value> run_kernel(const KernelSpec& kernel, const KernelCo
   if (name == "select_best") return run_select_best(ctx);
   if (name == "spin") return run_spin(kernel, ctx);
   if (name == "command") return run_command(ctx);
+  if (name == "noop") return nullptr;
   return run_sleep(ctx);
 }
 

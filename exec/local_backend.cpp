@@ -55,10 +55,15 @@ enum class How : std::uint8_t {
 
 struct StepInfo {
   How how = How::sleep;
+  bool noop = false;
   MilliCpu cpu = 0;
   ByteCount memory = 0;
   int threads = 1;
   std::uint32_t shape = 0;  // index of its (cpu, memory) request among the plan's distinct ones
+  // A duration model without randomness or input dependence samples `base` for every attempt: kept here
+  // so that a task of such a step never reads its (large, cold) Component.
+  bool fixed = false;
+  double base_ns = 0;
 };
 
 // Attempts waiting for CPU and memory, one FIFO per distinct request: when the oldest of a shape does
@@ -82,19 +87,24 @@ struct Completion {
   bool ok = false;
   std::string error;
   std::shared_ptr<const Value> value;
-  std::int64_t at = 0;
+  std::int64_t started = -1;  // when the kernel began (-1: the attempt never ran: a sleep's timer)
+  std::int64_t at = 0;        // when it ended
 };
 
 // What a launched attempt needs, built under the lock and handed to the thread that runs it.
 struct Job {
   std::uint32_t attempt = 0;
-  AttemptRecord* record = nullptr;  // stable (a deque): the runner writes `started` without the lock
   const KernelSpec* kernel = nullptr;
   int threads = 1;
+  bool noop = false;  // a `noop` kernel: nothing to call
+  bool cpu = false;   // runs on the arena's workers (else on its own thread)
   KernelContext ctx;
 };
 
 thread_local bool t_in_arena = false;  // this thread runs a task of the run's arena
+// A CPU job launched by the pump this worker just ran: it runs it next itself, without a spawn (a chain
+// of tasks that each free the CPU the next one needs stays on one thread, as a continuation would).
+thread_local std::shared_ptr<Job>* t_next = nullptr;
 
 class LocalRun {
  public:
@@ -114,6 +124,11 @@ class LocalRun {
       const Component& c = s.component;
       StepInfo info;
       info.how = kernel_sleeps(c.kernel) ? How::sleep : kernel_blocks(c.kernel) ? How::blocking : How::cpu;
+      info.noop = kernel_is_noop(c.kernel);
+      const DurationModel& m = c.duration;
+      info.fixed =
+          m.lognormal_sigma <= 0 && m.straggler_p <= 0 && c.failure.p <= 0 && m.per_gib == Duration::zero();
+      info.base_ns = static_cast<double>(m.base.ns());
       info.cpu = c.resources.cpu;
       info.memory = c.resources.memory;
       info.threads = static_cast<int>(std::clamp<MilliCpu>((c.resources.cpu + 999) / 1000, 1, cores_));
@@ -125,6 +140,8 @@ class LocalRun {
       steps_.push_back(info);
     }
     results_.resize(plan_.size());
+    attempts_.reserve(plan_.task_count() + plan_.task_count() / 8 + 16);
+    samples_.reserve(attempts_.capacity());
     free_cpu_ = static_cast<MilliCpu>(cores_) * 1000;
     free_memory_ = memory_;
     out_dir_ = lo_.out_dir.empty() ? std::filesystem::path("shardflow-commands") : lo_.out_dir;
@@ -136,14 +153,14 @@ class LocalRun {
   void on_resolved(TaskId /*t*/) {}
   void on_all_resolved() {
     all_done_ = true;
-    end_ = now_ns();
+    end_ = stamp_;
   }
 
   LocalResult run() {
     t0_ = Clock::now();
     std::unique_lock<std::mutex> lock(mu_);
     exec_.start();
-    pump();
+    pump(0);
     while (true) {
       if (!stopping_ && ((opt_.stop != nullptr && opt_.stop->load()) || now_ns() >= opt_.horizon.ns()))
         begin_stop();
@@ -152,7 +169,8 @@ class LocalRun {
         cv_.wait(lock);
         continue;
       }
-      std::int64_t now = now_ns();
+      const std::int64_t now = now_ns();
+      stamp_ = now;
       bool fired = false;
       while (!timers_.empty() && timers_.top().at <= now) {
         const Timer tm = timers_.top();
@@ -161,10 +179,10 @@ class LocalRun {
         if (tm.retry)
           create_attempt(tm.id);
         else
-          completions_.push_back({tm.id, true, {}, nullptr, now});
+          completions_.push_back({tm.id, true, {}, nullptr, -1, now});
       }
       if (fired) {
-        pump();
+        pump(now);
         continue;
       }
       // Sleep until the next timer, a change (cv_), or 50 ms to look at the stop token again.
@@ -187,20 +205,19 @@ class LocalRun {
   void emit(TaskEvent::Kind kind, std::uint32_t a, bool final = false) {
     if (obs_ == nullptr) return;
     const AttemptRecord& r = attempts_[a];
-    obs_->on_event({kind, r.task, r.attempt, final, SimTime::from_ns(now_ns())});
+    obs_->on_event({kind, r.task, r.attempt, final, SimTime::from_ns(stamp_)});
   }
 
   void create_attempt(TaskId t) {
     const auto a = static_cast<std::uint32_t>(attempts_.size());
     const std::uint32_t attempt = exec_.next_attempt(t);
-    const Component& c = plan_.steps()[plan_.step_of(t)].component;
     attempts_.push_back(AttemptRecord{.task = t,
                                       .step = plan_.step_of(t),
                                       .item = plan_.item(t),
                                       .attempt = attempt,
                                       .node = -1,
                                       .pod = kNoPod,
-                                      .submitted = SimTime::from_ns(now_ns()),
+                                      .submitted = SimTime::from_ns(stamp_),
                                       .scheduled = kNever,
                                       .started = kNever,
                                       .finished = kNever,
@@ -208,15 +225,20 @@ class LocalRun {
                                       .image_pull = Duration::zero(),
                                       .input_read = Duration::zero(),
                                       .output_write = Duration::zero()});
-    samples_.push_back(sample_attempt(c, plan_, t, attempt, opt_.seed));
+    const StepInfo& info = steps_[plan_.step_of(t)];
+    samples_.push_back(
+        info.fixed ? AttemptSample{info.base_ns, false}
+                   : sample_attempt(plan_.steps()[plan_.step_of(t)].component, plan_, t, attempt, opt_.seed));
     shapes_[steps_[plan_.step_of(t)].shape].queue.push_back(a);
     emit(TaskEvent::Kind::admitted, a);
   }
 
-  // Everything that follows from what just happened, without recursion: finished attempts release
-  // their successors, ready tasks are admitted (in id order, as the simulator admits the tasks that
-  // became ready at one instant), admitted attempts are launched while their requests fit.
-  void pump() {
+  // Everything that follows from what just happened at `now`, without recursion: finished attempts
+  // release their successors, ready tasks are admitted (in id order, as the simulator admits the tasks
+  // that became ready at one instant), admitted attempts are launched while their requests fit. What
+  // it records is stamped `now`: one clock reading per pump, not one per record.
+  void pump(std::int64_t now) {
+    stamp_ = now;
     for (;;) {
       bool moved = false;
       if (!completions_.empty()) {
@@ -263,7 +285,7 @@ class LocalRun {
     const StepInfo& info = steps_[r.step];
     free_cpu_ -= info.cpu;
     free_memory_ -= info.memory;
-    const std::int64_t now = now_ns();
+    const std::int64_t now = stamp_;
     r.node = 0;
     r.scheduled = SimTime::from_ns(now);
     const double run_ns = samples_[a].run_ns * lo_.time_scale;
@@ -272,7 +294,7 @@ class LocalRun {
       emit(TaskEvent::Kind::started, a);
       const Duration d = delay_from_ns(run_ns);
       if (d == Duration::zero())
-        completions_.push_back({a, true, {}, nullptr, now});
+        completions_.push_back({a, true, {}, nullptr, -1, now});
       else
         timers_.push({now + d.ns(), timer_seq_++, a, false});
       cv_.notify_all();  // the timer loop may need to wake earlier
@@ -280,9 +302,10 @@ class LocalRun {
     }
     auto job = std::make_shared<Job>();
     job->attempt = a;
-    job->record = &r;
     job->kernel = &plan_.steps()[r.step].component.kernel;
     job->threads = info.threads;
+    job->noop = info.noop;
+    job->cpu = info.how == How::cpu;
     KernelContext& ctx = job->ctx;
     ctx.scenario = &sc_;
     ctx.plan = &plan_;
@@ -293,46 +316,77 @@ class LocalRun {
     ctx.run_seconds = run_ns * 1e-9;
     ctx.threads = info.threads;
     ctx.stop = &cancel_;
-    ctx.out_dir = out_dir_;
+    if (info.how == How::blocking) ctx.out_dir = out_dir_;
     gather_upstream(r.task, ctx.upstream);
     emit(TaskEvent::Kind::started, a);
     ++in_flight_;
     if (info.how == How::blocking) {
-      threads_.emplace_back([this, job] { run_job(*job); });
+      threads_.emplace_back([this, job] { run_jobs(job); });
+    } else if (t_in_arena && t_next != nullptr && !*t_next) {
+      *t_next = std::move(job);
     } else if (t_in_arena) {
-      tg_.run([this, job] { run_job(*job); });
+      tg_.run([this, job] { run_jobs(job); });
     } else {
-      arena_.enqueue(tg_.defer([this, job] { run_job(*job); }));
+      arena_.enqueue(tg_.defer([this, job] { run_jobs(job); }));
     }
   }
 
-  // The results of the tasks t depends on; a join stands for its predecessors.
+  // The results of the tasks t depends on, in id order; a join stands for its predecessors.
   void gather_upstream(TaskId t, std::vector<std::shared_ptr<const Value>>& out) {
-    std::vector<TaskId> stack(plan_.preds(t).begin(), plan_.preds(t).end());
-    std::vector<TaskId> tasks;
-    while (!stack.empty()) {
-      const TaskId p = stack.back();
-      stack.pop_back();
-      if (plan_.is_join(p))
-        stack.insert(stack.end(), plan_.preds(p).begin(), plan_.preds(p).end());
-      else
-        tasks.push_back(p);
+    const auto preds = plan_.preds(t);
+    if (preds.empty()) return;
+    if (std::none_of(preds.begin(), preds.end(), [&](TaskId p) { return plan_.is_join(p); })) {
+      out.reserve(preds.size());  // ids are sorted already
+      for (TaskId p : preds) out.push_back(results_[p]);
+      return;
     }
-    std::sort(tasks.begin(), tasks.end());
-    tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
-    out.reserve(tasks.size());
-    for (TaskId p : tasks) out.push_back(results_[p]);
+    stack_.assign(preds.begin(), preds.end());
+    gathered_.clear();
+    while (!stack_.empty()) {
+      const TaskId p = stack_.back();
+      stack_.pop_back();
+      if (plan_.is_join(p))
+        stack_.insert(stack_.end(), plan_.preds(p).begin(), plan_.preds(p).end());
+      else
+        gathered_.push_back(p);
+    }
+    std::sort(gathered_.begin(), gathered_.end());
+    gathered_.erase(std::unique(gathered_.begin(), gathered_.end()), gathered_.end());
+    out.reserve(gathered_.size());
+    for (TaskId p : gathered_) out.push_back(results_[p]);
   }
 
-  // On a worker (or the job's own thread): run the kernel, then report back under the lock.
-  void run_job(Job& job) {
+  // On a worker (or a blocking job's own thread): run the job's kernel, report back under the lock, then
+  // run the job that report launched for this thread, if any.
+  void run_jobs(std::shared_ptr<Job> job) {
     const bool was_in_arena = t_in_arena;
-    t_in_arena = job.kernel != nullptr && steps_[job.record->step].how == How::cpu;
-    job.record->started = SimTime::from_ns(now_ns());
+    std::shared_ptr<Job>* const was_next = t_next;
+    std::shared_ptr<Job> next;
+    const bool cpu = job->cpu;
+    t_in_arena = cpu;
+    t_next = cpu ? &next : nullptr;
+    while (job) {
+      Completion c = run_kernel_of(*job);
+      const std::lock_guard<std::mutex> lock(mu_);
+      completions_.push_back(std::move(c));
+      pump(completions_.back().at);
+      --in_flight_;
+      if (in_flight_ == 0 || all_done_) cv_.notify_all();
+      job = std::move(next);
+      next.reset();
+    }
+    t_in_arena = was_in_arena;
+    t_next = was_next;
+  }
+
+  Completion run_kernel_of(Job& job) {
     Completion c;
     c.attempt = job.attempt;
+    c.started = now_ns();
     try {
-      if (job.threads > 1) {
+      if (job.noop) {
+        // nothing to run
+      } else if (job.threads > 1) {
         tbb::task_arena inner(job.threads);
         inner.execute([&] { c.value = run_kernel(*job.kernel, job.ctx); });
       } else {
@@ -345,13 +399,7 @@ class LocalRun {
       c.error = "the kernel threw something that is not a std::exception";
     }
     c.at = now_ns();
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      completions_.push_back(std::move(c));
-      pump();
-      if (--in_flight_ == 0) cv_.notify_all();
-    }
-    t_in_arena = was_in_arena;
+    return c;
   }
 
   void set_error(AttemptRecord& r, const std::string& text) {
@@ -364,6 +412,7 @@ class LocalRun {
     const StepInfo& info = steps_[r.step];
     free_cpu_ += info.cpu;
     free_memory_ += info.memory;
+    if (c.started >= 0) r.started = SimTime::from_ns(c.started);
     r.finished = SimTime::from_ns(c.at);
     if (stopping_) {
       r.outcome = Outcome::cancelled;
@@ -436,7 +485,7 @@ class LocalRun {
     node.billed_from = SimTime::zero();
     node.down = SimTime::from_ns(end_);
     trace.nodes.push_back(node);
-    trace.attempts.assign(attempts_.begin(), attempts_.end());
+    trace.attempts = std::move(attempts_);
     for (AttemptRecord& r : trace.attempts) {
       if (r.finished == kNever) {  // cannot happen once every runner has reported; keep the trace sane
         r.finished = SimTime::from_ns(end_);
@@ -445,7 +494,7 @@ class LocalRun {
     }
     trace.errors = std::move(errors_);
     trace.tasks_failed = exec_.tasks_failed() + exec_.unfinished_tasks();
-    for (const std::string& step : trace.steps) trace.pod_prefixes.push_back(pod_name_prefix(step));
+    // No pod names: the local backend runs tasks, not pods.
     for (TaskId t = 0; t < plan_.size(); ++t)
       if (!plan_.is_join(t) && plan_.succs(t).empty() && results_[t])
         result.outputs.emplace_back(t, results_[t]);
@@ -472,11 +521,12 @@ class LocalRun {
   bool stopping_ = false;
   std::atomic<bool> cancel_{false};
 
-  std::deque<AttemptRecord> attempts_;  // stable addresses: runners write `started` without the lock
+  std::vector<AttemptRecord> attempts_;  // written under mu_ only
   std::vector<AttemptSample> samples_;
   std::vector<std::string> errors_;
   std::vector<std::shared_ptr<const Value>> results_;
-  std::vector<TaskId> ready_, admitting_;
+  std::vector<TaskId> ready_, admitting_, stack_, gathered_;
+  std::int64_t stamp_ = 0;  // the time of what the current pump records
   std::vector<Completion> completions_, done_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::uint64_t timer_seq_ = 0;
@@ -493,27 +543,27 @@ class LocalRun {
 void check_fits(const std::vector<Step>& steps, const std::string& field, int cores, ByteCount memory) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
-    const std::string here = field + "[" + std::to_string(i) + "]";
+    const auto here = [&] { return field + "[" + std::to_string(i) + "]"; };
     if (s.is_group()) {
-      check_fits(s.steps, here + ".steps", cores, memory);
+      check_fits(s.steps, here() + ".steps", cores, memory);
       continue;
     }
     const Resources& r = s.component.resources;
+    if (r.cpu <= static_cast<MilliCpu>(cores) * 1000 && r.memory <= memory && r.gpu == 0) continue;
     const std::string machine =
         "this machine (--cores " + std::to_string(cores) + ", --memory " + format_bytes(memory) + ")";
     if (r.cpu > static_cast<MilliCpu>(cores) * 1000)
-      throw InputError(s.where, here + ".resources.cpu",
+      throw InputError(s.where, here() + ".resources.cpu",
                        "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, more than " + machine +
                            " has; lower it with --set or run with a larger --cores");
     if (r.memory > memory)
-      throw InputError(s.where, here + ".resources.memory",
+      throw InputError(s.where, here() + ".resources.memory",
                        "step " + s.name + " asks for " + format_bytes(r.memory) + " of memory, more than " +
                            machine + " has; lower it with --set or run with a larger --memory");
-    if (r.gpu > 0)
-      throw InputError(s.where, here + ".resources.gpu",
-                       "step " + s.name + " asks for " + std::to_string(r.gpu) +
-                           " GPU(s); the local backend has none (set resources.gpu to 0 with --set or an "
-                           "overlay to run it on CPUs)");
+    throw InputError(s.where, here() + ".resources.gpu",
+                     "step " + s.name + " asks for " + std::to_string(r.gpu) +
+                         " GPU(s); the local backend has none (set resources.gpu to 0 with --set or an "
+                         "overlay to run it on CPUs)");
   }
 }
 

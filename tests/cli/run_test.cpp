@@ -1,4 +1,5 @@
 // `shardflow run`: one command for every backend, the same files, clear errors before any work.
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -111,4 +112,74 @@ TEST_CASE("cli: run rejects a bad --memory and an unknown --backend", "[cli]") {
   const Result b = run("run scenarios/argo-parallelism-limit.yaml --backend cloud");
   CHECK(b.status == 2);
   CHECK(b.err.find("--backend") != std::string::npos);
+}
+
+TEST_CASE("cli: run --backend local reports bad kernels, commands and overlays before any work", "[cli]") {
+  const fs::path dir = scratch("bad-local");
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const std::string head = "name: bad\npipeline:\n  steps:\n    - name: s\n";
+  const std::string tail = "cluster:\n  node_pools: [{name: n, cpu: 2, memory: 4Gi, count: 1}]\n";
+  struct Case {
+    std::string step;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"      kernel: {name: shard_stat, rows: 10}\n",
+       ":5:15: pipeline.steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
+       "\"shard_stats\"?)\n"},
+      {"      kernel: {name: shard_stats, rows: many}\n",
+       ":5:41: pipeline.steps[0].kernel.rows: expected an integer >= 1, got \"many\"\n"},
+      {"      kernel: {name: command}\n      command: [no-such-program-here, x]\n",
+       ":5:15: pipeline.steps[0].kernel: command \"no-such-program-here\" not found on PATH\n"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO(cases[i].step);
+    const std::string file = write("s" + std::to_string(i) + ".yaml", head + cases[i].step + tail);
+    const fs::path out = dir / ("out" + std::to_string(i));
+    const Result r = run("run '" + file + "' --backend local --out '" + out.string() + "'");
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == file + cases[i].error);
+    CHECK(!fs::exists(out));  // nothing ran, nothing was written
+  }
+  const std::string ok = write("ok.yaml", head + "      kernel: {name: noop}\n" + tail);
+  const std::string overlay =
+      write("overlay.yaml", "pipeline:\n  steps:\n    - {name: s, kernal: {name: spin}}\n");
+  const Result r = run("run '" + ok + "' --backend local --overlay '" + overlay + "' --out '" +
+                       (dir / "out-overlay").string() + "'");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        overlay + ":3:17: pipeline.steps[0].kernal: unknown key \"kernal\" (did you mean \"kernel\"?)\n");
+  CHECK(!fs::exists(dir / "out-overlay"));
+}
+
+TEST_CASE("cli: Ctrl-C stops a local run cleanly: exit 130, the partial trace written", "[cli]") {
+  const fs::path dir = scratch("interrupt");
+  std::ofstream(dir / "long.yaml") << "name: long\npipeline:\n  steps:\n"
+                                      "    - {name: spin, parallel_for: {count: 6}, kernel: {name: spin, "
+                                      "seconds: 60s}}\n"
+                                      "cluster:\n  node_pools: [{name: n, cpu: 2, memory: 4Gi, count: 1}]\n";
+  const std::string cmd = "cd '" + std::string(SHARDFLOW_SOURCE_DIR) + "' && { '" + SHARDFLOW_EXE +
+                          "' run '" + (dir / "long.yaml").string() + "' --backend local --cores 2 --out '" +
+                          (dir / "out").string() + "' >'" + (dir / "stdout").string() +
+                          "' 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo $? >'" +
+                          (dir / "status").string() + "'; }";
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(std::system(cmd.c_str()) == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));
+  CHECK(slurp(dir / "status") == "130\n");
+  const std::string out = slurp(dir / "stdout");
+  CHECK(out.find("interrupted: what had not finished is recorded as cancelled") != std::string::npos);
+  const auto trace = nlohmann::json::parse(slurp(dir / "out" / "trace.json"));
+  REQUIRE(trace["attempts"].size() == 6);
+  int started = 0;
+  for (const auto& a : trace["attempts"]) {
+    CHECK(a["outcome"] == "cancelled");
+    started += a["started"].get<std::int64_t>() >= 0 ? 1 : 0;
+  }
+  CHECK(started == 2);
+  CHECK(trace["tasks_failed"] == 6);
 }

@@ -369,7 +369,7 @@ TEST_CASE("Kernels: check_kernels names the place and the field of every problem
   CHECK(
       check_error(step("        name: x\n")) ==
       "t.yaml:9:9: pipeline.steps[0].kernel.name: unknown kernel \"x\" (the kernels are: aggregate, command, "
-      "evaluate, ridge_solve, select_best, shard_stats, sleep, spin)");
+      "evaluate, noop, ridge_solve, select_best, shard_stats, sleep, spin)");
   CHECK(check_error(step("        name: shard_stats\n"
                          "        rowz: 10\n")) ==
         "t.yaml:10:15: pipeline.steps[0].kernel.rowz: unknown parameter \"rowz\" for kernel shard_stats "
@@ -541,8 +541,10 @@ TEST_CASE("Kernels: item_json, kernel_blocks, kernel_sleeps, kernel_names", "[ex
   k.name = "spin";
   CHECK_FALSE(kernel_blocks(k));
   CHECK_FALSE(kernel_sleeps(k));
-  CHECK(kernel_names() == std::vector<std::string>{"aggregate", "command", "evaluate", "ridge_solve",
+  CHECK(kernel_names() == std::vector<std::string>{"aggregate", "command", "evaluate", "noop", "ridge_solve",
                                                    "select_best", "shard_stats", "sleep", "spin"});
+  CHECK(kernel_is_noop(KernelSpec{"noop", {}, {}, {}, {}}));
+  CHECK(!kernel_is_noop(KernelSpec{"noop", {{"fail_attempts", "1"}}, {}, {}, {}}));
 }
 
 TEST_CASE("Kernels: command fills in placeholders, writes its output to files, reports failures", "[exec]") {

@@ -8,6 +8,7 @@
 //   evaluate     the held-out mean squared error of every upstream model, on a held-out shard
 //   select_best  the model with the lowest held-out error
 //   spin         CPU work for the attempt's sampled duration (a calibrated loop)
+//   noop         nothing at all (DAG shapes, and measuring the backend's own cost per task)
 //   command      run the step's `command` (no shell), {{item}}, {{item.index}}, {{item.KEY}} filled in
 //   sleep        wait for the sampled duration, like a task waiting on I/O (also: a step with no kernel);
 //                the backend runs it on a timer, not here
@@ -110,6 +111,8 @@ std::string item_json(const Plan& plan, TaskId t);
 bool kernel_blocks(const KernelSpec& k);
 /// Whether the kernel is `sleep` (or none): the backend waits on a timer instead of calling run_kernel.
 bool kernel_sleeps(const KernelSpec& k);
+/// Whether the kernel is `noop` without parameters: a CPU worker runs the task, calling nothing.
+bool kernel_is_noop(const KernelSpec& k);
 
 /// Checks every component's kernel: a known name, parameters of the right type and range, a command
 /// whose program exists. Throws InputError at the parameter (file:line:col, field) for the first problem.

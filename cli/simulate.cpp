@@ -231,8 +231,8 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
   cmd->add_option("--memory", args.memory_text,
                   "local: memory capacity, e.g. 8Gi (default: this machine's physical memory)");
   cmd->add_option("--time-scale", args.time_scale,
-                  "local: multiply the sampled run times that `sleep` and `spin` kernels use (0.001 runs a "
-                  "1-hour step in 3.6 s)")
+                  "local: model time to real time: multiplies the sampled run times that `sleep` and `spin` "
+                  "kernels use and the retry backoffs (0.001 runs a step modelled as 1 hour in 3.6 s)")
       ->check(CLI::PositiveNumber);
   cmd->footer(
       "Examples:\n"

@@ -442,7 +442,9 @@ class LocalRun {
     set_error(r, c.error);
     const auto delay = exec_.attempt_failed(t);
     emit(TaskEvent::Kind::failed, c.attempt, !delay);
-    if (delay) timers_.push({c.at + delay->ns(), timer_seq_++, t, true});
+    if (delay)
+      timers_.push({c.at + delay_from_ns(static_cast<double>(delay->ns()) * lo_.time_scale).ns(), timer_seq_++, t,
+                    true});
     cv_.notify_all();
   }
 

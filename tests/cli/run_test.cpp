@@ -183,3 +183,34 @@ TEST_CASE("cli: Ctrl-C stops a local run cleanly: exit 130, the partial trace wr
   CHECK(started == 2);
   CHECK(trace["tasks_failed"] == 6);
 }
+
+TEST_CASE("cli: every seed scenario runs for real at its documented local scale", "[cli][slow]") {
+  struct Case {
+    std::string args;
+    std::string expect;  // a line the run prints
+  };
+  const std::vector<Case> cases = {
+      {"scenarios/shard-preprocess-train.yaml --overlay scenarios/local-overlays/shard-preprocess-train.yaml "
+       "--time-scale 0.001",
+       "ran shard-preprocess-train (seed 42): 104 tasks, 105 attempts on 2 cores"},
+      {"scenarios/hyperparameter-sweep.yaml --overlay scenarios/local-overlays/hyperparameter-sweep.yaml "
+       "--time-scale 0.001",
+       "  result       chose lambda "},
+      {"scenarios/regional-evaluation.yaml --overlay scenarios/local-overlays/regional-evaluation.yaml "
+       "--time-scale 0.001",
+       "ran regional-evaluation (seed 2024): 307 tasks, 308 attempts on 2 cores"},
+      {"scenarios/argo-parallelism-limit.yaml --time-scale 0.05", "tasks failed 0"},
+      {"scenarios/argo-parallelism-nested-dag.yaml --time-scale 0.05", "tasks failed 0"},
+      {"scenarios/local-ridge.yaml", "  result       chose lambda "},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Result r =
+        run("run " + c.args + " --backend local --cores 2 --out '" + scratch("seed-local").string() + "'");
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out.find(c.expect) != std::string::npos);
+  }
+}

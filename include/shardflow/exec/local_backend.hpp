@@ -34,7 +34,9 @@ namespace shardflow::exec {
 struct LocalOptions {
   int cores = 0;          // CPU capacity in cores; 0: the CPUs this process may use
   ByteCount memory = 0;   // memory capacity; 0: this machine's physical memory
-  double time_scale = 1;  // multiplies the sampled run times that sleep and spin use
+  /// Model time to real time: multiplies the sampled run times that sleep and spin use, and the retry
+  /// backoffs (0.001 runs a step modelled as 1 hour in 3.6 s).
+  double time_scale = 1;
   /// Where `command` kernels write their stdout and stderr (made when needed); empty: the current
   /// directory's `shardflow-commands/`.
   std::filesystem::path out_dir;

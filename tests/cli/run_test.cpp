@@ -11,46 +11,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli_helpers.hpp"
+
 namespace fs = std::filesystem;
-
-namespace {
-
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path dir = fs::path(SHARDFLOW_BINARY_DIR) / "test-scratch" / "cli" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Runs `shardflow ARGS` from the source directory (so scenario paths read as a user types them). Each run
-// gets its own output files: CTest runs these test cases in parallel processes.
-Result run(const std::string& args) {
-  static int runs = 0;
-  const fs::path dir = scratch("backend-run-" + std::to_string(getpid()) + "-" + std::to_string(++runs));
-  const std::string cmd = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && '" + SHARDFLOW_EXE + "' " +
-                          args + " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
-  const int raw = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  return r;
-}
-
-}  // namespace
+using namespace shardflow::clitest;
 
 TEST_CASE("cli: run --backend sim writes what simulate writes", "[cli]") {
   const fs::path a = scratch("run-sim-a"), b = scratch("run-sim-b");

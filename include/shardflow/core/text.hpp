@@ -1,0 +1,17 @@
+// Small text helpers for messages about a user's input, shared by everything that reports bad input.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace shardflow {
+
+/// A user's value for a message: in double quotes, `"` and `\` escaped, control characters as \xNN, cut
+/// after 60 characters with "...".
+std::string quote(std::string_view s);
+
+/// Levenshtein distance, for "did you mean ...?" suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+}  // namespace shardflow

@@ -238,7 +238,7 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
       "Examples:\n"
       "  shardflow run scenarios/local-ridge.yaml --backend local --cores 2\n"
       "  shardflow run scenarios/shard-preprocess-train.yaml --backend local \\\n"
-      "      --overlay scenarios/local/shard-preprocess-train.yaml --time-scale 0.001\n"
+      "      --overlay scenarios/local-overlays/shard-preprocess-train.yaml --time-scale 0.001\n"
       "  shardflow run scenarios/shard-preprocess-train.yaml            # = shardflow simulate\n"
       "The local backend honours dependencies, every parallelism limit and the CPU and memory requests\n"
       "against --cores and --memory; a task larger than that is an error before anything runs (exit 2).\n"
@@ -264,6 +264,15 @@ int run_simulate(const SimulateArgs& args) {
       throw InputError({"--memory " + args.memory_text, 0, 0}, "", e.what());
     }
     if (lo.memory <= 0) throw InputError({"--memory " + args.memory_text, 0, 0}, "", "must be more than 0");
+  }
+  if (args.backend != "local") {
+    const char* flag = args.cores != 0             ? "--cores"
+                       : !args.memory_text.empty() ? "--memory"
+                       : args.time_scale != 1      ? "--time-scale"
+                                                   : nullptr;
+    if (flag != nullptr)
+      throw InputError({std::string(flag), 0, 0}, "",
+                       "applies to --backend local only (this run uses --backend " + args.backend + ")");
   }
   std::unique_ptr<Backend> backend;
   if (args.backend == "sim") {

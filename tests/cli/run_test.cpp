@@ -73,6 +73,9 @@ TEST_CASE("cli: run rejects a bad --memory and an unknown --backend", "[cli]") {
   const Result m = run("run scenarios/argo-parallelism-limit.yaml --backend local --memory lots");
   CHECK(m.status == 2);
   CHECK(m.err.rfind("--memory lots: ", 0) == 0);
+  const Result c = run("run scenarios/argo-parallelism-limit.yaml --cores 2");
+  CHECK(c.status == 2);
+  CHECK(c.err == "--cores: applies to --backend local only (this run uses --backend sim)\n");
   const Result b = run("run scenarios/argo-parallelism-limit.yaml --backend cloud");
   CHECK(b.status == 2);
   CHECK(b.err.find("--backend") != std::string::npos);

@@ -300,24 +300,26 @@ class LocalRun {
       cv_.notify_all();  // the timer loop may need to wake earlier
       return;
     }
-    auto job = std::make_shared<Job>();
+    std::shared_ptr<Job> job = take_job();
     job->attempt = a;
     job->kernel = &plan_.steps()[r.step].component.kernel;
     job->threads = info.threads;
     job->noop = info.noop;
     job->cpu = info.how == How::cpu;
-    KernelContext& ctx = job->ctx;
-    ctx.scenario = &sc_;
-    ctx.plan = &plan_;
-    ctx.task = r.task;
-    ctx.attempt = r.attempt;
-    ctx.seed = opt_.seed;
-    ctx.input_bytes = sample_input_bytes(plan_, r.task, opt_.seed);
-    ctx.run_seconds = run_ns * 1e-9;
-    ctx.threads = info.threads;
-    ctx.stop = &cancel_;
-    if (info.how == How::blocking) ctx.out_dir = out_dir_;
-    gather_upstream(r.task, ctx.upstream);
+    if (!info.noop) {  // a noop reads nothing: its context is not built
+      KernelContext& ctx = job->ctx;
+      ctx.scenario = &sc_;
+      ctx.plan = &plan_;
+      ctx.task = r.task;
+      ctx.attempt = r.attempt;
+      ctx.seed = opt_.seed;
+      ctx.input_bytes = sample_input_bytes(plan_, r.task, opt_.seed);
+      ctx.run_seconds = run_ns * 1e-9;
+      ctx.threads = info.threads;
+      ctx.stop = &cancel_;
+      if (info.how == How::blocking) ctx.out_dir = out_dir_;
+      gather_upstream(r.task, ctx.upstream);
+    }
     emit(TaskEvent::Kind::started, a);
     ++in_flight_;
     if (info.how == How::blocking) {
@@ -329,6 +331,20 @@ class LocalRun {
     } else {
       arena_.enqueue(tg_.defer([this, job] { run_jobs(job); }));
     }
+  }
+
+  // Jobs are recycled (under mu_): a run of a million tasks allocates a handful of them, not a million.
+  std::shared_ptr<Job> take_job() {
+    if (free_jobs_.empty()) return std::make_shared<Job>();
+    std::shared_ptr<Job> job = std::move(free_jobs_.back());
+    free_jobs_.pop_back();
+    return job;
+  }
+  void recycle(std::shared_ptr<Job> job) {
+    if (job.use_count() != 1) return;  // a spawned task may still hold a copy
+    job->ctx.upstream.clear();
+    job->ctx.out_dir.clear();
+    free_jobs_.push_back(std::move(job));
   }
 
   // The results of the tasks t depends on, in id order; a join stands for its predecessors.
@@ -372,6 +388,7 @@ class LocalRun {
       pump(completions_.back().at);
       --in_flight_;
       if (in_flight_ == 0 || all_done_) cv_.notify_all();
+      recycle(std::move(job));
       job = std::move(next);
       next.reset();
     }
@@ -443,8 +460,8 @@ class LocalRun {
     const auto delay = exec_.attempt_failed(t);
     emit(TaskEvent::Kind::failed, c.attempt, !delay);
     if (delay)
-      timers_.push({c.at + delay_from_ns(static_cast<double>(delay->ns()) * lo_.time_scale).ns(), timer_seq_++, t,
-                    true});
+      timers_.push({c.at + delay_from_ns(static_cast<double>(delay->ns()) * lo_.time_scale).ns(),
+                    timer_seq_++, t, true});
     cv_.notify_all();
   }
 
@@ -528,6 +545,7 @@ class LocalRun {
   std::vector<std::string> errors_;
   std::vector<std::shared_ptr<const Value>> results_;
   std::vector<TaskId> ready_, admitting_, stack_, gathered_;
+  std::vector<std::shared_ptr<Job>> free_jobs_;
   std::int64_t stamp_ = 0;  // the time of what the current pump records
   std::vector<Completion> completions_, done_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;

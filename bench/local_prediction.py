@@ -13,6 +13,7 @@ import sys
 BIN = "build/release/shardflow"
 OUT = "out/local-prediction"
 CORES = 2
+QUIET = 0.25  # background cores above which a run is left out of the calibration and the median
 
 # name, file, shape, A (calibration run) and B (predicted run): seed and --set changes; extra run options.
 CASES = [
@@ -108,8 +109,12 @@ def do_case(c, runs):
         print(f"  {name}: run {i}: A {makespan(a_dirs[-1]):.3f} s (background {r['a_bg'][-1]:.2f} cores), "
               f"B {makespan(b_dirs[-1]):.3f} s (background {r['b_bg'][-1]:.2f} cores)", file=sys.stderr)
     r["loads"].append(load())
+    # Runs during which other processes kept more than QUIET cores busy measure the machine, not the
+    # pipeline: calibrate on, and compare with, the quiet runs (all of them when none was quiet).
+    quiet_a = [d for d, bg in zip(a_dirs, r["a_bg"]) if bg <= QUIET] or a_dirs
+    quiet_b = [k for k, bg in enumerate(r["b_bg"]) if bg <= QUIET] or list(range(len(b_dirs)))
     fitted = os.path.join(base, "fitted.yaml")
-    r["cmd_cal"] = [BIN, "calibrate", path] + a_dirs + ["--out", fitted] + setargs(c["a"]["sets"])
+    r["cmd_cal"] = [BIN, "calibrate", path] + quiet_a + ["--out", fitted] + setargs(c["a"]["sets"])
     r["cal_out"] = run(r["cmd_cal"])
     r["fitted"] = open(fitted).read()
     pred = os.path.join(base, "predicted")
@@ -120,8 +125,10 @@ def do_case(c, runs):
     r["a_ms"] = [makespan(d) for d in a_dirs]
     r["b_ms"] = [makespan(d) for d in b_dirs]
     r["predicted"] = makespan(pred)
-    r["measured"] = statistics.median(r["b_ms"])
-    med = b_dirs[sorted(range(len(b_dirs)), key=lambda k: r["b_ms"][k])[len(b_dirs) // 2]]
+    r["measured"] = statistics.median([r["b_ms"][k] for k in quiet_b])
+    r["quiet"] = (len(quiet_a), len(quiet_b))
+    order = sorted(quiet_b, key=lambda k: r["b_ms"][k])
+    med = b_dirs[order[len(order) // 2]]
     r["median_dir"] = med
     r["steps_pred"] = step_means(pred)
     r["steps_meas"] = step_means(med)
@@ -178,9 +185,12 @@ def write_report(f, results, args, minutes):
       f" uses all {args.runs} A traces and the measured makespan is the median of the B runs. Per-step"
       " times are the mean of finished - started over the step's attempts, predicted (the simulated trace)"
       " against the median B run.\n")
+    p(f"Runs during which other processes kept more than {QUIET} cores busy on average (measured from /proc/stat"
+      " less the run's own CPU time) are shown but left out of the calibration and of the median, as long as"
+      " one quiet run is left: they measure the other builds, not the pipeline.\n")
     p("Target: predicted makespan within 5% of the measured one.\n")
-    p("| scenario | A -> B | predicted | measured (median) | error | within 5% | B runs | background cores, A / B runs | pairwise errors |")
-    p("|---|---|---|---|---|---|---|---|---|")
+    p("| scenario | A -> B | predicted | measured (median) | error | within 5% | B runs | background cores, A / B runs | quiet runs used, A / B | pairwise errors |")
+    p("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         c = r["case"]
         ab = (f"seed {c['a']['seed']} -> {c['b']['seed']}" if c["a"]["seed"] != c["b"]["seed"]
@@ -189,6 +199,7 @@ def write_report(f, results, args, minutes):
           f" {r['err']:+.1f}% | {'yes' if abs(r['err']) <= 5 else '**no**'} |"
           f" {', '.join(f'{x:.2f}' for x in r['b_ms'])} |"
           f" {', '.join(f'{x:.1f}' for x in r['a_bg'])} / {', '.join(f'{x:.1f}' for x in r['b_bg'])} |"
+          f" {r['quiet'][0]} / {r['quiet'][1]} |"
           f" {', '.join(f'{pct(pp, mm):+.1f}%' for pp, mm in r['pairs'])} |")
     p()
     p("*Background cores*: the CPU time this machine spent on other processes during each run, per second of"
@@ -229,8 +240,88 @@ def write_report(f, results, args, minutes):
     p(FINDINGS.strip())
 
 
-NOTES = {}
-FINDINGS = ""
+NOTES = {
+    "fanout": """
+Almost all of the makespan is shard_stats, real CPU work, so this scenario measures the machine as much as the
+model: the same run (same seed, same rows) has taken from 5.5 s to 10 s on this shared machine within a few
+minutes, following the other builds (the background-cores column). The fit itself is sound (per_gib from
+the lognormal input sizes; the sizes of seed 7 change the predicted per-shard times accordingly); where the
+prediction misses, the per-step table shows it is the shard step's mean run time, i.e. how fast the cores
+were for us during the B runs compared with the A runs. Two shards on two cores are each slower than one
+alone would be (memory bandwidth, and the other builds); calibrating on a run with the same concurrency
+pattern (all 48 ready, two at a time) keeps that fair.
+""",
+    "loop": """
+B has 24 items in each loop where A had 16: calibrate reads A's traces against the 16-item scenario, and
+the prediction and run B set 24 with `--set`. The downloads are `sleep` (3 at a time), exact
+in time; their fitted base is the mean of A's 16 sampled durations, so it carries the sampling error of 16
+draws of a lognormal of sigma 0.3 (about 7%), which the prediction inherits. The parse loop runs one
+shard_stats at a time, so it is CPU work but with a core to itself plus whatever the background leaves.
+""",
+    "nested": """
+Loop parallelism 2 over regions, group parallelism 2 over a region's children and 1 inside `features`: the
+simulator and the backend share core's Execution, so the limits are honoured identically (the attempt
+counts and the order agree). What remains is the fit: fetch, lint and audit are `sleep`/`spin` with
+lognormal noise, fitted from 12 draws each (their base carries that sampling error, some 6-9%), and the
+stats tasks are real CPU work.
+""",
+    "sweep": """
+The trainings are `spin` with a 20-minute model, run with `--time-scale 0.001` (1.2 s): the A traces hold
+the scaled times, so the fitted model is already on the run's scale and the prediction needs no scale
+(the simulator must not get it twice). shard and evaluate are real CPU kernels (not scaled), which is where
+run-to-run variation comes from. The trial loop (3 at a time, each with a solve and a train that each ask
+for a core) keeps both cores busy, so the makespan is close to the total work divided by 2.
+""",
+    "stragglers": """
+The `work` runs are `spin` (a busy loop that ends at its sampled wall time, so background load does not
+change them) and `read` `sleep`: both are exact in time, and failures are the sampled ones (the same in
+the simulator). **The first version of this comparison missed by +9.3%** (predicted 15.1 s, measured
+13.8 s): `shardflow calibrate` folded the stragglers into the lognormal (sigma 0.50 for a true 0.3, base
+0.55 s, `straggler: {p: 0}`), so the simulator stretched every task with seed 7's noise draws instead of
+slowing the few stragglers. The calibrator now fits a step whose model has stragglers as a mixture (runs
+far above the rest are the stragglers: p and factor; base and sigma from the others; tests in
+tests/planner/calibrate_test.cpp), which gave base 0.43 s, sigma 0.31, p 0.12, factor 3.3 and a prediction
+within 0.5% in the same setting. The work tasks ask for 900m so that two of them leave room for the 100m reads:
+with a full core each the reads (first come, first served, as in kube-scheduler) could not start until every
+work task had, in the simulator and the backend alike.
+""",
+}
+
+FINDINGS = """
+## What was found and fixed
+
+- **The simulator's `--cluster local` preset kept kube-scheduler's backoff (fixed).** A pod that did not fit
+  was retried only after `initial_backoff` (1 s, doubling to 10 s), while the local backend starts the
+  oldest waiting task that fits as soon as a task ends. Newer pods then overtook older ones in the
+  simulator only: in the sweep an evaluate started before an older train, and the prediction was +6.2%
+  (nested +6.6%) with every step's mean run time within 0-3%. The preset now sets `initial_backoff: 0s`
+  and `max_backoff: 0s` (as does run's ETA); the same fitted overlays then predicted 6.84 s (+2.1%) and
+  7.42 s (+4.2%) against those runs (test: tests/sim/scenario_settings_test.cpp).
+
+- **Stragglers (calibrator, fixed).** A step whose scenario model has stragglers was calibrated as one
+  lognormal with `straggler: {p: 0}`: the right mean, but the wrong shape, and the prediction for another
+  seed missed by 9% (stragglers scenario). The calibrator now fits the mixture (p, factor, then base and
+  sigma from the other runs); see the stragglers section.
+- **Dispatch overhead for the local backend (checked, no change).** `sandbox_start` is fitted as the 10th
+  percentile of started - scheduled. In a local trace `scheduled` is when the backend reserved CPU and memory
+  and `started` when the kernel began on a worker: tens of microseconds for CPU kernels, 0 for `sleep`. The
+  fitted values (in each overlay) are that, so the simulator adds a realistic few microseconds per task; with
+  under 100 tasks per run this is far below 0.1% of any makespan here.
+- **`--time-scale` (checked).** It scales the sampled durations of `sleep` and `spin` in the backend, so a
+  trace of a scaled run calibrates to scaled models; the prediction is then made without a scale. The
+  sweep scenario does exactly that.
+- **CPU kernels on a shared machine (not fixable here).** shard_stats, aggregate, ridge_solve and evaluate do
+  real work: their run times depend on how much of the two cores other processes leave us, which varied
+  between 0 and more than one core during these measurements (the background-cores column; `nice` does not
+  help: runs at nice -10 varied as much). A fit from runs A predicts runs B only as well as the machine's
+  speed for us is the same during both. Interleaving A and B and taking medians reduces, but cannot remove,
+  that; scenarios dominated by `sleep` and `spin` (exact in time) are predicted to within a few percent,
+  scenarios dominated by CPU kernels to within the machine's own run-to-run spread, which the B runs column
+  shows. On a quiet machine the same protocol would isolate the model's error.
+- **Calibration sampling error (inherent).** For a step with lognormal noise, the fitted base is the mean of
+  the A run's sampled durations; with n draws its relative error is about sigma / sqrt(n) (7% for 16 draws of
+  sigma 0.3). Calibrating on more tasks (or several seeds) shrinks it; the prediction inherits it.
+"""
 
 if __name__ == "__main__":
     main()

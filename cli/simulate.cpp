@@ -124,6 +124,10 @@ double predict_local_makespan(const Scenario& scenario, const Plan& plan, std::u
   pool.max_pods = 1 << 30;
   s.cluster = Cluster{};
   s.cluster.node_pools.push_back(pool);
+  s.cluster.scheduler.decisions_per_second = 0;  // as --cluster local: the backend's admission is free,
+  s.cluster.scheduler.bind_latency = Duration::zero();  // and oldest-first without backoff
+  s.cluster.scheduler.initial_backoff = Duration::zero();
+  s.cluster.scheduler.max_backoff = Duration::zero();
   s.overheads = Overheads{};
   Plan p = Plan::unroll(s.pipeline);
   sim::SimOptions o;

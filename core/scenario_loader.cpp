@@ -1431,7 +1431,7 @@ void apply_cluster_preset(const Reader& r, Node& root, const std::string& cluste
       "      gpu: 0\n"
       "      price_per_hour: 0\n"
       "      max_pods: 1000000\n"
-      "  scheduler: {decisions_per_second: 0, bind_latency: 0s}\n"
+      "  scheduler: {decisions_per_second: 0, bind_latency: 0s, initial_backoff: 0s, max_backoff: 0s}\n"
       "  storage: {read_bandwidth: 0/s, write_bandwidth: 0/s}\n"
       "overheads: {orchestrator: none, sandbox_start: 0s, image_pull_bandwidth: 0/s, image_size: 0}\n";
   const Node preset = YAML::Load(text);

@@ -5,7 +5,10 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -29,50 +32,118 @@ struct Points {
   std::vector<double> run_ns;
 };
 
-StepFit fit_step(const std::string& path, const Points& p) {
+// Least squares of run = base + per_gib * GiB over the points `use` selects (a coefficient that comes out
+// negative is set to 0 and the other refitted; only base, the mean, when the sizes do not vary).
+std::pair<double, double> linear_fit(const Points& p, const std::vector<char>& use, bool sizes_vary) {
+  std::vector<double> xs, ys;
+  for (std::size_t i = 0; i < p.run_ns.size(); ++i)
+    if (use[i] != 0) {
+      xs.push_back(p.gib[i]);
+      ys.push_back(p.run_ns[i]);
+    }
+  const auto n = static_cast<Eigen::Index>(ys.size());
+  const Eigen::Map<const Eigen::VectorXd> x(xs.data(), n);
+  const Eigen::Map<const Eigen::VectorXd> y(ys.data(), n);
+  const double mean_y = y.mean();
+  if (!sizes_vary || (x.array() == x[0]).all()) return {mean_y, 0};
+  Eigen::MatrixXd a(n, 2);
+  a.col(0).setOnes();
+  a.col(1) = x;
+  const Eigen::Vector2d c = a.colPivHouseholderQr().solve(y);
+  if (c[1] < 0) return {mean_y, 0};                       // no dependence on size: the mean
+  if (c[0] < 0) return {0, x.dot(y) / x.squaredNorm()};  // through the origin
+  return {c[0], c[1]};
+}
+
+double sample_sd(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const Eigen::Map<const Eigen::VectorXd> l(v.data(), static_cast<Eigen::Index>(v.size()));
+  return std::sqrt((l.array() - l.mean()).matrix().squaredNorm() / static_cast<double>(v.size() - 1));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// `stragglers`: the scenario's model has stragglers, so the points are a mixture: runs of the model, and
+// a fraction p of them `factor` times longer. Those far above the rest (log(run / fitted) more than
+// max(3 robust sigmas, log 1.25) above the median) are taken as stragglers; the line and sigma are fitted
+// to the others, and again until the split stops changing.
+StepFit fit_step(const std::string& path, const Points& p, bool stragglers) {
   StepFit f;
   f.path = path;
   const std::size_t n = p.run_ns.size();
   f.attempts = n;
   if (n == 0) return f;
-  const Eigen::Map<const Eigen::VectorXd> x(p.gib.data(), static_cast<Eigen::Index>(n));
-  const Eigen::Map<const Eigen::VectorXd> y(p.run_ns.data(), static_cast<Eigen::Index>(n));
-  const double mean_y = y.mean();
-  f.sizes_vary = (x.array() != x[0]).any();
-  double base = mean_y, per_gib = 0;
-  if (f.sizes_vary) {
-    Eigen::MatrixXd a(static_cast<Eigen::Index>(n), 2);
-    a.col(0).setOnes();
-    a.col(1) = x;
-    const Eigen::Vector2d c = a.colPivHouseholderQr().solve(y);
-    base = c[0];
-    per_gib = c[1];
-    if (per_gib < 0) {  // no dependence on size: the mean
-      per_gib = 0;
-      base = mean_y;
-    } else if (base < 0) {  // through the origin
-      base = 0;
-      per_gib = x.dot(y) / x.squaredNorm();
+  f.sizes_vary = std::any_of(p.gib.begin(), p.gib.end(), [&](double g) { return g != p.gib[0]; });
+  std::vector<char> normal(n, 1);
+  auto [base, per_gib] = linear_fit(p, normal, f.sizes_vary);
+  const auto log_ratio = [&](std::size_t i, double b, double g) {
+    const double fitted = b + g * p.gib[i];
+    return p.run_ns[i] > 0 && fitted > 0 ? std::optional<double>(std::log(p.run_ns[i] / fitted)) : std::nullopt;
+  };
+  if (stragglers && n >= 3) {
+    for (int iter = 0; iter < 50; ++iter) {
+      std::vector<double> logs;
+      for (std::size_t i = 0; i < n; ++i)
+        if (normal[i] != 0)
+          if (const auto l = log_ratio(i, base, per_gib)) logs.push_back(*l);
+      if (logs.size() < 3) break;
+      const double m = median(logs);
+      std::vector<double> dev;
+      for (double l : logs) dev.push_back(std::abs(l - m));
+      const double threshold = m + std::max(3 * 1.4826 * median(dev), std::log(1.25));
+      std::vector<char> next(n, 1);
+      for (std::size_t i = 0; i < n; ++i)
+        if (const auto l = log_ratio(i, base, per_gib); l && *l > threshold) next[i] = 0;
+      if (std::count(next.begin(), next.end(), 1) < 2) break;  // not a mixture of a few stragglers
+      if (next == normal) break;
+      normal = next;
+      std::tie(base, per_gib) = linear_fit(p, normal, f.sizes_vary);
+    }
+    const auto slow = static_cast<std::size_t>(std::count(normal.begin(), normal.end(), 0));
+    if (slow > 0) {
+      double ratio_slow = 0, ratio_normal = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const double fitted = base + per_gib * p.gib[i];
+        if (fitted <= 0) continue;
+        (normal[i] != 0 ? ratio_normal : ratio_slow) += p.run_ns[i] / fitted;
+      }
+      ratio_slow /= static_cast<double>(slow);
+      ratio_normal /= static_cast<double>(n - slow);
+      f.straggler_p = static_cast<double>(slow) / static_cast<double>(n);
+      f.straggler_factor = ratio_normal > 0 ? std::max(1.0, ratio_slow / ratio_normal) : 1;
     }
   }
   f.base = delay_from_ns(base);
   f.per_gib = delay_from_ns(per_gib);
-  const Eigen::VectorXd fitted =
-      (static_cast<double>(f.base.ns()) + static_cast<double>(f.per_gib.ns()) * x.array()).matrix();
-  const double ss_res = (y - fitted).squaredNorm();
-  const double ss_tot = (y.array() - mean_y).matrix().squaredNorm();
-  f.r_squared = ss_tot > 0 ? 1 - ss_res / ss_tot : (ss_res == 0 ? 1 : 0);
-  f.mean_measured_s = mean_y * 1e-9;
-  f.mean_fitted_s = fitted.mean() * 1e-9;
-
+  const double b = static_cast<double>(f.base.ns()), g = static_cast<double>(f.per_gib.ns());
+  double ss_res = 0, ss_tot = 0, sum_y = 0, sum_fit = 0, sum_normal_y = 0;
+  std::size_t normals = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sum_y += p.run_ns[i];
+    sum_fit += b + g * p.gib[i];
+    if (normal[i] != 0) {
+      sum_normal_y += p.run_ns[i];
+      ++normals;
+    }
+  }
+  const double mean_normal_y = sum_normal_y / static_cast<double>(normals);
   std::vector<double> logs;
-  for (std::size_t i = 0; i < n; ++i)
-    if (y[static_cast<Eigen::Index>(i)] > 0 && fitted[static_cast<Eigen::Index>(i)] > 0)
-      logs.push_back(std::log(y[static_cast<Eigen::Index>(i)] / fitted[static_cast<Eigen::Index>(i)]));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (normal[i] == 0) continue;
+    const double fitted = b + g * p.gib[i];
+    ss_res += (p.run_ns[i] - fitted) * (p.run_ns[i] - fitted);
+    ss_tot += (p.run_ns[i] - mean_normal_y) * (p.run_ns[i] - mean_normal_y);
+    if (const auto l = log_ratio(i, b, g)) logs.push_back(*l);
+  }
+  f.r_squared = ss_tot > 0 ? 1 - ss_res / ss_tot : (ss_res == 0 ? 1 : 0);
+  f.mean_measured_s = sum_y / static_cast<double>(n) * 1e-9;
+  f.mean_fitted_s = sum_fit / static_cast<double>(n) * (1 + f.straggler_p * (f.straggler_factor - 1)) * 1e-9;
   if (logs.size() >= 3) {
-    const Eigen::Map<const Eigen::VectorXd> l(logs.data(), static_cast<Eigen::Index>(logs.size()));
-    const double sd =
-        std::sqrt((l.array() - l.mean()).matrix().squaredNorm() / static_cast<double>(logs.size() - 1));
+    const double sd = sample_sd(logs);
     f.lognormal_sigma = sd < 1e-3 ? 0 : sd;
   }
   return f;
@@ -121,8 +192,9 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
     }
   }
   for (std::size_t s = 0; s < plan_steps.size(); ++s) {
-    r.steps.push_back(fit_step(plan_steps[s], points[s]));
-    r.steps.back().straggler_reset = plan.steps()[s].component.duration.straggler_p > 0;
+    const bool stragglers = plan.steps()[s].component.duration.straggler_p > 0;
+    r.steps.push_back(fit_step(plan_steps[s], points[s], stragglers));
+    r.steps.back().straggler_reset = stragglers;
   }
   if (!dispatch_ns.empty()) {
     std::sort(dispatch_ns.begin(), dispatch_ns.end());
@@ -157,6 +229,13 @@ std::string sigma_text(double sigma) {
   return buf;
 }
 
+std::string straggler_text(const StepFit& f) {
+  if (f.straggler_p <= 0) return ", straggler: {p: 0}";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, ", straggler: {p: %.6g, factor: %.6g}", f.straggler_p, f.straggler_factor);
+  return buf;
+}
+
 void write_steps(std::ostream& out, const std::vector<std::unique_ptr<OverlayStep>>& steps,
                  const std::string& indent) {
   out << indent << "steps:\n";
@@ -166,7 +245,7 @@ void write_steps(std::ostream& out, const std::vector<std::unique_ptr<OverlaySte
       out << indent << "    duration: {base: " << format_duration(s->fit->base)
           << ", per_gib: " << format_duration(s->fit->per_gib)
           << ", noise: {lognormal_sigma: " << sigma_text(s->fit->lognormal_sigma) << "}"
-          << (s->fit->straggler_reset ? ", straggler: {p: 0}" : "") << "}\n";
+          << (s->fit->straggler_reset ? straggler_text(*s->fit) : "") << "}\n";
     if (!s->steps.empty()) write_steps(out, s->steps, indent + "    ");
   }
 }
@@ -238,6 +317,10 @@ void print_calibration(std::ostream& out, const CalibrationResult& r) {
         f.sizes_vary ? fixed(f.r_squared, 4, "") : "-", fixed(f.mean_measured_s, 3, " s"),
         fixed(f.mean_fitted_s, 3, " s"));
   }
+  for (const StepFit& f : r.steps)
+    if (f.straggler_reset && f.attempts > 0)
+      out << f.path << ": stragglers p " << sigma_text(f.straggler_p) << ", factor "
+          << sigma_text(f.straggler_factor) << " (the runs above; base and sigma fitted to the others)\n";
   if (r.sandbox_start)
     out << "sandbox_start " << format_duration(*r.sandbox_start) << " (10th percentile of "
         << r.dispatch_samples << " attempts' dispatch times)\n";

@@ -233,6 +233,9 @@ TEST_CASE("Cluster preset: --cluster local is this machine with no overheads", "
   CHECK_FALSE(p.autoscaling.enabled());
   CHECK(s.cluster.scheduler.decisions_per_second == 0);
   CHECK(s.cluster.scheduler.bind_latency == Duration::zero());
+  // The local backend starts the oldest waiting task that fits as soon as room frees, with no backoff.
+  CHECK(s.cluster.scheduler.initial_backoff == Duration::zero());
+  CHECK(s.cluster.scheduler.max_backoff == Duration::zero());
   CHECK(s.cluster.storage.read_bytes_per_second == 0);
   CHECK(s.cluster.storage.write_bytes_per_second == 0);
   CHECK(s.overheads.orchestrator == "none");  // the scenario's sandbox_start: 2s is gone too

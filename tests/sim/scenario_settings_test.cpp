@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/sim/simulator.hpp>
@@ -118,4 +119,24 @@ TEST_CASE("ScenarioSettings: driver_resources are the kfp-v2 driver pods' reques
   };
   CHECK(makespan(run_text(yaml(""))) == SimTime::from_s(23));
   CHECK(makespan(run_text(yaml(", driver_resources: {cpu: 2}"))) == SimTime::from_s(26));
+}
+
+TEST_CASE("Cluster preset local: a pod that did not fit starts as soon as room frees, as on the local backend",
+          "[sim]") {
+  // Three 500 ms tasks of one CPU on two cores: the third does not fit at 0 and starts at 0.5 s.
+  const std::string yaml =
+      "name: backoff\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: x, parallel_for: {count: 3}, resources: {cpu: 1}, duration: {base: 500ms}}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: n, cpu: 2, memory: 1Gi, count: 1}\n"
+      "overheads: none\n";
+  LoadOptions local;
+  local.cluster = "local";
+  local.sets = {"cluster.node_pools[local].cpu=2"};
+  const Scenario s = load_scenario_text(yaml, "backoff.yaml", local);
+  const Trace t = sim::simulate(s, Plan::unroll(s.pipeline), {});
+  CHECK(makespan_s(t) == 1.0);
 }

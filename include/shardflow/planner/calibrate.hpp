@@ -10,7 +10,8 @@
 // (only `base`, the mean, when every input had the same size; a coefficient that comes out negative is
 // set to 0 and the other one refitted), and the noise sigma is the standard deviation of
 // log(run / fitted) (0 with fewer than 3 points or below 0.001), as in the model
-// run = (base + per_gib * GiB) * exp(sigma Z - sigma^2/2).
+// run = (base + per_gib * GiB) * exp(sigma Z - sigma^2/2). A step whose scenario model has stragglers is
+// fitted as a mixture (StepFit::straggler_reset): its stragglers' p and factor, the rest as above.
 //
 // The dispatch overhead, from placement to the main container's start, is the 10th percentile (nearest
 // rank) over all those attempts of started - scheduled - image_pull - input_read (started - submitted -
@@ -47,10 +48,13 @@ struct StepFit {
   bool sizes_vary = false;     // input sizes differed, so per_gib was fitted
   double mean_measured_s = 0;  // mean run time of the points
   double mean_fitted_s = 0;    // mean of base + per_gib * GiB over the same points
-  /// The scenario's step has stragglers: the measured runs include theirs, which the fit has taken
-  /// into base and sigma, so the overlay switches the model's off (`straggler: {p: 0}`) rather than
-  /// count them twice.
+  /// The scenario's step has stragglers: the measured runs are a mixture, so the runs far above the rest
+  /// (log(run / fitted) more than max(3 robust sigmas, log 1.25) above the median) are taken as
+  /// stragglers, base, per_gib and sigma are fitted to the others (until the split stops changing), and
+  /// the overlay writes the fitted `straggler: {p, factor}` (`{p: 0}` when none stood out).
   bool straggler_reset = false;
+  double straggler_p = 0;       // the fraction of points taken as stragglers
+  double straggler_factor = 1;  // their mean ratio to the fit, over the others' (at least 1)
 };
 
 struct CalibrationResult {
@@ -78,7 +82,8 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
 ///         duration: {base: 1.234567891s, per_gib: 2.5s, noise: {lognormal_sigma: 0.05}}
 ///   overheads: {sandbox_start: 120us}
 /// with a comment header naming the traces and the command. Steps without attempts are left out; a step
-/// whose scenario model has stragglers also gets `straggler: {p: 0}` (see StepFit::straggler_reset).
+/// whose scenario model has stragglers also gets its fitted `straggler: {p: P, factor: F}`, or
+/// `straggler: {p: 0}` when no run stood out (see StepFit::straggler_reset).
 void write_overlay_yaml(std::ostream& out, const CalibrationResult& result);
 
 /// A per-step table for people (step, attempts, base, per_gib, sigma, R^2, mean measured and fitted).

@@ -3,6 +3,7 @@
 //   BM_Backend_ParallelFor/N   one ParallelFor of N empty tasks (kernel `noop`, 1 CPU each) through
 //                              run_local on 2 cores, trace recording included
 //   BM_TaskGroup_ParallelFor/N the same N empty functions through a plain tbb::task_group
+//   BM_TbbParallelFor/N        for context: tbb::parallel_for over N items (no task per item)
 //   BM_Backend_RandomDag/N     a random DAG of N empty tasks (up to 3 predecessors each among the 1,000
 //                              before it) through run_local
 //   BM_FlowGraph_RandomDag/N   the same DAG as a tbb::flow::graph of continue_nodes
@@ -16,6 +17,7 @@
 #include <benchmark/benchmark.h>
 #include <tbb/flow_graph.h>
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
@@ -106,6 +108,18 @@ void BM_TaskGroup_ParallelFor(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * n);
 }
 
+// For context: what oneTBB's best tool for independent items costs per item (ranges split across threads,
+// no task per item). Not the backend's comparison: the backend makes and records one task per item.
+void BM_TbbParallelFor(benchmark::State& state) {
+  const auto n = static_cast<std::uint32_t>(state.range(0));
+  const tbb::global_control threads(tbb::global_control::max_allowed_parallelism, kCores);
+  tbb::task_arena arena(kCores);
+  for (auto _ : state)
+    arena.execute(
+        [&] { tbb::parallel_for(std::uint32_t{0}, n, [](std::uint32_t) { benchmark::ClobberMemory(); }); });
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * n);
+}
+
 void BM_Backend_RandomDag(benchmark::State& state) {
   const auto n = static_cast<std::uint32_t>(state.range(0));
   const Scenario s = dag_scenario(n);
@@ -160,6 +174,7 @@ void BM_ShardStats(benchmark::State& state) {
 
 BENCHMARK(BM_Backend_ParallelFor)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TaskGroup_ParallelFor)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TbbParallelFor)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Backend_RandomDag)->Arg(100'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_FlowGraph_RandomDag)->Arg(100'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ShardStats)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

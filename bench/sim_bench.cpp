@@ -264,9 +264,25 @@ int rss_mode(std::uint32_t tasks, int nodes) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+// One run of the SimPy workload in this process, for cold-process comparisons: the caller measures the
+// whole process's CPU time (start-up, building the scenario, unrolling, simulating).
+int simpy_cold_mode(std::uint32_t tasks, int nodes) {
+  const Scenario sc = simpy_workload(tasks, nodes);
+  const Plan plan = Plan::unroll(sc.pipeline);
+  SimStats st;
+  const Trace t = simulate(sc, plan, SimOptions{}, st);
+  SimTime end = SimTime::zero();
+  for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
+  std::printf("{\"makespan_s\": %.3f, \"decisions\": %llu, \"events\": %llu}\n", end.seconds(),
+              static_cast<unsigned long long>(st.scheduling_attempts), static_cast<unsigned long long>(st.events));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 4 && std::strcmp(argv[1], "--simpy-cold") == 0)
+    return simpy_cold_mode(static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10)), std::atoi(argv[3]));
   if (argc >= 2 && std::strcmp(argv[1], "--rss") == 0) {
     const auto tasks = static_cast<std::uint32_t>(argc >= 3 ? std::strtoul(argv[2], nullptr, 10) : 1'000'000);
     const int nodes = argc >= 4 ? std::atoi(argv[3]) : 10'000;

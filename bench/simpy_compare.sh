@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# Builds the simulator benchmark (Release) and a SimPy venv, runs the same fan-out/fan-in workload in both
-# and prints the times, the makespans (they must agree: same model) and the speed ratio.
-#   bench/simpy_compare.sh                        # 20000 tasks on 100 nodes, then on 1000 nodes (~2 min)
+# The simulator against SimPy on the same fan-out/fan-in workload, the SimPy side written as its best users
+# write it: ../shared/peers/simpy_strong.py (node choice without a scan, one timeout per pod) and its
+# `--lean` style (callbacks instead of processes). Not part of this repository (a peer's code): set
+# SIMPY_STRONG=/path/to/simpy_strong.py if it is elsewhere.
+#   bench/simpy_compare.sh                        # 20000 tasks on 100 nodes, then on 1000 nodes (~3 min)
 #   bench/simpy_compare.sh TASKS NODES [ROUNDS]   # one size
-# The two run side by side in ROUNDS rounds (default 5), each a C++ measurement (Google Benchmark, mean
-# of as many runs as fit in 0.5 s) then one SimPy run, so that both see the same moments of this shared
-# machine's load; a round's ratio is SimPy's CPU time over the C++ one. The median round is the figure,
-# and the lowest is printed beside it.
-# Exits non-zero if the two makespans differ.
+# Every round runs, one after the other so that all see the same moments of this shared machine's load:
+#   - shardflow cold: a new process (`sim_bench --simpy-cold`) that builds the workload, unrolls and
+#     simulates it once; its whole CPU time (start-up included), from the OS (getrusage of the child);
+#   - shardflow warm: Google Benchmark's CPU time per run in one process (BM_SimpyWorkload);
+#   - simpy_strong.py and simpy_strong.py --lean, each a new `python3` process: cold = the whole process's
+#     CPU time from the OS (interpreter start-up and `import simpy` included), warm = the CPU time the
+#     script measures around its own simulation.
+# Ratios are SimPy's CPU time over shardflow's, cold against cold and warm against warm; the median round is
+# the figure, the lowest is printed beside it. Exits non-zero if the makespans or decision counts differ.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${3:-5}
 if [ $# -ge 2 ]; then sizes=("$1 $2"); else sizes=("20000 100" "20000 1000"); fi
 build=build/sim-bench
 venv=build/simpy-venv
+peer=${SIMPY_STRONG:-../shared/peers/simpy_strong.py}
+[ -f "$peer" ] || { echo "bench/simpy_compare.sh: $peer not found (set SIMPY_STRONG to simpy_strong.py)" >&2; exit 2; }
 
 if [ ! -x $build/bench/sim_bench ] || [ -n "$(find sim include/shardflow bench/sim_bench.cpp -newer $build/bench/sim_bench 2>/dev/null | head -1)" ]; then
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDFLOW_SANITIZE=OFF -DSHARDFLOW_BUILD_TESTS=OFF \
@@ -28,28 +36,49 @@ fi
 status=0
 for size in "${sizes[@]}"; do
   read -r tasks nodes <<<"$size"
-  python3 - "$build/bench/sim_bench" "$venv/bin/python" "$tasks" "$nodes" "$rounds" <<'PY' || status=1
-import json, statistics, subprocess, sys
-bench, python, tasks, nodes, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+  python3 - "$build/bench/sim_bench" "$venv/bin/python" "$peer" "$tasks" "$nodes" "$rounds" <<'PY' || status=1
+import json, resource, statistics, subprocess, sys
+bench, python, peer, tasks, nodes, rounds = sys.argv[1:6] + [int(sys.argv[6])]
+
+def child_cpu(cmd):
+    """Runs cmd; returns (its stdout, the CPU seconds the OS charged to it and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return out, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
 print(f"workload: {tasks} tasks on {nodes} nodes (fan-out -> aggregate -> 3 trainings), {rounds} rounds")
 rows = []
 for r in range(rounds):
+    out, c_cold = child_cpu([bench, "--simpy-cold", tasks, nodes])
+    cold = json.loads(out)
     out = subprocess.run([bench, f"--benchmark_filter=BM_SimpyWorkload/{tasks}/{nodes}$", "--benchmark_format=json",
                           "--benchmark_min_time=0.5"], check=True, capture_output=True, text=True).stdout
     cpp = json.loads(out)["benchmarks"][0]
-    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[cpp["time_unit"]]
-    py = json.loads(subprocess.run([python, "bench/simpy_compare.py", tasks, nodes], check=True,
-                                   capture_output=True, text=True).stdout)
-    c_cpu = cpp["cpu_time"] * scale
-    rows.append((py["cpu_seconds"] / c_cpu, c_cpu, py["cpu_seconds"], cpp["makespan_s"], py["makespan_s"]))
-    print(f"  round {r + 1}: shardflow {c_cpu * 1e3:.2f} ms CPU per run, SimPy 4.1.2 {py['cpu_seconds']:.3f} s CPU:"
-          f" {rows[-1][0]:.0f}x")
-same = all(abs(c - p) < 1e-3 for _, _, _, c, p in rows)
-print(f"makespan      : shardflow {rows[0][3]:.3f} s, SimPy {rows[0][4]:.3f} s: {'the same' if same else 'DIFFERENT'}")
-ratios = sorted(x[0] for x in rows)
-print(f"speed ratio   : {statistics.median(ratios):.0f}x in CPU time, median of {rounds} rounds"
-      f" (lowest {ratios[0]:.0f}x, highest {ratios[-1]:.0f}x)")
-sys.exit(0 if same else 1)
+    c_warm = cpp["cpu_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[cpp["time_unit"]]
+    out, s_cold = child_cpu([python, peer, tasks, nodes])
+    strong = json.loads(out)
+    out, l_cold = child_cpu([python, peer, tasks, nodes, "--lean"])
+    lean = json.loads(out)
+    rows.append(dict(c_cold=c_cold, c_warm=c_warm, s_cold=s_cold, s_warm=strong["cpu_seconds"], l_cold=l_cold,
+                     l_warm=lean["cpu_seconds"], makespans=(cold["makespan_s"], cpp["makespan_s"], strong["makespan_s"],
+                     lean["makespan_s"]), decisions=(cold["decisions"], strong["decisions"], lean["decisions"])))
+    x = rows[-1]
+    print(f"  round {r + 1}: shardflow cold {c_cold * 1e3:.1f} ms, warm {c_warm * 1e3:.2f} ms; simpy_strong cold "
+          f"{s_cold:.3f} s, warm {x['s_warm']:.3f} s; --lean cold {l_cold:.3f} s, warm {x['l_warm']:.3f} s")
+m = rows[0]["makespans"]
+same = all(abs(v - m[0]) < 1e-3 for x in rows for v in x["makespans"])
+same_d = all(len(set(x["decisions"])) == 1 for x in rows)
+print(f"makespan      : shardflow {m[0]:.3f} s, simpy_strong {m[2]:.3f} s, --lean {m[3]:.3f} s: "
+      f"{'the same' if same else 'DIFFERENT'}; decisions {rows[0]['decisions'][0]} {'the same' if same_d else 'DIFFERENT'}")
+def ratio(num, den, label):
+    rs = sorted(x[num] / x[den] for x in rows)
+    print(f"{label}: {statistics.median(rs):.0f}x in CPU time, median of {rounds} rounds (lowest {rs[0]:.0f}x, highest {rs[-1]:.0f}x)")
+ratio("s_cold", "c_cold", "vs simpy_strong, cold")
+ratio("l_cold", "c_cold", "vs --lean, cold       ")
+ratio("s_warm", "c_warm", "vs simpy_strong, warm")
+ratio("l_warm", "c_warm", "vs --lean, warm       ")
+sys.exit(0 if same and same_d else 1)
 PY
 done
 exit $status

@@ -861,6 +861,9 @@ bool kernel_blocks(const KernelSpec& k) {
 bool kernel_sleeps(const KernelSpec& k) {
   return k.name.empty() || k.name == "sleep";
 }
+bool kernel_uses_upstream(const KernelSpec& k) {
+  return k.name == "aggregate" || k.name == "ridge_solve" || k.name == "evaluate" || k.name == "select_best";
+}
 bool kernel_is_noop(const KernelSpec& k) {
   return k.name == "noop" && k.params.empty();
 }

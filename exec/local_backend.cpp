@@ -56,6 +56,7 @@ enum class How : std::uint8_t {
 struct StepInfo {
   How how = How::sleep;
   bool noop = false;
+  bool upstream = false;  // its kernel reads the results of the tasks before it
   MilliCpu cpu = 0;
   ByteCount memory = 0;
   int threads = 1;
@@ -125,6 +126,7 @@ class LocalRun {
       StepInfo info;
       info.how = kernel_sleeps(c.kernel) ? How::sleep : kernel_blocks(c.kernel) ? How::blocking : How::cpu;
       info.noop = kernel_is_noop(c.kernel);
+      info.upstream = kernel_uses_upstream(c.kernel);
       const DurationModel& m = c.duration;
       info.fixed =
           m.lognormal_sigma <= 0 && m.straggler_p <= 0 && c.failure.p <= 0 && m.per_gib == Duration::zero();
@@ -318,7 +320,7 @@ class LocalRun {
       ctx.threads = info.threads;
       ctx.stop = &cancel_;
       if (info.how == How::blocking) ctx.out_dir = out_dir_;
-      gather_upstream(r.task, ctx.upstream);
+      if (info.upstream) gather_upstream(r.task, ctx.upstream);
     }
     emit(TaskEvent::Kind::started, a);
     ++in_flight_;

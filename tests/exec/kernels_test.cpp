@@ -544,6 +544,10 @@ TEST_CASE("Kernels: item_json, kernel_blocks, kernel_sleeps, kernel_names", "[ex
   CHECK(kernel_names() == std::vector<std::string>{"aggregate", "command", "evaluate", "noop", "ridge_solve",
                                                    "select_best", "shard_stats", "sleep", "spin"});
   CHECK(kernel_is_noop(KernelSpec{"noop", {}, {}, {}, {}}));
+  for (const char* name : {"aggregate", "ridge_solve", "evaluate", "select_best"})
+    CHECK(kernel_uses_upstream(KernelSpec{name, {}, {}, {}, {}}));
+  for (const char* name : {"shard_stats", "spin", "noop", "sleep", "command", ""})
+    CHECK_FALSE(kernel_uses_upstream(KernelSpec{name, {}, {}, {}, {}}));
   CHECK(!kernel_is_noop(KernelSpec{"noop", {{"fail_attempts", "1"}}, {}, {}, {}}));
 }
 

@@ -97,7 +97,8 @@ struct KernelContext {
   double input_bytes = 0;  // the task's sampled input size
   double run_seconds = 0;  // the attempt's sampled run time (spin, sleep), already time-scaled
   /// Results of the tasks this one depends on (a join stands for all of its loop's tasks), in task id
-  /// order; null entries for predecessors that produced nothing.
+  /// order; null entries for predecessors that produced nothing. Left empty for kernels that do not read
+  /// them (kernel_uses_upstream).
   std::vector<std::shared_ptr<const Value>> upstream;
   int threads = 1;                          // slots of the arena it runs in: it may use tbb::parallel_for
   const std::atomic<bool>* stop = nullptr;  // set when the run is cancelled: return or throw soon
@@ -111,6 +112,10 @@ std::string item_json(const Plan& plan, TaskId t);
 bool kernel_blocks(const KernelSpec& k);
 /// Whether the kernel is `sleep` (or none): the backend waits on a timer instead of calling run_kernel.
 bool kernel_sleeps(const KernelSpec& k);
+/// Whether the kernel reads its upstream results (aggregate, ridge_solve, evaluate, select_best): only
+/// then does the backend gather them (a task after a join of a million tasks would otherwise copy a
+/// million pointers for nothing).
+bool kernel_uses_upstream(const KernelSpec& k);
 /// Whether the kernel is `noop` without parameters: a CPU worker runs the task, calling nothing.
 bool kernel_is_noop(const KernelSpec& k);
 

@@ -32,8 +32,8 @@
 namespace shardflow::exec {
 
 struct LocalOptions {
-  int cores = 0;          // CPU capacity in cores; 0: the CPUs this process may use
-  ByteCount memory = 0;   // memory capacity; 0: this machine's physical memory
+  int cores = 0;         // CPU capacity in cores; 0: the CPUs this process may use
+  ByteCount memory = 0;  // memory capacity; 0: this machine's physical memory
   /// Model time to real time: multiplies the sampled run times that sleep and spin use, and the retry
   /// backoffs (0.001 runs a step modelled as 1 hour in 3.6 s).
   double time_scale = 1;

@@ -10,11 +10,12 @@
 #include <shardflow/core/random.hpp>
 #include <shardflow/core/ring.hpp>
 #include <shardflow/core/sampling.hpp>
-#include <shardflow/sim/engine.hpp>
-#include <shardflow/sim/node_index.hpp>
-#include <shardflow/sim/score_tree.hpp>
-#include <shardflow/sim/scoring.hpp>
 #include <shardflow/sim/simulator.hpp>
+
+#include "engine.hpp"
+#include "node_index.hpp"
+#include "score_tree.hpp"
+#include "scoring.hpp"
 
 namespace shardflow::sim {
 namespace {

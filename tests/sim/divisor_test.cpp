@@ -4,7 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <shardflow/core/random.hpp>
-#include <shardflow/sim/scoring.hpp>
+
+#include "sim/scoring.hpp"
 
 using namespace shardflow;
 using namespace shardflow::sim;

@@ -1,3 +1,5 @@
+#include "sim/divisor.hpp"
+
 #include <cstdint>
 #include <limits>
 

@@ -185,10 +185,7 @@ class Model {
   }
 
   // The node's state changed: update the scheduler's search structures.
-  [[gnu::always_inline]] void update_index(std::uint32_t slot) {
-    nodes_.update(slot,
-                  [this](std::uint32_t c, const Slot& s) { return sched_.score_if_fits(c, s, nodes_); });
-  }
+  [[gnu::always_inline]] void update_index(std::uint32_t slot) { nodes_.update(slot, sched_); }
 
   // ---- pods (pod_lifecycle.inl) -------------------------------------------------------------------------
   inline void create_attempt(TaskId t);

@@ -4,8 +4,8 @@
 //
 // A slot is reused when its node goes away; `gen` and `idle_gen` tell an event aimed at the old node
 // (a failure, a scale-down) from one aimed at the new. Scoring a node for a class is the scheduler's
-// (scheduler.hpp): update() and make_live() take it as `score_of(class, slot) -> score, or -1 if the
-// class's pod does not fit`.
+// (scheduler.hpp): update() and make_live() take it as `scorer.score_if_fits(class, slot, nodes) ->
+// score, or -1 if the class's pod does not fit` (a template parameter, so that it inlines).
 #pragma once
 
 #include <algorithm>
@@ -140,13 +140,13 @@ class Nodes {
   }
 
   /// The node's state changed: update whichever search structure is in use.
-  template <class ScoreOf>
-  [[gnu::always_inline]] void update(std::uint32_t slot, ScoreOf&& score_of) {
+  template <class Scorer>
+  [[gnu::always_inline]] void update(std::uint32_t slot, const Scorer& scorer) {
     const Slot& s = slots_[slot];
     if (use_trees_) {
       for (std::uint32_t live = live_mask_; live != 0; live &= live - 1) {
         const auto c = static_cast<std::uint32_t>(__builtin_ctz(live));
-        trees_[c].set(slot, score_of(c, s));
+        trees_[c].set(slot, scorer.score_if_fits(c, s, *this));
       }
       return;
     }
@@ -171,10 +171,10 @@ class Nodes {
     if (--class_left_[c] == 0) set_live(c, false);
   }
   /// The class's tree becomes live, rebuilt from every slot.
-  template <class ScoreOf>
-  void make_live(std::uint32_t c, ScoreOf&& score_of) {
+  template <class Scorer>
+  void make_live(std::uint32_t c, const Scorer& scorer) {
     set_live(c, true);
-    trees_[c].rebuild([&](std::uint32_t slot) { return score_of(c, slots_[slot]); });
+    trees_[c].rebuild([&](std::uint32_t slot) { return scorer.score_if_fits(c, slots_[slot], *this); });
   }
 
  private:

@@ -48,9 +48,7 @@ inline void Model::create_attempt(TaskId t) {
 
 inline void Model::enqueue(std::uint32_t c, std::uint32_t a) {
   // A class's score tree is kept up to date from its first pod on.
-  if (nodes_.use_trees() && !nodes_.live(c))
-    nodes_.make_live(c,
-                     [this](std::uint32_t k, const Slot& s) { return sched_.score_if_fits(k, s, nodes_); });
+  if (nodes_.use_trees() && !nodes_.live(c)) nodes_.make_live(c, sched_);
   sched_.enqueue(c, a, att_, engine_);
 }
 

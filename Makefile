@@ -44,7 +44,7 @@ fuzz:
 	scripts/fuzz --seconds $(FUZZ_SECONDS)
 
 format:
-	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.inl')
 
 clean:
 	rm -rf build out

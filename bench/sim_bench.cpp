@@ -18,9 +18,10 @@
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/random.hpp>
 #include <shardflow/core/scenario.hpp>
-#include <shardflow/sim/engine.hpp>
-#include <shardflow/sim/event_queue.hpp>
 #include <shardflow/sim/simulator.hpp>
+
+#include "sim/engine.hpp"
+#include "sim/event_queue.hpp"
 
 using namespace shardflow;
 using namespace shardflow::sim;

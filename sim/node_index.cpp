@@ -1,8 +1,8 @@
+#include "node_index.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
-
-#include <shardflow/sim/node_index.hpp>
 
 namespace shardflow::sim {
 

@@ -1,7 +1,7 @@
+#include "score_tree.hpp"
+
 #include <algorithm>
 #include <cassert>
-
-#include <shardflow/sim/score_tree.hpp>
 
 namespace shardflow::sim {
 

@@ -10,9 +10,9 @@
 
 #include <catch2/catch.hpp>
 
-#include <shardflow/sim/engine.hpp>
 #include <shardflow/sim/simulator.hpp>
 
+#include "sim/engine.hpp"
 #include "sim_builders.hpp"
 
 namespace {

@@ -1,10 +1,13 @@
+#include "sim/divisor.hpp"
+
 #include <cstdint>
 #include <limits>
 
 #include <catch2/catch.hpp>
 
 #include <shardflow/core/random.hpp>
-#include <shardflow/sim/scoring.hpp>
+
+#include "sim/scoring.hpp"
 
 using namespace shardflow;
 using namespace shardflow::sim;

@@ -1,11 +1,13 @@
+#include "sim/event_queue.hpp"
+
 #include <algorithm>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include <shardflow/core/random.hpp>
-#include <shardflow/sim/engine.hpp>
-#include <shardflow/sim/event_queue.hpp>
+
+#include "sim/engine.hpp"
 
 using namespace shardflow;
 using namespace shardflow::sim;

@@ -121,8 +121,9 @@ TEST_CASE("ScenarioSettings: driver_resources are the kfp-v2 driver pods' reques
   CHECK(makespan(run_text(yaml(", driver_resources: {cpu: 2}"))) == SimTime::from_s(26));
 }
 
-TEST_CASE("Cluster preset local: a pod that did not fit starts as soon as room frees, as on the local backend",
-          "[sim]") {
+TEST_CASE(
+    "Cluster preset local: a pod that did not fit starts as soon as room frees, as on the local backend",
+    "[sim]") {
   // Three 500 ms tasks of one CPU on two cores: the third does not fit at 0 and starts at 0.5 s.
   const std::string yaml =
       "name: backoff\n"

@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <shardflow/sim/node_index.hpp>
-#include <shardflow/sim/scoring.hpp>
+#include "sim/node_index.hpp"
+#include "sim/scoring.hpp"
 
 using namespace shardflow;
 using namespace shardflow::sim;

@@ -1,9 +1,10 @@
+#include "sim/score_tree.hpp"
+
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include <shardflow/core/random.hpp>
-#include <shardflow/sim/score_tree.hpp>
 
 using namespace shardflow;
 using namespace shardflow::sim;

@@ -15,7 +15,8 @@
 #include <cstdint>
 
 #include <shardflow/core/units.hpp>
-#include <shardflow/sim/event_queue.hpp>
+
+#include "event_queue.hpp"
 
 namespace shardflow::sim {
 

@@ -21,6 +21,7 @@
 #include <queue>
 #include <vector>
 
+#include <shardflow/core/ring.hpp>
 #include <shardflow/core/units.hpp>
 
 namespace shardflow::sim {
@@ -317,7 +318,7 @@ class LaneQueue {
     const unsigned k = e.kind();
     if (k < kLanes) {
       Lane& l = lanes_[k];
-      if (l.size == 0 || !fires_before(e, l.back())) {
+      if (l.empty() || !fires_before(e, l.back())) {
         l.push_back(e);
         nonempty_ |= 1u << k;
         ++size_;
@@ -338,43 +339,15 @@ class LaneQueue {
     if (k < 0) return inner_.pop();
     Lane& l = lanes_[k];
     const Event e = l.pop_front();
-    if (l.size == 0) nonempty_ &= ~(1u << k);
+    if (l.empty()) nonempty_ &= ~(1u << k);
     return e;
   }
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] std::size_t size() const { return size_; }
 
  private:
-  // A ring of events, its capacity a power of two; capacity and mask are kept rather than derived from
-  // the vector's size, a division by sizeof(Event).
-  struct Lane {
-    std::vector<Event> ring;
-    std::size_t cap = 0;   // ring.size()
-    std::size_t mask = 0;  // cap - 1
-    std::size_t head = 0;
-    std::size_t size = 0;
-    [[nodiscard]] const Event& front() const { return ring[head]; }
-    [[nodiscard]] const Event& back() const { return ring[(head + size - 1) & mask]; }
-    void push_back(const Event& e) {
-      if (size == cap) grow();
-      ring[(head + size) & mask] = e;
-      ++size;
-    }
-    Event pop_front() {
-      const Event e = ring[head];
-      head = (head + 1) & mask;
-      --size;
-      return e;
-    }
-    [[gnu::noinline]] void grow() {
-      std::vector<Event> bigger(ring.empty() ? 64 : 2 * ring.size());
-      for (std::size_t i = 0; i < size; ++i) bigger[i] = ring[(head + i) & mask];
-      ring.swap(bigger);
-      cap = ring.size();
-      mask = cap - 1;
-      head = 0;
-    }
-  };
+  // A ring of events (shared with the simulator's id queues), its capacity a power of two, 64 to start.
+  using Lane = BasicRing<Event, 64>;
   // The lane whose head fires first, if it fires before the inner queue's top; else -1. The inner
   // queue is asked for its earliest time only, not its top: a radix heap commits to its top's time as
   // the lowest it will take from then on, which is wrong while a lane holds an earlier event (an event

@@ -1,0 +1,262 @@
+// The simulator's model (private to sim/; simulator.cpp is its one translation unit). The Model owns the
+// engine and the trace and drives core's Execution (the Plan's rules) through its hooks; its state is in
+// parts, each a small class with inline member functions so that the hot paths compile as one:
+//   SharedStorage  storage.hpp    the two processor-sharing channels (reads, writes)
+//   Scheduler      scheduler.hpp  pod classes, queue, backoff, filter and score, the decision
+//   Nodes          nodes.hpp      node slots, pools, image cache, the NodeIndex / ScoreTree upkeep
+// and what moves a pod or a node from one part to another is the Model's, in one file per concern:
+//   pod_lifecycle.inl  pods: created, decided, bound, image pull, sandbox, driver pods, read, run, write
+//   node_events.inl    nodes: added, up, removed, failures and spot reclaims
+//   autoscaler.inl     the cluster autoscaler: scale up for unschedulable pods, scale down idle nodes
+#pragma once
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/execution.hpp>
+#include <shardflow/core/random.hpp>
+#include <shardflow/core/sampling.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+#include "engine.hpp"
+#include "nodes.hpp"
+#include "pods.hpp"
+#include "scheduler.hpp"
+#include "storage.hpp"
+
+namespace shardflow::sim {
+namespace {
+
+class Model {
+ public:
+  Model(const Scenario& scenario, const Plan& plan, const SimOptions& options)
+      : sc_(checked(scenario)),
+        plan_(plan),
+        opt_(options),
+        exec_(plan, *this),
+        sched_(scenario, plan, Rng::stream(options.seed, Stream::scheduler)),
+        nodes_(scenario.cluster.node_pools, initial_slots(scenario), use_trees(options, sched_),
+               sched_.size(), sched_.images()),
+        storage_(scenario.cluster.storage.read_bytes_per_second,
+                 scenario.cluster.storage.write_bytes_per_second) {
+    trace_.backend = "sim";
+    trace_.scenario = sc_.name;
+    trace_.seed = opt_.seed;
+    for (const PlanStep& s : plan_.steps()) trace_.steps.push_back(s.path);
+    trace_.attempts.reserve(plan_.task_count() + plan_.task_count() / 8 + 16);
+    att_.reserve(trace_.attempts.capacity());
+    progress_every_ = std::max<std::uint64_t>(1, plan_.size() / 100);
+    if (nodes_.use_trees()) {
+      std::vector<std::uint64_t> left(sched_.size(), 0);
+      for (std::size_t i = 0; i < plan_.steps().size(); ++i) left[i] = plan_.steps()[i].instances;
+      if (sc_.overheads.pods_per_task >= 2) left[sched_.driver_class()] = plan_.task_count();
+      nodes_.set_class_tasks(std::move(left));
+    }
+  }
+
+  void run() {
+    for (std::uint32_t p = 0; p < sc_.cluster.node_pools.size(); ++p)
+      for (int i = 0; i < initial_count(sc_.cluster.node_pools[p]); ++i)
+        add_node(p, SimTime::zero(), SimTime::zero());
+    exec_.start();
+    if (!exec_.all_resolved()) engine_.run([this](const Event& e) { handle(e); });
+    finish();
+  }
+
+  Trace take_trace() { return std::move(trace_); }
+  [[nodiscard]] SimStats stats() const {
+    SimStats s = stats_;
+    s.events = engine_.events_processed();
+    return s;
+  }
+
+  // ---- tasks: the Plan's execution rules are core's Execution; these are its hooks -------------------
+  // A component task became ready: admit it with the others that became ready at this instant.
+  void on_ready(TaskId t) {
+    ready_batch_.push_back(t);
+    if (!admit_pending_) {
+      admit_pending_ = true;
+      engine_.schedule(Duration::zero(), kAdmit, 0);
+    }
+  }
+  // Admitted past its limits: its first pod is created now.
+  void on_start(TaskId t) { create_attempt(t); }
+  void on_resolved(TaskId t) {
+    const std::uint64_t resolved = exec_.resolved_count();
+    if (opt_.progress && resolved % progress_every_ == 0)  // no division when nobody listens
+      opt_.progress(static_cast<double>(resolved) / static_cast<double>(plan_.size()));
+    if (!plan_.is_join(t) && nodes_.use_trees()) {
+      nodes_.class_task_resolved(plan_.step_of(t));
+      if (sc_.overheads.pods_per_task >= 2) nodes_.class_task_resolved(sched_.driver_class());
+    }
+  }
+  void on_all_resolved() {
+    end_ = engine_.now();
+    engine_.stop();
+  }
+
+ private:
+  static const Scenario& checked(const Scenario& sc) {
+    const auto& pools = sc.cluster.node_pools;
+    if (pools.size() > 64)
+      throw InputError(pools[64].where, "cluster.node_pools[64]",
+                       "the simulator supports at most 64 node pools, got " + std::to_string(pools.size()));
+    return sc;
+  }
+  static std::uint32_t initial_slots(const Scenario& sc) {
+    std::uint32_t initial = 0;
+    for (const NodePool& p : sc.cluster.node_pools)
+      initial += static_cast<std::uint32_t>(std::max(0, initial_count(p)));
+    return initial;
+  }
+  // Per-class score trees answer a decision in O(log n); with many classes, keeping every tree up to
+  // date on each node change would cost more than it saves, so the node index scan is used instead.
+  static bool use_trees(const SimOptions& o, const Scheduler& sched) {
+    return o.node_search == NodeSearch::score_tree && sched.size() <= kMaxTreeClasses;
+  }
+
+  [[nodiscard]] std::uint32_t class_of_step(TaskId t) const { return plan_.step_of(t); }
+  [[nodiscard]] const Component& component(TaskId t) const {
+    return plan_.steps()[plan_.step_of(t)].component;
+  }
+  [[nodiscard]] double input_bytes(TaskId t) const { return sample_input_bytes(plan_, t, opt_.seed); }
+  [[nodiscard]] double output_bytes(TaskId t) const { return sample_output_bytes(plan_, t, opt_.seed); }
+
+  void handle(const Event& e) {
+    if (e.at() > opt_.horizon ||
+        (opt_.stop != nullptr && (engine_.events_processed() & 4095) == 0 && opt_.stop->load())) {
+      engine_.stop();
+      return;
+    }
+    switch (e.kind()) {
+      case kAdmit:
+        on_admit();
+        break;
+      case kDecide:
+        on_decide();
+        break;
+      case kClassWake:
+        sched_.on_class_wake(e.target, e.gen, engine_);
+        break;
+      case kReadStart:
+        on_read_start(e.target);
+        break;
+      case kStorage:
+        on_storage(static_cast<StorageDir>(e.target), e.gen);
+        break;
+      case kRunDone:
+        on_run_done(e.target);
+        break;
+      case kRetry:
+        create_attempt(e.target);
+        break;
+      case kDriverDone:
+        on_driver_done(e.target);
+        break;
+      case kNodeFail:
+        on_node_fail(e.target, e.gen);
+        break;
+      case kNodeUp:
+        node_up(e.target);
+        break;
+      case kScaleUpCheck:
+        on_scale_up_check(e.target);
+        break;
+      case kScaleDown:
+        on_scale_down(e.target, e.gen);
+        break;
+      default:
+        assert(false && "unknown event kind");
+    }
+  }
+
+  void on_admit() {
+    admit_pending_ = false;
+    admitting_.swap(ready_batch_);
+    // Usually already in id order (tasks become ready in id order within an instant).
+    if (!std::is_sorted(admitting_.begin(), admitting_.end()))
+      std::sort(admitting_.begin(), admitting_.end());
+    for (TaskId t : admitting_) exec_.admit(t);
+    admitting_.clear();
+  }
+
+  // The node's state changed: update the scheduler's search structures.
+  [[gnu::always_inline]] void update_index(std::uint32_t slot) { nodes_.update(slot, sched_); }
+
+  // ---- pods (pod_lifecycle.inl) -------------------------------------------------------------------------
+  inline void create_attempt(TaskId t);
+  inline void enqueue(std::uint32_t c, std::uint32_t a);
+  inline void on_decide();
+  inline void bind(std::uint32_t c, std::uint32_t a, std::uint32_t slot);
+  inline void release(std::uint32_t a, std::uint32_t c);
+  inline void schedule_start(std::uint32_t a, SimTime bound);
+  inline void on_read_start(std::uint32_t a);
+  inline void on_storage(StorageDir dir, std::uint32_t gen);
+  inline void start_run(std::uint32_t a, SimTime at_time);
+  inline void on_run_done(std::uint32_t a);
+  inline void end_attempt(std::uint32_t a);
+  inline void on_driver_done(std::uint32_t a);
+
+  // ---- nodes (node_events.inl) ------------------------------------------------------------------------
+  inline void add_node(std::uint32_t pool, SimTime up, SimTime billed_from);
+  inline void node_up(std::uint32_t record, bool booted = true);
+  inline void remove_node(std::uint32_t slot);
+  inline void on_node_fail(std::uint32_t slot, std::uint32_t gen);
+
+  // ---- the autoscaler (autoscaler.inl) ------------------------------------------------------------------
+  inline void became_idle(std::uint32_t slot);
+  inline void arm_autoscaler(std::uint32_t c);
+  inline void on_scale_up_check(std::uint32_t c);
+  inline void on_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
+
+  // ---- the end ----------------------------------------------------------------------------------------
+  void finish() {
+    const SimTime end = exec_.all_resolved() ? end_ : std::min(engine_.now(), opt_.horizon);
+    // Whatever did not finish (the horizon was reached) is cancelled and its task reported failed.
+    for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {
+      AttemptRecord& r = trace_.attempts[a];
+      if (r.finished != kNever) continue;
+      if (att_[a].phase == Phase::writing) r.output_write = end - r.output_write;
+      r.finished = end;
+      r.outcome = Outcome::cancelled;
+      if (r.started > end) r.started = kNever;
+    }
+    trace_.tasks_failed = exec_.tasks_failed() + exec_.unfinished_tasks();
+    for (NodeRecord& n : trace_.nodes) {
+      if (n.down != kNever) continue;
+      n.down = end;
+      if (n.up > end) n.up = end;
+    }
+    trace_.pod_prefixes.reserve(trace_.steps.size());
+    for (const std::string& step : trace_.steps) trace_.pod_prefixes.push_back(pod_name_prefix(step));
+  }
+
+  const Scenario& sc_;
+  const Plan& plan_;
+  const SimOptions& opt_;
+  Engine engine_;
+  Trace trace_;
+  SimStats stats_;
+
+  // Tasks.
+  Execution<Model> exec_;
+  std::vector<TaskId> ready_batch_, admitting_;
+  bool admit_pending_ = false;
+  std::uint64_t progress_every_ = 1;
+  SimTime end_;
+
+  // Pods: one per attempt (Trace::attempts at the same index).
+  std::vector<Attempt> att_;
+  std::vector<std::uint32_t> evicted_;  // scratch for on_node_fail
+
+  Scheduler sched_;
+  Nodes nodes_;
+  SharedStorage storage_;
+};
+
+}  // namespace
+}  // namespace shardflow::sim

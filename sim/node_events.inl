@@ -1,0 +1,91 @@
+// The Model's node events (part of simulator.cpp's one translation unit; see model.hpp): nodes are
+// added (booting, or up at once), come up, go away; failures (MTBF) and spot reclaims evict their pods.
+#pragma once
+
+#include <cmath>
+
+#include "model.hpp"
+
+namespace shardflow::sim {
+namespace {
+
+// A node of the pool, usable from `up` (now: at once) and billed from `billed_from`.
+inline void Model::add_node(std::uint32_t pool, SimTime up, SimTime billed_from) {
+  const NodePool& p = sc_.cluster.node_pools[pool];
+  NodeRecord r;
+  r.name = p.name + "-" + std::to_string(nodes_.pool(pool).made++);
+  r.pool = p.name;
+  r.cpu = p.cpu;
+  r.memory = p.memory;
+  r.gpu = p.gpu;
+  r.price_per_hour = p.spot ? p.price_per_hour * (1 - p.spot_discount) : p.price_per_hour;
+  r.up = up;
+  r.down = kNever;
+  r.billed_from = billed_from;
+  const auto record = static_cast<std::uint32_t>(trace_.nodes.size());
+  trace_.nodes.push_back(std::move(r));
+  ++nodes_.pool(pool).nodes;
+  nodes_.add_record(pool);
+  if (up == engine_.now()) {
+    node_up(record, false);
+  } else {
+    ++nodes_.pool(pool).booting;
+    engine_.schedule_at(up, kNodeUp, record);
+  }
+}
+
+inline void Model::node_up(std::uint32_t record, bool booted) {
+  const std::uint32_t pool = nodes_.pool_of_record(record);
+  if (booted) --nodes_.pool(pool).booting;
+  const std::uint32_t slot = nodes_.open_slot(pool, record);
+  update_index(slot);
+  const NodePool& p = sc_.cluster.node_pools[pool];
+  if (p.mtbf > Duration::zero() || (p.spot && p.spot_mean_reclaim > Duration::zero())) {
+    Rng rng = Rng::stream(opt_.seed, Stream::node, record);
+    const double fail = p.mtbf > Duration::zero() ? rng.exponential(p.mtbf.seconds()) : HUGE_VAL;
+    const double reclaim = p.spot && p.spot_mean_reclaim > Duration::zero()
+                               ? rng.exponential(p.spot_mean_reclaim.seconds())
+                               : HUGE_VAL;
+    const double t = std::min(fail, reclaim);
+    if (t < opt_.horizon.seconds())
+      engine_.schedule(delay_from_seconds(t), kNodeFail, slot, nodes_.slot(slot).gen);
+  }
+  became_idle(slot);
+  if (booted) sched_.on_cluster_change(engine_);
+}
+
+inline void Model::remove_node(std::uint32_t slot) {
+  trace_.nodes[nodes_.slot(slot).record].down = engine_.now();
+  nodes_.close_slot(slot);
+}
+
+inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
+  Slot& s = nodes_.slot(slot);
+  if (!s.alive || s.gen != gen) return;
+  // Every pod on the node is evicted; its task runs again as a new attempt (not counted as a retry).
+  evicted_.clear();
+  for (std::uint32_t a = s.head; a != kNoSlot; a = att_[a].next) evicted_.push_back(a);
+  for (std::uint32_t a : evicted_) {
+    AttemptRecord& r = trace_.attempts[a];
+    if (att_[a].phase == Phase::reading) storage_.stop(kRead, a, att_, engine_);
+    if (att_[a].phase == Phase::writing) {
+      r.output_write = engine_.now() - r.output_write;
+      storage_.stop(kWrite, a, att_, engine_);
+    }
+    att_[a].phase = Phase::evicted;
+    if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
+    att_[a].slot = att_[a].next = att_[a].prev = kNoSlot;
+    r.outcome = Outcome::evicted;
+    r.finished = engine_.now();
+  }
+  s.head = kNoSlot;
+  const std::uint32_t pool = s.pool;
+  remove_node(slot);
+  // The pool replaces the node; the replacement is billed from now and usable after the boot time.
+  add_node(pool, engine_.now() + sc_.cluster.node_pools[pool].autoscaling.boot_time, engine_.now());
+  ++stats_.nodes_added;
+  for (std::uint32_t a : evicted_) create_attempt(trace_.attempts[a].task);
+}
+
+}  // namespace
+}  // namespace shardflow::sim

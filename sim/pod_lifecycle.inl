@@ -1,0 +1,240 @@
+// The Model's pod lifecycle (part of simulator.cpp's one translation unit; see model.hpp):
+// [driver pod, for kfp-v2] -> created -> queued -> decided -> bound -> image pull -> sandbox start ->
+// input read -> run -> output write -> ended (succeeded, or failed and retried by the Execution).
+#pragma once
+
+#include "model.hpp"
+
+namespace shardflow::sim {
+namespace {
+
+inline void Model::create_attempt(TaskId t) {
+  const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
+  // Every field given: value-initializing the record first (emplace_back()) made GCC clear its 88
+  // bytes with `rep stos`, whose start-up cost was a tenth of a simple task's whole simulation.
+  trace_.attempts.push_back(AttemptRecord{.task = t,
+                                          .step = plan_.step_of(t),
+                                          .item = plan_.item(t),
+                                          .attempt = exec_.next_attempt(t),
+                                          .node = -1,
+                                          .pod = kNoPod,
+                                          .submitted = engine_.now(),
+                                          .scheduled = kNever,
+                                          .started = kNever,
+                                          .finished = kNever,
+                                          .outcome = Outcome::succeeded,
+                                          .error = kNoError,
+                                          .image_pull = Duration::zero(),
+                                          .input_read = Duration::zero(),
+                                          .output_write = Duration::zero()});
+  att_.push_back(Attempt{});
+  PodClass& c = sched_.cls(class_of_step(t));
+  const bool driver = sc_.overheads.pods_per_task >= 2;
+  if (c.never_fits || (driver && sched_.cls(sched_.driver_class()).never_fits)) {
+    trace_.attempts[a].finished = engine_.now();
+    trace_.attempts[a].outcome = Outcome::failed;
+    att_[a].phase = Phase::finished;
+    exec_.fail(t);
+    return;
+  }
+  if (driver) {
+    att_[a].phase = Phase::driver_queued;
+    enqueue(sched_.driver_class(), a);
+  } else {
+    att_[a].phase = Phase::queued;
+    enqueue(class_of_step(t), a);
+  }
+}
+
+inline void Model::enqueue(std::uint32_t c, std::uint32_t a) {
+  // A class's score tree is kept up to date from its first pod on.
+  if (nodes_.use_trees() && !nodes_.live(c)) nodes_.make_live(c, sched_);
+  sched_.enqueue(c, a, att_, engine_);
+}
+
+// One scheduling cycle: the scheduler's next pod; filter and score; bind or mark its class unschedulable.
+inline void Model::on_decide() {
+  sched_.decision_began();
+  const std::uint32_t best = sched_.next_class(att_);
+  if (best == kNoSlot) return;
+  PodClass& pc = sched_.cls(best);
+  const std::uint32_t a = pc.queue.pop_front();
+  ++stats_.scheduling_attempts;
+  const std::uint32_t slot = sched_.find_node(best, nodes_, stats_);
+  if (slot != kNoSlot) {
+    sched_.set_state(pc, ClassState::active);
+    bind(best, a, slot);
+    if (pc.queue.empty()) {
+      pc.fails = 0;
+      pc.blocked_since = kNever;
+    }
+  } else {
+    pc.queue.push_front(a);
+    sched_.mark_unschedulable(best, engine_);
+    arm_autoscaler(best);
+  }
+  sched_.kick(engine_);
+}
+
+inline void Model::bind(std::uint32_t c, std::uint32_t a, std::uint32_t slot) {
+  const PodClass& pc = sched_.cls(c);
+  Slot& s = nodes_.slot(slot);
+  if (s.pods == 0) ++s.idle_gen;
+  s.cpu_used += pc.request.cpu;
+  s.memory_used += pc.request.memory;
+  s.gpu_used += pc.request.gpu;
+  s.nz_cpu += pc.nonzero.cpu;
+  s.nz_memory += pc.nonzero.memory;
+  ++s.pods;
+  update_index(slot);
+  Attempt& at = att_[a];
+  at.slot = slot;
+  at.prev = kNoSlot;
+  at.next = s.head;
+  if (s.head != kNoSlot) att_[s.head].prev = a;
+  s.head = a;
+  const Duration bind_latency = sc_.cluster.scheduler.bind_latency;
+  if (at.phase == Phase::driver_queued) {
+    at.phase = Phase::driver_on_node;
+  } else {
+    at.phase = Phase::starting;
+    trace_.attempts[a].node = static_cast<std::int32_t>(s.record);
+    trace_.attempts[a].scheduled = engine_.now() + bind_latency;
+  }
+  schedule_start(a, engine_.now() + bind_latency);
+}
+
+// The pod (of class c) leaves its node.
+inline void Model::release(std::uint32_t a, std::uint32_t c) {
+  Attempt& at = att_[a];
+  const std::uint32_t slot = at.slot;
+  assert(slot != kNoSlot);
+  const PodClass& pc = sched_.cls(c);
+  Slot& s = nodes_.slot(slot);
+  s.cpu_used -= pc.request.cpu;
+  s.memory_used -= pc.request.memory;
+  s.gpu_used -= pc.request.gpu;
+  s.nz_cpu -= pc.nonzero.cpu;
+  s.nz_memory -= pc.nonzero.memory;
+  --s.pods;
+  if (at.prev != kNoSlot)
+    att_[at.prev].next = at.next;
+  else
+    s.head = at.next;
+  if (at.next != kNoSlot) att_[at.next].prev = at.prev;
+  at.slot = at.next = at.prev = kNoSlot;
+  update_index(slot);
+  if (s.pods == 0) became_idle(slot);
+  sched_.on_cluster_change(engine_);
+}
+
+// What follows the binding (at `bound`), computed now: every bind has the same latency, so pods are
+// bound in the order they were decided and the node's pull queue sees the same order either way; this
+// saves an event per pod.
+inline void Model::schedule_start(std::uint32_t a, SimTime bound) {
+  Attempt& at = att_[a];
+  const Overheads& ov = sc_.overheads;
+  if (at.phase == Phase::driver_on_node) {
+    engine_.schedule_at(bound + ov.sandbox_start + ov.driver_pod_duration, kDriverDone, a);
+    return;
+  }
+  AttemptRecord& r = trace_.attempts[a];
+  const PodClass& pc = sched_.cls(class_of_step(r.task));
+  Slot& s = nodes_.slot(at.slot);
+  SimTime& ready = nodes_.image_ready(at.slot, pc.image);
+  if (ready == kNever) {
+    // Not on the node and not being pulled: pull it, behind the node's other pulls when kubelet
+    // serializes them (its default), else at once (each parallel pull at the full bandwidth).
+    const SimTime start = sc_.overheads.serialize_image_pulls ? std::max(bound, s.pull_free) : bound;
+    ready = start + pc.pull;
+    s.pull_free = std::max(s.pull_free, ready);
+  }
+  const Duration wait = std::max(Duration::zero(), ready - bound);
+  r.image_pull = wait;
+  const SimTime start = bound + wait + ov.sandbox_start;
+  // Without input to read, the run's start is known now too: schedule its end directly.
+  if (storage_.bandwidth(kRead) <= 0 || input_bytes(r.task) <= 0)
+    start_run(a, start);
+  else
+    engine_.schedule_at(start, kReadStart, a);
+}
+
+inline void Model::on_read_start(std::uint32_t a) {
+  if (att_[a].phase != Phase::starting) return;
+  const double bytes = input_bytes(trace_.attempts[a].task);
+  if (bytes > 0 && storage_.bandwidth(kRead) > 0)
+    storage_.start(kRead, a, bytes, att_, engine_);
+  else
+    start_run(a, engine_.now());
+}
+
+// A read ends: the run starts; a write ends: the pod ends.
+inline void Model::on_storage(StorageDir dir, std::uint32_t gen) {
+  storage_.on_event(dir, gen, att_, engine_, [this, dir](std::uint32_t a) {
+    if (dir == kRead) {
+      start_run(a, engine_.now());
+    } else {
+      AttemptRecord& r = trace_.attempts[a];
+      r.output_write = engine_.now() - r.output_write;
+      end_attempt(a);
+    }
+  });
+}
+
+// The main container starts at `at` (now, or later when nothing can delay it): sample its run.
+inline void Model::start_run(std::uint32_t a, SimTime at_time) {
+  Attempt& at = att_[a];
+  AttemptRecord& r = trace_.attempts[a];
+  at.phase = Phase::running;
+  r.started = at_time;
+  r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
+  const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task, r.attempt, opt_.seed);
+  double ns = sample.run_ns;
+  const double speed = sc_.cluster.node_pools[nodes_.slot(at.slot).pool].speed;
+  if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1
+  at.will_fail = sample.fails;
+  engine_.schedule_at(at_time + delay_from_ns(ns), kRunDone, a);
+}
+
+inline void Model::on_run_done(std::uint32_t a) {
+  Attempt& at = att_[a];
+  if (at.phase != Phase::running) return;
+  // A successful run writes its output, if any, before the pod ends; a failed one writes nothing.
+  if (!at.will_fail && storage_.bandwidth(kWrite) > 0) {
+    const double bytes = output_bytes(trace_.attempts[a].task);
+    if (bytes > 0) {
+      trace_.attempts[a].output_write = engine_.now();  // when writing began, until it ends
+      storage_.start(kWrite, a, bytes, att_, engine_);
+      return;
+    }
+  }
+  end_attempt(a);
+}
+
+// The pod's main container exited after its run (and output write): free the node, then the task is
+// done, or retried, or failed for good.
+inline void Model::end_attempt(std::uint32_t a) {
+  Attempt& at = att_[a];
+  AttemptRecord& r = trace_.attempts[a];
+  at.phase = Phase::finished;
+  r.finished = engine_.now();
+  const TaskId t = r.task;
+  release(a, class_of_step(t));
+  if (!at.will_fail) {
+    r.outcome = Outcome::succeeded;
+    exec_.succeeded(t);
+    return;
+  }
+  r.outcome = Outcome::failed;
+  if (const auto delay = exec_.attempt_failed(t)) engine_.schedule(*delay, kRetry, t);
+}
+
+inline void Model::on_driver_done(std::uint32_t a) {
+  if (att_[a].phase != Phase::driver_on_node) return;
+  att_[a].phase = Phase::queued;
+  release(a, sched_.driver_class());
+  enqueue(class_of_step(trace_.attempts[a].task), a);
+}
+
+}  // namespace
+}  // namespace shardflow::sim

@@ -1,0 +1,65 @@
+// What the simulator's parts share (private to sim/): the event kinds, a pod attempt's phase and its
+// place in the model, and small helpers. See model.hpp for how the parts fit together.
+#pragma once
+
+#include <cstdint>
+
+#include <shardflow/core/sampling.hpp>
+#include <shardflow/core/units.hpp>
+
+namespace shardflow::sim {
+namespace {
+
+enum Kind : std::uint8_t {
+  kAdmit = 1,     // admit the tasks that became ready at this instant
+  kDecide,        // the scheduler finishes one decision
+  kClassWake,     // a pod class's backoff expired, or the 5-minute unschedulable flush
+  kReadStart,     // image present and sandbox started: read input
+  kStorage,       // the next transfer of a storage channel (target: 0 reads, 1 writes) ends
+  kRunDone,       // the main container exited
+  kRetry,         // create the next attempt of a failed task
+  kDriverDone,    // a kfp-v2 driver pod finished
+  kNodeFail,      // a node failed or its spot instance was reclaimed
+  kNodeUp,        // a booting node became ready
+  kScaleUpCheck,  // the autoscaler looks at a class's unschedulable pods
+  kScaleDown,     // a node has been idle for scale_down_idle
+};
+
+enum class Phase : std::uint8_t {
+  driver_queued,
+  driver_on_node,
+  queued,
+  starting,
+  reading,
+  running,
+  writing,
+  finished,
+  evicted
+};
+
+constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
+
+// Seconds to a delay, clamped to [0, ~31 years] (delay_from_ns, core/sampling.hpp).
+Duration delay_from_seconds(double s) {
+  return delay_from_ns(s * 1e9);
+}
+
+// One pod of a task (its trace record is Trace::attempts at the same index).
+struct Attempt {
+  std::uint64_t seq = 0;  // pod creation order, for the FIFO queue
+  std::uint32_t slot = kNoSlot;
+  std::uint32_t next = kNoSlot;  // pods on the same node (intrusive list)
+  std::uint32_t prev = kNoSlot;
+  double transfer_target = 0;  // storage virtual time at which its read or write completes
+  Phase phase = Phase::queued;
+  bool will_fail = false;
+};
+
+// v % n for n > 0, without a division in the usual case v < 2n (a start index plus at most n slots).
+std::uint32_t wrap(std::uint64_t v, std::uint64_t n) {
+  if (v >= n) v -= n;
+  return static_cast<std::uint32_t>(v < n ? v : v % n);
+}
+
+}  // namespace
+}  // namespace shardflow::sim

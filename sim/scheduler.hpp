@@ -1,0 +1,334 @@
+// The scheduler (private to sim/): pod classes, their queues and backoff, kube-scheduler's filter and
+// score, and the decision's choice of pod and node. One decision at a time (kDecide, 1 /
+// decisions_per_second each), FIFO by pod creation; see include/shardflow/sim/simulator.hpp for the model.
+//
+// Pods with the same requirements (the tasks of one step, or all driver pods) form a class and share
+// its scheduling state: once the oldest pod of a class does not fit, the younger ones are not tried
+// until the cluster changes. Binding the chosen pod is the pod lifecycle's (pod_lifecycle.inl).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/random.hpp>
+#include <shardflow/core/ring.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+#include "engine.hpp"
+#include "nodes.hpp"
+#include "pods.hpp"
+#include "scoring.hpp"
+
+namespace shardflow::sim {
+namespace {
+
+enum class ClassState : std::uint8_t { active, backoff, unschedulable };
+
+constexpr Duration kUnschedulableFlush = Duration::from_s(300);  // podMaxInUnschedulablePodsDuration
+
+// Pods with the same requirements: the tasks of one step, or all driver pods.
+struct PodClass {
+  PodRequest request;
+  CpuMem nonzero;           // the requests kube-scheduler scores with
+  std::uint64_t pools = 0;  // pools whose selector and taints admit it
+  bool never_fits = false;  // no eligible pool can ever hold it
+  std::uint32_t image = 0;
+  Duration pull;
+  Ring queue;  // pending pods (attempt ids), oldest first
+  ClassState state = ClassState::active;
+  int fails = 0;  // consecutive failed scheduling attempts of the head pod
+  SimTime backoff_until;
+  std::uint32_t wake_gen = 0;
+  SimTime blocked_since = kNever;  // when its backlog first found no node
+  bool scale_check_pending = false;
+};
+
+std::uint64_t eligible_pools(const std::vector<NodePool>& pools,
+                             const std::map<std::string, std::string>& selector,
+                             const std::vector<Toleration>& tolerations) {
+  std::uint64_t mask = 0;
+  for (std::size_t p = 0; p < pools.size(); ++p)
+    if (pool_admits(pools[p], selector, tolerations)) mask |= std::uint64_t{1} << p;
+  return mask;
+}
+
+int initial_count(const NodePool& p) {
+  if (!p.autoscaling.enabled()) return p.count;
+  return std::clamp(p.count, p.autoscaling.min, p.autoscaling.max);
+}
+
+std::int64_t pods_per_node(const PodClass& c, const NodePool& p) {
+  std::int64_t n = p.max_pods;
+  if (c.request.cpu > 0) n = std::min<std::int64_t>(n, p.cpu / c.request.cpu);
+  if (c.request.memory > 0) n = std::min<std::int64_t>(n, p.memory / c.request.memory);
+  if (c.request.gpu > 0) n = std::min<std::int64_t>(n, p.gpu / c.request.gpu);
+  return std::max<std::int64_t>(0, n);
+}
+
+class Scheduler {
+ public:
+  /// Classes: one per step, then one for driver pods.
+  Scheduler(const Scenario& sc, const Plan& plan, Rng rng)
+      : pools_(sc.cluster.node_pools), cfg_(sc.cluster.scheduler), rng_(rng) {
+    const auto& pools = sc.cluster.node_pools;
+    decision_cost_ = cfg_.decisions_per_second > 0 ? delay_from_seconds(1.0 / cfg_.decisions_per_second)
+                                                   : Duration::zero();
+    const Overheads& ov = sc.overheads;
+    std::vector<std::string> images;
+    for (const PlanStep& s : plan.steps()) {
+      const Component& c = s.component;
+      PodClass pc;
+      pc.request = {c.resources.cpu, c.resources.memory, c.resources.gpu};
+      pc.nonzero = {c.resources.cpu ? c.resources.cpu : kDefaultMilliCpuRequest,
+                    c.resources.memory ? c.resources.memory : kDefaultMemoryRequest};
+      pc.pools = eligible_pools(pools, c.node_selector, c.tolerations);
+      auto it = std::find(images.begin(), images.end(), c.image);
+      pc.image = static_cast<std::uint32_t>(it - images.begin());
+      if (it == images.end()) images.push_back(c.image);
+      const ByteCount size = c.image_size >= 0 ? c.image_size : ov.default_image_size;
+      pc.pull = ov.image_pull_bytes_per_second > 0
+                    ? delay_from_seconds(static_cast<double>(size) / ov.image_pull_bytes_per_second)
+                    : Duration::zero();
+      // A step's pods can all be pending at once (a fan-out admitted in one instant): make room up
+      // front rather than grow the ring by doubling while they are created.
+      pc.queue.reserve(static_cast<std::uint32_t>(std::min<std::uint64_t>(s.instances, 1u << 20)));
+      classes_.push_back(std::move(pc));
+    }
+    {
+      PodClass driver;
+      driver.request = {ov.driver_cpu, ov.driver_memory, 0};
+      driver.nonzero = {ov.driver_cpu ? ov.driver_cpu : kDefaultMilliCpuRequest,
+                        ov.driver_memory ? ov.driver_memory : kDefaultMemoryRequest};
+      driver.pools = eligible_pools(pools, {}, {});
+      if (driver.pools == 0)
+        driver.pools = pools.size() >= 64 ? ~0ull : (std::uint64_t{1} << pools.size()) - 1;
+      driver.image = kNoSlot;
+      classes_.push_back(std::move(driver));
+    }
+    driver_class_ = static_cast<std::uint32_t>(classes_.size() - 1);
+    images_ = static_cast<std::uint32_t>(images.size());
+    for (PodClass& pc : classes_) {
+      pc.never_fits = true;
+      for (std::size_t p = 0; p < pools.size(); ++p)
+        if ((pc.pools >> p & 1) && pods_per_node(pc, pools[p]) > 0 &&
+            (pools[p].count > 0 || pools[p].autoscaling.enabled()))
+          pc.never_fits = false;
+    }
+  }
+
+  [[nodiscard]] std::size_t size() const { return classes_.size(); }
+  [[nodiscard]] PodClass& cls(std::uint32_t c) { return classes_[c]; }
+  [[nodiscard]] const PodClass& cls(std::uint32_t c) const { return classes_[c]; }
+  [[nodiscard]] std::uint32_t driver_class() const { return driver_class_; }
+  /// Distinct images of the steps' pods (driver pods have none).
+  [[nodiscard]] std::uint32_t images() const { return images_; }
+
+  // ---- queue and backoff ------------------------------------------------------------------------------
+  /// A pod of class c (attempt a) joins its class's queue.
+  void enqueue(std::uint32_t c, std::uint32_t a, std::vector<Attempt>& att, Engine& engine) {
+    att[a].seq = pod_seq_++;
+    PodClass& pc = classes_[c];
+    if (pc.queue.empty()) {
+      set_state(pc, ClassState::active);
+      pc.fails = 0;
+    }
+    pc.queue.push_back(a);
+    kick(engine);
+  }
+
+  [[nodiscard]] bool has_candidate() const {
+    for (const PodClass& c : classes_)
+      if (!c.queue.empty() && c.state != ClassState::unschedulable) return true;
+    return false;
+  }
+
+  /// Schedules the next decision unless one is pending or no pod can be tried.
+  void kick(Engine& engine) {
+    if (decide_pending_ || !has_candidate()) return;
+    decide_pending_ = true;
+    engine.schedule(decision_cost_, kDecide, 0);
+  }
+  /// The kDecide event fired.
+  void decision_began() { decide_pending_ = false; }
+
+  /// The class of the pod decided next: the oldest pod of the active queue, else
+  /// (SchedulerPopFromBackoffQ) the pod whose backoff ends first; kNoSlot if none.
+  [[nodiscard]] std::uint32_t next_class(const std::vector<Attempt>& att) const {
+    std::uint32_t best = kNoSlot;
+    for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+      const PodClass& pc = classes_[c];
+      if (pc.queue.empty() || pc.state != ClassState::active) continue;
+      if (best == kNoSlot || att[pc.queue.front()].seq < att[classes_[best].queue.front()].seq) best = c;
+    }
+    if (best == kNoSlot) {
+      for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+        const PodClass& pc = classes_[c];
+        if (pc.queue.empty() || pc.state != ClassState::backoff) continue;
+        if (best == kNoSlot || pc.backoff_until < classes_[best].backoff_until ||
+            (pc.backoff_until == classes_[best].backoff_until &&
+             att[pc.queue.front()].seq < att[classes_[best].queue.front()].seq))
+          best = c;
+      }
+    }
+    return best;
+  }
+
+  /// The head pod of class c found no node: the class waits for a cluster change, with backoff.
+  void mark_unschedulable(std::uint32_t c, Engine& engine) {
+    PodClass& pc = classes_[c];
+    set_state(pc, ClassState::unschedulable);
+    ++pc.fails;
+    Duration backoff = cfg_.initial_backoff;
+    for (int i = 1; i < pc.fails && backoff < cfg_.max_backoff; ++i) backoff = backoff * 2;
+    pc.backoff_until = engine.now() + std::min(backoff, cfg_.max_backoff);
+    engine.schedule(kUnschedulableFlush, kClassWake, c, ++pc.wake_gen);
+    if (pc.blocked_since == kNever) pc.blocked_since = engine.now();
+  }
+
+  /// Every class state change goes through here, to keep count of the unschedulable classes.
+  void set_state(PodClass& pc, ClassState state) {
+    unschedulable_classes_ += (state == ClassState::unschedulable ? 1 : 0);
+    unschedulable_classes_ -= (pc.state == ClassState::unschedulable ? 1 : 0);
+    pc.state = state;
+  }
+
+  /// A pod ended or a node came up: unschedulable pods move to the active or backoff queue.
+  void on_cluster_change(Engine& engine) {
+    if (unschedulable_classes_ == 0) {  // the usual case: nothing waits for a change
+      kick(engine);
+      return;
+    }
+    for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+      PodClass& pc = classes_[c];
+      if (pc.queue.empty() || pc.state != ClassState::unschedulable) continue;
+      ++pc.wake_gen;
+      if (pc.backoff_until <= engine.now()) {
+        set_state(pc, ClassState::active);
+      } else {
+        set_state(pc, ClassState::backoff);
+        engine.schedule_at(pc.backoff_until, kClassWake, c, pc.wake_gen);
+      }
+    }
+    kick(engine);
+  }
+
+  void on_class_wake(std::uint32_t c, std::uint32_t gen, Engine& engine) {
+    PodClass& pc = classes_[c];
+    if (gen != pc.wake_gen || pc.queue.empty()) return;
+    set_state(pc, ClassState::active);
+    kick(engine);
+  }
+
+  // ---- filter and score ---------------------------------------------------------------------------
+  [[nodiscard]] bool fits_on(const PodClass& pc, const Slot& s) const {
+    const NodePool& p = pools_[s.pool];
+    return s.alive && (pc.pools >> s.pool & 1) && s.pods < p.max_pods &&
+           p.cpu - s.cpu_used >= pc.request.cpu && p.memory - s.memory_used >= pc.request.memory &&
+           p.gpu - s.gpu_used >= pc.request.gpu;
+  }
+
+  [[nodiscard, gnu::always_inline]] std::int64_t score_node(const PodClass& pc, const Slot& s,
+                                                            const Nodes& nodes) const {
+    const NodePool& p = pools_[s.pool];
+    switch (cfg_.policy) {
+      // least/most_allocated_score's formulas with the pool's divisors (no divide instruction); with
+      // zero capacities the general functions handle the weights.
+      case ScorePolicy::least_allocated:
+        if (p.cpu == 0 || p.memory == 0)
+          return least_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
+                                       {p.cpu, p.memory});
+        return (least_requested(s.nz_cpu + pc.nonzero.cpu, p.cpu, nodes.capacity_divisors(s.pool).cpu) +
+                least_requested(s.nz_memory + pc.nonzero.memory, p.memory,
+                                nodes.capacity_divisors(s.pool).memory)) /
+               2;
+      case ScorePolicy::most_allocated:
+        if (p.cpu == 0 || p.memory == 0)
+          return most_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
+                                      {p.cpu, p.memory});
+        return (most_requested(s.nz_cpu + pc.nonzero.cpu, p.cpu, nodes.capacity_divisors(s.pool).cpu) +
+                most_requested(s.nz_memory + pc.nonzero.memory, p.memory,
+                               nodes.capacity_divisors(s.pool).memory)) /
+               2;
+      case ScorePolicy::balanced_allocation:
+        return balanced_allocation_score({s.cpu_used + pc.request.cpu, s.memory_used + pc.request.memory},
+                                         {p.cpu, p.memory});
+    }
+    return 0;
+  }
+
+  /// Class c's score on the node, or -1 if its pod does not fit there: what a score tree holds.
+  [[nodiscard, gnu::always_inline]] std::int32_t score_if_fits(std::uint32_t c, const Slot& s,
+                                                               const Nodes& nodes) const {
+    const PodClass& pc = classes_[c];
+    return fits_on(pc, s) ? static_cast<std::int32_t>(score_node(pc, s, nodes)) : -1;
+  }
+
+  // ---- the node for a pod -------------------------------------------------------------------------
+  // kube-scheduler's findNodesThatFitPod + prioritizeNodes + selectHost. The search starts at
+  // next_start_ and stops after numFeasibleNodesToFind fits; the start then moves past the nodes looked
+  // at. Scores are cached per (node, class) until the node changes: with hundreds of nodes scored per
+  // decision, nearly all of them are unchanged since the previous one. The winner is drawn uniformly
+  // among the top-scored nodes, as selectHost's reservoir sampling does, with one draw per decision.
+  std::uint32_t find_node(std::uint32_t c, Nodes& nodes, SimStats& stats) {
+    if (nodes.use_trees()) return find_node_tree(c, nodes, stats);
+    const PodClass& pc = classes_[c];
+    const NodeIndex& index = nodes.index();
+    if (nodes.alive() == 0 || !index.may_fit(pc.request, pc.pools)) return kNoSlot;
+    const std::int64_t want = num_feasible_nodes_to_find(cfg_.percentage_of_nodes_to_score, nodes.alive());
+    const std::uint32_t tag = c + 1;
+    // Plain pointers: the visitor runs for every feasible node, and vector members would be reloaded.
+    ScoreCache* cache = nodes.score_cache();
+    std::uint32_t* top = nodes.top();
+    const std::vector<Slot>& slots = nodes.slots();
+    std::size_t tops = 0;
+    std::int64_t found = 0, best_score = -1;
+    const std::uint32_t processed =
+        index.for_each_fit(next_start_, pc.request, pc.pools, [&](std::uint32_t slot) {
+          ScoreCache& entry = cache[slot];
+          if (entry.cls != tag) entry = {tag, static_cast<std::int32_t>(score_node(pc, slots[slot], nodes))};
+          const std::int64_t score = entry.score;
+          if (score > best_score) {
+            best_score = score;
+            tops = 0;
+          }
+          if (score == best_score) top[tops++] = slot;
+          return ++found < want;
+        });
+    stats.nodes_scored += static_cast<std::uint64_t>(found);
+    if (index.slots() > 0) next_start_ = wrap(next_start_ + processed, index.slots());
+    if (tops == 0) return kNoSlot;
+    return tops == 1 ? top[0] : top[rng_.below(tops)];
+  }
+
+ private:
+  // The same decision as find_node's scan, from the class's score tree: the window of the first `want`
+  // feasible nodes from next_start_, its best score, and the j-th of the nodes sharing it.
+  std::uint32_t find_node_tree(std::uint32_t c, const Nodes& nodes, SimStats& stats) {
+    const ScoreTree& tree = nodes.tree(c);
+    if (nodes.alive() == 0 || tree.feasible() == 0) return kNoSlot;
+    const std::int64_t want = num_feasible_nodes_to_find(cfg_.percentage_of_nodes_to_score, nodes.alive());
+    const ScoreTree::Window w = tree.window(next_start_, static_cast<std::uint32_t>(want));
+    stats.nodes_scored += w.found;
+    next_start_ = wrap(next_start_ + w.passed, tree.slots());
+    return tree.nth_best(w, w.ties == 1 ? 0 : static_cast<std::uint32_t>(rng_.below(w.ties)));
+  }
+
+  const std::vector<NodePool>& pools_;
+  const SchedulerConfig& cfg_;
+  Rng rng_;  // selectHost's draws among the top-scored nodes
+  Duration decision_cost_;
+  std::vector<PodClass> classes_;
+  std::uint32_t driver_class_ = 0;
+  std::uint32_t images_ = 0;
+  std::uint64_t pod_seq_ = 0;
+  bool decide_pending_ = false;
+  std::uint32_t unschedulable_classes_ = 0;  // classes in state unschedulable
+  std::uint32_t next_start_ = 0;
+};
+
+}  // namespace
+}  // namespace shardflow::sim

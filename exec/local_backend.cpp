@@ -507,6 +507,7 @@ class LocalRun {
     node.down = SimTime::from_ns(end_);
     trace.nodes.push_back(node);
     trace.attempts = std::move(attempts_);
+    result.samples = std::move(samples_);
     for (AttemptRecord& r : trace.attempts) {
       if (r.finished == kNever) {  // cannot happen once every runner has reported; keep the trace sane
         r.finished = SimTime::from_ns(end_);

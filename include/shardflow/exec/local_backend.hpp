@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <shardflow/core/backend.hpp>
+#include <shardflow/core/sampling.hpp>
 #include <shardflow/core/units.hpp>
 
 namespace shardflow::exec {
@@ -56,6 +57,9 @@ class Value;
 struct LocalResult {
   Trace trace;
   std::vector<std::pair<TaskId, std::shared_ptr<const Value>>> outputs;
+  /// What each attempt drew (core's sample_attempt), in the order of trace.attempts: its run time at
+  /// speed 1 before --time-scale, and whether it fails. The simulator draws the same.
+  std::vector<AttemptSample> samples;
 };
 /// What the backend's run() does, keeping the answers. Throws InputError (before anything runs) for a
 /// scenario this machine cannot run.

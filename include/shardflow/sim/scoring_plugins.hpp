@@ -47,6 +47,9 @@
 //       carry any, so PreScore returns Skip too. Both add the same amount (0) to every node, so they
 //       cannot change the argmax. (A user-made headless Service selecting an indexed Job's pods would
 //       bring the default spread constraints in; shardflow does not create one.)
+//   DynamicResources (weight 2 when the DynamicResourceAllocation gate is on, the default since v1.34)
+//   and VolumeBinding (scores only with StorageCapacityScoring) skip pods without resource claims or
+//   volume claims; ours have none, so they are not modelled.
 //
 // Both normalized plugins depend on the node only through its pool (taints and labels are per pool),
 // so they are indexable per pool: keep one tree per pool (or per distinct raw value), compute

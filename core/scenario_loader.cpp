@@ -42,13 +42,15 @@ constexpr std::size_t kMaxItemValues = 1'000'000;
 
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 constexpr std::string_view kPipelineKeys[] = {"steps"};
-constexpr std::string_view kComponentKeys[] = {"input",   "output",  "resources",     "duration",
-                                               "failure", "retries", "image",         "image_size",
-                                               "command", "kernel",  "node_selector", "tolerations"};
+constexpr std::string_view kComponentKeys[] = {
+    "input",      "output",  "resources", "duration",      "failure",     "retries",      "image",
+    "image_size", "command", "kernel",    "node_selector", "tolerations", "node_affinity"};
 constexpr std::string_view kStepKeys[] = {
     "name",       "after",     "parallel_for", "steps",         "parallelism", "input",
     "output",     "resources", "duration",     "failure",       "retries",     "image",
-    "image_size", "command",   "kernel",       "node_selector", "tolerations"};
+    "image_size", "command",   "kernel",       "node_selector", "tolerations", "node_affinity"};
+constexpr std::string_view kNodeAffinityKeys[] = {"preferred"};
+constexpr std::string_view kPreferredTermKeys[] = {"weight", "match_labels"};
 constexpr std::string_view kLoopKeys[] = {"count", "items", "parallelism"};
 constexpr std::string_view kDataSizeKeys[] = {"size"};
 constexpr std::string_view kDistributionKeys[] = {"distribution", "value", "median", "sigma",
@@ -68,9 +70,23 @@ constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
 constexpr std::string_view kSpotKeys[] = {"discount", "mean_reclaim"};
 constexpr std::string_view kAutoscalingKeys[] = {"min", "max", "scale_up_delay", "boot_time",
                                                  "scale_down_idle"};
-constexpr std::string_view kSchedulerKeys[] = {
-    "policy",     "percentage_of_nodes_to_score", "decisions_per_second", "bind_latency", "initial_backoff",
-    "max_backoff"};
+constexpr std::string_view kSchedulerKeys[] = {"policy",
+                                               "percentage_of_nodes_to_score",
+                                               "decisions_per_second",
+                                               "bind_latency",
+                                               "initial_backoff",
+                                               "max_backoff",
+                                               "score_weights",
+                                               "fit_resource_weights",
+                                               "requested_to_capacity_ratio"};
+// kube-scheduler's score plugin names, as a profile's plugins.score lists them.
+constexpr std::string_view kScorePlugins[] = {"NodeResourcesFit", "NodeResourcesBalancedAllocation",
+                                              "TaintToleration",  "NodeAffinity",
+                                              "ImageLocality",    "PodTopologySpread",
+                                              "InterPodAffinity"};
+constexpr std::string_view kFitResources[] = {"cpu", "memory", "nvidia.com/gpu"};
+constexpr std::string_view kRequestedToCapacityRatioKeys[] = {"shape"};
+constexpr std::string_view kShapePointKeys[] = {"utilization", "score"};
 constexpr std::string_view kStorageKeys[] = {"read_bandwidth", "write_bandwidth"};
 constexpr std::string_view kOverheadKeys[] = {
     "orchestrator",  "pods_per_task",        "driver_pod", "driver_resources",
@@ -166,6 +182,10 @@ class Map {
   }
 
   static std::string unknown_key_message(const std::string& name, Keys known) {
+    return unknown_name_message("key", name, known);
+  }
+  /// "unknown WHAT "name" (did you mean "x"?)", or the list of known names when none is close.
+  static std::string unknown_name_message(std::string_view what, const std::string& name, Keys known) {
     std::string_view best;
     std::size_t best_d = std::numeric_limits<std::size_t>::max();
     for (auto k : known) {
@@ -175,14 +195,15 @@ class Map {
         best = k;
       }
     }
+    const std::string head = "unknown " + std::string(what) + " " + quote(name);
     if (best_d <= std::max<std::size_t>(2, name.size() / 3))
-      return "unknown key " + quote(name) + " (did you mean \"" + std::string(best) + "\"?)";
+      return head + " (did you mean \"" + std::string(best) + "\"?)";
     std::string list;
     for (auto k : known) {
       if (!list.empty()) list += ", ";
       list += k;
     }
-    return "unknown key " + quote(name) + " (expected one of: " + list + ")";
+    return head + " (expected one of: " + list + ")";
   }
 
   [[nodiscard]] std::optional<Node> get(std::string_view key) const {
@@ -612,6 +633,29 @@ std::vector<Toleration> read_tolerations(const Reader& r, const Node& n, const s
   return out;
 }
 
+// A component's node_affinity: {preferred: [{weight: 1-100, match_labels: {key: value, ...}}, ...]}.
+std::vector<PreferredSchedulingTerm> read_node_affinity(const Reader& r, const Node& n,
+                                                        const std::string& field) {
+  const Map m(r, n, field, kNodeAffinityKeys);
+  std::vector<PreferredSchedulingTerm> out;
+  if (auto v = m.get("preferred")) {
+    const std::string f = m.field("preferred");
+    expect_list(r, *v, f);
+    std::size_t i = 0;
+    for (const auto& t : *v) {
+      const Map tm(r, t, index_path(f, i++), kPreferredTermKeys);
+      PreferredSchedulingTerm term;
+      term.weight = static_cast<int>(get_int(r, tm.require("weight"), tm.field("weight"), 1, 100));
+      const Node labels = tm.require("match_labels");
+      term.match_labels = get_string_map(r, labels, tm.field("match_labels"));
+      if (term.match_labels.empty())
+        r.fail(labels, tm.field("match_labels"), "must not be empty (an empty term matches no node)");
+      out.push_back(std::move(term));
+    }
+  }
+  return out;
+}
+
 KernelSpec read_kernel(const Reader& r, const Node& n, const std::string& field) {
   const Map m(r, n, field, {});
   KernelSpec k;
@@ -792,6 +836,8 @@ class PipelineReader {
     if (auto v = m.get("kernel")) c.kernel = read_kernel(r_, *v, m.field("kernel"));
     if (auto v = m.get("node_selector")) c.node_selector = get_string_map(r_, *v, m.field("node_selector"));
     if (auto v = m.get("tolerations")) c.tolerations = read_tolerations(r_, *v, m.field("tolerations"));
+    if (auto v = m.get("node_affinity"))
+      c.preferred_node_affinity = read_node_affinity(r_, *v, m.field("node_affinity"));
     if (res)
       check_fits(r_, cluster_, step, *res, m.field("resources"));
     else
@@ -922,6 +968,77 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   return o;
 }
 
+// cluster.scheduler.score_weights: {PluginName: weight}; plugins not named keep their default weight.
+ScoreWeights read_score_weights(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, {});
+  ScoreWeights w;
+  for (const auto& e : m.entries()) {
+    const std::string f = m.field(e.key);
+    if (std::find(std::begin(kScorePlugins), std::end(kScorePlugins), e.key) == std::end(kScorePlugins))
+      r.fail(e.key_node, f, Map::unknown_name_message("score plugin", e.key, kScorePlugins));
+    const int v = static_cast<int>(get_int(r, e.value, f, 0, 1'000'000));
+    if (e.key == "NodeResourcesFit")
+      w.node_resources_fit = v;
+    else if (e.key == "NodeResourcesBalancedAllocation")
+      w.node_resources_balanced_allocation = v;
+    else if (e.key == "TaintToleration")
+      w.taint_toleration = v;
+    else if (e.key == "NodeAffinity")
+      w.node_affinity = v;
+    else if (e.key == "ImageLocality")
+      w.image_locality = v;
+    else if (e.key == "PodTopologySpread")
+      w.pod_topology_spread = v;
+    else
+      w.inter_pod_affinity = v;
+  }
+  return w;
+}
+
+// cluster.scheduler.fit_resource_weights: {resource: weight}; replaces the default {cpu: 1, memory: 1}.
+FitResourceWeights read_fit_resource_weights(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, {});
+  if (m.entries().empty()) r.fail(n, field, "must name at least one resource (cpu, memory, nvidia.com/gpu)");
+  FitResourceWeights w{0, 0, 0};
+  for (const auto& e : m.entries()) {
+    const std::string f = m.field(e.key);
+    if (std::find(std::begin(kFitResources), std::end(kFitResources), e.key) == std::end(kFitResources))
+      r.fail(e.key_node, f, Map::unknown_name_message("resource", e.key, kFitResources));
+    const std::int64_t v = get_int(r, e.value, f, std::numeric_limits<std::int64_t>::min());
+    if (v < 1 || v > 100)
+      r.fail(e.value, f,
+             "a resource weight must be 1 to 100 (leave the resource out to not score it), got " +
+                 e.value.Scalar());
+    (e.key == "cpu" ? w.cpu : e.key == "memory" ? w.memory : w.gpu) = static_cast<int>(v);
+  }
+  return w;
+}
+
+// cluster.scheduler.requested_to_capacity_ratio: {shape: [{utilization: U, score: S}, ...]}.
+std::vector<UtilizationShapePoint> read_requested_to_capacity_ratio(const Reader& r, const Node& n,
+                                                                    const std::string& field) {
+  const Map m(r, n, field, kRequestedToCapacityRatioKeys);
+  const Node shape = m.require("shape");
+  const std::string f = m.field("shape");
+  expect_list(r, shape, f);
+  if (shape.size() == 0) r.fail(shape, f, "needs at least one point");
+  std::vector<UtilizationShapePoint> out;
+  std::size_t i = 0;
+  for (const auto& pt : shape) {
+    const Map p(r, pt, index_path(f, i++), kShapePointKeys);
+    const Node u = p.require("utilization");
+    UtilizationShapePoint point;
+    point.utilization = static_cast<int>(get_int(r, u, p.field("utilization"), 0, 100));
+    point.score = static_cast<int>(get_int(r, p.require("score"), p.field("score"), 0, 10));
+    if (!out.empty() && point.utilization <= out.back().utilization)
+      r.fail(u, p.field("utilization"),
+             "utilizations must increase, got " + std::to_string(point.utilization) + " after " +
+                 std::to_string(out.back().utilization));
+    out.push_back(point);
+  }
+  return out;
+}
+
 SchedulerConfig read_scheduler(const Reader& r, const std::optional<Node>& n, const std::string& field,
                                bool no_overheads) {
   SchedulerConfig s;
@@ -933,17 +1050,36 @@ SchedulerConfig read_scheduler(const Reader& r, const std::optional<Node>& n, co
   const Map m(r, *n, field, kSchedulerKeys);
   if (auto v = m.get("policy")) {
     const std::string p = get_string(r, *v, m.field("policy"));
-    if (p == "least-allocated")
+    if (p == "least-allocated") {
       s.policy = ScorePolicy::least_allocated;
-    else if (p == "most-allocated")
+      s.fit_strategy = FitStrategy::least_allocated;
+    } else if (p == "most-allocated") {
       s.policy = ScorePolicy::most_allocated;
-    else if (p == "balanced-allocation")
+      s.fit_strategy = FitStrategy::most_allocated;
+    } else if (p == "balanced-allocation") {
       s.policy = ScorePolicy::balanced_allocation;
-    else
+    } else if (p == "requested-to-capacity-ratio") {
+      s.fit_strategy = FitStrategy::requested_to_capacity_ratio;  // `policy` keeps least-allocated
+      if (!m.has("requested_to_capacity_ratio"))
+        r.fail(*v, m.field("policy"),
+               "requested-to-capacity-ratio needs cluster.scheduler.requested_to_capacity_ratio.shape");
+    } else {
       r.fail(*v, m.field("policy"),
              "unknown policy " + quote(p) +
-                 " (expected least-allocated, most-allocated or balanced-allocation)");
+                 " (expected least-allocated, most-allocated, balanced-allocation or "
+                 "requested-to-capacity-ratio)");
+    }
   }
+  if (auto v = m.get("requested_to_capacity_ratio")) {
+    if (s.fit_strategy != FitStrategy::requested_to_capacity_ratio)
+      r.fail(m.key_node("requested_to_capacity_ratio"), m.field("requested_to_capacity_ratio"),
+             "applies only with policy: requested-to-capacity-ratio");
+    s.requested_to_capacity_ratio_shape =
+        read_requested_to_capacity_ratio(r, *v, m.field("requested_to_capacity_ratio"));
+  }
+  if (auto v = m.get("score_weights")) s.score_weights = read_score_weights(r, *v, m.field("score_weights"));
+  if (auto v = m.get("fit_resource_weights"))
+    s.fit_resource_weights = read_fit_resource_weights(r, *v, m.field("fit_resource_weights"));
   if (auto v = m.get("percentage_of_nodes_to_score"))
     s.percentage_of_nodes_to_score =
         static_cast<int>(get_int(r, *v, m.field("percentage_of_nodes_to_score"), 0, 100));

@@ -604,7 +604,7 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "name: t\npipeline: {steps: [{name: a}]}\n"
        "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n  scheduler: {policy: spread}\n",
        "bad.yaml:5:23: cluster.scheduler.policy: unknown policy \"spread\" (expected least-allocated, "
-       "most-allocated or balanced-allocation)"},
+       "most-allocated, balanced-allocation or requested-to-capacity-ratio)"},
       {"percentage out of range",
        "name: t\npipeline: {steps: [{name: a}]}\n"
        "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n"

@@ -52,6 +52,45 @@ struct NodePool {
 
 enum class ScorePolicy : std::uint8_t { least_allocated, most_allocated, balanced_allocation };
 
+/// NodeResourcesFit's scoringStrategy.type. `policy` above is the single score the simulator uses
+/// today; this is the v1.36 plugin's strategy, set by the same `policy` key (least-allocated,
+/// most-allocated, requested-to-capacity-ratio). See include/shardflow/sim/scoring_plugins.hpp.
+enum class FitStrategy : std::uint8_t { least_allocated, most_allocated, requested_to_capacity_ratio };
+
+/// The weight of each kube-scheduler score plugin (a profile's plugins.score.enabled[].weight); 0 = the
+/// plugin is disabled. The defaults are v1.36's (pkg/scheduler/apis/config/v1/default_plugins.go).
+/// PodTopologySpread and InterPodAffinity give every node the same score for the pods shardflow's
+/// orchestrators create (no spread constraints, no affinity terms, no owner that gets the system
+/// default constraints), so their weights cannot change which node wins; they are kept for completeness.
+struct ScoreWeights {
+  int node_resources_fit = 1;
+  int node_resources_balanced_allocation = 1;
+  int taint_toleration = 3;
+  int node_affinity = 2;
+  int image_locality = 1;
+  int pod_topology_spread = 2;
+  int inter_pod_affinity = 2;
+  friend bool operator==(const ScoreWeights&, const ScoreWeights&) = default;
+};
+
+/// NodeResourcesFit's scoringStrategy.resources: the weight of each resource (1 to 100); 0 = the
+/// resource is not scored. v1.36's default is cpu 1, memory 1. An extended resource (gpu) counts only
+/// for pods that request it.
+struct FitResourceWeights {
+  int cpu = 1;
+  int memory = 1;
+  int gpu = 0;  // nvidia.com/gpu
+  friend bool operator==(const FitResourceWeights&, const FitResourceWeights&) = default;
+};
+
+/// One point of RequestedToCapacityRatio's shape: utilization 0 to 100 (percent), score 0 to 10 (the
+/// plugin scales it by 10 to kube-scheduler's 0 to 100).
+struct UtilizationShapePoint {
+  int utilization = 0;
+  int score = 0;
+  friend bool operator==(const UtilizationShapePoint&, const UtilizationShapePoint&) = default;
+};
+
 /// The kube-scheduler model's settings.
 struct SchedulerConfig {
   ScorePolicy policy = ScorePolicy::least_allocated;
@@ -63,6 +102,12 @@ struct SchedulerConfig {
   Duration bind_latency = Duration::zero();
   Duration initial_backoff = Duration::from_s(1);  // podInitialBackoffSeconds
   Duration max_backoff = Duration::from_s(10);     // podMaxBackoffSeconds
+  // The v1.36 score plugins (issue #9); the simulator does not use these yet.
+  FitStrategy fit_strategy = FitStrategy::least_allocated;
+  ScoreWeights score_weights;
+  FitResourceWeights fit_resource_weights;
+  /// For fit_strategy requested_to_capacity_ratio (then non-empty, utilizations increasing).
+  std::vector<UtilizationShapePoint> requested_to_capacity_ratio_shape;
 };
 
 /// Shared storage that tasks read their input from and write their output to. Each direction has its

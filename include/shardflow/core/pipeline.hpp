@@ -100,6 +100,14 @@ struct Toleration {
   friend bool operator==(const Toleration&, const Toleration&) = default;
 };
 
+/// A preferredDuringSchedulingIgnoredDuringExecution node affinity term: nodes whose labels include
+/// every match_labels pair get `weight` (1 to 100) added to their NodeAffinity score.
+struct PreferredSchedulingTerm {
+  int weight = 1;
+  std::map<std::string, std::string> match_labels;  // non-empty
+  friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
+};
+
 /// What one task of a component step asks for and does.
 struct Component {
   Resources resources;
@@ -114,6 +122,7 @@ struct Component {
   KernelSpec kernel;
   std::map<std::string, std::string> node_selector;
   std::vector<Toleration> tolerations;
+  std::vector<PreferredSchedulingTerm> preferred_node_affinity;  // node_affinity.preferred
 };
 
 /// A ParallelFor: items given by count or as a list (each item kept as compact JSON text).

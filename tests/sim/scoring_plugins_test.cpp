@@ -1,5 +1,7 @@
-// kube-scheduler v1.36's score plugins (include/shardflow/sim/scoring_plugins.hpp): exact integers on
+// kube-scheduler v1.36's score plugins (sim/scoring_plugins.hpp): exact integers on
 // hand-computed nodes, normalization, the weighted sum, and the scenario keys that configure them.
+#include "sim/scoring_plugins.hpp"
+
 #include <array>
 #include <string>
 #include <vector>
@@ -8,8 +10,8 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/scenario.hpp>
-#include <shardflow/sim/scoring.hpp>
-#include <shardflow/sim/scoring_plugins.hpp>
+
+#include "sim/scoring.hpp"
 
 using namespace shardflow;
 using namespace shardflow::sim::plugins;

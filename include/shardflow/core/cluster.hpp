@@ -54,7 +54,7 @@ enum class ScorePolicy : std::uint8_t { least_allocated, most_allocated, balance
 
 /// NodeResourcesFit's scoringStrategy.type. `policy` above is the single score the simulator uses
 /// today; this is the v1.36 plugin's strategy, set by the same `policy` key (least-allocated,
-/// most-allocated, requested-to-capacity-ratio). See include/shardflow/sim/scoring_plugins.hpp.
+/// most-allocated, requested-to-capacity-ratio). See sim/scoring_plugins.hpp.
 enum class FitStrategy : std::uint8_t { least_allocated, most_allocated, requested_to_capacity_ratio };
 
 /// The weight of each kube-scheduler score plugin (a profile's plugins.score.enabled[].weight); 0 = the

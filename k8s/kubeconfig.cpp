@@ -305,6 +305,11 @@ Obj inner(const Named& n, std::string_view key, Keys item_keys, Keys keys) {
   return Obj(*n.doc, f->value, item.at(*f), item.field(key), keys);
 }
 
+// A path for a message, whole (quote() shortens long values).
+std::string quote_path(const fs::path& p) {
+  return "\"" + p.string() + "\"";
+}
+
 // A file named by a kubeconfig, relative to the kubeconfig's directory.
 std::string read_named_file(const Obj& o, std::string_view key) {
   const std::string name = o.string(key);
@@ -312,7 +317,7 @@ std::string read_named_file(const Obj& o, std::string_view key) {
   if (p.is_relative() && !o.doc().dir.empty()) p = o.doc().dir / p;
   std::string reason;
   auto text = read_file(p, reason);
-  if (!text) o.fail(key, "cannot read " + quote(p.string()) + " (" + reason + ")");
+  if (!text) o.fail(key, "cannot read " + quote_path(p) + " (" + reason + ")");
   return *std::move(text);
 }
 

@@ -143,7 +143,7 @@ TEST_CASE("kubeconfig: the -data forms, client certificates from files, tokenFil
   CHECK(b.namespace_name == "ns-b");
 }
 
-TEST_CASE("kubeconfig: KUBECONFIG is merged as kubectl merges it; ~/.kube/config otherwise", "[kube]") {
+TEST_CASE("kubeconfig: KUBECONFIG is merged as kubectl merges it, else ~/.kube/config is read", "[kube]") {
   const fs::path dir = scratch("kc-merge");
   // first.yaml sets current-context and defines cluster "c"; second.yaml defines "c" again (ignored: the
   // first file that defines a name wins), the user and the context "y", and its own current-context

@@ -169,7 +169,9 @@ TEST_CASE("cli: every seed scenario runs for real at its documented local scale"
        "ran regional-evaluation (seed 2024): 307 tasks, 308 attempts on 2 cores"},
       {"scenarios/argo-parallelism-limit.yaml --time-scale 0.05", "tasks failed 0"},
       {"scenarios/argo-parallelism-nested-dag.yaml --time-scale 0.05", "tasks failed 0"},
-      {"scenarios/local-ridge.yaml", "  result       chose lambda "},
+      {"scenarios/local-ridge.yaml --set pipeline.steps[shard].kernel.rows_per_gib=5000 --set "
+       "pipeline.steps[evaluate].kernel.rows=20000",
+       "  result       chose lambda "},
   };
   for (const Case& c : cases) {
     INFO(c.args);

@@ -89,8 +89,9 @@ constexpr std::string_view kRequestedToCapacityRatioKeys[] = {"shape"};
 constexpr std::string_view kShapePointKeys[] = {"utilization", "score"};
 constexpr std::string_view kStorageKeys[] = {"read_bandwidth", "write_bandwidth"};
 constexpr std::string_view kOverheadKeys[] = {
-    "orchestrator",  "pods_per_task",        "driver_pod", "driver_resources",
-    "sandbox_start", "image_pull_bandwidth", "image_size", "serialize_image_pulls"};
+    "orchestrator",     "pods_per_task",         "driver_pod",
+    "driver_resources", "sandbox_start",         "image_pull_bandwidth",
+    "image_size",       "serialize_image_pulls", "job_sync"};
 
 std::string got(const Node& n) {
   switch (n.Type()) {
@@ -930,6 +931,7 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
     if (o.orchestrator == "argo" || o.orchestrator == "indexed-job" || o.orchestrator == "none") {
       o.pods_per_task = 1;
       o.driver_pod_duration = Duration::zero();
+      if (o.orchestrator == "indexed-job") o.job_sync = Duration::from_s(1);
     } else if (o.orchestrator != "kfp-v2") {
       r.fail(
           *v, m.field("orchestrator"),
@@ -965,6 +967,7 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   if (auto v = m.get("image_size")) o.default_image_size = get_bytes(r, *v, m.field("image_size"));
   if (auto v = m.get("serialize_image_pulls"))
     o.serialize_image_pulls = get_bool(r, *v, m.field("serialize_image_pulls"));
+  if (auto v = m.get("job_sync")) o.job_sync = get_duration(r, *v, m.field("job_sync"));
   return o;
 }
 

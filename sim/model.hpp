@@ -169,6 +169,9 @@ class Model {
       case kScaleDown:
         on_scale_down(e.target, e.gen);
         break;
+      case kTaskSynced:
+        exec_.succeeded(e.target);
+        break;
       default:
         assert(false && "unknown event kind");
     }

@@ -222,7 +222,10 @@ inline void Model::end_attempt(std::uint32_t a) {
   release(a, class_of_step(t));
   if (!at.will_fail) {
     r.outcome = Outcome::succeeded;
-    exec_.succeeded(t);
+    if (sc_.overheads.job_sync > Duration::zero())
+      engine_.schedule(sc_.overheads.job_sync, kTaskSynced, t);
+    else
+      exec_.succeeded(t);
     return;
   }
   r.outcome = Outcome::failed;

@@ -23,6 +23,7 @@ enum Kind : std::uint8_t {
   kNodeUp,        // a booting node became ready
   kScaleUpCheck,  // the autoscaler looks at a class's unschedulable pods
   kScaleDown,     // a node has been idle for scale_down_idle
+  kTaskSynced,    // the orchestrator saw a task's successful pod (overheads.job_sync after it ended)
 };
 
 enum class Phase : std::uint8_t {

@@ -141,3 +141,31 @@ TEST_CASE(
   const Trace t = sim::simulate(s, Plan::unroll(s.pipeline), {});
   CHECK(makespan_s(t) == 1.0);
 }
+
+TEST_CASE(
+    "ScenarioSettings: indexed-job's job_sync refills a slot and completes the Job 1 s after a pod ends",
+    "[sim]") {
+  // 50 pods x 2 s, parallelism 5, every other overhead off: each slot runs 10 pods, a new one 1 s after
+  // the last ended, so the last pod ends at 9 x (2 + 1) + 2 = 29 s; the fan-in starts 1 s after that
+  // (the Job's completion) and ends at 31 s. Without job_sync: 10 x 2 = 20 s, then 21 s.
+  const std::string head =
+      "name: t\npipeline:\n  steps:\n"
+      "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
+      "    - {name: after, after: [work], duration: {base: 1s}}\n"
+      "cluster:\n  node_pools: [{name: n, cpu: 64, memory: 64Gi, count: 1}]\n  scheduler: "
+      "{decisions_per_second: 0, bind_latency: 0s}\n"
+      "overheads: {orchestrator: indexed-job, sandbox_start: 0s, image_pull_bandwidth: 0/s, "
+      "image_size: 0";
+  const Trace t = run_text(head + "}\n");
+  REQUIRE(t.attempts.size() == 51);
+  CHECK(t.attempts.back().started == SimTime::from_s(30));
+  CHECK(makespan(t) == SimTime::from_s(31));
+  const Trace off = run_text(head + ", job_sync: 0s}\n");
+  CHECK(makespan(off) == SimTime::from_s(21));
+  const Trace argo = run_text(
+      "name: t\npipeline:\n  steps:\n    - {name: work, parallel_for: {count: 50, parallelism: 5}, "
+      "duration: {base: 2s}}\ncluster:\n  node_pools: [{name: n, cpu: 64, memory: 64Gi, count: 1}]\n  "
+      "scheduler: {decisions_per_second: 0, bind_latency: 0s}\n"
+      "overheads: {orchestrator: argo, sandbox_start: 0s, image_pull_bandwidth: 0/s, image_size: 0}\n");
+  CHECK(makespan(argo) == SimTime::from_s(20));
+}

@@ -129,6 +129,11 @@ struct Overheads {
   double image_pull_bytes_per_second = 0;     // per node; 0 = pulls take no time
   ByteCount default_image_size = 0;           // for components that do not set image_size
   bool serialize_image_pulls = true;          // kubelet serializeImagePulls: one pull at a time per node
+  /// The Job controller's sync lag (`indexed-job`: 1 s, measured against kube-controller-manager v1.36):
+  /// a finished pod is seen on the controller's next sync, so its task counts as done (its parallelism
+  /// slot is refilled, and the Job completes after its last pod) this long after the pod ended. The node
+  /// is free at once.
+  Duration job_sync = Duration::zero();
 };
 
 struct Cluster {

@@ -33,6 +33,10 @@ struct SimulateArgs {
   int cores = 0;            // local: 0 = this machine's
   std::string memory_text;  // local: "" = this machine's
   double time_scale = 1;    // local: multiplies sleep and spin durations
+  bool dry_run = false;     // k8s: print the manifests instead of running
+  bool emulate = false;     // k8s: the KWOK test cluster (placeholder images, sampled outcomes)
+  std::string namespace_name = "default";  // k8s
+  std::string run_id;                      // k8s: "" = a random one
 };
 
 struct SweepArgs {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <string>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
 #include <shardflow/exec/local_backend.hpp>
+#include <shardflow/k8s/manifests.hpp>
 #include <shardflow/report/chrome_trace.hpp>
 #include <shardflow/sim/simulator.hpp>
 
@@ -238,9 +240,19 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
                   "local: model time to real time: multiplies the sampled run times that `sleep` and `spin` "
                   "kernels use and the retry backoffs (0.001 runs a step modelled as 1 hour in 3.6 s)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--dry-run", args.dry_run,
+                "k8s: print the Jobs the run would create (a YAML stream for `kubectl apply -f -`) and exit; "
+                "no cluster is contacted");
+  cmd->add_option("--namespace", args.namespace_name, "k8s: the namespace of the Jobs (default: default)");
+  cmd->add_flag("--emulate", args.emulate,
+                "k8s: for the KWOK test cluster: steps without an image get a placeholder image, and each "
+                "pod carries its sampled duration and outcome as annotations (docs/k8s-backend.md)");
+  cmd->add_option("--run-id", args.run_id,
+                  "k8s: the run's id, part of every Job name (default: 8 random hex digits)");
   cmd->footer(
       "Examples:\n"
       "  shardflow run scenarios/local-ridge.yaml --backend local --cores 2\n"
+      "  shardflow run scenarios/shard-preprocess-train.yaml --backend k8s --dry-run | kubectl apply -f -\n"
       "  shardflow run scenarios/shard-preprocess-train.yaml --backend local \\\n"
       "      --overlay scenarios/local-overlays/shard-preprocess-train.yaml --time-scale 0.001\n"
       "  shardflow run scenarios/shard-preprocess-train.yaml            # = shardflow simulate\n"
@@ -277,6 +289,30 @@ int run_simulate(const SimulateArgs& args) {
     if (flag != nullptr)
       throw InputError({std::string(flag), 0, 0}, "",
                        "applies to --backend local only (this run uses --backend " + args.backend + ")");
+  }
+  if (args.backend != "k8s") {
+    const char* flag = args.dry_run                       ? "--dry-run"
+                       : args.emulate                     ? "--emulate"
+                       : args.namespace_name != "default" ? "--namespace"
+                       : !args.run_id.empty()             ? "--run-id"
+                                                          : nullptr;
+    if (flag != nullptr)
+      throw InputError({std::string(flag), 0, 0}, "",
+                       "applies to --backend k8s only (this run uses --backend " + args.backend + ")");
+  }
+  if (args.backend == "k8s" && args.dry_run) {
+    k8s::ManifestOptions mo;
+    mo.run_id = args.run_id;
+    if (mo.run_id.empty()) {
+      char id[9];
+      std::snprintf(id, sizeof id, "%08x", static_cast<unsigned>(std::random_device{}()));
+      mo.run_id = id;
+    }
+    mo.namespace_name = args.namespace_name;
+    mo.emulate = args.emulate;
+    mo.seed = seed;
+    std::cout << k8s::to_yaml_stream(k8s::job_manifests(scenario, plan, mo)) << std::flush;
+    return 0;
   }
   std::unique_ptr<Backend> backend;
   if (args.backend == "sim") {

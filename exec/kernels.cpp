@@ -24,6 +24,7 @@
 #include <tbb/parallel_invoke.h>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/placeholders.hpp>
 #include <shardflow/core/random.hpp>
 #include <shardflow/core/text.hpp>
 #include <shardflow/core/units.hpp>
@@ -291,23 +292,6 @@ void check_ridge_lambda(const KernelSpec& k, const Loop* loop) {
       kernel_fail(k, "ridge_solve takes lambda from the loop item's key " + quote(key) + ", but item " +
                          std::to_string(i) + " has " + v.dump() + " there, not a number >= 0");
   }
-}
-
-// The item keys the arguments name as {{item.KEY}} ({{item.index}} aside), in order.
-std::vector<std::string> item_keys_named(const std::vector<std::string>& args) {
-  std::vector<std::string> keys;
-  for (const auto& arg : args) {
-    std::size_t pos = 0;
-    for (;;) {
-      const std::size_t open = arg.find("{{", pos);
-      const std::size_t close = open == std::string::npos ? open : arg.find("}}", open + 2);
-      if (close == std::string::npos) break;
-      const std::string name = arg.substr(open + 2, close - open - 2);
-      if (name.starts_with("item.") && name != "item.index") keys.push_back(name.substr(5));
-      pos = close + 2;
-    }
-  }
-  return keys;
 }
 
 // Every {{item.KEY}} of the command has a value in every item of the step's loop.
@@ -659,44 +643,6 @@ std::shared_ptr<const Value> run_sleep(const KernelContext& ctx) {
 }
 
 // ---- command -------------------------------------------------------------------------------------------
-
-// `arg` with {{item}}, {{item.index}} and {{item.KEY}} filled in; other {{...}} text is left as written.
-std::string fill_placeholders(const std::string& arg, const std::string& item, std::uint32_t index) {
-  std::string out;
-  std::size_t pos = 0;
-  std::optional<nlohmann::ordered_json> parsed;
-  for (;;) {
-    const std::size_t open = arg.find("{{", pos);
-    const std::size_t close = open == std::string::npos ? open : arg.find("}}", open + 2);
-    if (close == std::string::npos) {
-      out.append(arg, pos, std::string::npos);
-      return out;
-    }
-    out.append(arg, pos, open - pos);
-    const std::string name = arg.substr(open + 2, close - open - 2);
-    pos = close + 2;
-    if (name == "item") {
-      out += item;
-    } else if (name == "item.index") {
-      out += std::to_string(index);
-    } else if (name.starts_with("item.")) {
-      const std::string key = name.substr(5);
-      if (!parsed) parsed = nlohmann::ordered_json::parse(item, nullptr, false);
-      if (!parsed->is_object())
-        throw std::runtime_error("{{" + name + "}}: the loop item " + item + " is not a mapping");
-      if (!parsed->contains(key)) {
-        std::string keys;
-        for (const auto& [kk, vv] : parsed->items()) keys += (keys.empty() ? "" : ", ") + kk;
-        throw std::runtime_error("{{" + name + "}}: unknown item key " + quote(key) + " (the item " + item +
-                                 " has: " + keys + ")");
-      }
-      const auto& v = parsed->at(key);
-      out += v.is_string() ? v.get<std::string>() : v.dump();
-    } else {
-      out.append(arg, open, pos - open);
-    }
-  }
-}
 
 // The last `n` bytes of a file, trailing white space dropped.
 std::string file_tail(const std::filesystem::path& path, std::size_t n) {

@@ -1,0 +1,62 @@
+// The Kubernetes objects a run creates: one batch/v1 Job per component step instance.
+//
+//   auto jobs = k8s::job_manifests(scenario, plan, {.run_id = "r1", .namespace_name = "ml"});
+//   std::cout << k8s::to_yaml_stream(jobs);   // what `shardflow run --backend k8s --dry-run` prints
+//
+// A step instance is a (step, group iteration) pair of the Plan: a step outside any looped group has one;
+// a step inside `outer` (a loop of 3) has three, whose Job names end in "-outer-0", "-outer-1", ...
+//   * a step with its own loop is an Indexed Job: completions = the loop's count, parallelism = its
+//     `parallelism` (all at once when 0), backoffLimitPerIndex = retries.max; {{item.index}} in its
+//     command becomes $(JOB_COMPLETION_INDEX) and its items are in the env var SHARDFLOW_ITEMS (a JSON
+//     array). A Job's pod template is shared by all its indexes, so a looped step whose command uses
+//     {{item}} or {{item.KEY}} becomes one plain Job per item instead (name suffix "-<index>");
+//   * any other step is a plain Job with backoffLimit = retries.max and SHARDFLOW_ITEM (the item JSON).
+// Every Job has restartPolicy Never and a podFailurePolicy that ignores disruptions (DisruptionTarget),
+// so a preempted or evicted pod does not use up a retry. Dependencies and group `parallelism` are not in
+// the manifests: the runner creates a Job when its predecessors are done.
+//
+// Under `emulate` (the KWOK test cluster, tools/k8s-testenv), a step without an image gets
+// registry.k8s.io/pause:3.10, and the pod template carries the sampled outcome of attempt 0
+// (core/sampling.hpp, options' seed) as annotations the KWOK Stages read: shardflow.io/duration-ms (index
+// 0's run time in ms), for Indexed Jobs shardflow.io/duration-ms-by-index ("2000,1500,...", one per
+// index) and shardflow.io/fail-indexes (indexes whose attempt 0 fails), for plain Jobs shardflow.io/fail.
+// Later attempts reuse the template: they run as long as attempt 0 and fail as it did.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+
+namespace shardflow::k8s {
+
+inline constexpr const char* kEmulationImage = "registry.k8s.io/pause:3.10";
+
+struct ManifestOptions {
+  std::string run_id;  // a DNS-1123 label of at most 20 characters: it is part of every name
+  std::string namespace_name = "default";
+  bool emulate = false;
+  std::uint64_t seed = 1;  // for the emulate annotations
+};
+
+/// The Jobs of a run, in the order of the Plan's task ids. Throws InputError for a step without an image
+/// (unless emulate), a bad run id or namespace, two instances whose names collide, and a {{item.KEY}}
+/// that an item lacks.
+std::vector<nlohmann::json> job_manifests(const Scenario& scenario, const Plan& plan,
+                                          const ManifestOptions& options);
+
+/// `text` as a DNS-1123 label: lower case, runs of anything but [a-z0-9] as one '-', no '-' at either end;
+/// longer than `max` characters: its first max-9 characters, '-' and 8 hex digits of a hash of `text`.
+std::string dns_label(std::string_view text, std::size_t max = 63);
+
+/// One YAML document (block style; strings quoted when a plain scalar would read differently).
+std::string to_yaml(const nlohmann::json& value);
+/// Documents separated by "---" lines, as `kubectl apply -f -` reads them.
+std::string to_yaml_stream(const std::vector<nlohmann::json>& documents);
+
+}  // namespace shardflow::k8s

@@ -1,0 +1,361 @@
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/placeholders.hpp>
+#include <shardflow/core/sampling.hpp>
+#include <shardflow/k8s/manifests.hpp>
+
+namespace shardflow::k8s {
+namespace {
+
+using nlohmann::json;
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+bool is_label(std::string_view s, std::size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+// The scope of task t as "outer[3]/inner[1]" ("" outside groups).
+std::string scope_path(const Plan& plan, TaskId t) {
+  std::vector<const std::string*> parts;
+  for (std::uint32_t s = plan.scope_of(t); s != kNone && !plan.scopes()[s].name.empty();
+       s = plan.scopes()[s].parent)
+    parts.push_back(&plan.scopes()[s].name);
+  std::string out;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += (out.empty() ? "" : "/") + **it;
+  return out;
+}
+
+// The step at `path` ("outer/inner") and its field path ("pipeline.steps[1].steps[0]").
+std::pair<const Step*, std::string> find_step(const Pipeline& p, const std::string& path) {
+  const std::vector<Step>* steps = &p.steps;
+  const Step* found = nullptr;
+  std::string field = "pipeline";
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    const std::size_t slash = std::min(path.find('/', pos), path.size());
+    const std::string name = path.substr(pos, slash - pos);
+    const auto it = std::find_if(steps->begin(), steps->end(), [&](const Step& s) { return s.name == name; });
+    if (it == steps->end()) return {nullptr, field};
+    found = &*it;
+    field += ".steps[" + std::to_string(it - steps->begin()) + "]";
+    steps = &it->steps;
+    pos = slash + 1;
+  }
+  return {found, field};
+}
+
+std::string item_text(const PlanStep& step, std::uint32_t i) {
+  return !step.items.empty() && i < step.items.size() ? step.items[i] : std::to_string(i);
+}
+
+std::string duration_ms(double run_ns) {
+  const std::int64_t ns = delay_from_ns(run_ns).ns();
+  return std::to_string((ns + 500000) / 1000000);
+}
+
+json labels(const ManifestOptions& o, const std::string& step_label) {
+  return {{"app.kubernetes.io/managed-by", "shardflow"},
+          {"shardflow.io/run", o.run_id},
+          {"shardflow.io/step", step_label}};
+}
+
+json resources(const Resources& r) {
+  json requests = json::object(), limits = json::object();
+  if (r.cpu > 0) requests["cpu"] = limits["cpu"] = std::to_string(r.cpu) + "m";
+  if (r.memory > 0) requests["memory"] = limits["memory"] = std::to_string(r.memory);
+  if (r.gpu > 0) limits["nvidia.com/gpu"] = std::to_string(r.gpu);
+  json out = json::object();
+  if (!requests.empty()) out["requests"] = requests;
+  if (!limits.empty()) out["limits"] = limits;
+  return out;
+}
+
+json pod_spec(const Component& c, const std::string& image, std::vector<std::string> command, json env) {
+  json container = json{{"name", "main"}, {"image", image}};
+  if (!command.empty()) container["command"] = std::move(command);
+  if (!env.empty()) container["env"] = std::move(env);
+  if (json r = resources(c.resources); !r.empty()) container["resources"] = std::move(r);
+  json spec = {{"restartPolicy", "Never"}, {"containers", json::array({container})}};
+  if (!c.node_selector.empty()) spec["nodeSelector"] = c.node_selector;
+  if (!c.tolerations.empty()) {
+    json tols = json::array();
+    for (const Toleration& t : c.tolerations) {
+      json j = {{"operator", t.op}};
+      if (!t.key.empty()) j["key"] = t.key;
+      if (t.op != "Exists" && !t.value.empty()) j["value"] = t.value;
+      if (!t.effect.empty()) j["effect"] = t.effect;
+      tols.push_back(std::move(j));
+    }
+    spec["tolerations"] = std::move(tols);
+  }
+  if (!c.preferred_node_affinity.empty()) {
+    json terms = json::array();
+    for (const PreferredSchedulingTerm& p : c.preferred_node_affinity) {
+      json exprs = json::array();
+      for (const auto& [k, v] : p.match_labels)
+        exprs.push_back(json{{"key", k}, {"operator", "In"}, {"values", json::array({v})}});
+      terms.push_back(json{{"weight", p.weight}, {"preference", json{{"matchExpressions", exprs}}}});
+    }
+    spec["affinity"] = {{"nodeAffinity", {{"preferredDuringSchedulingIgnoredDuringExecution", terms}}}};
+  }
+  return spec;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// ---- YAML ----------------------------------------------------------------------------------------------
+
+bool plain_ok(const std::string& s) {
+  if (s.empty() || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))) return false;
+  for (const char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == '-' || c == '/'))
+      return false;
+  std::string lower = s;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
+  for (const char* word : {"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
+    if (lower == word) return false;
+  return true;
+}
+
+// A JSON string is a valid YAML double-quoted scalar.
+std::string scalar(const json& v) {
+  return v.is_string() && plain_ok(v.get<std::string>()) ? v.get<std::string>() : v.dump();
+}
+
+void emit(std::string& out, const json& v, std::size_t indent);
+
+// After "key:" or "-": the rest of the line and what follows.
+void emit_after(std::string& out, const json& v, std::size_t indent) {
+  if (v.is_object() && !v.empty()) {
+    out += '\n';
+    emit(out, v, indent + 2);
+  } else if (v.is_array() && !v.empty()) {
+    out += '\n';
+    emit(out, v, indent + 2);
+  } else if (v.is_object()) {
+    out += " {}\n";
+  } else if (v.is_array()) {
+    out += " []\n";
+  } else {
+    out += ' ' + scalar(v) + '\n';
+  }
+}
+
+void emit(std::string& out, const json& v, std::size_t indent) {
+  const std::string pad(indent, ' ');
+  if (v.is_object()) {
+    for (const auto& [k, x] : v.items()) {
+      out += pad + scalar(json(k)) + ':';
+      emit_after(out, x, indent);
+    }
+  } else if (v.is_array()) {
+    for (const json& x : v) {
+      if (x.is_object() && !x.empty()) {
+        std::string body;
+        emit(body, x, indent + 2);
+        out += pad + "- " + body.substr(indent + 2);  // the first key on the dash's line
+      } else {
+        out += pad + '-';
+        emit_after(out, x, indent);
+      }
+    }
+  } else {
+    out += pad + scalar(v) + '\n';
+  }
+}
+
+}  // namespace
+
+std::string dns_label(std::string_view text, std::size_t max) {
+  std::string out;
+  for (const char raw : text) {
+    const char c = static_cast<char>(raw >= 'A' && raw <= 'Z' ? raw - 'A' + 'a' : raw);
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+      out += c;
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  if (out.empty()) out = "x";
+  if (out.size() <= max) return out;
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(text)));
+  out.resize(max - 9);
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out + "-" + std::string(hash, 8);
+}
+
+std::vector<json> job_manifests(const Scenario& scenario, const Plan& plan, const ManifestOptions& o) {
+  if (!is_label(o.run_id, 20))
+    throw InputError({"--run-id " + o.run_id, 0, 0}, "",
+                     "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter "
+                     "or digit");
+  if (!is_label(o.namespace_name, 63))
+    throw InputError({"--namespace " + o.namespace_name, 0, 0}, "",
+                     "a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a letter "
+                     "or digit");
+
+  // The step instances, in the order of their first task; each one's tasks by item index.
+  struct Instance {
+    std::uint32_t step;
+    TaskId first;
+    std::vector<TaskId> tasks;
+  };
+  std::vector<Instance> instances;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> index;
+  for (TaskId t = 0; t < plan.size(); ++t) {
+    if (plan.is_join(t)) continue;
+    const auto [it, fresh] = index.try_emplace({plan.step_of(t), plan.scope_of(t)}, instances.size());
+    if (fresh) instances.push_back({plan.step_of(t), t, {}});
+    Instance& in = instances[it->second];
+    const PlanStep& ps = plan.steps()[in.step];
+    if (in.tasks.empty()) in.tasks.assign(ps.has_loop ? ps.loop_count : 1, kNone);
+    in.tasks[ps.has_loop ? plan.item(t) : 0] = t;
+  }
+
+  const json disruption = json{{"type", "DisruptionTarget"}};
+  const json rule = json{{"action", "Ignore"}, {"onPodConditions", json::array({disruption})}};
+  const json failure_policy = json{{"rules", json::array({rule})}};
+  std::vector<json> jobs;
+  std::map<std::string, std::string> names;  // Job name -> the instance it names
+  for (const Instance& in : instances) {
+    const PlanStep& ps = plan.steps()[in.step];
+    const Component& c = ps.component;
+    std::string image = c.image;
+    if (image.empty()) {
+      if (!o.emulate) {
+        const auto [step, field] = find_step(scenario.pipeline, ps.path);
+        throw InputError(step ? step->where : SourceLocation{}, field + ".image",
+                         "step " + ps.path +
+                             " has no image; the Kubernetes backend runs every step in a container (or "
+                             "use --emulate for a test cluster without a kubelet)");
+      }
+      image = kEmulationImage;
+    }
+    const std::string scope = scope_path(plan, in.first);
+    const std::string base = "sf-" + o.run_id + "-" + ps.path + (scope.empty() ? "" : "-" + scope);
+    const std::string step_label = dns_label(ps.path);
+
+    auto make_job = [&](const std::string& name, json spec, json pod_annotations, const std::string& what) {
+      if (const auto [it, fresh] = names.try_emplace(name, what); !fresh)
+        throw InputError({}, "",
+                         "the Jobs of " + it->second + " and " + what + " would both be named " + name +
+                             "; rename one of the steps");
+      json meta_annotations = {{"shardflow.io/step-path", ps.path}};
+      if (!scope.empty()) meta_annotations["shardflow.io/scope"] = scope;
+      json tmeta = {{"labels", labels(o, step_label)}};
+      if (!pod_annotations.empty()) tmeta["annotations"] = std::move(pod_annotations);
+      spec["podFailurePolicy"] = failure_policy;
+      spec["template"]["metadata"] = std::move(tmeta);
+      return json{{"apiVersion", "batch/v1"},
+                  {"kind", "Job"},
+                  {"metadata",
+                   {{"name", name},
+                    {"namespace", o.namespace_name},
+                    {"labels", labels(o, step_label)},
+                    {"annotations", std::move(meta_annotations)}}},
+                  {"spec", std::move(spec)}};
+    };
+    auto fill = [&](const std::string& item, const std::string& index_text) {
+      std::vector<std::string> args;
+      try {
+        for (const auto& a : c.command) args.push_back(fill_placeholders_k8s(a, item, index_text));
+      } catch (const std::runtime_error& e) {
+        const auto [step, field] = find_step(scenario.pipeline, ps.path);
+        throw InputError(step ? step->where : SourceLocation{}, field + ".command", e.what());
+      }
+      return args;
+    };
+    // A plain Job for one task.
+    auto single = [&](TaskId t, const std::string& name) {
+      const std::string item = item_text(ps, plan.item(t));
+      json env = json::array({json{{"name", "SHARDFLOW_ITEM"}, {"value", item}}});
+      json spec = {
+          {"backoffLimit", c.retries.max},
+          {"template", json{{"spec", pod_spec(c, image, fill(item, std::to_string(plan.item(t))), env)}}}};
+      json ann = json::object();
+      if (o.emulate) {
+        const AttemptSample s = sample_attempt(c, plan, t, 0, o.seed);
+        ann["shardflow.io/duration-ms"] = duration_ms(s.run_ns);
+        if (s.fails) ann["shardflow.io/fail"] = "true";
+      }
+      jobs.push_back(make_job(name, std::move(spec), std::move(ann), plan.task_name(t)));
+    };
+
+    if (!ps.has_loop) {
+      single(in.first, dns_label(base));
+    } else if (uses_item_value(c.command)) {
+      for (std::uint32_t i = 0; i < in.tasks.size(); ++i)
+        single(in.tasks[i], dns_label(base + "-" + std::to_string(i)));
+    } else {
+      const std::uint32_t n = static_cast<std::uint32_t>(in.tasks.size());
+      const Step* step = find_step(scenario.pipeline, ps.path).first;
+      const std::uint32_t par =
+          step && step->loop && step->loop->parallelism != 0 ? step->loop->parallelism : n;
+      json env = json::array();
+      if (!ps.items.empty()) {
+        json items = json::array();
+        for (const auto& text : ps.items) items.push_back(json::parse(text));
+        env.push_back(json{{"name", "SHARDFLOW_ITEMS"}, {"value", items.dump()}});
+      }
+      json spec = {
+          {"completionMode", "Indexed"},
+          {"completions", n},
+          {"parallelism", std::min(par, n)},
+          {"backoffLimitPerIndex", c.retries.max},
+          {"template", json{{"spec", pod_spec(c, image, fill("", "$(JOB_COMPLETION_INDEX)"), env)}}}};
+      json ann = json::object();
+      if (o.emulate) {
+        std::vector<std::string> ms, fails;
+        for (std::uint32_t i = 0; i < n; ++i) {
+          const AttemptSample s = sample_attempt(c, plan, in.tasks[i], 0, o.seed);
+          ms.push_back(duration_ms(s.run_ns));
+          if (s.fails) fails.push_back(std::to_string(i));
+        }
+        ann["shardflow.io/duration-ms"] = ms.front();
+        ann["shardflow.io/duration-ms-by-index"] = join(ms);
+        if (!fails.empty()) ann["shardflow.io/fail-indexes"] = join(fails);
+      }
+      std::string what = ps.path;
+      if (!scope.empty()) what = scope + "/" + what;
+      jobs.push_back(make_job(dns_label(base), std::move(spec), std::move(ann), what));
+    }
+  }
+  return jobs;
+}
+
+std::string to_yaml(const json& value) {
+  std::string out;
+  emit(out, value, 0);
+  return out;
+}
+
+std::string to_yaml_stream(const std::vector<json>& documents) {
+  std::string out;
+  for (std::size_t i = 0; i < documents.size(); ++i) out += (i ? "---\n" : "") + to_yaml(documents[i]);
+  return out;
+}
+
+}  // namespace shardflow::k8s

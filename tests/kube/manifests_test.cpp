@@ -1,0 +1,251 @@
+// The Kubernetes manifests: one Job per step instance, exactly as the API server will see them.
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/sampling.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/k8s/manifests.hpp>
+
+using nlohmann::json;
+using namespace shardflow;
+
+namespace {
+
+const char* const kThreeSteps = R"(name: mf
+seed: 7
+pipeline:
+  steps:
+    - name: prep
+      parallel_for: {count: 4, parallelism: 2}
+      resources: {cpu: 500m, memory: 1Gi}
+      duration: {base: 2s, noise: {lognormal_sigma: 0.3}}
+      failure: {p: 0.4}
+      retries: {max: 2}
+      image: ghcr.io/acme/prep:1
+      command: [python, prep.py, --shard, "{{item.index}}", "cost=$5"]
+    - name: agg
+      after: [prep]
+      resources: {cpu: 1, memory: 512Mi}
+      duration: {base: 5s}
+      image: ghcr.io/acme/agg:1
+    - name: Train_GPU
+      after: [agg]
+      resources: {cpu: 2, memory: 4Gi, gpu: 1}
+      duration: {base: 10s}
+      retries: {max: 1}
+      image: ghcr.io/acme/train:1
+      node_selector: {accel: a100}
+      tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]
+cluster:
+  node_pools:
+    - {name: cpu, cpu: 16, memory: 64Gi, count: 2}
+    - {name: gpu, cpu: 32, memory: 256Gi, gpu: 4, count: 1, labels: {accel: a100}, taints: [{key: gpu}]}
+)";
+
+const char* const kExpected = R"json([
+{"apiVersion": "batch/v1", "kind": "Job",
+ "metadata": {"name": "sf-r1-prep", "namespace": "ml",
+   "labels": {"app.kubernetes.io/managed-by": "shardflow", "shardflow.io/run": "r1", "shardflow.io/step": "prep"},
+   "annotations": {"shardflow.io/step-path": "prep"}},
+ "spec": {"completionMode": "Indexed", "completions": 4, "parallelism": 2, "backoffLimitPerIndex": 2,
+   "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+   "template": {
+     "metadata": {"labels": {"app.kubernetes.io/managed-by": "shardflow", "shardflow.io/run": "r1",
+                             "shardflow.io/step": "prep"}},
+     "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "ghcr.io/acme/prep:1",
+       "command": ["python", "prep.py", "--shard", "$(JOB_COMPLETION_INDEX)", "cost=$$5"],
+       "resources": {"requests": {"cpu": "500m", "memory": "1073741824"},
+                     "limits": {"cpu": "500m", "memory": "1073741824"}}}]}}}},
+{"apiVersion": "batch/v1", "kind": "Job",
+ "metadata": {"name": "sf-r1-agg", "namespace": "ml",
+   "labels": {"app.kubernetes.io/managed-by": "shardflow", "shardflow.io/run": "r1", "shardflow.io/step": "agg"},
+   "annotations": {"shardflow.io/step-path": "agg"}},
+ "spec": {"backoffLimit": 0,
+   "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+   "template": {
+     "metadata": {"labels": {"app.kubernetes.io/managed-by": "shardflow", "shardflow.io/run": "r1",
+                             "shardflow.io/step": "agg"}},
+     "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "ghcr.io/acme/agg:1",
+       "env": [{"name": "SHARDFLOW_ITEM", "value": "0"}],
+       "resources": {"requests": {"cpu": "1000m", "memory": "536870912"},
+                     "limits": {"cpu": "1000m", "memory": "536870912"}}}]}}}},
+{"apiVersion": "batch/v1", "kind": "Job",
+ "metadata": {"name": "sf-r1-train-gpu", "namespace": "ml",
+   "labels": {"app.kubernetes.io/managed-by": "shardflow", "shardflow.io/run": "r1",
+              "shardflow.io/step": "train-gpu"},
+   "annotations": {"shardflow.io/step-path": "Train_GPU"}},
+ "spec": {"backoffLimit": 1,
+   "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+   "template": {
+     "metadata": {"labels": {"app.kubernetes.io/managed-by": "shardflow", "shardflow.io/run": "r1",
+                             "shardflow.io/step": "train-gpu"}},
+     "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "ghcr.io/acme/train:1",
+       "env": [{"name": "SHARDFLOW_ITEM", "value": "0"}],
+       "resources": {"requests": {"cpu": "2000m", "memory": "4294967296"},
+                     "limits": {"cpu": "2000m", "memory": "4294967296", "nvidia.com/gpu": "1"}}}],
+       "nodeSelector": {"accel": "a100"},
+       "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]}}}}
+])json";
+
+k8s::ManifestOptions opts(bool emulate = false) {
+  k8s::ManifestOptions o;
+  o.run_id = "r1";
+  o.namespace_name = "ml";
+  o.emulate = emulate;
+  o.seed = 11;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("manifests: a loop, a single step and a GPU step, exactly", "[kube]") {
+  const Scenario s = load_scenario_text(kThreeSteps, "mf.yaml");
+  const Plan plan = Plan::unroll(s.pipeline);
+  const auto jobs = k8s::job_manifests(s, plan, opts());
+  const json expected = json::parse(kExpected);
+  REQUIRE(jobs.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO(jobs[i].dump(2));
+    CHECK(jobs[i] == expected[i]);
+  }
+}
+
+TEST_CASE("manifests: emulate annotations are attempt 0's sampled durations and failures", "[kube]") {
+  Scenario s = load_scenario_text(kThreeSteps, "mf.yaml");
+  s.pipeline.steps[1].component.image.clear();  // emulate: a placeholder image
+  const Plan plan = Plan::unroll(s.pipeline);
+  const auto jobs = k8s::job_manifests(s, plan, opts(true));
+  REQUIRE(jobs.size() == 3);
+  // prep: tasks in id order are its indexes 0..3.
+  std::string by_index, fails;
+  std::uint32_t idx = 0;
+  for (TaskId t = 0; t < plan.size(); ++t) {
+    if (plan.is_join(t) || plan.steps()[plan.step_of(t)].path != "prep") continue;
+    REQUIRE(plan.item(t) == idx);
+    const AttemptSample a = sample_attempt(plan.steps()[plan.step_of(t)].component, plan, t, 0, 11);
+    by_index += (idx ? "," : "") + std::to_string(std::llround(a.run_ns / 1e6));
+    if (a.fails) fails += (fails.empty() ? "" : ",") + std::to_string(idx);
+    ++idx;
+  }
+  REQUIRE(idx == 4);
+  const json& ann = jobs[0]["spec"]["template"]["metadata"]["annotations"];
+  CHECK(ann["shardflow.io/duration-ms-by-index"] == by_index);
+  CHECK(ann["shardflow.io/duration-ms"] == by_index.substr(0, by_index.find(',')));
+  if (fails.empty())
+    CHECK(!ann.contains("shardflow.io/fail-indexes"));
+  else
+    CHECK(ann["shardflow.io/fail-indexes"] == fails);
+  CHECK(by_index != "2000,2000,2000,2000");  // the noise is there
+  // agg: a constant 5 s, and the placeholder image.
+  CHECK(jobs[1]["spec"]["template"]["metadata"]["annotations"] == json{{"shardflow.io/duration-ms", "5000"}});
+  CHECK(jobs[1]["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.k8s.io/pause:3.10");
+  CHECK(jobs[2]["spec"]["template"]["spec"]["containers"][0]["image"] == "ghcr.io/acme/train:1");
+}
+
+TEST_CASE("manifests: a step without an image is an error naming it, unless emulating", "[kube]") {
+  Scenario s = load_scenario_text(kThreeSteps, "mf.yaml");
+  s.pipeline.steps[1].component.image.clear();
+  const Plan plan = Plan::unroll(s.pipeline);
+  try {
+    (void)k8s::job_manifests(s, plan, opts());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "mf.yaml:13:7: pipeline.steps[1].image: step agg has no image; the Kubernetes backend runs every "
+          "step in a container (or use --emulate for a test cluster without a kubelet)");
+  }
+}
+
+TEST_CASE("manifests: names and labels are DNS-1123 labels, long ones hash-truncated", "[kube]") {
+  CHECK(k8s::dns_label("sf-r1-Train_GPU") == "sf-r1-train-gpu");
+  CHECK(k8s::dns_label("sf-r1-outer/inner-outer[3]/x[12]") == "sf-r1-outer-inner-outer-3-x-12");
+  CHECK(k8s::dns_label("__") == "x");
+  const std::string long_a = "sf-r1-" + std::string(80, 'a') + "-1";
+  const std::string long_b = "sf-r1-" + std::string(80, 'a') + "-2";
+  const std::string a = k8s::dns_label(long_a), b = k8s::dns_label(long_b);
+  CHECK(a.size() == 63);
+  CHECK(a.substr(0, 54) == "sf-r1-" + std::string(48, 'a'));
+  CHECK(a[54] == '-');
+  CHECK(a != b);
+  CHECK(a == k8s::dns_label(long_a));  // deterministic
+  CHECK_THROWS_WITH(k8s::job_manifests(load_scenario_text(kThreeSteps, "mf.yaml"),
+                                       Plan::unroll(load_scenario_text(kThreeSteps, "mf.yaml").pipeline),
+                                       [] {
+                                         auto o = opts();
+                                         o.run_id = "Bad_Id";
+                                         return o;
+                                       }()),
+                    Catch::Contains("--run-id Bad_Id"));
+}
+
+TEST_CASE("manifests: group iterations and item-valued commands get a Job each", "[kube]") {
+  const char* const yaml = R"(name: groups
+pipeline:
+  steps:
+    - name: sweep
+      parallel_for: {items: [{lr: 0.1}, {lr: 0.01}]}
+      steps:
+        - name: fit
+          image: fit:1
+          command: [fit, --lr, "{{item.lr}}", --i, "{{item.index}}"]
+        - name: score
+          after: [fit]
+          parallel_for: {count: 3}
+          image: score:1
+    - name: a_very_long_step_name_that_goes_on_and_on_and_on_beyond_sixty_three
+      after: [sweep]
+      parallel_for: {items: [x, y]}
+      image: long:1
+      command: [echo, "{{item}}"]
+cluster:
+  node_pools:
+    - {name: cpu, cpu: 16, memory: 64Gi, count: 2}
+)";
+  const Scenario s = load_scenario_text(yaml, "groups.yaml");
+  const auto jobs = k8s::job_manifests(s, Plan::unroll(s.pipeline), opts());
+  std::vector<std::string> names;
+  for (const auto& j : jobs) names.push_back(j["metadata"]["name"]);
+  REQUIRE(names.size() == 6);
+  CHECK(names[0] == "sf-r1-sweep-fit-sweep-0");
+  CHECK(jobs[0]["spec"]["template"]["spec"]["containers"][0]["command"] ==
+        json({"fit", "--lr", "0.1", "--i", "0"}));
+  CHECK(jobs[0]["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"] == R"({"lr":0.1})");
+  CHECK(jobs[0]["metadata"]["annotations"]["shardflow.io/scope"] == "sweep[0]");
+  CHECK(jobs[0]["metadata"]["labels"]["shardflow.io/step"] == "sweep-fit");
+  CHECK(names[1] == "sf-r1-sweep-score-sweep-0");
+  CHECK(jobs[1]["spec"]["completions"] == 3);
+  CHECK(jobs[1]["spec"]["parallelism"] == 3);
+  CHECK(names[2] == "sf-r1-sweep-fit-sweep-1");
+  CHECK(jobs[2]["spec"]["template"]["spec"]["containers"][0]["command"] ==
+        json({"fit", "--lr", "0.01", "--i", "1"}));
+  CHECK(names[3] == "sf-r1-sweep-score-sweep-1");
+  for (std::size_t i : {4, 5}) {
+    INFO(names[i]);
+    CHECK(names[i].size() == 63);
+    CHECK(names[i].starts_with("sf-r1-a-very-long-step-name-that-goes-on-and-on-and-on-"));
+    CHECK(jobs[i]["spec"]["backoffLimit"] == 0);
+    CHECK(!jobs[i]["metadata"]["labels"]["shardflow.io/step"].get<std::string>().empty());
+    CHECK(jobs[i]["metadata"]["labels"]["shardflow.io/step"].get<std::string>().size() <= 63);
+  }
+  CHECK(names[4] != names[5]);
+  CHECK(jobs[4]["spec"]["template"]["spec"]["containers"][0]["command"] == json({"echo", "\"x\""}));
+  CHECK(jobs[5]["spec"]["template"]["spec"]["containers"][0]["command"] == json({"echo", "\"y\""}));
+}
+
+TEST_CASE("manifests: YAML output quotes what would read as another type", "[kube]") {
+  const json doc = {{"a", "2000"},
+                    {"b", "true"},
+                    {"c", "plain-text.x/y"},
+                    {"d", 3},
+                    {"e", json::array()},
+                    {"f", {{"g", {1, "x"}}}},
+                    {"h", json::array({json{{"k", "v"}, {"l", "on"}}})}};
+  CHECK(k8s::to_yaml(doc) ==
+        "a: \"2000\"\nb: \"true\"\nc: plain-text.x/y\nd: 3\ne: []\nf:\n  g:\n    - 1\n    - x\nh:\n  - k: v\n"
+        "    l: \"on\"\n");
+  CHECK(k8s::to_yaml_stream({json{{"a", 1}}, json{{"b", 2}}}) == "a: 1\n---\nb: 2\n");
+}

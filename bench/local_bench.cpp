@@ -79,12 +79,8 @@ exec::LocalOptions options(int cores) {
   return lo;
 }
 
-void BM_Backend_ParallelFor(benchmark::State& state) {
-  const auto n = static_cast<std::uint32_t>(state.range(0));
-  const Scenario s = load_scenario_text(
-      "name: pf\npipeline:\n  steps:\n    - {name: empty, parallel_for: {count: " + std::to_string(n) +
-          "}, kernel: {name: noop}}\n" + kCluster,
-      "pf.yaml");
+// The timed part of a backend benchmark: run_local of the scenario's n tasks (unrolled once, outside).
+void run_backend(benchmark::State& state, const Scenario& s, std::uint32_t n) {
   const Plan plan = Plan::unroll(s.pipeline);
   for (auto _ : state) {
     const exec::LocalResult r = exec::run_local(s, plan, RunOptions{}, options(kCores));
@@ -92,6 +88,15 @@ void BM_Backend_ParallelFor(benchmark::State& state) {
     if (r.trace.attempts.size() != n) state.SkipWithError("wrong attempt count");
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * n);
+}
+
+void BM_Backend_ParallelFor(benchmark::State& state) {
+  const auto n = static_cast<std::uint32_t>(state.range(0));
+  const Scenario s = load_scenario_text(
+      "name: pf\npipeline:\n  steps:\n    - {name: empty, parallel_for: {count: " + std::to_string(n) +
+          "}, kernel: {name: noop}}\n" + kCluster,
+      "pf.yaml");
+  run_backend(state, s, n);
 }
 
 void BM_TaskGroup_ParallelFor(benchmark::State& state) {
@@ -123,13 +128,7 @@ void BM_TbbParallelFor(benchmark::State& state) {
 void BM_Backend_RandomDag(benchmark::State& state) {
   const auto n = static_cast<std::uint32_t>(state.range(0));
   const Scenario s = dag_scenario(n);
-  const Plan plan = Plan::unroll(s.pipeline);
-  for (auto _ : state) {
-    const exec::LocalResult r = exec::run_local(s, plan, RunOptions{}, options(kCores));
-    benchmark::DoNotOptimize(r.trace.attempts.data());
-    if (r.trace.attempts.size() != n) state.SkipWithError("wrong attempt count");
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * n);
+  run_backend(state, s, n);
 }
 
 void BM_FlowGraph_RandomDag(benchmark::State& state) {

@@ -12,6 +12,7 @@
 
 #include <shardflow/core/backend.hpp>
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/machine.hpp>
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
@@ -113,30 +114,25 @@ class Progress final : public RunObserver {
   std::vector<std::string> outputs_;
 };
 
-// The scenario on this machine as the simulator sees it: one node with the local backend's cores and
-// memory, no scheduler, pull or sandbox overheads. Its makespan is the prediction a local run shows.
-double predict_local_makespan(const Scenario& scenario, const Plan& plan, std::uint64_t seed,
-                              const exec::LocalOptions& lo) {
-  Scenario s = scenario;
-  NodePool pool;
-  pool.name = "local";
-  pool.cpu = static_cast<MilliCpu>(lo.cores > 0 ? lo.cores : exec::machine_cores()) * 1000;
-  pool.memory = lo.memory > 0 ? lo.memory : exec::machine_memory();
-  pool.count = 1;
-  pool.max_pods = 1 << 30;
-  s.cluster = Cluster{};
-  s.cluster.node_pools.push_back(pool);
-  s.cluster.scheduler.decisions_per_second = 0;  // as --cluster local: the backend's admission is free,
-  s.cluster.scheduler.bind_latency = Duration::zero();  // and oldest-first without backoff
-  s.cluster.scheduler.initial_backoff = Duration::zero();
-  s.cluster.scheduler.max_backoff = Duration::zero();
-  s.overheads = Overheads{};
-  Plan p = Plan::unroll(s.pipeline);
-  sim::SimOptions o;
-  o.seed = seed;
-  const Trace t = sim::simulate(s, p, o);
-  (void)plan;
-  return t.tasks_failed > 0 ? 0 : makespan_s(t) * lo.time_scale;
+// The scenario on this machine as the simulator sees it: `--cluster local` with the local backend's
+// cores and memory. Its makespan is the prediction a local run shows; none (0) when the simulator
+// cannot place a step there (a node selector the local node lacks).
+double predict_local_makespan(const SimulateArgs& args, std::uint64_t seed, const exec::LocalOptions& lo) {
+  LoadOptions o = load_options(args.load);
+  o.cluster = "local";
+  o.sets.push_back("cluster.node_pools[local].cpu=" +
+                   std::to_string(lo.cores > 0 ? lo.cores : machine_cores()));
+  if (lo.memory > 0) o.sets.push_back("cluster.node_pools[local].memory=" + std::to_string(lo.memory));
+  try {
+    const Scenario s = load_scenario_file(args.file, o);
+    const Plan p = Plan::unroll(s.pipeline);
+    sim::SimOptions so;
+    so.seed = seed;
+    const Trace t = sim::simulate(s, p, so);
+    return t.tasks_failed > 0 ? 0 : makespan_s(t) * lo.time_scale;
+  } catch (const InputError&) {
+    return 0;
+  }
 }
 
 }  // namespace
@@ -332,7 +328,7 @@ int run_simulate(const SimulateArgs& args) {
 
   const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
   const bool sim = args.backend == "sim";
-  const double predicted = sim || !tty ? 0 : predict_local_makespan(scenario, plan, seed, lo);
+  const double predicted = sim || !tty ? 0 : predict_local_makespan(args, seed, lo);
   Progress progress(plan.task_count(), tty && !sim, predicted);
   RunOptions options;
   options.seed = seed;

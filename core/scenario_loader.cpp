@@ -7,16 +7,13 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <sched.h>
 #include <set>
 #include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
-#include <thread>
 #include <tuple>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -24,6 +21,7 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <shardflow/core/machine.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/text.hpp>
 
@@ -1541,31 +1539,22 @@ void apply_overlay(const Reader& r, Node& root, const ScenarioFile& overlay) {
   if (root.IsMap()) root.reset(merge(r, root, o, "", 0));  // else reading the scenario reports its own error
 }
 
-int local_cpu_count() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  const unsigned n = std::thread::hardware_concurrency();
-  return n > 0 ? static_cast<int>(n) : 1;
-}
-
 // `cluster` and `overheads` replaced by this machine and the local backend's (none), as YAML, so that
 // overlays and --set apply on top of it as on a file.
 void apply_cluster_preset(const Reader& r, Node& root, const std::string& cluster) {
   const SourceLocation where{"--cluster " + cluster, 0, 0};
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) throw InputError(where, "", "cannot read this machine's physical memory");
+  const ByteCount memory = machine_memory();
+  if (memory <= 0) throw InputError(where, "", "cannot read this machine's physical memory");
   const std::string text =
       "cluster:\n"
       "  node_pools:\n"
       "    - name: local\n"
       "      count: 1\n"
       "      cpu: " +
-      std::to_string(local_cpu_count()) +
+      std::to_string(machine_cores()) +
       "\n"
       "      memory: " +
-      std::to_string(static_cast<std::int64_t>(pages) * page_size) +
+      std::to_string(memory) +
       "\n"
       "      gpu: 0\n"
       "      price_per_hour: 0\n"

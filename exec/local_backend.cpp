@@ -7,10 +7,8 @@
 #include <memory>
 #include <mutex>
 #include <queue>
-#include <sched.h>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include <tbb/global_control.h>
@@ -19,28 +17,12 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/execution.hpp>
+#include <shardflow/core/machine.hpp>
 #include <shardflow/core/sampling.hpp>
 #include <shardflow/exec/kernels.hpp>
 #include <shardflow/exec/local_backend.hpp>
 
 namespace shardflow::exec {
-
-int machine_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  const unsigned h = std::thread::hardware_concurrency();
-  return h > 0 ? static_cast<int>(h) : 1;
-}
-
-ByteCount machine_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && size > 0 ? static_cast<ByteCount>(pages) * size : 0;
-}
 
 namespace {
 

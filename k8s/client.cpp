@@ -235,6 +235,15 @@ struct Client::Impl {
     const std::lock_guard lock(pool_mu);
     pool.push_back(h);
   }
+  // A handle from the pool for one call, returned when the call ends however it ends.
+  struct Lease {
+    Impl& im;
+    CURL* h;
+    explicit Lease(Impl& impl) : im(impl), h(impl.acquire()) {}
+    ~Lease() { im.release(h); }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+  };
 
   // Options every request has: URL, method, body, headers (the token), TLS, timeouts.
   void setup(CURL* h, std::string_view method, const std::string& url, const std::string& body,
@@ -328,12 +337,8 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
   const std::string url = im.creds.server + path;
   Headers headers;
   im.headers_for(headers, content_type, !body.empty());
-  CURL* h = im.acquire();
-  struct Release {
-    Impl& im;
-    CURL* h;
-    ~Release() { im.release(h); }
-  } release{im, h};
+  const Impl::Lease lease(im);
+  CURL* h = lease.h;
   for (int attempt = 0;; ++attempt) {
     Transfer t;
     curl_easy_reset(h);
@@ -486,12 +491,8 @@ void Client::watch(const std::string& path, const std::function<bool(const nlohm
                           "watch=1&allowWatchBookmarks=true";
   Headers headers;
   im.headers_for(headers, "", false);
-  CURL* h = im.acquire();
-  struct Release {
-    Impl& im;
-    CURL* h;
-    ~Release() { im.release(h); }
-  } release{im, h};
+  const Impl::Lease lease(im);
+  CURL* h = lease.h;
   for (int attempt = 0;; ++attempt) {
     if (stop && stop->load()) return;
     WatchState w;

@@ -43,11 +43,6 @@ struct LocalOptions {
   std::filesystem::path out_dir;
 };
 
-/// The CPUs this process may use (its affinity mask), at least 1.
-int machine_cores();
-/// This machine's physical memory in bytes.
-ByteCount machine_memory();
-
 /// The local backend. Its observer also receives each sink task's result (`on_output`).
 std::unique_ptr<Backend> make_local_backend(const LocalOptions& options);
 

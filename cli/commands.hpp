@@ -68,6 +68,8 @@ int run_sweep_command(const SweepArgs& args);
 /// The output directory: `out_dir`, or out/<scenario name>. Made at once, so that a bad --out is an
 /// InputError before any work is done.
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name);
+/// The output directory's path, without making it.
+std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name);
 /// Writes `path` through `write`; a failure to open or write names the path.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 

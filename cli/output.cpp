@@ -9,9 +9,12 @@
 
 namespace shardflow::cli {
 
+std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name) {
+  return out_dir.empty() ? std::filesystem::path("out") / scenario_name : std::filesystem::path(out_dir);
+}
+
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name) {
-  const std::filesystem::path dir =
-      out_dir.empty() ? std::filesystem::path("out") / scenario_name : std::filesystem::path(out_dir);
+  const std::filesystem::path dir = out_dir_path(out_dir, scenario_name);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))

@@ -310,6 +310,7 @@ int run_simulate(const SimulateArgs& args) {
     std::cout << k8s::to_yaml_stream(k8s::job_manifests(scenario, plan, mo)) << std::flush;
     return 0;
   }
+  lo.out_dir = out_dir_path(args.out_dir, scenario.name) / "commands";
   std::unique_ptr<Backend> backend;
   if (args.backend == "sim") {
     backend = sim::make_backend();
@@ -323,8 +324,6 @@ int run_simulate(const SimulateArgs& args) {
   // then the output directory.
   backend->check(scenario, plan);
   const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name);
-  lo.out_dir = dir / "commands";
-  if (args.backend == "local") backend = exec::make_local_backend(lo);
 
   const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
   const bool sim = args.backend == "sim";

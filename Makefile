@@ -34,7 +34,7 @@ demo: setup
 	build/release/shardflow validate $(DEMO_SCENARIO)
 	build/release/shardflow explain $(DEMO_SCENARIO)
 	build/release/shardflow simulate $(DEMO_SCENARIO) --out out/demo
-	@echo "open $(CURDIR)/out/demo/report.html"
+	@echo "The report, to open in a browser: $(CURDIR)/out/demo/report.html"
 
 # The fuzz run comes first so that CTest's summary is the last thing a CI log shows.
 test: setup-test

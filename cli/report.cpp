@@ -70,20 +70,23 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
                   "With --predicted: a run's directory holding the measurement (e.g. `run --backend local`)")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--out", args.out,
-                  "The page to write (default: DIR/report.html; with --predicted, "
-                  "MEASURED/prediction.html)");
+                  "The page to write (default: DIR/report.html; with --predicted, MEASURED/prediction.html)")
+      ->type_name("FILE");
   cmd->footer(
       "Examples:\n"
-      "  shardflow report out/shard-preprocess-train          # rebuilds "
+      "  shardflow report out/shard-preprocess-train        # rebuilds "
       "out/shard-preprocess-train/report.html\n"
-      "  shardflow report --predicted out/sim --measured out/local --out compare.html\n"
+      "  shardflow simulate scenarios/local-ridge.yaml --cluster local --out out/sim     # the prediction\n"
+      "  shardflow run scenarios/local-ridge.yaml --backend local --out out/local       # the measurement\n"
+      "  shardflow report --predicted out/sim --measured out/local   # writes out/local/prediction.html\n"
       "A run report has the headline figures, a Gantt chart of the pods by node (coloured by step; retries,\n"
       "failures and the critical path marked), utilization and pending pods over time, run-time histograms,\n"
       "queue waits and the slowest attempts. A sweep report plots cost against the makespan quantile with "
       "the\n"
       "Pareto front, the deadline and the recommendation. --predicted/--measured draws both Gantt charts on "
       "one\n"
-      "time axis and the error of each step's run times. The page needs no network; hover for details.");
+      "time axis and the error of each step's run times. The page needs no network; hover a bar or a point\n"
+      "for details, click a table's header to sort it.");
   return cmd;
 }
 

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-SHARDFLOW, SOURCE, ARTIFACTS, KIND = sys.argv[1:5]
+SHARDFLOW, SOURCE, ARTIFACTS, KIND = os.path.abspath(sys.argv[1]), *sys.argv[2:5]
 SEED = os.path.join(SOURCE, "scenarios", "shard-preprocess-train.yaml")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 # chromium writes console messages as: [pid:tid:date:INFO:CONSOLE:12] "message", source: file:///... (12)
@@ -107,12 +107,41 @@ def run_report():
     check(count(dom, r'<svg class="chart hist"') == len(trace["steps"]), "run: a histogram per step")
     check(count(dom, r'<path class="line"') == 4, "run: CPU, memory, GPU and pending-pod lines")
     check(count(dom, r"<tr>") >= 20 + len(trace["steps"]), "run: the step and slowest-attempt tables")
+    interact(os.path.join(out, "report.html"), trace)
     # `shardflow report DIR` rebuilds the same page from the saved files.
     with open(os.path.join(out, "report.html")) as f:
         first = f.read()
     shardflow("report", out)
     with open(os.path.join(out, "report.html")) as f:
         check(f.read() == first, "run: `shardflow report DIR` rebuilds the same page")
+
+
+def interact(page, trace):
+    """The page's script: hovering a bar shows its tooltip; a click on a header sorts the table."""
+    probe = page.replace(".html", "-probe.html")
+    with open(page) as f:
+        text = f.read()
+    with open(probe, "w") as f:
+        f.write(text.replace("</body>", """<script>
+var bar = document.querySelector('rect.bar');
+bar.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
+var tip = document.getElementById('tip');
+document.body.setAttribute('data-tip', tip.style.display + '|' + tip.textContent.split('\\n')[0]);
+var th = document.querySelectorAll('table.slowest th')[5];
+var firstRun = function() { return document.querySelector('table.slowest tbody td:nth-child(6)').getAttribute('data-v'); };
+th.click(); var up = firstRun(); th.click(); var down = firstRun();
+document.body.setAttribute('data-sort', up + '|' + down + '|' + th.getAttribute('aria-sort'));
+</script></body>"""))
+    dom, console, _ = chromium(probe, "--dump-dom")
+    check(not console, f"run: no console messages when hovering and sorting ({console[:2]})")
+    # The first bar drawn: the first node's first bound attempt.
+    first = min((a for a in trace["attempts"] if a["node"] >= 0 and a["scheduled"] >= 0), key=lambda a: a["node"])
+    tip = re.search(r'<body[^>]*data-tip="([^"]*)"', dom)
+    want = f'block|{trace["steps"][first["step"]]}[{first["item"]}] (task {first["task"]}), attempt {first["attempt"]}'
+    check(tip is not None and html.unescape(tip.group(1)).startswith(want), f"run: hovering a bar shows its tooltip ({want})")
+    sort = re.search(r'<body[^>]*data-sort="([^"]*)"', dom)
+    up, down, state = sort.group(1).split("|") if sort else ("1", "0", "")
+    check(float(up) < float(down) and state == "descending", f"run: a header click sorts up, a second down ({up}, {down})")
 
 
 def sweep_report():

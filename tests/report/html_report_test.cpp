@@ -214,3 +214,13 @@ TEST_CASE("Prediction report: both Gantt charts on one time axis, and the error 
   CHECK(page.find("<div class=\"value\">25.0%</div>") != std::string::npos);  // makespan 100 against 80
   CHECK(page.find(">20.0%</td>") != std::string::npos);                       // prep p50 12 s against 10 s
 }
+
+TEST_CASE("Run report: an empty trace still makes a page", "[report]") {
+  Trace t;
+  t.backend = "local";
+  t.scenario = "empty";
+  const std::string page = run_page(t, Metrics{});
+  CHECK(page.find("data-bars=\"0\" data-aggregated-nodes=\"0\"") != std::string::npos);
+  CHECK(page.find("0 tasks, 0 attempts on 0 nodes") != std::string::npos);
+  CHECK(page.find("</html>") != std::string::npos);
+}

@@ -1,7 +1,6 @@
 #include "gantt.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <unordered_set>
 #include <vector>
 
@@ -66,20 +65,20 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
     per_node[static_cast<std::size_t>(a.node)].push_back({a.scheduled.ns(), a.finished.ns(), i});
   }
 
-  // Too many bars: aggregate the busiest nodes until the rest fit.
-  std::vector<bool> aggregated(nodes, false);
+  // Too many bars: each node may draw its share of max_bars; a node with more pods than that is drawn as
+  // time bins (bars that thin would not be read one by one anyway).
   std::size_t drawn = 0;
   for (const auto& v : per_node) drawn += v.size();
-  std::vector<std::size_t> by_count(nodes);
-  std::iota(by_count.begin(), by_count.end(), 0);
-  std::stable_sort(by_count.begin(), by_count.end(),
-                   [&](std::size_t a, std::size_t b) { return per_node[a].size() > per_node[b].size(); });
+  std::vector<bool> aggregated(nodes, false);
   std::size_t n_aggregated = 0;
-  for (std::size_t n : by_count) {
-    if (drawn <= o.max_bars) break;
-    aggregated[n] = true;
-    drawn -= per_node[n].size();
-    ++n_aggregated;
+  if (drawn > o.max_bars) {
+    const std::size_t share = o.max_bars / nodes;
+    for (std::size_t n = 0; n < nodes; ++n) {
+      if (per_node[n].size() <= share) continue;
+      aggregated[n] = true;
+      drawn -= per_node[n].size();
+      ++n_aggregated;
+    }
   }
 
   std::vector<std::vector<int>> lanes(nodes);
@@ -107,7 +106,7 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
            " nodes have too many pods to draw one bar each (up to " + count(most) +
            " on one node): they are drawn " + "as " + count(kAggregateBins) +
            " time bins, each column the mean number of running pods by step (marked " +
-           "“aggregated”). Retries and failures on them are not marked.</p>\n";
+           "“aggregated”). Retries, failures and the critical path are not marked on them.</p>\n";
   }
   out += gantt_legend(t);
   open_svg(out, f, "gantt", o.title,

@@ -222,7 +222,7 @@ def large():
     check(size < 10_000_000, f"large: report.html is {size / 1e6:.1f} MB (< 10 MB)")
     dom, seconds = render(page, "large")
     check(seconds < 30, f"large: rendered in {seconds:.1f} s")
-    check(svg_attr(dom, "gantt", "data-aggregated-nodes") > 0, "large: the busiest nodes are aggregated")
+    check(svg_attr(dom, "gantt", "data-aggregated-nodes") > 0, "large: the nodes with too many pods are aggregated")
     check("too many pods to draw one bar each" in dom, "large: and the chart says so")
     check(count(dom, r'<rect class="bar ') == svg_attr(dom, "gantt", "data-bars"), "large: bars as counted")
 

@@ -149,7 +149,7 @@ TEST_CASE("Run report: names with <&\" are escaped everywhere", "[report]") {
   CHECK(page.find("<title>shardflow run: a&amp;b</title>") != std::string::npos);
 }
 
-TEST_CASE("Run report: above max_bars the busiest nodes are drawn as time bins, and the chart says so",
+TEST_CASE("Run report: above max_bars, nodes over their share are drawn as time bins, and the chart says so",
           "[report]") {
   Trace t = small_trace();
   t.attempts.clear();

@@ -10,8 +10,8 @@
 // run-time histograms and queue waits, and the slowest attempts. It needs only what a run's directory
 // holds (trace.json, metrics.json: requests per step and the critical path come from the metrics), so
 // `shardflow report DIR` rebuilds it for a trace of any backend. Large traces stay small: above
-// ReportOptions::max_bars bars, the nodes with the most pods are drawn as time bins of their running
-// pods per step, and the chart says which.
+// ReportOptions::max_bars bars, each node may draw its share of them, and a node with more pods is drawn
+// as time bins of its running pods per step; the chart says which.
 //
 // The report layer reads the planner's result types (planner/sweep.hpp, plain structs) but does not
 // link the planner, which links the simulator.
@@ -31,7 +31,7 @@ namespace shardflow::report {
 
 struct ReportOptions {
   std::string version;  // shardflow's, shown in the page's header
-  /// At most this many Gantt bars in a chart; beyond it the busiest nodes are aggregated.
+  /// At most this many Gantt bars in a chart; beyond it, nodes with more than their share are aggregated.
   std::size_t max_bars = 15'000;
 };
 

@@ -36,7 +36,7 @@ std::string bar_tip(const Trace& t, const AttemptRecord& a) {
   if (a.started != kNever) s += "ran " + human_duration((a.finished - a.started).seconds()) + "; ";
   s += std::string(to_string(a.outcome));
   const std::string_view error = t.error_text(a);
-  if (!error.empty()) s += ": " + std::string(error.substr(0, 200));
+  if (!error.empty()) s += ": " + std::string(error.substr(0, 100));
   return s;
 }
 
@@ -115,15 +115,18 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
 
   const std::unordered_set<TaskId> crit(critical.begin(), critical.end());
   double y = f.top;
+  double last_label = -100;
   std::string marks;  // crosses go over every bar
   for (std::size_t n = 0; n < nodes; ++n) {
     const double h = lane_px * rows[n];
     out += "<line class=\"node-sep\" x1=\"0\" x2=\"" + num(f.width - f.right) + "\" y1=\"" + num(y) +
            "\" y2=\"" + num(y) + "\"/>";
-    if (h >= 7 || n % std::max<std::size_t>(1, static_cast<std::size_t>(8 / h)) == 0)
+    if (y - last_label >= 11) {  // thin rows: a label where the last one leaves room
       out += "<text class=\"node-label\" x=\"" + num(f.left - 6) + "\" y=\"" +
              num(y + std::min(h, 12.0) - 2) + "\" text-anchor=\"end\">" + esc(t.nodes[n].name) +
              (aggregated[n] ? " (aggregated)" : "") + "</text>";
+      last_label = y;
+    }
     if (aggregated[n]) {
       // Mean running pods per step in each bin, stacked; the busiest bin fills the row.
       std::vector<Bins> per_step(t.steps.size(), Bins(x.d1, kAggregateBins));

@@ -12,7 +12,7 @@ namespace shardflow::report::detail {
 struct GanttOptions {
   std::string title;
   double end_s = 0;               // the time axis runs from 0 to here
-  std::size_t max_bars = 15'000;  // above this, nodes with more than their share are drawn as time bins
+  std::size_t max_bars = 12'000;  // above this, nodes with more than their share are drawn as time bins
 };
 
 /// Appends the chart (a heading, a note when nodes are aggregated, the SVG, its legend) to `out`: one

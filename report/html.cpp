@@ -162,7 +162,9 @@ std::string tick_text(double v, bool time, bool as_percent) {
   if (a >= 1e6) return num(v / 1e6, a >= 1e7 ? 0 : 1) + "M";
   if (a >= 1e4) return num(v / 1e3, 0) + "k";
   if (a == std::floor(a)) return num(v, 0);
-  return num(v, a >= 10 ? 1 : a >= 1 ? 2 : 3);
+  std::string text = num(v, a >= 10 ? 1 : a >= 1 ? 2 : 3);
+  while (text.back() == '0') text.pop_back();  // "0.6", not "0.600"
+  return text;
 }
 
 void open_svg(std::string& out, const Frame& f, std::string_view cls, std::string_view label,

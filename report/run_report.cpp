@@ -137,7 +137,7 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
     Frame f;
     f.width = 340;
     f.height = 170;
-    f.left = 44;
+    f.left = 56;
     f.right = 12;
     f.top = 22;
     f.bottom = 36;

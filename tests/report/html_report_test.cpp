@@ -68,7 +68,7 @@ Metrics small_metrics() {
   return m;
 }
 
-std::string run_page(const Trace& t, const Metrics& m, std::size_t max_bars = 15'000) {
+std::string run_page(const Trace& t, const Metrics& m, std::size_t max_bars = 12'000) {
   std::ostringstream out;
   ReportOptions o;
   o.version = "9.9.9";
@@ -223,4 +223,32 @@ TEST_CASE("Run report: an empty trace still makes a page", "[report]") {
   CHECK(page.find("data-bars=\"0\" data-aggregated-nodes=\"0\"") != std::string::npos);
   CHECK(page.find("0 tasks, 0 attempts on 0 nodes") != std::string::npos);
   CHECK(page.find("</html>") != std::string::npos);
+}
+
+TEST_CASE("Run report: 100,000 attempts with long names and errors stay under 10 MB", "[report]") {
+  // About the most a page draws: 100 nodes with 118 pods each, just within their share of max_bars
+  // (12,000 / 101 nodes), with 60-character names and long errors in every tooltip; the other 88,200
+  // pods on one more node, aggregated.
+  Trace t;
+  t.backend = "k8s";
+  t.steps = {std::string(60, 's')};
+  t.errors = {std::string(5000, 'e')};
+  for (int n = 0; n <= 100; ++n)
+    t.nodes.push_back(
+        NodeRecord{std::string(57, 'n') + std::to_string(n), "p", 1000, kGiB, 0, 1, s(0), s(1e5), s(0)});
+  for (TaskId i = 0; i < 100'000; ++i) {
+    const auto node = static_cast<std::int32_t>(i < 11'800 ? i % 100 : 100);
+    AttemptRecord a = attempt(i, 0, 0, node, i * 0.5, i * 0.5 + 40, Outcome::failed);
+    a.error = 0;
+    a.pod = static_cast<std::uint32_t>(t.pod_names.size());
+    t.pod_names.push_back(std::string(60, 'p'));
+    t.attempts.push_back(a);
+  }
+  Metrics m;
+  m.makespan_s = 1e5;
+  m.per_step = {StepMetrics{t.steps[0], 100'000, 100'000, {}, {1000, kGiB, 0}}};
+  const std::string page = run_page(t, m);
+  CHECK(page.find("data-bars=\"11800\" data-aggregated-nodes=\"1\"") != std::string::npos);
+  CHECK(occurrences(page, "<rect class=\"bar ") == 11'800);
+  CHECK(page.size() < 10'000'000);
 }

@@ -32,7 +32,7 @@ namespace shardflow::report {
 struct ReportOptions {
   std::string version;  // shardflow's, shown in the page's header
   /// At most this many Gantt bars in a chart; beyond it, nodes with more than their share are aggregated.
-  std::size_t max_bars = 15'000;
+  std::size_t max_bars = 12'000;
 };
 
 /// A run: its trace and metrics (as compute_metrics gives them, or read back from metrics.json).

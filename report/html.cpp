@@ -1,7 +1,6 @@
 #include "html.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <ostream>

@@ -69,7 +69,7 @@ struct Frame {
 /// Opens `<svg>` for a frame; `cls` and `attrs` go on the element (attrs: ` data-bars="3"`).
 void open_svg(std::string& out, const Frame& f, std::string_view cls, std::string_view label,
               std::string_view attrs = {});
-/// A horizontal axis at the bottom of the plot: ticks from `ticks`, labels from `label_of`.
+/// A horizontal axis at the bottom of the plot with a label per tick (tick_text) and a title.
 void x_axis(std::string& out, const Frame& f, const Scale& x, const std::vector<double>& ticks, bool time,
             std::string_view title);
 /// A vertical axis on the left with grid lines.

@@ -38,7 +38,7 @@ void line_chart(std::string& out, const std::string& title, const std::string& c
   for (const Series& s : series)
     for (double v : s.values) top = std::max(top, v);
   if (!as_percent && top <= 0) top = 1;
-  const std::vector<double> yt = as_percent ? nice_ticks(0, top, 5) : nice_ticks(0, top, 5);
+  const std::vector<double> yt = nice_ticks(0, top, 5);
   const double y_hi = std::max(top, yt.empty() ? top : yt.back());
   const Scale x{0, end_s > 0 ? end_s : 1, f.left, f.width - f.right};
   const Scale y{0, y_hi, f.top + f.plot_height(), f.top};

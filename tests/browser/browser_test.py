@@ -240,7 +240,7 @@ def large():
 
 os.makedirs(ARTIFACTS, exist_ok=True)
 if not os.path.exists(CHROMIUM):
-    sys.exit("no chromium: scripts/setup installs it")
+    sys.exit("no chromium: scripts/setup --browser installs it (make test runs it)")
 console_self_test()
 {"run": run_report, "sweep": sweep_report, "prediction": prediction_report, "timeline": timeline,
  "large": large}[KIND]()

@@ -149,8 +149,10 @@ inline void Model::schedule_start(std::uint32_t a, SimTime bound) {
     ready = start + pc.pull;
     s.pull_free = std::max(s.pull_free, ready);
     // kube-scheduler's ImageLocality sees the image once the pull is done (the node's status lists it).
-    if (sched_.image_scored(pc.image))
+    if (sched_.image_scored(pc.image)) {
+      assert(std::uint64_t{at.slot} * nodes_.images() + pc.image <= 0xFFFFFFFFu);
       engine_.schedule_at(ready, kImagePulled, at.slot * nodes_.images() + pc.image, s.gen);
+    }
   }
   const Duration wait = std::max(Duration::zero(), ready - bound);
   r.image_pull = wait;

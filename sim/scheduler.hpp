@@ -336,14 +336,13 @@ class Scheduler {
     const std::int64_t want = num_feasible_nodes_to_find(cfg_.percentage_of_nodes_to_score, nodes.alive());
     const ScoreTree::Window w = tree.window(next_start_, static_cast<std::uint32_t>(want));
     stats.nodes_scored += w.found;
-    const std::uint32_t from = next_start_ < tree.slots() ? next_start_ : 0;
     next_start_ = wrap(next_start_ + w.passed, tree.slots());
     if (classes_[c].pools_differ) {
       // The nodes of the window in the search's order, as the scan meets them: O(slots passed).
       std::uint32_t* found = nodes.top();
       std::size_t n = 0;
       for (std::uint32_t i = 0; i < w.passed; ++i) {
-        const std::uint32_t slot = wrap(std::uint64_t{from} + i, tree.slots());
+        const std::uint32_t slot = wrap(std::uint64_t{w.from} + i, tree.slots());
         if (tree.score(slot) >= 0) found[n++] = slot;
       }
       return pick_normalized(

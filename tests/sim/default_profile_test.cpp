@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/scenario.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 #include "sim_builders.hpp"
@@ -165,4 +166,39 @@ TEST_CASE("Scheduler: ImageLocality sends the next pod to the node whose pull fi
   SECTION("both node searches agree") {
     for (std::uint64_t seed = 1; seed <= 4; ++seed) CHECK(nodes_of(sc, 1, seed) == nodes_of(sc, 0, seed));
   }
+}
+
+TEST_CASE("Scheduler: the scenario keys reach the score (score_weights, taints, node_affinity.preferred)",
+          "[sim]") {
+  // two_nodes() written as a scenario file, scheduler and pod keys from the cases above.
+  const auto node_of_pod = [](const std::string& scheduler, const std::string& pod_extra) {
+    const std::string yaml =
+        "name: t\n"
+        "overheads: none\n"
+        "pipeline:\n"
+        "  steps:\n"
+        "    - {name: pin, resources: {cpu: 2, memory: 1Gi}, node_selector: {name: x}, duration: {base: "
+        "100s}}\n"
+        "    - {name: pod, resources: {cpu: 1, memory: 4Gi}, duration: {base: 10s}" +
+        pod_extra +
+        "}\n"
+        "cluster:\n"
+        "  node_pools:\n"
+        "    - {name: x, cpu: 4, memory: 8Gi, count: 1, labels: {name: x}}\n"
+        "    - {name: y, cpu: 16, memory: 4Gi, count: 1, labels: {name: y}, taints: [{key: slow, effect: "
+        "PreferNoSchedule}]}\n"
+        "  scheduler: " +
+        scheduler + "\n";
+    const Scenario sc = load_scenario_text(yaml, "t.yaml");
+    return nodes_of(sc, 1);
+  };
+  const std::vector<std::string> x{"x-0"}, y{"y-0"};
+  // The taint is on y here: y loses 300 (x 112 + 300, y 97 + 0).
+  CHECK(node_of_pod("{policy: least-allocated}", "") == x);
+  // Without TaintToleration and BalancedAllocation: LeastAllocated alone, y (46 > 31).
+  CHECK(node_of_pod("{score_weights: {TaintToleration: 0, NodeResourcesBalancedAllocation: 0}}", "") == y);
+  // A tolerated taint, and a preferred term for y: y 97 + 300 + 200 = 597, x 112 + 300.
+  CHECK(node_of_pod("{}",
+                    ", tolerations: [{key: slow, operator: Exists}], node_affinity: {preferred: [{weight: 7, "
+                    "match_labels: {name: y}}]}") == y);
 }

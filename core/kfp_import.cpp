@@ -559,6 +559,7 @@ class Importer {
     Node steps(YAML::NodeType::Sequence);
     note(steps, tasks.node);
     std::set<std::string> skipped;
+    std::vector<std::string> branches;         // conditions taken
     std::vector<std::pair<Node, Field>> made;  // a step and its task, for the dependencies
     for (auto t = tasks.node.begin(); t != tasks.node.end(); ++t) {
       const std::string name = t->first.Scalar();
@@ -574,9 +575,12 @@ class Importer {
           if (!all_completed && s != "ALL_UPSTREAM_TASKS_SUCCEEDED" && s != "TRIGGER_STRATEGY_UNSPECIFIED")
             trigger["strategy"].fail("unsupported trigger strategy " + quote(s));
         }
-        if (trigger.has("condition") && !condition_runs(name, trigger["condition"])) {
-          skipped.insert(name);
-          continue;
+        if (trigger.has("condition")) {
+          if (!condition_runs(name, trigger["condition"])) {
+            skipped.insert(name);
+            continue;
+          }
+          branches.push_back(name);
         }
       }
       (void)all_completed;  // an exit task: after its group, as a dependent (docs/kfp-import.md)
@@ -614,6 +618,12 @@ class Importer {
       }
     }
     for (auto& [step, task] : made) steps.push_back(step);
+    // dsl.If/Elif/Else: one branch runs in KFP; here every branch not set to 0 does.
+    if (branches.size() > 1 && component.path.rfind("components.comp-condition-branches-", 0) == 0)
+      warn("the branches " + join(branches) +
+           " of one dsl.If/Elif/Else all run (a condition is taken unless the "
+           "overlay says 0: kfp: {conditions: {" +
+           branches.back() + ": 0}})");
     return steps;
   }
 

@@ -1616,6 +1616,10 @@ Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& 
 }  // namespace detail
 
 Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options) {
+  std::error_code ec;  // a file is a cluster for a KFP pipeline only, which is known after parsing
+  if (!options.cluster.empty() && options.cluster != "local" &&
+      !std::filesystem::is_regular_file(options.cluster, ec))
+    throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
   const Node root = parse_document(std::string(yaml), file);
   if (auto imported = import_foreign_document(root, file, options)) return std::move(*imported);
   std::vector<detail::ParsedOverlay> overlays;

@@ -14,7 +14,7 @@ setup:
 
 # Everything at once, so that apt-get update runs once on a fresh machine.
 setup-test:
-	scripts/setup --fuzz --browser
+	scripts/setup --fuzz --browser --kfp
 
 build-release: setup
 	cmake --preset release >/dev/null

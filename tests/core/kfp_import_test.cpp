@@ -1,5 +1,6 @@
 // Compiled Kubeflow Pipelines files (PipelineSpec IR) read as scenarios. The expected shapes were worked
 // out by hand from each file in tests/data/kfp/ (copied from kubeflow/pipelines, see ORIGIN there).
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,43 +13,16 @@
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 
+#include "kfp_helpers.hpp"
+
 using namespace shardflow;
+using shardflow::test::options;
+using shardflow::test::shape;
 
 namespace {
 
 const std::string kValid =
     std::string(SHARDFLOW_SOURCE_DIR) + "/tests/data/kfp/test_data/sdk_compiled_pipelines/valid/";
-
-// A pipeline's steps in one line: name[count] or name[count/parallelism] for a loop, (after a,b) for
-// dependencies, {children} for a group; steps in the file's order.
-std::string shape(const std::vector<Step>& steps) {
-  std::string out;
-  for (const Step& s : steps) {
-    if (!out.empty()) out += " ";
-    out += s.name;
-    if (s.loop) {
-      out += "[" + std::to_string(s.loop->count);
-      if (s.loop->parallelism) out += "/" + std::to_string(s.loop->parallelism);
-      out += "]";
-    }
-    if (!s.after.empty()) {
-      out += "(after ";
-      for (std::size_t i = 0; i < s.after.size(); ++i) out += (i ? "," : "") + s.after[i];
-      out += ")";
-    }
-    if (s.is_group()) out += "{" + shape(s.steps) + "}";
-  }
-  return out;
-}
-
-LoadOptions options(std::string overlay = "", std::vector<std::string> params = {},
-                    std::vector<std::string>* warnings = nullptr) {
-  LoadOptions o;
-  if (!overlay.empty()) o.overlays.push_back({"model.yaml", std::move(overlay)});
-  o.params = std::move(params);
-  if (warnings) o.warn = [warnings](const std::string& w) { warnings->push_back(w); };
-  return o;
-}
 
 std::string error_of(const std::string& text, const LoadOptions& o = {}) {
   try {

@@ -27,6 +27,11 @@ using Keys = std::span<const std::string_view>;
 
 // A component DAG that refers to itself would recurse forever; the loader allows 32 levels of groups.
 constexpr int kMaxDagDepth = 32;
+// The loader's limits, met before the loader sees the document: a component DAG used by many tasks is
+// imported once per use, and aliases can make a value a cycle or huge.
+constexpr std::size_t kMaxTasks = 100'000;
+constexpr int kMaxValueDepth = 64;
+constexpr std::size_t kMaxVisits = 20'000'000;
 
 constexpr std::string_view kTopKeys[] = {"components",    "deploymentSpec", "pipelineInfo",       "root",
                                          "schemaVersion", "sdkVersion",     "defaultPipelineRoot"};
@@ -144,7 +149,7 @@ std::optional<std::vector<Node>> as_list(const Node& v, const std::string& parse
   Node n = v;
   if (n.IsScalar()) {
     try {
-      n = detail::parse_yaml_document(n.Scalar(), parse_file);
+      n.reset(detail::parse_yaml_document(n.Scalar(), parse_file));
     } catch (const InputError&) {
       return std::nullopt;
     }
@@ -169,6 +174,9 @@ struct Models {
   std::map<std::string, Field> components, tasks;              // name -> model mapping
 };
 
+// Node handles are bound once (copied, or rebound with reset()) and never assigned with `=`: yaml-cpp's
+// `=` rewrites the node a handle refers to, and the IR, the overlays and the scenario document share
+// nodes. The same goes for anything holding Nodes (Value, Field).
 class Importer {
  public:
   Importer(const Node& ir, std::string file, const LoadOptions& options)
@@ -217,26 +225,29 @@ class Importer {
   void note(const Node& made, const Node& from) { origins_.emplace_back(made, at(from, file_)); }
   void note(const Node& made, const SourceLocation& where) { origins_.emplace_back(made, where); }
   // Every node of `n` (keys too) as standing at `where`.
-  void note_tree(const Node& n, const SourceLocation& where) {
-    note(n, where);
+  // Every node of `n` (keys too) as standing at `where`, or (no `where`) at its own place in `file`, a
+  // file other than the IR's (an overlay, --cluster FILE).
+  void note_tree(const Node& n, const SourceLocation& where) { walk(n, file_, where, true); }
+  void note_marks(const Node& n, const std::string& file) { walk(n, file, std::nullopt, true); }
+  // Aliases can make a value a cycle (&a [*a]) or huge: every walk over one is bounded.
+  void walk(const Node& n, const std::string& file, const std::optional<SourceLocation>& where, bool record,
+            int depth = 0) {
+    const SourceLocation here = where ? *where : at(n, file);
+    if (depth > kMaxValueDepth)
+      throw InputError(here, "",
+                       "a value nests too deeply (more than " + std::to_string(kMaxValueDepth) + " levels)");
+    if (++visits_ > kMaxVisits)
+      throw InputError(here, "",
+                       "the values are too large (more than " + std::to_string(kMaxVisits) +
+                           " nodes, counting what aliases repeat)");
+    if (record) note(n, here);
     if (n.IsMap())
       for (auto it = n.begin(); it != n.end(); ++it) {
-        note_tree(it->first, where);
-        note_tree(it->second, where);
+        walk(it->first, file, where, record, depth + 1);
+        walk(it->second, file, where, record, depth + 1);
       }
     else if (n.IsSequence())
-      for (auto it = n.begin(); it != n.end(); ++it) note_tree(*it, where);
-  }
-  // Every node of `n`, parsed from another file than the IR's, at its own place in `file`.
-  void note_marks(const Node& n, const std::string& file) {
-    note(n, at(n, file));
-    if (n.IsMap())
-      for (auto it = n.begin(); it != n.end(); ++it) {
-        note_marks(it->first, file);
-        note_marks(it->second, file);
-      }
-    else if (n.IsSequence())
-      for (auto it = n.begin(); it != n.end(); ++it) note_marks(*it, file);
+      for (auto it = n.begin(); it != n.end(); ++it) walk(*it, file, where, record, depth + 1);
   }
   // Warnings are said once the import succeeded: with an error, they would only hide it.
   void warn(const std::string& line) { warnings_.push_back(file_ + ": warning: " + line); }
@@ -261,7 +272,7 @@ class Importer {
         throw InputError(where, "", "expected NAME=VALUE (VALUE is YAML or JSON: 3, [1, 2], '{\"a\": 1}')");
       Node v;
       try {
-        v = detail::parse_yaml_document(p.substr(eq + 1), "--param " + p);
+        v.reset(detail::parse_yaml_document(p.substr(eq + 1), "--param " + p));
       } catch (const InputError& e) {
         throw InputError(where, "", e.message());
       }
@@ -281,21 +292,28 @@ class Importer {
     };
     each("params", [&](const std::string& name, const Field& v) {
       note_marks(v.node, v.file);
-      models_.params.insert_or_assign(name, std::make_pair(v.node, v.file));
+      models_.params.erase(name);  // a later overlay wins
+      models_.params.emplace(name, std::make_pair(v.node, v.file));
     });
-    each("outputs",
-         [&](const std::string& name, const Field& v) { models_.outputs.insert_or_assign(name, v); });
-    each("conditions",
-         [&](const std::string& name, const Field& v) { models_.conditions.insert_or_assign(name, v); });
+    each("outputs", [&](const std::string& name, const Field& v) {
+      models_.outputs.erase(name);  // a later overlay wins
+      models_.outputs.emplace(name, v);
+    });
+    each("conditions", [&](const std::string& name, const Field& v) {
+      models_.conditions.erase(name);  // a later overlay wins
+      models_.conditions.emplace(name, v);
+    });
     each("components", [&](const std::string& name, const Field& v) {
       v.expect_map(kModelKeys, "model key");
       note_marks(v.node, v.file);
-      models_.components.insert_or_assign(name, v);
+      models_.components.erase(name);  // a later overlay wins
+      models_.components.emplace(name, v);
     });
     each("tasks", [&](const std::string& name, const Field& v) {
       v.expect_map(kModelKeys, "model key");
       note_marks(v.node, v.file);
-      models_.tasks.insert_or_assign(name, v);
+      models_.tasks.erase(name);  // a later overlay wins
+      models_.tasks.emplace(name, v);
     });
   }
 
@@ -368,9 +386,9 @@ class Importer {
       Node m = v;
       if (m.IsScalar()) {
         try {
-          m = detail::parse_yaml_document(m.Scalar(), file_);
+          m.reset(detail::parse_yaml_document(m.Scalar(), file_));
         } catch (const InputError&) {
-          m = Node();
+          m.reset(Node());
         }
       }
       if (!m.IsMap() || !m[key]) {
@@ -424,7 +442,7 @@ class Importer {
                                                             "taskOutputParameter, taskFinalStatus"));
     }
     if (!artifact && spec.has("parameterExpressionSelector"))
-      v = select(v, spec["parameterExpressionSelector"]);
+      return select(v, spec["parameterExpressionSelector"]);
     return v;
   }
 
@@ -474,6 +492,7 @@ class Importer {
                    std::to_string(*width) + " and " + std::to_string(list->size()) +
                    "); shardflow's model has one width per loop");
       width = list->size();
+      walk(value, file_, at(items.node, file_), false);  // bounded before it is written out
       distinct.insert(emit(value));
       if (first.empty()) first = *list;
       for (const Node& item : *list) loop.item.values.push_back(item);
@@ -508,7 +527,7 @@ class Importer {
       Node list = raw.node;
       if (raw.node.IsScalar()) {
         try {
-          list = detail::parse_yaml_document(raw.node.Scalar(), file_);
+          list.reset(detail::parse_yaml_document(raw.node.Scalar(), file_));
         } catch (const InputError& e) {
           raw.fail("the raw items are not valid JSON: " + e.message());
         }
@@ -629,6 +648,9 @@ class Importer {
 
   Node import_task(const Field& task, const std::string& name, const Node& name_node, const Env& env,
                    int depth) {
+    if (++tasks_ > kMaxTasks)
+      task.fail("the pipeline has more than " + std::to_string(kMaxTasks) +
+                " tasks (counting a component DAG once for every task that uses it)");
     Node step(YAML::NodeType::Map);
     note(step, name_node);
     step["name"] = name_node;
@@ -869,6 +891,8 @@ class Importer {
   std::set<std::string> used_components_, used_tasks_, used_outputs_, used_conditions_, warned_;
   std::vector<std::pair<Node, SourceLocation>> origins_;
   std::vector<std::string> warnings_;
+  std::size_t visits_ = 0;
+  std::size_t tasks_ = 0;
 };
 
 }  // namespace

@@ -90,6 +90,10 @@ TEST_CASE("KFP import: pipeline_with_loops: a parameter's default, an upstream o
         "for-loop-2[3](after args-generator-op){print-struct print-text-2 print-text-3} "
         "for-loop-4[2]{print-struct-2 print-text-4 print-text-5}");
   CHECK(s.pipeline.steps[1].loop->items == std::vector<std::string>{R"("a")", R"("b")"});
+  // The overlay's items stay whole although the tasks inside select fields of them.
+  CHECK(s.pipeline.steps[2].loop->items == std::vector<std::string>{R"({"A_a":"1","B_b":"2"})",
+                                                                    R"({"A_a":"3","B_b":"4"})",
+                                                                    R"({"A_a":"5","B_b":"6"})"});
   CHECK(Plan::unroll(s.pipeline).task_count() == 1 + 2 + 3 * 3 + 2 * 3);
 }
 
@@ -288,4 +292,13 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
         "p.yaml:33:20: pipeline.steps[1].steps[1].steps[0].resources: step \"work\" asks for cpu 2, memory "
         "4Gi, gpu "
         "2, more than any node it may use can hold (largest: pool \"g\" with cpu 8, memory 32Gi, gpu 1)");
+  // Aliases and self-reference are bounded, not followed forever.
+  CHECK(
+      error_of("components:\n  comp-loop:\n    dag: {tasks: {again: {componentRef: {name: comp-loop}}}}\n"
+               "pipelineInfo: {name: cyc}\nroot: {dag: {tasks: {l: {componentRef: {name: comp-loop}}}}}\n") ==
+      "p.yaml:3:5: components.comp-loop: component DAGs nest too deeply (more than 32 levels)");
+  CHECK(error_of(replace(kIr, "      exit-handler-1: {componentRef: {name: comp-exit-handler-1}}\n",
+                         "      exit-handler-1:\n        componentRef: {name: comp-exit-handler-1}\n"
+                         "        parameterIterator: {itemInput: i, items: {raw: '&a [*a]'}}\n"),
+                 o) == "p.yaml:46:56: a value nests too deeply (more than 64 levels)");
 }

@@ -25,7 +25,15 @@ model=$src/scenarios/kfp/shard_preprocess_train.model.yaml
 "$shardflow" simulate "$out/pipeline.yaml" --overlay "$model" --out "$out/sim" -q 2> "$out/stderr"
 # Every component has a model and the overlay gives the cluster: nothing to warn about.
 if [ -s "$out/stderr" ]; then cat "$out/stderr" >&2; exit 1; fi
-test -s "$out/sim/trace.json"
+# The same pipeline written as a scenario (scenarios/shard-preprocess-train.yaml) simulates the same.
+"$shardflow" simulate "$src/scenarios/shard-preprocess-train.yaml" --out "$out/yaml" -q
+python3 - "$out/sim/metrics.json" "$out/yaml/metrics.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+for key in ("makespan_s", "cost", "attempts", "tasks_failed"):
+    if a[key] != b[key]:
+        sys.exit(f"{key}: compiled pipeline {a[key]}, scenario {b[key]}")
+PY
 "$shardflow" sweep "$out/pipeline.yaml" --overlay "$model" --vary 'cluster.node_pools[cpu].count=10,20' \
   -r 2 --out "$out/sweep" -q
 test -s "$out/sweep/sweep.csv"

@@ -25,13 +25,13 @@ namespace {
 using YAML::Node;
 using Keys = std::span<const std::string_view>;
 
-// A component DAG that refers to itself would recurse forever; the loader allows 32 levels of groups.
-constexpr int kMaxDagDepth = 32;
-// The loader's limits, met before the loader sees the document: a component DAG used by many tasks is
-// imported once per use, and aliases can make a value a cycle or huge.
-constexpr std::size_t kMaxTasks = 100'000;
-constexpr int kMaxValueDepth = 64;
-constexpr std::size_t kMaxVisits = 20'000'000;
+// The loader's limits, met before the loader sees the document: a component DAG that refers to itself
+// would recurse forever, one used by many tasks is imported once per use, and aliases can make a value
+// a cycle or huge (every walk over values counts against one budget).
+constexpr int kMaxDagDepth = detail::kMaxGroupDepth;
+constexpr std::size_t kMaxTasks = detail::kMaxSteps;
+constexpr int kMaxValueDepth = detail::kMaxItemDepth;
+constexpr std::size_t kMaxVisits = 20 * detail::kMaxItemValues;
 
 constexpr std::string_view kTopKeys[] = {"components",    "deploymentSpec", "pipelineInfo",       "root",
                                          "schemaVersion", "sdkVersion",     "defaultPipelineRoot"};

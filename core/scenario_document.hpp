@@ -3,6 +3,7 @@
 // and check), so an imported pipeline's errors read the same way. Private to core.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,14 @@
 #include <shardflow/core/scenario.hpp>
 
 namespace shardflow::detail {
+
+// The reader's limits (aliases can make a small file expand to a huge tree): groups nest at most this
+// deep, a pipeline has at most this many steps, loop items nest at most this deep and hold at most
+// this many values in all. An importer meets them before it builds the document.
+inline constexpr int kMaxGroupDepth = 32;
+inline constexpr std::size_t kMaxSteps = 100'000;
+inline constexpr int kMaxItemDepth = 64;
+inline constexpr std::size_t kMaxItemValues = 1'000'000;
 
 /// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
 /// Nodes keep their marks (line and column in `file`).

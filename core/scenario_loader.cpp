@@ -36,10 +36,10 @@ using Keys = std::span<const std::string_view>;
 
 // Aliases can make a small file expand to a huge tree (and `&a [*a]` is a cycle), so every recursive
 // walk has a depth limit and the expanding ones a budget.
-constexpr int kMaxGroupDepth = 32;
-constexpr std::size_t kMaxSteps = 100'000;
-constexpr int kMaxItemDepth = 64;
-constexpr std::size_t kMaxItemValues = 1'000'000;
+using detail::kMaxGroupDepth;
+using detail::kMaxItemDepth;
+using detail::kMaxItemValues;
+using detail::kMaxSteps;
 
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 constexpr std::string_view kPipelineKeys[] = {"steps"};

@@ -29,7 +29,10 @@ using Keys = std::span<const std::string_view>;
 // would recurse forever, one used by many tasks is imported once per use, and aliases can make a value
 // a cycle or huge (every walk over values counts against one budget).
 constexpr int kMaxDagDepth = detail::kMaxGroupDepth;
-constexpr std::size_t kMaxTasks = detail::kMaxSteps;
+// The loader finds where a node made here stands by a linear search (yaml-cpp nodes cannot be hashed),
+// once per step; steps are searched first (see run()), so this many tasks cost at most ~kMaxTasks^2/2
+// comparisons: well under a second. Far more than any KFP pipeline has (loops are not unrolled here).
+constexpr std::size_t kMaxTasks = 5'000;
 constexpr int kMaxValueDepth = detail::kMaxItemDepth;
 constexpr std::size_t kMaxVisits = 20 * detail::kMaxItemValues;
 
@@ -183,6 +186,7 @@ class Importer {
       : ir_(ir), file_(std::move(file)), options_(options) {}
 
   Scenario run() {
+    pool_.push_back(ir_);  // from here on, the pool's memory is the IR's (see fresh())
     const Field top{ir_, "", file_, {}};
     top.expect_map(kTopKeys);
     if (top.has("schemaVersion")) {
@@ -201,11 +205,11 @@ class Importer {
     }
     read_overlays();
 
-    Node doc(YAML::NodeType::Map);
+    Node doc = fresh(YAML::NodeType::Map);
     (void)top["pipelineInfo"]["name"].scalar();      // a name is required
     doc["name"] = top["pipelineInfo"]["name"].node;  // the IR's own node: its place is the IR's
     note(doc, ir_);
-    Node pipeline(YAML::NodeType::Map);
+    Node pipeline = fresh(YAML::NodeType::Map);
     note(pipeline, top["root"].node);
     read_root_parameters(top["root"]);
     pipeline["steps"] = import_dag(top["root"], root_env_, 0);
@@ -215,6 +219,8 @@ class Importer {
 
     LoadOptions o = options_;
     if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
+    // The loader looks up each step's place once, newest first, in the order it reads them.
+    origins_.insert(origins_.end(), step_origins_.rbegin(), step_origins_.rend());
     Scenario s = detail::read_scenario_document({doc, std::move(origins_)}, file_, overlays_, o);
     if (options_.warn)
       for (const std::string& w : warnings_) options_.warn(w);
@@ -222,6 +228,20 @@ class Importer {
   }
 
  private:
+  // A node made here, in the IR's memory. yaml-cpp merges the memory of a node put into a tree into the
+  // tree's: a new node has its own, and putting an IR node into it would copy all of the IR's memory
+  // (and every later merge would copy that again: a 2 KB file of nested DAGs took minutes and gigabytes).
+  // Made through the pool, which shares the IR's memory, every merge is of a small tree into the big one.
+  Node fresh(YAML::NodeType::value type) {
+    Node n(type);
+    pool_.push_back(n);
+    return n;
+  }
+  Node fresh_scalar(const std::string& text) {
+    Node n(text);
+    pool_.push_back(n);
+    return n;
+  }
   void note(const Node& made, const Node& from) { origins_.emplace_back(made, at(from, file_)); }
   void note(const Node& made, const SourceLocation& where) { origins_.emplace_back(made, where); }
   // Every node of `n` (keys too) as standing at `where`.
@@ -467,14 +487,14 @@ class Importer {
   // The items of a loop whose items are `v`, as read at `items` (the iterator's items field).
   Loop loop_over(const Value& v, const Field& items) {
     Loop loop;
-    Node pf(YAML::NodeType::Map);
+    Node pf = fresh(YAML::NodeType::Map);
     note(pf, items.node);
     loop.item.what = "an item of " + (v.what.empty() ? std::string("a loop") : v.what);
     if (v.kind == Value::Kind::unknown) {
       if (!v.length)
         items.fail("the loop iterates over " + v.what + ", whose length shardflow cannot know" +
                    (v.hint.empty() ? std::string() : ": " + v.hint));
-      Node count(std::to_string(*v.length));
+      Node count = fresh_scalar(std::to_string(*v.length));
       note(count, items.node);
       pf["count"] = count;
       loop.parallel_for = pf;
@@ -499,12 +519,12 @@ class Importer {
     }
     loop.item.kind = Value::Kind::one_of;
     if (distinct.size() == 1) {
-      Node seq(YAML::NodeType::Sequence);
+      Node seq = fresh(YAML::NodeType::Sequence);
       for (const Node& item : first) seq.push_back(item);
       note_tree(seq, at(items.node, file_));  // parsed from a string or given elsewhere: stand at `items`
       pf["items"] = seq;
     } else {
-      Node count(std::to_string(*width));
+      Node count = fresh_scalar(std::to_string(*width));
       note(count, items.node);
       pf["count"] = count;
     }
@@ -575,7 +595,7 @@ class Importer {
     dag.expect_map(kDagKeys);
     const Field tasks = dag["tasks"];
     tasks.expect_map({});
-    Node steps(YAML::NodeType::Sequence);
+    Node steps = fresh(YAML::NodeType::Sequence);
     note(steps, tasks.node);
     std::set<std::string> skipped;
     std::vector<std::string> branches;         // conditions taken
@@ -606,7 +626,7 @@ class Importer {
       made.emplace_back(import_task(task, name, t->first, env, depth), task);
     }
     for (auto& [step, task] : made) {
-      Node after(YAML::NodeType::Sequence);
+      Node after = fresh(YAML::NodeType::Sequence);
       std::set<std::string> seen;
       const auto add = [&](const Node& dep) {
         const std::string& d = dep.Scalar();
@@ -651,8 +671,8 @@ class Importer {
     if (++tasks_ > kMaxTasks)
       task.fail("the pipeline has more than " + std::to_string(kMaxTasks) +
                 " tasks (counting a component DAG once for every task that uses it)");
-    Node step(YAML::NodeType::Map);
-    note(step, name_node);
+    Node step = fresh(YAML::NodeType::Map);
+    step_origins_.emplace_back(step, at(name_node, file_));
     step["name"] = name_node;
     const Field ref = task["componentRef"];
     if (!ref.node) task.fail("missing required key \"componentRef\"");
@@ -709,7 +729,7 @@ class Importer {
 
   Node read_retries(const Field& policy) {
     policy.expect_map(kRetryKeys);
-    Node r(YAML::NodeType::Map);
+    Node r = fresh(YAML::NodeType::Map);
     note(r, policy.node);
     const std::pair<std::string_view, const char*> keys[] = {{"maxRetryCount", "max"},
                                                              {"backoffDuration", "backoff"},
@@ -730,7 +750,7 @@ class Importer {
     const Field container = exec["container"];
     container.expect_map(kContainerKeys);
     if (container.has("image")) step["image"] = container["image"].node;
-    Node command(YAML::NodeType::Sequence);
+    Node command = fresh(YAML::NodeType::Sequence);
     note(command, container.node);
     for (std::string_view key : {"command", "args"}) {
       if (!container.has(key)) continue;
@@ -744,14 +764,14 @@ class Importer {
 
   // A scalar made from an IR value, standing at it.
   Node made_scalar(const std::string& text, const Node& from) {
-    Node n(text);
+    Node n = fresh_scalar(text);
     note(n, from);
     return n;
   }
 
   Node read_resources(const Field& res) {
     res.expect_map(kResourceKeys);
-    Node out(YAML::NodeType::Map);
+    Node out = fresh(YAML::NodeType::Map);
     note(out, res.node);
     // A request, else the limit (Kubernetes makes the request equal to a lone limit); the newer string
     // fields before the older numeric ones (cpuLimit in CPUs, memoryLimit in GB).
@@ -880,6 +900,7 @@ class Importer {
 
  private:
   Node ir_;
+  Node pool_{YAML::NodeType::Sequence};
   std::string file_;
   const LoadOptions& options_;
   std::map<std::string, Field> components_;
@@ -889,7 +910,7 @@ class Importer {
   std::map<std::string, std::pair<Node, SourceLocation>> params_;
   Env root_env_;
   std::set<std::string> used_components_, used_tasks_, used_outputs_, used_conditions_, warned_;
-  std::vector<std::pair<Node, SourceLocation>> origins_;
+  std::vector<std::pair<Node, SourceLocation>> origins_, step_origins_;
   std::vector<std::string> warnings_;
   std::size_t visits_ = 0;
   std::size_t tasks_ = 0;

@@ -39,7 +39,7 @@ TEST_CASE("cli: a compiled KFP pipeline simulates on its own, with one warning p
   CHECK(fs::exists(scratch("kfp-sim").parent_path() / "kfp-sim"));
 }
 
-TEST_CASE("cli: --param and --cluster FILE for a KFP pipeline; sweep takes them too", "[cli][kfp]") {
+TEST_CASE("cli: --param and --cluster FILE for a KFP pipeline, in sweep too", "[cli][kfp]") {
   const Result r =
       run("explain --json " + kParam +
           " --param 'loop_parameter=[1, 2, 3, 4]' --cluster scenarios/shard-preprocess-train.yaml");

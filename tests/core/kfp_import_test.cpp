@@ -301,4 +301,17 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
                          "      exit-handler-1:\n        componentRef: {name: comp-exit-handler-1}\n"
                          "        parameterIterator: {itemInput: i, items: {raw: '&a [*a]'}}\n"),
                  o) == "p.yaml:46:56: a value nests too deeply (more than 64 levels)");
+  // Component DAGs used twice at each of 13 levels: 2^13 leaves from a file of 2 KB.
+  std::string nested = "components:\n  comp-leaf: {executorLabel: exec-leaf}\n";
+  for (int i = 0; i < 13; ++i) {
+    const std::string next = i + 1 < 13 ? "comp-l" + std::to_string(i + 1) : "comp-leaf";
+    nested += "  comp-l" + std::to_string(i) + ": {dag: {tasks: {a: {componentRef: {name: " + next +
+              "}}, b: {componentRef: {name: " + next + "}}}}}\n";
+  }
+  nested +=
+      "deploymentSpec: {executors: {exec-leaf: {container: {image: alpine}}}}\npipelineInfo: {name: big}\n"
+      "root: {dag: {tasks: {top: {componentRef: {name: comp-l0}}}}}\n";
+  CHECK(error_of(nested) ==
+        "p.yaml:14:31: components.comp-l11.dag.tasks.a: the pipeline has more than 5000 tasks "
+        "(counting a component DAG once for every task that uses it)");
 }

@@ -297,7 +297,8 @@ class Importer {
         throw InputError(where, "", e.message());
       }
       note_tree(v, where);
-      params_[p.substr(0, eq)] = {v, where};
+      params_.erase(p.substr(0, eq));  // the last --param of a name wins
+      params_.emplace(p.substr(0, eq), std::make_pair(v, where));
     }
   }
 
@@ -604,14 +605,15 @@ class Importer {
       const std::string name = t->first.Scalar();
       const Field task{t->second, key_path(tasks.path, name), file_, {}};
       task.expect_map(kTaskKeys);
-      bool all_completed = false;
       if (task.has("triggerPolicy")) {
         const Field trigger = task["triggerPolicy"];
         trigger.expect_map(kTriggerKeys);
         if (trigger.has("strategy")) {
+          // ALL_UPSTREAM_TASKS_COMPLETED is an exit task: after its group, as any dependent is
+          // (docs/kfp-import.md, "Differences from a KFP run").
           const std::string& s = trigger["strategy"].scalar();
-          all_completed = s == "ALL_UPSTREAM_TASKS_COMPLETED";
-          if (!all_completed && s != "ALL_UPSTREAM_TASKS_SUCCEEDED" && s != "TRIGGER_STRATEGY_UNSPECIFIED")
+          if (s != "ALL_UPSTREAM_TASKS_COMPLETED" && s != "ALL_UPSTREAM_TASKS_SUCCEEDED" &&
+              s != "TRIGGER_STRATEGY_UNSPECIFIED")
             trigger["strategy"].fail("unsupported trigger strategy " + quote(s));
         }
         if (trigger.has("condition")) {
@@ -622,7 +624,6 @@ class Importer {
           branches.push_back(name);
         }
       }
-      (void)all_completed;  // an exit task: after its group, as a dependent (docs/kfp-import.md)
       made.emplace_back(import_task(task, name, t->first, env, depth), task);
     }
     for (auto& [step, task] : made) {

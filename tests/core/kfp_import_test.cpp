@@ -292,6 +292,11 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
         "p.yaml:33:20: pipeline.steps[1].steps[1].steps[0].resources: step \"work\" asks for cpu 2, memory "
         "4Gi, gpu "
         "2, more than any node it may use can hold (largest: pool \"g\" with cpu 8, memory 32Gi, gpu 1)");
+  // A model for a name the pipeline lacks is an error, not a model silently unused.
+  CHECK(error_of(kIr, options(kCluster + "kfp: {components: {trian: {duration: {base: 1m}}}}\n")) ==
+        "model.yaml:2:27: kfp.components.trian: no component \"trian\" in the pipeline (components: "
+        "comp-cleanup, "
+        "comp-old, comp-work)");
   // Aliases and self-reference are bounded, not followed forever.
   CHECK(
       error_of("components:\n  comp-loop:\n    dag: {tasks: {again: {componentRef: {name: comp-loop}}}}\n"

@@ -101,7 +101,7 @@ struct Field {
   Node node;
   std::string path;
   std::string file;
-  Node anchor;  // where a missing value is reported
+  Node anchor;  // where a missing value is reported; for an overlay's named model, its name (the key)
   [[noreturn]] void fail(const std::string& message) const {
     throw InputError(at(node.IsDefined() ? node : anchor, file), path, message);
   }
@@ -309,7 +309,7 @@ class Importer {
       const Field m = k[key];
       m.expect_map({});
       for (auto it = m.node.begin(); it != m.node.end(); ++it)
-        f(it->first.Scalar(), Field{it->second, key_path(m.path, it->first.Scalar()), k.file, {}});
+        f(it->first.Scalar(), Field{it->second, key_path(m.path, it->first.Scalar()), k.file, it->first});
     };
     each("params", [&](const std::string& name, const Field& v) {
       note_marks(v.node, v.file);
@@ -853,7 +853,7 @@ class Importer {
                           std::string_view what, const std::string& hint) {
       for (const auto& [name, f] : given)
         if (!used.count(name))
-          throw InputError(at(f.node, f.file), f.path,
+          throw InputError(at(f.anchor.IsDefined() ? f.anchor : f.node, f.file), f.path,  // at the name
                            "no " + std::string(what) + " " + quote(name) + " in the pipeline" + hint);
     };
     std::vector<std::string> comps;

@@ -294,7 +294,7 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
         "2, more than any node it may use can hold (largest: pool \"g\" with cpu 8, memory 32Gi, gpu 1)");
   // A model for a name the pipeline lacks is an error, not a model silently unused.
   CHECK(error_of(kIr, options(kCluster + "kfp: {components: {trian: {duration: {base: 1m}}}}\n")) ==
-        "model.yaml:2:27: kfp.components.trian: no component \"trian\" in the pipeline (components: "
+        "model.yaml:2:20: kfp.components.trian: no component \"trian\" in the pipeline (components: "
         "comp-cleanup, "
         "comp-old, comp-work)");
   // Aliases and self-reference are bounded, not followed forever.

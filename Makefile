@@ -1,7 +1,7 @@
 # The two commands of the README, and a few more. Everything builds with CMake presets in build/<preset>.
 #   make demo    set up, build (release) and simulate the seed scenario; the report goes to out/demo
-#   make test    set up (with clang and Chromium), build (dev: ASan + UBSan, warnings as errors), run every
-#                test (the HTML reports in headless Chromium too), fuzz the loader 30 s
+#   make test    set up (with clang, Chromium and the kfp SDK), build (dev: ASan + UBSan, warnings as errors),
+#                run every test (the HTML reports in headless Chromium too), fuzz the loader 30 s
 #   make bench   build (bench) and run the benchmarks, writing reports/
 .PHONY: demo test bench setup setup-test build-release build-dev build-bench fuzz format clean
 
@@ -14,7 +14,7 @@ setup:
 
 # Everything at once, so that apt-get update runs once on a fresh machine.
 setup-test:
-	scripts/setup --fuzz --browser
+	scripts/setup --fuzz --browser --kfp
 
 build-release: setup
 	cmake --preset release >/dev/null

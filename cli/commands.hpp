@@ -22,7 +22,8 @@ namespace shardflow::cli {
 struct LoadArgs {
   std::vector<std::string> sets;      // --set PATH=VALUE overrides
   std::vector<std::string> overlays;  // --overlay FILE, in order
-  std::string cluster;                // --cluster local
+  std::string cluster;                // --cluster local (or FILE, for a KFP pipeline)
+  std::vector<std::string> params;    // --param NAME=VALUE (KFP pipeline parameters)
 };
 
 struct SimulateArgs {

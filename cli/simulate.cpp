@@ -120,6 +120,7 @@ class Progress final : public RunObserver {
 double predict_local_makespan(const SimulateArgs& args, std::uint64_t seed, const exec::LocalOptions& lo) {
   LoadOptions o = load_options(args.load);
   o.cluster = "local";
+  o.warn = nullptr;  // the run's own load has warned
   o.sets.push_back("cluster.node_pools[local].cpu=" +
                    std::to_string(lo.cores > 0 ? lo.cores : machine_cores()));
   if (lo.memory > 0) o.sets.push_back("cluster.node_pools[local].memory=" + std::to_string(lo.memory));
@@ -165,6 +166,13 @@ void add_load_options(CLI::App* cmd, LoadArgs& args) {
                   "sandbox start, no image pulls); overlays and --set still apply on top, so --overlay "
                   "can add measured overheads")
       ->type_name("local");
+  cmd->add_option(
+         "--param", args.params,
+         "A compiled Kubeflow pipeline's parameter, NAME=VALUE with VALUE as YAML or JSON (repeatable); "
+         "for such a pipeline --cluster may also name a YAML file whose `cluster:` is used "
+         "(docs/kfp-import.md)")
+      ->allow_extra_args(false)
+      ->type_name("NAME=VALUE");
 }
 
 LoadOptions load_options(const LoadArgs& args) {
@@ -172,6 +180,8 @@ LoadOptions load_options(const LoadArgs& args) {
   for (const std::string& path : args.overlays) o.overlays.push_back(read_overlay_file(path));
   o.sets = args.sets;
   o.cluster = args.cluster;
+  o.params = args.params;
+  o.warn = [](const std::string& line) { std::cerr << line << "\n"; };
   return o;
 }
 

@@ -58,6 +58,7 @@ int run_sweep_command(const SweepArgs& args) {
   spec.overlays = load.overlays;
   spec.sets = load.sets;
   spec.cluster = load.cluster;
+  spec.params = load.params;
   spec.replications = args.replications;
   spec.quantile = args.quantile;
   if (args.seed) spec.base_seed = *args.seed;

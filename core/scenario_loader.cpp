@@ -25,6 +25,9 @@
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/text.hpp>
 
+#include "kfp_import.hpp"
+#include "scenario_document.hpp"
+
 namespace shardflow {
 namespace {
 
@@ -33,10 +36,10 @@ using Keys = std::span<const std::string_view>;
 
 // Aliases can make a small file expand to a huge tree (and `&a [*a]` is a cycle), so every recursive
 // walk has a depth limit and the expanding ones a budget.
-constexpr int kMaxGroupDepth = 32;
-constexpr std::size_t kMaxSteps = 100'000;
-constexpr int kMaxItemDepth = 64;
-constexpr std::size_t kMaxItemValues = 1'000'000;
+using detail::kMaxGroupDepth;
+using detail::kMaxItemDepth;
+using detail::kMaxItemValues;
+using detail::kMaxSteps;
 
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 constexpr std::string_view kPipelineKeys[] = {"steps"};
@@ -1526,14 +1529,8 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
   return over;
 }
 
-void apply_overlay(const Reader& r, Node& root, const ScenarioFile& overlay) {
-  const Node o = parse_document(overlay.text, overlay.path);
-  if (!o.IsDefined() || o.IsNull())
-    throw InputError(SourceLocation{overlay.path, 1, 1}, "",
-                     "the overlay is empty; expected a mapping of what to change, as in a scenario file");
-  if (!o.IsMap())
-    throw InputError(location_of(o.Mark(), overlay.path), "",
-                     "an overlay must be a mapping of what to change, as in a scenario file, " + got(o));
+void apply_overlay(const Reader& r, Node& root, const detail::ParsedOverlay& overlay) {
+  const Node& o = overlay.root;
   std::size_t count = 0;
   note_overlay_tree(r, o, overlay.path, o.Mark(), 0, count);
   if (root.IsMap()) root.reset(merge(r, root, o, "", 0));  // else reading the scenario reports its own error
@@ -1580,13 +1577,33 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file,
   return load_scenario_text(yaml, file, options);
 }
 
-Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options) {
+namespace detail {
+
+YAML::Node parse_yaml_document(const std::string& text, const std::string& file) {
+  return parse_document(text, file);
+}
+
+ParsedOverlay parse_overlay(const ScenarioFile& overlay) {
+  ParsedOverlay p{overlay.path, parse_document(overlay.text, overlay.path)};
+  const Node& o = p.root;
+  if (!o.IsDefined() || o.IsNull())
+    throw InputError(SourceLocation{overlay.path, 1, 1}, "",
+                     "the overlay is empty; expected a mapping of what to change, as in a scenario file");
+  if (!o.IsMap())
+    throw InputError(location_of(o.Mark(), overlay.path), "",
+                     "an overlay must be a mapping of what to change, as in a scenario file, " + got(o));
+  return p;
+}
+
+Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& file,
+                                const std::vector<ParsedOverlay>& overlays, const LoadOptions& options) {
   if (!options.cluster.empty() && options.cluster != "local")
     throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
   const Reader r(file);
-  Node root = parse_document(std::string(yaml), file);
+  for (const auto& [n, where] : doc.origins) r.note_override(n, where);
+  Node root = doc.root;
   if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
-  for (const ScenarioFile& o : options.overlays) apply_overlay(r, root, o);
+  for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o);
   for (const std::string& o : options.sets) apply_override(r, root, o);
   try {
     return read_scenario(r, root);
@@ -1594,6 +1611,20 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file, cons
     // Only reached if a yaml-cpp accessor misbehaves; still a clear error rather than a crash.
     throw InputError(location_of(e.mark, file), "", e.msg);
   }
+}
+
+}  // namespace detail
+
+Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options) {
+  std::error_code ec;  // a file is a cluster for a KFP pipeline only, which is known after parsing
+  if (!options.cluster.empty() && options.cluster != "local" &&
+      !std::filesystem::is_regular_file(options.cluster, ec))
+    throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
+  const Node root = parse_document(std::string(yaml), file);
+  if (auto imported = import_foreign_document(root, file, options)) return std::move(*imported);
+  std::vector<detail::ParsedOverlay> overlays;
+  for (const ScenarioFile& o : options.overlays) overlays.push_back(detail::parse_overlay(o));
+  return detail::read_scenario_document({root, {}}, file, overlays, options);
 }
 
 Scenario load_scenario_file(const std::string& path) {

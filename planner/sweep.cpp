@@ -153,6 +153,7 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
       options.overlays = spec.overlays;
       options.sets = spec.sets;
       options.cluster = spec.cluster;
+      options.params = spec.params;
       for (std::size_t d = 0; d < combos[k].size(); ++d)
         options.sets.push_back(spec.dimensions[d].path + "=" + combos[k][d]);
       scenarios[k] = load_scenario_text(yaml, file, options);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,9 +28,10 @@ struct Scenario {
 bool pool_admits(const NodePool& pool, const std::map<std::string, std::string>& node_selector,
                  const std::vector<Toleration>& tolerations);
 
-/// Loads and validates a scenario file. Throws InputError naming file:line:column and the field for
-/// any problem: YAML syntax, unknown keys, wrong types, out-of-range values, unknown or cyclic
-/// dependencies, empty loops, tasks that fit on no node.
+/// Loads and validates a scenario file, or a compiled Kubeflow Pipelines PipelineSpec (known by its
+/// `pipelineInfo`, `root` and `deploymentSpec`; see docs/kfp-import.md). Throws InputError naming
+/// file:line:column and the field for any problem: YAML syntax, unknown keys, wrong types, out-of-range
+/// values, unknown or cyclic dependencies, empty loops, tasks that fit on no node.
 Scenario load_scenario_file(const std::string& path);
 
 /// A scenario file's text, unparsed (for callers that load it many times with different overrides).
@@ -72,6 +74,12 @@ struct LoadOptions {
   /// backend (orchestrator none, no sandbox start, free image pulls). Overlays and sets still apply on
   /// top. Anything else is an InputError.
   std::string cluster;
+  /// A compiled Kubeflow Pipelines file only (docs/kfp-import.md): pipeline parameters as NAME=VALUE
+  /// (VALUE is YAML or JSON), and what the importer warns about (a default cluster or duration model it
+  /// used), one line each; warnings are dropped when `warn` is empty. `cluster` may then also name a
+  /// YAML file whose `cluster` (and `overheads`) are used.
+  std::vector<std::string> params;
+  std::function<void(const std::string&)> warn;
 };
 
 Scenario load_scenario_file(const std::string& path, const LoadOptions& options);

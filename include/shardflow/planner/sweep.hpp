@@ -41,6 +41,7 @@ struct SweepSpec {
   std::vector<ScenarioFile> overlays;  // merged over the scenario of every configuration first (in order)
   std::vector<std::string> sets;       // then these --set overrides, then the configuration's own
   std::string cluster;                 // "" or "local": the cluster preset (LoadOptions::cluster)
+  std::vector<std::string> params;     // a KFP pipeline's parameters, NAME=VALUE (LoadOptions::params)
   int replications = 10;
   std::optional<std::uint64_t> base_seed;  // default: the scenario's seed
   std::optional<double> deadline_s;

@@ -1,0 +1,940 @@
+#include "kfp_import.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/text.hpp>
+
+#include "scenario_document.hpp"
+
+namespace shardflow {
+namespace {
+
+using YAML::Node;
+using Keys = std::span<const std::string_view>;
+
+// The loader's limits, met before the loader sees the document: a component DAG that refers to itself
+// would recurse forever, one used by many tasks is imported once per use, and aliases can make a value
+// a cycle or huge (every walk over values counts against one budget).
+constexpr int kMaxDagDepth = detail::kMaxGroupDepth;
+// The loader finds where a node made here stands by a linear search (yaml-cpp nodes cannot be hashed),
+// once per step; steps are searched first (see run()), so this many tasks cost at most ~kMaxTasks^2/2
+// comparisons: well under a second. Far more than any KFP pipeline has (loops are not unrolled here).
+constexpr std::size_t kMaxTasks = 5'000;
+constexpr int kMaxValueDepth = detail::kMaxItemDepth;
+constexpr std::size_t kMaxVisits = 20 * detail::kMaxItemValues;
+
+constexpr std::string_view kTopKeys[] = {"components",    "deploymentSpec", "pipelineInfo",       "root",
+                                         "schemaVersion", "sdkVersion",     "defaultPipelineRoot"};
+constexpr std::string_view kComponentKeys[] = {"inputDefinitions", "outputDefinitions", "dag",
+                                               "executorLabel"};
+constexpr std::string_view kDagKeys[] = {"tasks", "outputs"};
+constexpr std::string_view kTaskKeys[] = {"taskInfo",          "inputs",           "dependentTasks",
+                                          "cachingOptions",    "componentRef",     "triggerPolicy",
+                                          "parameterIterator", "artifactIterator", "iteratorPolicy",
+                                          "retryPolicy"};
+constexpr std::string_view kTriggerKeys[] = {"condition", "strategy"};
+constexpr std::string_view kIteratorKeys[] = {"itemInput", "items"};
+constexpr std::string_view kParameterItemsKeys[] = {"raw", "inputParameter"};
+constexpr std::string_view kArtifactItemsKeys[] = {"inputArtifact"};
+constexpr std::string_view kIteratorPolicyKeys[] = {"parallelismLimit"};
+constexpr std::string_view kRetryKeys[] = {"maxRetryCount", "backoffDuration", "backoffFactor",
+                                           "backoffMaxDuration"};
+constexpr std::string_view kInputsKeys[] = {"parameters", "artifacts"};
+constexpr std::string_view kParameterSpecKeys[] = {"runtimeValue", "componentInputParameter",
+                                                   "taskOutputParameter", "taskFinalStatus",
+                                                   "parameterExpressionSelector"};
+constexpr std::string_view kArtifactSpecKeys[] = {"taskOutputArtifact", "componentInputArtifact"};
+constexpr std::string_view kExecutorKeys[] = {"container"};
+constexpr std::string_view kContainerKeys[] = {"image", "command", "args", "resources", "env"};
+constexpr std::string_view kResourceKeys[] = {
+    "cpuLimit",         "memoryLimit",           "cpuRequest",
+    "memoryRequest",    "accelerator",           "resourceCpuRequest",
+    "resourceCpuLimit", "resourceMemoryRequest", "resourceMemoryLimit"};
+constexpr std::string_view kAcceleratorKeys[] = {"type", "count", "resourceType", "resourceCount"};
+// The overlay's `kfp:` section, and the scenario keys a component or task model may give.
+constexpr std::string_view kOverlayKeys[] = {"params", "outputs", "conditions", "components", "tasks"};
+constexpr std::string_view kModelKeys[] = {
+    "input",      "output",  "resources", "duration",      "failure",     "retries",      "image",
+    "image_size", "command", "kernel",    "node_selector", "tolerations", "node_affinity"};
+
+// What a component without a duration model runs for, and the cluster used when none is given; both are
+// documented in docs/kfp-import.md.
+constexpr std::string_view kDefaultDuration = "{base: 1m}";
+constexpr std::string_view kDefaultCluster =
+    "node_pools:\n"
+    "  - {name: cpu, cpu: 16, memory: 64Gi, count: 20, price_per_hour: 0.77}\n"
+    "  - {name: gpu, cpu: 32, memory: 256Gi, gpu: 4, count: 2, price_per_hour: 12.0}\n";
+
+std::string key_path(const std::string& parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+
+std::string join(const std::vector<std::string>& names, std::size_t limit = 10) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < limit; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > limit) out += ", and " + std::to_string(names.size() - limit) + " more";
+  return out;
+}
+
+SourceLocation at(const Node& n, const std::string& file) {
+  const YAML::Mark m = n.Mark();
+  if (m.is_null() || m.line < 0) return SourceLocation{file, 0, 0};
+  return SourceLocation{file, m.line + 1, m.column + 1};
+}
+
+// A value in the IR or an overlay: where it is and what it is called, for messages. A missing key's
+// Field has an undefined node and stands at the mapping that lacks it.
+struct Field {
+  Node node;
+  std::string path;
+  std::string file;
+  Node anchor;  // where a missing value is reported; for an overlay's named model, its name (the key)
+  [[noreturn]] void fail(const std::string& message) const {
+    throw InputError(at(node.IsDefined() ? node : anchor, file), path, message);
+  }
+  [[nodiscard]] Field operator[](std::string_view key) const {
+    const Node& n = node;
+    if (has(key)) return Field{n[std::string(key)], key_path(path, key), file, {}};
+    return Field{Node(YAML::NodeType::Undefined), key_path(path, key), file,
+                 node.IsDefined() ? node : anchor};
+  }
+  [[nodiscard]] bool has(std::string_view key) const {
+    const Node& n = node;
+    return n.IsDefined() && n.IsMap() && n[std::string(key)].IsDefined();
+  }
+  [[nodiscard]] const std::string& scalar() const {
+    if (!node.IsDefined()) fail("missing required key");
+    if (!node.IsScalar()) fail("expected a string");
+    return node.Scalar();
+  }
+  // A mapping whose keys are all among `known` (empty: any key).
+  void expect_map(Keys known, std::string_view what = "PipelineSpec field") const {
+    if (!node.IsDefined()) fail("missing required key");
+    if (!node.IsMap()) fail("expected a mapping");
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const Node k = it->first;
+      if (!k.IsScalar()) throw InputError(at(k, file), path, "a key must be a plain name");
+      if (known.empty() || std::find(known.begin(), known.end(), k.Scalar()) != known.end()) continue;
+      std::string list;
+      for (auto name : known) list += (list.empty() ? "" : ", ") + std::string(name);
+      throw InputError(
+          at(k, file), key_path(path, k.Scalar()),
+          "unsupported " + std::string(what) + " " + quote(k.Scalar()) + " (shardflow reads: " + list + ")");
+    }
+  }
+};
+
+// A parameter's value as far as the importer can know it: the loop widths depend on it.
+struct Value {
+  enum class Kind : std::uint8_t { known, one_of, unknown } kind = Kind::unknown;
+  std::vector<Node> values;             // known: the value; one_of: every value it takes in some iteration
+  std::string what;                     // unknown: what it is, for messages
+  std::string output_key;               // an upstream output: "task.key", as the overlay names it
+  std::optional<std::uint64_t> length;  // unknown: a list's length the overlay gives
+  std::string hint;                     // unknown: how to give it
+};
+
+// The list a loop iterates over, from one value; empty when `v` is not a list.
+std::optional<std::vector<Node>> as_list(const Node& v, const std::string& parse_file) {
+  Node n = v;
+  if (n.IsScalar()) {
+    try {
+      n.reset(detail::parse_yaml_document(n.Scalar(), parse_file));
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  }
+  if (!n.IsSequence()) return std::nullopt;
+  return std::vector<Node>(n.begin(), n.end());
+}
+
+std::string emit(const Node& n) {
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  e << n;
+  return e.c_str();
+}
+
+// The models and values an overlay's `kfp:` section gives.
+struct Models {
+  std::map<std::string, std::pair<Node, std::string>> params;  // name -> (value, overlay file)
+  std::map<std::string, Field> outputs;                        // "task.key" -> a length or a list
+  std::map<std::string, Field> conditions;                     // condition task -> probability
+  std::map<std::string, Field> components, tasks;              // name -> model mapping
+};
+
+// Node handles are bound once (copied, or rebound with reset()) and never assigned with `=`: yaml-cpp's
+// `=` rewrites the node a handle refers to, and the IR, the overlays and the scenario document share
+// nodes. The same goes for anything holding Nodes (Value, Field).
+class Importer {
+ public:
+  Importer(const Node& ir, std::string file, const LoadOptions& options)
+      : ir_(ir), file_(std::move(file)), options_(options) {}
+
+  Scenario run() {
+    pool_.push_back(ir_);  // from here on, the pool's memory is the IR's (see fresh())
+    const Field top{ir_, "", file_, {}};
+    top.expect_map(kTopKeys);
+    if (top.has("schemaVersion")) {
+      const std::string& v = top["schemaVersion"].scalar();
+      if (v != "2.1.0" && v != "2.0.0")
+        top["schemaVersion"].fail("shardflow reads PipelineSpec schemaVersion 2.1.0 (and 2.0.0), got " +
+                                  quote(v));
+    }
+    for (auto key : {"pipelineInfo", "root"})
+      if (!top.has(key))
+        throw InputError(SourceLocation{file_, 1, 1}, key, "missing required key of a PipelineSpec");
+    if (top.has("components")) top["components"].expect_map({});
+    if (top.has("deploymentSpec")) {
+      top["deploymentSpec"].expect_map(std::array<std::string_view, 1>{"executors"});
+      if (top["deploymentSpec"].has("executors")) top["deploymentSpec"]["executors"].expect_map({});
+    }
+    read_overlays();
+
+    Node doc = fresh(YAML::NodeType::Map);
+    (void)top["pipelineInfo"]["name"].scalar();      // a name is required
+    doc["name"] = top["pipelineInfo"]["name"].node;  // the IR's own node: its place is the IR's
+    note(doc, ir_);
+    Node pipeline = fresh(YAML::NodeType::Map);
+    note(pipeline, top["root"].node);
+    read_root_parameters(top["root"]);
+    pipeline["steps"] = import_dag(top["root"], root_env_, 0);
+    doc["pipeline"] = pipeline;
+    add_cluster(doc);
+    check_models_used();
+
+    LoadOptions o = options_;
+    if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
+    // The loader looks up each step's place once, newest first, in the order it reads them.
+    origins_.insert(origins_.end(), step_origins_.rbegin(), step_origins_.rend());
+    Scenario s = detail::read_scenario_document({doc, std::move(origins_)}, file_, overlays_, o);
+    if (options_.warn)
+      for (const std::string& w : warnings_) options_.warn(w);
+    return s;
+  }
+
+ private:
+  // A node made here, in the IR's memory. yaml-cpp merges the memory of a node put into a tree into the
+  // tree's: a new node has its own, and putting an IR node into it would copy all of the IR's memory
+  // (and every later merge would copy that again: a 2 KB file of nested DAGs took minutes and gigabytes).
+  // Made through the pool, which shares the IR's memory, every merge is of a small tree into the big one.
+  Node fresh(YAML::NodeType::value type) {
+    Node n(type);
+    pool_.push_back(n);
+    return n;
+  }
+  Node fresh_scalar(const std::string& text) {
+    Node n(text);
+    pool_.push_back(n);
+    return n;
+  }
+  void note(const Node& made, const Node& from) { origins_.emplace_back(made, at(from, file_)); }
+  void note(const Node& made, const SourceLocation& where) { origins_.emplace_back(made, where); }
+  // Every node of `n` (keys too) as standing at `where`.
+  // Every node of `n` (keys too) as standing at `where`, or (no `where`) at its own place in `file`, a
+  // file other than the IR's (an overlay, --cluster FILE).
+  void note_tree(const Node& n, const SourceLocation& where) { walk(n, file_, where, true); }
+  void note_marks(const Node& n, const std::string& file) { walk(n, file, std::nullopt, true); }
+  // Aliases can make a value a cycle (&a [*a]) or huge: every walk over one is bounded.
+  void walk(const Node& n, const std::string& file, const std::optional<SourceLocation>& where, bool record,
+            int depth = 0) {
+    const SourceLocation here = where ? *where : at(n, file);
+    if (depth > kMaxValueDepth)
+      throw InputError(here, "",
+                       "a value nests too deeply (more than " + std::to_string(kMaxValueDepth) + " levels)");
+    if (++visits_ > kMaxVisits)
+      throw InputError(here, "",
+                       "the values are too large (more than " + std::to_string(kMaxVisits) +
+                           " nodes, counting what aliases repeat)");
+    if (record) note(n, here);
+    if (n.IsMap())
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        walk(it->first, file, where, record, depth + 1);
+        walk(it->second, file, where, record, depth + 1);
+      }
+    else if (n.IsSequence())
+      for (auto it = n.begin(); it != n.end(); ++it) walk(*it, file, where, record, depth + 1);
+  }
+  // Warnings are said once the import succeeded: with an error, they would only hide it.
+  void warn(const std::string& line) { warnings_.push_back(file_ + ": warning: " + line); }
+
+  // ---- overlays and parameters ------------------------------------------------------------------------
+
+  void read_overlays() {
+    for (const ScenarioFile& f : options_.overlays) {
+      detail::ParsedOverlay o = detail::parse_overlay(f);
+      const Node& r = o.root;
+      if (r["cluster"]) cluster_given_ = true;
+      if (const Node k = r["kfp"]) {
+        read_kfp_section(Field{k, "kfp", f.path, {}});
+        o.root.remove("kfp");
+      }
+      overlays_.push_back(std::move(o));
+    }
+    for (const std::string& p : options_.params) {
+      const SourceLocation where{"--param " + p, 0, 0};
+      const auto eq = p.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw InputError(where, "", "expected NAME=VALUE (VALUE is YAML or JSON: 3, [1, 2], '{\"a\": 1}')");
+      Node v;
+      try {
+        v.reset(detail::parse_yaml_document(p.substr(eq + 1), "--param " + p));
+      } catch (const InputError& e) {
+        throw InputError(where, "", e.message());
+      }
+      note_tree(v, where);
+      params_.erase(p.substr(0, eq));  // the last --param of a name wins
+      params_.emplace(p.substr(0, eq), std::make_pair(v, where));
+    }
+  }
+
+  void read_kfp_section(const Field& k) {
+    k.expect_map(kOverlayKeys, "overlay key");
+    const auto each = [&](std::string_view key, auto&& f) {
+      if (!k.has(key)) return;
+      const Field m = k[key];
+      m.expect_map({});
+      for (auto it = m.node.begin(); it != m.node.end(); ++it)
+        f(it->first.Scalar(), Field{it->second, key_path(m.path, it->first.Scalar()), k.file, it->first});
+    };
+    each("params", [&](const std::string& name, const Field& v) {
+      note_marks(v.node, v.file);
+      models_.params.erase(name);  // a later overlay wins
+      models_.params.emplace(name, std::make_pair(v.node, v.file));
+    });
+    each("outputs", [&](const std::string& name, const Field& v) {
+      models_.outputs.erase(name);  // a later overlay wins
+      models_.outputs.emplace(name, v);
+    });
+    each("conditions", [&](const std::string& name, const Field& v) {
+      models_.conditions.erase(name);  // a later overlay wins
+      models_.conditions.emplace(name, v);
+    });
+    each("components", [&](const std::string& name, const Field& v) {
+      v.expect_map(kModelKeys, "model key");
+      note_marks(v.node, v.file);
+      models_.components.erase(name);  // a later overlay wins
+      models_.components.emplace(name, v);
+    });
+    each("tasks", [&](const std::string& name, const Field& v) {
+      v.expect_map(kModelKeys, "model key");
+      note_marks(v.node, v.file);
+      models_.tasks.erase(name);  // a later overlay wins
+      models_.tasks.emplace(name, v);
+    });
+  }
+
+  // The pipeline's parameters: --param, then the overlay's kfp.params, then the IR's defaultValue.
+  void read_root_parameters(const Field& root) {
+    std::set<std::string> declared;
+    if (root.has("inputDefinitions") && root["inputDefinitions"].has("parameters")) {
+      const Field defs = root["inputDefinitions"]["parameters"];
+      defs.expect_map({});
+      for (auto it = defs.node.begin(); it != defs.node.end(); ++it) {
+        const std::string name = it->first.Scalar();
+        declared.insert(name);
+        Value v;
+        if (const auto p = params_.find(name); p != params_.end()) {
+          v = known(p->second.first);
+        } else if (const auto m = models_.params.find(name); m != models_.params.end()) {
+          v = known(m->second.first);
+        } else if (it->second.IsMap() && it->second["defaultValue"]) {
+          v = known(it->second["defaultValue"]);
+        } else {
+          v.what = "the pipeline parameter " + quote(name);
+          v.hint = "it has no value; give it with --param " + name +
+                   "=VALUE or in an overlay as kfp: {params: {" + name + ": VALUE}}";
+        }
+        root_env_.emplace(name, std::move(v));
+      }
+    }
+    std::vector<std::string> names(declared.begin(), declared.end());
+    const std::string listing = names.empty() ? "the pipeline has none" : "parameters: " + join(names);
+    for (const auto& [name, value] : params_)
+      if (!declared.count(name))
+        throw InputError(value.second, "--param",
+                         "unknown pipeline parameter " + quote(name) + " (" + listing + ")");
+    for (const auto& [name, value] : models_.params)
+      if (!declared.count(name))
+        throw InputError(SourceLocation{value.second, 0, 0}, "kfp.params." + name,
+                         "unknown pipeline parameter " + quote(name) + " (" + listing + ")");
+  }
+
+  static Value known(const Node& n) {
+    Value v;
+    v.kind = Value::Kind::known;
+    v.values.push_back(n);
+    return v;
+  }
+
+  // ---- parameter values ---------------------------------------------------------------------------
+
+  using Env = std::map<std::string, Value>;
+
+  // `parseJson(string_value)["key"]`, the one selector form the KFP SDK compiles (loop item fields).
+  Value select(const Value& in, const Field& selector) {
+    const std::string& s = selector.scalar();
+    constexpr std::string_view head = "parseJson(string_value)[\"";
+    constexpr std::string_view tail = "\"]";
+    if (s.size() <= head.size() + tail.size() || s.compare(0, head.size(), head) != 0 ||
+        s.compare(s.size() - tail.size(), tail.size(), tail) != 0)
+      selector.fail("unsupported selector " + quote(s) +
+                    " (shardflow reads parseJson(string_value)[\"KEY\"])");
+    const std::string key = s.substr(head.size(), s.size() - head.size() - tail.size());
+    if (in.kind == Value::Kind::unknown) {
+      Value out = in;
+      out.what = "the field " + quote(key) + " of " + in.what;
+      out.length.reset();
+      return out;
+    }
+    Value out;
+    out.kind = in.kind;
+    for (const Node& v : in.values) {
+      Node m = v;
+      if (m.IsScalar()) {
+        try {
+          m.reset(detail::parse_yaml_document(m.Scalar(), file_));
+        } catch (const InputError&) {
+          m.reset(Node());
+        }
+      }
+      if (!m.IsMap() || !m[key]) {
+        Value none;
+        none.what = "the field " + quote(key) + " of a value that does not have it";
+        return none;
+      }
+      out.values.push_back(m[key]);
+    }
+    return out;
+  }
+
+  // A task input (inputs.parameters.NAME or inputs.artifacts.NAME) in the DAG whose inputs are `env`.
+  Value resolve(const Field& spec, const Env& env, bool artifact) {
+    spec.expect_map(artifact ? Keys(kArtifactSpecKeys) : Keys(kParameterSpecKeys));
+    Value v;
+    if (spec.has("runtimeValue")) {
+      const Field rv = spec["runtimeValue"];
+      if (!rv.has("constant")) rv.fail("expected a constant");
+      v = known(rv["constant"].node);
+    } else if (spec.has("componentInputParameter") || spec.has("componentInputArtifact")) {
+      const Field name = spec[artifact ? "componentInputArtifact" : "componentInputParameter"];
+      const auto it = env.find((artifact ? "artifact:" : "") + name.scalar());
+      if (it != env.end()) {
+        v = it->second;
+      } else {
+        v.what = "the input " + quote(name.scalar()) + " of the enclosing component, which nothing gives";
+      }
+    } else if (spec.has("taskOutputParameter") || spec.has("taskOutputArtifact")) {
+      const Field out = spec[artifact ? "taskOutputArtifact" : "taskOutputParameter"];
+      const std::string producer = out["producerTask"].scalar();
+      const std::string key = out[artifact ? "outputArtifactKey" : "outputParameterKey"].scalar();
+      v.output_key = producer + "." + key;
+      v.what = "the output " + quote(key) + " of task " + quote(producer);
+      v.hint = "give its length in an overlay as kfp: {outputs: {" + v.output_key + ": N}}";
+      if (const auto m = models_.outputs.find(v.output_key); m != models_.outputs.end()) {
+        used_outputs_.insert(v.output_key);
+        const Field& given = m->second;
+        if (given.node.IsSequence()) {
+          note_marks(given.node, given.file);
+          v = known(given.node);
+        } else {
+          v.length = parse_count(given);
+        }
+      }
+    } else if (!artifact && spec.has("taskFinalStatus")) {
+      v.what = "the final status of task " + quote(spec["taskFinalStatus"]["producerTask"].scalar());
+    } else {
+      spec.fail("expected one of " + std::string(artifact ? "taskOutputArtifact, componentInputArtifact"
+                                                          : "runtimeValue, componentInputParameter, "
+                                                            "taskOutputParameter, taskFinalStatus"));
+    }
+    if (!artifact && spec.has("parameterExpressionSelector"))
+      return select(v, spec["parameterExpressionSelector"]);
+    return v;
+  }
+
+  static std::uint64_t parse_count(const Field& f) {
+    const std::string& s = f.scalar();
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || n < 1 || n > 0xffffffffULL)
+      f.fail("expected a list's length, an integer from 1 to 4294967295, or the list itself, got " +
+             quote(s));
+    return n;
+  }
+
+  // ---- the DAG ------------------------------------------------------------------------------------
+
+  struct Loop {
+    Node parallel_for;  // the scenario's parallel_for mapping
+    Value item;         // the value of the iteration's item, for the loop's own DAG
+    std::string item_input;
+  };
+
+  // The items of a loop whose items are `v`, as read at `items` (the iterator's items field).
+  Loop loop_over(const Value& v, const Field& items) {
+    Loop loop;
+    Node pf = fresh(YAML::NodeType::Map);
+    note(pf, items.node);
+    loop.item.what = "an item of " + (v.what.empty() ? std::string("a loop") : v.what);
+    if (v.kind == Value::Kind::unknown) {
+      if (!v.length)
+        items.fail("the loop iterates over " + v.what + ", whose length shardflow cannot know" +
+                   (v.hint.empty() ? std::string() : ": " + v.hint));
+      Node count = fresh_scalar(std::to_string(*v.length));
+      note(count, items.node);
+      pf["count"] = count;
+      loop.parallel_for = pf;
+      return loop;
+    }
+    std::optional<std::size_t> width;
+    std::set<std::string> distinct;
+    std::vector<Node> first;
+    for (const Node& value : v.values) {
+      auto list = as_list(value, file_);
+      if (!list) items.fail("the loop's items are not a list: " + quote(emit(value)));
+      if (list->empty()) items.fail("the loop has no items; shardflow's loops have at least one");
+      if (width && *width != list->size())
+        items.fail("the loop's width differs between iterations of the loop around it (" +
+                   std::to_string(*width) + " and " + std::to_string(list->size()) +
+                   "); shardflow's model has one width per loop");
+      width = list->size();
+      walk(value, file_, at(items.node, file_), false);  // bounded before it is written out
+      distinct.insert(emit(value));
+      if (first.empty()) first = *list;
+      for (const Node& item : *list) loop.item.values.push_back(item);
+    }
+    loop.item.kind = Value::Kind::one_of;
+    if (distinct.size() == 1) {
+      Node seq = fresh(YAML::NodeType::Sequence);
+      for (const Node& item : first) seq.push_back(item);
+      note_tree(seq, at(items.node, file_));  // parsed from a string or given elsewhere: stand at `items`
+      pf["items"] = seq;
+    } else {
+      Node count = fresh_scalar(std::to_string(*width));
+      note(count, items.node);
+      pf["count"] = count;
+    }
+    loop.parallel_for = pf;
+    return loop;
+  }
+
+  Loop read_iterator(const Field& task, const Env& inputs) {
+    if (task.has("parameterIterator") && task.has("artifactIterator"))
+      task["artifactIterator"].fail(
+          "a task has one iterator, not both parameterIterator and artifactIterator");
+    const bool artifact = task.has("artifactIterator");
+    const Field it = task[artifact ? "artifactIterator" : "parameterIterator"];
+    it.expect_map(kIteratorKeys, "iterator field");
+    const Field items = it["items"];
+    items.expect_map(artifact ? Keys(kArtifactItemsKeys) : Keys(kParameterItemsKeys), "iterator field");
+    Loop loop;
+    if (!artifact && items.has("raw")) {
+      const Field raw = items["raw"];
+      Node list = raw.node;
+      if (raw.node.IsScalar()) {
+        try {
+          list.reset(detail::parse_yaml_document(raw.node.Scalar(), file_));
+        } catch (const InputError& e) {
+          raw.fail("the raw items are not valid JSON: " + e.message());
+        }
+      }
+      loop = loop_over(known(list), raw);
+    } else {
+      const Field name = items[artifact ? "inputArtifact" : "inputParameter"];
+      if (!name.node)
+        items.fail(std::string("expected ") + (artifact ? "inputArtifact" : "raw or inputParameter"));
+      const auto v = inputs.find((artifact ? "artifact:" : "") + name.scalar());
+      if (v == inputs.end())
+        name.fail("the task has no input " + quote(name.scalar()) + " (inputs." +
+                  (artifact ? "artifacts" : "parameters") + ")");
+      const Value& value = v->second;
+      loop = loop_over(value, name);
+    }
+    if (it.has("itemInput")) loop.item_input = (artifact ? "artifact:" : "") + it["itemInput"].scalar();
+    if (task.has("iteratorPolicy")) {
+      const Field policy = task["iteratorPolicy"];
+      policy.expect_map(kIteratorPolicyKeys);
+      if (policy.has("parallelismLimit")) loop.parallel_for["parallelism"] = policy["parallelismLimit"].node;
+    }
+    return loop;
+  }
+
+  // The condition's probability from the overlay (default 1); false when the branch never runs.
+  bool condition_runs(const std::string& task_name, const Field& condition) {
+    const auto m = models_.conditions.find(task_name);
+    if (m == models_.conditions.end()) return true;
+    used_conditions_.insert(task_name);
+    const std::string& p = m->second.scalar();
+    if (p == "1" || p == "1.0") return true;
+    if (p == "0" || p == "0.0") return false;
+    m->second.fail("shardflow's model has no conditional steps yet: a condition (" +
+                   quote(condition.node.IsScalar() ? condition.node.Scalar() : std::string("?")) +
+                   ") is taken always (1) or never (0), got " + quote(p));
+  }
+
+  Node import_dag(const Field& component, const Env& env, int depth) {
+    if (depth > kMaxDagDepth)
+      component.fail("component DAGs nest too deeply (more than " + std::to_string(kMaxDagDepth) +
+                     " levels)");
+    component.expect_map(kComponentKeys);
+    const Field dag = component["dag"];
+    dag.expect_map(kDagKeys);
+    const Field tasks = dag["tasks"];
+    tasks.expect_map({});
+    Node steps = fresh(YAML::NodeType::Sequence);
+    note(steps, tasks.node);
+    std::set<std::string> skipped;
+    std::vector<std::string> branches;         // conditions taken
+    std::vector<std::pair<Node, Field>> made;  // a step and its task, for the dependencies
+    for (auto t = tasks.node.begin(); t != tasks.node.end(); ++t) {
+      const std::string name = t->first.Scalar();
+      const Field task{t->second, key_path(tasks.path, name), file_, {}};
+      task.expect_map(kTaskKeys);
+      if (task.has("triggerPolicy")) {
+        const Field trigger = task["triggerPolicy"];
+        trigger.expect_map(kTriggerKeys);
+        if (trigger.has("strategy")) {
+          // ALL_UPSTREAM_TASKS_COMPLETED is an exit task: after its group, as any dependent is
+          // (docs/kfp-import.md, "Differences from a KFP run").
+          const std::string& s = trigger["strategy"].scalar();
+          if (s != "ALL_UPSTREAM_TASKS_COMPLETED" && s != "ALL_UPSTREAM_TASKS_SUCCEEDED" &&
+              s != "TRIGGER_STRATEGY_UNSPECIFIED")
+            trigger["strategy"].fail("unsupported trigger strategy " + quote(s));
+        }
+        if (trigger.has("condition")) {
+          if (!condition_runs(name, trigger["condition"])) {
+            skipped.insert(name);
+            continue;
+          }
+          branches.push_back(name);
+        }
+      }
+      made.emplace_back(import_task(task, name, t->first, env, depth), task);
+    }
+    for (auto& [step, task] : made) {
+      Node after = fresh(YAML::NodeType::Sequence);
+      std::set<std::string> seen;
+      const auto add = [&](const Node& dep) {
+        const std::string& d = dep.Scalar();
+        if (skipped.count(d) || !seen.insert(d).second) return;
+        after.push_back(dep);
+      };
+      if (task.has("dependentTasks")) {
+        const Field deps = task["dependentTasks"];
+        if (!deps.node.IsSequence()) deps.fail("expected a list of task names");
+        for (auto d = deps.node.begin(); d != deps.node.end(); ++d) {
+          if (!d->IsScalar()) deps.fail("expected a list of task names");
+          add(*d);
+        }
+      }
+      // Data makes a dependency too (the compiler lists it in dependentTasks as well).
+      for (std::string_view kind : {"parameters", "artifacts"}) {
+        if (!task.has("inputs") || !task["inputs"].has(kind)) continue;
+        const Node ins = task["inputs"][kind].node;
+        for (auto in = ins.begin(); in != ins.end(); ++in)
+          for (std::string_view out : {"taskOutputParameter", "taskOutputArtifact"})
+            if (in->second.IsMap() && in->second[std::string(out)] &&
+                in->second[std::string(out)]["producerTask"])
+              add(in->second[std::string(out)]["producerTask"]);
+      }
+      if (after.size() > 0) {
+        note(after, task.has("dependentTasks") ? task["dependentTasks"].node : task.node);
+        step["after"] = after;
+      }
+    }
+    for (auto& [step, task] : made) steps.push_back(step);
+    // dsl.If/Elif/Else: one branch runs in KFP; here every branch not set to 0 does.
+    if (branches.size() > 1 && component.path.rfind("components.comp-condition-branches-", 0) == 0)
+      warn("the branches " + join(branches) +
+           " of one dsl.If/Elif/Else all run (a condition is taken unless the "
+           "overlay says 0: kfp: {conditions: {" +
+           branches.back() + ": 0}})");
+    return steps;
+  }
+
+  Node import_task(const Field& task, const std::string& name, const Node& name_node, const Env& env,
+                   int depth) {
+    if (++tasks_ > kMaxTasks)
+      task.fail("the pipeline has more than " + std::to_string(kMaxTasks) +
+                " tasks (counting a component DAG once for every task that uses it)");
+    Node step = fresh(YAML::NodeType::Map);
+    step_origins_.emplace_back(step, at(name_node, file_));
+    step["name"] = name_node;
+    const Field ref = task["componentRef"];
+    if (!ref.node) task.fail("missing required key \"componentRef\"");
+    const Field comp_name = ref["name"];
+    const std::string& cname = comp_name.scalar();
+    const auto c = components_.find(cname);
+    if (c == components_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, f] : components_) names.push_back(n);
+      comp_name.fail("unknown component " + quote(cname) +
+                     (names.empty() ? std::string(" (the file has no components)")
+                                    : " (components: " + join(names) + ")"));
+    }
+    const Field& comp = c->second;
+    comp.expect_map(kComponentKeys);
+
+    // The task's inputs, resolved in the enclosing DAG: the environment of a sub-DAG.
+    Env inputs;
+    if (task.has("inputs")) {
+      const Field ins = task["inputs"];
+      ins.expect_map(kInputsKeys);
+      for (std::string_view kind : {"parameters", "artifacts"}) {
+        if (!ins.has(kind)) continue;
+        const Field group = ins[kind];
+        group.expect_map({});
+        for (auto in = group.node.begin(); in != group.node.end(); ++in) {
+          const std::string input = in->first.Scalar();
+          const bool artifact = kind == "artifacts";
+          inputs[(artifact ? "artifact:" : "") + input] =
+              resolve(Field{in->second, key_path(group.path, input), file_, {}}, env, artifact);
+        }
+      }
+    }
+    if (task.has("parameterIterator") || task.has("artifactIterator")) {
+      Loop loop = read_iterator(task, inputs);
+      step["parallel_for"] = loop.parallel_for;
+      if (!loop.item_input.empty()) inputs[loop.item_input] = std::move(loop.item);
+    } else if (task.has("iteratorPolicy")) {
+      task["iteratorPolicy"].fail("an iteratorPolicy needs a parameterIterator or artifactIterator");
+    }
+
+    if (comp.has("dag")) {
+      if (task.has("retryPolicy"))
+        task["retryPolicy"].fail("retries of a whole sub-DAG are not supported (only of a container task)");
+      step["steps"] = import_dag(comp, inputs, depth + 1);
+      return step;
+    }
+    if (!comp.has("executorLabel")) comp.fail("a component needs a dag or an executorLabel");
+    if (task.has("retryPolicy")) step["retries"] = read_retries(task["retryPolicy"]);
+    read_executor(step, comp["executorLabel"]);
+    apply_models(step, name, cname);
+    return step;
+  }
+
+  Node read_retries(const Field& policy) {
+    policy.expect_map(kRetryKeys);
+    Node r = fresh(YAML::NodeType::Map);
+    note(r, policy.node);
+    const std::pair<std::string_view, const char*> keys[] = {{"maxRetryCount", "max"},
+                                                             {"backoffDuration", "backoff"},
+                                                             {"backoffFactor", "factor"},
+                                                             {"backoffMaxDuration", "max_backoff"}};
+    for (const auto& [ir, ours] : keys)
+      if (policy.has(ir)) r[ours] = policy[ir].node;
+    return r;
+  }
+
+  void read_executor(Node& step, const Field& label) {
+    const std::string& name = label.scalar();
+    const Field executors = Field{ir_, "", file_, {}}["deploymentSpec"]["executors"];
+    if (!executors.node || !executors.node[name])
+      label.fail("no executor " + quote(name) + " in deploymentSpec.executors");
+    const Field exec = executors[name];
+    exec.expect_map(kExecutorKeys, "executor kind");
+    const Field container = exec["container"];
+    container.expect_map(kContainerKeys);
+    if (container.has("image")) step["image"] = container["image"].node;
+    Node command = fresh(YAML::NodeType::Sequence);
+    note(command, container.node);
+    for (std::string_view key : {"command", "args"}) {
+      if (!container.has(key)) continue;
+      const Field list = container[key];
+      if (!list.node.IsSequence()) list.fail("expected a list of strings");
+      for (auto a = list.node.begin(); a != list.node.end(); ++a) command.push_back(*a);
+    }
+    if (command.size() > 0) step["command"] = command;
+    if (container.has("resources")) step["resources"] = read_resources(container["resources"]);
+  }
+
+  // A scalar made from an IR value, standing at it.
+  Node made_scalar(const std::string& text, const Node& from) {
+    Node n = fresh_scalar(text);
+    note(n, from);
+    return n;
+  }
+
+  Node read_resources(const Field& res) {
+    res.expect_map(kResourceKeys);
+    Node out = fresh(YAML::NodeType::Map);
+    note(out, res.node);
+    // A request, else the limit (Kubernetes makes the request equal to a lone limit); the newer string
+    // fields before the older numeric ones (cpuLimit in CPUs, memoryLimit in GB).
+    for (std::string_view key : {"resourceCpuRequest", "resourceCpuLimit", "cpuRequest", "cpuLimit"})
+      if (res.has(key)) {
+        out["cpu"] = res[key].node;
+        break;
+      }
+    for (std::string_view key :
+         {"resourceMemoryRequest", "resourceMemoryLimit", "memoryRequest", "memoryLimit"})
+      if (res.has(key)) {
+        const Field f = res[key];
+        std::string text = f.scalar();
+        if (key == "memoryRequest" || key == "memoryLimit") {
+          text += "G";  // the old fields count gigabytes
+        } else if (!text.empty() && text.back() == 'K') {
+          text.back() = 'k';  // Kubernetes' decimal kilo, as the loader writes it
+        }
+        out["memory"] = made_scalar(text, f.node);
+        break;
+      }
+    if (res.has("accelerator")) {
+      const Field acc = res["accelerator"];
+      acc.expect_map(kAcceleratorKeys);
+      const Field type = acc[acc.has("resourceType") ? "resourceType" : "type"];
+      if (type.node) {
+        std::string t = type.scalar();
+        std::transform(t.begin(), t.end(), t.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        if (t.find("gpu") == std::string::npos && t.find("nvidia") == std::string::npos)
+          type.fail("unsupported accelerator " + quote(type.scalar()) + ": shardflow models GPUs only");
+      }
+      const Field count = acc[acc.has("resourceCount") ? "resourceCount" : "count"];
+      if (count.node) out["gpu"] = count.node;
+    }
+    return out;
+  }
+
+  // The overlay's models for the component, then for the task, over what the IR gave.
+  void apply_models(Node& step, const std::string& task_name, const std::string& comp_name) {
+    bool has_duration = false;
+    const auto apply = [&](const Field* model) {
+      if (!model) return;
+      for (auto it = model->node.begin(); it != model->node.end(); ++it) {
+        step.remove(it->first.Scalar());  // never `=` over a node: that would rewrite the IR's
+        step[it->first.Scalar()] = it->second;
+        has_duration = has_duration || it->first.Scalar() == "duration";
+      }
+    };
+    apply(component_model(comp_name));
+    if (const auto t = models_.tasks.find(task_name); t != models_.tasks.end()) {
+      used_tasks_.insert(task_name);
+      apply(&t->second);
+    }
+    if (!has_duration) {
+      Node d = detail::parse_yaml_document(std::string(kDefaultDuration), "default");
+      note_tree(d, SourceLocation{"the default duration (docs/kfp-import.md)", 0, 0});
+      step["duration"] = d;
+      if (warned_.insert(comp_name).second)
+        warn("component " + quote(comp_name) + " has no duration model in the overlay (kfp: {components: {" +
+             comp_name + ": {duration: ...}}}); each of its tasks runs the default, 1m");
+    }
+  }
+
+  const Field* component_model(const std::string& comp_name) {
+    for (const std::string& key :
+         {comp_name, comp_name.rfind("comp-", 0) == 0 ? comp_name.substr(5) : comp_name}) {
+      if (const auto m = models_.components.find(key); m != models_.components.end()) {
+        used_components_.insert(key);
+        return &m->second;
+      }
+    }
+    return nullptr;
+  }
+
+  void check_models_used() const {
+    const auto check = [](const std::map<std::string, Field>& given, const std::set<std::string>& used,
+                          std::string_view what, const std::string& hint) {
+      for (const auto& [name, f] : given)
+        if (!used.count(name))
+          throw InputError(at(f.anchor.IsDefined() ? f.anchor : f.node, f.file), f.path,  // at the name
+                           "no " + std::string(what) + " " + quote(name) + " in the pipeline" + hint);
+    };
+    std::vector<std::string> comps;
+    for (const auto& [n, f] : components_)
+      if (f.has("executorLabel")) comps.push_back(n);
+    check(models_.components, used_components_, "component", " (components: " + join(comps) + ")");
+    check(models_.tasks, used_tasks_, "container task", "");
+    check(models_.outputs, used_outputs_, "loop over the output", " (only a loop's items are modelled)");
+    check(models_.conditions, used_conditions_, "condition task", "");
+  }
+
+  void add_cluster(Node& doc) {
+    if (!options_.cluster.empty() && options_.cluster != "local") {
+      const std::string& path = options_.cluster;
+      const Node c = detail::parse_yaml_document(read_scenario_file(path), path);
+      if (!c.IsMap() || !c["cluster"])
+        throw InputError(
+            at(c, path), "--cluster",
+            "expected `local` or a YAML file with a `cluster:` mapping (a scenario file will do)");
+      note_marks(c["cluster"], path);
+      doc["cluster"] = c["cluster"];
+      if (c["overheads"]) {
+        note_marks(c["overheads"], path);
+        doc["overheads"] = c["overheads"];
+      }
+      return;
+    }
+    if (cluster_given_ || options_.cluster == "local") return;
+    Node c = detail::parse_yaml_document(std::string(kDefaultCluster), "default");
+    note_tree(c, SourceLocation{"the default cluster (docs/kfp-import.md)", 0, 0});
+    doc["cluster"] = c;
+    warn(
+        "no cluster given (--cluster FILE or an overlay's cluster:); using the default cluster: 20 nodes of "
+        "16 CPUs and 64Gi, 2 nodes of 32 CPUs, 256Gi and 4 GPUs (docs/kfp-import.md)");
+  }
+
+ public:
+  void index_components() {
+    const Field comps = Field{ir_, "", file_, {}}["components"];
+    if (!comps.node) return;
+    for (auto it = comps.node.begin(); it != comps.node.end(); ++it)
+      components_.emplace(it->first.Scalar(),
+                          Field{it->second, key_path("components", it->first.Scalar()), file_, {}});
+  }
+
+ private:
+  Node ir_;
+  Node pool_{YAML::NodeType::Sequence};
+  std::string file_;
+  const LoadOptions& options_;
+  std::map<std::string, Field> components_;
+  std::vector<detail::ParsedOverlay> overlays_;
+  bool cluster_given_ = false;
+  Models models_;
+  std::map<std::string, std::pair<Node, SourceLocation>> params_;
+  Env root_env_;
+  std::set<std::string> used_components_, used_tasks_, used_outputs_, used_conditions_, warned_;
+  std::vector<std::pair<Node, SourceLocation>> origins_, step_origins_;
+  std::vector<std::string> warnings_;
+  std::size_t visits_ = 0;
+  std::size_t tasks_ = 0;
+};
+
+}  // namespace
+
+std::optional<Scenario> import_foreign_document(const YAML::Node& root, const std::string& file,
+                                                const LoadOptions& options) {
+  if (!root.IsMap()) return std::nullopt;
+  if (const Node api = root["apiVersion"];
+      api && api.IsScalar() && api.Scalar().rfind("argoproj.io/", 0) == 0) {
+    const Node kind = root["kind"];
+    throw InputError(
+        at(kind ? kind : api, file), kind ? "kind" : "apiVersion",
+        "this is an Argo " + (kind && kind.IsScalar() ? kind.Scalar() : std::string("resource")) +
+            ", not a KFP PipelineSpec: shardflow reads the file `kfp` compiles (compiler.Compiler()"
+            ".compile(pipeline, \"pipeline.yaml\")), not the Argo Workflow the KFP backend makes of it");
+  }
+  if (!root["pipelineInfo"] && !root["root"] && !root["deploymentSpec"]) return std::nullopt;
+  Importer importer(root, file, options);
+  importer.index_components();
+  return importer.run();
+}
+
+}  // namespace shardflow

@@ -1,0 +1,50 @@
+// The scenario loader's reading, for importers (core/kfp_import.cpp): a scenario document built in code
+// is read exactly as a scenario file's document is (the --cluster preset, overlays, --set, every default
+// and check), so an imported pipeline's errors read the same way. Private to core.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/scenario.hpp>
+
+namespace shardflow::detail {
+
+// The reader's limits (aliases can make a small file expand to a huge tree): groups nest at most this
+// deep, a pipeline has at most this many steps, loop items nest at most this deep and hold at most
+// this many values in all. An importer meets them before it builds the document.
+inline constexpr int kMaxGroupDepth = 32;
+inline constexpr std::size_t kMaxSteps = 100'000;
+inline constexpr int kMaxItemDepth = 64;
+inline constexpr std::size_t kMaxItemValues = 1'000'000;
+
+/// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
+/// Nodes keep their marks (line and column in `file`).
+YAML::Node parse_yaml_document(const std::string& text, const std::string& file);
+
+/// An overlay file parsed: its path (for messages) and its document, a mapping.
+struct ParsedOverlay {
+  std::string path;
+  YAML::Node root;
+};
+/// Parses an overlay; an empty overlay or one that is not a mapping is an InputError naming it.
+ParsedOverlay parse_overlay(const ScenarioFile& overlay);
+
+/// A scenario document made by an importer. Nodes taken from the imported file keep their marks; a node
+/// made in code is listed in `origins` with the place it stands for (the IR field it was made from).
+struct ScenarioDocument {
+  YAML::Node root;
+  std::vector<std::pair<YAML::Node, SourceLocation>> origins;
+};
+
+/// Reads `doc` (from `file`) as a scenario file's document: then options.cluster ("" or "local"), then
+/// `overlays` in order, then options.sets; options.overlays are not read (the caller parsed them).
+Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& file,
+                                const std::vector<ParsedOverlay>& overlays, const LoadOptions& options);
+
+}  // namespace shardflow::detail

@@ -1,0 +1,322 @@
+// Compiled Kubeflow Pipelines files (PipelineSpec IR) read as scenarios. The expected shapes were worked
+// out by hand from each file in tests/data/kfp/ (copied from kubeflow/pipelines, see ORIGIN there).
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+
+#include "kfp_helpers.hpp"
+
+using namespace shardflow;
+using shardflow::test::options;
+using shardflow::test::shape;
+
+namespace {
+
+const std::string kValid =
+    std::string(SHARDFLOW_SOURCE_DIR) + "/tests/data/kfp/test_data/sdk_compiled_pipelines/valid/";
+
+std::string error_of(const std::string& text, const LoadOptions& o = {}) {
+  try {
+    (void)load_scenario_text(text, "p.yaml", o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "loaded";
+}
+
+// Replaces the one occurrence of `from` in `text`.
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(text.find(from, at + 1) == std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("KFP import: parallelfor_parallelism: 10 loops, limits 2/1/1, raw, parameter and output items",
+          "[kfp]") {
+  // loop_parameter has no default: --param gives it (3 items); the five list-dict-makers' outputs get
+  // their lengths from the overlay.
+  const Scenario s = load_scenario_file(
+      kValid + "pipeline_with_parallelfor_parallelism.yaml",
+      options("kfp:\n  outputs: {list-dict-maker-0.Output: 2, list-dict-maker-1.Output: 3, "
+              "list-dict-maker-2.Output: 4, list-dict-maker-3.Output: 5, list-dict-maker-1-2.Output: 6}\n",
+              {"loop_parameter=[a, b, c]"}));
+  CHECK(s.name == "pipeline-with-loops");
+  CHECK(shape(s.pipeline.steps) ==
+        "for-loop-1[3/2]{for-loop-2[3]{print-text-2} print-text} "
+        "for-loop-10[3](after list-dict-maker-1){print-int-3} "
+        "for-loop-11[4](after list-dict-maker-2){print-int-4} "
+        "for-loop-12[5](after list-dict-maker-3){print-int-5} "
+        "for-loop-13[6](after list-dict-maker-1-2){print-int-6} "
+        "for-loop-4[2]{for-loop-6[2/1]{print-text-5 print-text-6} print-text-3 print-text-4} "
+        "for-loop-8[3/1]{print-int} "
+        "for-loop-9[2](after list-dict-maker-0){print-int-2} "
+        "list-dict-maker-0 list-dict-maker-1 list-dict-maker-1-2 list-dict-maker-2 list-dict-maker-3");
+  // 3 x (3 + 1) + 3 + 4 + 5 + 6 + 2 x (2 x 2 + 2) + 3 + 2 + 5 makers
+  CHECK(Plan::unroll(s.pipeline).task_count() == 52);
+  // The raw items are kept as the loop's items.
+  CHECK(s.pipeline.steps[6].loop->items ==
+        std::vector<std::string>{R"({"a":1,"b":2})", R"({"a":2,"b":3})", R"({"a":3,"b":4})"});
+}
+
+TEST_CASE("KFP import: parallelfor_pipeline_param: limits 1 and 2, a loop inside a raw loop", "[kfp]") {
+  const Scenario s = load_scenario_file(kValid + "pipeline_with_parallelfor_pipeline_param.yaml",
+                                        options("", {"loop_parameter=[1, 2, 3, 4]"}));
+  CHECK(shape(s.pipeline.steps) ==
+        "for-loop-1[4/1]{print-with-prefix} for-loop-2[4](after make-prefix){print-with-prefix-2} "
+        "for-loop-4[2/2]{for-loop-5[4]{print-with-prefix-3}} make-prefix");
+  CHECK(Plan::unroll(s.pipeline).task_count() == 4 + 4 + 2 * 4 + 1);
+}
+
+TEST_CASE("KFP import: pipeline_with_loops: a parameter's default, an upstream output given as a list, raw",
+          "[kfp]") {
+  const Scenario s = load_scenario_file(
+      kValid + "parallel_and_nested/pipeline_with_loops.yaml",
+      options("kfp:\n  outputs:\n    args-generator-op.Output: [{A_a: '1', B_b: '2'}, {A_a: '3', B_b: '4'}, "
+              "{A_a: '5', B_b: '6'}]\n"));
+  CHECK(shape(s.pipeline.steps) ==
+        "args-generator-op for-loop-1[2]{print-text} "
+        "for-loop-2[3](after args-generator-op){print-struct print-text-2 print-text-3} "
+        "for-loop-4[2]{print-struct-2 print-text-4 print-text-5}");
+  CHECK(s.pipeline.steps[1].loop->items == std::vector<std::string>{R"("a")", R"("b")"});
+  // The overlay's items stay whole although the tasks inside select fields of them.
+  CHECK(s.pipeline.steps[2].loop->items == std::vector<std::string>{R"({"A_a":"1","B_b":"2"})",
+                                                                    R"({"A_a":"3","B_b":"4"})",
+                                                                    R"({"A_a":"5","B_b":"6"})"});
+  CHECK(Plan::unroll(s.pipeline).task_count() == 1 + 2 + 3 * 3 + 2 * 3);
+}
+
+TEST_CASE("KFP import: pipeline_with_nested_loops: an inner loop over a field of the outer item", "[kfp]") {
+  // loop_parameter's default has two items, each with a p_a of two; for-loop-6 has three raw items.
+  const Scenario s = load_scenario_file(kValid + "pipeline_with_nested_loops.yaml", options());
+  CHECK(shape(s.pipeline.steps) ==
+        "for-loop-1[2]{for-loop-2[2]{print-op}} for-loop-4[2]{for-loop-6[3]{print-op-3} print-op-2}");
+  // The inner lists differ between outer items, so only their common length is kept.
+  CHECK(s.pipeline.steps[0].steps[0].loop->items.empty());
+  CHECK(Plan::unroll(s.pipeline).task_count() == 2 * 2 + 2 * 3 + 2);
+}
+
+TEST_CASE("KFP import: collected_parameters: fan-out in a sub-DAG, dsl.Collected fan-in", "[kfp]") {
+  const Scenario s = load_scenario_file(kValid + "critical/collected_parameters.yaml",
+                                        options("kfp: {outputs: {split-ids.Output: 3}}\n"));
+  CHECK(shape(s.pipeline.steps) ==
+        "collecting-parameters{consume-ids(after for-loop-1) "
+        "for-loop-1[3](after split-ids){consume-single-id(after prepend-id) prepend-id} split-ids} "
+        "consume-ids(after collecting-parameters)");
+  const Plan plan = Plan::unroll(s.pipeline);
+  CHECK(plan.task_count() == 1 + 3 * 2 + 1 + 1);
+}
+
+TEST_CASE("KFP import: parallel_for_after_dependency: two tasks wait for every iteration", "[kfp]") {
+  std::vector<std::string> warnings;
+  const Scenario s =
+      load_scenario_file(kValid + "critical/parallel_for_after_dependency.yaml", options("", {}, &warnings));
+  CHECK(shape(s.pipeline.steps) ==
+        "for-loop-2[3]{print-op} print-op-2(after for-loop-2) print-op-3(after for-loop-2)");
+  const Plan plan = Plan::unroll(s.pipeline);
+  CHECK(plan.task_count() == 5);
+  std::uint64_t joins = 0;
+  for (TaskId t = 0; t < plan.size(); ++t) joins += plan.is_join(t) ? 1 : 0;
+  CHECK(joins == 1);  // one join over the 3 iterations, shared by both dependents
+  // Defaults: the cluster, and 1m for each component without a model, each said once.
+  const std::string f = kValid + "critical/parallel_for_after_dependency.yaml: warning: ";
+  CHECK(warnings ==
+        std::vector<std::string>{
+            f + "component \"comp-print-op\" has no duration model in the overlay (kfp: {components: "
+                "{comp-print-op: {duration: ...}}}); each of its tasks runs the default, 1m",
+            f + "component \"comp-print-op-2\" has no duration model in the overlay (kfp: "
+                "{components: {comp-print-op-2: {duration: ...}}}); each of its tasks runs the "
+                "default, 1m",
+            f + "component \"comp-print-op-3\" has no duration model in the overlay (kfp: "
+                "{components: {comp-print-op-3: {duration: ...}}}); each of its tasks runs the "
+                "default, 1m",
+            f + "no cluster given (--cluster FILE or an overlay's cluster:); using the default "
+                "cluster: 20 nodes of 16 CPUs and 64Gi, 2 nodes of 32 CPUs, 256Gi and 4 GPUs "
+                "(docs/kfp-import.md)"});
+  CHECK(s.cluster.node_pools.size() == 2);
+  CHECK(s.pipeline.steps[1].component.duration.base == Duration::from_s(60));
+  CHECK(s.pipeline.steps[1].component.image == "python:3.11");
+}
+
+TEST_CASE("KFP import: the Argo Workflow the KFP backend compiles to is named as such", "[kfp]") {
+  const std::string f =
+      std::string(SHARDFLOW_SOURCE_DIR) +
+      "/tests/data/kfp/test_data/compiled-workflows/pipeline_with_parallelfor_parallelism.yaml";
+  try {
+    (void)load_scenario_file(f, LoadOptions{});
+    FAIL("loaded");
+  } catch (const InputError& e) {
+    CHECK(
+        std::string(e.what()) ==
+        f + ":2:7: kind: this is an Argo Workflow, not a KFP PipelineSpec: shardflow reads the file `kfp` "
+            "compiles (compiler.Compiler().compile(pipeline, \"pipeline.yaml\")), not the Argo Workflow the "
+            "KFP backend makes of it");
+  }
+}
+
+namespace {
+
+// A small IR as kfp 2.17 compiles it (trimmed): an exit handler around a task and an If/Else, a retried
+// task with the newer resource fields and a GPU, another with the older cpuLimit/memoryLimit.
+const std::string kIr =
+    "components:\n"                                    // 1
+    "  comp-cleanup: {executorLabel: exec-cleanup}\n"  // 2
+    "  comp-work: {executorLabel: exec-work}\n"        // 3
+    "  comp-old: {executorLabel: exec-old}\n"          // 4
+    "  comp-condition-3:\n"                            // 5
+    "    dag:\n"                                       // 6
+    "      tasks:\n"                                   // 7
+    "        work:\n"                                  // 8
+    "          componentRef: {name: comp-work}\n"      // 9
+    "          retryPolicy: {backoffDuration: 10s, backoffFactor: 2.0, backoffMaxDuration: 3600s, "
+    "maxRetryCount: 3}\n"                                                                                // 10
+    "  comp-condition-4:\n"                                                                              // 11
+    "    dag:\n"                                                                                         // 12
+    "      tasks:\n"                                                                                     // 13
+    "        old: {componentRef: {name: comp-old}}\n"                                                    // 14
+    "  comp-exit-handler-1:\n"                                                                           // 15
+    "    dag:\n"                                                                                         // 16
+    "      tasks:\n"                                                                                     // 17
+    "        flip: {componentRef: {name: comp-old}}\n"                                                   // 18
+    "        condition-3:\n"                                                                             // 19
+    "          componentRef: {name: comp-condition-3}\n"                                                 // 20
+    "          dependentTasks: [flip]\n"                                                                 // 21
+    "          triggerPolicy: {condition: \"inputs.parameter_values['x'] == 'heads'\"}\n"                // 22
+    "        condition-4:\n"                                                                             // 23
+    "          componentRef: {name: comp-condition-4}\n"                                                 // 24
+    "          dependentTasks: [flip]\n"                                                                 // 25
+    "          triggerPolicy: {condition: \"!(inputs.parameter_values['x'] == 'heads')\"}\n"             // 26
+    "deploymentSpec:\n"                                                                                  // 27
+    "  executors:\n"                                                                                     // 28
+    "    exec-cleanup: {container: {image: 'alpine:3', command: [sh, -c], args: [exit 0]}}\n"            // 29
+    "    exec-work:\n"                                                                                   // 30
+    "      container:\n"                                                                                 // 31
+    "        image: python:3.11\n"                                                                       // 32
+    "        resources: {resourceCpuRequest: '2', resourceCpuLimit: '4', resourceMemoryRequest: 4Gi,\n"  // 33
+    "                    resourceMemoryLimit: 8G, accelerator: {resourceType: nvidia.com/gpu, "
+    "resourceCount: '1'}}\n"                                                                           // 34
+    "    exec-old: {container: {image: python:3.11, resources: {cpuLimit: 0.5, memoryLimit: 2.0}}}\n"  // 35
+    "pipelineInfo: {name: cond-exit}\n"                                                                // 36
+    "root:\n"                                                                                          // 37
+    "  dag:\n"                                                                                         // 38
+    "    tasks:\n"                                                                                     // 39
+    "      cleanup:\n"                                                                                 // 40
+    "        componentRef: {name: comp-cleanup}\n"                                                     // 41
+    "        dependentTasks: [exit-handler-1]\n"                                                       // 42
+    "        triggerPolicy: {strategy: ALL_UPSTREAM_TASKS_COMPLETED}\n"                                // 43
+    "      exit-handler-1: {componentRef: {name: comp-exit-handler-1}}\n"                              // 44
+    "schemaVersion: 2.1.0\n";                                                                          // 45
+
+const std::string kCluster = "cluster: {node_pools: [{name: g, cpu: 8, memory: 32Gi, gpu: 1, count: 1}]}\n";
+
+}  // namespace
+
+TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
+  SECTION("every condition is taken by default; an overlay gives 0 for a branch never taken") {
+    const Scenario s = load_scenario_text(kIr, "p.yaml", options(kCluster));
+    CHECK(shape(s.pipeline.steps) ==
+          "cleanup(after exit-handler-1) exit-handler-1{flip condition-3(after flip){work} "
+          "condition-4(after flip){old}}");
+    const Scenario t =
+        load_scenario_text(kIr, "p.yaml", options(kCluster + "kfp: {conditions: {condition-4: 0}}\n"));
+    CHECK(shape(t.pipeline.steps) ==
+          "cleanup(after exit-handler-1) exit-handler-1{flip condition-3(after flip){work}}");
+  }
+  SECTION("retryPolicy, the newer resource fields (requests first) and the older ones (limits in CPUs, GB)") {
+    const Scenario s = load_scenario_text(kIr, "p.yaml", options(kCluster));
+    const Component& work = s.pipeline.steps[1].steps[1].steps[0].component;
+    CHECK(work.retries.max == 3);
+    CHECK(work.retries.backoff == Duration::from_s(10));
+    CHECK(work.retries.factor == 2.0);
+    CHECK(work.retries.max_backoff == Duration::from_s(3600));
+    CHECK(work.resources == Resources{2000, ByteCount{4} << 30, 1});
+    CHECK(work.image == "python:3.11");
+    const Component& old = s.pipeline.steps[1].steps[2].steps[0].component;
+    CHECK(old.resources == Resources{500, 2'000'000'000, 0});
+    const Component& cleanup = s.pipeline.steps[0].component;
+    CHECK(cleanup.command == std::vector<std::string>{"sh", "-c", "exit 0"});
+    CHECK(cleanup.image == "alpine:3");
+  }
+  SECTION("the overlay's models by component (with or without comp-) and by task; the task's win") {
+    const Scenario s = load_scenario_text(
+        kIr, "p.yaml",
+        options(kCluster + "kfp:\n  components:\n    old: {duration: {base: 30s}, failure: {p: 0.1}}\n"
+                           "    comp-work: {duration: {base: 2m}, input: {size: 1Gi}}\n"
+                           "  tasks:\n    flip: {duration: {base: 5s}}\n"));
+    CHECK(s.pipeline.steps[1].steps[0].component.duration.base == Duration::from_s(5));  // flip
+    CHECK(s.pipeline.steps[1].steps[0].component.failure.p == 0.1);                      // comp-old's
+    CHECK(s.pipeline.steps[1].steps[2].steps[0].component.duration.base == Duration::from_s(30));
+    CHECK(s.pipeline.steps[1].steps[1].steps[0].component.duration.base == Duration::from_s(120));
+    CHECK(s.pipeline.steps[1].steps[1].steps[0].component.input.dist.a == 1073741824.0);
+  }
+}
+
+TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[kfp]") {
+  const LoadOptions o = options(kCluster);
+  CHECK(error_of(replace(kIr, "{name: comp-condition-4}", "{name: comp-nope}"), o) ==
+        "p.yaml:24:32: components.comp-exit-handler-1.dag.tasks.condition-4.componentRef.name: unknown "
+        "component "
+        "\"comp-nope\" (components: comp-cleanup, comp-condition-3, comp-condition-4, comp-exit-handler-1, "
+        "comp-old, comp-work)");
+  CHECK(
+      error_of(replace(kIr, "      exit-handler-1: {componentRef: {name: comp-exit-handler-1}}\n",
+                       "      exit-handler-1:\n        componentRef: {name: comp-exit-handler-1}\n"
+                       "        parameterIterator: {itemInput: i, items: {range: 3}}\n"),
+               o) ==
+      "p.yaml:46:51: root.dag.tasks.exit-handler-1.parameterIterator.items.range: unsupported iterator field "
+      "\"range\" (shardflow reads: raw, inputParameter)");
+  CHECK(error_of(replace(kIr, "      exit-handler-1: {componentRef: {name: comp-exit-handler-1}}\n",
+                         "      exit-handler-1:\n        componentRef: {name: comp-exit-handler-1}\n"
+                         "        artifactIterator: {itemInput: i, items: {inputArtifact: models}}\n"),
+                 o) ==
+        "p.yaml:46:65: root.dag.tasks.exit-handler-1.artifactIterator.items.inputArtifact: the task has no "
+        "input \"models\" (inputs.artifacts)");
+  CHECK(error_of(kIr.substr(0, kIr.find("      container:\n")) + "      container: {image: [\n", o) ==
+        "p.yaml:32:1: YAML syntax error: end of sequence flow not found");
+  CHECK(error_of(kIr, options(kCluster + "kfp: {conditions: {condition-4: 0.5}}\n")) ==
+        "model.yaml:2:33: kfp.conditions.condition-4: shardflow's model has no conditional steps yet: a "
+        "condition "
+        "(\"!(inputs.parameter_values['x'] == 'heads')\") is taken always (1) or never (0), got \"0.5\"");
+  CHECK(error_of(replace(kIr, "resourceCount: '1'", "resourceCount: '2'"), o) ==
+        "p.yaml:33:20: pipeline.steps[1].steps[1].steps[0].resources: step \"work\" asks for cpu 2, memory "
+        "4Gi, gpu "
+        "2, more than any node it may use can hold (largest: pool \"g\" with cpu 8, memory 32Gi, gpu 1)");
+  // A model for a name the pipeline lacks is an error, not a model silently unused.
+  CHECK(error_of(kIr, options(kCluster + "kfp: {components: {trian: {duration: {base: 1m}}}}\n")) ==
+        "model.yaml:2:20: kfp.components.trian: no component \"trian\" in the pipeline (components: "
+        "comp-cleanup, "
+        "comp-old, comp-work)");
+  // Aliases and self-reference are bounded, not followed forever.
+  CHECK(
+      error_of("components:\n  comp-loop:\n    dag: {tasks: {again: {componentRef: {name: comp-loop}}}}\n"
+               "pipelineInfo: {name: cyc}\nroot: {dag: {tasks: {l: {componentRef: {name: comp-loop}}}}}\n") ==
+      "p.yaml:3:5: components.comp-loop: component DAGs nest too deeply (more than 32 levels)");
+  CHECK(error_of(replace(kIr, "      exit-handler-1: {componentRef: {name: comp-exit-handler-1}}\n",
+                         "      exit-handler-1:\n        componentRef: {name: comp-exit-handler-1}\n"
+                         "        parameterIterator: {itemInput: i, items: {raw: '&a [*a]'}}\n"),
+                 o) == "p.yaml:46:56: a value nests too deeply (more than 64 levels)");
+  // Component DAGs used twice at each of 13 levels: 2^13 leaves from a file of 2 KB.
+  std::string nested = "components:\n  comp-leaf: {executorLabel: exec-leaf}\n";
+  for (int i = 0; i < 13; ++i) {
+    const std::string next = i + 1 < 13 ? "comp-l" + std::to_string(i + 1) : "comp-leaf";
+    nested += "  comp-l" + std::to_string(i) + ": {dag: {tasks: {a: {componentRef: {name: " + next +
+              "}}, b: {componentRef: {name: " + next + "}}}}}\n";
+  }
+  nested +=
+      "deploymentSpec: {executors: {exec-leaf: {container: {image: alpine}}}}\npipelineInfo: {name: big}\n"
+      "root: {dag: {tasks: {top: {componentRef: {name: comp-l0}}}}}\n";
+  CHECK(error_of(nested) ==
+        "p.yaml:14:31: components.comp-l11.dag.tasks.a: the pipeline has more than 5000 tasks "
+        "(counting a component DAG once for every task that uses it)");
+}

@@ -723,10 +723,11 @@ class K8sBackend final : public Backend {
                          "namespace " + mo.namespace_name + " does not exist in " + where +
                              " (kubectl create namespace " + mo.namespace_name + ")");
       if (e.status == 401)
-        throw InputError({creds.source, 0, 0}, "",
-                         where + " refused the credentials of context " + creds.context +
-                             " (401 Unauthorized: a wrong or expired token, or a client certificate it does "
-                             "not trust)");
+        throw InputError(
+            {creds.source, 0, 0}, "",
+            where +
+                " refused the credentials (401 Unauthorized: a wrong or expired token, or a client "
+                "certificate it does not trust)");
       if (e.status != 403) throw;
     } catch (const TransportError& e) {
       throw TransportError("cannot reach " + where + ": " + e.what());

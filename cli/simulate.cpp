@@ -73,7 +73,13 @@ class Progress final : public RunObserver {
         every_s_(show ? 0 : every_s),
         predicted_s_(predicted_s),
         t0_(std::chrono::steady_clock::now()) {}
+  // A line printed before the first progress line (once the run has begun: not before an early error).
+  void set_header(std::string text) { header_ = std::move(text); }
   void on_event(const TaskEvent& e) override {
+    if (!header_.empty()) {
+      std::fprintf(stderr, "%s\n", header_.c_str());
+      header_.clear();
+    }
     switch (e.kind) {
       case TaskEvent::Kind::admitted:
         if (e.attempt == 0) ++admitted_;
@@ -130,6 +136,7 @@ class Progress final : public RunObserver {
   std::chrono::steady_clock::time_point t0_, last_;
   std::uint64_t admitted_ = 0, done_ = 0, running_ = 0, failed_attempts_ = 0, failed_tasks_ = 0;
   std::vector<std::string> outputs_;
+  std::string header_;
 };
 
 // The simulator's makespan for the scenario as written (its modelled cluster); 0 when it cannot run it.
@@ -399,9 +406,10 @@ int run_simulate(const SimulateArgs& args) {
                                                   : predict_local_makespan(args, seed, lo);
   Progress progress(plan.task_count(), tty && !sim, predicted, live && !args.quiet ? 5 : 0);
   if (live && !args.quiet)
-    std::fprintf(stderr, "k8s run %s: %llu tasks; the simulator predicts %s on the scenario's cluster\n",
-                 ko.run_id.c_str(), static_cast<unsigned long long>(plan.task_count()),
-                 predicted > 0 ? human_seconds(predicted).c_str() : "nothing (it cannot place every step)");
+    progress.set_header("k8s run " + ko.run_id + ": " + std::to_string(plan.task_count()) +
+                        " tasks; the simulator predicts " +
+                        (predicted > 0 ? human_seconds(predicted) : "nothing (it cannot place every step)") +
+                        " on the scenario's cluster");
   RunOptions options;
   options.seed = seed;
   g_interrupted.store(false);

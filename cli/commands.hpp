@@ -42,6 +42,8 @@ struct SimulateArgs {
   double qps = 50;             // k8s: client-side rate limit
   int burst = 100;             // k8s
   bool keep = false;           // k8s: leave the run's objects when it ends
+  std::string resume;          // k8s: the output directory of a run to continue
+  std::int64_t resume_started_unix_ns = 0;  // k8s: set from that run's run.json
 };
 
 /// `shardflow k8s cleanup|status`.

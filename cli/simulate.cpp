@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -11,6 +12,8 @@
 #include <set>
 #include <string>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include <shardflow/core/backend.hpp>
 #include <shardflow/core/error.hpp>
@@ -285,6 +288,13 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
   cmd->add_option("--burst", args.burst,
                   "k8s: requests that may go at once after a quiet spell (default 100)")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--resume", args.resume,
+                  "k8s: continue the run whose output directory this is, after its controller was stopped "
+                  "or killed: the same scenario, flags and run id (from its run.json); the Jobs and pods "
+                  "on the cluster say what is done, only what is missing is created")
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
+  cmd->get_option("file")->required(false);
   cmd->add_flag("--keep", args.keep,
                 "k8s: leave the run's Jobs and pods on the cluster when it ends (delete them later with "
                 "`shardflow k8s cleanup RUN_ID`)");
@@ -314,7 +324,56 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
   return cmd;
 }
 
+namespace {
+
+// The arguments of the run that `args.resume` (an output directory) continues, from its run.json.
+SimulateArgs resumed_args(const SimulateArgs& args) {
+  const std::filesystem::path file = std::filesystem::path(args.resume) / "run.json";
+  std::ifstream in(file);
+  nlohmann::json run;
+  try {
+    if (!in) throw std::runtime_error("cannot read it");
+    run = nlohmann::json::parse(in);
+    if (!run.contains("invocation")) throw std::runtime_error("it does not say how the run was started");
+  } catch (const std::exception& e) {
+    throw InputError({file.string(), 0, 0}, "",
+                     std::string("not the run.json of a `shardflow run --backend k8s`: ") + e.what());
+  }
+  if (run.value("state", "") == "finished")
+    throw InputError({"--resume " + args.resume, 0, 0}, "",
+                     "run " + run.value("run_id", "") + " finished already; nothing to resume");
+  if (!args.file.empty())
+    throw InputError({"--resume " + args.resume, 0, 0}, "",
+                     "give no scenario with --resume: the run's own (" + run["invocation"].value("file", "") +
+                         ") is used");
+  const nlohmann::json& inv = run["invocation"];
+  SimulateArgs a;
+  a.file = inv.value("file", "");
+  a.load.sets = inv.value("sets", std::vector<std::string>{});
+  a.load.overlays = inv.value("overlays", std::vector<std::string>{});
+  a.load.cluster = inv.value("cluster", "");
+  a.seed_text = std::to_string(run.value("seed", std::uint64_t{1}));
+  a.out_dir = args.resume;
+  a.quiet = args.quiet;
+  a.backend = "k8s";
+  a.emulate = run.value("emulate", false);
+  a.keep = run.value("kept", false) || args.keep;
+  a.namespace_name = run.value("namespace", "");
+  a.run_id = run.value("run_id", "");
+  a.kubeconfig = args.kubeconfig.empty() ? run.value("kubeconfig", "") : args.kubeconfig;
+  a.context = args.context.empty() ? run.value("context", "") : args.context;
+  a.qps = inv.value("qps", 50.0);
+  a.burst = inv.value("burst", 100);
+  a.resume_started_unix_ns = run.value("started_unix_ns", std::int64_t{0});
+  return a;
+}
+
+}  // namespace
+
 int run_simulate(const SimulateArgs& args) {
+  if (!args.resume.empty()) return run_simulate(resumed_args(args));  // always --backend k8s
+  if (args.file.empty())
+    throw InputError({"run", 0, 0}, "", "give a scenario file (or --resume DIR to continue a k8s run)");
   const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
   std::uint64_t seed = scenario.seed;
@@ -391,6 +450,15 @@ int run_simulate(const SimulateArgs& args) {
     ko.qps = args.qps;
     ko.burst = args.burst;
     ko.out_dir = out_dir_path(args.out_dir, scenario.name).string();
+    ko.resume_started_unix_ns = args.resume_started_unix_ns;
+    std::vector<std::string> overlays;
+    for (const std::string& o : args.load.overlays) overlays.push_back(std::filesystem::absolute(o).string());
+    ko.invocation = {{"file", std::filesystem::absolute(args.file).string()},
+                     {"sets", args.load.sets},
+                     {"overlays", overlays},
+                     {"cluster", args.load.cluster},
+                     {"qps", args.qps},
+                     {"burst", args.burst}};
     backend = k8s::make_backend(ko);
   }
   // Everything that can be wrong with the input is found before anything runs: the backend's checks,

@@ -165,7 +165,16 @@ class Watcher {
   void list() {
     const json l = client_.get(collection_ + "?labelSelector=" + url_encode(selector_));
     rv_ = str_at(l, {"metadata", "resourceVersion"});
-    for (const json& item : l.value("items", json::array())) push_(kind_, "SYNC", item);
+    // In the order they were made (a list is sorted by name): a task's pods then number its attempts.
+    const json all = l.value("items", json::array());
+    std::vector<const json*> items;
+    for (const json& item : all) items.push_back(&item);
+    auto key = [](const json* o) {
+      return std::make_pair(str_at(*o, {"metadata", "creationTimestamp"}), str_at(*o, {"metadata", "name"}));
+    };
+    std::stable_sort(items.begin(), items.end(),
+                     [&](const json* a, const json* b) { return key(a) < key(b); });
+    for (const json* item : items) push_(kind_, "SYNC", *item);
   }
 
   void loop() {
@@ -276,6 +285,11 @@ class K8sRun {
     for (const PlanStep& s : plan_.steps()) trace_.steps.push_back(s.path);
     t0_ = Clock::now();
     t0_wall_ = wall_ns();
+    if (co_.resume_started_unix_ns > 0) {
+      // A resumed run keeps the clock of the run it continues: its earlier pods keep their times.
+      t0_ -= std::chrono::nanoseconds(std::max<std::int64_t>(0, t0_wall_ - co_.resume_started_unix_ns));
+      t0_wall_ = co_.resume_started_unix_ns;
+    }
     load_nodes();
 
     Watcher pods(
@@ -298,16 +312,29 @@ class K8sRun {
     pods.start();
     jobs.start();
 
-    json owner = run_owner_manifest(mo_, sc_.name);
-    try {
-      owner_ = api_.create(base_ + "/configmaps", owner);
-    } catch (const ApiError& e) {
-      if (e.status != 409) throw;
-      throw InputError({"--run-id " + mo_.run_id, 0, 0}, "",
-                       "a run with this id exists already in namespace " + mo_.namespace_name +
-                           " (shardflow k8s cleanup " + mo_.run_id + " deletes it)");
+    if (co_.resume_started_unix_ns > 0) {
+      try {
+        owner_ = api_.get(base_ + "/configmaps/sf-" + mo_.run_id);
+      } catch (const ApiError& e) {
+        if (e.status != 404) throw;
+        throw InputError({"--resume", 0, 0}, "",
+                         "run " + mo_.run_id + " has no owner ConfigMap sf-" + mo_.run_id + " in namespace " +
+                             mo_.namespace_name + " any more (its objects were deleted): nothing to resume");
+      }
+    } else {
+      try {
+        owner_ = api_.create(base_ + "/configmaps", run_owner_manifest(mo_, sc_.name));
+      } catch (const ApiError& e) {
+        if (e.status != 409) throw;
+        throw InputError({"--run-id " + mo_.run_id, 0, 0}, "",
+                         "a run with this id exists already in namespace " + mo_.namespace_name +
+                             " (shardflow k8s cleanup " + mo_.run_id +
+                             " deletes it, run --resume continues it)");
+      }
     }
-
+    // What the lists found (a resumed run's Jobs and pods) is known before Execution starts: an existing
+    // Job is not made again, and its pods' outcomes wait for their tasks to be admitted.
+    process_events();
     exec_.start();
     pump();
     auto last_check = Clock::now();
@@ -316,18 +343,11 @@ class K8sRun {
         interrupted_ = true;
         break;
       }
-      std::deque<Event> batch;
       {
         std::unique_lock lock(mu_);
         cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return !events_.empty(); });
-        batch.swap(events_);
       }
-      for (Event& e : batch) {
-        if (e.kind == Event::Kind::pod)
-          on_pod(e);
-        else
-          on_job(e);
-      }
+      process_events();
       pump();
       if (Clock::now() - last_check > std::chrono::seconds(1)) {
         last_check = Clock::now();
@@ -360,6 +380,20 @@ class K8sRun {
     const auto t = parse_time(v);
     if (!t) return std::nullopt;
     return *t - t0_wall_;
+  }
+
+  void process_events() {
+    std::deque<Event> batch;
+    {
+      const std::lock_guard lock(mu_);
+      batch.swap(events_);
+    }
+    for (Event& e : batch) {
+      if (e.kind == Event::Kind::pod)
+        on_pod(e);
+      else
+        on_job(e);
+    }
   }
 
   void push(Event::Kind kind, std::string type, json obj) {
@@ -573,8 +607,10 @@ class K8sRun {
     }
     if (exec_.state(t) == TaskState::admitted)
       apply(ps.attempt);
-    else if (exec_.state(t) == TaskState::ready || exec_.state(t) == TaskState::blocked)
-      deferred_[t].push_back(ps.attempt);  // the Job ran ahead of Execution's mirror of its limit
+    else if (exec_.state(t) == TaskState::waiting || exec_.state(t) == TaskState::ready ||
+             exec_.state(t) == TaskState::blocked)
+      deferred_[t].push_back(ps.attempt);  // the Job ran ahead of Execution's mirror of its limit, or the
+                                           // run is resumed and Execution has not got there yet
   }
 
   // An ended attempt's consequence for Execution.
@@ -597,6 +633,7 @@ class K8sRun {
     const auto it = job_index_.find(str_at(e.object, {"metadata", "name"}));
     if (it == job_index_.end()) return;
     JobState& js = jobs_[it->second];
+    if (e.type != "DELETED") js.created = true;  // (a resumed run's Jobs are there already)
     const json* c = condition(e.object, "Failed");
     if (c && c->value("status", "") == "True" && js.failed_at < 0) {
       js.failed_at = e.at;
@@ -787,6 +824,11 @@ class K8sBackend final : public Backend {
                      {"context", c.context}, {"kubeconfig", co_.kubeconfig},   {"scenario", scenario.name},
                      {"seed", seed},         {"emulate", mo.emulate},          {"kept", co_.keep},
                      {"state", "running"},   {"started_unix_ns", wall_ns()}};
+    if (!co_.invocation.is_null()) run_info_["invocation"] = co_.invocation;
+    if (co_.resume_started_unix_ns > 0) {
+      run_info_["started_unix_ns"] = co_.resume_started_unix_ns;
+      run_info_["resumed_unix_ns"] = wall_ns();
+    }
     save_run_file();
   }
   void finish_run_file(bool interrupted, std::uint64_t requests, std::uint64_t relists) const {

@@ -8,6 +8,8 @@
                                                    pods of each iteration's `prep` at once; order kept
     k8s_run_check.py retries TRACE FAIL_INDEXES    each failing index has 3 failed attempts and no
                                                    success, the others one success; `after` never ran
+    k8s_run_check.py resume TRACE PODS_JSON        after a kill and --resume: each of the 60 shards succeeded
+                                                   exactly once, in the trace and on the API server
 Prints one "ok ..." line per check; exits 1 with "FAIL ..." on the first that does not hold.
 """
 import json
@@ -135,5 +137,27 @@ def retries(trace, fail_indexes):
     print("ok after never ran; tasks_failed = %d" % len(want))
 
 
+def resume(trace, pods_json):
+    t = load(trace)
+    shards, merge = of(t, "shards"), of(t, "merge")
+    ok = sorted(a["item"] for a in shards if a["outcome"] == "succeeded")
+    if ok != list(range(60)) or len(shards) != 60:
+        fail("shards: %d attempts, succeeded items %s; want each of 60 exactly once" % (len(shards), ok))
+    if len(merge) != 1 or merge[0]["outcome"] != "succeeded":
+        fail("merge: %s" % merge)
+    if merge[0]["submitted"] < max(a["finished"] for a in shards):
+        fail("merge began before the last shard ended")
+    print("ok trace: each of the 60 shards succeeded exactly once, then merge")
+    done = {}
+    for p in json.load(open(pods_json))["items"]:
+        ann = p["metadata"].get("annotations", {})
+        if p["status"].get("phase") == "Succeeded" and "batch.kubernetes.io/job-completion-index" in ann:
+            i = int(ann["batch.kubernetes.io/job-completion-index"])
+            done[i] = done.get(i, 0) + 1
+    if sorted(done) != list(range(60)) or any(n != 1 for n in done.values()):
+        fail("API server: succeeded pods per index %s" % done)
+    print("ok API server: one succeeded pod per index, 60 indexes")
+
+
 if __name__ == "__main__":
-    {"seed-shape": seed_shape, "nested": nested, "retries": retries}[sys.argv[1]](*sys.argv[2:])
+    {"seed-shape": seed_shape, "nested": nested, "retries": retries, "resume": resume}[sys.argv[1]](*sys.argv[2:])

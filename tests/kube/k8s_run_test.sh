@@ -8,6 +8,8 @@
 #      (exit 1), the trace has every attempt, the API server has one pod per attempt;
 #   c. cleanup: after a run nothing with its label is left; after a --keep run, `k8s cleanup` leaves
 #      nothing; `k8s status` tells both states;
+#   e. resume: the controller is killed (SIGKILL) in the middle of a loop; `run --resume DIR` finishes
+#      the run, and each index completed exactly once (trace and API server);
 #   d. bad input on the real server: a namespace that does not exist, a step no node can hold, a wrong
 #      token (one error line each, non-zero exit, the token never printed).
 # Usage: k8s_run_test.sh SHARDFLOW_EXE SOURCE_DIR
@@ -85,6 +87,29 @@ gone retries
 grep -q "nothing with the label shardflow.io/run=retries is left" "$work/status2.out" ||
   { echo "FAIL: status after cleanup:"; cat "$work/status2.out"; exit 1; }
 echo "ok k8s cleanup retries: nothing with its label is left (checked with kubectl); k8s status says so"
+
+# e. Resume after SIGKILL in the middle of the loop.
+run "$scen/resume.yaml" --run-id resume --keep --out "$work/resume" >"$work/resume1.out" 2>&1 &
+pid=$!
+n=0
+for _ in $(seq 240); do
+  n=$("${kubectl[@]}" get pods -l shardflow.io/run=resume --field-selector=status.phase=Succeeded -o name | wc -l)
+  [ "$n" -ge 15 ] && break
+  sleep 0.25
+done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+[ "$n" -ge 15 ] && [ "$n" -lt 60 ] || { echo "FAIL: $n shards done when the controller was killed"; exit 1; }
+echo "ok controller killed (SIGKILL) with $n of 60 shards done"
+sleep 2  # the Job controller goes on without it
+"$exe" run --resume "$work/resume" >"$work/resume2.out" 2>&1 || { echo "FAIL: resume exit $?"; cat "$work/resume2.out"; exit 1; }
+echo "ok run --resume: $(grep -m1 '^ran' "$work/resume2.out")"
+"${kubectl[@]}" get pods -l shardflow.io/run=resume -o json >"$work/resume-pods.json"
+$check resume "$work/resume/trace.json" "$work/resume-pods.json"
+jobs=$("${kubectl[@]}" get jobs -l shardflow.io/run=resume -o name | wc -l)
+[ "$jobs" = 2 ] || { echo "FAIL: $jobs Jobs for the resumed run, want 2 (shards, merge)"; exit 1; }
+"$exe" k8s cleanup resume --kubeconfig "$kc" >/dev/null
+gone resume && echo "ok resumed run: 2 Jobs, each made once; cleaned up"
 
 # d. Bad input against the real server: one line on stderr, exit 2, the token never printed.
 bad() {  # bad WANT_TEXT ARGS...: the run must fail with exit 2 and one stderr line containing WANT_TEXT

@@ -25,6 +25,7 @@
 // `keep`; when it is stopped (RunOptions::stop) they are left running: `shardflow k8s cleanup RUN_ID`.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -44,6 +45,11 @@ struct ControllerOptions {
   double qps = 50;
   int burst = 100;
   std::string out_dir;  // where run.json goes (the run's id, namespace, server; for `k8s status`); "" none
+  nlohmann::json invocation;  // kept in run.json as is: how to make the same Plan again (for --resume)
+  /// Resume the run `run_id` that began then (run.json's started_unix_ns): its owner and Jobs exist; the
+  /// lists of its Jobs and pods bring back what happened, only the missing Jobs are created, and the
+  /// trace keeps the first start as time 0. 0: a new run.
+  std::int64_t resume_started_unix_ns = 0;
 };
 
 /// The Kubernetes backend. check() reads the kubeconfig and builds the manifests (InputError);
@@ -51,18 +57,19 @@ struct ControllerOptions {
 /// request fits on some node that its node selector allows (InputError when none can hold it).
 std::unique_ptr<Backend> make_backend(const ControllerOptions& options);
 
-/// The credentials of `options` (kubeconfig and context, or in-cluster when there is no kubeconfig and
-/// the process runs in a pod).
+/// The credentials to use: `kubeconfig` and `context` (load_kubeconfig), or the pod's service account when
+/// both are "", $KUBECONFIG is unset, ~/.kube/config does not exist and the process runs in a pod.
 Credentials credentials_for(const std::string& kubeconfig, const std::string& context);
 
-/// The run ids of what is in `namespace_name` ("" for all of a namespace's runs) and deletes them: the
-/// owners (ConfigMaps) and, for objects whose owner is already gone, the Jobs themselves, all with
-/// `propagation` ("Background" or "Foreground"). With `wait`, returns once no object with the run's label
-/// is left (Jobs, Pods, ConfigMaps), or throws after `timeout`. Returns the number of objects deleted.
+/// What delete_run did.
 struct CleanupResult {
-  std::size_t deleted = 0;
-  std::size_t left = 0;  // objects still there when it returned (0 after a wait that succeeded)
+  std::size_t deleted = 0;  // delete requests that found their object
+  std::size_t left = 0;     // objects with the label still there at the end (0 after a wait that succeeded)
 };
+/// Deletes run `run_id` ("" = every shardflow run of the namespace): the owners (ConfigMaps labelled with
+/// it) and the run's Jobs that have no owner, with `propagation` ("Background" or "Foreground"; the garbage
+/// collector then deletes the Jobs and their pods). With `wait`, polls until no Job, Pod or ConfigMap with
+/// the label is left or `timeout` has passed. Throws ApiError / TransportError as the client does.
 CleanupResult delete_run(Client& client, const std::string& namespace_name, const std::string& run_id,
                          const std::string& propagation, bool wait, Duration timeout);
 

@@ -715,8 +715,12 @@ class K8sBackend final : public Backend {
   [[nodiscard]] std::string name() const override { return "k8s"; }
 
   void check(const Scenario& scenario, const Plan& plan) const override {
-    const Credentials c = credentials_for(co_.kubeconfig, co_.context);
+    // The scenario's problems first (they need no cluster), then the kubeconfig's.
+    Credentials c;
+    c.namespace_name = "default";
     (void)run_jobs(scenario, plan, manifest_options(c, 1));
+    c = credentials_for(co_.kubeconfig, co_.context);
+    (void)run_jobs(scenario, plan, manifest_options(c, 1));  // the context's namespace may be a bad name
   }
 
   Trace run(const Scenario& scenario, const Plan& plan, const RunOptions& options,

@@ -312,26 +312,7 @@ class K8sRun {
     pods.start();
     jobs.start();
 
-    if (co_.resume_started_unix_ns > 0) {
-      try {
-        owner_ = api_.get(base_ + "/configmaps/sf-" + mo_.run_id);
-      } catch (const ApiError& e) {
-        if (e.status != 404) throw;
-        throw InputError({"--resume", 0, 0}, "",
-                         "run " + mo_.run_id + " has no owner ConfigMap sf-" + mo_.run_id + " in namespace " +
-                             mo_.namespace_name + " any more (its objects were deleted): nothing to resume");
-      }
-    } else {
-      try {
-        owner_ = api_.create(base_ + "/configmaps", run_owner_manifest(mo_, sc_.name));
-      } catch (const ApiError& e) {
-        if (e.status != 409) throw;
-        throw InputError({"--run-id " + mo_.run_id, 0, 0}, "",
-                         "a run with this id exists already in namespace " + mo_.namespace_name +
-                             " (shardflow k8s cleanup " + mo_.run_id +
-                             " deletes it, run --resume continues it)");
-      }
-    }
+    make_owner();
     // What the lists found (a resumed run's Jobs and pods) is known before Execution starts: an existing
     // Job is not made again, and its pods' outcomes wait for their tasks to be admitted.
     process_events();
@@ -380,6 +361,40 @@ class K8sRun {
     const auto t = parse_time(v);
     if (!t) return std::nullopt;
     return *t - t0_wall_;
+  }
+
+  // The run's owner: adopted when resuming, else created (InputError when another run has the id).
+  void make_owner() {
+    if (co_.resume_started_unix_ns > 0) {
+      try {
+        owner_ = api_.get(base_ + "/configmaps/sf-" + mo_.run_id);
+      } catch (const ApiError& e) {
+        if (e.status != 404) throw;
+        throw InputError({"--resume", 0, 0}, "",
+                         "run " + mo_.run_id + " has no owner ConfigMap sf-" + mo_.run_id + " in namespace " +
+                             mo_.namespace_name + " any more (its objects were deleted): nothing to resume");
+      }
+    } else {
+      // A nonce tells our own POST (retried after an answer that was lost, and so refused as a
+      // conflict) from another run with the same id.
+      json owner = run_owner_manifest(mo_, sc_.name);
+      const std::string nonce = std::to_string(std::random_device{}()) + "-" + std::to_string(t0_wall_);
+      owner["data"]["controller"] = nonce;
+      try {
+        owner_ = api_.create(base_ + "/configmaps", owner);
+      } catch (const ApiError& e) {
+        if (e.status != 409) throw;
+        json there = api_.get(base_ + "/configmaps/sf-" + mo_.run_id);
+        if (str_at(there, {"data", "controller"}) == nonce) {
+          owner_ = std::move(there);
+          return;
+        }
+        throw InputError({"--run-id " + mo_.run_id, 0, 0}, "",
+                         "a run with this id exists already in namespace " + mo_.namespace_name +
+                             " (shardflow k8s cleanup " + mo_.run_id +
+                             " deletes it, run --resume continues it)");
+      }
+    }
   }
 
   void process_events() {

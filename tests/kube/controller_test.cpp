@@ -1,32 +1,14 @@
 // `shardflow run --backend k8s` against bad input, with the fake API server (fake_apiserver.py): each
 // problem is one line on stderr and a non-zero exit, and the token is never in the output.
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 
+#include "cli/cli_helpers.hpp"
 #include "kube_helpers.hpp"
 
 using namespace shardflow;
 using namespace shardflow::kubetest;
 
 namespace {
-
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs the command with `args`; its stdout and stderr go to files in `dir`.
-Result shardflow_cli(const fs::path& dir, const std::string& args) {
-  const std::string cmd = std::string("'") + SHARDFLOW_EXE + "' " + args + " >'" + (dir / "out").string() +
-                          "' 2>'" + (dir / "err").string() + "'";
-  const int rc = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  return r;
-}
 
 std::string kubeconfig(const std::string& server, const std::string& ca_pem, const std::string& token) {
   return "apiVersion: v1\nkind: Config\ncurrent-context: fake\nclusters:\n- name: fake\n  cluster:\n"
@@ -38,7 +20,7 @@ std::string kubeconfig(const std::string& server, const std::string& ca_pem, con
 }
 
 // One line on stderr containing `want`, nothing on stdout, exit `status`, the token nowhere.
-void check_error(const Result& r, int status, const std::string& want) {
+void check_error(const clitest::Result& r, int status, const std::string& want) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.status == status);
   CHECK(r.out.empty());
@@ -63,26 +45,26 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
   SECTION("unreachable server") {
     write(kc, kubeconfig("https://127.0.0.1:1", certs.server_pem, kToken));
     check_error(
-        shardflow_cli(dir, run + " --kubeconfig '" + kc + "'"), 1,
+        clitest::run(run + " --kubeconfig '" + kc + "'"), 1,
         "cannot reach the cluster at https://127.0.0.1:1 (context fake): GET /api/v1/namespaces/default:");
   }
   SECTION("a context the kubeconfig does not have") {
     write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
-    check_error(shardflow_cli(dir, run + " --kubeconfig '" + kc + "' --context prod"), 2, "prod");
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "' --context prod"), 2, "prod");
   }
   SECTION("a CA that did not sign the server's certificate") {
     write(kc, kubeconfig(server.url(), certs.other_pem, kToken));
-    check_error(shardflow_cli(dir, run + " --kubeconfig '" + kc + "'"), 1,
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "'"), 1,
                 "TLS: the server's certificate was not verified");
   }
   SECTION("a wrong token") {
     write(kc, kubeconfig(server.url(), certs.server_pem, "not-the-token"));
-    check_error(shardflow_cli(dir, run + " --kubeconfig '" + kc + "'"), 2,
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "'"), 2,
                 "refused the credentials (401 Unauthorized");
   }
   SECTION("a namespace that does not exist") {
     write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
-    check_error(shardflow_cli(dir, run + " --kubeconfig '" + kc + "' --namespace ml"), 2,
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "' --namespace ml"), 2,
                 "--namespace ml: namespace ml does not exist in the cluster at " + server.url() +
                     " (context fake) (kubectl create namespace ml)");
   }
@@ -92,7 +74,7 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
         "/api/v1/namespaces/default",
         nlohmann::json::array(
             {{{"status", 200}, {"body", {{"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}}}}));
-    check_error(shardflow_cli(dir, run + " --kubeconfig '" + kc + "'"), 2,
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "'"), 2,
                 "nested.yaml:11:11: pipeline.steps[0].steps[0].resources: step prep asks for 1 CPUs, 1Gi of "
                 "memory and 0 GPUs; no node of the cluster can hold it (the largest has 0 CPUs");
   }

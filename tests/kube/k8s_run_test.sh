@@ -10,6 +10,9 @@
 #      nothing; `k8s status` tells both states;
 #   e. resume: the controller is killed (SIGKILL) in the middle of a loop; `run --resume DIR` finishes
 #      the run, and each index completed exactly once (trace and API server);
+#   f. faults: through tools/k8s-testenv/faultproxy (429 with Retry-After, 500, 503, watch streams cut in
+#      the middle of an event, a 410 Gone on a watch) the nested run finishes with the same tasks done;
+#      API requests per task of the runs are printed (run.json's count; the proxy's count);
 #   d. bad input on the real server: a namespace that does not exist, a step no node can hold, a wrong
 #      token (one error line each, non-zero exit, the token never printed).
 # Usage: k8s_run_test.sh SHARDFLOW_EXE SOURCE_DIR
@@ -19,7 +22,9 @@ src=$2
 name="k8sb-run-$$"
 testenv="$src/tools/k8s-testenv"
 work=$(mktemp -d)
+proxy_pid=
 cleanup() {
+  [ -z "$proxy_pid" ] || kill "$proxy_pid" 2>/dev/null || true
   "$testenv/down" --name "$name" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -110,6 +115,52 @@ jobs=$("${kubectl[@]}" get jobs -l shardflow.io/run=resume -o name | wc -l)
 [ "$jobs" = 2 ] || { echo "FAIL: $jobs Jobs for the resumed run, want 2 (shards, merge)"; exit 1; }
 "$exe" k8s cleanup resume --kubeconfig "$kc" >/dev/null
 gone resume && echo "ok resumed run: 2 Jobs, each made once; cleaned up"
+
+# f. Faults between the client and the API server.
+(
+  # shellcheck source=../../tools/k8s-testenv/lib.sh
+  source "$testenv/lib.sh"
+  ensure_go
+  cd "$testenv/faultproxy" && "${GO[@]}" build -o "$work/faultproxy" .
+)
+field() { sed -n "s/^ *$1: //p" "$kc" | head -1; }
+"$work/faultproxy" -upstream "$(field server)" -ca "$(field certificate-authority)" \
+  -cert "$(field client-certificate)" -key "$(field client-key)" \
+  -every-429 5 -every-500 7 -every-503 11 -cut-watch-every 2 -gone-watch 3 >"$work/proxy.out" 2>"$work/proxy.err" &
+proxy_pid=$!
+for _ in $(seq 100); do grep -q '^PORT ' "$work/proxy.out" && break; sleep 0.1; done
+port=$(sed -n 's/^PORT //p' "$work/proxy.out")
+[ -n "$port" ] || { echo "FAIL: faultproxy did not start"; cat "$work/proxy.err"; exit 1; }
+printf '%s\n' "apiVersion: v1" "kind: Config" "current-context: proxy" \
+  "clusters: [{name: proxy, cluster: {server: \"http://127.0.0.1:$port\"}}]" \
+  "contexts: [{name: proxy, context: {cluster: proxy, user: none}}]" "users: [{name: none, user: {}}]" \
+  >"$work/proxy.kubeconfig"
+"$exe" run "$scen/nested.yaml" --backend k8s --emulate --kubeconfig "$work/proxy.kubeconfig" --run-id faults \
+  --out "$work/faults" >"$work/faults.out" 2>&1 || { echo "FAIL: exit $? through the proxy"; cat "$work/faults.out"; exit 1; }
+$check nested "$work/faults/trace.json"
+python3 - "$work/nested/trace.json" "$work/faults/trace.json" "$(curl -s "http://127.0.0.1:$port/_stats")" <<'PY'
+import json, sys
+done = lambda f: sorted((a["task"], a["item"]) for a in json.load(open(f))["attempts"] if a["outcome"] == "succeeded")
+if done(sys.argv[1]) != done(sys.argv[2]):
+    sys.exit("FAIL: the tasks done through the proxy differ from those done without faults")
+stats = json.loads(sys.argv[3])
+for k in ("429", "500", "503", "watch-cut", "watch-410"):
+    if stats["injected"].get(k, 0) < 1:
+        sys.exit("FAIL: no %s injected: %s" % (k, stats))
+print("ok through the fault proxy the same %d tasks succeeded; injected %s; %d requests (%d watches) "
+      "at the proxy" % (len(done(sys.argv[2])), stats["injected"], stats["requests"], stats["watches"]))
+PY
+kill "$proxy_pid"
+proxy_pid=
+for r in seed nested faults; do
+  python3 - "$work/$r/run.json" "$work/$r/trace.json" "$r" <<'PY'
+import json, sys
+run, trace = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+tasks = len({a["task"] for a in trace["attempts"]})
+print("ok requests %s: %d API requests for %d tasks (%.2f per task), %d re-lists" %
+      (sys.argv[3], run["api_requests"], tasks, run["api_requests"] / tasks, run["relists"]))
+PY
+done
 
 # d. Bad input against the real server: one line on stderr, exit 2, the token never printed.
 bad() {  # bad WANT_TEXT ARGS...: the run must fail with exit 2 and one stderr line containing WANT_TEXT

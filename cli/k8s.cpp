@@ -128,6 +128,12 @@ int status(const K8sArgs& args) {
   }
   std::printf("  cluster      %zu Jobs (%d complete, %d failed, %d running); pods: %s\n", njobs, complete,
               failed, other, ph.empty() ? "none" : ph.c_str());
+  if (run.value("objects_deleted", false)) {
+    std::printf(
+        "               the run deleted its owner when it ended: the garbage collector is removing "
+        "these\n");
+    return 0;
+  }
   std::printf("               delete them with: shardflow k8s cleanup %s --namespace %s\n", id.c_str(),
               ns.c_str());
   return 0;

@@ -351,6 +351,8 @@ class K8sRun {
   }
 
   [[nodiscard]] bool interrupted() const { return interrupted_; }
+  /// Lists made again after a 410 Gone, by both watchers.
+  [[nodiscard]] std::uint64_t relists() const { return relists_; }
 
  private:
   [[nodiscard]] std::int64_t now() const {
@@ -704,8 +706,6 @@ class K8sRun {
   Clock::time_point t0_;
   std::int64_t t0_wall_ = 0;
   Trace trace_;
-
- public:
   std::uint64_t relists_ = 0;
 };
 
@@ -752,7 +752,7 @@ class K8sBackend final : public Backend {
     K8sRun r(scenario, plan, options, co_, mo, api, observer);
     Trace trace = r.run();
     if (!co_.keep && !r.interrupted()) delete_run(api, mo.namespace_name, mo.run_id, "Background", false, {});
-    finish_run_file(r.interrupted(), api.requests(), r.relists_);
+    finish_run_file(r.interrupted(), api.requests(), r.relists());
     return trace;
   }
 

@@ -451,6 +451,7 @@ int run_simulate(const SimulateArgs& args) {
     ko.burst = args.burst;
     ko.out_dir = out_dir_path(args.out_dir, scenario.name).string();
     ko.resume_started_unix_ns = args.resume_started_unix_ns;
+    if (!args.quiet) ko.warn = [](const std::string& m) { std::fprintf(stderr, "k8s: %s\n", m.c_str()); };
     std::vector<std::string> overlays;
     for (const std::string& o : args.load.overlays) overlays.push_back(std::filesystem::absolute(o).string());
     ko.invocation = {{"file", std::filesystem::absolute(args.file).string()},

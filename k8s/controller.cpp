@@ -131,6 +131,7 @@ struct JobState {
   bool created = false;
   std::int64_t failed_at = -1;  // the Job's Failed condition was seen then
   std::string failed_message;
+  bool warned = false;  // that a pod of it cannot be scheduled
 };
 
 // Follows one kind of object of the run (list + watch), pushing events to the controller's queue.
@@ -256,7 +257,7 @@ class K8sRun {
     for (RunJob& j : run_jobs(scenario, plan, mo_)) {
       for (TaskId t : j.tasks) job_of_[t] = static_cast<std::uint32_t>(jobs_.size());
       job_index_.emplace(j.manifest["metadata"]["name"].get<std::string>(), jobs_.size());
-      jobs_.push_back({std::move(j), false, -1, {}});
+      jobs_.push_back({std::move(j), false, -1, {}, false});
     }
     deferred_.resize(plan_.size());
     pods_of_.resize(plan_.size());
@@ -577,6 +578,17 @@ class K8sRun {
       floor = v;
     };
     const bool now_scheduled = !ps.scheduled && !node_name.empty();
+    if (!ps.scheduled && node_name.empty() && co_.warn) {
+      // The scheduler's answer for a request the cluster cannot hold now (once per Job: a loop's pods
+      // would all say the same).
+      const json* c = condition(pod, "PodScheduled");
+      const std::uint32_t j = job_of_[t];
+      if (c && c->value("reason", "") == "Unschedulable" && !jobs_[j].warned) {
+        jobs_[j].warned = true;
+        co_.warn("pod " + str_at(pod, {"metadata", "name"}) + " (" + plan_.task_name(t) +
+                 ") cannot be scheduled yet: " + c->value("message", ""));
+      }
+    }
     const bool now_started =
         !ps.started && (state.contains("running") || state.contains("terminated") || phase == "Running");
     const bool now_ended = terminal || e.type == "DELETED";
@@ -715,11 +727,17 @@ std::string random_run_id() {
   return id;
 }
 
-// Whether a node's labels satisfy a node selector.
-bool selects(const std::map<std::string, std::string>& selector, const json& labels) {
-  for (const auto& [k, v] : selector)
-    if (!labels.contains(k) || labels[k] != v) return false;
-  return true;
+// A node as a pool of one, for core's pool_admits (its labels and taints against a step's node selector
+// and tolerations).
+NodePool as_pool(const json& node) {
+  NodePool p;
+  const json labels = node["metadata"].value("labels", json::object());
+  for (const auto& [k, v] : labels.items())
+    if (v.is_string()) p.labels[k] = v.get<std::string>();
+  const json taints = node.value("spec", json::object()).value("taints", json::array());
+  for (const json& t : taints)
+    p.taints.push_back({t.value("key", ""), t.value("value", ""), t.value("effect", "")});
+  return p;
 }
 
 class K8sBackend final : public Backend {
@@ -809,7 +827,7 @@ class K8sBackend final : public Backend {
       bool fits = false;
       double most_cpu = 0, most_mem = 0, most_gpu = 0;
       for (const json& n : nodes) {
-        if (!selects(s.component.node_selector, n["metadata"].value("labels", json::object()))) continue;
+        if (!pool_admits(as_pool(n), s.component.node_selector, s.component.tolerations)) continue;
         const json alloc = n.value("status", json::object()).value("allocatable", json::object());
         const double cpu = quantity(alloc.value("cpu", json("0"))) * 1000;
         const double mem = quantity(alloc.value("memory", json("0")));

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,8 @@ struct ControllerOptions {
   /// lists of its Jobs and pods bring back what happened, only the missing Jobs are created, and the
   /// trace keeps the first start as time 0. 0: a new run.
   std::int64_t resume_started_unix_ns = 0;
+  /// Told what a user should know while the run goes on (a pod the scheduler cannot place yet); none: quiet.
+  std::function<void(const std::string&)> warn;
 };
 
 /// The Kubernetes backend. check() reads the kubeconfig and builds the manifests (InputError);

@@ -172,6 +172,9 @@ class Model {
       case kTaskSynced:
         exec_.succeeded(e.target);
         break;
+      case kImagePulled:
+        on_image_pulled(e.target, e.gen);
+        break;
       default:
         assert(false && "unknown event kind");
     }
@@ -203,6 +206,9 @@ class Model {
   inline void on_run_done(std::uint32_t a);
   inline void end_attempt(std::uint32_t a);
   inline void on_driver_done(std::uint32_t a);
+  inline void on_image_pulled(std::uint32_t target, std::uint32_t gen);
+  inline bool refresh_image(std::uint32_t image);
+  inline void refresh_images();
 
   // ---- nodes (node_events.inl) ------------------------------------------------------------------------
   inline void add_node(std::uint32_t pool, SimTime up, SimTime billed_from);

@@ -24,6 +24,7 @@ enum Kind : std::uint8_t {
   kScaleUpCheck,  // the autoscaler looks at a class's unschedulable pods
   kScaleDown,     // a node has been idle for scale_down_idle
   kTaskSynced,    // the orchestrator saw a task's successful pod (overheads.job_sync after it ended)
+  kImagePulled,   // an image ImageLocality scores is on a node (target: slot * images + image; gen: slot's)
 };
 
 enum class Phase : std::uint8_t {

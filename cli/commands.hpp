@@ -34,14 +34,34 @@ struct SimulateArgs {
   bool quiet = false;
   // `run` only (`simulate` is `run --backend sim`):
   std::string backend = "sim";
-  int cores = 0;            // local: 0 = this machine's
-  std::string memory_text;  // local: "" = this machine's
-  double time_scale = 1;    // local: multiplies sleep and spin durations
-  bool dry_run = false;     // k8s: print the manifests instead of running
-  bool emulate = false;     // k8s: the KWOK test cluster (placeholder images, sampled outcomes)
-  std::string namespace_name = "default";  // k8s
-  std::string run_id;                      // k8s: "" = a random one
+  int cores = 0;               // local: 0 = this machine's
+  std::string memory_text;     // local: "" = this machine's
+  double time_scale = 1;       // local: multiplies sleep and spin durations
+  bool dry_run = false;        // k8s: print the manifests instead of running
+  bool emulate = false;        // k8s: the KWOK test cluster (placeholder images, sampled outcomes)
+  std::string namespace_name;  // k8s: "" = the context's (dry run: default)
+  std::string run_id;          // k8s: "" = a random one
+  std::string kubeconfig;      // k8s: "" = $KUBECONFIG or ~/.kube/config
+  std::string context;         // k8s: "" = current-context
+  double qps = 50;             // k8s: client-side rate limit
+  int burst = 100;             // k8s
+  bool keep = false;           // k8s: leave the run's objects when it ends
+  std::string resume;          // k8s: the output directory of a run to continue
+  std::int64_t resume_started_unix_ns = 0;  // k8s: set from that run's run.json
 };
+
+/// `shardflow k8s cleanup|status`.
+struct K8sArgs {
+  std::string run_id;
+  bool all = false;
+  std::string dir;
+  std::string kubeconfig, context, namespace_name;
+  bool foreground = false;
+  bool no_wait = false;
+  double timeout_s = 120;
+};
+CLI::App* add_k8s_command(CLI::App& app, K8sArgs& args);
+int run_k8s_command(CLI::App& cmd, const K8sArgs& args);
 
 struct SweepArgs {
   std::string file;

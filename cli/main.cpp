@@ -94,6 +94,8 @@ int main(int argc, char** argv) {
   auto* calibrate = cli::add_calibrate_command(app, calibrate_args);
   cli::ReportArgs report_args;
   auto* report = cli::add_report_command(app, report_args);
+  cli::K8sArgs k8s_args;
+  auto* k8s = cli::add_k8s_command(app, k8s_args);
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -124,6 +126,7 @@ int main(int argc, char** argv) {
     if (sweep->parsed()) return cli::run_sweep_command(sweep_args);
     if (calibrate->parsed()) return cli::run_calibrate_command(calibrate_args);
     if (report->parsed()) return cli::run_report_command(report_args);
+    if (k8s->parsed()) return cli::run_k8s_command(*k8s, k8s_args);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

@@ -4,11 +4,16 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include <shardflow/core/backend.hpp>
 #include <shardflow/core/error.hpp>
@@ -18,6 +23,7 @@
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
 #include <shardflow/exec/local_backend.hpp>
+#include <shardflow/k8s/controller.hpp>
 #include <shardflow/k8s/manifests.hpp>
 #include <shardflow/report/chrome_trace.hpp>
 #include <shardflow/sim/simulator.hpp>
@@ -63,42 +69,62 @@ class InterruptGuard {
 // simulator's prediction; at most ten lines a second, each over the last.
 class Progress final : public RunObserver {
  public:
-  Progress(std::uint64_t tasks, bool show, double predicted_s)
-      : tasks_(tasks), show_(show), predicted_s_(predicted_s), t0_(std::chrono::steady_clock::now()) {}
+  // show: rewrite one line on a terminal; every_s > 0 (not a terminal): a whole line that often.
+  Progress(std::uint64_t tasks, bool show, double predicted_s, double every_s = 0)
+      : tasks_(tasks),
+        show_(show),
+        every_s_(show ? 0 : every_s),
+        predicted_s_(predicted_s),
+        t0_(std::chrono::steady_clock::now()) {}
+  // A line printed before the first progress line (once the run has begun: not before an early error).
+  void set_header(std::string text) { header_ = std::move(text); }
   void on_event(const TaskEvent& e) override {
+    if (!header_.empty()) {
+      std::fprintf(stderr, "%s\n", header_.c_str());
+      header_.clear();
+    }
     switch (e.kind) {
       case TaskEvent::Kind::admitted:
+        if (e.attempt == 0) ++admitted_;
         break;
       case TaskEvent::Kind::started:
         ++running_;
         break;
       case TaskEvent::Kind::finished:
-        --running_;
+        running_ -= running_ > 0 ? 1 : 0;
         ++done_;
         break;
       case TaskEvent::Kind::failed:
-        --running_;
+        running_ -= running_ > 0 ? 1 : 0;
         ++failed_attempts_;
         if (e.final) ++failed_tasks_;
         break;
     }
-    if (!show_) return;
+    if (!show_ && every_s_ <= 0) return;
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(100) && done_ + failed_tasks_ < tasks_) return;
+    const auto gap = show_ ? std::chrono::milliseconds(100)
+                           : std::chrono::milliseconds(static_cast<std::int64_t>(every_s_ * 1000));
+    if (now - last_ < gap && done_ + failed_tasks_ < tasks_) return;
     last_ = now;
     const double elapsed = std::chrono::duration<double>(now - t0_).count();
     char eta[64] = "";
     if (predicted_s_ > 0)
       std::snprintf(eta, sizeof eta, ", predicted %s, ETA %s", human(predicted_s_).c_str(),
                     human(std::max(0.0, predicted_s_ - elapsed)).c_str());
-    std::fprintf(stderr, "\r%llu/%llu tasks done, %llu running, %llu failed attempts; %s elapsed%s   ",
-                 static_cast<unsigned long long>(done_), static_cast<unsigned long long>(tasks_),
-                 static_cast<unsigned long long>(running_), static_cast<unsigned long long>(failed_attempts_),
-                 human(elapsed).c_str(), eta);
+    const std::uint64_t ended = done_ + failed_tasks_ + running_;
+    const std::uint64_t pending = admitted_ > ended ? admitted_ - ended : 0;
+    std::fprintf(stderr,
+                 "%s%llu/%llu tasks done, %llu running, %llu pending, %llu failed (%llu failed attempts); %s "
+                 "elapsed%s%s",
+                 show_ ? "\r" : "", static_cast<unsigned long long>(done_),
+                 static_cast<unsigned long long>(tasks_), static_cast<unsigned long long>(running_),
+                 static_cast<unsigned long long>(pending), static_cast<unsigned long long>(failed_tasks_),
+                 static_cast<unsigned long long>(failed_attempts_), human(elapsed).c_str(), eta,
+                 show_ ? "   " : "\n");
   }
   void on_output(TaskId /*task*/, const std::string& text) override { outputs_.push_back(text); }
   void clear_line() const {
-    if (show_) std::fprintf(stderr, "\r%*s\r", 110, "");
+    if (show_) std::fprintf(stderr, "\r%*s\r", 130, "");
   }
   [[nodiscard]] const std::vector<std::string>& outputs() const { return outputs_; }
 
@@ -108,11 +134,25 @@ class Progress final : public RunObserver {
   }
   std::uint64_t tasks_;
   bool show_;
+  double every_s_;
   double predicted_s_;
   std::chrono::steady_clock::time_point t0_, last_;
-  std::uint64_t done_ = 0, running_ = 0, failed_attempts_ = 0, failed_tasks_ = 0;
+  std::uint64_t admitted_ = 0, done_ = 0, running_ = 0, failed_attempts_ = 0, failed_tasks_ = 0;
   std::vector<std::string> outputs_;
+  std::string header_;
 };
+
+// The simulator's makespan for the scenario as written (its modelled cluster); 0 when it cannot run it.
+double predict_makespan(const Scenario& s, const Plan& p, std::uint64_t seed) {
+  try {
+    sim::SimOptions so;
+    so.seed = seed;
+    const Trace t = sim::simulate(s, p, so);
+    return t.tasks_failed > 0 ? 0 : makespan_s(t);
+  } catch (const InputError&) {
+    return 0;
+  }
+}
 
 // The scenario on this machine as the simulator sees it: `--cluster local` with the local backend's
 // cores and memory. Its makespan is the prediction a local run shows; none (0) when the simulator
@@ -126,11 +166,7 @@ double predict_local_makespan(const SimulateArgs& args, std::uint64_t seed, cons
   if (lo.memory > 0) o.sets.push_back("cluster.node_pools[local].memory=" + std::to_string(lo.memory));
   try {
     const Scenario s = load_scenario_file(args.file, o);
-    const Plan p = Plan::unroll(s.pipeline);
-    sim::SimOptions so;
-    so.seed = seed;
-    const Trace t = sim::simulate(s, p, so);
-    return t.tasks_failed > 0 ? 0 : makespan_s(t) * lo.time_scale;
+    return predict_makespan(s, Plan::unroll(s.pipeline), seed) * lo.time_scale;
   } catch (const InputError&) {
     return 0;
   }
@@ -251,7 +287,29 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
   cmd->add_flag("--dry-run", args.dry_run,
                 "k8s: print the Jobs the run would create (a YAML stream for `kubectl apply -f -`) and exit; "
                 "no cluster is contacted");
-  cmd->add_option("--namespace", args.namespace_name, "k8s: the namespace of the Jobs (default: default)");
+  cmd->add_option("--namespace", args.namespace_name,
+                  "k8s: the namespace of the run's objects (default: the context's namespace; `default` for "
+                  "--dry-run)");
+  cmd->add_option("--kubeconfig", args.kubeconfig,
+                  "k8s: the kubeconfig file (default: $KUBECONFIG, a list merged as kubectl does, or "
+                  "~/.kube/config; in a pod without either, its service account)")
+      ->type_name("FILE");
+  cmd->add_option("--context", args.context, "k8s: the kubeconfig context to use (default: current-context)");
+  cmd->add_option("--qps", args.qps, "k8s: requests per second to the API server, sustained (default 50)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--burst", args.burst,
+                  "k8s: requests that may go at once after a quiet spell (default 100)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--resume", args.resume,
+                  "k8s: continue the run whose output directory this is, after its controller was stopped "
+                  "or killed: the same scenario, flags and run id (from its run.json); the Jobs and pods "
+                  "on the cluster say what is done, only what is missing is created")
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
+  cmd->get_option("file")->required(false);
+  cmd->add_flag("--keep", args.keep,
+                "k8s: leave the run's Jobs and pods on the cluster when it ends (delete them later with "
+                "`shardflow k8s cleanup RUN_ID`)");
   cmd->add_flag("--emulate", args.emulate,
                 "k8s: for the KWOK test cluster: steps without an image get a placeholder image, and each "
                 "pod carries its sampled duration and outcome as annotations (docs/k8s-backend.md)");
@@ -264,15 +322,70 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
       "  shardflow run scenarios/shard-preprocess-train.yaml --backend local \\\n"
       "      --overlay scenarios/local-overlays/shard-preprocess-train.yaml --time-scale 0.001\n"
       "  shardflow run scenarios/shard-preprocess-train.yaml            # = shardflow simulate\n"
+      "  shardflow run scenarios/shard-preprocess-train.yaml --backend k8s --kubeconfig kc.yaml \\\n"
+      "      --namespace ml --out out/live                               # on a live cluster\n"
       "The local backend honours dependencies, every parallelism limit and the CPU and memory requests\n"
       "against --cores and --memory; a task larger than that is an error before anything runs (exit 2).\n"
-      "Ctrl-C stops a run cleanly: running tasks are cancelled, the partial trace is written, exit 130.\n"
+      "Ctrl-C stops a run cleanly: running tasks are cancelled, the partial trace is written, exit 130\n"
+      "(k8s: the run's Jobs are left running; `shardflow k8s cleanup RUN_ID` deletes them).\n"
+      "k8s: a ConfigMap sf-RUN_ID owns the run's Jobs (and they their pods); a Job is created when its\n"
+      "dependencies are done and group limits allow; progress goes to stderr; the objects are deleted\n"
+      "when the run ends unless --keep. See docs/k8s-backend.md.\n"
       "Kernels are chosen by each step's `kernel:` (docs/scenario-format.md); a step without one sleeps\n"
       "for its sampled duration.");
   return cmd;
 }
 
+namespace {
+
+// The arguments of the run that `args.resume` (an output directory) continues, from its run.json.
+SimulateArgs resumed_args(const SimulateArgs& args) {
+  const std::filesystem::path file = std::filesystem::path(args.resume) / "run.json";
+  std::ifstream in(file);
+  nlohmann::json run;
+  try {
+    if (!in) throw std::runtime_error("cannot read it");
+    run = nlohmann::json::parse(in);
+    if (!run.contains("invocation")) throw std::runtime_error("it does not say how the run was started");
+  } catch (const std::exception& e) {
+    throw InputError({file.string(), 0, 0}, "",
+                     std::string("not the run.json of a `shardflow run --backend k8s`: ") + e.what());
+  }
+  if (run.value("state", "") == "finished")
+    throw InputError({"--resume " + args.resume, 0, 0}, "",
+                     "run " + run.value("run_id", "") + " finished already; nothing to resume");
+  if (!args.file.empty())
+    throw InputError({"--resume " + args.resume, 0, 0}, "",
+                     "give no scenario with --resume: the run's own (" + run["invocation"].value("file", "") +
+                         ") is used");
+  const nlohmann::json& inv = run["invocation"];
+  SimulateArgs a;
+  a.file = inv.value("file", "");
+  a.load.sets = inv.value("sets", std::vector<std::string>{});
+  a.load.overlays = inv.value("overlays", std::vector<std::string>{});
+  a.load.cluster = inv.value("cluster", "");
+  a.seed_text = std::to_string(run.value("seed", std::uint64_t{1}));
+  a.out_dir = args.resume;
+  a.quiet = args.quiet;
+  a.backend = "k8s";
+  a.emulate = run.value("emulate", false);
+  a.keep = run.value("kept", false) || args.keep;
+  a.namespace_name = run.value("namespace", "");
+  a.run_id = run.value("run_id", "");
+  a.kubeconfig = args.kubeconfig.empty() ? run.value("kubeconfig", "") : args.kubeconfig;
+  a.context = args.context.empty() ? run.value("context", "") : args.context;
+  a.qps = inv.value("qps", 50.0);
+  a.burst = inv.value("burst", 100);
+  a.resume_started_unix_ns = run.value("started_unix_ns", std::int64_t{0});
+  return a;
+}
+
+}  // namespace
+
 int run_simulate(const SimulateArgs& args) {
+  if (!args.resume.empty()) return run_simulate(resumed_args(args));  // always --backend k8s
+  if (args.file.empty())
+    throw InputError({"run", 0, 0}, "", "give a scenario file (or --resume DIR to continue a k8s run)");
   const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
   std::uint64_t seed = scenario.seed;
@@ -299,11 +412,16 @@ int run_simulate(const SimulateArgs& args) {
                        "applies to --backend local only (this run uses --backend " + args.backend + ")");
   }
   if (args.backend != "k8s") {
-    const char* flag = args.dry_run                       ? "--dry-run"
-                       : args.emulate                     ? "--emulate"
-                       : args.namespace_name != "default" ? "--namespace"
-                       : !args.run_id.empty()             ? "--run-id"
-                                                          : nullptr;
+    const char* flag = args.dry_run                   ? "--dry-run"
+                       : args.emulate                 ? "--emulate"
+                       : !args.namespace_name.empty() ? "--namespace"
+                       : !args.run_id.empty()         ? "--run-id"
+                       : !args.kubeconfig.empty()     ? "--kubeconfig"
+                       : !args.context.empty()        ? "--context"
+                       : args.keep                    ? "--keep"
+                       : args.qps != 50               ? "--qps"
+                       : args.burst != 100            ? "--burst"
+                                                      : nullptr;
     if (flag != nullptr)
       throw InputError({std::string(flag), 0, 0}, "",
                        "applies to --backend k8s only (this run uses --backend " + args.backend + ")");
@@ -316,7 +434,7 @@ int run_simulate(const SimulateArgs& args) {
       std::snprintf(id, sizeof id, "%08x", static_cast<unsigned>(std::random_device{}()));
       mo.run_id = id;
     }
-    mo.namespace_name = args.namespace_name;
+    mo.namespace_name = args.namespace_name.empty() ? "default" : args.namespace_name;
     mo.emulate = args.emulate;
     mo.seed = seed;
     std::cout << k8s::to_yaml_stream(k8s::job_manifests(scenario, plan, mo)) << std::flush;
@@ -324,13 +442,37 @@ int run_simulate(const SimulateArgs& args) {
   }
   lo.out_dir = out_dir_path(args.out_dir, scenario.name) / "commands";
   std::unique_ptr<Backend> backend;
+  k8s::ControllerOptions ko;
   if (args.backend == "sim") {
     backend = sim::make_backend();
   } else if (args.backend == "local") {
     backend = exec::make_local_backend(lo);
   } else {
-    throw InputError({"--backend k8s", 0, 0}, "",
-                     "the Kubernetes backend is not built yet; use --backend sim or --backend local");
+    ko.kubeconfig = args.kubeconfig;
+    ko.context = args.context;
+    ko.namespace_name = args.namespace_name;
+    ko.run_id = args.run_id;
+    if (ko.run_id.empty()) {
+      char id[9];
+      std::snprintf(id, sizeof id, "%08x", static_cast<unsigned>(std::random_device{}()));
+      ko.run_id = id;
+    }
+    ko.emulate = args.emulate;
+    ko.keep = args.keep;
+    ko.qps = args.qps;
+    ko.burst = args.burst;
+    ko.out_dir = out_dir_path(args.out_dir, scenario.name).string();
+    ko.resume_started_unix_ns = args.resume_started_unix_ns;
+    if (!args.quiet) ko.warn = [](const std::string& m) { std::fprintf(stderr, "k8s: %s\n", m.c_str()); };
+    std::vector<std::string> overlays;
+    for (const std::string& o : args.load.overlays) overlays.push_back(std::filesystem::absolute(o).string());
+    ko.invocation = {{"file", std::filesystem::absolute(args.file).string()},
+                     {"sets", args.load.sets},
+                     {"overlays", overlays},
+                     {"cluster", args.load.cluster},
+                     {"qps", args.qps},
+                     {"burst", args.burst}};
+    backend = k8s::make_backend(ko);
   }
   // Everything that can be wrong with the input is found before anything runs: the backend's checks,
   // then the output directory.
@@ -339,8 +481,16 @@ int run_simulate(const SimulateArgs& args) {
 
   const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
   const bool sim = args.backend == "sim";
-  const double predicted = sim || !tty ? 0 : predict_local_makespan(args, seed, lo);
-  Progress progress(plan.task_count(), tty && !sim, predicted);
+  const bool live = args.backend == "k8s";
+  const double predicted = sim || (!tty && !live) ? 0
+                           : live                 ? predict_makespan(scenario, plan, seed)
+                                                  : predict_local_makespan(args, seed, lo);
+  Progress progress(plan.task_count(), tty && !sim, predicted, live && !args.quiet ? 5 : 0);
+  if (live && !args.quiet)
+    progress.set_header("k8s run " + ko.run_id + ": " + std::to_string(plan.task_count()) +
+                        " tasks; the simulator predicts " +
+                        (predicted > 0 ? human_seconds(predicted) : "nothing (it cannot place every step)") +
+                        " on the scenario's cluster");
   RunOptions options;
   options.seed = seed;
   g_interrupted.store(false);
@@ -374,7 +524,8 @@ int run_simulate(const SimulateArgs& args) {
   if (!args.quiet) {
     char line[256];
     const std::string nodes =
-        sim ? std::to_string(trace.nodes.size()) + (trace.nodes.size() == 1 ? " node" : " nodes")
+        sim || live
+            ? std::to_string(trace.nodes.size()) + (trace.nodes.size() == 1 ? " node" : " nodes")
             : std::to_string(trace.nodes.empty() ? 0 : trace.nodes[0].cpu / 1000) + " cores of this machine";
     std::printf("%s %s (seed %llu): %llu tasks, %llu attempts on %s in %.*f %s of wall time\n",
                 sim ? "simulated" : "ran", scenario.name.c_str(), static_cast<unsigned long long>(seed),
@@ -382,6 +533,10 @@ int run_simulate(const SimulateArgs& args) {
                 static_cast<unsigned long long>(m.attempts), nodes.c_str(), wall < 1 ? 1 : 3,
                 wall < 1 ? wall * 1e3 : wall, wall < 1 ? "ms" : "s");
     if (interrupted) std::printf("  interrupted: what had not finished is recorded as cancelled\n");
+    if (live && (interrupted || args.keep))
+      std::printf("  k8s run %s: its objects are still on the cluster (shardflow k8s cleanup %s%s)\n",
+                  ko.run_id.c_str(), ko.run_id.c_str(),
+                  args.namespace_name.empty() ? "" : (" --namespace " + args.namespace_name).c_str());
     std::printf("  makespan     %s (%.3f s); critical path of what ran %s\n",
                 human_seconds(m.makespan_s).c_str(), m.makespan_s, human_seconds(m.critical_path_s).c_str());
     if (sim) std::printf("  cost         %.2f (price units per hour x node hours)\n", m.cost);
@@ -389,12 +544,31 @@ int run_simulate(const SimulateArgs& args) {
                 m.peak_cpu_utilization * 100);
     std::snprintf(line, sizeof line, "  queue wait   p50 %.3f s, p95 %.3f s, p99 %.3f s (%s)\n",
                   m.queue_wait_s.p50, m.queue_wait_s.p95, m.queue_wait_s.p99,
-                  sim ? "pod created -> bound" : "admitted -> CPU and memory reserved");
+                  sim || live ? "pod created -> bound" : "admitted -> CPU and memory reserved");
     std::fputs(line, stdout);
     std::printf("  retries      %llu; failed attempts %llu; tasks failed %llu\n",
                 static_cast<unsigned long long>(m.retries),
                 static_cast<unsigned long long>(m.failed_attempts),
                 static_cast<unsigned long long>(m.tasks_failed));
+    if (m.tasks_failed > 0) {
+      // The tasks that exhausted their retries: every attempt ended, none succeeded, the last one failed.
+      std::map<TaskId, const AttemptRecord*> last;
+      std::set<TaskId> ok;
+      for (const AttemptRecord& a : trace.attempts) {
+        if (a.outcome == Outcome::succeeded) ok.insert(a.task);
+        if (!last.count(a.task) || last[a.task]->attempt < a.attempt) last[a.task] = &a;
+      }
+      std::string names;
+      std::size_t n = 0;
+      for (const auto& [t, a] : last) {
+        if (ok.count(t) || a->outcome != Outcome::failed) continue;
+        if (++n <= 20)
+          names +=
+              (n == 1 ? "" : ", ") + plan.task_name(t) + " (" + std::to_string(a->attempt + 1) + " attempts)";
+      }
+      if (n > 20) names += ", and " + std::to_string(n - 20) + " more";
+      if (n > 0) std::printf("  failed tasks %s\n", names.c_str());
+    }
     for (const AttemptRecord& a : trace.attempts) {
       if (a.error == kNoError) continue;
       std::printf("  first error  %s attempt %u: %s\n", plan.task_name(a.task).c_str(), a.attempt,
@@ -402,8 +576,8 @@ int run_simulate(const SimulateArgs& args) {
       break;
     }
     for (const std::string& out : progress.outputs()) std::printf("  result       %s\n", out.c_str());
-    std::printf("wrote %s/{trace.json,trace.csv,metrics.json,metrics.csv,report.html%s}\n",
-                dir.string().c_str(), timeline ? ",timeline.json" : "");
+    std::printf("wrote %s/{%strace.json,trace.csv,metrics.json,metrics.csv,report.html%s}\n",
+                dir.string().c_str(), live ? "run.json," : "", timeline ? ",timeline.json" : "");
     if (!timeline)
       std::printf("(no timeline.json: %zu attempts, over the %zu that trace viewers load)\n",
                   trace.attempts.size(), kTimelineMaxAttempts);

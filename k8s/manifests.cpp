@@ -207,7 +207,7 @@ std::string dns_label(std::string_view text, std::size_t max) {
   return out + "-" + std::string(hash, 8);
 }
 
-std::vector<json> job_manifests(const Scenario& scenario, const Plan& plan, const ManifestOptions& o) {
+std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const ManifestOptions& o) {
   if (!is_label(o.run_id, 20))
     throw InputError({"--run-id " + o.run_id, 0, 0}, "",
                      "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter "
@@ -238,7 +238,7 @@ std::vector<json> job_manifests(const Scenario& scenario, const Plan& plan, cons
   const json disruption = json{{"type", "DisruptionTarget"}};
   const json rule = json{{"action", "Ignore"}, {"onPodConditions", json::array({disruption})}};
   const json failure_policy = json{{"rules", json::array({rule})}};
-  std::vector<json> jobs;
+  std::vector<RunJob> jobs;
   std::map<std::string, std::string> names;  // Job name -> the instance it names
   for (const Instance& in : instances) {
     const PlanStep& ps = plan.steps()[in.step];
@@ -301,7 +301,7 @@ std::vector<json> job_manifests(const Scenario& scenario, const Plan& plan, cons
         ann["shardflow.io/duration-ms"] = duration_ms(s.run_ns);
         if (s.fails) ann["shardflow.io/fail"] = "true";
       }
-      jobs.push_back(make_job(name, std::move(spec), std::move(ann), plan.task_name(t)));
+      jobs.push_back({make_job(name, std::move(spec), std::move(ann), plan.task_name(t)), {t}, false});
     };
 
     if (!ps.has_loop) {
@@ -340,10 +340,32 @@ std::vector<json> job_manifests(const Scenario& scenario, const Plan& plan, cons
       }
       std::string what = ps.path;
       if (!scope.empty()) what = scope + "/" + what;
-      jobs.push_back(make_job(dns_label(base), std::move(spec), std::move(ann), what));
+      jobs.push_back({make_job(dns_label(base), std::move(spec), std::move(ann), what), in.tasks, true});
     }
   }
   return jobs;
+}
+
+std::vector<json> job_manifests(const Scenario& scenario, const Plan& plan, const ManifestOptions& o) {
+  std::vector<json> out;
+  for (RunJob& j : run_jobs(scenario, plan, o)) out.push_back(std::move(j.manifest));
+  return out;
+}
+
+json run_owner_manifest(const ManifestOptions& o, const std::string& scenario_name) {
+  return json{{"apiVersion", "v1"},
+              {"kind", "ConfigMap"},
+              {"metadata",
+               {{"name", "sf-" + o.run_id}, {"namespace", o.namespace_name}, {"labels", labels(o, "run")}}},
+              {"data", {{"run-id", o.run_id}, {"scenario", scenario_name}}}};
+}
+
+void set_owner(json& object, const json& owner) {
+  const json& m = owner.at("metadata");
+  object["metadata"]["ownerReferences"] = json::array({json{{"apiVersion", owner.at("apiVersion")},
+                                                            {"kind", owner.at("kind")},
+                                                            {"name", m.at("name")},
+                                                            {"uid", m.at("uid")}}});
 }
 
 std::string to_yaml(const json& value) {

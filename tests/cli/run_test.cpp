@@ -64,11 +64,15 @@ TEST_CASE("cli: run --backend local refuses, before any work, what this machine 
         "--cores\n");
 }
 
-TEST_CASE("cli: run --backend k8s says it is not there yet", "[cli]") {
-  const Result r = run("run scenarios/argo-parallelism-limit.yaml --backend k8s");
+TEST_CASE("cli: run --backend k8s without a kubeconfig names the file it looked for", "[cli]") {
+  const Result r =
+      run("run scenarios/argo-parallelism-limit.yaml --backend k8s --kubeconfig /nonexistent/kc.yaml");
   CHECK(r.status == 2);
-  CHECK(r.err ==
-        "--backend k8s: the Kubernetes backend is not built yet; use --backend sim or --backend local\n");
+  CHECK(r.out.empty());
+  CHECK(r.err == "/nonexistent/kc.yaml: cannot open the file (No such file or directory)\n");
+  const Result k = run("run scenarios/argo-parallelism-limit.yaml --backend local --kubeconfig kc.yaml");
+  CHECK(k.status == 2);
+  CHECK(k.err == "--kubeconfig: applies to --backend k8s only (this run uses --backend local)\n");
 }
 
 TEST_CASE("cli: run rejects a bad --memory and an unknown --backend", "[cli]") {

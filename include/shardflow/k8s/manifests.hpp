@@ -44,6 +44,24 @@ struct ManifestOptions {
   std::uint64_t seed = 1;  // for the emulate annotations
 };
 
+/// One Job of a run and the Plan's tasks it runs: an Indexed Job's tasks by completion index, a plain
+/// Job's one task.
+struct RunJob {
+  nlohmann::json manifest;
+  std::vector<TaskId> tasks;
+  bool indexed = false;
+};
+
+/// The Jobs of a run with their tasks, in the order of the Plan's task ids (see job_manifests).
+std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const ManifestOptions& options);
+
+/// The object that owns a run: a ConfigMap `sf-<run id>` with the run's labels (shardflow.io/step: run).
+/// Every Job of the run names it as owner (set_owner), so deleting it deletes the run (the garbage
+/// collector removes the Jobs, and with them their pods).
+nlohmann::json run_owner_manifest(const ManifestOptions& options, const std::string& scenario_name);
+/// Makes `owner` (an object as the API server returned it: with its uid) the owner of `object`.
+void set_owner(nlohmann::json& object, const nlohmann::json& owner);
+
 /// The Jobs of a run, in the order of the Plan's task ids. Throws InputError for a step without an image
 /// (unless emulate), a bad run id or namespace, two instances whose names collide, and a {{item.KEY}}
 /// that an item lacks.

@@ -1,0 +1,186 @@
+// `shardflow k8s cleanup` and `shardflow k8s status`: what a Kubernetes run left on the cluster.
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/trace.hpp>
+#include <shardflow/k8s/client.hpp>
+#include <shardflow/k8s/controller.hpp>
+
+#include "commands.hpp"
+
+namespace shardflow::cli {
+namespace {
+
+using nlohmann::json;
+
+void add_cluster_options(CLI::App* cmd, K8sArgs& args) {
+  cmd->add_option("--kubeconfig", args.kubeconfig,
+                  "The kubeconfig file (default: $KUBECONFIG or ~/.kube/config; for status: the run's)")
+      ->type_name("FILE");
+  cmd->add_option("--context", args.context,
+                  "The kubeconfig context (default: current-context; for status: the run's)");
+  cmd->add_option("--namespace", args.namespace_name,
+                  "The run's namespace (default: the context's; for status: the run's)");
+}
+
+std::string local_time(std::int64_t unix_ns) {
+  const std::time_t t = static_cast<std::time_t>(unix_ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+int cleanup(const K8sArgs& args) {
+  if (args.all == !args.run_id.empty())
+    throw InputError({"k8s cleanup", 0, 0}, "", "give a RUN_ID or --all (not both)");
+  const k8s::Credentials creds = k8s::credentials_for(args.kubeconfig, args.context);
+  const std::string ns = args.namespace_name.empty() ? creds.namespace_name : args.namespace_name;
+  k8s::Client api(creds);
+  const std::string what = args.all ? "every shardflow run" : "run " + args.run_id;
+  const k8s::CleanupResult r =
+      k8s::delete_run(api, ns, args.run_id, args.foreground ? "Foreground" : "Background", !args.no_wait,
+                      Duration::from_ms(static_cast<std::int64_t>(args.timeout_s * 1000)));
+  std::printf("%s in namespace %s: deleted %zu object%s (%s propagation)", what.c_str(), ns.c_str(),
+              r.deleted, r.deleted == 1 ? "" : "s", args.foreground ? "foreground" : "background");
+  if (args.no_wait) {
+    std::printf("; the garbage collector removes their Jobs and pods\n");
+    return 0;
+  }
+  if (r.left == 0) {
+    std::printf("; nothing with its label is left\n");
+    return 0;
+  }
+  std::printf("; %zu objects with its label are still there after %.0f s\n", r.left, args.timeout_s);
+  return 1;
+}
+
+int status(const K8sArgs& args) {
+  const std::filesystem::path dir(args.dir);
+  std::ifstream in(dir / "run.json");
+  if (!in)
+    throw InputError({(dir / "run.json").string(), 0, 0}, "",
+                     "no run.json here: not the output directory of `shardflow run --backend k8s`");
+  json run;
+  try {
+    run = json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError({(dir / "run.json").string(), 0, 0}, "", std::string("not JSON: ") + e.what());
+  }
+  const std::string id = run.value("run_id", ""), ns0 = run.value("namespace", "");
+  const std::string state = run.value("state", "running");
+  std::printf("run %s (scenario %s, seed %llu%s) in namespace %s of %s\n", id.c_str(),
+              run.value("scenario", "").c_str(), static_cast<unsigned long long>(run.value("seed", 0ULL)),
+              run.value("emulate", false) ? ", emulated" : "", ns0.c_str(), run.value("server", "").c_str());
+  std::printf("  controller   %s; started %s",
+              state == "running" ? "running (or killed: no end recorded)" : state.c_str(),
+              local_time(run.value("started_unix_ns", 0LL)).c_str());
+  if (run.contains("finished_unix_ns"))
+    std::printf(
+        ", ended %s (%.1f s), %llu API requests",
+        local_time(run["finished_unix_ns"].get<std::int64_t>()).c_str(),
+        static_cast<double>(run["finished_unix_ns"].get<std::int64_t>() - run.value("started_unix_ns", 0LL)) /
+            1e9,
+        static_cast<unsigned long long>(run.value("api_requests", 0ULL)));
+  std::printf("\n");
+  if (std::ifstream t(dir / "trace.json"); t) {
+    const Trace trace = read_trace_json(t, (dir / "trace.json").string());
+    std::map<std::string, int> outcomes;
+    for (const AttemptRecord& a : trace.attempts) ++outcomes[to_string(a.outcome)];
+    std::string o;
+    for (const auto& [k, n] : outcomes) o += (o.empty() ? "" : ", ") + std::to_string(n) + " " + k;
+    std::printf("  trace        %zu attempts (%s); %llu tasks failed\n", trace.attempts.size(), o.c_str(),
+                static_cast<unsigned long long>(trace.tasks_failed));
+  }
+
+  const std::string kubeconfig = args.kubeconfig.empty() ? run.value("kubeconfig", "") : args.kubeconfig;
+  const std::string context = args.context.empty() ? run.value("context", "") : args.context;
+  const std::string ns = args.namespace_name.empty() ? ns0 : args.namespace_name;
+  k8s::Client api(k8s::credentials_for(kubeconfig, context));
+  const std::string sel = "?labelSelector=shardflow.io%2Frun%3D" + id;
+  const json jobs = api.get("/apis/batch/v1/namespaces/" + ns + "/jobs" + sel);
+  const json pods = api.get("/api/v1/namespaces/" + ns + "/pods" + sel);
+  int complete = 0, failed = 0, other = 0;
+  for (const json& j : jobs.value("items", json::array())) {
+    std::string cond;
+    for (const json& c : j["status"].value("conditions", json::array()))
+      if (c.value("status", "") == "True" &&
+          (c.value("type", "") == "Complete" || c.value("type", "") == "Failed"))
+        cond = c.value("type", "");
+    (cond == "Complete" ? complete : cond == "Failed" ? failed : other)++;
+  }
+  std::map<std::string, int> phases;
+  for (const json& p : pods.value("items", json::array())) ++phases[p["status"].value("phase", "Unknown")];
+  std::string ph;
+  for (const auto& [k, n] : phases) ph += (ph.empty() ? "" : ", ") + std::to_string(n) + " " + k;
+  const std::size_t njobs = jobs.value("items", json::array()).size();
+  if (njobs == 0 && phases.empty()) {
+    std::printf("  cluster      nothing with the label shardflow.io/run=%s is left\n", id.c_str());
+    return 0;
+  }
+  std::printf("  cluster      %zu Jobs (%d complete, %d failed, %d running); pods: %s\n", njobs, complete,
+              failed, other, ph.empty() ? "none" : ph.c_str());
+  if (run.value("objects_deleted", false)) {
+    std::printf(
+        "               the run deleted its owner when it ended: the garbage collector is removing "
+        "these\n");
+    return 0;
+  }
+  std::printf("               delete them with: shardflow k8s cleanup %s --namespace %s\n", id.c_str(),
+              ns.c_str());
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_k8s_command(CLI::App& app, K8sArgs& args) {
+  auto* cmd = app.add_subcommand("k8s",
+                                 "What Kubernetes runs left on a cluster: delete them (cleanup), or "
+                                 "show a run's state (status)");
+  cmd->require_subcommand(1);
+  auto* cl = cmd->add_subcommand(
+      "cleanup",
+      "Delete a run's objects: its owner ConfigMap sf-RUN_ID (the garbage collector then deletes its Jobs "
+      "and their pods) and any Job of the run without an owner; then wait until nothing with the run's "
+      "label shardflow.io/run=RUN_ID is left");
+  cl->add_option("run_id", args.run_id,
+                 "The run's id (printed by `shardflow run --backend k8s`, in run.json)");
+  cl->add_flag("--all", args.all,
+               "Every shardflow run of the namespace (label app.kubernetes.io/managed-by=shardflow)");
+  cl->add_flag("--foreground", args.foreground,
+               "Foreground propagation: each owner goes only after its Jobs and pods are gone (default: "
+               "Background, the owner goes at once and the garbage collector follows)");
+  cl->add_flag("--no-wait", args.no_wait, "Return once the deletes are sent");
+  cl->add_option("--timeout", args.timeout_s, "Seconds to wait for the objects to go (default 120)")
+      ->check(CLI::PositiveNumber);
+  add_cluster_options(cl, args);
+  cl->footer(
+      "Examples:\n  shardflow k8s cleanup 3f2a9c1e --namespace ml\n  shardflow k8s cleanup --all\n"
+      "Exit status: 0 nothing of the run is left (or --no-wait), 1 objects remain after --timeout, 2 bad "
+      "input.");
+  auto* st = cmd->add_subcommand(
+      "status",
+      "A run's state: from its output directory (run.json, trace.json) and from the API server (its "
+      "Jobs and pods now)");
+  st->add_option("dir", args.dir, "The run's output directory (--out of `shardflow run --backend k8s`)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  add_cluster_options(st, args);
+  st->footer("Example:\n  shardflow k8s status out/shard-preprocess-train");
+  return cmd;
+}
+
+int run_k8s_command(CLI::App& cmd, const K8sArgs& args) {
+  if (cmd.get_subcommand("cleanup")->parsed()) return cleanup(args);
+  return status(args);
+}
+
+}  // namespace shardflow::cli

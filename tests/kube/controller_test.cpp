@@ -1,0 +1,84 @@
+// `shardflow run --backend k8s` against bad input, with the fake API server (fake_apiserver.py): each
+// problem is one line on stderr and a non-zero exit, and the token is never in the output.
+#include <catch2/catch.hpp>
+
+#include "cli/cli_helpers.hpp"
+#include "kube_helpers.hpp"
+
+using namespace shardflow;
+using namespace shardflow::kubetest;
+
+namespace {
+
+std::string kubeconfig(const std::string& server, const std::string& ca_pem, const std::string& token) {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: fake\nclusters:\n- name: fake\n  cluster:\n"
+         "    server: " +
+         server + "\n    certificate-authority-data: " + base64(ca_pem) +
+         "\ncontexts:\n- name: fake\n  context: {cluster: fake, user: u}\nusers:\n- name: u\n  user:\n"
+         "    token: " +
+         token + "\n";
+}
+
+// One line on stderr containing `want`, nothing on stdout, exit `status`, the token nowhere.
+void check_error(const clitest::Result& r, int status, const std::string& want) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == status);
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find(want) != std::string::npos);
+  CHECK(r.err.find(kToken) == std::string::npos);
+  CHECK(r.out.find(kToken) == std::string::npos);
+}
+
+const std::string kScenario = std::string(SHARDFLOW_SOURCE_DIR) + "/tests/kube/scenarios/nested.yaml";
+
+}  // namespace
+
+TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without the token", "[kube]") {
+  const fs::path dir = scratch("controller-bad");
+  const Certs certs(dir);
+  FakeServer server(certs);
+  const std::string run =
+      "run '" + kScenario + "' --backend k8s --emulate -q --out '" + (dir / "o").string() + "'";
+  const std::string kc = (dir / "kc.yaml").string();
+
+  SECTION("unreachable server") {
+    write(kc, kubeconfig("https://127.0.0.1:1", certs.server_pem, kToken));
+    check_error(
+        clitest::run(run + " --kubeconfig '" + kc + "'"), 1,
+        "cannot reach the cluster at https://127.0.0.1:1 (context fake): GET /api/v1/namespaces/default:");
+  }
+  SECTION("a context the kubeconfig does not have") {
+    write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "' --context prod"), 2, "prod");
+  }
+  SECTION("a CA that did not sign the server's certificate") {
+    write(kc, kubeconfig(server.url(), certs.other_pem, kToken));
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "'"), 1,
+                "TLS: the server's certificate was not verified");
+  }
+  SECTION("a wrong token") {
+    write(kc, kubeconfig(server.url(), certs.server_pem, "not-the-token"));
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "'"), 2,
+                "refused the credentials (401 Unauthorized");
+  }
+  SECTION("a namespace that does not exist") {
+    write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "' --namespace ml"), 2,
+                "--namespace ml: namespace ml does not exist in the cluster at " + server.url() +
+                    " (context fake) (kubectl create namespace ml)");
+  }
+  SECTION("a step no node can hold (the fake's nodes have nothing allocatable)") {
+    write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+    server.script(
+        "/api/v1/namespaces/default",
+        nlohmann::json::array(
+            {{{"status", 200}, {"body", {{"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}}}}));
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "'"), 2,
+                "nested.yaml:11:11: pipeline.steps[0].steps[0].resources: step prep asks for 1 CPUs, 1Gi of "
+                "memory and 0 GPUs; no node of the cluster can hold it (the largest has 0 CPUs");
+  }
+  // Nothing was created on the server (every check comes first).
+  const nlohmann::json log = server.control("GET", "/_log");
+  for (const auto& r : log["requests"]) CHECK(r["method"] != "POST");
+}

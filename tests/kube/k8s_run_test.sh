@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# CTest (label k8s): `shardflow run --backend k8s` end to end against the real control plane of
+# tools/k8s-testenv (20 KWOK nodes with 4 GPUs each, labelled accel=a100). Scenarios: tests/kube/scenarios.
+#   a. the seed scenario's shape (200 shards at most 20 at once, fan-in, a sweep of 3 on GPU nodes) and a
+#      looped group with group parallelism run to completion under --emulate and hold their limits
+#      (k8s_run_check.py reads the traces);
+#   b. retries: the indexes sampled to fail are retried up to the limit, the run names exactly those
+#      (exit 1), the trace has every attempt, the API server has one pod per attempt;
+#   c. cleanup: after a run nothing with its label is left; after a --keep run, `k8s cleanup` leaves
+#      nothing; `k8s status` tells both states;
+#   e. resume: the controller is killed (SIGKILL) in the middle of a loop; `run --resume DIR` finishes
+#      the run, and each index completed exactly once (trace and API server);
+#   f. faults: through tools/k8s-testenv/faultproxy (429 with Retry-After, 500, 503, watch streams cut in
+#      the middle of an event, a 410 Gone on a watch) the nested run finishes with the same tasks done;
+#      API requests per task of the runs are printed (run.json's count; the proxy's count);
+#   d. bad input on the real server: a namespace that does not exist, a step no node can hold, a wrong
+#      token (one error line each, non-zero exit, the token never printed).
+# Usage: k8s_run_test.sh SHARDFLOW_EXE SOURCE_DIR
+set -euo pipefail
+exe=$1
+src=$2
+name="k8sb-run-$$"
+testenv="$src/tools/k8s-testenv"
+work=$(mktemp -d)
+proxy_pid=
+cleanup() {
+  [ -z "$proxy_pid" ] || kill "$proxy_pid" 2>/dev/null || true
+  "$testenv/down" --name "$name" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+kc=$("$testenv/up" --name "$name" --nodes 20 --cpu 16 --memory 64Gi --gpu 4 --label accel=a100 | tail -1)
+kubectl=("$("$testenv/build")/kubectl" --kubeconfig "$kc")
+check="python3 $src/tests/kube/k8s_run_check.py"
+scen="$src/tests/kube/scenarios"
+run() { "$exe" run "$@" --backend k8s --emulate --kubeconfig "$kc"; }
+# Nothing with the label $1 in the namespace, within 60 s (the garbage collector works in the background).
+gone() {
+  for _ in $(seq 120); do
+    left=$("${kubectl[@]}" get jobs,pods,configmaps -l "shardflow.io/run=$1" -o name 2>/dev/null | wc -l)
+    [ "$left" = 0 ] && return 0
+    sleep 0.5
+  done
+  echo "FAIL: $left objects of run $1 are left:"; "${kubectl[@]}" get jobs,pods,configmaps -l "shardflow.io/run=$1"
+  return 1
+}
+
+# a. The seed shape and the nested shape.
+"${kubectl[@]}" get nodes -o json >"$work/nodes.json"
+t0=$SECONDS
+run "$scen/seed-shape.yaml" --run-id seed --out "$work/seed" >"$work/seed.out" 2>"$work/seed.err" ||
+  { echo "FAIL: seed-shape exit $?"; cat "$work/seed.out" "$work/seed.err"; exit 1; }
+echo "ok seed-shape ran in $((SECONDS - t0)) s: $(grep -m1 makespan "$work/seed.out")"
+grep -q "tasks done" "$work/seed.err" || { echo "FAIL: no progress line on stderr"; exit 1; }
+$check seed-shape "$work/seed/trace.json" "$work/nodes.json"
+for f in trace.json trace.csv metrics.json metrics.csv timeline.json run.json; do
+  [ -s "$work/seed/$f" ] || { echo "FAIL: no $f"; exit 1; }
+done
+run "$scen/nested.yaml" --run-id nested --out "$work/nested" >"$work/nested.out" 2>&1 ||
+  { echo "FAIL: nested exit $?"; cat "$work/nested.out"; exit 1; }
+$check nested "$work/nested/trace.json"
+
+# c (first half). A finished run leaves nothing.
+gone seed && gone nested && echo "ok after the runs, nothing with their labels is left (jobs, pods, configmaps)"
+
+# b. Retries: the indexes whose sampled attempt 0 fails (the emulated pods fail on every attempt).
+fails=$("$exe" run "$scen/retries.yaml" --backend k8s --dry-run --emulate --run-id x |
+        sed -n 's/.*shardflow.io\/fail-indexes: "\(.*\)"/\1/p')
+[ -n "$fails" ] || { echo "FAIL: the retries scenario samples no failure"; exit 1; }
+set +e
+run "$src/tests/kube/scenarios/retries.yaml" --run-id retries --keep --out "$work/retries" >"$work/retries.out" 2>&1
+rc=$?
+set -e
+[ $rc = 1 ] || { echo "FAIL: retries exit $rc, want 1"; cat "$work/retries.out"; exit 1; }
+want=$(tr ',' '\n' <<<"$fails" | sed 's/.*/flaky[&] (3 attempts)/' | paste -sd, | sed 's/,/, /g')
+got=$(sed -n 's/^  failed tasks //p' "$work/retries.out")
+[ "$got" = "$want" ] || { echo "FAIL: failed tasks \"$got\", want \"$want\""; cat "$work/retries.out"; exit 1; }
+echo "ok retries: exit 1, the run names exactly the exhausted indexes: $got"
+$check retries "$work/retries/trace.json" "$fails"
+pods=$("${kubectl[@]}" get pods -l shardflow.io/run=retries -o name | wc -l)
+attempts=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['attempts']))" "$work/retries/trace.json")
+[ "$pods" = "$attempts" ] || { echo "FAIL: $pods pods on the API server, $attempts attempts in the trace"; exit 1; }
+echo "ok the API server has one pod per attempt of the trace ($pods)"
+
+# c (second half). A kept run is there until `k8s cleanup`; `k8s status` tells both.
+"$exe" k8s status "$work/retries" >"$work/status1.out"
+grep -q "cluster .* Jobs" "$work/status1.out" || { echo "FAIL: status of a kept run:"; cat "$work/status1.out"; exit 1; }
+"$exe" k8s cleanup retries --kubeconfig "$kc" >"$work/cleanup.out"
+grep -q "nothing with its label is left" "$work/cleanup.out" || { echo "FAIL: cleanup said:"; cat "$work/cleanup.out"; exit 1; }
+gone retries
+"$exe" k8s status "$work/retries" >"$work/status2.out"
+grep -q "nothing with the label shardflow.io/run=retries is left" "$work/status2.out" ||
+  { echo "FAIL: status after cleanup:"; cat "$work/status2.out"; exit 1; }
+echo "ok k8s cleanup retries: nothing with its label is left (checked with kubectl); k8s status says so"
+
+# e. Resume after SIGKILL in the middle of the loop.
+run "$scen/resume.yaml" --run-id resume --keep --out "$work/resume" >"$work/resume1.out" 2>&1 &
+pid=$!
+n=0
+for _ in $(seq 240); do
+  n=$("${kubectl[@]}" get pods -l shardflow.io/run=resume --field-selector=status.phase=Succeeded -o name | wc -l)
+  [ "$n" -ge 15 ] && break
+  sleep 0.25
+done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+[ "$n" -ge 15 ] && [ "$n" -lt 60 ] || { echo "FAIL: $n shards done when the controller was killed"; exit 1; }
+echo "ok controller killed (SIGKILL) with $n of 60 shards done"
+sleep 2  # the Job controller goes on without it
+"$exe" run --resume "$work/resume" >"$work/resume2.out" 2>&1 || { echo "FAIL: resume exit $?"; cat "$work/resume2.out"; exit 1; }
+echo "ok run --resume: $(grep -m1 '^ran' "$work/resume2.out")"
+"${kubectl[@]}" get pods -l shardflow.io/run=resume -o json >"$work/resume-pods.json"
+$check resume "$work/resume/trace.json" "$work/resume-pods.json"
+jobs=$("${kubectl[@]}" get jobs -l shardflow.io/run=resume -o name | wc -l)
+[ "$jobs" = 2 ] || { echo "FAIL: $jobs Jobs for the resumed run, want 2 (shards, merge)"; exit 1; }
+"$exe" k8s cleanup resume --kubeconfig "$kc" >/dev/null
+gone resume && echo "ok resumed run: 2 Jobs, each made once; cleaned up"
+
+# f. Faults between the client and the API server.
+(
+  # shellcheck source=../../tools/k8s-testenv/lib.sh
+  source "$testenv/lib.sh"
+  ensure_go
+  cd "$testenv/faultproxy" && "${GO[@]}" build -o "$work/faultproxy" .
+)
+field() { sed -n "s/^ *$1: //p" "$kc" | head -1; }
+"$work/faultproxy" -upstream "$(field server)" -ca "$(field certificate-authority)" \
+  -cert "$(field client-certificate)" -key "$(field client-key)" \
+  -every-429 5 -every-500 7 -every-503 11 -cut-watch-every 2 -gone-watch 3 >"$work/proxy.out" 2>"$work/proxy.err" &
+proxy_pid=$!
+for _ in $(seq 100); do grep -q '^PORT ' "$work/proxy.out" && break; sleep 0.1; done
+port=$(sed -n 's/^PORT //p' "$work/proxy.out")
+[ -n "$port" ] || { echo "FAIL: faultproxy did not start"; cat "$work/proxy.err"; exit 1; }
+printf '%s\n' "apiVersion: v1" "kind: Config" "current-context: proxy" \
+  "clusters: [{name: proxy, cluster: {server: \"http://127.0.0.1:$port\"}}]" \
+  "contexts: [{name: proxy, context: {cluster: proxy, user: none}}]" "users: [{name: none, user: {}}]" \
+  >"$work/proxy.kubeconfig"
+"$exe" run "$scen/nested.yaml" --backend k8s --emulate --kubeconfig "$work/proxy.kubeconfig" --run-id faults \
+  --out "$work/faults" >"$work/faults.out" 2>&1 || { echo "FAIL: exit $? through the proxy"; cat "$work/faults.out"; exit 1; }
+$check nested "$work/faults/trace.json"
+python3 - "$work/nested/trace.json" "$work/faults/trace.json" "$(curl -s "http://127.0.0.1:$port/_stats")" <<'PY'
+import json, sys
+done = lambda f: sorted((a["task"], a["item"]) for a in json.load(open(f))["attempts"] if a["outcome"] == "succeeded")
+if done(sys.argv[1]) != done(sys.argv[2]):
+    sys.exit("FAIL: the tasks done through the proxy differ from those done without faults")
+stats = json.loads(sys.argv[3])
+for k in ("429", "500", "503", "watch-cut", "watch-410"):
+    if stats["injected"].get(k, 0) < 1:
+        sys.exit("FAIL: no %s injected: %s" % (k, stats))
+print("ok through the fault proxy the same %d tasks succeeded; injected %s; %d requests (%d watches) "
+      "at the proxy" % (len(done(sys.argv[2])), stats["injected"], stats["requests"], stats["watches"]))
+PY
+kill "$proxy_pid"
+proxy_pid=
+for r in seed nested faults; do
+  python3 - "$work/$r/run.json" "$work/$r/trace.json" "$r" <<'PY'
+import json, sys
+run, trace = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+tasks = len({a["task"] for a in trace["attempts"]})
+print("ok requests %s: %d API requests for %d tasks (%.2f per task), %d re-lists" %
+      (sys.argv[3], run["api_requests"], tasks, run["api_requests"] / tasks, run["relists"]))
+PY
+done
+
+# d. Bad input against the real server: one line on stderr, exit 2, the token never printed.
+bad() {  # bad WANT_TEXT ARGS...: the run must fail with exit 2 and one stderr line containing WANT_TEXT
+  local want=$1; shift
+  set +e
+  "$exe" run "$@" --backend k8s --emulate --out "$work/bad" >"$work/bad.out" 2>"$work/bad.err"
+  local rc=$?
+  set -e
+  [ $rc = 2 ] || { echo "FAIL: exit $rc for $*"; cat "$work/bad.out" "$work/bad.err"; exit 1; }
+  grep -v "^k8s run " "$work/bad.err" >"$work/bad.lines" || true
+  [ "$(wc -l <"$work/bad.lines")" = 1 ] && grep -qF "$want" "$work/bad.lines" ||
+    { echo "FAIL: for $*, stderr:"; cat "$work/bad.err"; exit 1; }
+  echo "ok $(cat "$work/bad.lines")"
+}
+bad "namespace nowhere does not exist" "$scen/nested.yaml" --kubeconfig "$kc" --namespace nowhere
+bad "no node of the cluster with labels accel=a100 can hold it" "$scen/nested.yaml" --kubeconfig "$kc" \
+  --set 'pipeline.steps[0].steps[0].resources={cpu: 64, memory: 1Gi}' \
+  --set 'pipeline.steps[0].steps[0].node_selector={accel: a100}' --set 'cluster.node_pools[kwok].cpu=64'
+token="wrong-T0KEN-$$-secret"
+sed -e '/client-certificate/d' -e '/client-key/d' -e "s|^  user:|  user:\n    token: $token|" "$kc" >"$work/bad-token.kubeconfig"
+bad "refused the credentials" "$scen/nested.yaml" --kubeconfig "$work/bad-token.kubeconfig"
+if grep -rqF "$token" "$work"/*.out "$work"/*.err "$work"/bad 2>/dev/null; then
+  echo "FAIL: the token was printed or written"; exit 1
+fi
+echo "ok the token appears in no output and no output file"
+echo "PASS"

@@ -1,0 +1,3 @@
+module shardflow.local/faultproxy
+
+go 1.26.0

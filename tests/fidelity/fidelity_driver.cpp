@@ -349,10 +349,20 @@ int predict(const Args& a) {
   for (std::size_t i = 0; i < plan.steps().size(); ++i)
     steps[plan.steps()[i].path] = stats.step_done[i] == kNever ? -1.0 : stats.step_done[i].seconds();
   SimTime last = SimTime::zero();
-  for (const AttemptRecord& r : t.attempts) last = std::max(last, r.finished);
-  std::cout
-      << json{{"steps", steps}, {"last_pod_end", last.seconds()}, {"attempts", t.attempts.size()}}.dump()
-      << std::endl;
+  std::map<std::string, std::set<std::uint32_t>> first_failed, later_succeeded;
+  for (const AttemptRecord& r : t.attempts) {
+    last = std::max(last, r.finished);
+    const std::string& step = plan.steps()[r.step].path;
+    if (r.attempt == 0 && r.outcome == Outcome::failed) first_failed[step].insert(r.item);
+    if (r.attempt > 0 && r.outcome == Outcome::succeeded) later_succeeded[step].insert(r.item);
+  }
+  std::cout << json{{"steps", steps},
+                    {"last_pod_end", last.seconds()},
+                    {"attempts", t.attempts.size()},
+                    {"first_attempt_failed", first_failed},
+                    {"retry_succeeded", later_succeeded}}
+                   .dump()
+            << std::endl;
   return 0;
 }
 

@@ -19,12 +19,15 @@
 //     with, per step, the items whose first attempt failed and those whose first attempt failed but a
 //     later one succeeded (a KWOK pod given shardflow.io/fail-indexes fails on every attempt).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -286,12 +289,105 @@ int place(const Args& a) {
   return matched == a.pods ? 0 : 1;
 }
 
+// Receive times of a Job's pod events, and what they say about the control plane's latencies.
+class PodTimes {
+ public:
+  using Clock = std::chrono::steady_clock;
+  void seen(const json& ev) {
+    if (!ev.contains("object") || !ev["object"].contains("metadata")) return;
+    const json& p = ev["object"];
+    const auto now = Clock::now();
+    const std::lock_guard lock(mu_);
+    Pod& pod = pods_[p["metadata"].value("name", "")];
+    if (!pod.created) pod.created = now;
+    if (!pod.bound && p.contains("spec") && !p["spec"].value("nodeName", "").empty()) pod.bound = now;
+    const std::string phase = p.contains("status") ? p["status"].value("phase", "") : "";
+    if (!pod.running && phase == "Running") pod.running = now;
+    if (!pod.ended && (phase == "Succeeded" || phase == "Failed")) pod.ended = now;
+  }
+  /// Medians in milliseconds: creation to bound, bound to Running, a pod's end to the creation of the
+  /// next pod (pods created after some pod ended: the Job controller's refill), the last end to `end`.
+  json summary(Clock::time_point end) {
+    const std::lock_guard lock(mu_);
+    std::vector<double> bind, run, refill;
+    std::optional<Clock::time_point> last_end;
+    for (const auto& [name, p] : pods_) {
+      if (p.created && p.bound) bind.push_back(ms(*p.bound - *p.created));
+      if (p.bound && p.running) run.push_back(ms(*p.running - *p.bound));
+      if (p.ended && (!last_end || *p.ended > *last_end)) last_end = p.ended;
+      std::optional<Clock::time_point> before;
+      for (const auto& [other, q] : pods_)
+        if (q.ended && *q.ended < *p.created && (!before || *q.ended > *before)) before = q.ended;
+      if (before) refill.push_back(ms(*p.created - *before));
+    }
+    // The first wave (pods created before any pod ended): how fast kube-scheduler binds a burst.
+    std::optional<Clock::time_point> first_end, first_bound, last_bound;
+    for (const auto& [name, p] : pods_)
+      if (p.ended && (!first_end || *p.ended < *first_end)) first_end = p.ended;
+    std::size_t wave = 0;
+    double first_bind = -1;
+    for (const auto& [name, p] : pods_) {
+      if (!p.created || !p.bound || (first_end && *p.created > *first_end)) continue;
+      ++wave;
+      if (first_bind < 0 || ms(*p.bound - *p.created) < first_bind) first_bind = ms(*p.bound - *p.created);
+      if (!first_bound || *p.bound < *first_bound) first_bound = p.bound;
+      if (!last_bound || *p.bound > *last_bound) last_bound = p.bound;
+    }
+    const auto least = [](const std::vector<double>& v) {
+      return v.empty() ? -1.0 : *std::min_element(v.begin(), v.end());
+    };
+    return {{"first_wave_pods", wave},
+            {"min_created_to_bound", least(bind)},
+            {"min_bound_to_running", least(run)},
+            {"first_wave_min_bind", first_bind},
+            {"first_wave_bind_per_pod",
+             wave > 1 ? ms(*last_bound - *first_bound) / static_cast<double>(wave - 1) : -1.0},
+            {"created_to_bound", median(bind)},
+            {"bound_to_running", median(run)},
+            {"end_to_next_created", median(refill)},
+            {"last_end_to_condition", last_end ? ms(end - *last_end) : -1.0},
+            {"pods_seen", pods_.size()}};
+  }
+
+ private:
+  struct Pod {
+    std::optional<Clock::time_point> created, bound, running, ended;
+  };
+  static double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+  static double median(std::vector<double> v) {
+    if (v.empty()) return -1;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  }
+  std::mutex mu_;
+  std::map<std::string, Pod> pods_;
+};
+
 int run_job(const Args& a) {
   std::ifstream in(a.manifest);
   if (!in) throw std::runtime_error("cannot read " + a.manifest);
   const json job = json::parse(in);
   k8s::Client api(k8s::load_kubeconfig(a.kubeconfig, ""));
   const std::string base = "/apis/batch/v1/namespaces/" + a.ns + "/jobs";
+  // The Job's pods as seen by a watch: when each was created, bound, Running and ended (receive times).
+  PodTimes pods;
+  std::atomic<bool> stop{false};
+  const std::string pod_path = "/api/v1/namespaces/" + a.ns + "/pods";
+  const std::string selector = "labelSelector=job-name%3D" + job["metadata"]["name"].get<std::string>();
+  const std::string pods_rv = api.get(pod_path + "?" + selector)["metadata"]["resourceVersion"];
+  std::thread watcher([&] {
+    try {
+      api.watch(
+          pod_path + "?" + selector + "&resourceVersion=" + pods_rv,
+          [&](const json& ev) {
+            pods.seen(ev);
+            return true;
+          },
+          &stop);
+    } catch (const std::exception& e) {
+      std::cerr << "pod watch: " << e.what() << "\n";
+    }
+  });
   const auto t0 = std::chrono::steady_clock::now();
   const json created = api.create(base, job);
   const auto t1 = std::chrono::steady_clock::now();
@@ -334,6 +430,10 @@ int run_job(const Args& a) {
       finished(now);
     }
   }
+  const auto t_end = std::chrono::steady_clock::now();
+  stop = true;
+  watcher.join();
+  result["latencies_ms"] = pods.summary(t_end);
   std::cout << result.dump() << std::endl;
   return 0;
 }

@@ -1,8 +1,9 @@
 # The two commands of the README, and a few more. Everything builds with CMake presets in build/<preset>.
 #   make demo    set up, build (release) and simulate the seed scenario; the report goes to out/demo
-#   make test    set up, build (dev: ASan + UBSan, warnings as errors), run every test, fuzz the loader 30 s
+#   make test    set up (with clang and Chromium), build (dev: ASan + UBSan, warnings as errors), run every
+#                test (the HTML reports in headless Chromium too), fuzz the loader 30 s
 #   make bench   build (bench) and run the benchmarks, writing reports/
-.PHONY: demo test bench setup build-release build-dev build-bench fuzz format clean
+.PHONY: demo test bench setup setup-test build-release build-dev build-bench fuzz format clean
 
 JOBS ?= $(shell nproc)
 DEMO_SCENARIO ?= scenarios/shard-preprocess-train.yaml
@@ -10,6 +11,10 @@ FUZZ_SECONDS ?= 30
 
 setup:
 	scripts/setup
+
+# Everything at once, so that apt-get update runs once on a fresh machine.
+setup-test:
+	scripts/setup --fuzz --browser
 
 build-release: setup
 	cmake --preset release >/dev/null
@@ -29,10 +34,11 @@ demo: setup
 	build/release/shardflow validate $(DEMO_SCENARIO)
 	build/release/shardflow explain $(DEMO_SCENARIO)
 	build/release/shardflow simulate $(DEMO_SCENARIO) --out out/demo
+	@echo "The report, to open in a browser: $(CURDIR)/out/demo/report.html"
 
 # The fuzz run comes first so that CTest's summary is the last thing a CI log shows.
-test: build-dev
-	scripts/setup --fuzz
+test: setup-test
+	$(MAKE) build-dev
 	scripts/fuzz --seconds $(FUZZ_SECONDS)
 	ctest --preset dev
 

@@ -93,7 +93,8 @@ BENCHMARK(BM_EngineHold)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iteration
 
 // The end-to-end workload: a ParallelFor of N shards (1 CPU, 2 GiB, 60 s lognormal, 2% stragglers x3,
 // 1% failures with 3 retries, input 64 MiB (exponential) read from shared storage at 100 GiB/s) -> aggregate
-// -> 3 trainings, on `nodes` nodes of 16 CPU / 64 GiB with the full scheduler model (LeastAllocated, adaptive
+// -> 3 trainings, on `nodes` nodes of 16 CPU / 64 GiB with the full scheduler model (kube-scheduler's default
+// profile: LeastAllocated + BalancedAllocation + ImageLocality, the others constant here; adaptive
 // percentageOfNodesToScore, 1,000 decisions/s, 10 ms bind), image pulls and sandbox start.
 Scenario fan_out(std::uint32_t tasks, int nodes) {
   Scenario sc;
@@ -220,6 +221,11 @@ Scenario simpy_workload(std::uint32_t tasks, int nodes) {
   sc.cluster.storage.read_bytes_per_second = 0;
   sc.overheads.default_image_size = 1000 * kMiB;            // 5 s at 200 MiB/s
   sc.cluster.scheduler.percentage_of_nodes_to_score = 100;  // the SimPy model scores every node
+  // The SimPy model scores with LeastAllocated alone (the simulator's scoring before the default
+  // profile): BalancedAllocation and ImageLocality off. TaintToleration and NodeAffinity are constants
+  // here (no taints, no preferred terms).
+  sc.cluster.scheduler.score_weights.node_resources_balanced_allocation = 0;
+  sc.cluster.scheduler.score_weights.image_locality = 0;
   return sc;
 }
 
@@ -275,7 +281,8 @@ int simpy_cold_mode(std::uint32_t tasks, int nodes) {
   SimTime end = SimTime::zero();
   for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
   std::printf("{\"makespan_s\": %.3f, \"decisions\": %llu, \"events\": %llu}\n", end.seconds(),
-              static_cast<unsigned long long>(st.scheduling_attempts), static_cast<unsigned long long>(st.events));
+              static_cast<unsigned long long>(st.scheduling_attempts),
+              static_cast<unsigned long long>(st.events));
   return 0;
 }
 
@@ -283,7 +290,8 @@ int simpy_cold_mode(std::uint32_t tasks, int nodes) {
 
 int main(int argc, char** argv) {
   if (argc >= 4 && std::strcmp(argv[1], "--simpy-cold") == 0)
-    return simpy_cold_mode(static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10)), std::atoi(argv[3]));
+    return simpy_cold_mode(static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10)),
+                           std::atoi(argv[3]));
   if (argc >= 2 && std::strcmp(argv[1], "--rss") == 0) {
     const auto tasks = static_cast<std::uint32_t>(argc >= 3 ? std::strtoul(argv[2], nullptr, 10) : 1'000'000);
     const int nodes = argc >= 4 ? std::atoi(argv[3]) : 10'000;

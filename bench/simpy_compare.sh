@@ -12,6 +12,9 @@
 #   - simpy_strong.py and simpy_strong.py --lean, each a new `python3` process: cold = the whole process's
 #     CPU time from the OS (interpreter start-up and `import simpy` included), warm = the CPU time the
 #     script measures around its own simulation.
+# The SimPy model scores nodes with LeastAllocated alone, as the simulator did before it took
+# kube-scheduler's default profile: the workload (bench/sim_bench.cpp simpy_workload) turns
+# BalancedAllocation and ImageLocality off with score_weights, which gives the old single-policy trace.
 # Ratios are SimPy's CPU time over shardflow's, cold against cold and warm against warm; the median round is
 # the figure, the lowest is printed beside it. Exits non-zero if the makespans or decision counts differ.
 set -euo pipefail

@@ -11,7 +11,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <shardflow/core/metrics.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/trace.hpp>
+#include <shardflow/planner/sweep.hpp>
 
 namespace shardflow::cli {
 
@@ -59,6 +62,13 @@ struct CalibrateArgs {
   bool quiet = false;
 };
 
+struct ReportArgs {
+  std::string dir;        // a run's or a sweep's output directory
+  std::string predicted;  // or two runs' directories
+  std::string measured;
+  std::string out;  // the page ("" = the default)
+};
+
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args);
 int run_calibrate_command(const CalibrateArgs& args);
 
@@ -79,6 +89,14 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 void add_load_options(CLI::App* cmd, LoadArgs& args);
 /// The LoadOptions for `args`: the overlay files read (InputError naming one that cannot be).
 LoadOptions load_options(const LoadArgs& args);
+
+CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
+int run_report_command(const ReportArgs& args);
+/// Write DIR/report.html for a run or a sweep; returns its path.
+std::filesystem::path write_run_report_file(const std::filesystem::path& dir, const Trace& trace,
+                                            const Metrics& metrics);
+std::filesystem::path write_sweep_report_file(const std::filesystem::path& dir,
+                                              const planner::SweepResult& sweep);
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args);
 /// `shardflow run SCENARIO --backend sim|local|k8s`: one command for every backend, the same files.

@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
       "sweeps) on Kubernetes.\n\nA scenario file (YAML, see docs/scenario-format.md) describes the pipeline "
       "and "
       "the cluster.\nStart with:  shardflow explain scenarios/shard-preprocess-train.yaml\n"};
-  app.set_version_flag("--version", "shardflow 0.1.0");
+  app.set_version_flag("--version", "shardflow " SHARDFLOW_VERSION);
   app.require_subcommand(1);
   app.footer(
       "Exit status: 0 success, 1 the run failed, 2 bad input (the message names file:line:column and "
@@ -92,6 +92,8 @@ int main(int argc, char** argv) {
   auto* sweep = cli::add_sweep_command(app, sweep_args);
   cli::CalibrateArgs calibrate_args;
   auto* calibrate = cli::add_calibrate_command(app, calibrate_args);
+  cli::ReportArgs report_args;
+  auto* report = cli::add_report_command(app, report_args);
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -121,6 +123,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return cli::run_simulate(run_args);
     if (sweep->parsed()) return cli::run_sweep_command(sweep_args);
     if (calibrate->parsed()) return cli::run_calibrate_command(calibrate_args);
+    if (report->parsed()) return cli::run_report_command(report_args);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

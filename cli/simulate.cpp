@@ -192,8 +192,8 @@ void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
           "UINT64"));
   cmd->add_option(
       "--out", args.out_dir,
-      "Directory for trace.json, trace.csv, metrics.json, metrics.csv and timeline.json (default: "
-      "out/<scenario name>)");
+      "Directory for trace.json, trace.csv, metrics.json, metrics.csv, timeline.json and report.html "
+      "(default: out/<scenario name>)");
   add_load_options(cmd, args.load);
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
 }
@@ -213,7 +213,9 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
       "The same scenario and seed always give the same trace, on any machine.\n"
       "timeline.json is a Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing to see\n"
       "each node's pods (pull, read, run, write) and the pods waiting for the scheduler. It is left\n"
-      "out above 100,000 attempts (60 MB and more), too many for those viewers.");
+      "out above 100,000 attempts (60 MB and more), too many for those viewers.\n"
+      "report.html is one page for a browser: headline figures, a Gantt chart of the pods by node,\n"
+      "utilization over time, run-time histograms and the slowest attempts (shardflow report --help).");
   return cmd;
 }
 
@@ -350,6 +352,7 @@ int run_simulate(const SimulateArgs& args) {
   write_file(dir / "trace.csv", [&](std::ostream& o) { write_trace_csv(o, trace); });
   write_file(dir / "metrics.json", [&](std::ostream& o) { write_metrics_json(o, m); });
   write_file(dir / "metrics.csv", [&](std::ostream& o) { write_metrics_csv(o, m); });
+  write_run_report_file(dir, trace, m);
   const bool timeline = trace.attempts.size() <= kTimelineMaxAttempts;
   if (timeline) {
     write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });
@@ -389,8 +392,8 @@ int run_simulate(const SimulateArgs& args) {
       break;
     }
     for (const std::string& out : progress.outputs()) std::printf("  result       %s\n", out.c_str());
-    std::printf("wrote %s/{trace.json,trace.csv,metrics.json,metrics.csv%s}\n", dir.string().c_str(),
-                timeline ? ",timeline.json" : "");
+    std::printf("wrote %s/{trace.json,trace.csv,metrics.json,metrics.csv,report.html%s}\n",
+                dir.string().c_str(), timeline ? ",timeline.json" : "");
     if (!timeline)
       std::printf("(no timeline.json: %zu attempts, over the %zu that trace viewers load)\n",
                   trace.attempts.size(), kTimelineMaxAttempts);

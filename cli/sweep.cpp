@@ -37,7 +37,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       ->check(CLI::Range(1.0, 100.0));
   cmd->add_option("--seed", args.seed, "First seed (default: the scenario's `seed`)");
   cmd->add_option("--out", args.out_dir,
-                  "Directory for sweep.json and sweep.csv (default: out/<scenario name>)");
+                  "Directory for sweep.json, sweep.csv and report.html (default: out/<scenario name>)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
   cmd->footer(
       "Example:\n"
@@ -45,7 +45,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       "\\\n"
       "      --vary pipeline.steps[preprocess].parallel_for.parallelism=25,50,100 -r 20 --deadline 2h\n"
       "Runs go in parallel on every core. Replication k of every configuration uses the same seed, so\n"
-      "configurations are compared on the same random durations (common random numbers).");
+      "configurations are compared on the same random durations (common random numbers).\n"
+      "report.html plots each configuration's cost against its makespan quantile, with the Pareto front,\n"
+      "the deadline and the recommendation, above a sortable table of the configurations.");
   return cmd;
 }
 
@@ -79,9 +81,10 @@ int run_sweep_command(const SweepArgs& args) {
 
   write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
   write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });
+  write_sweep_report_file(dir, r);
   if (!args.quiet) {
     planner::print_sweep(std::cout, r);
-    std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv}\n";
+    std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv,report.html}\n";
   }
   return 0;
 }

@@ -61,7 +61,10 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
   waits.reserve(trace.attempts.size());
   std::vector<std::vector<double>> step_runs(trace.steps.size());
   m.per_step.resize(trace.steps.size());
-  for (std::size_t i = 0; i < trace.steps.size(); ++i) m.per_step[i].step = trace.steps[i];
+  for (std::size_t i = 0; i < trace.steps.size(); ++i) {
+    m.per_step[i].step = trace.steps[i];
+    if (i < plan.steps().size()) m.per_step[i].requests = plan.steps()[i].component.resources;
+  }
   // Successful run time per task, for the critical path.
   std::vector<double> task_run(plan.size(), 0.0);
   // CPU occupancy changes (time, +/- millicores) and capacity changes (time, +/- millicores).
@@ -97,13 +100,23 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
   m.tasks_failed = trace.tasks_failed;
 
   // Critical path of what actually ran: longest chain of successful run times along plan edges.
+  // Each node remembers the predecessor its chain came through, so that one longest chain can be named.
   std::vector<double> finish(plan.size(), 0.0);
+  std::vector<TaskId> via(plan.size(), kNone);
+  TaskId last = kNone;
   for (TaskId t = 0; t < plan.size(); ++t) {
     double start = 0;
-    for (TaskId p : plan.preds(t)) start = std::max(start, finish[p]);
+    for (TaskId p : plan.preds(t)) {
+      if (via[t] == kNone || finish[p] > start) via[t] = p;
+      start = std::max(start, finish[p]);
+    }
     finish[t] = start + task_run[t];
+    if (finish[t] > m.critical_path_s || last == kNone) last = t;
     m.critical_path_s = std::max(m.critical_path_s, finish[t]);
   }
+  for (TaskId t = last; t != kNone && m.critical_path_s > 0; t = via[t])
+    if (!plan.is_join(t)) m.critical_path.push_back(t);
+  std::reverse(m.critical_path.begin(), m.critical_path.end());
 
   // Utilization against the CPU of the nodes that were up, and cost of the billed node time.
   double capacity_core_s = 0;
@@ -159,10 +172,14 @@ void write_metrics_json(std::ostream& out, const Metrics& m) {
   j["tasks_failed"] = m.tasks_failed;
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
   for (const StepMetrics& s : m.per_step)
-    steps.push_back({{"step", s.step},
-                     {"attempts", s.attempts},
-                     {"failures", s.failures},
-                     {"run_s", percentiles_json(s.run_seconds)}});
+    steps.push_back(
+        {{"step", s.step},
+         {"attempts", s.attempts},
+         {"failures", s.failures},
+         {"run_s", percentiles_json(s.run_seconds)},
+         {"requests",
+          {{"cpu_milli", s.requests.cpu}, {"memory_bytes", s.requests.memory}, {"gpu", s.requests.gpu}}}});
+  j["critical_path"] = m.critical_path;
   out << j.dump(2) << "\n";
 }
 

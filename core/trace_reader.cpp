@@ -1,4 +1,5 @@
-// read_trace_json: the inverse of write_trace_json (core/trace.cpp), for traces of any backend.
+// read_trace_json and read_metrics_json: the inverses of write_trace_json (core/trace.cpp) and
+// write_metrics_json (core/metrics.cpp), for the files of any backend's run.
 #include <cstdint>
 #include <istream>
 #include <iterator>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/metrics.hpp>
 #include <shardflow/core/trace.hpp>
 
 namespace shardflow {
@@ -83,6 +85,14 @@ class Reader {
     return v.get<double>();
   }
 
+  // A field of an object by key, named in errors as `path.key` (`key` at the top level).
+  double number_at(const json& object, const std::string& key, const std::string& path) const {
+    return number(get(object, key, path), path.empty() ? key : path + "." + key);
+  }
+  std::uint64_t unsigned64_at(const json& object, const std::string& key, const std::string& path) const {
+    return unsigned64(get(object, key, path), path.empty() ? key : path + "." + key);
+  }
+
   const json& array(const json& v, const std::string& field) const {
     if (!v.is_array()) fail(field, "expected a list, got " + got(v));
     return v;
@@ -103,11 +113,9 @@ Outcome parse_outcome(const Reader& r, const json& v, const std::string& field) 
   r.fail(field, "expected succeeded, failed, evicted or cancelled, got " + Reader::got(v));
 }
 
-}  // namespace
-
-Trace read_trace_json(std::istream& in, const std::string& file) {
+json parse(std::istream& in, const std::string& file, const char* kind) {
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError({file, 0, 0}, "", "cannot read the trace");
+  if (in.bad()) throw InputError({file, 0, 0}, "", std::string("cannot read the ") + kind);
   json doc;
   try {
     doc = json::parse(text);
@@ -120,6 +128,64 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
       throw InputError({file, std::stoi(m[1]), std::stoi(m[2])}, "", "not valid JSON: " + m[3].str());
     throw InputError({file, 0, 0}, "", "not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
   }
+  return doc;
+}
+
+Percentiles read_percentiles(const Reader& r, const json& v, const std::string& field) {
+  r.object(v, field);
+  return {r.number_at(v, "p50", field), r.number_at(v, "p95", field), r.number_at(v, "p99", field),
+          r.number_at(v, "max", field), r.number_at(v, "mean", field)};
+}
+
+}  // namespace
+
+Metrics read_metrics_json(std::istream& in, const std::string& file) {
+  const json doc = parse(in, file, "metrics");
+  const Reader r(file);
+  r.object(doc, "the top level");
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  Metrics m;
+  m.makespan_s = r.number_at(doc, "makespan_s", "");
+  m.critical_path_s = r.number_at(doc, "critical_path_s", "");
+  m.total_work_s = r.number_at(doc, "total_work_s", "");
+  m.cpu_work_core_s = r.number_at(doc, "cpu_work_core_s", "");
+  m.mean_cpu_utilization = r.number_at(doc, "mean_cpu_utilization", "");
+  m.peak_cpu_utilization = r.number_at(doc, "peak_cpu_utilization", "");
+  m.queue_wait_s = read_percentiles(r, r.get(doc, "queue_wait_s", ""), "queue_wait_s");
+  m.cost = r.number_at(doc, "cost", "");
+  m.attempts = r.unsigned64_at(doc, "attempts", "");
+  m.retries = r.unsigned64_at(doc, "retries", "");
+  m.failed_attempts = r.unsigned64_at(doc, "failed_attempts", "");
+  m.tasks_failed = r.unsigned64_at(doc, "tasks_failed", "");
+  const json& steps = r.array(r.get(doc, "steps", ""), "steps");
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string p = "steps[" + std::to_string(i) + "]";
+    const json& s = r.object(steps[i], p);
+    StepMetrics sm;
+    sm.step = r.string(r.get(s, "step", p), p + ".step");
+    sm.attempts = r.unsigned64_at(s, "attempts", p);
+    sm.failures = r.unsigned64_at(s, "failures", p);
+    sm.run_seconds = read_percentiles(r, r.get(s, "run_s", p), p + ".run_s");
+    if (const auto q = s.find("requests"); q != s.end()) {
+      const std::string f = p + ".requests";
+      r.object(*q, f);
+      sm.requests.cpu = r.integer(r.get(*q, "cpu_milli", f), f + ".cpu_milli", 0, kMax);
+      sm.requests.memory = r.integer(r.get(*q, "memory_bytes", f), f + ".memory_bytes", 0, kMax);
+      sm.requests.gpu =
+          static_cast<int>(r.integer(r.get(*q, "gpu", f), f + ".gpu", 0, std::numeric_limits<int>::max()));
+    }
+    m.per_step.push_back(std::move(sm));
+  }
+  if (const auto c = doc.find("critical_path"); c != doc.end()) {
+    r.array(*c, "critical_path");
+    for (std::size_t i = 0; i < c->size(); ++i)
+      m.critical_path.push_back(r.u32((*c)[i], "critical_path[" + std::to_string(i) + "]"));
+  }
+  return m;
+}
+
+Trace read_trace_json(std::istream& in, const std::string& file) {
+  const json doc = parse(in, file, "trace");
   const Reader r(file);
   r.object(doc, "the top level");
   if (const std::string f = r.string(r.get(doc, "format", ""), "format"); f != "shardflow-trace")

@@ -1,20 +1,21 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
-#include <numeric>
 #include <ostream>
-#include <queue>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <shardflow/report/chrome_trace.hpp>
 
+#include "lanes.hpp"
+
 namespace shardflow::report {
 
 namespace {
+
+using detail::assign_lanes;
+using detail::Interval;
 
 constexpr int kPendingPid = 1;  // the process of pods waiting for the scheduler
 constexpr int kFirstNodePid = 2;
@@ -25,43 +26,6 @@ std::string micros(std::int64_t ns) {
   std::snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "",
                 static_cast<long long>(std::abs(ns) / 1000), static_cast<long long>(std::abs(ns) % 1000));
   return buf;
-}
-
-struct Interval {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  std::size_t attempt = 0;
-};
-
-// Lanes for intervals so that no two overlapping ones share a lane: by start time, each takes the
-// lowest-numbered lane free at its start. Returns a lane per interval (in the order given).
-std::vector<int> assign_lanes(const std::vector<Interval>& v) {
-  std::vector<std::size_t> order(v.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return v[a].begin != v[b].begin ? v[a].begin < v[b].begin : v[a].end < v[b].end;
-  });
-  std::vector<int> lane(v.size(), 0);
-  std::set<int> free;
-  using Busy = std::pair<std::int64_t, int>;  // (end, lane)
-  std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
-  int lanes = 0;
-  for (std::size_t i : order) {
-    while (!busy.empty() && busy.top().first <= v[i].begin) {
-      free.insert(busy.top().second);
-      busy.pop();
-    }
-    int l = 0;
-    if (free.empty()) {
-      l = lanes++;
-    } else {
-      l = *free.begin();
-      free.erase(free.begin());
-    }
-    lane[i] = l;
-    busy.emplace(v[i].end, l);
-  }
-  return lane;
 }
 
 class Writer {

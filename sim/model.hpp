@@ -185,6 +185,9 @@ class Model {
       case kCreatePod:
         create_attempt(e.target);
         break;
+      case kImagePulled:
+        on_image_pulled(e.target, e.gen);
+        break;
       default:
         assert(false && "unknown event kind");
     }
@@ -216,6 +219,9 @@ class Model {
   inline void on_run_done(std::uint32_t a);
   inline void end_attempt(std::uint32_t a);
   inline void on_driver_done(std::uint32_t a);
+  inline void on_image_pulled(std::uint32_t target, std::uint32_t gen);
+  inline bool refresh_image(std::uint32_t image);
+  inline void refresh_images();
 
   // ---- the orchestrator's controller (controller.inl) ----------------------------------------------------
   [[nodiscard]] std::uint32_t controller_key(TaskId t) const {

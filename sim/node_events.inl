@@ -39,6 +39,7 @@ inline void Model::node_up(std::uint32_t record, bool booted) {
   if (booted) --nodes_.pool(pool).booting;
   const std::uint32_t slot = nodes_.open_slot(pool, record);
   update_index(slot);
+  refresh_images();
   const NodePool& p = sc_.cluster.node_pools[pool];
   if (p.mtbf > Duration::zero() || (p.spot && p.spot_mean_reclaim > Duration::zero())) {
     Rng rng = Rng::stream(opt_.seed, Stream::node, record);
@@ -57,6 +58,7 @@ inline void Model::node_up(std::uint32_t record, bool booted) {
 inline void Model::remove_node(std::uint32_t slot) {
   trace_.nodes[nodes_.slot(slot).record].down = engine_.now();
   nodes_.close_slot(slot);
+  refresh_images();
 }
 
 inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {

@@ -6,6 +6,7 @@
 // (a failure, a scale-down) from one aimed at the new. Scoring a node for a class is the scheduler's
 // (scheduler.hpp): update() and make_live() take it as `scorer.score_if_fits(class, slot, nodes) ->
 // score, or -1 if the class's pod does not fit` (a template parameter, so that it inlines).
+// score_if_fits takes the slot's index: ImageLocality asks which images the node has.
 #pragma once
 
 #include <algorithm>
@@ -71,6 +72,8 @@ class Nodes {
     if (use_trees_) trees_.assign(classes, ScoreTree(initial));
     slots_.reserve(initial);
     image_ready_.reserve(static_cast<std::size_t>(initial) * images_);
+    image_present_.reserve(static_cast<std::size_t>(initial) * images_);
+    image_nodes_.assign(images_, 0);
   }
 
   [[nodiscard]] bool use_trees() const { return use_trees_; }
@@ -87,6 +90,18 @@ class Nodes {
   [[nodiscard]] SimTime& image_ready(std::uint32_t slot, std::uint32_t image) {
     return image_ready_[static_cast<std::size_t>(slot) * images_ + image];
   }
+  /// Whether the node has the image as kube-scheduler sees it (its pull finished), for ImageLocality;
+  /// kept only for the images the scheduler scores (Model::on_image_pulled).
+  [[nodiscard]] bool has_image(std::uint32_t slot, std::uint32_t image) const {
+    return image_present_[static_cast<std::size_t>(slot) * images_ + image] != 0;
+  }
+  void add_image(std::uint32_t slot, std::uint32_t image) {
+    image_present_[static_cast<std::size_t>(slot) * images_ + image] = 1;
+    ++image_nodes_[image];
+  }
+  /// On how many nodes that are up the image is.
+  [[nodiscard]] std::int64_t nodes_with_image(std::uint32_t image) const { return image_nodes_[image]; }
+  [[nodiscard]] std::uint32_t images() const { return images_; }
 
   // The scan's structures (node_index search), and a scratch array of one entry per slot.
   [[nodiscard]] const NodeIndex& index() const { return index_; }
@@ -108,6 +123,7 @@ class Nodes {
       score_cache_.push_back({});
       top_.push_back(0);
       image_ready_.resize(image_ready_.size() + images_);
+      image_present_.resize(image_present_.size() + images_);
       index_.resize(slot + 1);
       for (ScoreTree& t : trees_) t.resize(slot + 1);
     }
@@ -121,6 +137,7 @@ class Nodes {
     s.record = record;
     s.alive = true;
     std::fill_n(image_ready_.begin() + static_cast<std::ptrdiff_t>(slot) * images_, images_, kNever);
+    std::fill_n(image_present_.begin() + static_cast<std::ptrdiff_t>(slot) * images_, images_, 0);
     ++alive_nodes_;
     return slot;
   }
@@ -134,6 +151,7 @@ class Nodes {
     if (!use_trees_) index_.clear(slot);
     for (std::uint32_t live = live_mask_; live != 0; live &= live - 1)
       trees_[static_cast<std::uint32_t>(__builtin_ctz(live))].set(slot, -1);
+    for (std::uint32_t i = 0; i < images_; ++i) image_nodes_[i] -= has_image(slot, i) ? 1 : 0;
     free_slots_.push_back(slot);
     --alive_nodes_;
     --pool_[s.pool].nodes;
@@ -146,7 +164,7 @@ class Nodes {
     if (use_trees_) {
       for (std::uint32_t live = live_mask_; live != 0; live &= live - 1) {
         const auto c = static_cast<std::uint32_t>(__builtin_ctz(live));
-        trees_[c].set(slot, scorer.score_if_fits(c, s, *this));
+        trees_[c].set(slot, scorer.score_if_fits(c, slot, *this));
       }
       return;
     }
@@ -174,7 +192,7 @@ class Nodes {
   template <class Scorer>
   void make_live(std::uint32_t c, const Scorer& scorer) {
     set_live(c, true);
-    trees_[c].rebuild([&](std::uint32_t slot) { return scorer.score_if_fits(c, slots_[slot], *this); });
+    trees_[c].rebuild([&](std::uint32_t slot) { return scorer.score_if_fits(c, slot, *this); });
   }
 
  private:
@@ -192,7 +210,9 @@ class Nodes {
   std::vector<PoolState> pool_;
   std::vector<CapacityDivisors> capacity_div_;  // per pool, for scoring without dividing
   std::uint32_t images_ = 0;
-  std::vector<SimTime> image_ready_;  // per slot and image: when the image is (or will be) on the node
+  std::vector<SimTime> image_ready_;         // per slot and image: when the image is (or will be) on the node
+  std::vector<std::uint8_t> image_present_;  // per slot and image: has_image()
+  std::vector<std::int64_t> image_nodes_;    // per image: nodes that are up and have it
   std::int64_t alive_nodes_ = 0;
 };
 

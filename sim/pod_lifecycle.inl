@@ -148,6 +148,11 @@ inline void Model::schedule_start(std::uint32_t a, SimTime bound) {
     const SimTime start = sc_.overheads.serialize_image_pulls ? std::max(bound, s.pull_free) : bound;
     ready = start + pc.pull;
     s.pull_free = std::max(s.pull_free, ready);
+    // kube-scheduler's ImageLocality sees the image once the pull is done (the node's status lists it).
+    if (sched_.image_scored(pc.image)) {
+      assert(std::uint64_t{at.slot} * nodes_.images() + pc.image <= 0xFFFFFFFFu);
+      engine_.schedule_at(ready, kImagePulled, at.slot * nodes_.images() + pc.image, s.gen);
+    }
   }
   const Duration wait = std::max(Duration::zero(), ready - bound);
   r.image_pull = wait;
@@ -234,6 +239,34 @@ inline void Model::end_attempt(std::uint32_t a) {
     pod_ended(a);
   else if (const auto delay = exec_.attempt_failed(t))
     engine_.schedule(*delay, kRetry, t);
+}
+
+// An image ImageLocality scores finished pulling on a node: the node's key changes, and the image's
+// score on every node holding it may too (its spread grew).
+inline void Model::on_image_pulled(std::uint32_t target, std::uint32_t gen) {
+  const std::uint32_t slot = target / nodes_.images(), image = target % nodes_.images();
+  const Slot& s = nodes_.slot(slot);
+  if (!s.alive || s.gen != gen) return;
+  nodes_.add_image(slot, image);
+  if (!refresh_image(image)) update_index(slot);
+}
+
+// ImageLocality's score of the image (its spread over the nodes that are up); if it changed, every node
+// holding the image gets a new key: O(slots) to find them, at most once per change of the score (0 to
+// 100), and per node added or removed only when the spread's change moves the truncated score.
+inline bool Model::refresh_image(std::uint32_t image) {
+  if (!sched_.refresh_image_score(image, nodes_.nodes_with_image(image), nodes_.alive())) return false;
+  const auto slots = static_cast<std::uint32_t>(nodes_.slots().size());
+  for (std::uint32_t slot = 0; slot < slots; ++slot)
+    if (nodes_.slot(slot).alive && nodes_.has_image(slot, image)) update_index(slot);
+  return true;
+}
+
+// The number of nodes changed: every scored image's spread did.
+inline void Model::refresh_images() {
+  if (!sched_.any_image_scored()) return;
+  for (std::uint32_t i = 0; i < nodes_.images(); ++i)
+    if (sched_.image_scored(i)) refresh_image(i);
 }
 
 inline void Model::on_driver_done(std::uint32_t a) {

@@ -25,6 +25,7 @@ enum Kind : std::uint8_t {
   kScaleDown,     // a node has been idle for scale_down_idle
   kSync,          // the orchestrator's controller syncs a key (controller.inl)
   kCreatePod,     // a pod the controller's sync creates in a later slow-start batch
+  kImagePulled,   // an image ImageLocality scores is on a node (target: slot * images + image; gen: slot's)
 };
 
 enum class Phase : std::uint8_t {

@@ -22,6 +22,7 @@
 #include "nodes.hpp"
 #include "pods.hpp"
 #include "scoring.hpp"
+#include "scoring_plugins.hpp"
 
 namespace shardflow::sim {
 namespace {
@@ -38,7 +39,14 @@ struct PodClass {
   bool never_fits = false;  // no eligible pool can ever hold it
   std::uint32_t image = 0;
   Duration pull;
-  Ring queue;  // pending pods (attempt ids), oldest first
+  // Scoring (see score_node): the NodeResourcesFit shortcut applies, BalancedAllocation skips the pod,
+  // and TaintToleration's and NodeAffinity's raw scores per pool (eligible pools only).
+  bool fit_shortcut = false;
+  bool balance_skips = false;
+  bool pools_differ = false;   // some eligible pools' raw taint or affinity scores differ
+  std::int32_t pool_part = 0;  // else: their weighted, normalized score, the same on every node
+  std::vector<std::int64_t> taint_raw, affinity_raw;  // per pool
+  Ring queue;                                         // pending pods (attempt ids), oldest first
   ClassState state = ClassState::active;
   int fails = 0;  // consecutive failed scheduling attempts of the head pod
   SimTime backoff_until;
@@ -111,6 +119,7 @@ class Scheduler {
     }
     driver_class_ = static_cast<std::uint32_t>(classes_.size() - 1);
     images_ = static_cast<std::uint32_t>(images.size());
+    init_scoring(sc, plan);
     for (PodClass& pc : classes_) {
       pc.never_fits = true;
       for (std::size_t p = 0; p < pools.size(); ++p)
@@ -231,40 +240,51 @@ class Scheduler {
            p.gpu - s.gpu_used >= pc.request.gpu;
   }
 
-  [[nodiscard, gnu::always_inline]] std::int64_t score_node(const PodClass& pc, const Slot& s,
+  /// The node's key for class c: kube-scheduler v1.36's weighted sum of the default profile's plugins
+  /// (sim/scoring_plugins.hpp) that are a function of the node alone: NodeResourcesFit,
+  /// BalancedAllocation, ImageLocality, plus TaintToleration's and NodeAffinity's normalized scores
+  /// when they are the same on every eligible pool (pool_part). A class whose pools differ there gets
+  /// those two at the decision, normalized over the nodes found (pick_normalized).
+  [[nodiscard, gnu::always_inline]] std::int64_t score_node(const PodClass& pc, std::uint32_t slot,
                                                             const Nodes& nodes) const {
+    const Slot& s = nodes.slot(slot);
     const NodePool& p = pools_[s.pool];
-    switch (cfg_.policy) {
-      // least/most_allocated_score's formulas with the pool's divisors (no divide instruction); with
-      // zero capacities the general functions handle the weights.
-      case ScorePolicy::least_allocated:
-        if (p.cpu == 0 || p.memory == 0)
-          return least_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
-                                       {p.cpu, p.memory});
-        return (least_requested(s.nz_cpu + pc.nonzero.cpu, p.cpu, nodes.capacity_divisors(s.pool).cpu) +
-                least_requested(s.nz_memory + pc.nonzero.memory, p.memory,
-                                nodes.capacity_divisors(s.pool).memory)) /
-               2;
-      case ScorePolicy::most_allocated:
-        if (p.cpu == 0 || p.memory == 0)
-          return most_allocated_score({s.nz_cpu + pc.nonzero.cpu, s.nz_memory + pc.nonzero.memory},
-                                      {p.cpu, p.memory});
-        return (most_requested(s.nz_cpu + pc.nonzero.cpu, p.cpu, nodes.capacity_divisors(s.pool).cpu) +
-                most_requested(s.nz_memory + pc.nonzero.memory, p.memory,
-                               nodes.capacity_divisors(s.pool).memory)) /
-               2;
-      case ScorePolicy::balanced_allocation:
-        return balanced_allocation_score({s.cpu_used + pc.request.cpu, s.memory_used + pc.request.memory},
-                                         {p.cpu, p.memory});
-    }
-    return 0;
+    const plugins::NodeUsage usage{p.cpu,         p.memory,   p.gpu,    s.cpu_used,
+                                   s.memory_used, s.gpu_used, s.nz_cpu, s.nz_memory};
+    const plugins::PodRequests pod{pc.request.cpu, pc.request.memory, pc.request.gpu};
+    std::int64_t total = pc.pool_part;
+    if (weights_.node_resources_fit > 0)
+      total += weights_.node_resources_fit * fit_score(pc, s, p, usage, pod, nodes);
+    if (weights_.node_resources_balanced_allocation > 0 && !pc.balance_skips)
+      total += weights_.node_resources_balanced_allocation *
+               plugins::balanced_allocation_score_v136(plugins::balance_resources(usage, pod));
+    if (pc.image != kNoSlot && image_score_[pc.image] > 0 && nodes.has_image(slot, pc.image))
+      total += weights_.image_locality * image_score_[pc.image];
+    return total;
   }
 
   /// Class c's score on the node, or -1 if its pod does not fit there: what a score tree holds.
-  [[nodiscard, gnu::always_inline]] std::int32_t score_if_fits(std::uint32_t c, const Slot& s,
+  [[nodiscard, gnu::always_inline]] std::int32_t score_if_fits(std::uint32_t c, std::uint32_t slot,
                                                                const Nodes& nodes) const {
     const PodClass& pc = classes_[c];
-    return fits_on(pc, s) ? static_cast<std::int32_t>(score_node(pc, s, nodes)) : -1;
+    return fits_on(pc, nodes.slot(slot)) ? static_cast<std::int32_t>(score_node(pc, slot, nodes)) : -1;
+  }
+
+  // ---- ImageLocality's global inputs ------------------------------------------------------------------
+  /// Whether ImageLocality can score the image above 0 (enabled, and the image larger than its 23 MiB
+  /// threshold): only then does the model track on which nodes it is.
+  [[nodiscard]] bool image_scored(std::uint32_t image) const {
+    return image != kNoSlot && image_scored_[image] != 0;
+  }
+  [[nodiscard]] bool any_image_scored() const { return any_image_scored_; }
+  /// The image is on `with_image` of the cluster's `nodes` nodes: ImageLocality's score of a node that
+  /// holds it. True if it changed (the nodes holding it need new keys).
+  bool refresh_image_score(std::uint32_t image, std::int64_t with_image, std::int64_t nodes) {
+    const plugins::ImageOnNode present[] = {{image_size_[image], with_image}};
+    const auto score = static_cast<std::int32_t>(plugins::image_locality_score(present, nodes, 1));
+    if (score == image_score_[image]) return false;
+    image_score_[image] = score;
+    return true;
   }
 
   // ---- the node for a pod -------------------------------------------------------------------------
@@ -283,38 +303,161 @@ class Scheduler {
     // Plain pointers: the visitor runs for every feasible node, and vector members would be reloaded.
     ScoreCache* cache = nodes.score_cache();
     std::uint32_t* top = nodes.top();
-    const std::vector<Slot>& slots = nodes.slots();
     std::size_t tops = 0;
     std::int64_t found = 0, best_score = -1;
+    const bool all = pc.pools_differ;  // keep every node found, for pick_normalized
     const std::uint32_t processed =
         index.for_each_fit(next_start_, pc.request, pc.pools, [&](std::uint32_t slot) {
           ScoreCache& entry = cache[slot];
-          if (entry.cls != tag) entry = {tag, static_cast<std::int32_t>(score_node(pc, slots[slot], nodes))};
+          if (entry.cls != tag) entry = {tag, static_cast<std::int32_t>(score_node(pc, slot, nodes))};
           const std::int64_t score = entry.score;
-          if (score > best_score) {
+          if (score > best_score && !all) {
             best_score = score;
             tops = 0;
           }
-          if (score == best_score) top[tops++] = slot;
+          if (score == best_score || all) top[tops++] = slot;
           return ++found < want;
         });
     stats.nodes_scored += static_cast<std::uint64_t>(found);
     if (index.slots() > 0) next_start_ = wrap(next_start_ + processed, index.slots());
     if (tops == 0) return kNoSlot;
+    if (all)
+      return pick_normalized(
+          pc, top, tops, [cache](std::uint32_t slot) { return cache[slot].score; }, nodes);
     return tops == 1 ? top[0] : top[rng_.below(tops)];
   }
 
  private:
   // The same decision as find_node's scan, from the class's score tree: the window of the first `want`
   // feasible nodes from next_start_, its best score, and the j-th of the nodes sharing it.
-  std::uint32_t find_node_tree(std::uint32_t c, const Nodes& nodes, SimStats& stats) {
+  std::uint32_t find_node_tree(std::uint32_t c, Nodes& nodes, SimStats& stats) {
     const ScoreTree& tree = nodes.tree(c);
     if (nodes.alive() == 0 || tree.feasible() == 0) return kNoSlot;
     const std::int64_t want = num_feasible_nodes_to_find(cfg_.percentage_of_nodes_to_score, nodes.alive());
     const ScoreTree::Window w = tree.window(next_start_, static_cast<std::uint32_t>(want));
     stats.nodes_scored += w.found;
     next_start_ = wrap(next_start_ + w.passed, tree.slots());
+    if (classes_[c].pools_differ) {
+      // The nodes of the window in the search's order, as the scan meets them: O(slots passed).
+      std::uint32_t* found = nodes.top();
+      std::size_t n = 0;
+      for (std::uint32_t i = 0; i < w.passed; ++i) {
+        const std::uint32_t slot = wrap(std::uint64_t{w.from} + i, tree.slots());
+        if (tree.score(slot) >= 0) found[n++] = slot;
+      }
+      return pick_normalized(
+          classes_[c], found, n, [&tree](std::uint32_t slot) { return tree.score(slot); }, nodes);
+    }
     return tree.nth_best(w, w.ties == 1 ? 0 : static_cast<std::uint32_t>(rng_.below(w.ties)));
+  }
+
+  // For a class whose pools differ in TaintToleration's or NodeAffinity's raw score: kube-scheduler
+  // normalizes those over the feasible nodes it found, so their share of the total depends on which
+  // pools the search met. Adds them to each found node's key (key_of), then draws among the best in the
+  // order found, one draw as selectHost. Costs O(nodes found) per decision, as kube-scheduler's own scoring.
+  template <class KeyOf>
+  std::uint32_t pick_normalized(const PodClass& pc, const std::uint32_t* found, std::size_t n, KeyOf key_of,
+                                const Nodes& nodes) {
+    std::int64_t max_taint = 0, max_affinity = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t pool = nodes.slot(found[i]).pool;
+      max_taint = std::max(max_taint, pc.taint_raw[pool]);
+      max_affinity = std::max(max_affinity, pc.affinity_raw[pool]);
+    }
+    const auto total = [&](std::uint32_t slot) {
+      const std::uint32_t pool = nodes.slot(slot).pool;
+      return std::int64_t{key_of(slot)} +
+             weights_.taint_toleration * plugins::normalize_score(pc.taint_raw[pool], max_taint, true) +
+             weights_.node_affinity * plugins::normalize_score(pc.affinity_raw[pool], max_affinity, false);
+    };
+    std::int64_t best = -1;
+    std::size_t ties = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t t = total(found[i]);
+      if (t > best) best = t, ties = 0;
+      if (t == best) ++ties;
+    }
+    std::size_t j = ties == 1 ? 0 : rng_.below(ties);
+    for (std::size_t i = 0; i < n; ++i)
+      if (total(found[i]) == best && j-- == 0) return found[i];
+    return kNoSlot;
+  }
+
+  // NodeResourcesFit with the configured strategy. LeastAllocated and MostAllocated over cpu and memory
+  // with weights 1 (the default) use the pool's divisors (no divide instruction); the rest the plugin's
+  // functions.
+  [[nodiscard, gnu::always_inline]] std::int64_t fit_score(const PodClass& pc, const Slot& s,
+                                                           const NodePool& p, const plugins::NodeUsage& usage,
+                                                           const plugins::PodRequests& pod,
+                                                           const Nodes& nodes) const {
+    if (pc.fit_shortcut && p.cpu != 0 && p.memory != 0) {
+      const CapacityDivisors& d = nodes.capacity_divisors(s.pool);
+      const std::int64_t cpu = s.nz_cpu + pc.nonzero.cpu, memory = s.nz_memory + pc.nonzero.memory;
+      if (fit_strategy_ == FitStrategy::least_allocated)
+        return (least_requested(cpu, p.cpu, d.cpu) + least_requested(memory, p.memory, d.memory)) / 2;
+      return (most_requested(cpu, p.cpu, d.cpu) + most_requested(memory, p.memory, d.memory)) / 2;
+    }
+    const auto r = plugins::fit_resources(cfg_.fit_resource_weights, usage, pod);
+    return plugins::fit_score(fit_strategy_, r, cfg_.requested_to_capacity_ratio_shape);
+  }
+
+  // The effective plugin weights and strategy, and each class's and image's scoring inputs.
+  void init_scoring(const Scenario& sc, const Plan& plan) {
+    weights_ = cfg_.score_weights;
+    // `policy: balanced-allocation` (from before the plugins) ranks by BalancedAllocation alone: no
+    // NodeResourcesFit. Otherwise `policy` is NodeResourcesFit's strategy.
+    if (cfg_.policy == ScorePolicy::balanced_allocation) weights_.node_resources_fit = 0;
+    fit_strategy_ = cfg_.fit_strategy == FitStrategy::requested_to_capacity_ratio ? cfg_.fit_strategy
+                    : cfg_.policy == ScorePolicy::most_allocated ? FitStrategy::most_allocated
+                                                                 : FitStrategy::least_allocated;
+    const FitResourceWeights& fw = cfg_.fit_resource_weights;
+    const auto& pools = sc.cluster.node_pools;
+    image_size_.assign(images_, 0);
+    for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+      PodClass& pc = classes_[c];
+      const bool driver = c == driver_class_;
+      const Component* comp = driver ? nullptr : &plan.steps()[c].component;
+      if (!driver && image_size_[pc.image] == 0)
+        image_size_[pc.image] = comp->image_size >= 0 ? comp->image_size : sc.overheads.default_image_size;
+      pc.fit_shortcut = fit_strategy_ != FitStrategy::requested_to_capacity_ratio && fw.cpu == 1 &&
+                        fw.memory == 1 && (fw.gpu == 0 || pc.request.gpu == 0);
+      pc.balance_skips =
+          plugins::balanced_allocation_skips({pc.request.cpu, pc.request.memory, pc.request.gpu});
+      static const std::vector<Toleration> kNone;
+      const std::vector<Toleration>& tolerations = driver ? kNone : comp->tolerations;
+      std::span<const PreferredSchedulingTerm> terms;
+      if (!driver) terms = comp->preferred_node_affinity;
+      pc.taint_raw.assign(pools.size(), 0);
+      pc.affinity_raw.assign(pools.size(), 0);
+      std::int64_t first = -1;
+      for (std::size_t p = 0; p < pools.size(); ++p) {
+        if (weights_.taint_toleration > 0)
+          pc.taint_raw[p] = plugins::taint_toleration_raw(pools[p].taints, tolerations);
+        if (weights_.node_affinity > 0)
+          pc.affinity_raw[p] = plugins::node_affinity_raw(pools[p].labels, terms);
+        if (!(pc.pools >> p & 1)) continue;
+        if (first < 0)
+          first = static_cast<std::int64_t>(p);
+        else if (pc.taint_raw[p] != pc.taint_raw[static_cast<std::size_t>(first)] ||
+                 pc.affinity_raw[p] != pc.affinity_raw[static_cast<std::size_t>(first)])
+          pc.pools_differ = true;
+      }
+      if (!pc.pools_differ && first >= 0) {
+        const std::int64_t t = pc.taint_raw[static_cast<std::size_t>(first)];
+        const std::int64_t a = pc.affinity_raw[static_cast<std::size_t>(first)];
+        pc.pool_part =
+            static_cast<std::int32_t>(weights_.taint_toleration * plugins::normalize_score(t, t, true) +
+                                      weights_.node_affinity * plugins::normalize_score(a, a, false));
+      }
+    }
+    // An image can score above 0 only if its size alone (every node holding it) passes the 23 MiB floor.
+    image_score_.assign(images_, 0);
+    image_scored_.assign(images_, 0);
+    for (std::uint32_t i = 0; i < images_; ++i) {
+      const plugins::ImageOnNode everywhere[] = {{image_size_[i], 1}};
+      image_scored_[i] = weights_.image_locality > 0 && plugins::image_locality_score(everywhere, 1, 1) > 0;
+      any_image_scored_ = any_image_scored_ || image_scored_[i] != 0;
+    }
   }
 
   const std::vector<NodePool>& pools_;
@@ -328,6 +471,12 @@ class Scheduler {
   bool decide_pending_ = false;
   std::uint32_t unschedulable_classes_ = 0;  // classes in state unschedulable
   std::uint32_t next_start_ = 0;
+  ScoreWeights weights_;  // cfg_'s, with NodeResourcesFit off for policy balanced-allocation
+  FitStrategy fit_strategy_ = FitStrategy::least_allocated;
+  std::vector<std::int64_t> image_size_;    // per image
+  std::vector<std::int32_t> image_score_;   // per image: ImageLocality's score on a node that holds it
+  std::vector<std::uint8_t> image_scored_;  // per image: image_scored()
+  bool any_image_scored_ = false;
 };
 
 }  // namespace

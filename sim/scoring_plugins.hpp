@@ -51,11 +51,12 @@
 //   and VolumeBinding (scores only with StorageCapacityScoring) skip pods without resource claims or
 //   volume claims; ours have none, so they are not modelled.
 //
-// Both normalized plugins depend on the node only through its pool (taints and labels are per pool),
-// so they are indexable per pool: keep one tree per pool (or per distinct raw value), compute
-// max(raw) over the pools that have a feasible node, and combine the best node of each pool with its
-// pool's normalized score. With every pool's raw equal (no PreferNoSchedule taints, no preferred
-// affinity, the common case) they are constants again.
+// Both normalized plugins depend on the node only through its pool (taints and labels are per pool).
+// With every eligible pool's raw equal (no PreferNoSchedule taints, no preferred affinity, the common
+// case) they are constants, and the simulator adds them to the key. Otherwise sim/scheduler.hpp
+// normalizes them at the decision over the nodes the search found (Scheduler::pick_normalized),
+// visiting each: O(numFeasibleNodesToFind), what kube-scheduler itself spends. (Indexing them per
+// pool, one tree per pool and class, would make that O(pools x log nodes); not needed so far.)
 //
 //   std::array<FitResource, 3> r = fit_resources(weights, node, pod);
 //   std::int64_t fit = fit_least_allocated(r);

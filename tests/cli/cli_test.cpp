@@ -83,10 +83,10 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
   SECTION("an unknown command") {
     const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
     CHECK(r.status == 2);
-    CHECK(r.err ==
-          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, sweep "
-          "and "
-          "calibrate (shardflow --help)\n");
+    CHECK(
+        r.err ==
+        "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, sweep, "
+        "calibrate and report (shardflow --help)\n");
   }
   SECTION("an --out that cannot be a directory, found before simulating") {
     const fs::path dir = scratch("out-is-a-file");
@@ -174,6 +174,13 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
   CHECK(j["recommended"] == 2);
   const std::string csv = slurp(dir / "sweep.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);  // header + 3 configurations
+  const std::string page = slurp(dir / "report.html");
+  CHECK(page.find("data-points=\"3\"") != std::string::npos);
+  CHECK(page.find("<circle class=\"pt pareto rec\"") != std::string::npos);
+  fs::remove(dir / "report.html");
+  const Result rebuilt = run("report '" + dir.string() + "'");
+  CHECK(rebuilt.out == "wrote " + (dir / "report.html").string() + " (sweep report)\n");
+  CHECK(slurp(dir / "report.html") == page);
   const Result bad =
       run("sweep scenarios/argo-parallelism-limit.yaml --vary "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline soon");
@@ -184,8 +191,8 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
 TEST_CASE("cli: --help teaches the commands", "[cli]") {
   const Result r = run("--help");
   CHECK(r.status == 0);
-  for (const char* word :
-       {"validate", "explain", "simulate", "sweep", "calibrate", "docs/scenario-format.md", "Exit status"})
+  for (const char* word : {"validate", "explain", "simulate", "sweep", "calibrate", "report",
+                           "docs/scenario-format.md", "Exit status"})
     CHECK(r.out.find(word) != std::string::npos);
 }
 
@@ -223,7 +230,7 @@ TEST_CASE("cli: simulate prints a summary and writes trace and metrics", "[cli]"
   }
   CHECK(pods == 10);
   CHECK(runs == 10);
-  CHECK(r.out.find("metrics.csv,timeline.json}") != std::string::npos);
+  CHECK(r.out.find("metrics.csv,report.html,timeline.json}") != std::string::npos);
 
   SECTION("the same seed gives a byte-identical trace") {
     const fs::path again = scratch("simulate-again");
@@ -276,5 +283,38 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
                                " --out " + overlay);
     CHECK(missing.status == 2);
     CHECK(missing.err == (dir / "none").string() + ": no such file\n");
+  }
+}
+
+TEST_CASE("cli: report rebuilds a run's report.html from its files, and names what is missing", "[cli]") {
+  const fs::path dir = scratch("report");
+  REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'").status == 0);
+  const std::string first = slurp(dir / "report.html");
+  CHECK(first.find("<title>shardflow run: argo-parallelism-limit</title>") != std::string::npos);
+  fs::remove(dir / "report.html");
+  const Result r = run("report '" + dir.string() + "'");
+  CHECK(r.err == "");
+  CHECK(r.status == 0);
+  CHECK(r.out == "wrote " + (dir / "report.html").string() + " (run report)\n");
+  CHECK(slurp(dir / "report.html") == first);
+  SECTION("two runs: predicted against measured") {
+    const Result p = run("report --predicted '" + dir.string() + "' --measured '" + dir.string() +
+                         "' --out '" + (dir / "p.html").string() + "'");
+    CHECK(p.status == 0);
+    CHECK(slurp(dir / "p.html").find("makespan error") != std::string::npos);
+  }
+  SECTION("bad input") {
+    const fs::path empty = scratch("report-empty");
+    const Result e = run("report '" + empty.string() + "'");
+    CHECK(e.status == 2);
+    CHECK(e.err == empty.string() + ": holds neither trace.json (a run) nor sweep.json (a sweep)\n");
+    const Result half = run("report --predicted '" + dir.string() + "'");
+    CHECK(half.status == 2);
+    CHECK(half.err == "--predicted: --predicted and --measured go together\n");
+    fs::remove(dir / "metrics.json");
+    const Result m = run("report '" + dir.string() + "'");
+    CHECK(m.status == 2);
+    CHECK(m.err ==
+          (dir / "metrics.json").string() + ": cannot open it (is this a shardflow output directory?)\n");
   }
 }

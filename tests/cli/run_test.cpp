@@ -23,7 +23,8 @@ TEST_CASE("cli: run --backend sim writes what simulate writes", "[cli]") {
   const Result r2 = run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + b.string() + "'");
   CHECK(r1.status == 0);
   CHECK(r2.status == 0);
-  for (const char* f : {"trace.json", "trace.csv", "metrics.json", "metrics.csv", "timeline.json"}) {
+  for (const char* f :
+       {"trace.json", "trace.csv", "metrics.json", "metrics.csv", "timeline.json", "report.html"}) {
     INFO(f);
     CHECK(slurp(a / f) == slurp(b / f));
     CHECK(!slurp(a / f).empty());
@@ -46,6 +47,7 @@ TEST_CASE("cli: run --backend local runs the ridge pipeline and prints its answe
   CHECK(trace["nodes"][0]["cpu_milli"] == 2000);
   CHECK(fs::exists(dir / "metrics.json"));
   CHECK(fs::exists(dir / "timeline.json"));
+  CHECK(slurp(dir / "report.html").find("backend local") != std::string::npos);
 }
 
 TEST_CASE("cli: run --backend local refuses, before any work, what this machine cannot run", "[cli]") {

@@ -87,6 +87,38 @@ TEST_CASE("Metrics: every figure of a hand-made trace", "[core][metrics]") {
   CHECK(m.per_step[0].failures == 1);
   CHECK(m.per_step[0].run_seconds.p50 == 20);
   CHECK(m.per_step[1].run_seconds.max == 55);
+  CHECK(m.per_step[1].requests.cpu == 2000);
+  CHECK(m.critical_path == std::vector<TaskId>{0, 1});
+}
+
+TEST_CASE("Metrics: metrics.json reads back to the same figures, and older files without requests",
+          "[core][metrics]") {
+  const HandMade h;
+  const Metrics m = compute_metrics(h.trace, h.plan);
+  std::ostringstream json;
+  write_metrics_json(json, m);
+  std::istringstream in(json.str());
+  const Metrics back = read_metrics_json(in, "run/metrics.json");
+  std::ostringstream again;
+  write_metrics_json(again, back);
+  CHECK(again.str() == json.str());
+  CHECK(back.critical_path == std::vector<TaskId>{0, 1});
+  CHECK(back.per_step[1].requests.cpu == 2000);
+  SECTION("a file without requests and critical path") {
+    std::istringstream old(R"({"makespan_s": 1, "critical_path_s": 1, "total_work_s": 1, "cpu_work_core_s": 1,
+      "mean_cpu_utilization": 0.5, "peak_cpu_utilization": 1, "cost": 0, "attempts": 1, "retries": 0,
+      "failed_attempts": 0, "tasks_failed": 0,
+      "queue_wait_s": {"p50": 0, "p95": 0, "p99": 0, "max": 0, "mean": 0},
+      "steps": [{"step": "a", "attempts": 1, "failures": 0,
+                 "run_s": {"p50": 1, "p95": 1, "p99": 1, "max": 1, "mean": 1}}]})");
+    const Metrics o = read_metrics_json(old, "old.json");
+    CHECK(o.per_step.at(0).requests.cpu == 0);
+    CHECK(o.critical_path.empty());
+  }
+  SECTION("a missing field is named") {
+    std::istringstream bad(R"({"makespan_s": 1})");
+    CHECK_THROWS_WITH(read_metrics_json(bad, "m.json"), "m.json: critical_path_s: missing");
+  }
 }
 
 TEST_CASE("Metrics: back-to-back tasks on one node do not overlap", "[core][metrics]") {

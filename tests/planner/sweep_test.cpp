@@ -111,6 +111,17 @@ TEST_CASE("Sweep: exact makespans and costs, and the cheapest configuration that
             "cheapest configuration with p95 makespan within the deadline (30 s): "
             "cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10; mean cost "
             "0.01, p95 makespan 10.0 s") != std::string::npos);
+  SECTION("sweep.json reads back to the same result") {
+    std::ostringstream json;
+    write_sweep_json(json, r);
+    std::istringstream in(json.str());
+    const SweepResult back = read_sweep_json(in, "sweep.json");
+    std::ostringstream again;
+    write_sweep_json(again, back);
+    CHECK(again.str() == json.str());
+    std::istringstream bad("{\"scenario\": \"x\"}");
+    CHECK_THROWS_AS(read_sweep_json(bad, "bad/sweep.json"), InputError);
+  }
   SECTION("a deadline nobody meets") {
     spec.deadline_s = 5;
     CHECK_FALSE(run_sweep_text(kLimited, "limited.yaml", spec).recommended);

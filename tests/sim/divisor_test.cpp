@@ -8,6 +8,7 @@
 #include <shardflow/core/random.hpp>
 
 #include "sim/scoring.hpp"
+#include "sim/scoring_plugins.hpp"
 
 using namespace shardflow;
 using namespace shardflow::sim;
@@ -44,8 +45,8 @@ TEST_CASE("Divisor: equals integer division for every numerator and divisor trie
                              std::int64_t{1} << 40, std::int64_t{3} * 1000 * 1000 * 1000 + 7}) {
       const Divisor div(cap);
       for (std::int64_t used = 0; used <= cap; used += 1 + cap / 997) {
-        REQUIRE(least_requested(used, cap, div) == least_requested(used, cap));
-        REQUIRE(most_requested(used, cap, div) == most_requested(used, cap));
+        REQUIRE(least_requested(used, cap, div) == plugins::least_requested_score(used, cap));
+        REQUIRE(most_requested(used, cap, div) == plugins::most_requested_score(used, cap));
       }
     }
   }

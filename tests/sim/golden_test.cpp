@@ -1,5 +1,6 @@
 // A golden trace: a small scenario that exercises noise, stragglers, failures and retries, shared
-// storage (reads and writes), image pulls, a kfp-v2 driver pod, node failures and the autoscaler,
+// storage (reads and writes), image pulls, a kfp-v2 driver pod, node failures and the autoscaler, and
+// kube-scheduler's default profile on two pool shapes with a PreferNoSchedule taint,
 // simulated with a fixed seed and compared field by field with tests/sim/data/golden-trace.csv. The
 // same file must come out on every machine and standard library (integer times; our own random
 // numbers and elementary functions).
@@ -34,11 +35,16 @@ Scenario golden_scenario() {
   c.input.dist = {Distribution::Kind::lognormal, 0.5 * kGiB, 0.5};
   c.output.dist = {Distribution::Kind::uniform, 0.1 * kGiB, 0.3 * kGiB};
   c.image = "shard:1";
+  c.tolerations.push_back(Toleration{"spot", "Exists", "", "PreferNoSchedule"});
   Step agg = task("aggregate", 30, {0}, 2000);
   agg.component.image = "agg:1";
   NodePool stable = pool("stable", 2, 4000, 16 * kGiB);
   stable.price_per_hour = 0.4;
-  NodePool spot = pool("spot", 2, 4000, 16 * kGiB);
+  // Spot nodes have another shape (BalancedAllocation then differs between the pools) and a
+  // PreferNoSchedule taint that only the shard steps tolerate (TaintToleration's normalized score
+  // differs between the pools for the others).
+  NodePool spot = pool("spot", 2, 8000, 8 * kGiB);
+  spot.taints.push_back(Taint{"spot", "", "PreferNoSchedule"});
   spot.spot = true;
   spot.spot_discount = 0.6;
   spot.price_per_hour = 0.4;

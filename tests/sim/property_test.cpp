@@ -59,6 +59,45 @@ std::vector<Step> random_steps(Rng& r, int depth, MilliCpu max_cpu) {
   return steps;
 }
 
+// What the default profile's other plugins score: PreferNoSchedule taints (tolerated by some steps),
+// pool labels that preferred node-affinity terms match, image sizes, and other weights.
+void add_scoring_inputs(Rng& r, Scenario& sc) {
+  std::vector<Step*> components;
+  const auto collect = [&](auto& self, std::vector<Step>& steps) -> void {
+    for (Step& s : steps) {
+      if (s.steps.empty())
+        components.push_back(&s);
+      else
+        self(self, s.steps);
+    }
+  };
+  collect(collect, sc.pipeline.steps);
+  for (NodePool& p : sc.cluster.node_pools) {
+    if (r.below(3) == 0) p.taints.push_back(Taint{"slow", "", "PreferNoSchedule"});
+    if (r.below(4) == 0) p.taints.push_back(Taint{"old", "yes", "PreferNoSchedule"});
+    p.labels["zone"] = r.below(2) == 0 ? "a" : "b";
+    if (r.below(2) == 0) p.labels["disk"] = "ssd";
+  }
+  for (Step* s : components) {
+    Component& c = s->component;
+    if (r.below(3) == 0) c.tolerations.push_back(Toleration{"slow", "Exists", "", ""});
+    if (r.below(3) == 0)
+      c.preferred_node_affinity.push_back(PreferredSchedulingTerm{static_cast<int>(1 + r.below(100)),
+                                                                  {{"zone", r.below(2) == 0 ? "a" : "b"}}});
+    if (r.below(4) == 0) c.preferred_node_affinity.push_back(PreferredSchedulingTerm{5, {{"disk", "ssd"}}});
+    if (r.below(2) == 0) c.image_size = static_cast<ByteCount>(r.below(3)) * 1500 * kMiB;  // 0, 1.5 or 3 GiB
+  }
+  ScoreWeights& w = sc.cluster.scheduler.score_weights;
+  if (r.below(4) == 0) w.node_resources_balanced_allocation = 0;
+  if (r.below(4) == 0) w.image_locality = static_cast<int>(r.below(4));
+  if (r.below(5) == 0) w.node_resources_fit = static_cast<int>(r.below(4));
+  if (r.below(6) == 0) {
+    sc.cluster.scheduler.fit_strategy = FitStrategy::requested_to_capacity_ratio;
+    sc.cluster.scheduler.requested_to_capacity_ratio_shape = {{0, 0}, {60, 10}, {100, 2}};
+  }
+  if (r.below(6) == 0) sc.cluster.scheduler.fit_resource_weights = {1, 3, 0};
+}
+
 Scenario random_scenario(std::uint64_t k) {
   Rng r = Rng::stream(k, Stream::scheduler, 12345);
   std::vector<NodePool> pools;
@@ -92,6 +131,7 @@ Scenario random_scenario(std::uint64_t k) {
     sc.overheads.pods_per_task = 2;
     sc.overheads.driver_pod_duration = Duration::from_s(2);
   }
+  add_scoring_inputs(r, sc);
   return sc;
 }
 
@@ -304,8 +344,21 @@ TEST_CASE("Simulator: score trees and the node index scan make the same decision
   small.component.duration.lognormal_sigma = 0.4;
   Step big = loop(task("big", 50, {}, 6000), 200);
   Scenario sc = scenario({small, big, task("sum", 1, {0, 1})}, {pool("a", 300, 8000), pool("b", 200, 16000)});
-  for (ScorePolicy policy : {ScorePolicy::least_allocated, ScorePolicy::most_allocated}) {
-    sc.cluster.scheduler.policy = policy;
+  // The last two: PreferNoSchedule taints and preferred affinity that differ between the pools (the
+  // decision normalizes over the nodes found), and images that score.
+  for (int variant = 0; variant < 4; ++variant) {
+    sc.cluster.scheduler.policy =
+        variant % 2 == 0 ? ScorePolicy::least_allocated : ScorePolicy::most_allocated;
+    if (variant == 2) {
+      sc.cluster.node_pools[0].taints.push_back(Taint{"slow", "", "PreferNoSchedule"});
+      sc.cluster.node_pools[1].labels["disk"] = "ssd";
+      sc.pipeline.steps[1].component.preferred_node_affinity.push_back(
+          PreferredSchedulingTerm{3, {{"disk", "ssd"}}});
+      sc.overheads.image_pull_bytes_per_second = static_cast<double>(kGiB);
+      sc.overheads.default_image_size = 2 * kGiB;
+      sc.pipeline.steps[0].component.image = "small:1";
+      sc.pipeline.steps[1].component.image = "big:1";
+    }
     const Plan plan = Plan::unroll(sc.pipeline);
     sim::SimOptions a, b;
     b.node_search = sim::NodeSearch::node_index;

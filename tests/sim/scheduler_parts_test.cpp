@@ -8,27 +8,6 @@
 using namespace shardflow;
 using namespace shardflow::sim;
 
-TEST_CASE("Scoring: LeastAllocated and MostAllocated use kube-scheduler's integer arithmetic", "[sim]") {
-  // cpu: (4000 - 1500) * 100 / 4000 = 62 (62.5); memory: (10 - 3) * 100 / 10 = 70; (62 + 70) / 2 = 66.
-  CHECK(least_allocated_score({1500, 3 * kGiB}, {4000, 10 * kGiB}) == 66);
-  // cpu: 1500 * 100 / 4000 = 37 (37.5); memory: 30; (37 + 30) / 2 = 33 (33.5).
-  CHECK(most_allocated_score({1500, 3 * kGiB}, {4000, 10 * kGiB}) == 33);
-  // Over-requested: least gives 0 for that resource, most caps at 100.
-  CHECK(least_allocated_score({5000, 0}, {4000, 10 * kGiB}) == 50);
-  CHECK(most_allocated_score({5000, 0}, {4000, 10 * kGiB}) == 50);
-  // A resource the node does not have is left out of the average.
-  CHECK(least_allocated_score({1000, kGiB}, {4000, 0}) == 75);
-  CHECK(least_allocated_score({0, 0}, {0, 0}) == 0);
-}
-
-TEST_CASE("Scoring: BalancedAllocation is (1 - |f_cpu - f_mem| / 2) * 100, truncated", "[sim]") {
-  CHECK(balanced_allocation_score({2000, 4 * kGiB}, {4000, 8 * kGiB}) == 100);
-  // fractions 0.125 and 0.5: std 0.1875 -> 81.25 -> 81.
-  CHECK(balanced_allocation_score({1000, 2 * kGiB}, {8000, 4 * kGiB}) == 81);
-  // fractions capped at 1: 1 and 0.1 -> std 0.45 -> 55.
-  CHECK(balanced_allocation_score({9000, kGiB}, {4000, 10 * kGiB}) == 55);
-}
-
 TEST_CASE("Scoring: numFeasibleNodesToFind follows kube-scheduler", "[sim]") {
   CHECK(num_feasible_nodes_to_find(0, 50) == 50);          // fewer than 100: all
   CHECK(num_feasible_nodes_to_find(0, 100) == 100);        // 50 - 0 = 50% of 100 = 50 -> at least 100

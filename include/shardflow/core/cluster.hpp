@@ -52,9 +52,10 @@ struct NodePool {
 
 enum class ScorePolicy : std::uint8_t { least_allocated, most_allocated, balanced_allocation };
 
-/// NodeResourcesFit's scoringStrategy.type. `policy` above is the single score the simulator uses
-/// today; this is the v1.36 plugin's strategy, set by the same `policy` key (least-allocated,
-/// most-allocated, requested-to-capacity-ratio). See sim/scoring_plugins.hpp.
+/// NodeResourcesFit's scoringStrategy.type, set by the same `policy` key as ScorePolicy (least-allocated,
+/// most-allocated, requested-to-capacity-ratio). The simulator takes requested_to_capacity_ratio from
+/// here and least/most from `policy`; `policy: balanced-allocation` turns NodeResourcesFit off (the
+/// score is then BalancedAllocation and the other plugins). See sim/scoring_plugins.hpp.
 enum class FitStrategy : std::uint8_t { least_allocated, most_allocated, requested_to_capacity_ratio };
 
 /// The weight of each kube-scheduler score plugin (a profile's plugins.score.enabled[].weight); 0 = the
@@ -102,7 +103,7 @@ struct SchedulerConfig {
   Duration bind_latency = Duration::zero();
   Duration initial_backoff = Duration::from_s(1);  // podInitialBackoffSeconds
   Duration max_backoff = Duration::from_s(10);     // podMaxBackoffSeconds
-  // The v1.36 score plugins (issue #9); the simulator does not use these yet.
+  // kube-scheduler v1.36's default profile, which the simulator's score is (sim/scheduler.hpp).
   FitStrategy fit_strategy = FitStrategy::least_allocated;
   ScoreWeights score_weights;
   FitResourceWeights fit_resource_weights;

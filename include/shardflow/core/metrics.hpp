@@ -19,6 +19,7 @@ struct StepMetrics {
   std::uint64_t attempts = 0;
   std::uint64_t failures = 0;
   Percentiles run_seconds;  // started -> finished of successful attempts
+  Resources requests;       // what each of its pods asked for (from the plan)
 };
 
 struct Metrics {
@@ -35,6 +36,8 @@ struct Metrics {
   std::uint64_t failed_attempts = 0;
   std::uint64_t tasks_failed = 0;  // tasks that exhausted their retries
   std::vector<StepMetrics> per_step;
+  /// The tasks of one longest chain (critical_path_s), first to last; joins are left out.
+  std::vector<TaskId> critical_path;
 };
 
 /// Computes metrics. `plan` supplies edges for the critical path and requests for CPU work.
@@ -49,6 +52,10 @@ double cost(const Trace& trace);
 double percentile(std::vector<double> values, double p);
 
 void write_metrics_json(std::ostream& out, const Metrics& m);
+/// Reads what write_metrics_json writes; `file` names the input in errors. Throws InputError for text
+/// that is not JSON or a missing or mistyped field (named as in `steps[1].run_s.p95`). `requests` and
+/// `critical_path`, which older files lack, are read as empty.
+Metrics read_metrics_json(std::istream& in, const std::string& file);
 /// CSV: one row per metric name,value (per-step rows as step.<name>.<field>).
 void write_metrics_csv(std::ostream& out, const Metrics& m);
 

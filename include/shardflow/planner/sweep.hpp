@@ -97,5 +97,7 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
 void print_sweep(std::ostream& out, const SweepResult& r);
 void write_sweep_json(std::ostream& out, const SweepResult& r);
 void write_sweep_csv(std::ostream& out, const SweepResult& r);
+/// Reads what write_sweep_json writes; `file` names the input in errors (InputError).
+SweepResult read_sweep_json(std::istream& in, const std::string& file);
 
 }  // namespace shardflow::planner

@@ -12,15 +12,21 @@
 //   class stay unschedulable for `scale_up_delay` (they come up after `boot_time`) and removes nodes
 //   idle for `scale_down_idle`. Cost is billed per node-second, after any spot discount.
 // - A kube-scheduler: one decision at a time (1 / decisions_per_second each), FIFO by pod creation;
-//   filter (resources, node selector, NoSchedule/NoExecute taints), score (LeastAllocated,
-//   MostAllocated or BalancedAllocation with kube-scheduler's integer formulas), percentageOfNodesToScore
-//   with a rotating start index, ties broken uniformly (selectHost's reservoir sampling, drawn once
-//   from the run's seeded RNG), then a bind latency. Unschedulable pods wait for a cluster change (a pod
-//   ends, a node is added, or the 5-minute flush) with backoff doubling from podInitialBackoff to
-//   podMaxBackoff; when nothing else is queued a pod is taken from the backoff queue early
-//   (SchedulerPopFromBackoffQ, Kubernetes 1.33+). Pods with identical requirements (one class per step) share
-//   this state: once the oldest pod of a class does not fit, the younger ones are not tried until the cluster
-//   changes (they would fail too).
+//   filter (resources, node selector, NoSchedule/NoExecute taints), score as kube-scheduler v1.36's
+//   default profile: the weighted sum (cluster.scheduler.score_weights) of NodeResourcesFit x1 (its
+//   strategy from `policy`: LeastAllocated, MostAllocated or RequestedToCapacityRatio, with resource
+//   weights), NodeResourcesBalancedAllocation x1 (v1.36: the pod's change of the node's balance),
+//   TaintToleration x3 (PreferNoSchedule taints) and NodeAffinity x2 (preferred terms), both normalized
+//   over the nodes found, and ImageLocality x1 (an image counts on a node once its pull is done), in
+//   kube-scheduler's integer arithmetic. PodTopologySpread and InterPodAffinity give every node the same
+//   score for the pods the orchestrators create, so they are left out: why is at the top of
+//   sim/scoring_plugins.hpp. percentageOfNodesToScore with a rotating start index, ties broken
+//   uniformly (selectHost's reservoir sampling, drawn once from the run's seeded RNG), then a bind latency.
+//   Unschedulable pods wait for a cluster change (a pod ends, a node is added, or the 5-minute flush) with
+//   backoff doubling from podInitialBackoff to podMaxBackoff; when nothing else is queued a pod is taken from
+//   the backoff queue early (SchedulerPopFromBackoffQ, Kubernetes 1.33+). Pods with identical requirements
+//   (one class per step) share this state: once the oldest pod of a class does not fit, the younger ones are
+//   not tried until the cluster changes (they would fail too).
 // - Pod lifecycle: [driver pod, for kfp-v2] -> created -> bound -> image pull (per-node cache, pulls
 //   on a node serialized unless serialize_image_pulls is false, a pod needing an image being pulled
 //   waits for that pull) -> sandbox start

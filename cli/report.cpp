@@ -1,0 +1,132 @@
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/metrics.hpp>
+#include <shardflow/core/trace.hpp>
+#include <shardflow/planner/sweep.hpp>
+#include <shardflow/report/html_report.hpp>
+
+#include "commands.hpp"
+
+namespace shardflow::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+report::ReportOptions options() {
+  report::ReportOptions o;
+  o.version = SHARDFLOW_VERSION;
+  return o;
+}
+
+template <class Read>
+auto read_file(const fs::path& path, Read read) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError({path.string(), 0, 0}, "", "cannot open it (is this a shardflow output directory?)");
+  return read(in, path.string());
+}
+
+struct RunFiles {
+  Trace trace;
+  Metrics metrics;
+};
+
+RunFiles read_run(const fs::path& dir) {
+  return {read_file(dir / "trace.json", read_trace_json), read_file(dir / "metrics.json", read_metrics_json)};
+}
+
+}  // namespace
+
+fs::path write_run_report_file(const fs::path& dir, const Trace& trace, const Metrics& metrics) {
+  write_file(dir / "report.html",
+             [&](std::ostream& o) { report::write_run_report(o, trace, metrics, options()); });
+  return dir / "report.html";
+}
+
+fs::path write_sweep_report_file(const fs::path& dir, const planner::SweepResult& sweep) {
+  write_file(dir / "report.html", [&](std::ostream& o) { report::write_sweep_report(o, sweep, options()); });
+  return dir / "report.html";
+}
+
+CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
+  auto* cmd = app.add_subcommand(
+      "report",
+      "Make report.html, one self-contained page to open in a browser, from a run's or a sweep's saved files "
+      "(simulate, run and sweep write it already; this rebuilds it, e.g. for a trace from another machine)");
+  cmd->add_option("dir", args.dir,
+                  "An output directory of `simulate`/`run` (trace.json and metrics.json: a run report) or of "
+                  "`sweep` (sweep.json: a sweep report); if it holds both, the newer is reported")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option(
+         "--predicted", args.predicted,
+         "With --measured: a run's directory holding the prediction (e.g. `simulate --cluster local`)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--measured", args.measured,
+                  "With --predicted: a run's directory holding the measurement (e.g. `run --backend local`)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--out", args.out,
+                  "The page to write (default: DIR/report.html; with --predicted, MEASURED/prediction.html)")
+      ->type_name("FILE");
+  cmd->footer(
+      "Examples:\n"
+      "  shardflow report out/shard-preprocess-train        # rebuilds "
+      "out/shard-preprocess-train/report.html\n"
+      "  shardflow simulate scenarios/local-ridge.yaml --cluster local --out out/sim     # the prediction\n"
+      "  shardflow run scenarios/local-ridge.yaml --backend local --out out/local       # the measurement\n"
+      "  shardflow report --predicted out/sim --measured out/local   # writes out/local/prediction.html\n"
+      "A run report has the headline figures, a Gantt chart of the pods by node (coloured by step; retries,\n"
+      "failures and the critical path marked), utilization and pending pods over time, run-time histograms,\n"
+      "queue waits and the slowest attempts. A sweep report plots cost against the makespan quantile with "
+      "the\n"
+      "Pareto front, the deadline and the recommendation. --predicted/--measured draws both Gantt charts on "
+      "one\n"
+      "time axis and the error of each step's run times. The page needs no network; hover a bar or a point\n"
+      "for details, click a table's header to sort it.");
+  return cmd;
+}
+
+int run_report_command(const ReportArgs& args) {
+  if (args.predicted.empty() != args.measured.empty())
+    throw InputError({args.predicted.empty() ? "--measured" : "--predicted", 0, 0}, "",
+                     "--predicted and --measured go together");
+  if (!args.predicted.empty()) {
+    if (!args.dir.empty())
+      throw InputError({args.dir, 0, 0}, "",
+                       "give either a directory or --predicted and --measured, not both");
+    const RunFiles p = read_run(args.predicted), m = read_run(args.measured);
+    const fs::path out = args.out.empty() ? fs::path(args.measured) / "prediction.html" : fs::path(args.out);
+    write_file(out, [&](std::ostream& o) {
+      report::write_prediction_report(o, {p.trace, p.metrics, "predicted"}, {m.trace, m.metrics, "measured"},
+                                      options());
+    });
+    std::cout << "wrote " << out.string() << "\n";
+    return 0;
+  }
+  if (args.dir.empty())
+    throw InputError({"report", 0, 0}, "", "name a directory, or --predicted and --measured");
+  const fs::path dir = args.dir;
+  std::error_code ec;
+  const bool run = fs::exists(dir / "trace.json", ec), sweep = fs::exists(dir / "sweep.json", ec);
+  if (!run && !sweep)
+    throw InputError({args.dir, 0, 0}, "", "holds neither trace.json (a run) nor sweep.json (a sweep)");
+  const bool as_sweep =
+      sweep && (!run || fs::last_write_time(dir / "sweep.json") > fs::last_write_time(dir / "trace.json"));
+  const fs::path out = args.out.empty() ? dir / "report.html" : fs::path(args.out);
+  write_file(out, [&](std::ostream& o) {
+    if (as_sweep) {
+      report::write_sweep_report(o, read_file(dir / "sweep.json", planner::read_sweep_json), options());
+    } else {
+      const RunFiles r = read_run(dir);
+      report::write_run_report(o, r.trace, r.metrics, options());
+    }
+  });
+  std::cout << "wrote " << out.string() << " (" << (as_sweep ? "sweep" : "run") << " report)\n";
+  return 0;
+}
+
+}  // namespace shardflow::cli

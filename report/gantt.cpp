@@ -1,0 +1,187 @@
+#include "gantt.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+#include <vector>
+
+#include <shardflow/report/html_report.hpp>
+
+#include "html.hpp"
+#include "lanes.hpp"
+
+namespace shardflow::report::detail {
+
+namespace {
+
+constexpr std::size_t kAggregateBins = 200;
+
+std::string step_name(const Trace& t, const AttemptRecord& a) {
+  return a.step < t.steps.size() ? t.steps[a.step] : "step " + std::to_string(a.step);
+}
+
+double sec(SimTime t) {
+  return t.seconds();
+}
+
+// What hovering a bar shows.
+std::string bar_tip(const Trace& t, const AttemptRecord& a) {
+  std::string s = step_name(t, a) + "[" + std::to_string(a.item) + "] (task " + std::to_string(a.task) +
+                  "), attempt " + std::to_string(a.attempt) + (a.attempt > 0 ? " (retry)" : "") + "\n";
+  const std::string pod = t.pod_name(a);
+  if (!pod.empty()) s += "pod " + pod + " ";
+  s += "on " + t.nodes[static_cast<std::size_t>(a.node)].name + "\n";
+  s += "created " + human_duration(sec(a.submitted)) + ", bound " + human_duration(sec(a.scheduled));
+  if (a.started != kNever) s += ", started " + human_duration(sec(a.started));
+  s += ", ended " + human_duration(sec(a.finished)) + "\n";
+  if (a.started != kNever) s += "ran " + human_duration((a.finished - a.started).seconds()) + "; ";
+  s += std::string(to_string(a.outcome));
+  const std::string_view error = t.error_text(a);
+  if (!error.empty()) s += ": " + std::string(error.substr(0, 100));
+  return s;
+}
+
+}  // namespace
+
+std::string gantt_legend(const Trace& trace) {
+  std::vector<LegendEntry> entries;
+  for (std::size_t i = 0; i < trace.steps.size(); ++i)
+    entries.push_back({trace.steps[i], swatch_fill(palette(i))});
+  entries.push_back({"retry (attempt > 0)",
+                     "<rect x=\"1\" y=\"1\" width=\"10\" height=\"10\" fill=\"#ccc\" stroke=\"#000\" "
+                     "stroke-dasharray=\"2 1.5\"/>"});
+  entries.push_back({"failed, evicted or cancelled", "<path class=\"x\" d=\"M2 2l8 8m0-8l-8 8\"/>"});
+  entries.push_back({"critical path",
+                     "<rect x=\"1\" y=\"1\" width=\"10\" height=\"10\" fill=\"#ccc\" "
+                     "stroke=\"#000\" stroke-width=\"2\"/>"});
+  return legend(entries);
+}
+
+void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, const GanttOptions& o) {
+  const std::size_t nodes = t.nodes.size();
+  std::vector<std::vector<Interval>> per_node(nodes);
+  for (std::size_t i = 0; i < t.attempts.size(); ++i) {
+    const AttemptRecord& a = t.attempts[i];
+    if (a.node < 0 || static_cast<std::size_t>(a.node) >= nodes || a.scheduled == kNever) continue;
+    per_node[static_cast<std::size_t>(a.node)].push_back({a.scheduled.ns(), a.finished.ns(), i});
+  }
+
+  // Too many bars: each node may draw its share of max_bars; a node with more pods than that is drawn as
+  // time bins (bars that thin would not be read one by one anyway).
+  std::size_t drawn = 0;
+  for (const auto& v : per_node) drawn += v.size();
+  std::vector<bool> aggregated(nodes, false);
+  std::size_t n_aggregated = 0;
+  if (drawn > o.max_bars) {
+    const std::size_t share = o.max_bars / nodes;
+    for (std::size_t n = 0; n < nodes; ++n) {
+      if (per_node[n].size() <= share) continue;
+      aggregated[n] = true;
+      drawn -= per_node[n].size();
+      ++n_aggregated;
+    }
+  }
+
+  std::vector<std::vector<int>> lanes(nodes);
+  std::vector<int> rows(nodes, 1);  // lanes drawn per node
+  int total_rows = 0;
+  for (std::size_t n = 0; n < nodes; ++n) {
+    lanes[n] = assign_lanes(per_node[n]);
+    const int used = lanes[n].empty() ? 1 : *std::max_element(lanes[n].begin(), lanes[n].end()) + 1;
+    rows[n] = aggregated[n] ? std::min(used, 12) : used;
+    total_rows += rows[n];
+  }
+  const double lane_px = std::clamp(640.0 / std::max(total_rows, 1), 2.0, 12.0);
+
+  Frame f;
+  f.left = 150;
+  f.height = f.top + f.bottom + lane_px * total_rows + 2;
+  const Scale x{0, o.end_s > 0 ? o.end_s : 1, f.left, f.width - f.right};
+
+  out += "<h3>" + esc(o.title) + "</h3>\n";
+  if (n_aggregated > 0) {
+    std::size_t most = 0;
+    for (std::size_t n = 0; n < nodes; ++n)
+      if (aggregated[n]) most = std::max(most, per_node[n].size());
+    out += "<p class=\"note\">" + count(n_aggregated) + " of " + count(nodes) +
+           " nodes have too many pods to draw one bar each (up to " + count(most) +
+           " on one node): they are drawn " + "as " + count(kAggregateBins) +
+           " time bins, each column the mean number of running pods by step (marked " +
+           "“aggregated”). Retries, failures and the critical path are not marked on them.</p>\n";
+  }
+  out += gantt_legend(t);
+  open_svg(out, f, "gantt", o.title,
+           " data-bars=\"" + std::to_string(drawn) + "\" data-aggregated-nodes=\"" +
+               std::to_string(n_aggregated) + "\"");
+
+  const std::unordered_set<TaskId> crit(critical.begin(), critical.end());
+  double y = f.top;
+  double last_label = -100;
+  std::string marks;  // crosses go over every bar
+  for (std::size_t n = 0; n < nodes; ++n) {
+    const double h = lane_px * rows[n];
+    out += "<line class=\"node-sep\" x1=\"0\" x2=\"" + num(f.width - f.right) + "\" y1=\"" + num(y) +
+           "\" y2=\"" + num(y) + "\"/>";
+    if (y - last_label >= 11) {  // thin rows: a label where the last one leaves room
+      out += "<text class=\"node-label\" x=\"" + num(f.left - 6) + "\" y=\"" +
+             num(y + std::min(h, 12.0) - 2) + "\" text-anchor=\"end\">" + esc(t.nodes[n].name) +
+             (aggregated[n] ? " (aggregated)" : "") + "</text>";
+      last_label = y;
+    }
+    if (aggregated[n]) {
+      // Mean running pods per step in each bin, stacked; the busiest bin fills the row.
+      std::vector<Bins> per_step(t.steps.size(), Bins(x.d1, kAggregateBins));
+      for (const Interval& iv : per_node[n]) {
+        const AttemptRecord& a = t.attempts[iv.attempt];
+        if (a.step < per_step.size()) per_step[a.step].add(a.scheduled.seconds(), a.finished.seconds(), 1);
+      }
+      for (Bins& b : per_step) b.settle();
+      double peak = 0;
+      for (std::size_t b = 0; b < kAggregateBins; ++b) {
+        double total = 0;
+        for (const Bins& s : per_step) total += s.mean(b);
+        peak = std::max(peak, total);
+      }
+      const double bw = (x.r1 - x.r0) / static_cast<double>(kAggregateBins);
+      for (std::size_t b = 0; b < kAggregateBins; ++b) {
+        double base = y + h;
+        for (std::size_t s = 0; s < per_step.size(); ++s) {
+          const double m = per_step[s].mean(b);
+          if (m <= 0 || peak <= 0) continue;
+          const double bh = m / peak * (h - 1);
+          base -= bh;
+          out += "<rect class=\"agg s" + std::to_string(s) + "\" x=\"" +
+                 num(x.r0 + bw * static_cast<double>(b)) + "\" y=\"" + num(base, 2) + "\" width=\"" +
+                 num(bw + 0.05, 2) + "\" height=\"" + num(bh, 2) + "\"><title>" +
+                 esc(t.nodes[n].name + ", " + human_duration(per_step[s].width() * static_cast<double>(b)) +
+                     " to " + human_duration(per_step[s].width() * static_cast<double>(b + 1)) + ": " +
+                     num(m, 1) + " " + t.steps[s] + " pods running on average") +
+                 "</title></rect>";
+        }
+      }
+      out += "\n";
+    } else {
+      for (std::size_t k = 0; k < per_node[n].size(); ++k) {
+        const AttemptRecord& a = t.attempts[per_node[n][k].attempt];
+        const double x0 = x(sec(a.scheduled)), x1 = std::max(x(sec(a.finished)), x0 + 0.5);
+        const double by = y + lane_px * lanes[n][k] + (lane_px >= 4 ? 0.5 : 0);
+        const double bh = lane_px >= 4 ? lane_px - 1 : lane_px;
+        const bool on_path = a.outcome == Outcome::succeeded && crit.count(a.task) > 0;
+        out += "<rect class=\"bar s" + std::to_string(a.step) + (a.attempt > 0 ? " retry" : "") +
+               (on_path ? " crit" : "") + "\" x=\"" + num(x0, 2) + "\" y=\"" + num(by, 2) + "\" width=\"" +
+               num(x1 - x0, 2) + "\" height=\"" + num(bh, 2) + "\"><title>" + esc(bar_tip(t, a)) +
+               "</title></rect>\n";
+        if (a.outcome != Outcome::succeeded) {
+          const double r = std::clamp(bh / 2, 2.0, 4.0), cy = by + bh / 2;
+          marks += "<path class=\"x\" d=\"M" + num(x1 - r) + " " + num(cy - r) + "l" + num(2 * r) + " " +
+                   num(2 * r) + "m0 " + num(-2 * r) + "l" + num(-2 * r) + " " + num(2 * r) + "\"/>\n";
+        }
+      }
+    }
+    y += h;
+  }
+  out += marks;
+  x_axis(out, f, x, time_ticks(0, x.d1, 10), true, "time since the run started");
+  out += "</svg>\n";
+}
+
+}  // namespace shardflow::report::detail

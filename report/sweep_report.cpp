@@ -1,0 +1,164 @@
+#include <algorithm>
+#include <numeric>
+#include <ostream>
+
+#include <shardflow/report/html_report.hpp>
+
+#include "html.hpp"
+
+namespace shardflow::report {
+
+std::vector<std::size_t> pareto_front(std::span<const CostTime> p) {
+  std::vector<std::size_t> order(p.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return p[a].cost != p[b].cost ? p[a].cost < p[b].cost : p[a].time < p[b].time;
+  });
+  // By cost, then time: a point is on the front unless an earlier one is as fast (and so as cheap and
+  // as fast, or cheaper and as fast): it must be strictly faster than every cheaper-or-equal point seen,
+  // or equal to the last point kept.
+  std::vector<std::size_t> front;
+  for (std::size_t i : order) {
+    if (front.empty() || p[i].time < p[front.back()].time ||
+        (p[i].time == p[front.back()].time && p[i].cost == p[front.back()].cost))
+      front.push_back(i);
+  }
+  return front;
+}
+
+void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const ReportOptions& o) {
+  using namespace detail;
+  const std::string q = "p" + num(r.quantile, r.quantile == static_cast<int>(r.quantile) ? 0 : 1);
+  std::string dims;
+  for (const planner::Dimension& d : r.dimensions) dims += (dims.empty() ? "" : ", ") + d.path;
+  Page page("shardflow sweep: " + r.scenario,
+            "scenario " + r.scenario + " · " + count(r.configs.size()) + " configurations of " + dims +
+                " · " + count(static_cast<std::uint64_t>(r.replications)) + " runs each, seeds from " +
+                std::to_string(r.base_seed) +
+                (r.deadline_s ? " · deadline " + human_duration(*r.deadline_s) : "") + " · shardflow " +
+                (o.version.empty() ? "?" : o.version));
+  std::string& b = page.body();
+
+  std::vector<CostTime> pts;
+  for (const planner::ConfigResult& c : r.configs) pts.push_back({c.cost.mean, c.quantile_makespan_s});
+  const std::vector<std::size_t> front = pareto_front(pts);
+  std::vector<bool> on_front(pts.size(), false);
+  for (std::size_t i : front) on_front[i] = true;
+  const auto config_text = [&](std::size_t i) {
+    std::string s;
+    for (std::size_t d = 0; d < r.dimensions.size() && d < r.configs[i].values.size(); ++d)
+      s += (s.empty() ? "" : ", ") + r.dimensions[d].path + " = " + r.configs[i].values[d];
+    return s;
+  };
+
+  std::vector<Card> cs;
+  if (r.recommended) {
+    const planner::ConfigResult& c = r.configs[*r.recommended];
+    cs.push_back(
+        {"recommended", config_text(*r.recommended),
+         "cost " + num(c.cost.mean, 2) + ", " + q + " makespan " + human_duration(c.quantile_makespan_s)});
+  } else {
+    cs.push_back({"recommended", "none",
+                  r.deadline_s ? "no configuration meets the deadline" : "no --deadline given"});
+  }
+  cs.push_back(
+      {"Pareto front", count(front.size()) + " of " + count(pts.size()), "configurations nothing beats"});
+  b += cards(cs);
+
+  b += "<h2>Cost against " + esc(q) + " makespan</h2>\n";
+  Frame f;
+  f.height = 420;
+  f.left = 80;
+  double cmin = 0, cmax = 1, tmax = 1;
+  if (!pts.empty()) {
+    cmin = cmax = pts[0].cost;
+    tmax = 0;
+  }
+  for (const CostTime& p : pts) {
+    cmin = std::min(cmin, p.cost);
+    cmax = std::max(cmax, p.cost);
+    tmax = std::max(tmax, p.time);
+  }
+  if (r.deadline_s) tmax = std::max(tmax, *r.deadline_s);
+  const double pad = std::max((cmax - cmin) * 0.08, std::max(cmax * 0.02, 1e-6));
+  const double c_lo = std::max(0.0, cmin - pad), c_hi = cmax + pad;
+  const std::vector<double> xt = nice_ticks(c_lo, c_hi, 8), yt = time_ticks(0, tmax * 1.08, 6);
+  const Scale x{c_lo, c_hi, f.left, f.width - f.right};
+  const Scale y{0, std::max(tmax * 1.08, yt.empty() ? 0 : yt.back()), f.top + f.plot_height(), f.top};
+  std::vector<LegendEntry> le = {
+      {"configuration", "<circle cx=\"6\" cy=\"6\" r=\"5\" fill=\"#999\"/>"},
+      {"on the Pareto front", "<circle cx=\"6\" cy=\"6\" r=\"5\" fill=\"#0072B2\"/>"}};
+  if (r.deadline_s)
+    le.push_back({"deadline " + human_duration(*r.deadline_s), "<path class=\"deadline\" d=\"M0 6H12\"/>"});
+  if (r.recommended)
+    le.push_back({"recommended",
+                  "<circle cx=\"6\" cy=\"6\" r=\"5\" fill=\"#009E73\" stroke=\"#000\" stroke-width=\"2\"/>"});
+  b += legend(le);
+  open_svg(b, f, "scatter", "cost against " + q + " makespan",
+           " data-points=\"" + std::to_string(pts.size()) + "\" data-front=\"" +
+               std::to_string(front.size()) + "\"");
+  y_axis(b, f, y, yt, true, q + " makespan");
+  if (r.deadline_s)
+    b += "<line class=\"deadline\" x1=\"" + num(f.left) + "\" x2=\"" + num(f.width - f.right) + "\" y1=\"" +
+         num(y(*r.deadline_s)) + "\" y2=\"" + num(y(*r.deadline_s)) + "\"><title>deadline " +
+         esc(human_duration(*r.deadline_s)) + "</title></line>\n";
+  if (!front.empty()) {
+    std::string d;  // a staircase: each front point holds until the next, cheaper-and-slower one
+    for (std::size_t k = 0; k < front.size(); ++k) {
+      const CostTime& p = pts[front[k]];
+      d += (k == 0 ? "M" : "V") + (k == 0 ? num(x(p.cost)) + " " + num(y(p.time)) : num(y(p.time)));
+      if (k + 1 < front.size()) d += "H" + num(x(pts[front[k + 1]].cost));
+    }
+    b += "<path class=\"front\" d=\"" + d + "\"/>\n";
+  }
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const planner::ConfigResult& c = r.configs[i];
+    const bool rec = r.recommended == i;
+    std::string tip = config_text(i) + "\nmean cost " + num(c.cost.mean, 2) + "; " + q + " makespan " +
+                      human_duration(c.quantile_makespan_s) + "; mean makespan " +
+                      human_duration(c.makespan_s.mean) + " (95% CI " +
+                      human_duration(c.makespan_s.ci95_low) + " to " +
+                      human_duration(c.makespan_s.ci95_high) + ")";
+    if (r.deadline_s) tip += "\nmeets the deadline in " + percent(c.p_meets_deadline) + " of runs";
+    if (on_front[i]) tip += "\non the Pareto front";
+    if (rec) tip += "\nrecommended: the cheapest that meets the deadline";
+    b += std::string("<circle class=\"pt") + (on_front[i] ? " pareto" : "") + (rec ? " rec" : "") +
+         "\" cx=\"" + num(x(pts[i].cost)) + "\" cy=\"" + num(y(pts[i].time)) + "\" r=\"" + (rec ? "7" : "5") +
+         "\"><title>" + esc(tip) + "</title></circle>\n";
+    if (rec)
+      b += "<text x=\"" + num(x(pts[i].cost) + 10) + "\" y=\"" + num(y(pts[i].time) - 8) +
+           "\">recommended</text>\n";
+  }
+  x_axis(b, f, x, xt, false, "mean cost (price units)");
+  b += "</svg>\n";
+
+  b += "<h2>Configurations</h2>\n<table class=\"sortable configs\"><thead><tr><th class=\"n\">#</th>";
+  for (const planner::Dimension& d : r.dimensions) b += "<th>" + esc(d.path) + "</th>";
+  b += "<th class=\"n\">mean makespan</th><th class=\"n\">95% CI</th><th class=\"n\">" + esc(q) +
+       " makespan</th><th class=\"n\">mean cost</th>";
+  if (r.deadline_s) b += "<th class=\"n\">meets deadline</th>";
+  b += "<th class=\"n\">runs with failed tasks</th><th>Pareto</th></tr></thead><tbody>\n";
+  for (std::size_t i = 0; i < r.configs.size(); ++i) {
+    const planner::ConfigResult& c = r.configs[i];
+    b += std::string("<tr") + (r.recommended == i ? " class=\"rec\" title=\"recommended\"" : "") +
+         "><td class=\"n\" data-v=\"" + std::to_string(i) + "\">" + std::to_string(i) + "</td>";
+    for (const std::string& v : c.values) b += "<td>" + esc(v) + "</td>";
+    b += "<td class=\"n\" data-v=\"" + num(c.makespan_s.mean, 6) + "\">" +
+         esc(human_duration(c.makespan_s.mean)) + "</td><td class=\"n\" data-v=\"" +
+         num(c.makespan_s.ci95_high - c.makespan_s.ci95_low, 6) + "\">" +
+         esc(human_duration(c.makespan_s.ci95_low) + " – " + human_duration(c.makespan_s.ci95_high)) +
+         "</td><td class=\"n\" data-v=\"" + num(c.quantile_makespan_s, 6) + "\">" +
+         esc(human_duration(c.quantile_makespan_s)) + "</td><td class=\"n\" data-v=\"" + num(c.cost.mean, 6) +
+         "\">" + num(c.cost.mean, 2) + "</td>";
+    if (r.deadline_s)
+      b += "<td class=\"n\" data-v=\"" + num(c.p_meets_deadline, 4) + "\">" + percent(c.p_meets_deadline) +
+           (c.meets ? " ✓" : "") + "</td>";
+    b += "<td class=\"n\" data-v=\"" + std::to_string(c.runs_with_failed_tasks) + "\">" +
+         std::to_string(c.runs_with_failed_tasks) + "</td><td>" + (on_front[i] ? "yes" : "") +
+         (r.recommended == i ? " (recommended)" : "") + "</td></tr>\n";
+  }
+  b += "</tbody></table>\n";
+  page.write(out);
+}
+
+}  // namespace shardflow::report

@@ -1,0 +1,254 @@
+#include <cstddef>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/report/html_report.hpp>
+
+using namespace shardflow;
+using namespace shardflow::report;
+
+namespace {
+
+SimTime s(double seconds) {
+  return Duration::from_seconds(seconds);
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+AttemptRecord attempt(TaskId task, std::uint32_t step, std::uint32_t n, std::int32_t node, double bound,
+                      double finished, Outcome outcome = Outcome::succeeded) {
+  AttemptRecord a;
+  a.task = task;
+  a.step = step;
+  a.item = task;
+  a.attempt = n;
+  a.node = node;
+  a.submitted = s(0);
+  a.scheduled = bound < 0 ? kNever : s(bound);
+  a.started = bound < 0 ? kNever : s(bound + 1);
+  a.finished = s(finished);
+  a.outcome = outcome;
+  return a;
+}
+
+// Two nodes, two steps; task 1 fails once and is retried; one pod is never bound.
+Trace small_trace() {
+  Trace t;
+  t.backend = "sim";
+  t.scenario = "small";
+  t.seed = 7;
+  t.steps = {"prep", "train"};
+  t.pod_prefixes = {"prep-", "train-"};
+  t.nodes = {NodeRecord{"cpu-0", "cpu", 4000, kGiB, 0, 1, s(0), s(100), s(0)},
+             NodeRecord{"gpu-0", "gpu", 8000, 4 * kGiB, 1, 3, s(0), s(100), s(0)}};
+  t.attempts = {attempt(0, 0, 0, 0, 1, 30), attempt(1, 0, 0, 0, 1, 20, Outcome::failed),
+                attempt(1, 0, 1, 0, 21, 40), attempt(2, 1, 0, 1, 41, 100),
+                attempt(3, 1, 0, -1, -1, 5, Outcome::cancelled)};
+  return t;
+}
+
+Metrics small_metrics() {
+  Metrics m;
+  m.makespan_s = 100;
+  m.critical_path_s = 98;
+  m.attempts = 5;
+  m.retries = 1;
+  m.failed_attempts = 2;
+  m.per_step = {StepMetrics{"prep", 3, 1, {}, {1000, kGiB / 2, 0}},
+                StepMetrics{"train", 2, 1, {}, {4000, kGiB, 1}}};
+  m.critical_path = {1, 2};
+  return m;
+}
+
+std::string run_page(const Trace& t, const Metrics& m, std::size_t max_bars = 12'000) {
+  std::ostringstream out;
+  ReportOptions o;
+  o.version = "9.9.9";
+  o.max_bars = max_bars;
+  write_run_report(out, t, m, o);
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("human_duration: rounded to what matters at each size", "[report]") {
+  CHECK(human_duration(4500) == "1h15m");
+  CHECK(human_duration(4529.6) == "1h15m");
+  CHECK(human_duration(4530) == "1h16m");
+  CHECK(human_duration(243.4) == "4m3s");
+  CHECK(human_duration(3599.7) == "1h");
+  CHECK(human_duration(59.96) == "1m");
+  CHECK(human_duration(2.5) == "2.5s");
+  CHECK(human_duration(12.34) == "12.3s");
+  CHECK(human_duration(0.35) == "350ms");
+  CHECK(human_duration(0.0000025) == "3us");
+  CHECK(human_duration(0) == "0s");
+  CHECK(human_duration(-90) == "-1m30s");
+  CHECK(human_duration(90000) == "25h");
+}
+
+TEST_CASE("Pareto front: the points nothing beats in both cost and time, by cost", "[report]") {
+  // (cost, time): 0 (1, 10) front; 1 (2, 5) front; 2 (3, 6) beaten by 1; 3 (2, 7) beaten by 1;
+  // 4 (4, 1) front; 5 (1, 12) beaten by 0 (same cost, slower); 6 (4, 1) equal to 4: kept.
+  const std::vector<CostTime> p = {{1, 10}, {2, 5}, {3, 6}, {2, 7}, {4, 1}, {1, 12}, {4, 1}};
+  CHECK(pareto_front(p) == std::vector<std::size_t>{0, 1, 4, 6});
+  CHECK(pareto_front(std::vector<CostTime>{}).empty());
+  CHECK(pareto_front(std::vector<CostTime>{{5, 5}}) == std::vector<std::size_t>{0});
+  // A cheaper point as fast as a dearer one beats it.
+  CHECK(pareto_front(std::vector<CostTime>{{2, 3}, {1, 3}}) == std::vector<std::size_t>{1});
+}
+
+TEST_CASE("Run report: one bar per bound attempt, retries, failures and the critical path marked",
+          "[report]") {
+  const std::string page = run_page(small_trace(), small_metrics());
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(occurrences(page, "<rect class=\"bar ") == 4);  // the never-bound attempt has no bar
+  CHECK(occurrences(page, "<rect class=\"bar s0 retry") == 1);
+  CHECK(occurrences(page, "<rect class=\"bar s0 crit\"") == 0);  // task 1's failed attempt is not on the path
+  CHECK(occurrences(page, "<rect class=\"bar s0 retry crit\"") == 1);
+  CHECK(occurrences(page, "<rect class=\"bar s1 crit\"") == 1);
+  const std::string chart = page.substr(page.find("<svg class=\"chart gantt\""));  // after the legend
+  CHECK(occurrences(chart, "<path class=\"x\" d=\"M") ==
+        1);  // the failed attempt; the unbound one has no bar
+  CHECK(page.find("data-bars=\"4\" data-aggregated-nodes=\"0\"") != std::string::npos);
+  // The tooltip of the retry.
+  CHECK(page.find("<title>prep[1] (task 1), attempt 1 (retry)\npod prep-1-1 on cpu-0\ncreated 0s, bound 21s, "
+                  "started 22s, ended 40s\nran 18s; succeeded</title>") != std::string::npos);
+  // Headline and facts.
+  CHECK(page.find("seed 7 · backend sim · 4 tasks, 5 attempts on 2 nodes · shardflow 9.9.9") !=
+        std::string::npos);
+  CHECK(page.find("<div class=\"value\">1m40s</div>") != std::string::npos);
+  // Utilization has a GPU line since a node has one; one histogram per step; no network.
+  CHECK(occurrences(page, "<path class=\"line\"") == 4);  // CPU, memory, GPU; pending pods
+  CHECK(occurrences(page, "<svg class=\"chart hist\"") == 2);
+  CHECK(page.find("http") == std::string::npos);
+  CHECK(page.find("<script src") == std::string::npos);
+}
+
+TEST_CASE("Run report: names with <&\" are escaped everywhere", "[report]") {
+  Trace t = small_trace();
+  t.steps[0] = "<b>&\"x'";
+  t.nodes[0].name = "n<1>";
+  t.scenario = "a&b";
+  Metrics m = small_metrics();
+  m.per_step[0].step = t.steps[0];
+  const std::string page = run_page(t, m);
+  CHECK(page.find("<b>") == std::string::npos);
+  CHECK(page.find("n<1>") == std::string::npos);
+  CHECK(page.find("a&b") == std::string::npos);
+  CHECK(page.find("&lt;b&gt;&amp;&quot;x&#39;") != std::string::npos);
+  CHECK(page.find("n&lt;1&gt;") != std::string::npos);
+  CHECK(page.find("<title>shardflow run: a&amp;b</title>") != std::string::npos);
+}
+
+TEST_CASE("Run report: above max_bars, nodes over their share are drawn as time bins, and the chart says so",
+          "[report]") {
+  Trace t = small_trace();
+  t.attempts.clear();
+  // 300 pods on cpu-0, 10 on gpu-0; at most 50 bars: cpu-0 is aggregated.
+  for (TaskId i = 0; i < 310; ++i)
+    t.attempts.push_back(attempt(i, i < 300 ? 0 : 1, 0, i < 300 ? 0 : 1, i * 0.3, i * 0.3 + 5));
+  Metrics m = small_metrics();
+  m.makespan_s = 310 * 0.3 + 5;
+  const std::string page = run_page(t, m, 50);
+  CHECK(occurrences(page, "<rect class=\"bar ") == 10);
+  CHECK(page.find("data-bars=\"10\" data-aggregated-nodes=\"1\"") != std::string::npos);
+  CHECK(page.find("1 of 2 nodes have too many pods to draw one bar each (up to 300 on one node)") !=
+        std::string::npos);
+  CHECK(page.find("cpu-0 (aggregated)") != std::string::npos);
+  CHECK(occurrences(page, "<rect class=\"agg s0\"") > 0);
+  CHECK(occurrences(page, "<rect class=\"agg s0\"") <= 200);
+}
+
+TEST_CASE("Sweep report: a point per configuration, the front, the deadline and the recommendation",
+          "[report]") {
+  planner::SweepResult r;
+  r.scenario = "sw";
+  r.dimensions = {{"cluster.node_pools[cpu].count", {"1", "2", "4"}}};
+  r.replications = 3;
+  r.deadline_s = 60;
+  for (const auto& [cost, mk] : std::vector<std::pair<double, double>>{{1, 100}, {2, 50}, {5, 55}}) {
+    planner::ConfigResult c;
+    c.values = {std::to_string(static_cast<int>(cost))};
+    c.cost.mean = cost;
+    c.quantile_makespan_s = mk;
+    c.makespan_s.mean = mk;
+    c.meets = mk <= 60;
+    r.configs.push_back(c);
+  }
+  r.recommended = 1;
+  std::ostringstream out;
+  write_sweep_report(out, r, {});
+  const std::string page = out.str();
+  CHECK(occurrences(page, "<circle class=\"pt") == 3);
+  CHECK(occurrences(page, "<circle class=\"pt pareto rec\"") == 1);
+  CHECK(occurrences(page, "<circle class=\"pt pareto\"") == 1);
+  CHECK(occurrences(page, "<line class=\"deadline\"") == 1);
+  CHECK(occurrences(page, "<path class=\"front\"") == 1);
+  CHECK(page.find("data-points=\"3\" data-front=\"2\"") != std::string::npos);
+  CHECK(occurrences(page, "<tr class=\"rec\"") == 1);
+  CHECK(page.find("<table class=\"sortable configs\">") != std::string::npos);
+}
+
+TEST_CASE("Prediction report: both Gantt charts on one time axis, and the error per step", "[report]") {
+  const Trace t = small_trace();
+  const Metrics m = small_metrics();
+  Metrics measured = m;
+  measured.makespan_s = 80;
+  measured.per_step[0].run_seconds.p50 = 10;
+  Metrics predicted = m;
+  predicted.per_step[0].run_seconds.p50 = 12;
+  std::ostringstream out;
+  write_prediction_report(out, {t, predicted, "predicted"}, {t, measured, "measured"}, {});
+  const std::string page = out.str();
+  CHECK(occurrences(page, "<svg class=\"chart gantt\"") == 2);
+  CHECK(occurrences(page, "<rect class=\"bar ") == 8);
+  CHECK(page.find("<div class=\"value\">25.0%</div>") != std::string::npos);  // makespan 100 against 80
+  CHECK(page.find(">20.0%</td>") != std::string::npos);                       // prep p50 12 s against 10 s
+}
+
+TEST_CASE("Run report: an empty trace still makes a page", "[report]") {
+  Trace t;
+  t.backend = "local";
+  t.scenario = "empty";
+  const std::string page = run_page(t, Metrics{});
+  CHECK(page.find("data-bars=\"0\" data-aggregated-nodes=\"0\"") != std::string::npos);
+  CHECK(page.find("0 tasks, 0 attempts on 0 nodes") != std::string::npos);
+  CHECK(page.find("</html>") != std::string::npos);
+}
+
+TEST_CASE("Run report: 100,000 attempts with long names and errors stay under 10 MB", "[report]") {
+  // About the most a page draws: 100 nodes with 118 pods each, just within their share of max_bars
+  // (12,000 / 101 nodes), with 60-character names and long errors in every tooltip; the other 88,200
+  // pods on one more node, aggregated.
+  Trace t;
+  t.backend = "k8s";
+  t.steps = {std::string(60, 's')};
+  t.errors = {std::string(5000, 'e')};
+  for (int n = 0; n <= 100; ++n)
+    t.nodes.push_back(
+        NodeRecord{std::string(57, 'n') + std::to_string(n), "p", 1000, kGiB, 0, 1, s(0), s(1e5), s(0)});
+  for (TaskId i = 0; i < 100'000; ++i) {
+    const auto node = static_cast<std::int32_t>(i < 11'800 ? i % 100 : 100);
+    AttemptRecord a = attempt(i, 0, 0, node, i * 0.5, i * 0.5 + 40, Outcome::failed);
+    a.error = 0;
+    a.pod = static_cast<std::uint32_t>(t.pod_names.size());
+    t.pod_names.push_back(std::string(60, 'p'));
+    t.attempts.push_back(a);
+  }
+  Metrics m;
+  m.makespan_s = 1e5;
+  m.per_step = {StepMetrics{t.steps[0], 100'000, 100'000, {}, {1000, kGiB, 0}}};
+  const std::string page = run_page(t, m);
+  CHECK(page.find("data-bars=\"11800\" data-aggregated-nodes=\"1\"") != std::string::npos);
+  CHECK(occurrences(page, "<rect class=\"bar ") == 11'800);
+  CHECK(page.size() < 10'000'000);
+}

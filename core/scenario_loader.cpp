@@ -90,9 +90,11 @@ constexpr std::string_view kRequestedToCapacityRatioKeys[] = {"shape"};
 constexpr std::string_view kShapePointKeys[] = {"utilization", "score"};
 constexpr std::string_view kStorageKeys[] = {"read_bandwidth", "write_bandwidth"};
 constexpr std::string_view kOverheadKeys[] = {
-    "orchestrator",     "pods_per_task",         "driver_pod",
-    "driver_resources", "sandbox_start",         "image_pull_bandwidth",
-    "image_size",       "serialize_image_pulls", "job_sync"};
+    "orchestrator",  "pods_per_task",        "driver_pod", "driver_resources",
+    "sandbox_start", "image_pull_bandwidth", "image_size", "serialize_image_pulls",
+    "job_sync",      "control_plane"};
+constexpr std::string_view kControlPlaneKeys[] = {
+    "sync_period", "scope", "create_batch", "max_creates_per_sync", "failure_backoff", "max_failure_backoff"};
 
 std::string got(const Node& n) {
   switch (n.Type()) {
@@ -912,6 +914,49 @@ class PipelineReader {
 
 // ---- cluster and overheads -------------------------------------------------------------------------
 
+// The controllers' latencies, with where each number comes from in docs/scenario-format.md
+// ("Control-plane latencies").
+ControlPlane control_plane_preset(const std::string& orchestrator) {
+  ControlPlane c;
+  if (orchestrator == "indexed-job") {
+    // kube-controller-manager v1.36 pkg/controller/job/job_controller.go: SyncJobBatchPeriod,
+    // MaxPodCreateDeletePerSync, DefaultJobPodFailureBackOff, MaxJobPodFailureBackOff.
+    c.sync_period = Duration::from_s(1);
+    c.scope = ControlPlane::Scope::step;
+    c.create_batch = Duration::from_ms(5);
+    c.max_creates_per_sync = 500;
+    c.failure_backoff = Duration::from_s(10);
+    c.max_failure_backoff = Duration::from_s(600);
+  } else if (orchestrator == "argo" || orchestrator == "kfp-v2") {
+    // Argo Workflows v3 workflow/controller: pod events requeue the workflow with AddRateLimited,
+    // whose fixedItemIntervalRateLimiter waits DEFAULT_REQUEUE_TIME (10 s). KFP v2 runs on Argo.
+    c.sync_period = Duration::from_s(10);
+    c.scope = ControlPlane::Scope::run;
+  }
+  return c;
+}
+
+void read_control_plane(const Reader& r, const Node& n, const std::string& field, ControlPlane& c) {
+  const Map m(r, n, field, kControlPlaneKeys);
+  if (auto v = m.get("sync_period")) c.sync_period = get_duration(r, *v, m.field("sync_period"));
+  if (auto v = m.get("scope")) {
+    const std::string s = get_string(r, *v, m.field("scope"));
+    if (s == "step")
+      c.scope = ControlPlane::Scope::step;
+    else if (s == "run")
+      c.scope = ControlPlane::Scope::run;
+    else
+      r.fail(*v, m.field("scope"), "expected step or run, got " + quote(s));
+  }
+  if (auto v = m.get("create_batch")) c.create_batch = get_duration(r, *v, m.field("create_batch"));
+  if (auto v = m.get("max_creates_per_sync"))
+    c.max_creates_per_sync =
+        static_cast<int>(get_int(r, *v, m.field("max_creates_per_sync"), 0, std::numeric_limits<int>::max()));
+  if (auto v = m.get("failure_backoff")) c.failure_backoff = get_duration(r, *v, m.field("failure_backoff"));
+  if (auto v = m.get("max_failure_backoff"))
+    c.max_failure_backoff = get_duration(r, *v, m.field("max_failure_backoff"));
+}
+
 Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   Overheads o;
   if (n && n->IsScalar()) {
@@ -925,6 +970,7 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   o.sandbox_start = Duration::from_s(1);
   o.image_pull_bytes_per_second = static_cast<double>(100 * kMiB);
   o.default_image_size = kGiB;
+  o.control_plane = control_plane_preset(o.orchestrator);
   if (!n) return o;
   const Map m(r, *n, "overheads", kOverheadKeys);
   if (auto v = m.get("orchestrator")) {
@@ -932,7 +978,6 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
     if (o.orchestrator == "argo" || o.orchestrator == "indexed-job" || o.orchestrator == "none") {
       o.pods_per_task = 1;
       o.driver_pod_duration = Duration::zero();
-      if (o.orchestrator == "indexed-job") o.job_sync = Duration::from_s(1);
     } else if (o.orchestrator != "kfp-v2") {
       r.fail(
           *v, m.field("orchestrator"),
@@ -968,7 +1013,10 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   if (auto v = m.get("image_size")) o.default_image_size = get_bytes(r, *v, m.field("image_size"));
   if (auto v = m.get("serialize_image_pulls"))
     o.serialize_image_pulls = get_bool(r, *v, m.field("serialize_image_pulls"));
-  if (auto v = m.get("job_sync")) o.job_sync = get_duration(r, *v, m.field("job_sync"));
+  o.control_plane = control_plane_preset(o.orchestrator);
+  // job_sync: the first name of control_plane.sync_period.
+  if (auto v = m.get("job_sync")) o.control_plane.sync_period = get_duration(r, *v, m.field("job_sync"));
+  if (auto v = m.get("control_plane")) read_control_plane(r, *v, m.field("control_plane"), o.control_plane);
   return o;
 }
 

@@ -22,6 +22,7 @@
 #include <shardflow/core/sampling.hpp>
 #include <shardflow/sim/simulator.hpp>
 
+#include "controller.hpp"
 #include "engine.hpp"
 #include "nodes.hpp"
 #include "pods.hpp"
@@ -50,6 +51,9 @@ class Model {
     trace_.attempts.reserve(plan_.task_count() + plan_.task_count() / 8 + 16);
     att_.reserve(trace_.attempts.capacity());
     progress_every_ = std::max<std::uint64_t>(1, plan_.size() / 100);
+    stats_.step_done.assign(plan_.steps().size(), kNever);
+    controlled_ = sc_.overheads.control_plane.enabled();
+    if (controlled_) keys_.resize(std::max<std::size_t>(1, plan_.steps().size()));
     if (nodes_.use_trees()) {
       std::vector<std::uint64_t> left(sched_.size(), 0);
       for (std::size_t i = 0; i < plan_.steps().size(); ++i) left[i] = plan_.steps()[i].instances;
@@ -83,9 +87,15 @@ class Model {
       engine_.schedule(Duration::zero(), kAdmit, 0);
     }
   }
-  // Admitted past its limits: its first pod is created now.
-  void on_start(TaskId t) { create_attempt(t); }
+  // Admitted past its limits: its first pod is created now, or by the controller's sync.
+  void on_start(TaskId t) {
+    if (controlled_)
+      want_pod(t);
+    else
+      create_attempt(t);
+  }
   void on_resolved(TaskId t) {
+    if (!plan_.is_join(t)) stats_.step_done[plan_.step_of(t)] = engine_.now();
     const std::uint64_t resolved = exec_.resolved_count();
     if (opt_.progress && resolved % progress_every_ == 0)  // no division when nobody listens
       opt_.progress(static_cast<double>(resolved) / static_cast<double>(plan_.size()));
@@ -169,8 +179,11 @@ class Model {
       case kScaleDown:
         on_scale_down(e.target, e.gen);
         break;
-      case kTaskSynced:
-        exec_.succeeded(e.target);
+      case kSync:
+        on_sync(e.target, e.gen);
+        break;
+      case kCreatePod:
+        create_attempt(e.target);
         break;
       case kImagePulled:
         on_image_pulled(e.target, e.gen);
@@ -209,6 +222,16 @@ class Model {
   inline void on_image_pulled(std::uint32_t target, std::uint32_t gen);
   inline bool refresh_image(std::uint32_t image);
   inline void refresh_images();
+
+  // ---- the orchestrator's controller (controller.inl) ----------------------------------------------------
+  [[nodiscard]] std::uint32_t controller_key(TaskId t) const {
+    return sc_.overheads.control_plane.scope == ControlPlane::Scope::run ? 0 : plan_.step_of(t);
+  }
+  inline void request_sync(std::uint32_t k, SimTime at);
+  inline void want_pod(TaskId t);
+  inline void pod_event(TaskId t);
+  inline void pod_ended(std::uint32_t a);
+  inline void on_sync(std::uint32_t k, std::uint32_t gen);
 
   // ---- nodes (node_events.inl) ------------------------------------------------------------------------
   inline void add_node(std::uint32_t pool, SimTime up, SimTime billed_from);
@@ -261,6 +284,12 @@ class Model {
   // Pods: one per attempt (Trace::attempts at the same index).
   std::vector<Attempt> att_;
   std::vector<std::uint32_t> evicted_;  // scratch for on_node_fail
+
+  // The orchestrator's controller: one work-queue key per step (or one), when control_plane is on.
+  bool controlled_ = false;
+  std::vector<ControllerKey> keys_;
+  std::vector<std::uint32_t> seen_;
+  std::vector<TaskId> creating_;
 
   Scheduler sched_;
   Nodes nodes_;

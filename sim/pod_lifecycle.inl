@@ -199,6 +199,7 @@ inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1
   at.will_fail = sample.fails;
   engine_.schedule_at(at_time + delay_from_ns(ns), kRunDone, a);
+  if (controlled_) pod_event(r.task);  // Running (Ready): the Job's status.ready changes
 }
 
 inline void Model::on_run_done(std::uint32_t a) {
@@ -227,14 +228,17 @@ inline void Model::end_attempt(std::uint32_t a) {
   release(a, class_of_step(t));
   if (!at.will_fail) {
     r.outcome = Outcome::succeeded;
-    if (sc_.overheads.job_sync > Duration::zero())
-      engine_.schedule(sc_.overheads.job_sync, kTaskSynced, t);
+    if (controlled_)
+      pod_ended(a);
     else
       exec_.succeeded(t);
     return;
   }
   r.outcome = Outcome::failed;
-  if (const auto delay = exec_.attempt_failed(t)) engine_.schedule(*delay, kRetry, t);
+  if (controlled_)
+    pod_ended(a);
+  else if (const auto delay = exec_.attempt_failed(t))
+    engine_.schedule(*delay, kRetry, t);
 }
 
 // An image ImageLocality scores finished pulling on a node: the node's key changes, and the image's
@@ -269,7 +273,10 @@ inline void Model::on_driver_done(std::uint32_t a) {
   if (att_[a].phase != Phase::driver_on_node) return;
   att_[a].phase = Phase::queued;
   release(a, sched_.driver_class());
-  enqueue(class_of_step(trace_.attempts[a].task), a);
+  if (controlled_)
+    pod_ended(a);  // the executor pod is created by the controller's next sync
+  else
+    enqueue(class_of_step(trace_.attempts[a].task), a);
 }
 
 }  // namespace

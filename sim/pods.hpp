@@ -23,7 +23,8 @@ enum Kind : std::uint8_t {
   kNodeUp,        // a booting node became ready
   kScaleUpCheck,  // the autoscaler looks at a class's unschedulable pods
   kScaleDown,     // a node has been idle for scale_down_idle
-  kTaskSynced,    // the orchestrator saw a task's successful pod (overheads.job_sync after it ended)
+  kSync,          // the orchestrator's controller syncs a key (controller.inl)
+  kCreatePod,     // a pod the controller's sync creates in a later slow-start batch
   kImagePulled,   // an image ImageLocality scores is on a node (target: slot * images + image; gen: slot's)
 };
 

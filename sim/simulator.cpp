@@ -3,6 +3,7 @@
 #include <shardflow/sim/simulator.hpp>
 
 #include "autoscaler.inl"
+#include "controller.inl"
 #include "model.hpp"
 #include "node_events.inl"
 #include "pod_lifecycle.inl"

@@ -221,6 +221,7 @@ TEST_CASE("ScenarioLoader: overheads none switches every overhead off", "[core]"
     CHECK(s.overheads.default_image_size == 0);
     CHECK(s.cluster.scheduler.decisions_per_second == 0);
     CHECK(s.cluster.scheduler.bind_latency == Duration::zero());
+    CHECK(!s.overheads.control_plane.enabled());
     // Defaults of a component without resources: one core, no memory.
     CHECK(s.pipeline.steps[0].component.resources == Resources{1000, 0, 0});
   }
@@ -256,6 +257,32 @@ TEST_CASE("ScenarioLoader: overhead presets per orchestrator", "[core]") {
     CHECK(s.overheads.driver_pod_duration == Duration::from_s(5));
     CHECK(s.overheads.image_pull_bytes_per_second == 1024.0 * 1024 * 1024);
     CHECK(s.overheads.default_image_size == 500 * kMiB);
+    CHECK(s.overheads.control_plane.sync_period == Duration::from_s(10));  // Argo's DEFAULT_REQUEUE_TIME
+    CHECK(s.overheads.control_plane.scope == ControlPlane::Scope::run);
+  }
+  SECTION("indexed-job: the Job controller's latencies, each key overridable") {
+    const Scenario s = load_scenario_text(base +
+                                              "overheads: {orchestrator: indexed-job, control_plane: "
+                                              "{create_batch: 2ms, max_failure_backoff: 6m}}",
+                                          "x.yaml");
+    const ControlPlane& c = s.overheads.control_plane;
+    CHECK(c.sync_period == Duration::from_s(1));
+    CHECK(c.scope == ControlPlane::Scope::step);
+    CHECK(c.create_batch == Duration::from_ms(2));
+    CHECK(c.max_creates_per_sync == 500);
+    CHECK(c.failure_backoff == Duration::from_s(10));
+    CHECK(c.max_failure_backoff == Duration::from_s(360));
+  }
+  SECTION("job_sync is the former name of control_plane.sync_period") {
+    const Scenario s =
+        load_scenario_text(base + "overheads: {orchestrator: indexed-job, job_sync: 500ms}", "x.yaml");
+    CHECK(s.overheads.control_plane.sync_period == Duration::from_ms(500));
+  }
+  SECTION("bad control_plane values") {
+    CHECK_THROWS_WITH(load_scenario_text(base + "overheads: {control_plane: {scope: pod}}", "x.yaml"),
+                      "x.yaml:4:36: overheads.control_plane.scope: expected step or run, got \"pod\"");
+    CHECK_THROWS_WITH(load_scenario_text(base + "overheads: {control_plane: {period: 1s}}", "x.yaml"),
+                      Catch::Contains("overheads.control_plane.period: unknown key"));
   }
 }
 

@@ -106,7 +106,8 @@ TEST_CASE("ScenarioSettings: driver_resources are the kfp-v2 driver pods' reques
   // 6..16; executor 2 16..26.
   auto yaml = [](const std::string& driver) {
     return "name: drivers\n"
-           "overheads: {orchestrator: kfp-v2, driver_pod: 3s, sandbox_start: 0s, image_pull_bandwidth: 0/s" +
+           "overheads: {orchestrator: kfp-v2, driver_pod: 3s, sandbox_start: 0s, image_pull_bandwidth: 0/s, "
+           "control_plane: {sync_period: 0s}" +
            driver +
            "}\n"
            "cluster:\n"
@@ -142,30 +143,141 @@ TEST_CASE(
   CHECK(makespan_s(t) == 1.0);
 }
 
-TEST_CASE(
-    "ScenarioSettings: indexed-job's job_sync refills a slot and completes the Job 1 s after a pod ends",
-    "[sim]") {
-  // 50 pods x 2 s, parallelism 5, every other overhead off: each slot runs 10 pods, a new one 1 s after
-  // the last ended, so the last pod ends at 9 x (2 + 1) + 2 = 29 s; the fan-in starts 1 s after that
-  // (the Job's completion) and ends at 31 s. Without job_sync: 10 x 2 = 20 s, then 21 s.
-  const std::string head =
-      "name: t\npipeline:\n  steps:\n"
+namespace {
+
+struct Run {
+  Trace trace;
+  sim::SimStats stats;
+};
+
+Run run_stats(const std::string& yaml) {
+  const Scenario sc = load_scenario_text(yaml, "control-plane.yaml");
+  const Plan plan = Plan::unroll(sc.pipeline);
+  sim::SimOptions opt;
+  opt.seed = sc.seed;
+  Run r;
+  r.trace = sim::simulate(sc, plan, opt, r.stats);
+  return r;
+}
+
+// One pool, a free scheduler, no image pulls; pods run 100 ms after they are created (as a kubelet
+// would start them), so no pod ends at the very instant of a sync.
+std::string control_plane_scenario(const std::string& steps, const std::string& overheads) {
+  return "name: t\npipeline:\n  steps:\n" + steps +
+         "cluster:\n  node_pools: [{name: n, cpu: 64, memory: 64Gi, count: 1}]\n"
+         "  scheduler: {decisions_per_second: 0, bind_latency: 0s}\n"
+         "overheads: {sandbox_start: 100ms, image_pull_bandwidth: 0/s, image_size: 0, " +
+         overheads + "}\n";
+}
+
+SimTime at_ms(std::int64_t ms) {
+  return SimTime::from_ms(ms);
+}
+
+}  // namespace
+
+TEST_CASE("ScenarioSettings: indexed-job's controller refills a slot and completes the Job at its next sync",
+          "[sim]") {
+  // 50 pods x 2 s, parallelism 5. The Job's first sync (at 0) creates 5 pods in slow-start batches of
+  // 1, 2, 2 (5 ms apart): they run from 0.100, 0.105, 0.105, 0.110, 0.110 and end 2 s later. Syncs:
+  // at 1 (asked by sync 0's status write), at 2 (sync 1 wrote the pods' readiness), none asked by sync
+  // 2 (nothing changed); the first end (2.100) asks for one at 3.100, which sees all five ends and
+  // creates the next five. So each wave takes 3.1 s: wave k's sync at 3.1 k. The last wave (k = 9,
+  // 27.9) ends at 30.0 to 30.01; the sync at 31.0 completes the Job; `after` is created then (its own
+  // Job's first sync) and ends at 31.0 + 0.1 + 1 = 32.1.
+  const std::string steps =
       "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
-      "    - {name: after, after: [work], duration: {base: 1s}}\n"
-      "cluster:\n  node_pools: [{name: n, cpu: 64, memory: 64Gi, count: 1}]\n  scheduler: "
-      "{decisions_per_second: 0, bind_latency: 0s}\n"
-      "overheads: {orchestrator: indexed-job, sandbox_start: 0s, image_pull_bandwidth: 0/s, "
-      "image_size: 0";
-  const Trace t = run_text(head + "}\n");
-  REQUIRE(t.attempts.size() == 51);
-  CHECK(t.attempts.back().started == SimTime::from_s(30));
-  CHECK(makespan(t) == SimTime::from_s(31));
-  const Trace off = run_text(head + ", job_sync: 0s}\n");
-  CHECK(makespan(off) == SimTime::from_s(21));
-  const Trace argo = run_text(
-      "name: t\npipeline:\n  steps:\n    - {name: work, parallel_for: {count: 50, parallelism: 5}, "
-      "duration: {base: 2s}}\ncluster:\n  node_pools: [{name: n, cpu: 64, memory: 64Gi, count: 1}]\n  "
-      "scheduler: {decisions_per_second: 0, bind_latency: 0s}\n"
-      "overheads: {orchestrator: argo, sandbox_start: 0s, image_pull_bandwidth: 0/s, image_size: 0}\n");
-  CHECK(makespan(argo) == SimTime::from_s(20));
+      "    - {name: after, after: [work], duration: {base: 1s}}\n";
+  const Run r = run_stats(control_plane_scenario(steps, "orchestrator: indexed-job"));
+  REQUIRE(r.trace.attempts.size() == 51);
+  for (int k = 0; k < 10; ++k) {
+    const SimTime wave = at_ms(3100 * k);
+    INFO("wave " << k);
+    CHECK(r.trace.attempts[5 * k].submitted == wave);
+    CHECK(r.trace.attempts[5 * k + 1].submitted == wave + at_ms(5));
+    CHECK(r.trace.attempts[5 * k + 2].submitted == wave + at_ms(5));
+    CHECK(r.trace.attempts[5 * k + 3].submitted == wave + at_ms(10));
+    CHECK(r.trace.attempts[5 * k + 4].submitted == wave + at_ms(10));
+  }
+  CHECK(r.trace.attempts[49].finished == at_ms(30010));
+  CHECK(r.stats.step_done[0] == SimTime::from_s(31));
+  CHECK(r.trace.attempts.back().submitted == SimTime::from_s(31));
+  CHECK(makespan(r.trace) == at_ms(32100));
+
+  SECTION("without the controller's lag: back to back") {
+    const Run off = run_stats(control_plane_scenario(steps, "orchestrator: indexed-job, job_sync: 0s"));
+    // Each pod created when the one before it ended: 10 waves of 2.1 s, then `after` 21.0 to 22.1.
+    CHECK(off.trace.attempts[49].finished == SimTime::from_s(21));
+    CHECK(makespan(off.trace) == at_ms(22100));
+  }
+}
+
+TEST_CASE("ScenarioSettings: a sync creates pods in slow-start batches, at most max_creates_per_sync",
+          "[sim]") {
+  const std::string steps = "    - {name: w, parallel_for: {count: 20}, duration: {base: 5s}}\n";
+  SECTION("batches of 1, 2, 4, 8 and the 5 left, 5 ms apart") {
+    const Run r = run_stats(control_plane_scenario(steps, "orchestrator: indexed-job"));
+    REQUIRE(r.trace.attempts.size() == 20);
+    const std::int64_t batch[20] = {0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4};
+    for (int k = 0; k < 20; ++k) CHECK(r.trace.attempts[k].submitted == at_ms(5 * batch[k]));
+    // The last pods end at 0.020 + 0.1 + 5; the first end (5.1) asks for the sync that completes the Job.
+    CHECK(r.stats.step_done[0] == at_ms(6100));
+  }
+  SECTION("8 per sync: the rest wait for the next syncs (asked by each sync's status write)") {
+    // With a sync period of 1.5 s: syncs at 0, 1.5 and 3 create 8, 8 and 4 pods (ending at 5.1, 6.6
+    // and 8.1); 4.5 writes their readiness; 6, 7.5 and 9 see each group end: the Job completes at 9.
+    const Run r = run_stats(control_plane_scenario(steps,
+                                                   "orchestrator: indexed-job, control_plane: {sync_period: "
+                                                   "1.5s, max_creates_per_sync: 8, create_batch: 0s}"));
+    REQUIRE(r.trace.attempts.size() == 20);
+    for (int k = 0; k < 20; ++k) CHECK(r.trace.attempts[k].submitted == at_ms(1500 * (k / 8)));
+    CHECK(r.stats.step_done[0] == SimTime::from_s(9));
+  }
+}
+
+TEST_CASE("ScenarioSettings: indexed-job re-creates a failed pod after the Job controller's backoff",
+          "[sim]") {
+  // One pod of 2 s that always fails, 2 retries, no backoff of its own: the Job controller waits 10 s,
+  // then 20 s, from the failed pod's end. Attempt 0: created 0, runs 0.1..2.1; sync 3.1 sees it
+  // failed: retry at 12.1. Attempt 1: 12.1, runs 12.2..14.2; sync 15.2: retry at 14.2 + 20 = 34.2.
+  // Attempt 2: 34.2, runs 34.3..36.3; the sync at 37.3 sees the last failure: the Job fails.
+  const Run r = run_stats(
+      control_plane_scenario("    - {name: w, duration: {base: 2s}, failure: {p: 1}, retries: {max: 2}}\n",
+                             "orchestrator: indexed-job"));
+  REQUIRE(r.trace.attempts.size() == 3);
+  CHECK(r.trace.attempts[0].submitted == SimTime::zero());
+  CHECK(r.trace.attempts[1].submitted == at_ms(12100));
+  CHECK(r.trace.attempts[2].submitted == at_ms(34200));
+  CHECK(r.trace.attempts[2].finished == at_ms(36300));
+  CHECK(r.stats.step_done[0] == at_ms(37300));
+  CHECK(r.trace.tasks_failed == 1);
+}
+
+TEST_CASE(
+    "ScenarioSettings: argo's and kfp-v2's workflow controller requeues the workflow 10 s after a pod event",
+    "[sim]") {
+  // One key for the whole workflow; the first pods at 0. A pod's Running asks for a sync 10 s later,
+  // which sees the pods that ended before it and creates what may start.
+  const std::string steps =
+      "    - {name: a, duration: {base: 2s}}\n"
+      "    - {name: b, after: [a], parallel_for: {count: 3}, duration: {base: 15s}}\n";
+  SECTION("argo") {
+    // a runs 0.1..2.1; sync 0's status write asks for a sync at 10, which sees a done and creates b's
+    // pods: 10.1..25.1; syncs at 20 (status write), 30 (pods became Running) sees them end.
+    const Run r = run_stats(control_plane_scenario(steps, "orchestrator: argo"));
+    REQUIRE(r.trace.attempts.size() == 4);
+    CHECK(r.trace.attempts[1].submitted == SimTime::from_s(10));
+    CHECK(r.trace.attempts[3].finished == at_ms(25100));
+    CHECK(r.stats.step_done[1] == SimTime::from_s(30));
+  }
+  SECTION("kfp-v2: each task's executor pod is created at the sync after its driver pod ended") {
+    // a's driver 0.1..1.1; sync 10 creates a's executor: 10.1..12.1; sync 20 sees it and creates b's
+    // drivers (20.1..21.1); sync 30 their executors: 30.1..45.1; syncs 40, then 50 sees them end.
+    const Run r = run_stats(control_plane_scenario(steps, "orchestrator: kfp-v2, driver_pod: 1s"));
+    REQUIRE(r.trace.attempts.size() == 4);
+    CHECK(r.trace.attempts[0].started == at_ms(10100));
+    CHECK(r.trace.attempts[1].submitted == SimTime::from_s(20));
+    CHECK(r.trace.attempts[1].started == at_ms(30100));
+    CHECK(r.stats.step_done[1] == SimTime::from_s(50));
+  }
 }

@@ -118,6 +118,23 @@ struct Storage {
   double write_bytes_per_second = 0;  // 0 = writing takes no time
 };
 
+/// The orchestrator's controller as kube-controller-manager's Job controller (and Argo's workflow
+/// controller) work: a work queue of keys (one per Job, or one per workflow) where every pod event asks
+/// for a sync `sync_period` later and the earliest request wins. A pod's end is seen, its task counted
+/// done or failed, its parallelism slot refilled and the Job completed only at the next sync; the pods
+/// a sync creates go out in slow-start batches 1, 2, 4, ... (each after the previous one's API calls).
+/// All zero (the struct's defaults, `overheads: none`): pods are seen and created at once.
+struct ControlPlane {
+  enum class Scope : std::uint8_t { step, run };
+  Duration sync_period = Duration::zero();      // 0 = no controller lag
+  Scope scope = Scope::step;                    // one queue key per step (a Job) or per run (a Workflow)
+  Duration create_batch = Duration::zero();     // one batch of pod creations (API round trip)
+  int max_creates_per_sync = 0;                 // 0 = no limit (the Job controller: 500)
+  Duration failure_backoff = Duration::zero();  // before a failed pod's replacement, doubling per failure
+  Duration max_failure_backoff = Duration::zero();
+  [[nodiscard]] bool enabled() const { return sync_period > Duration::zero(); }
+};
+
 /// Per-task overheads of the orchestrator and the node, in the order a pod meets them.
 struct Overheads {
   /// kfp-v2 (a driver pod, then the executor pod), argo (one pod), indexed-job (one pod), none.
@@ -130,11 +147,8 @@ struct Overheads {
   double image_pull_bytes_per_second = 0;     // per node; 0 = pulls take no time
   ByteCount default_image_size = 0;           // for components that do not set image_size
   bool serialize_image_pulls = true;          // kubelet serializeImagePulls: one pull at a time per node
-  /// The Job controller's sync lag (`indexed-job`: 1 s, measured against kube-controller-manager v1.36):
-  /// a finished pod is seen on the controller's next sync, so its task counts as done (its parallelism
-  /// slot is refilled, and the Job completes after its last pod) this long after the pod ended. The node
-  /// is free at once.
-  Duration job_sync = Duration::zero();
+  /// The orchestrator's controller (`overheads.control_plane`): when it sees pods end and creates pods.
+  ControlPlane control_plane;
 };
 
 struct Cluster {

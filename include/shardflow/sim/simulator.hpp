@@ -42,6 +42,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include <shardflow/core/backend.hpp>
 #include <shardflow/core/plan.hpp>
@@ -76,6 +77,10 @@ struct SimStats {
   std::uint64_t scheduling_attempts = 0;  // decisions, placed or not
   std::uint64_t nodes_scored = 0;         // feasible nodes scored, summed over decisions
   std::uint64_t nodes_added = 0;          // by the autoscaler and node replacement
+  /// Per step, when its last task was resolved (succeeded or failed for good); kNever if never. With
+  /// overheads.control_plane on, that is the controller's sync which marks an Indexed Job Complete
+  /// (or Failed).
+  std::vector<SimTime> step_done;
 };
 
 /// The same as simulate(), also returning counters.

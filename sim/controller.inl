@@ -1,0 +1,115 @@
+// The Model's orchestrator controller (part of simulator.cpp's one translation unit; see model.hpp and
+// controller.hpp). With overheads.control_plane.sync_period > 0, pods are created and their ends seen
+// only when the controller syncs their key:
+//   - the Job (Workflow) is created when its first task may start: it syncs at once;
+//   - every pod event (running, ended) asks for a sync sync_period later; the earliest request wins;
+//   - a sync sees the pods that ended since the last one (their tasks succeed, or fail and are retried
+//     after the step's backoff or the controller's, whichever is longer), creates the pods of the tasks
+//     that may start (in slow-start batches, at most max_creates_per_sync), and, when anything changed,
+//     writes the Job's status, whose update event asks for another sync sync_period later.
+#pragma once
+
+#include "controller.hpp"
+#include "model.hpp"
+
+namespace shardflow::sim {
+namespace {
+
+inline void Model::request_sync(std::uint32_t k, SimTime at) {
+  ControllerKey& q = keys_[k];
+  if (q.armed != kNever && q.armed <= at) return;
+  q.armed = at;
+  engine_.schedule_at(at, kSync, k, ++q.gen);
+}
+
+// A task may start (Execution's on_start, or its retry is due): its pod is created by a sync.
+inline void Model::want_pod(TaskId t) {
+  const std::uint32_t k = controller_key(t);
+  ControllerKey& q = keys_[k];
+  const ControlPlane& cp = sc_.overheads.control_plane;
+  const bool room =
+      cp.max_creates_per_sync == 0 || q.created < static_cast<std::uint32_t>(cp.max_creates_per_sync);
+  if (q.last_sync == engine_.now() && room) {  // made possible by this instant's sync: it creates the pod
+    const Duration delay = cp.create_batch * slow_start_batch(q.created++);
+    if (delay == Duration::zero())
+      create_attempt(t);
+    else
+      engine_.schedule(delay, kCreatePod, t);
+    return;
+  }
+  q.to_create.push_back(t);
+  if (!q.exists) {
+    q.exists = true;
+    request_sync(k, engine_.now());
+  } else {
+    request_sync(k, engine_.now() + cp.sync_period);
+  }
+}
+
+inline void Model::pod_event(TaskId t) {
+  const std::uint32_t k = controller_key(t);
+  keys_[k].changed = true;
+  request_sync(k, engine_.now() + sc_.overheads.control_plane.sync_period);
+}
+
+inline void Model::pod_ended(std::uint32_t a) {
+  const TaskId t = trace_.attempts[a].task;
+  keys_[controller_key(t)].ended.push_back(a);
+  pod_event(t);
+}
+
+inline void Model::on_sync(std::uint32_t k, std::uint32_t gen) {
+  ControllerKey& q = keys_[k];
+  if (gen != q.gen) return;
+  const SimTime now = engine_.now();
+  const ControlPlane& cp = sc_.overheads.control_plane;
+  q.armed = kNever;
+  q.last_sync = now;
+  q.created = 0;
+  bool write = q.changed;
+  q.changed = false;
+  // The pods that ended since the last sync, in the order they ended.
+  seen_.swap(q.ended);
+  for (const std::uint32_t a : seen_) {
+    write = true;
+    // Copies: creating a pod may grow trace_.attempts.
+    const AttemptRecord r = trace_.attempts[a];
+    const TaskId t = r.task;
+    if (r.finished == kNever) {  // a kfp-v2 driver pod: now the executor pod
+      enqueue(class_of_step(t), a);
+    } else if (r.outcome == Outcome::succeeded) {
+      exec_.succeeded(t);
+    } else if (const auto delay = exec_.attempt_failed(t)) {
+      const SimTime at =
+          r.finished + std::max(*delay, controller_backoff(cp, static_cast<int>(r.attempt) + 1));
+      if (at <= now) {
+        want_pod(t);
+      } else {
+        q.retries.push_back({t, at});
+        request_sync(k, at);
+      }
+    }
+  }
+  seen_.clear();
+  // Failed pods whose backoff is over, then the tasks waiting for their pod, lowest first.
+  SimTime next_retry = kNever;
+  std::erase_if(q.retries, [&](const ControllerKey::Retry& x) {
+    if (x.at <= now) {
+      q.to_create.push_back(x.task);
+      return true;
+    }
+    if (next_retry == kNever || x.at < next_retry) next_retry = x.at;
+    return false;
+  });
+  if (next_retry != kNever) request_sync(k, next_retry);
+  if (!q.to_create.empty()) {
+    write = true;
+    creating_.swap(q.to_create);
+    for (const TaskId t : creating_) want_pod(t);  // beyond max_creates_per_sync: back in to_create
+    creating_.clear();
+  }
+  if (write) request_sync(k, now + cp.sync_period);
+}
+
+}  // namespace
+}  // namespace shardflow::sim

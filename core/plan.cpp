@@ -21,6 +21,16 @@ class PlanBuilder {
     plan_.pred_begin_.push_back(0);
     StepIndexMap index;
     register_steps(pipeline.steps, "", index);
+    // Room for every node up front, so that a fan-out of n tasks fills the arrays in place instead of
+    // growing them by doubling (a copy of each, and its pages touched twice). Joins are extra nodes, and
+    // the usual fan-in has about one edge per node: both are guesses, and past them the arrays grow.
+    // (A plan too large to build gets its error from add_node, not a failed allocation here.)
+    if (const std::size_t nodes = count_tasks(pipeline.steps); nodes < kNone - 1) {
+      const std::size_t room = nodes + nodes / 8 + 16;
+      for (auto* v : {&plan_.step_, &plan_.item_, &plan_.scope_, &plan_.unit_, &plan_.preds_})
+        v->reserve(room);
+      plan_.pred_begin_.reserve(room + 1);
+    }
     std::size_t next = 0;
     unroll_siblings(pipeline.steps, {}, 0, kNone, kNone, 0, next);
     finish_successors();
@@ -195,6 +205,16 @@ class PlanBuilder {
     for (std::size_t i = 0; i < steps.size(); ++i)
       if (!used[i]) sinks.push_back(std::move(exits[i]));
     return sinks;
+  }
+
+  // Task instances of the steps (loops multiplied out), saturating rather than overflowing.
+  static std::size_t count_tasks(const std::vector<Step>& steps) {
+    std::size_t n = 0;
+    for (const Step& s : steps) {
+      const std::size_t one = s.is_group() ? count_tasks(s.steps) : 1;
+      n = std::min<std::size_t>(n + one * std::max<std::uint32_t>(1, s.iterations()), kNone);
+    }
+    return n;
   }
 
   static std::size_t count_components(const Step& s) {

@@ -104,6 +104,43 @@ class PlanBuilder {
     return static_cast<TaskId>(id);
   }
 
+  // n tasks of component step `step` with the same scope, unit and predecessors, appended to `out`: the
+  // same plan as n calls of add_node (the same errors, for the first task that would fail), filled a
+  // whole array at a time. Their items are 0 to n-1 (`numbered`: a loop's own tasks), or all `item`.
+  void add_loop_nodes(std::uint32_t step, std::uint32_t n, bool numbered, std::uint32_t item,
+                      std::uint32_t scope, UnitId unit, const std::vector<TaskId>& preds,
+                      std::vector<TaskId>& out) {
+    const std::uint64_t first = plan_.step_.size(), p = preds.size(), edges = plan_.preds_.size();
+    constexpr std::uint64_t kMaxEdges = std::numeric_limits<std::uint32_t>::max();
+    // add_node's checks for task k: first + k >= kNone - 1, then edges + (k + 1) * p >= kMaxEdges.
+    const std::uint64_t bad_id = first + 1 >= kNone ? 0 : kNone - 1 - first;
+    const std::uint64_t bad_edges = edges >= kMaxEdges ? 0 : p == 0 ? n : (kMaxEdges - edges + p - 1) / p - 1;
+    if (std::min(bad_id, bad_edges) < n) {
+      for (std::uint32_t k = 0; k < n; ++k) add_node(step, numbered ? k : item, scope, unit, preds);
+      return;  // not reached: add_node throws for the first task past a limit
+    }
+    plan_.step_.insert(plan_.step_.end(), n, step);
+    const std::size_t items = plan_.item_.size();
+    plan_.item_.resize(items + n, item);
+    if (numbered) std::iota(plan_.item_.begin() + static_cast<std::ptrdiff_t>(items), plan_.item_.end(), 0u);
+    plan_.scope_.insert(plan_.scope_.end(), n, scope);
+    plan_.unit_.insert(plan_.unit_.end(), n, unit);
+    if (p == 0) {
+      plan_.pred_begin_.insert(plan_.pred_begin_.end(), n, static_cast<std::uint32_t>(edges));
+    } else {
+      for (std::uint32_t k = 0; k < n; ++k) {
+        plan_.preds_.insert(plan_.preds_.end(), preds.begin(), preds.end());
+        plan_.pred_begin_.push_back(static_cast<std::uint32_t>(plan_.preds_.size()));
+      }
+    }
+    plan_.task_count_ += n;
+    plan_.steps_[step].instances += n;
+    for (UnitId u = unit; u != kNone; u = plan_.units_[u].parent) plan_.units_[u].tasks += n;
+    const std::size_t nodes = out.size();
+    out.resize(nodes + n);
+    std::iota(out.begin() + static_cast<std::ptrdiff_t>(nodes), out.end(), static_cast<TaskId>(first));
+  }
+
   UnitId add_unit(LimiterId limiter, UnitId parent) {
     plan_.units_.push_back(Unit{limiter, parent, 0});
     return static_cast<UnitId>(plan_.units_.size() - 1);
@@ -183,6 +220,12 @@ class PlanBuilder {
       for (std::uint32_t it = 0; it < n; ++it) {
         const UnitId unit = loop_limiter != kNone ? add_unit(loop_limiter, step_unit) : step_unit;
         const std::uint32_t item = s.loop ? it : enclosing_item;
+        if (!s.is_group() && loop_limiter == kNone) {
+          // The loop's tasks share everything but their item: add them all at once.
+          add_loop_nodes(component_index_[first_component[i]], n, s.loop.has_value(), enclosing_item, scope,
+                         unit, preds, out.nodes);
+          break;
+        }
         if (!s.is_group()) {
           out.nodes.push_back(add_node(component_index_[first_component[i]], item, scope, unit, preds));
         } else {

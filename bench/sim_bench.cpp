@@ -1,6 +1,8 @@
 // Simulator benchmarks.
 //   sim_bench                       Google Benchmark: event queues (hold model), end-to-end runs, Complexity
 //   sim_bench --rss TASKS NODES     one end-to-end run in a child process; prints seconds and peak RSS (JSON)
+//   sim_bench --simpy-cold TASKS NODES  one run of the SimPy workload (as sim_cold, but in this dynamically
+//                                       linked binary: kept to compare with builds before sim_cold)
 //
 // The hold model: a queue holding P pending events; each step pops the earliest event and pushes one a
 // random (exponential-like) time later, so the queue stays at P. Items per second = events per second.
@@ -22,9 +24,12 @@
 
 #include "sim/engine.hpp"
 #include "sim/event_queue.hpp"
+#include "sim_workloads.hpp"
 
 using namespace shardflow;
 using namespace shardflow::sim;
+using shardflow::bench::fan_out;
+using shardflow::bench::simpy_workload;
 
 namespace {
 
@@ -91,60 +96,6 @@ void BM_EngineHold(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineHold)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-// The end-to-end workload: a ParallelFor of N shards (1 CPU, 2 GiB, 60 s lognormal, 2% stragglers x3,
-// 1% failures with 3 retries, input 64 MiB (exponential) read from shared storage at 100 GiB/s) -> aggregate
-// -> 3 trainings, on `nodes` nodes of 16 CPU / 64 GiB with the full scheduler model (kube-scheduler's default
-// profile: LeastAllocated + BalancedAllocation + ImageLocality, the others constant here; adaptive
-// percentageOfNodesToScore, 1,000 decisions/s, 10 ms bind), image pulls and sandbox start.
-Scenario fan_out(std::uint32_t tasks, int nodes) {
-  Scenario sc;
-  sc.name = "bench-fan-out";
-  sc.pipeline.name = "bench";
-  Step shard;
-  shard.name = "preprocess";
-  shard.loop = Loop{tasks, {}, 0};
-  Component& c = shard.component;
-  c.resources = {1000, 2 * kGiB, 0};
-  c.duration.base = Duration::from_s(50);
-  c.duration.per_gib = Duration::from_s(40);
-  c.duration.lognormal_sigma = 0.3;
-  c.duration.straggler_p = 0.02;
-  c.duration.straggler_factor = 3;
-  c.failure.p = 0.01;
-  c.retries.max = 3;
-  c.retries.backoff = Duration::from_s(5);
-  c.input.dist = {Distribution::Kind::exponential, 64.0 * kMiB, 0};
-  c.image = "preprocess:1";
-  Step agg;
-  agg.name = "aggregate";
-  agg.deps = {0};
-  agg.component.resources = {4000, 16 * kGiB, 0};
-  agg.component.duration.base = Duration::from_s(60);
-  agg.component.image = "aggregate:1";
-  Step train;
-  train.name = "train";
-  train.deps = {1};
-  train.loop = Loop{3, {}, 3};
-  train.component.resources = {8000, 32 * kGiB, 0};
-  train.component.duration.base = Duration::from_s(600);
-  train.component.image = "train:1";
-  sc.pipeline.steps = {shard, agg, train};
-  NodePool p;
-  p.name = "n2-standard-16";
-  p.count = nodes;
-  p.cpu = 16000;
-  p.memory = 64 * kGiB;
-  p.price_per_hour = 0.78;
-  sc.cluster.node_pools = {p};
-  sc.cluster.scheduler.decisions_per_second = 1000;
-  sc.cluster.scheduler.bind_latency = Duration::from_ms(10);
-  sc.cluster.storage.read_bytes_per_second = 100.0 * kGiB;
-  sc.overheads.image_pull_bytes_per_second = 200.0 * kMiB;
-  sc.overheads.default_image_size = kGiB;
-  sc.overheads.sandbox_start = Duration::from_s(1);
-  return sc;
-}
-
 void report(benchmark::State& state, const Trace& t, const SimStats& st) {
   SimTime end = SimTime::zero();
   for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
@@ -209,26 +160,6 @@ void BM_NodeSearch(benchmark::State& state) {
 }
 BENCHMARK(BM_NodeSearch)->ArgsProduct({{100'000}, {1000, 10'000}, {0, 1}})->Unit(benchmark::kMillisecond);
 
-// The workload of bench/simpy_compare.py, to compare with SimPy (bench/simpy_compare.sh): the same
-// shape with constant durations, 5 s pulls, no storage, no failures, so both must give the same makespan.
-Scenario simpy_workload(std::uint32_t tasks, int nodes) {
-  Scenario sc = fan_out(tasks, nodes);
-  Component& c = sc.pipeline.steps[0].component;
-  c.duration = DurationModel{};
-  c.duration.base = Duration::from_s(60);
-  c.failure.p = 0;
-  c.input = DataSize{};
-  sc.cluster.storage.read_bytes_per_second = 0;
-  sc.overheads.default_image_size = 1000 * kMiB;            // 5 s at 200 MiB/s
-  sc.cluster.scheduler.percentage_of_nodes_to_score = 100;  // the SimPy model scores every node
-  // The SimPy model scores with LeastAllocated alone (the simulator's scoring before the default
-  // profile): BalancedAllocation and ImageLocality off. TaintToleration and NodeAffinity are constants
-  // here (no taints, no preferred terms).
-  sc.cluster.scheduler.score_weights.node_resources_balanced_allocation = 0;
-  sc.cluster.scheduler.score_weights.image_locality = 0;
-  return sc;
-}
-
 void BM_SimpyWorkload(benchmark::State& state) {
   simulate_and_report(
       state, simpy_workload(static_cast<std::uint32_t>(state.range(0)), static_cast<int>(state.range(1))));
@@ -271,27 +202,12 @@ int rss_mode(std::uint32_t tasks, int nodes) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
-// One run of the SimPy workload in this process, for cold-process comparisons: the caller measures the
-// whole process's CPU time (start-up, building the scenario, unrolling, simulating).
-int simpy_cold_mode(std::uint32_t tasks, int nodes) {
-  const Scenario sc = simpy_workload(tasks, nodes);
-  const Plan plan = Plan::unroll(sc.pipeline);
-  SimStats st;
-  const Trace t = simulate(sc, plan, SimOptions{}, st);
-  SimTime end = SimTime::zero();
-  for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
-  std::printf("{\"makespan_s\": %.3f, \"decisions\": %llu, \"events\": %llu}\n", end.seconds(),
-              static_cast<unsigned long long>(st.scheduling_attempts),
-              static_cast<unsigned long long>(st.events));
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc >= 4 && std::strcmp(argv[1], "--simpy-cold") == 0)
-    return simpy_cold_mode(static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10)),
-                           std::atoi(argv[3]));
+    return shardflow::bench::simpy_cold_run(static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10)),
+                                            std::atoi(argv[3]));
   if (argc >= 2 && std::strcmp(argv[1], "--rss") == 0) {
     const auto tasks = static_cast<std::uint32_t>(argc >= 3 ? std::strtoul(argv[2], nullptr, 10) : 1'000'000);
     const int nodes = argc >= 4 ? std::atoi(argv[3]) : 10'000;

@@ -6,8 +6,9 @@
 #   bench/simpy_compare.sh                        # 20000 tasks on 100 nodes, then on 1000 nodes (~3 min)
 #   bench/simpy_compare.sh TASKS NODES [ROUNDS]   # one size
 # Every round runs, one after the other so that all see the same moments of this shared machine's load:
-#   - shardflow cold: a new process (`sim_bench --simpy-cold`) that builds the workload, unrolls and
-#     simulates it once; its whole CPU time (start-up included), from the OS (getrusage of the child);
+#   - shardflow cold: a new process (`sim_cold TASKS NODES`, bench/sim_cold.cpp: the simulator linked
+#     statically, libc included) that builds the workload, unrolls and simulates it once and prints one
+#     JSON line; its whole CPU time (exec and start-up included), from the OS (getrusage of the child);
 #   - shardflow warm: Google Benchmark's CPU time per run in one process (BM_SimpyWorkload);
 #   - simpy_strong.py and simpy_strong.py --lean, each a new `python3` process: cold = the whole process's
 #     CPU time from the OS (interpreter start-up and `import simpy` included), warm = the CPU time the
@@ -26,11 +27,9 @@ venv=build/simpy-venv
 peer=${SIMPY_STRONG:-../shared/peers/simpy_strong.py}
 [ -f "$peer" ] || { echo "bench/simpy_compare.sh: $peer not found (set SIMPY_STRONG to simpy_strong.py)" >&2; exit 2; }
 
-if [ ! -x $build/bench/sim_bench ] || [ -n "$(find sim include/shardflow bench/sim_bench.cpp -newer $build/bench/sim_bench 2>/dev/null | head -1)" ]; then
-  cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDFLOW_SANITIZE=OFF -DSHARDFLOW_BUILD_TESTS=OFF \
-    -DSHARDFLOW_K8S_TESTS=OFF >/dev/null
-  cmake --build $build --target sim_bench -j 2 >/dev/null
-fi
+[ -f $build/build.ninja ] ||
+  cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDFLOW_SANITIZE=OFF -DSHARDFLOW_BUILD_TESTS=OFF >/dev/null
+cmake --build $build --target sim_bench sim_cold -j 2 >/dev/null  # a no-op when up to date
 if [ ! -x $venv/bin/python ] || ! $venv/bin/python -c 'import simpy' 2>/dev/null; then
   python3 -m venv $venv
   $venv/bin/pip install -q 'simpy==4.1.2'
@@ -39,9 +38,9 @@ fi
 status=0
 for size in "${sizes[@]}"; do
   read -r tasks nodes <<<"$size"
-  python3 - "$build/bench/sim_bench" "$venv/bin/python" "$peer" "$tasks" "$nodes" "$rounds" <<'PY' || status=1
+  python3 - "$build/bench/sim_bench" "$build/bench/sim_cold" "$venv/bin/python" "$peer" "$tasks" "$nodes" "$rounds" <<'PY' || status=1
 import json, resource, statistics, subprocess, sys
-bench, python, peer, tasks, nodes, rounds = sys.argv[1:6] + [int(sys.argv[6])]
+bench, cold_bench, python, peer, tasks, nodes, rounds = sys.argv[1:7] + [int(sys.argv[7])]
 
 def child_cpu(cmd):
     """Runs cmd; returns (its stdout, the CPU seconds the OS charged to it and its children)."""
@@ -53,7 +52,7 @@ def child_cpu(cmd):
 print(f"workload: {tasks} tasks on {nodes} nodes (fan-out -> aggregate -> 3 trainings), {rounds} rounds")
 rows = []
 for r in range(rounds):
-    out, c_cold = child_cpu([bench, "--simpy-cold", tasks, nodes])
+    out, c_cold = child_cpu([cold_bench, tasks, nodes])
     cold = json.loads(out)
     out = subprocess.run([bench, f"--benchmark_filter=BM_SimpyWorkload/{tasks}/{nodes}$", "--benchmark_format=json",
                           "--benchmark_min_time=0.5"], check=True, capture_output=True, text=True).stdout

@@ -21,6 +21,16 @@ class PlanBuilder {
     plan_.pred_begin_.push_back(0);
     StepIndexMap index;
     register_steps(pipeline.steps, "", index);
+    // Room for every node up front, so that a fan-out of n tasks fills the arrays in place instead of
+    // growing them by doubling (a copy of each, and its pages touched twice). Joins are extra nodes, and
+    // the usual fan-in has about one edge per node: both are guesses, and past them the arrays grow.
+    // (A plan too large to build gets its error from add_node, not a failed allocation here.)
+    if (const std::size_t nodes = count_tasks(pipeline.steps); nodes < kNone - 1) {
+      const std::size_t room = nodes + nodes / 8 + 16;
+      for (auto* v : {&plan_.step_, &plan_.item_, &plan_.scope_, &plan_.unit_, &plan_.preds_})
+        v->reserve(room);
+      plan_.pred_begin_.reserve(room + 1);
+    }
     std::size_t next = 0;
     unroll_siblings(pipeline.steps, {}, 0, kNone, kNone, 0, next);
     finish_successors();
@@ -92,6 +102,43 @@ class PlanBuilder {
       for (UnitId u = unit; u != kNone; u = plan_.units_[u].parent) ++plan_.units_[u].tasks;
     }
     return static_cast<TaskId>(id);
+  }
+
+  // n tasks of component step `step` with the same scope, unit and predecessors, appended to `out`: the
+  // same plan as n calls of add_node (the same errors, for the first task that would fail), filled a
+  // whole array at a time. Their items are 0 to n-1 (`numbered`: a loop's own tasks), or all `item`.
+  void add_loop_nodes(std::uint32_t step, std::uint32_t n, bool numbered, std::uint32_t item,
+                      std::uint32_t scope, UnitId unit, const std::vector<TaskId>& preds,
+                      std::vector<TaskId>& out) {
+    const std::uint64_t first = plan_.step_.size(), p = preds.size(), edges = plan_.preds_.size();
+    constexpr std::uint64_t kMaxEdges = std::numeric_limits<std::uint32_t>::max();
+    // add_node's checks for task k: first + k >= kNone - 1, then edges + (k + 1) * p >= kMaxEdges.
+    const std::uint64_t bad_id = first + 1 >= kNone ? 0 : kNone - 1 - first;
+    const std::uint64_t bad_edges = edges >= kMaxEdges ? 0 : p == 0 ? n : (kMaxEdges - edges + p - 1) / p - 1;
+    if (std::min(bad_id, bad_edges) < n) {
+      for (std::uint32_t k = 0; k < n; ++k) add_node(step, numbered ? k : item, scope, unit, preds);
+      return;  // not reached: add_node throws for the first task past a limit
+    }
+    plan_.step_.insert(plan_.step_.end(), n, step);
+    const std::size_t items = plan_.item_.size();
+    plan_.item_.resize(items + n, item);
+    if (numbered) std::iota(plan_.item_.begin() + static_cast<std::ptrdiff_t>(items), plan_.item_.end(), 0u);
+    plan_.scope_.insert(plan_.scope_.end(), n, scope);
+    plan_.unit_.insert(plan_.unit_.end(), n, unit);
+    if (p == 0) {
+      plan_.pred_begin_.insert(plan_.pred_begin_.end(), n, static_cast<std::uint32_t>(edges));
+    } else {
+      for (std::uint32_t k = 0; k < n; ++k) {
+        plan_.preds_.insert(plan_.preds_.end(), preds.begin(), preds.end());
+        plan_.pred_begin_.push_back(static_cast<std::uint32_t>(plan_.preds_.size()));
+      }
+    }
+    plan_.task_count_ += n;
+    plan_.steps_[step].instances += n;
+    for (UnitId u = unit; u != kNone; u = plan_.units_[u].parent) plan_.units_[u].tasks += n;
+    const std::size_t nodes = out.size();
+    out.resize(nodes + n);
+    std::iota(out.begin() + static_cast<std::ptrdiff_t>(nodes), out.end(), static_cast<TaskId>(first));
   }
 
   UnitId add_unit(LimiterId limiter, UnitId parent) {
@@ -173,6 +220,12 @@ class PlanBuilder {
       for (std::uint32_t it = 0; it < n; ++it) {
         const UnitId unit = loop_limiter != kNone ? add_unit(loop_limiter, step_unit) : step_unit;
         const std::uint32_t item = s.loop ? it : enclosing_item;
+        if (!s.is_group() && loop_limiter == kNone) {
+          // The loop's tasks share everything but their item: add them all at once.
+          add_loop_nodes(component_index_[first_component[i]], n, s.loop.has_value(), enclosing_item, scope,
+                         unit, preds, out.nodes);
+          break;
+        }
         if (!s.is_group()) {
           out.nodes.push_back(add_node(component_index_[first_component[i]], item, scope, unit, preds));
         } else {
@@ -195,6 +248,16 @@ class PlanBuilder {
     for (std::size_t i = 0; i < steps.size(); ++i)
       if (!used[i]) sinks.push_back(std::move(exits[i]));
     return sinks;
+  }
+
+  // Task instances of the steps (loops multiplied out), saturating rather than overflowing.
+  static std::size_t count_tasks(const std::vector<Step>& steps) {
+    std::size_t n = 0;
+    for (const Step& s : steps) {
+      const std::size_t one = s.is_group() ? count_tasks(s.steps) : 1;
+      n = std::min<std::size_t>(n + one * std::max<std::uint32_t>(1, s.iterations()), kNone);
+    }
+    return n;
   }
 
   static std::size_t count_components(const Step& s) {

@@ -26,6 +26,7 @@
 #include "engine.hpp"
 #include "nodes.hpp"
 #include "pods.hpp"
+#include "prefault.hpp"
 #include "scheduler.hpp"
 #include "storage.hpp"
 
@@ -50,6 +51,8 @@ class Model {
     for (const PlanStep& s : plan_.steps()) trace_.steps.push_back(s.path);
     trace_.attempts.reserve(plan_.task_count() + plan_.task_count() / 8 + 16);
     att_.reserve(trace_.attempts.capacity());
+    prefault(trace_.attempts.data(), plan_.task_count() * sizeof(AttemptRecord));
+    prefault(att_.data(), plan_.task_count() * sizeof(Attempt));
     progress_every_ = std::max<std::uint64_t>(1, plan_.size() / 100);
     stats_.step_done.assign(plan_.steps().size(), kNever);
     controlled_ = sc_.overheads.control_plane.enabled();

@@ -69,7 +69,11 @@ class Nodes {
     index_.resize(initial);
     // A class's tree is kept up to date only from its first pod until its step's last task is
     // resolved, so that node changes update the trees of the steps that are running, not of all.
-    if (use_trees_) trees_.assign(classes, ScoreTree(initial));
+    if (use_trees_) {
+      trees_.assign(classes, ScoreTree(initial));
+      stale_.resize(classes);
+      dirty_.reserve(initial);
+    }
     slots_.reserve(initial);
     image_ready_.reserve(static_cast<std::size_t>(initial) * images_);
     image_present_.reserve(static_cast<std::size_t>(initial) * images_);
@@ -126,6 +130,7 @@ class Nodes {
       image_present_.resize(image_present_.size() + images_);
       index_.resize(slot + 1);
       for (ScoreTree& t : trees_) t.resize(slot + 1);
+      if (use_trees_) dirty_.push_back(0);
     }
     Slot& s = slots_[slot];
     const std::uint32_t gen = s.gen;
@@ -162,9 +167,15 @@ class Nodes {
   [[gnu::always_inline]] void update(std::uint32_t slot, const Scorer& scorer) {
     const Slot& s = slots_[slot];
     if (use_trees_) {
-      for (std::uint32_t live = live_mask_; live != 0; live &= live - 1) {
-        const auto c = static_cast<std::uint32_t>(__builtin_ctz(live));
+      for (std::uint32_t eager = live_mask_ & eager_mask_; eager != 0; eager &= eager - 1) {
+        const auto c = static_cast<std::uint32_t>(__builtin_ctz(eager));
         trees_[c].set(slot, scorer.score_if_fits(c, slot, *this));
+      }
+      // The lazy trees only note the slot, once until their next flush.
+      if (const std::uint32_t lazy = live_mask_ & ~eager_mask_; lazy != 0) {
+        for (std::uint32_t fresh = lazy & ~dirty_[slot]; fresh != 0; fresh &= fresh - 1)
+          stale_[static_cast<std::uint32_t>(__builtin_ctz(fresh))].push_back(slot);
+        dirty_[slot] |= lazy;
       }
       return;
     }
@@ -188,20 +199,48 @@ class Nodes {
   void class_task_resolved(std::uint32_t c) {
     if (--class_left_[c] == 0) set_live(c, false);
   }
-  /// The class's tree becomes live, rebuilt from every slot.
+  /// The class's tree becomes live, rebuilt from every slot, and eager.
   template <class Scorer>
   void make_live(std::uint32_t c, const Scorer& scorer) {
     set_live(c, true);
+    drop_stale(c);
+    eager_mask_ |= 1u << c;
     trees_[c].rebuild([&](std::uint32_t slot) { return scorer.score_if_fits(c, slot, *this); });
   }
 
+  /// A live tree is eager (updated on every node change) or lazy (the changed slots are noted, and
+  /// set by flush() before the tree is read). A class with no pending pods is not read until it has one
+  /// again, and meanwhile its pods keep ending: its tree is lazy then, so that those ends cost a note
+  /// per slot instead of a walk up the tree per end.
+  void set_eager(std::uint32_t c, bool eager) {
+    if (eager)
+      eager_mask_ |= 1u << c;
+    else
+      eager_mask_ &= ~(1u << c);
+  }
+  /// Brings class c's tree up to date: the slots changed since it went lazy, each once.
+  template <class Scorer>
+  void flush(std::uint32_t c, const Scorer& scorer) {
+    if (stale_[c].empty()) return;
+    for (std::uint32_t slot : stale_[c]) trees_[c].set(slot, scorer.score_if_fits(c, slot, *this));
+    drop_stale(c);
+  }
+
  private:
+  void drop_stale(std::uint32_t c) {
+    for (std::uint32_t slot : stale_[c]) dirty_[slot] &= ~(1u << c);
+    stale_[c].clear();
+  }
+
   const std::vector<NodePool>& pools_;
   NodeIndex index_;
   bool use_trees_ = false;
   std::vector<ScoreTree> trees_;  // per class, when use_trees_
-  std::uint32_t live_mask_ = 0;   // bit c: class c's tree is up to date (at most kMaxTreeClasses classes)
-  std::vector<std::uint64_t> class_left_;  // unresolved tasks that may still create pods of the class
+  std::uint32_t live_mask_ = 0;   // bit c: class c's tree is kept (at most kMaxTreeClasses classes)
+  std::uint32_t eager_mask_ = 0;  // bit c: class c's tree is updated on every change, else noted (lazy)
+  std::vector<std::vector<std::uint32_t>> stale_;  // per class: slots changed while its tree was lazy
+  std::vector<std::uint32_t> dirty_;               // per slot: bit c, the slot is in stale_[c]
+  std::vector<std::uint64_t> class_left_;          // unresolved tasks that may still create pods of the class
   std::vector<Slot> slots_;
   std::vector<ScoreCache> score_cache_;  // per slot, reset when the node changes
   std::vector<std::uint32_t> top_;       // per slot: the top-scored nodes of the current decision

@@ -331,6 +331,10 @@ class Scheduler {
   // The same decision as find_node's scan, from the class's score tree: the window of the first `want`
   // feasible nodes from next_start_, its best score, and the j-th of the nodes sharing it.
   std::uint32_t find_node_tree(std::uint32_t c, Nodes& nodes, SimStats& stats) {
+    // The tree is read now: bring it up to date. If the pod decided was the class's last pending one,
+    // the tree goes lazy until the next decision of the class (Nodes::set_eager).
+    nodes.flush(c, *this);
+    nodes.set_eager(c, !classes_[c].queue.empty());
     const ScoreTree& tree = nodes.tree(c);
     if (nodes.alive() == 0 || tree.feasible() == 0) return kNoSlot;
     const std::int64_t want = num_feasible_nodes_to_find(cfg_.percentage_of_nodes_to_score, nodes.alive());

@@ -65,10 +65,11 @@ class Rng {
   double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
   /// Uniform integer in [0, n), n > 0 (rejection of the biased top range, so exactly uniform).
   std::uint64_t below(std::uint64_t n) {
-    const std::uint64_t threshold = (0 - n) % n;  // 2^64 mod n
     for (;;) {
       const std::uint64_t r = next();
-      if (r >= threshold) return r % n;
+      // The biased range is r < 2^64 mod n, which is below n: a draw of at least n (all but n in 2^64 of
+      // them) is accepted without that second division.
+      if (r >= n || r >= (0 - n) % n) return r % n;
     }
   }
   /// Standard normal (Box-Muller, one value per call; the second is dropped so that draws stay

@@ -26,7 +26,9 @@ class BasicRing {
   [[nodiscard]] std::uint32_t size() const { return size_; }
   [[nodiscard]] const T& front() const { return buf_[head_]; }
   [[nodiscard]] const T& back() const { return buf_[(head_ + size_ - 1) & mask_]; }
-  void push_back(const T& v) {
+  // Always inlined: the simulator's event lanes push 24-byte events built in registers, and an out-of-line
+  // call stores them to the stack only to reload them (GCC left it out of line in some callers).
+  [[gnu::always_inline]] void push_back(const T& v) {
     if (size_ == cap_) grow();
     buf_[(head_ + size_) & mask_] = v;
     ++size_;

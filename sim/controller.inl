@@ -3,6 +3,8 @@
 // only when the controller syncs their key:
 //   - the Job (Workflow) is created when its first task may start: it syncs at once;
 //   - every pod event (running, ended) asks for a sync sync_period later; the earliest request wins;
+//   - with follow_pods (shardflow's k8s controller, which watches the pods) a pod's success counts for
+//     its task when the pod ends; the Job's sync still refills its slots and creates the pods;
 //   - a sync sees the pods that ended since the last one (their tasks succeed, or fail and are retried
 //     after the step's backoff or the controller's, whichever is longer), creates the pods of the tasks
 //     that may start (in slow-start batches, at most max_creates_per_sync), and, when anything changed,
@@ -53,8 +55,12 @@ inline void Model::pod_event(TaskId t) {
 }
 
 inline void Model::pod_ended(std::uint32_t a) {
-  const TaskId t = trace_.attempts[a].task;
+  const AttemptRecord& r = trace_.attempts[a];
+  const TaskId t = r.task;
+  // follow_pods: the run's controller saw the pod end on its own watch; the Job's sync still counts it.
+  const bool seen = sc_.overheads.control_plane.follow_pods && r.finished != kNever;
   keys_[controller_key(t)].ended.push_back(a);
+  if (seen && r.outcome == Outcome::succeeded) exec_.succeeded(t);
   pod_event(t);
 }
 
@@ -78,10 +84,11 @@ inline void Model::on_sync(std::uint32_t k, std::uint32_t gen) {
     if (r.finished == kNever) {  // a kfp-v2 driver pod: now the executor pod
       enqueue(class_of_step(t), a);
     } else if (r.outcome == Outcome::succeeded) {
-      exec_.succeeded(t);
+      if (!cp.follow_pods) exec_.succeeded(t);
     } else if (const auto delay = exec_.attempt_failed(t)) {
-      const SimTime at =
-          r.finished + std::max(*delay, controller_backoff(cp, static_cast<int>(r.attempt) + 1));
+      // follow_pods (shardflow's k8s backend): the retry is the Job controller's alone.
+      const Duration backoff = controller_backoff(cp, static_cast<int>(r.attempt) + 1);
+      const SimTime at = r.finished + (cp.follow_pods ? backoff : std::max(*delay, backoff));
       if (at <= now) {
         want_pod(t);
       } else {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,7 @@ class Model {
     progress_every_ = std::max<std::uint64_t>(1, plan_.size() / 100);
     stats_.step_done.assign(plan_.steps().size(), kNever);
     controlled_ = sc_.overheads.control_plane.enabled();
-    if (controlled_) keys_.resize(std::max<std::size_t>(1, plan_.steps().size()));
+    if (controlled_) init_keys();
     if (nodes_.use_trees()) {
       std::vector<std::uint64_t> left(sched_.size(), 0);
       for (std::size_t i = 0; i < plan_.steps().size(); ++i) left[i] = plan_.steps()[i].instances;
@@ -228,7 +229,25 @@ class Model {
 
   // ---- the orchestrator's controller (controller.inl) ----------------------------------------------------
   [[nodiscard]] std::uint32_t controller_key(TaskId t) const {
-    return sc_.overheads.control_plane.scope == ControlPlane::Scope::run ? 0 : plan_.step_of(t);
+    if (sc_.overheads.control_plane.scope == ControlPlane::Scope::run) return 0;
+    return task_key_.empty() ? plan_.step_of(t) : task_key_[t];
+  }
+  // Scope step: a key per step instance, (step, group iteration), as the k8s backend makes a Job for each
+  // (docs/k8s-backend.md). Without looped groups that is the step itself, and task_key_ stays empty.
+  void init_keys() {
+    std::size_t n = plan_.steps().size();
+    if (sc_.overheads.control_plane.scope == ControlPlane::Scope::step && plan_.scopes().size() > 1) {
+      std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> index;
+      task_key_.assign(plan_.size(), 0);
+      for (TaskId t = 0; t < plan_.size(); ++t)
+        if (!plan_.is_join(t))
+          task_key_[t] = index
+                             .try_emplace({plan_.step_of(t), plan_.scope_of(t)},
+                                          static_cast<std::uint32_t>(index.size()))
+                             .first->second;
+      n = index.size();
+    }
+    keys_.resize(std::max<std::size_t>(1, n));
   }
   inline void request_sync(std::uint32_t k, SimTime at);
   inline void want_pod(TaskId t);
@@ -291,6 +310,7 @@ class Model {
   // The orchestrator's controller: one work-queue key per step (or one), when control_plane is on.
   bool controlled_ = false;
   std::vector<ControllerKey> keys_;
+  std::vector<std::uint32_t> task_key_;  // scope step with looped groups: each task's key (step instance)
   std::vector<std::uint32_t> seen_;
   std::vector<TaskId> creating_;
 

@@ -193,7 +193,8 @@ inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   at.phase = Phase::running;
   r.started = at_time;
   r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
-  const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task, r.attempt, opt_.seed);
+  const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task,
+                                              sc_.overheads.repeat_first_attempt ? 0 : r.attempt, opt_.seed);
   double ns = sample.run_ns;
   const double speed = sc_.cluster.node_pools[nodes_.slot(at.slot).pool].speed;
   if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1

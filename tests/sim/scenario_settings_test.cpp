@@ -1,5 +1,6 @@
 // Settings given in a scenario file reach the simulator: each case loads YAML text (not a scenario
 // built in code) and checks an exact makespan that differs from the one the default would give.
+#include <algorithm>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -210,6 +211,82 @@ TEST_CASE("ScenarioSettings: indexed-job's controller refills a slot and complet
     CHECK(off.trace.attempts[49].finished == SimTime::from_s(21));
     CHECK(makespan(off.trace) == at_ms(22100));
   }
+}
+
+TEST_CASE(
+    "ScenarioSettings: follow_pods: the run's controller sees a pod end at once, the Job's sync refills",
+    "[sim]") {
+  // As the first case, but shardflow's k8s controller follows the pods: the waves are the same (the
+  // Job controller's syncs create the pods), and `after` is created when the last pod of `work` ends
+  // (30.010), not at the sync that completes the Job (31.0).
+  const std::string steps =
+      "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
+      "    - {name: after, after: [work], duration: {base: 1s}}\n";
+  const Run r = run_stats(
+      control_plane_scenario(steps, "orchestrator: indexed-job, control_plane: {follow_pods: true}"));
+  REQUIRE(r.trace.attempts.size() == 51);
+  for (int k = 0; k < 10; ++k) CHECK(r.trace.attempts[5 * k].submitted == at_ms(3100 * k));
+  CHECK(r.trace.attempts[49].finished == at_ms(30010));
+  CHECK(r.stats.step_done[0] == at_ms(30010));
+  CHECK(r.trace.attempts.back().submitted == at_ms(30010));
+  CHECK(makespan(r.trace) == at_ms(31110));
+  SECTION("a retry waits for the Job controller's backoff only, not the step's") {
+    const Run f = run_stats(control_plane_scenario(
+        "    - {name: w, duration: {base: 2s}, failure: {p: 1}, retries: {max: 1, backoff: 30s}}\n",
+        "orchestrator: indexed-job, control_plane: {follow_pods: true}"));
+    REQUIRE(f.trace.attempts.size() == 2);
+    CHECK(f.trace.attempts[1].submitted == at_ms(12100));  // 2.1 + 10 s, not 2.1 + 30 s
+  }
+}
+
+TEST_CASE("ScenarioSettings: repeat_first_attempt: every attempt repeats attempt 0's draws", "[sim]") {
+  const std::string steps =
+      "    - {name: w, parallel_for: {count: 4}, duration: {base: 2s, noise: {lognormal_sigma: 0.5}},\n"
+      "       failure: {p: 1}, retries: {max: 2}}\n";
+  const Run same =
+      run_stats(control_plane_scenario(steps, "orchestrator: indexed-job, repeat_first_attempt: true"));
+  const Run fresh = run_stats(control_plane_scenario(steps, "orchestrator: indexed-job"));
+  REQUIRE(same.trace.attempts.size() == 12);
+  REQUIRE(fresh.trace.attempts.size() == 12);
+  auto run_time = [](const AttemptRecord& a) { return a.finished - a.started; };
+  int differ = 0;
+  for (const Trace* t : {&same.trace, &fresh.trace})
+    for (const AttemptRecord& a : t->attempts)
+      if (a.attempt > 0) {
+        const auto first = std::find_if(t->attempts.begin(), t->attempts.end(), [&](const AttemptRecord& b) {
+          return b.task == a.task && b.attempt == 0;
+        });
+        REQUIRE(first != t->attempts.end());
+        if (t == &same.trace)
+          CHECK(run_time(a) == run_time(*first));
+        else if (run_time(a) != run_time(*first))
+          ++differ;
+      }
+  CHECK(differ > 0);
+}
+
+TEST_CASE("ScenarioSettings: the kwok-testenv preset", "[sim]") {
+  const Scenario sc = load_scenario_text(
+      "name: t\npipeline:\n  steps:\n    - {name: w}\n"
+      "cluster:\n  node_pools: [{name: n, cpu: 4, memory: 8Gi, count: 1}]\n"
+      "overheads: {preset: kwok-testenv}\n",
+      "kwok.yaml");
+  CHECK(sc.overheads.orchestrator == "indexed-job");
+  CHECK(sc.overheads.pods_per_task == 1);
+  CHECK(sc.overheads.sandbox_start == Duration::from_ms(15));
+  CHECK(sc.overheads.image_pull_bytes_per_second == 0);
+  CHECK(sc.overheads.default_image_size == 0);
+  CHECK(sc.overheads.repeat_first_attempt);
+  CHECK(sc.overheads.control_plane.follow_pods);
+  CHECK(sc.overheads.control_plane.sync_period == Duration::from_s(1));
+  CHECK(sc.overheads.control_plane.failure_backoff == Duration::from_s(10));
+  CHECK(sc.cluster.scheduler.decisions_per_second == 500);
+  CHECK(sc.cluster.scheduler.bind_latency == Duration::from_ms(10));
+  CHECK_THROWS_WITH(load_scenario_text("name: t\npipeline:\n  steps:\n    - {name: w}\n"
+                                       "cluster:\n  node_pools: [{name: n, cpu: 4, memory: 8Gi, count: 1}]\n"
+                                       "overheads: {preset: kwok}\n",
+                                       "kwok.yaml"),
+                    Catch::Contains("unknown preset \"kwok\" (expected kwok-testenv)"));
 }
 
 TEST_CASE("ScenarioSettings: a sync creates pods in slow-start batches, at most max_creates_per_sync",

@@ -132,6 +132,11 @@ struct ControlPlane {
   int max_creates_per_sync = 0;                 // 0 = no limit (the Job controller: 500)
   Duration failure_backoff = Duration::zero();  // before a failed pod's replacement, doubling per failure
   Duration max_failure_backoff = Duration::zero();
+  /// The run's own controller follows the pods (shardflow's k8s backend, which watches them): a pod's
+  /// end counts for its task at once (the steps after it may start), not at its Job's next sync; the
+  /// Job controller still creates the pods, and a failed pod's replacement waits for its backoff only
+  /// (`failure_backoff`, not the step's `retries.backoff`).
+  bool follow_pods = false;
   [[nodiscard]] bool enabled() const { return sync_period > Duration::zero(); }
 };
 
@@ -147,6 +152,11 @@ struct Overheads {
   double image_pull_bytes_per_second = 0;     // per node; 0 = pulls take no time
   ByteCount default_image_size = 0;           // for components that do not set image_size
   bool serialize_image_pulls = true;          // kubelet serializeImagePulls: one pull at a time per node
+  /// Every attempt of a task repeats attempt 0's sampled run time and outcome, as `run --backend k8s
+  /// --emulate` does (a Job's pod template, which carries them, is shared by the attempts).
+  bool repeat_first_attempt = false;
+  /// The named preset the defaults came from (`overheads.preset`), "" for none.
+  std::string preset;
   /// The orchestrator's controller (`overheads.control_plane`): when it sees pods end and creates pods.
   ControlPlane control_plane;
 };

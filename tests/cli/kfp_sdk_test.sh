@@ -25,8 +25,12 @@ model=$src/scenarios/kfp/shard_preprocess_train.model.yaml
 "$shardflow" simulate "$out/pipeline.yaml" --overlay "$model" --out "$out/sim" -q 2> "$out/stderr"
 # Every component has a model and the overlay gives the cluster: nothing to warn about.
 if [ -s "$out/stderr" ]; then cat "$out/stderr" >&2; exit 1; fi
-# The same pipeline written as a scenario (scenarios/shard-preprocess-train.yaml) simulates the same.
-"$shardflow" simulate "$src/scenarios/shard-preprocess-train.yaml" --out "$out/yaml" -q
+# The same pipeline written as a scenario (scenarios/shard-preprocess-train.yaml) simulates the same, once
+# its aggregate and train steps get the images the Python components name: the scheduler's ImageLocality
+# and the image pulls see them.
+"$shardflow" simulate "$src/scenarios/shard-preprocess-train.yaml" --out "$out/yaml" -q \
+  --set 'pipeline.steps[aggregate].image=ghcr.io/acme/aggregate:1.2' \
+  --set 'pipeline.steps[train].image=ghcr.io/acme/train:1.2'
 python3 - "$out/sim/metrics.json" "$out/yaml/metrics.json" <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])

@@ -128,7 +128,7 @@ field() { sed -n "s/^ *$1: //p" "$kc" | head -1; }
   -cert "$(field client-certificate)" -key "$(field client-key)" \
   -every-429 5 -every-500 7 -every-503 11 -cut-watch-every 2 -gone-watch 3 >"$work/proxy.out" 2>"$work/proxy.err" &
 proxy_pid=$!
-for _ in $(seq 100); do grep -q '^PORT ' "$work/proxy.out" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -qs '^PORT ' "$work/proxy.out" && break; sleep 0.1; done
 port=$(sed -n 's/^PORT //p' "$work/proxy.out")
 [ -n "$port" ] || { echo "FAIL: faultproxy did not start"; cat "$work/proxy.err"; exit 1; }
 printf '%s\n' "apiVersion: v1" "kind: Config" "current-context: proxy" \
@@ -138,7 +138,7 @@ printf '%s\n' "apiVersion: v1" "kind: Config" "current-context: proxy" \
 "$exe" run "$scen/nested.yaml" --backend k8s --emulate --kubeconfig "$work/proxy.kubeconfig" --run-id faults \
   --out "$work/faults" >"$work/faults.out" 2>&1 || { echo "FAIL: exit $? through the proxy"; cat "$work/faults.out"; exit 1; }
 $check nested "$work/faults/trace.json"
-python3 - "$work/nested/trace.json" "$work/faults/trace.json" "$(curl -s "http://127.0.0.1:$port/_stats")" <<'PY'
+python3 - "$work/nested/trace.json" "$work/faults/trace.json" "$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "http://127.0.0.1:$port/_stats")" <<'PY'
 import json, sys
 done = lambda f: sorted((a["task"], a["item"]) for a in json.load(open(f))["attempts"] if a["outcome"] == "succeeded")
 if done(sys.argv[1]) != done(sys.argv[2]):

@@ -146,26 +146,27 @@ constexpr std::int64_t most_requested_score(std::int64_t requested, std::int64_t
   return std::min(requested, capacity) * kMaxNodeScore / capacity;
 }
 
-/// LeastAllocated: sum(score_i * weight_i) / sum(weight_i) over the scored resources (0 if none).
-constexpr std::int64_t fit_least_allocated(std::span<const FitResource> resources) {
+/// sum(score(requested_i, allocatable_i) * weight_i) / sum(weight_i) over the scored resources (0 if none):
+/// how LeastAllocated and MostAllocated combine their per-resource scores.
+template <class Score>
+constexpr std::int64_t fit_weighted_average(std::span<const FitResource> resources, Score score_of) {
   std::int64_t score = 0, weights = 0;
   for (const FitResource& r : resources) {
     if (r.allocatable == 0) continue;
-    score += least_requested_score(r.requested, r.allocatable) * r.weight;
+    score += score_of(r.requested, r.allocatable) * r.weight;
     weights += r.weight;
   }
   return weights == 0 ? 0 : score / weights;
 }
 
-/// MostAllocated: the same average of most_requested_score.
+/// LeastAllocated: the weighted average of least_requested_score.
+constexpr std::int64_t fit_least_allocated(std::span<const FitResource> resources) {
+  return fit_weighted_average(resources, least_requested_score);
+}
+
+/// MostAllocated: the weighted average of most_requested_score.
 constexpr std::int64_t fit_most_allocated(std::span<const FitResource> resources) {
-  std::int64_t score = 0, weights = 0;
-  for (const FitResource& r : resources) {
-    if (r.allocatable == 0) continue;
-    score += most_requested_score(r.requested, r.allocatable) * r.weight;
-    weights += r.weight;
-  }
-  return weights == 0 ? 0 : score / weights;
+  return fit_weighted_average(resources, most_requested_score);
 }
 
 /// helper.BuildBrokenLinearFunction: the shape's first score at or below its first utilization, its

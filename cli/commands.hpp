@@ -24,6 +24,7 @@ struct LoadArgs {
   std::vector<std::string> overlays;  // --overlay FILE, in order
   std::string cluster;                // --cluster local (or FILE, for a KFP pipeline)
   std::vector<std::string> params;    // --param NAME=VALUE (KFP pipeline parameters)
+  std::uint64_t max_tasks = LoadOptions::kDefaultMaxTasks;  // --max-tasks
 };
 
 struct SimulateArgs {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,13 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
 }
 
 int explain(const std::string& file, bool json, const LoadArgs& args) {
-  const Scenario s = load_scenario_file(file, load_options(args));
-  const Plan plan = Plan::unroll(s.pipeline);
-  const PlanSummary summary = summarize(plan, s.pipeline);
+  // Loaded without the limit: a pipeline over it is counted from the pipeline model, never unrolled.
+  LoadOptions options = load_options(args);
+  options.max_tasks = std::numeric_limits<std::uint64_t>::max();
+  const Scenario s = load_scenario_file(file, options);
+  const PlanSummary summary = Plan::count_tasks(s.pipeline) > args.max_tasks
+                                  ? summarize_pipeline(s.pipeline)
+                                  : summarize(Plan::unroll(s.pipeline), s.pipeline);
   const double cpu_bound = cpu_capacity_bound_s(summary, s.cluster);
   if (json)
     write_summary_json(std::cout, summary, cpu_bound);

@@ -83,9 +83,10 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
   SECTION("an unknown command") {
     const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
     CHECK(r.status == 2);
-    CHECK(r.err ==
-          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, sweep, "
-          "calibrate, report and k8s (shardflow --help)\n");
+    CHECK(
+        r.err ==
+        "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, sweep, "
+        "calibrate, report and k8s (shardflow --help)\n");
   }
   SECTION("an --out that cannot be a directory, found before simulating") {
     const fs::path dir = scratch("out-is-a-file");
@@ -316,4 +317,47 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
     CHECK(m.err ==
           (dir / "metrics.json").string() + ": cannot open it (is this a shardflow output directory?)\n");
   }
+}
+
+TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts it without unrolling",
+          "[cli]") {
+  const fs::path dir = scratch("max-tasks");
+  std::ofstream(dir / "big.yaml") << "name: big\n"
+                                     "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - name: outer\n"
+                                     "      parallel_for: {count: 100000}\n"
+                                     "      steps:\n"
+                                     "        - name: inner\n"
+                                     "          parallel_for: {count: 100000}\n"
+                                     "          resources: {cpu: 1}\n"
+                                     "          duration: {base: 2s}\n"
+                                     "cluster:\n"
+                                     "  node_pools: [{name: a, cpu: 4, memory: 8Gi, count: 1}]\n";
+  const std::string file = (dir / "big.yaml").string();
+  const Result sim = run("simulate -q '" + file + "' --out '" + (dir / "out").string() + "'");
+  CHECK(sim.status == 2);
+  CHECK(sim.err == file +
+                       ":5:29: pipeline.steps[0].parallel_for.count: the pipeline unrolls to 10,000,000,000 "
+                       "tasks (about 1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
+                       "raises it; `explain` counts without unrolling)\n");
+  // 10^10 tasks of 2 s on one core: 2 * 10^10 core-seconds = 5,555,556 h; over 4 cores 1,388,889 h.
+  const Result ex = run("explain '" + file + "'");
+  CHECK(ex.status == 0);
+  CHECK(ex.out.find("pipeline big: 10000000000 tasks (counted, not unrolled: over the --max-tasks limit)") ==
+        0);
+  CHECK(ex.out.find("  outer/inner 10000000000   100000           -         2s     5555556h      1") !=
+        std::string::npos);
+  CHECK(ex.out.find("CPU capacity bound: 1388889h") != std::string::npos);
+  // Under a raised limit the same file is unrolled by explain; a lower one refuses validate too.
+  const Result small =
+      run("explain '" + file + "' --set pipeline.steps[0].parallel_for.count=3 --max-tasks 300000");
+  CHECK(small.status == 0);
+  CHECK(small.out.find("pipeline big: 300000 tasks, ") == 0);
+  const Result v =
+      run("validate '" + file + "' --set pipeline.steps[0].parallel_for.count=3 --max-tasks 299999");
+  CHECK(v.status == 2);
+  CHECK(v.err.find(
+            ":8:33: pipeline.steps[0].steps[0].parallel_for.count: the pipeline unrolls to 300,000 tasks") !=
+        std::string::npos);
 }

@@ -83,10 +83,10 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
   SECTION("an unknown command") {
     const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
     CHECK(r.status == 2);
-    CHECK(
-        r.err ==
-        "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, sweep, "
-        "calibrate, report and k8s (shardflow --help)\n");
+    CHECK(r.err ==
+          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, "
+          "sweep, merge, "
+          "calibrate, report and k8s (shardflow --help)\n");
   }
   SECTION("an --out that cannot be a directory, found before simulating") {
     const fs::path dir = scratch("out-is-a-file");

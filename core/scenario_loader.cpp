@@ -27,6 +27,7 @@
 
 #include "kfp_import.hpp"
 #include "scenario_document.hpp"
+#include "wfcommons_import.hpp"
 
 namespace shardflow {
 namespace {
@@ -1139,6 +1140,8 @@ SchedulerConfig read_scheduler(const Reader& r, const std::optional<Node>& n, co
       s.fit_strategy = FitStrategy::most_allocated;
     } else if (p == "balanced-allocation") {
       s.policy = ScorePolicy::balanced_allocation;
+    } else if (p == "list") {
+      s.policy = ScorePolicy::list;
     } else if (p == "requested-to-capacity-ratio") {
       s.fit_strategy = FitStrategy::requested_to_capacity_ratio;  // `policy` keeps least-allocated
       if (!m.has("requested_to_capacity_ratio"))
@@ -1147,8 +1150,8 @@ SchedulerConfig read_scheduler(const Reader& r, const std::optional<Node>& n, co
     } else {
       r.fail(*v, m.field("policy"),
              "unknown policy " + quote(p) +
-                 " (expected least-allocated, most-allocated, balanced-allocation or "
-                 "requested-to-capacity-ratio)");
+                 " (expected least-allocated, most-allocated, balanced-allocation, "
+                 "requested-to-capacity-ratio or list)");
     }
   }
   if (auto v = m.get("requested_to_capacity_ratio")) {
@@ -1697,6 +1700,7 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file, cons
   if (!options.cluster.empty() && options.cluster != "local" &&
       !std::filesystem::is_regular_file(options.cluster, ec))
     throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
+  if (looks_like_wfcommons(yaml)) return import_wfcommons(yaml, file, options);
   const Node root = parse_document(std::string(yaml), file);
   if (auto imported = import_foreign_document(root, file, options)) return std::move(*imported);
   std::vector<detail::ParsedOverlay> overlays;

@@ -1,0 +1,58 @@
+// The WfCommons instances in tests/data/wfcommons/ (real recorded runs, see ORIGIN.md there) simulated as
+// imported: `list` scheduling with no overheads gives the makespans WRENCH 2.3 and DSLab compute on the
+// same platform (one host per machine with its cores, one core per task, each task its recorded runtime,
+// no data transfer; figures from ../shared/data/README.md, "Peer figures").
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/metrics.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+using namespace shardflow;
+
+namespace {
+double makespan_of(const std::string& name, const std::vector<std::string>& sets = {}) {
+  LoadOptions o;
+  o.sets = sets;
+  const Scenario s =
+      load_scenario_file(std::string(SHARDFLOW_SOURCE_DIR) + "/tests/data/wfcommons/" + name + ".json", o);
+  const Plan plan = Plan::unroll(s.pipeline);
+  return makespan_s(sim::simulate(s, plan, {.seed = s.seed}));
+}
+}  // namespace
+
+TEST_CASE("WfCommons: zero-overhead list scheduling equals WRENCH's makespan on all 8 instances",
+          "[sim][wfcommons]") {
+  const std::pair<const char*, double> wrench[] = {
+      {"helloworld-forkjoin-10-chameleon", 307.360},
+      {"srasearch-chameleon-10a-001", 1005.858},
+      {"epigenomics-chameleon-hep-1seq-100k-001", 104.822},
+      {"blast-chameleon-small-001", 10.413},
+      {"1000genome-chameleon-2ch-100k-001", 204.686},
+      {"montage-chameleon-2mass-005d-001", 21.385},
+      {"seismology-chameleon-100p-001", 2.840},
+      {"seismology-chameleon-1000p-001", 5.878},
+  };
+  for (const auto& [name, expected] : wrench) {
+    INFO(name);
+    CHECK(makespan_of(name) == Approx(expected).margin(1e-3));
+  }
+}
+
+TEST_CASE("WfCommons: helloworld by hand: list order on 64, 2 and 1 cores", "[sim][wfcommons]") {
+  // helloworld-forkjoin-10: task 01 (100.187 s) -> tasks 02..09 -> task 10 (99.82 s), runtimes 02 107.353,
+  // 03 102.889, 04 103.57, 05 102.475, 06 103.207, 07 102.513, 08 103.576, 09 103.114.
+  // 64 cores: the 8 at once; the longest is 02: 100.187 + 107.353 + 99.82 = 307.36 s.
+  CHECK(makespan_of("helloworld-forkjoin-10-chameleon") == Approx(307.36).margin(1e-9));
+  // 2 cores, ready tasks in id order: 02 and 03 start at 100.187; 03 ends 203.076 -> 04 (ends 306.646);
+  // 02 ends 207.540 -> 05 (ends 310.015); 04 -> 06 (ends 409.853); 05 -> 07 (ends 412.528); 06 -> 08 (ends
+  // 513.429); 07 -> 09 (ends 515.642); then 10: 515.642 + 99.82 = 615.462 s.
+  CHECK(makespan_of("helloworld-forkjoin-10-chameleon", {"cluster.node_pools[ubuntu].cpu=2"}) ==
+        Approx(615.462).margin(1e-9));
+  // 1 core: one after another, the sum of the runtimes: 1028.704 s.
+  CHECK(makespan_of("helloworld-forkjoin-10-chameleon", {"cluster.node_pools[ubuntu].cpu=1"}) ==
+        Approx(1028.704).margin(1e-9));
+}

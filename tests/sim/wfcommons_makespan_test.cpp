@@ -14,13 +14,21 @@
 using namespace shardflow;
 
 namespace {
+sim::SimOptions sim_options(std::uint64_t seed) {
+  sim::SimOptions o;
+  o.seed = seed;
+  return o;
+}
+}  // namespace
+
+namespace {
 double makespan_of(const std::string& name, const std::vector<std::string>& sets = {}) {
   LoadOptions o;
   o.sets = sets;
   const Scenario s =
       load_scenario_file(std::string(SHARDFLOW_SOURCE_DIR) + "/tests/data/wfcommons/" + name + ".json", o);
   const Plan plan = Plan::unroll(s.pipeline);
-  return makespan_s(sim::simulate(s, plan, {.seed = s.seed}));
+  return makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
 }
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -70,8 +71,8 @@ std::string format_seconds(double s) {
 
 class Importer {
  public:
-  Importer(std::string_view text, const std::string& file, const LoadOptions& options)
-      : doc_(parse_json_document(text, file)), file_(file), options_(options) {}
+  Importer(std::string_view text, const std::string& file, const LoadOptions& options, bool via_document)
+      : doc_(parse_json_document(text, file)), file_(file), options_(options), via_document_(via_document) {}
 
   Scenario run() {
     const JsonValue& root = doc_.root();
@@ -374,18 +375,116 @@ class Importer {
   void note(const Node& made, const JsonValue& from) { origins_.emplace_back(made, doc_.where(from)); }
   void note(const Node& made, const SourceLocation& where) { origins_.emplace_back(made, where); }
 
-  Scenario build() {
-    Node doc = fresh(YAML::NodeType::Map);
-    note(doc, doc_.root());
-    std::string name;
+  // The scenario's name and description, from the instance.
+  void name_and_description(std::string& name, std::string& description) const {
     if (const JsonValue* n = doc_.member(doc_.root(), "name"); n != nullptr && n->kind == Kind::string)
       name = n->text;
     if (name.empty()) name = std::filesystem::path(file_).stem().string();
     if (name.empty()) name = "wfcommons";
-    doc["name"] = scalar(name);
-    std::string description = "WfCommons instance (WfFormat " + version_ + ")";
+    description = "WfCommons instance (WfFormat " + version_ + ")";
     if (makespan_ >= 0) description += "; recorded makespan " + format_seconds(makespan_) + " s";
     if (!executed_at_.empty()) description += ", executed at " + executed_at_;
+  }
+
+  // The scenario without the scenario document, when nothing changes it (no overlay, --set or --cluster)
+  // and the importer has seen that the loader would accept it: step names valid and unique (above),
+  // parents resolved (above), no cycle, every task within the largest machine. The parts the loader
+  // fills in (every default) come from the loader itself, reading a one-step, one-pool document of the
+  // same shape; tests/core/wfcommons_import_test.cpp checks that both routes give the same scenario. Any
+  // input the loader would reject goes through it, so its errors read the same either way.
+  std::optional<Scenario> direct() const {
+    if (!options_.overlays.empty() || !options_.sets.empty() || !options_.cluster.empty() ||
+        machines_.empty() || tasks_.size() > detail::kMaxSteps || via_document_)
+      return std::nullopt;
+    std::int64_t largest = 0;
+    for (const Machine& m : machines_) {
+      if (m.name.empty()) return std::nullopt;
+      largest = std::max(largest, m.cores);
+    }
+    for (const Task& t : tasks_)
+      if (t.cores != nullptr && t.cores->number > static_cast<double>(largest)) return std::nullopt;
+    // Kahn's algorithm: a cycle is left for the loader to report.
+    std::vector<std::uint32_t> pending(tasks_.size());
+    std::vector<std::vector<std::uint32_t>> children(tasks_.size());
+    for (std::size_t i = 0; i < tasks_.size(); ++i) {
+      pending[i] = static_cast<std::uint32_t>(after_[i].size());
+      for (const auto& [p, _] : after_[i]) children[p].push_back(static_cast<std::uint32_t>(i));
+    }
+    std::vector<std::uint32_t> ready;
+    for (std::size_t i = 0; i < tasks_.size(); ++i)
+      if (pending[i] == 0) ready.push_back(static_cast<std::uint32_t>(i));
+    std::size_t done = 0;
+    while (!ready.empty()) {
+      const std::uint32_t t = ready.back();
+      ready.pop_back();
+      ++done;
+      for (std::uint32_t c : children[t])
+        if (--pending[c] == 0) ready.push_back(c);
+    }
+    if (done != tasks_.size()) return std::nullopt;
+
+    static const std::string kTemplate =
+        "name: t\n"
+        "pipeline:\n"
+        "  steps:\n"
+        "    - {name: a, duration: {base: 1ns}}\n"
+        "    - {name: b, after: [a], duration: {base: 1ns}, input: {size: 1}, output: {size: 1}}\n"
+        "cluster:\n"
+        "  node_pools: [{name: p, cpu: 1, memory: 0, count: 1, max_pods: 1000000}]\n"
+        "  scheduler: {policy: list, decisions_per_second: 0, bind_latency: 0s, initial_backoff: 0s, "
+        "max_backoff: 0s}\n"
+        "overheads: none\n";
+    Scenario s = load_scenario_text(kTemplate, file_);
+    const Step plain = s.pipeline.steps[0], with_data = s.pipeline.steps[1];
+    const NodePool pool = s.cluster.node_pools[0];
+    name_and_description(s.name, s.description);
+    s.pipeline.name = s.name;
+    s.pipeline.steps.clear();
+    s.pipeline.steps.reserve(tasks_.size());
+    for (std::size_t i = 0; i < tasks_.size(); ++i) {
+      const Task& t = tasks_[i];
+      Step st = t.input_bytes > 0 || t.output_bytes > 0 ? with_data : plain;
+      st.name = step_names_[i];
+      st.where = doc_.where(*t.where);
+      st.after.clear();
+      st.deps.clear();
+      for (const auto& [p, _] : after_[i]) {
+        st.after.push_back(step_names_[p]);
+        st.deps.push_back(static_cast<StepIndex>(p));
+      }
+      Component& c = st.component;
+      c.duration.base = Duration::from_ns(std::llround(t.runtime->number * 1e9));
+      if (t.cores != nullptr) c.resources.cpu = static_cast<MilliCpu>(t.cores->number) * 1000;
+      if (t.input_bytes > 0 || t.output_bytes > 0) {
+        c.input = plain.component.input;
+        c.output = plain.component.output;
+        if (t.input_bytes > 0)
+          c.input = with_data.component.input, c.input.dist.a = static_cast<double>(t.input_bytes);
+        if (t.output_bytes > 0)
+          c.output = with_data.component.output, c.output.dist.a = static_cast<double>(t.output_bytes);
+      }
+      s.pipeline.steps.push_back(std::move(st));
+    }
+    s.cluster.node_pools.clear();
+    for (const Machine& m : machines_) {
+      NodePool p = pool;
+      p.name = m.name;
+      p.where = doc_.where(*m.where);
+      p.cpu = static_cast<MilliCpu>(m.cores) * 1000;
+      p.memory = m.memory;
+      if (m.speed_mhz > 0) p.labels["wfcommons.org/speed-mhz"] = std::to_string(m.speed_mhz);
+      s.cluster.node_pools.push_back(std::move(p));
+    }
+    return s;
+  }
+
+  Scenario build() {
+    if (auto s = direct()) return std::move(*s);
+    Node doc = fresh(YAML::NodeType::Map);
+    note(doc, doc_.root());
+    std::string name, description;
+    name_and_description(name, description);
+    doc["name"] = scalar(name);
     doc["description"] = scalar(description);
 
     Node pipeline = fresh(YAML::NodeType::Map);
@@ -518,6 +617,7 @@ class Importer {
   JsonDocument doc_;
   std::string file_;
   const LoadOptions& options_;
+  bool via_document_ = false;
   std::string version_;
   std::vector<Task> tasks_;
   std::vector<Machine> machines_;
@@ -630,8 +730,9 @@ bool looks_like_wfcommons(std::string_view text) {
   return i < text.size() && text[i] == '{' && text.find("\"workflow\"", i) != std::string_view::npos;
 }
 
-Scenario import_wfcommons(std::string_view text, const std::string& file, const LoadOptions& options) {
-  Importer importer(text, file, options);
+Scenario import_wfcommons(std::string_view text, const std::string& file, const LoadOptions& options,
+                          bool via_document) {
+  Importer importer(text, file, options, via_document);
   return importer.run();
 }
 

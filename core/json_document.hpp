@@ -2,8 +2,12 @@
 // that an importer reports bad values at file:line:col as the YAML reader does. Private to core.
 //
 //   const JsonDocument doc = parse_json_document(text, "instance.json");  // InputError on bad JSON
-//   const JsonValue& root = doc.root();
-//   if (const JsonValue* w = doc.member(root, "workflow")) doc.where(*w);  // instance.json:3:15
+//   if (const JsonValue* w = doc.member(doc.root(), "workflow")) doc.where(*w);  // instance.json:3:15
+//   for (std::uint32_t i = 0; i < w->count; ++i) doc.item(*w, i) ...
+//
+// The values live in flat arrays (no allocation per value), and the parser reads the text with the
+// blanks between tokens taken out first (published instances are mostly indentation); offsets are mapped
+// back to the file's.
 #pragma once
 
 #include <cstdint>
@@ -21,22 +25,35 @@ struct JsonValue {
   Kind kind = Kind::null;
   bool integer = false;      // a number written without fraction or exponent
   bool flag = false;         // boolean
-  std::uint32_t offset = 0;  // byte offset of the value's first character
+  std::uint32_t offset = 0;  // byte offset of the value's first character in the file
   double number = 0;
-  std::string text;                  // string
-  std::vector<std::uint32_t> items;  // array: elements; object: member values (indexes into the document)
-  std::vector<std::string> keys;     // object: member names, in file order
-  std::vector<std::uint32_t> key_offsets;
+  // array, object: elements or members are the document's items first..first+count; string: its text is
+  // the document's characters first..first+count.
+  std::uint32_t first = 0, count = 0;
 };
 
 class JsonDocument {
  public:
-  JsonDocument(std::string file, std::string_view text) : file_(std::move(file)), text_(text) {}
   [[nodiscard]] const JsonValue& root() const { return values_.front(); }
-  [[nodiscard]] const JsonValue& at(std::uint32_t i) const { return values_[i]; }
+  /// Element or member value i of an array or object.
+  [[nodiscard]] const JsonValue& item(const JsonValue& v, std::uint32_t i) const {
+    return values_[items_[v.first + i].value];
+  }
+  /// Member i's name, and the byte offset of its key.
+  [[nodiscard]] std::string_view key(const JsonValue& object, std::uint32_t i) const {
+    const Item& it = items_[object.first + i];
+    return std::string_view(chars_).substr(it.key_first, it.key_count);
+  }
+  [[nodiscard]] std::uint32_t key_offset(const JsonValue& object, std::uint32_t i) const {
+    return items_[object.first + i].key_offset;
+  }
+  /// A string's text.
+  [[nodiscard]] std::string_view text(const JsonValue& v) const {
+    return std::string_view(chars_).substr(v.first, v.count);
+  }
   /// The member `key` of an object (the first, if repeated), or nullptr.
   [[nodiscard]] const JsonValue* member(const JsonValue& object, std::string_view key) const;
-  /// The place of a byte offset, a value, or an object's key.
+  /// The place of a byte offset of the file, or of a value.
   [[nodiscard]] SourceLocation where(std::size_t offset) const;
   [[nodiscard]] SourceLocation where(const JsonValue& v) const { return where(v.offset); }
   [[nodiscard]] const std::string& file() const { return file_; }
@@ -45,9 +62,16 @@ class JsonDocument {
  private:
   friend JsonDocument parse_json_document(std::string_view text, const std::string& file);
   friend class JsonBuilder;
+  struct Item {
+    std::uint32_t value = 0;
+    std::uint32_t key_first = 0, key_count = 0, key_offset = 0;  // objects only
+  };
+  JsonDocument(std::string file, std::string_view text) : file_(std::move(file)), text_(text) {}
   std::string file_;
   std::string_view text_;
   std::vector<JsonValue> values_;
+  std::vector<Item> items_;
+  std::string chars_;
   // Byte offsets of the line starts, found when the first place is asked for.
   mutable std::vector<std::size_t> lines_;
 };

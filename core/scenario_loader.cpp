@@ -1720,6 +1720,22 @@ std::string read_scenario_file(const std::string& path) {
   if (!in)
     throw InputError(SourceLocation{path, 0, 0}, "",
                      "cannot open the file (it does not exist or is not readable)");
+  // A regular file is read in one go into a string of its size (a 2 MB WfCommons instance took 0.3 ms
+  // through a stringstream); anything else (a pipe) through the stream.
+  if (std::filesystem::is_regular_file(path, ec)) {
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec) {
+      std::string text(size, '\0');
+      in.read(text.data(), static_cast<std::streamsize>(size));
+      if (in.bad()) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the file");
+      text.resize(static_cast<std::size_t>(in.gcount()));
+      if (in.peek() == std::char_traits<char>::eof()) return text;
+      in.clear();  // the file grew while it was read: the rest through the stream
+      std::ostringstream rest;
+      rest << in.rdbuf();
+      return text + rest.str();
+    }
+  }
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the file");

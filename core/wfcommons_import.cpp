@@ -80,9 +80,10 @@ class Importer {
     version_ = "1.5";
     if (const JsonValue* v = doc_.member(root, "schemaVersion")) {
       expect(*v, "schemaVersion", Kind::string);
-      if (v->text != "1.5" && v->text != "1.4")
-        fail(*v, "schemaVersion", "shardflow reads WfFormat 1.5 and 1.4, got " + quote(v->text));
-      version_ = v->text;
+      if (std::string(doc_.text(*v)) != "1.5" && std::string(doc_.text(*v)) != "1.4")
+        fail(*v, "schemaVersion",
+             "shardflow reads WfFormat 1.5 and 1.4, got " + quote(std::string(doc_.text(*v))));
+      version_ = std::string(doc_.text(*v));
     }
     const JsonValue& workflow = require(root, "", "workflow", Kind::object);
     // The content decides the layout: 1.5 has `specification` and `execution`, 1.4 `tasks`.
@@ -133,10 +134,10 @@ class Importer {
                                                                 const std::string& path) const {
     std::vector<std::pair<std::string, const JsonValue*>> out;
     if (list == nullptr) return out;
-    for (std::size_t i = 0; i < list->items.size(); ++i) {
-      const JsonValue& s = doc_.at(list->items[i]);
+    for (std::uint32_t i = 0; i < list->count; ++i) {
+      const JsonValue& s = doc_.item(*list, i);
       expect(s, index_path(path, i), Kind::string);
-      out.emplace_back(s.text, &s);
+      out.emplace_back(std::string(doc_.text(s)), &s);
     }
     return out;
   }
@@ -146,23 +147,24 @@ class Importer {
     const JsonValue& tasks = require(spec, "workflow.specification", "tasks", Kind::array);
     std::unordered_map<std::string, std::int64_t> sizes;
     if (const JsonValue* files = optional(spec, "workflow.specification", "files", Kind::array)) {
-      for (std::size_t i = 0; i < files->items.size(); ++i) {
+      for (std::uint32_t i = 0; i < files->count; ++i) {
         const std::string path = index_path("workflow.specification.files", i);
-        const JsonValue& f = doc_.at(files->items[i]);
+        const JsonValue& f = doc_.item(*files, i);
         expect(f, path, Kind::object);
         const JsonValue& id = require(f, path, "id", Kind::string);
         const JsonValue* size = doc_.member(f, "sizeInBytes");
-        sizes[id.text] = size == nullptr ? 0 : count(*size, key_path(path, "sizeInBytes"), 0);
+        sizes[std::string(doc_.text(id))] =
+            size == nullptr ? 0 : count(*size, key_path(path, "sizeInBytes"), 0);
       }
     }
-    for (std::size_t i = 0; i < tasks.items.size(); ++i) {
+    for (std::uint32_t i = 0; i < tasks.count; ++i) {
       Task t;
       t.path = index_path("workflow.specification.tasks", i);
-      const JsonValue& o = doc_.at(tasks.items[i]);
+      const JsonValue& o = doc_.item(tasks, i);
       expect(o, t.path, Kind::object);
       t.where = &o;
       t.id_value = &require(o, t.path, "id", Kind::string);
-      t.id = t.id_value->text;
+      t.id = std::string(doc_.text(*t.id_value));
       t.parents_path = key_path(t.path, "parents");
       t.children_path = key_path(t.path, "children");
       t.parents_value = optional(o, t.path, "parents", Kind::array);
@@ -189,17 +191,18 @@ class Importer {
     const JsonValue& etasks = require(*exec, "workflow.execution", "tasks", Kind::array);
     std::unordered_map<std::string, std::size_t> by_id;
     for (std::size_t i = 0; i < tasks_.size(); ++i) by_id.emplace(tasks_[i].id, i);
-    for (std::size_t i = 0; i < etasks.items.size(); ++i) {
+    for (std::uint32_t i = 0; i < etasks.count; ++i) {
       const std::string path = index_path("workflow.execution.tasks", i);
-      const JsonValue& o = doc_.at(etasks.items[i]);
+      const JsonValue& o = doc_.item(etasks, i);
       expect(o, path, Kind::object);
       const JsonValue& id = require(o, path, "id", Kind::string);
-      const auto it = by_id.find(id.text);
+      const auto it = by_id.find(std::string(doc_.text(id)));
       if (it == by_id.end())
         fail(id, key_path(path, "id"),
-             "unknown task " + quote(id.text) + " (not in workflow.specification.tasks)");
+             "unknown task " + quote(std::string(doc_.text(id))) + " (not in workflow.specification.tasks)");
       Task& t = tasks_[it->second];
-      if (t.runtime != nullptr) fail(id, key_path(path, "id"), "task " + quote(id.text) + " is listed twice");
+      if (t.runtime != nullptr)
+        fail(id, key_path(path, "id"), "task " + quote(std::string(doc_.text(id))) + " is listed twice");
       t.exec_path = path;
       t.runtime = &require(o, path, "runtimeInSeconds", Kind::number);
       t.cores = optional(o, path, "coreCount", Kind::number);
@@ -217,35 +220,36 @@ class Importer {
 
   void read_v14(const JsonValue& workflow) {
     const JsonValue& tasks = require(workflow, "workflow", "tasks", Kind::array);
-    for (std::size_t i = 0; i < tasks.items.size(); ++i) {
+    for (std::uint32_t i = 0; i < tasks.count; ++i) {
       Task t;
       t.path = index_path("workflow.tasks", i);
-      const JsonValue& o = doc_.at(tasks.items[i]);
+      const JsonValue& o = doc_.item(tasks, i);
       expect(o, t.path, Kind::object);
       t.where = &o;
       // 1.4 names a task by `name` (`id` is optional); parents refer to that.
       t.id_value = doc_.member(o, "id") != nullptr ? &require(o, t.path, "id", Kind::string)
                                                    : &require(o, t.path, "name", Kind::string);
-      t.id = t.id_value->text;
+      t.id = std::string(doc_.text(*t.id_value));
       t.parents_path = key_path(t.path, "parents");
       t.children_path = key_path(t.path, "children");
       t.parents_value = optional(o, t.path, "parents", Kind::array);
       t.parents = strings(t.parents_value, t.parents_path);
       t.children = strings(optional(o, t.path, "children", Kind::array), t.children_path);
       if (const JsonValue* files = optional(o, t.path, "files", Kind::array)) {
-        for (std::size_t j = 0; j < files->items.size(); ++j) {
+        for (std::uint32_t j = 0; j < files->count; ++j) {
           const std::string p = index_path(key_path(t.path, "files"), j);
-          const JsonValue& f = doc_.at(files->items[j]);
+          const JsonValue& f = doc_.item(*files, j);
           expect(f, p, Kind::object);
           const std::int64_t size =
               count(require(f, p, "sizeInBytes", Kind::number), key_path(p, "sizeInBytes"), 0);
           const JsonValue& link = require(f, p, "link", Kind::string);
-          if (link.text == "input")
+          if (std::string(doc_.text(link)) == "input")
             t.input_bytes += static_cast<std::uint64_t>(size);
-          else if (link.text == "output")
+          else if (std::string(doc_.text(link)) == "output")
             t.output_bytes += static_cast<std::uint64_t>(size);
           else
-            fail(link, key_path(p, "link"), "expected \"input\" or \"output\", got " + quote(link.text));
+            fail(link, key_path(p, "link"),
+                 "expected \"input\" or \"output\", got " + quote(std::string(doc_.text(link))));
         }
       }
       t.exec_path = t.path;
@@ -264,10 +268,10 @@ class Importer {
   void read_timestamp(const JsonValue& object, const std::string& path) {
     const JsonValue* v = optional(object, path, "executedAt", Kind::string);
     if (v == nullptr) return;
-    auto t = normalize_wfcommons_timestamp(v->text);
+    auto t = normalize_wfcommons_timestamp(std::string(doc_.text(*v)));
     if (!t)
       fail(*v, key_path(path, "executedAt"),
-           "unrecognized timestamp " + quote(v->text) +
+           "unrecognized timestamp " + quote(std::string(doc_.text(*v))) +
                " (expected a form such as 2020-12-25T20:10:08+00:00, 20200415T183333+0000 or "
                "03-23-21T06:04:36Z)");
     executed_at_ = *t;
@@ -275,13 +279,13 @@ class Importer {
 
   void read_machines(const JsonValue& list, const std::string& path, std::string_view cores_key,
                      std::string_view speed_key) {
-    for (std::size_t i = 0; i < list.items.size(); ++i) {
+    for (std::uint32_t i = 0; i < list.count; ++i) {
       const std::string p = index_path(path, i);
-      const JsonValue& o = doc_.at(list.items[i]);
+      const JsonValue& o = doc_.item(list, i);
       expect(o, p, Kind::object);
       Machine m;
       m.where = &o;
-      m.name = require(o, p, "nodeName", Kind::string).text;
+      m.name = std::string(doc_.text(require(o, p, "nodeName", Kind::string)));
       if (const JsonValue* cpu = optional(o, p, "cpu", Kind::object)) {
         if (const JsonValue* c = doc_.member(*cpu, cores_key)) {
           m.cores = count(*c, key_path(key_path(p, "cpu"), cores_key), 1);
@@ -378,7 +382,7 @@ class Importer {
   // The scenario's name and description, from the instance.
   void name_and_description(std::string& name, std::string& description) const {
     if (const JsonValue* n = doc_.member(doc_.root(), "name"); n != nullptr && n->kind == Kind::string)
-      name = n->text;
+      name = std::string(doc_.text(*n));
     if (name.empty()) name = std::filesystem::path(file_).stem().string();
     if (name.empty()) name = "wfcommons";
     description = "WfCommons instance (WfFormat " + version_ + ")";

@@ -1,12 +1,15 @@
 // WfCommons instances read as scenarios (core/wfcommons_import.cpp, docs/wfcommons-import.md): what each
 // field maps to, both schema versions, every executedAt form, and the exact error each kind of bad input
 // gets (tests/data/wfcommons/bad/: small instances written for these tests).
+#include <filesystem>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/plan.hpp>
+#include <shardflow/core/plan_summary.hpp>
 #include <shardflow/core/scenario.hpp>
 
 #include "wfcommons_import.hpp"
@@ -53,7 +56,78 @@ const std::string kV14 = R"({
   }
 })";
 
+// Every field of a scenario that an import sets or the loader defaults, as text, so that two scenarios
+// compare field by field (a difference shows as the first differing line).
+std::string fingerprint(const Scenario& s) {
+  std::ostringstream o;
+  o << "name " << s.name << "\ndescription " << s.description << "\nfile " << s.file << "\nseed " << s.seed
+    << "\npipeline " << s.pipeline.name << "\n";
+  const auto dist = [&](const char* what, const DataSize& d) {
+    o << " " << what << " " << static_cast<int>(d.dist.kind) << " " << d.dist.a << " " << d.dist.b << " "
+      << d.per_item.size();
+  };
+  for (const Step& st : s.pipeline.steps) {
+    const Component& c = st.component;
+    o << "step " << st.name << " at " << st.where.str() << " after";
+    for (const auto& a : st.after) o << " " << a;
+    o << " deps";
+    for (auto d : st.deps) o << " " << d;
+    o << " loop " << st.loop.has_value() << " steps " << st.steps.size() << " par " << st.parallelism << " cpu "
+      << c.resources.cpu << " mem " << c.resources.memory << " gpu " << c.resources.gpu << " base "
+      << c.duration.base.ns() << " per_gib " << c.duration.per_gib.ns() << " sigma " << c.duration.lognormal_sigma
+      << " straggler " << c.duration.straggler_p << "/" << c.duration.straggler_factor << " fail " << c.failure.p
+      << " retries " << c.retries.max << "/" << c.retries.backoff.ns() << "/" << c.retries.factor << "/"
+      << c.retries.max_backoff.ns() << " image " << c.image << "/" << c.image_size << " command "
+      << c.command.size() << " kernel " << c.kernel.name << "/" << c.kernel.params.size() << " selector "
+      << c.node_selector.size() << " tolerations " << c.tolerations.size() << " affinity "
+      << c.preferred_node_affinity.size();
+    dist("input", c.input);
+    dist("output", c.output);
+    o << "\n";
+  }
+  for (const NodePool& p : s.cluster.node_pools) {
+    o << "pool " << p.name << " at " << p.where.str() << " cpu " << p.cpu << " mem " << p.memory << " gpu " << p.gpu
+      << " count " << p.count << " price " << p.price_per_hour << " speed " << p.speed << " max_pods " << p.max_pods
+      << " taints " << p.taints.size() << " mtbf " << p.mtbf.ns() << " spot " << p.spot << "/" << p.spot_discount
+      << "/" << p.spot_mean_reclaim.ns() << " autoscaling " << p.autoscaling.min << "/" << p.autoscaling.max
+      << " labels";
+    for (const auto& [k, v] : p.labels) o << " " << k << "=" << v;
+    o << "\n";
+  }
+  const SchedulerConfig& c = s.cluster.scheduler;
+  o << "scheduler " << static_cast<int>(c.policy) << " " << static_cast<int>(c.fit_strategy) << " "
+    << c.percentage_of_nodes_to_score << " " << c.decisions_per_second << " " << c.bind_latency.ns() << " "
+    << c.initial_backoff.ns() << " " << c.max_backoff.ns() << " " << (c.score_weights == ScoreWeights{}) << " "
+    << (c.fit_resource_weights == FitResourceWeights{}) << " " << c.requested_to_capacity_ratio_shape.size()
+    << "\nstorage " << s.cluster.storage.read_bytes_per_second << " " << s.cluster.storage.write_bytes_per_second;
+  const Overheads& v = s.overheads;
+  o << "\noverheads " << v.orchestrator << " " << v.pods_per_task << " " << v.driver_pod_duration.ns() << " "
+    << v.driver_cpu << " " << v.driver_memory << " " << v.sandbox_start.ns() << " "
+    << v.image_pull_bytes_per_second << " " << v.default_image_size << " " << v.serialize_image_pulls << " "
+    << v.repeat_first_attempt << " " << v.preset << " " << v.control_plane.sync_period.ns() << " "
+    << v.control_plane.follow_pods << "\n";
+  const Plan plan = Plan::unroll(s.pipeline);
+  write_summary_json(o, summarize(plan, s.pipeline));
+  return o.str();
+}
+
 }  // namespace
+
+TEST_CASE("WfCommons import: the direct route and the scenario document give the same scenario", "[wfcommons]") {
+  for (const auto& entry : std::filesystem::directory_iterator(kData)) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string path = entry.path().string();
+    INFO(path);
+    const std::string text = read_scenario_file(path);
+    const std::string direct = fingerprint(import_wfcommons(text, path, {}));
+    const std::string document = fingerprint(import_wfcommons(text, path, {}, true));
+    CHECK(direct == document);
+    CHECK(direct.find("step ") != std::string::npos);
+  }
+  const std::string text = read_scenario_file(kData + "bad/good.json");
+  CHECK(fingerprint(import_wfcommons(text, "good.json", {})) == fingerprint(import_wfcommons(text, "good.json", {}, true)));
+  CHECK(fingerprint(import_wfcommons(kV14, "old.json", {})) == fingerprint(import_wfcommons(kV14, "old.json", {}, true)));
+}
 
 TEST_CASE("WfCommons import: the tiny instance's fields, as mapped", "[wfcommons]") {
   const Scenario s = load_scenario_file(kData + "bad/good.json");

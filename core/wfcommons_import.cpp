@@ -27,6 +27,8 @@ namespace {
 using YAML::Node;
 using Kind = JsonValue::Kind;
 
+constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 62;  // a task's input or output, in all
+
 // One task as the importer reads it, from either schema version.
 struct Task {
   std::string id;
@@ -177,6 +179,7 @@ class Importer {
           if (it == sizes.end())
             fail(*v, p, "unknown file " + quote(id) + " (not in workflow.specification.files)");
           total += static_cast<std::uint64_t>(it->second);
+          if (total > kMaxBytes) fail(*v, p, "the files' sizes add up to more than 2^62 bytes");
         }
       };
       sum("inputFiles", t.input_bytes);
@@ -250,6 +253,8 @@ class Importer {
           else
             fail(link, key_path(p, "link"),
                  "expected \"input\" or \"output\", got " + quote(std::string(doc_.text(link))));
+          if (t.input_bytes > kMaxBytes || t.output_bytes > kMaxBytes)
+            fail(f, p, "the files' sizes add up to more than 2^62 bytes");
         }
       }
       t.exec_path = t.path;
@@ -378,6 +383,23 @@ class Importer {
   }
   void note(const Node& made, const JsonValue& from) { origins_.emplace_back(made, doc_.where(from)); }
   void note(const Node& made, const SourceLocation& where) { origins_.emplace_back(made, where); }
+  // Every node of a --cluster file's tree at its own place in that file (the loader would otherwise
+  // name the instance). Bounded: aliases can make a tree deep or a cycle.
+  void note_marks(const Node& n, const std::string& file, int depth) {
+    if (depth > detail::kMaxItemDepth || origins_.size() > detail::kMaxItemValues)
+      throw InputError(SourceLocation{file, 0, 0}, "--cluster",
+                       "the cluster file nests too deeply or is too large");
+    const YAML::Mark m = n.Mark();
+    note(n, m.is_null() || m.line < 0 ? SourceLocation{file, 0, 0}
+                                      : SourceLocation{file, m.line + 1, m.column + 1});
+    if (n.IsMap())
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        note_marks(it->first, file, depth + 1);
+        note_marks(it->second, file, depth + 1);
+      }
+    else if (n.IsSequence())
+      for (auto it = n.begin(); it != n.end(); ++it) note_marks(*it, file, depth + 1);
+  }
 
   // The scenario's name and description, from the instance.
   void name_and_description(std::string& name, std::string& description) const {
@@ -567,8 +589,12 @@ class Importer {
         throw InputError(
             SourceLocation{path, 1, 1}, "--cluster",
             "expected `local` or a YAML file with a `cluster:` mapping (a scenario file will do)");
+      note_marks(c["cluster"], path, 0);
       doc["cluster"] = c["cluster"];
-      if (c["overheads"]) doc["overheads"] = c["overheads"];
+      if (c["overheads"]) {
+        note_marks(c["overheads"], path, 0);
+        doc["overheads"] = c["overheads"];
+      }
       return;
     }
     if (options_.cluster == "local") return;
@@ -731,7 +757,15 @@ bool looks_like_wfcommons(std::string_view text) {
   std::size_t i = 0;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
   while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
-  return i < text.size() && text[i] == '{' && text.find("\"workflow\"", i) != std::string_view::npos;
+  if (i >= text.size() || text[i] != '{') return false;
+  // The key "workflow": the name in quotes, then a colon.
+  for (std::size_t at = text.find("\"workflow\"", i); at != std::string_view::npos;
+       at = text.find("\"workflow\"", at + 1)) {
+    std::size_t j = at + 10;
+    while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r')) ++j;
+    if (j < text.size() && text[j] == ':') return true;
+  }
+  return false;
 }
 
 Scenario import_wfcommons(std::string_view text, const std::string& file, const LoadOptions& options,

@@ -71,7 +71,7 @@ def main():
     print(f"| **sum of the 8** | | **{total * 1e3:.2f}** | {total_cpu * 1e3:.2f} | {peers_total[0] * 1e3:.0f} | "
           f"{peers_total[1] * 1e3:.1f} | {peers_total[2] * 1e3:.1f} | |")
     print()
-    print("Where the time goes, in one process (bench/wfcommons_phases.cpp, median of 21 runs of each phase, "
+    print("Where the time goes, in one process (bench/wfcommons_phases.cpp, median CPU time of 21 runs of each phase, "
           "microseconds; the import is the JSON parse plus building and checking the scenario):\n")
     sys.stdout.flush()
     subprocess.run([phases, "--repeat", "21"] + [os.path.join(data, f) for f in files], check=True)

@@ -7,9 +7,9 @@
 //
 //   wfcommons_phases [--repeat N] tests/data/wfcommons/*.json
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -62,8 +62,9 @@ int main(int argc, char** argv) {
     else
       files.push_back(a);
   }
-  std::printf("| instance | read file us | JSON parse us | import (parse + document + loader) us | unroll us | "
-              "simulate us | metrics us | total us |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| instance | read file us | JSON parse us | import (parse + document + loader) us | unroll us | "
+      "simulate us | metrics us | total us |\n|---|---|---|---|---|---|---|---|\n");
   for (const std::string& f : files) {
     std::string text;
     const double read = median_us(repeat, [&] { text = read_scenario_file(f); });
@@ -76,8 +77,8 @@ int main(int argc, char** argv) {
     const double simulate = median_us(repeat, [&] { trace = sim::simulate(s, plan, sim_options(s.seed)); });
     const double metrics = median_us(repeat, [&] { (void)compute_metrics(trace, plan).makespan_s; });
     std::string name = f.substr(f.find_last_of('/') + 1);
-    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", name.c_str(), read, parse, import,
-                unroll, simulate, metrics, read + import + unroll + simulate + metrics);
+    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", name.c_str(), read, parse,
+                import, unroll, simulate, metrics, read + import + unroll + simulate + metrics);
   }
   return 0;
 }

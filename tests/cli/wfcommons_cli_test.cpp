@@ -30,21 +30,26 @@ TEST_CASE("cli: a WfCommons instance in sweep and with --set", "[cli][wfcommons]
   CHECK(one.out.find("(35.750 s)") != std::string::npos);
   const Result two = run("simulate " + kData + "bad/good.json --no-files --set cluster.node_pools[m1].cpu=2");
   CHECK(two.out.find("(30.500 s)") != std::string::npos);
-  const Result s = run("sweep " + kData + "bad/good.json --vary cluster.node_pools[m1].cpu=1,2 -r 1 -q --out " +
-                       scratch("wfc-sweep").string());
+  const Result s =
+      run("sweep " + kData + "bad/good.json --vary cluster.node_pools[m1].cpu=1,2 -r 1 -q --out " +
+          scratch("wfc-sweep").string());
   CHECK(s.status == 0);
   CHECK(s.err.empty());
 }
 
-TEST_CASE("cli: bad WfCommons input exits 2 with one line naming file:line:col and the field", "[cli][wfcommons]") {
+TEST_CASE("cli: bad WfCommons input exits 2 with one line naming file:line:col and the field",
+          "[cli][wfcommons]") {
   const std::pair<std::string, std::string> cases[] = {
       {"truncated.json",
-       ":9:60: invalid JSON: syntax error while parsing object key - invalid string: missing closing quote; last "
+       ":9:60: invalid JSON: syntax error while parsing object key - invalid string: missing closing quote; "
+       "last "
        "read: '\"chi'; expected string literal\n"},
       {"unknown-parent.json",
-       ":8:48: workflow.specification.tasks[1].parents[0]: unknown parent task \"a_9\" (no task has this id)\n"},
-      {"cycle.json", ":7:69: pipeline.steps[1].after[0]: dependency cycle: a_1 -> b_2 -> a_1 (each step runs "
-                     "before the next)\n"},
+       ":8:48: workflow.specification.tasks[1].parents[0]: unknown parent task \"a_9\" (no task has this "
+       "id)\n"},
+      {"cycle.json",
+       ":7:69: pipeline.steps[1].after[0]: dependency cycle: a_1 -> b_2 -> a_1 (each step runs "
+       "before the next)\n"},
       {"negative-runtime.json",
        ":18:43: workflow.execution.tasks[1].runtimeInSeconds: must be >= 0 (and at most 1e9 s), got -20\n"},
   };

@@ -1,6 +1,8 @@
 // WfCommons instances read as scenarios (core/wfcommons_import.cpp, docs/wfcommons-import.md): what each
 // field maps to, both schema versions, every executedAt form, and the exact error each kind of bad input
 // gets (tests/data/wfcommons/bad/: small instances written for these tests).
+#include "wfcommons_import.hpp"
+
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -11,8 +13,6 @@
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/plan_summary.hpp>
 #include <shardflow/core/scenario.hpp>
-
-#include "wfcommons_import.hpp"
 
 using namespace shardflow;
 
@@ -72,34 +72,35 @@ std::string fingerprint(const Scenario& s) {
     for (const auto& a : st.after) o << " " << a;
     o << " deps";
     for (auto d : st.deps) o << " " << d;
-    o << " loop " << st.loop.has_value() << " steps " << st.steps.size() << " par " << st.parallelism << " cpu "
-      << c.resources.cpu << " mem " << c.resources.memory << " gpu " << c.resources.gpu << " base "
-      << c.duration.base.ns() << " per_gib " << c.duration.per_gib.ns() << " sigma " << c.duration.lognormal_sigma
-      << " straggler " << c.duration.straggler_p << "/" << c.duration.straggler_factor << " fail " << c.failure.p
-      << " retries " << c.retries.max << "/" << c.retries.backoff.ns() << "/" << c.retries.factor << "/"
-      << c.retries.max_backoff.ns() << " image " << c.image << "/" << c.image_size << " command "
-      << c.command.size() << " kernel " << c.kernel.name << "/" << c.kernel.params.size() << " selector "
-      << c.node_selector.size() << " tolerations " << c.tolerations.size() << " affinity "
-      << c.preferred_node_affinity.size();
+    o << " loop " << st.loop.has_value() << " steps " << st.steps.size() << " par " << st.parallelism
+      << " cpu " << c.resources.cpu << " mem " << c.resources.memory << " gpu " << c.resources.gpu << " base "
+      << c.duration.base.ns() << " per_gib " << c.duration.per_gib.ns() << " sigma "
+      << c.duration.lognormal_sigma << " straggler " << c.duration.straggler_p << "/"
+      << c.duration.straggler_factor << " fail " << c.failure.p << " retries " << c.retries.max << "/"
+      << c.retries.backoff.ns() << "/" << c.retries.factor << "/" << c.retries.max_backoff.ns() << " image "
+      << c.image << "/" << c.image_size << " command " << c.command.size() << " kernel " << c.kernel.name
+      << "/" << c.kernel.params.size() << " selector " << c.node_selector.size() << " tolerations "
+      << c.tolerations.size() << " affinity " << c.preferred_node_affinity.size();
     dist("input", c.input);
     dist("output", c.output);
     o << "\n";
   }
   for (const NodePool& p : s.cluster.node_pools) {
-    o << "pool " << p.name << " at " << p.where.str() << " cpu " << p.cpu << " mem " << p.memory << " gpu " << p.gpu
-      << " count " << p.count << " price " << p.price_per_hour << " speed " << p.speed << " max_pods " << p.max_pods
-      << " taints " << p.taints.size() << " mtbf " << p.mtbf.ns() << " spot " << p.spot << "/" << p.spot_discount
-      << "/" << p.spot_mean_reclaim.ns() << " autoscaling " << p.autoscaling.min << "/" << p.autoscaling.max
-      << " labels";
+    o << "pool " << p.name << " at " << p.where.str() << " cpu " << p.cpu << " mem " << p.memory << " gpu "
+      << p.gpu << " count " << p.count << " price " << p.price_per_hour << " speed " << p.speed
+      << " max_pods " << p.max_pods << " taints " << p.taints.size() << " mtbf " << p.mtbf.ns() << " spot "
+      << p.spot << "/" << p.spot_discount << "/" << p.spot_mean_reclaim.ns() << " autoscaling "
+      << p.autoscaling.min << "/" << p.autoscaling.max << " labels";
     for (const auto& [k, v] : p.labels) o << " " << k << "=" << v;
     o << "\n";
   }
   const SchedulerConfig& c = s.cluster.scheduler;
   o << "scheduler " << static_cast<int>(c.policy) << " " << static_cast<int>(c.fit_strategy) << " "
     << c.percentage_of_nodes_to_score << " " << c.decisions_per_second << " " << c.bind_latency.ns() << " "
-    << c.initial_backoff.ns() << " " << c.max_backoff.ns() << " " << (c.score_weights == ScoreWeights{}) << " "
-    << (c.fit_resource_weights == FitResourceWeights{}) << " " << c.requested_to_capacity_ratio_shape.size()
-    << "\nstorage " << s.cluster.storage.read_bytes_per_second << " " << s.cluster.storage.write_bytes_per_second;
+    << c.initial_backoff.ns() << " " << c.max_backoff.ns() << " " << (c.score_weights == ScoreWeights{})
+    << " " << (c.fit_resource_weights == FitResourceWeights{}) << " "
+    << c.requested_to_capacity_ratio_shape.size() << "\nstorage " << s.cluster.storage.read_bytes_per_second
+    << " " << s.cluster.storage.write_bytes_per_second;
   const Overheads& v = s.overheads;
   o << "\noverheads " << v.orchestrator << " " << v.pods_per_task << " " << v.driver_pod_duration.ns() << " "
     << v.driver_cpu << " " << v.driver_memory << " " << v.sandbox_start.ns() << " "
@@ -113,7 +114,8 @@ std::string fingerprint(const Scenario& s) {
 
 }  // namespace
 
-TEST_CASE("WfCommons import: the direct route and the scenario document give the same scenario", "[wfcommons]") {
+TEST_CASE("WfCommons import: the direct route and the scenario document give the same scenario",
+          "[wfcommons]") {
   for (const auto& entry : std::filesystem::directory_iterator(kData)) {
     if (entry.path().extension() != ".json") continue;
     const std::string path = entry.path().string();
@@ -125,14 +127,17 @@ TEST_CASE("WfCommons import: the direct route and the scenario document give the
     CHECK(direct.find("step ") != std::string::npos);
   }
   const std::string text = read_scenario_file(kData + "bad/good.json");
-  CHECK(fingerprint(import_wfcommons(text, "good.json", {})) == fingerprint(import_wfcommons(text, "good.json", {}, true)));
-  CHECK(fingerprint(import_wfcommons(kV14, "old.json", {})) == fingerprint(import_wfcommons(kV14, "old.json", {}, true)));
+  CHECK(fingerprint(import_wfcommons(text, "good.json", {})) ==
+        fingerprint(import_wfcommons(text, "good.json", {}, true)));
+  CHECK(fingerprint(import_wfcommons(kV14, "old.json", {})) ==
+        fingerprint(import_wfcommons(kV14, "old.json", {}, true)));
 }
 
 TEST_CASE("WfCommons import: the tiny instance's fields, as mapped", "[wfcommons]") {
   const Scenario s = load_scenario_file(kData + "bad/good.json");
   CHECK(s.name == "tiny");
-  CHECK(s.description == "WfCommons instance (WfFormat 1.5); recorded makespan 40 s, executed at 2020-04-15T16:33:33Z");
+  CHECK(s.description ==
+        "WfCommons instance (WfFormat 1.5); recorded makespan 40 s, executed at 2020-04-15T16:33:33Z");
   REQUIRE(s.pipeline.steps.size() == 3);
   const Component& a = s.pipeline.steps[0].component;
   CHECK(s.pipeline.steps[0].name == "a_1");
@@ -165,7 +170,8 @@ TEST_CASE("WfCommons import: WfFormat 1.4 (tasks, files and machines inline)", "
   CHECK(s.pipeline.steps[0].component.output.dist.a == 20.0);
   CHECK(s.cluster.node_pools[0].cpu == 2000);
   CHECK(s.cluster.node_pools[0].memory == 1000000);
-  CHECK(s.description == "WfCommons instance (WfFormat 1.4); recorded makespan 100 s, executed at 2021-03-23T06:04:36Z");
+  CHECK(s.description ==
+        "WfCommons instance (WfFormat 1.4); recorded makespan 100 s, executed at 2021-03-23T06:04:36Z");
   const Plan plan = Plan::unroll(s.pipeline);
   CHECK(plan.task_count() == 3);
   CHECK(plan.edge_count() == 2);
@@ -187,18 +193,22 @@ TEST_CASE("WfCommons import: every executedAt form of the published instances", 
 
 TEST_CASE("WfCommons import: bad input gets one error at file:line:col", "[wfcommons]") {
   CHECK(error_of_file("bad/truncated.json") ==
-        "bad/truncated.json:9:60: invalid JSON: syntax error while parsing object key - invalid string: missing "
+        "bad/truncated.json:9:60: invalid JSON: syntax error while parsing object key - invalid string: "
+        "missing "
         "closing quote; last read: '\"chi'; expected string literal");
-  CHECK(error_of_file("bad/unknown-parent.json") ==
-        "bad/unknown-parent.json:8:48: workflow.specification.tasks[1].parents[0]: unknown parent task \"a_9\" "
-        "(no task has this id)");
+  CHECK(
+      error_of_file("bad/unknown-parent.json") ==
+      "bad/unknown-parent.json:8:48: workflow.specification.tasks[1].parents[0]: unknown parent task \"a_9\" "
+      "(no task has this id)");
   // The loader's cycle check, at the JSON value that made the edge (a_1's child "b_2"; b_2 lists a_1 as its
   // parent too).
-  CHECK(error_of_file("bad/cycle.json") ==
-        "bad/cycle.json:7:69: pipeline.steps[1].after[0]: dependency cycle: a_1 -> b_2 -> a_1 (each step runs "
-        "before the next)");
+  CHECK(
+      error_of_file("bad/cycle.json") ==
+      "bad/cycle.json:7:69: pipeline.steps[1].after[0]: dependency cycle: a_1 -> b_2 -> a_1 (each step runs "
+      "before the next)");
   CHECK(error_of_file("bad/negative-runtime.json") ==
-        "bad/negative-runtime.json:18:43: workflow.execution.tasks[1].runtimeInSeconds: must be >= 0 (and at most "
+        "bad/negative-runtime.json:18:43: workflow.execution.tasks[1].runtimeInSeconds: must be >= 0 (and at "
+        "most "
         "1e9 s), got -20");
   CHECK(error_of_file("bad/bad-timestamp.json") ==
         "bad/bad-timestamp.json:15:21: workflow.execution.executedAt: unrecognized timestamp \"April 15th\" "
@@ -210,18 +220,22 @@ TEST_CASE("WfCommons import: schema errors at the value", "[wfcommons]") {
   CHECK(error_of("{\"schemaVersion\": \"1.3\", \"workflow\": {}}") ==
         "w.json:1:19: schemaVersion: shardflow reads WfFormat 1.5 and 1.4, got \"1.3\"");
   CHECK(error_of("{\"workflow\": {}}") ==
-        "w.json:1:14: workflow: expected `specification` (WfFormat 1.5) or `tasks` (WfFormat 1.4): this is not a "
+        "w.json:1:14: workflow: expected `specification` (WfFormat 1.5) or `tasks` (WfFormat 1.4): this is "
+        "not a "
         "WfCommons instance");
   CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}}}") ==
         "w.json:1:14: workflow: missing key \"execution\": shardflow needs the recorded runtimes "
         "(execution.tasks[].runtimeInSeconds)");
-  CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": {\"tasks\": []}}}") ==
-        "w.json:1:52: workflow.specification.tasks[0].id: task \"a\" has no entry in workflow.execution.tasks "
-        "(its runtimeInSeconds)");
+  CHECK(
+      error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": "
+               "{\"tasks\": []}}}") ==
+      "w.json:1:52: workflow.specification.tasks[0].id: task \"a\" has no entry in workflow.execution.tasks "
+      "(its runtimeInSeconds)");
   CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}, {\"id\": \"a\"}]}}}") ==
         "w.json:1:66: workflow.specification.tasks[1].id: task id \"a\" is used twice");
-  CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": {\"tasks\": "
-                 "[{\"id\": \"a\", \"runtimeInSeconds\": \"5\"}]}}}") ==
+  CHECK(error_of(
+            "{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": {\"tasks\": "
+            "[{\"id\": \"a\", \"runtimeInSeconds\": \"5\"}]}}}") ==
         "w.json:1:115: workflow.execution.tasks[0].runtimeInSeconds: expected a number, got a string");
   // JSON syntax: the offending byte's line and column.
   CHECK(error_of("{\"workflow\": {\n  \"tasks\": [1,,2]}}") ==

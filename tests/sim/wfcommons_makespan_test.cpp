@@ -3,6 +3,7 @@
 // same platform (one host per machine with its cores, one core per task, each task its recorded runtime,
 // no data transfer; figures from ../shared/data/README.md, "Peer figures").
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -63,4 +64,46 @@ TEST_CASE("WfCommons: helloworld by hand: list order on 64, 2 and 1 cores", "[si
   // 1 core: one after another, the sum of the runtimes: 1028.704 s.
   CHECK(makespan_of("helloworld-forkjoin-10-chameleon", {"cluster.node_pools[ubuntu].cpu=1"}) ==
         Approx(1028.704).margin(1e-9));
+}
+
+TEST_CASE("Scheduler policy list: id order, most idle cores, no backfilling", "[sim][wfcommons]") {
+  const auto makespan = [](const std::string& steps, const std::string& pools) {
+    const Scenario s =
+        load_scenario_text("name: t\npipeline:\n  steps:\n" + steps + "cluster:\n  node_pools:\n" + pools +
+                               "  scheduler: {policy: list, initial_backoff: 0s, max_backoff: 0s}\n"
+                               "overheads: none\n",
+                           "t.yaml");
+    const Plan plan = Plan::unroll(s.pipeline);
+    return makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+  };
+  const std::string two_cores = "    - {name: p, cpu: 2, memory: 1Gi, count: 1}\n";
+  // a (1 core, 10 s) starts at 0; b (2 cores) fits nowhere until a ends, and c (1 core), after b in id
+  // order, waits behind it (no backfilling): b 10-11, c 11-12 -> 12 s (with backfilling it would be 11 s).
+  CHECK(makespan("    - {name: a, resources: {cpu: 1}, duration: {base: 10s}}\n"
+                 "    - {name: b, resources: {cpu: 2}, duration: {base: 1s}}\n"
+                 "    - {name: c, resources: {cpu: 1}, duration: {base: 1s}}\n",
+                 two_cores) == Approx(12.0).margin(1e-9));
+  // The order is the names' string order, not the file's: z (2 cores, 10 s) comes after b and c, which
+  // run 0-5 together; z runs 5-15 -> 15 s (file order would give z 0-10, then b and c 10-15: also 15 s, so
+  // the next case tells them apart).
+  CHECK(makespan("    - {name: z, resources: {cpu: 2}, duration: {base: 10s}}\n"
+                 "    - {name: b, resources: {cpu: 1}, duration: {base: 5s}}\n"
+                 "    - {name: c, resources: {cpu: 1}, duration: {base: 1s}}\n",
+                 two_cores) == Approx(15.0).margin(1e-9));
+  // b (5 s) and c (1 s) first on the 2 cores; at 1 s c ends, but z needs both: it waits for b (5 s) and
+  // runs 5-15 -> 15 s. In file order z would run 0-10 and b, c 10-15: also 15 s. With 3 cores: b and c at
+  // 0 (b on one, c on another); z (2 cores) waits until c ends at 1 s -> 1-11 -> 11 s; file order: z 0-10
+  // with b at 0 on the third core, c at 5 -> 10 s.
+  const std::string three_cores = "    - {name: p, cpu: 3, memory: 1Gi, count: 1}\n";
+  CHECK(makespan("    - {name: z, resources: {cpu: 2}, duration: {base: 10s}}\n"
+                 "    - {name: b, resources: {cpu: 1}, duration: {base: 5s}}\n"
+                 "    - {name: c, resources: {cpu: 1}, duration: {base: 1s}}\n",
+                 three_cores) == Approx(11.0).margin(1e-9));
+  // Each task to the node with the most idle cores, not the first with one free: nodes of 1 core
+  // (listed first) and 2 cores; a (1 core, 10 s) goes to the 2-core node (2 idle against 1), so b (2 cores,
+  // 1 s) fits nowhere until a ends: 10-11 -> 11 s (first fit would put a on the 1-core node: 10 s).
+  CHECK(makespan("    - {name: a, resources: {cpu: 1}, duration: {base: 10s}}\n"
+                 "    - {name: b, resources: {cpu: 2}, duration: {base: 1s}}\n",
+                 "    - {name: small, cpu: 1, memory: 1Gi, count: 1}\n"
+                 "    - {name: big, cpu: 2, memory: 1Gi, count: 1}\n") == Approx(11.0).margin(1e-9));
 }

@@ -103,13 +103,33 @@ struct Compact {
       const char c = in[i];
       if (blank(c)) {
         std::size_t j = i + 1;
-        while (j < n && blank(in[j])) ++j;
+        for (;;) {  // indentation: spaces 8 at a time
+          std::uint64_t w = 0;
+          while (j + 8 <= n && (std::memcpy(&w, in.data() + j, 8), w == 0x2020202020202020ull)) j += 8;
+          if (j < n && blank(in[j])) {
+            ++j;
+            continue;
+          }
+          break;
+        }
         if (!text.empty() && j < n && joins(text.back()) && joins(in[j])) text.push_back(' ');
         i = j;
         runs.emplace_back(static_cast<std::uint32_t>(text.size()), static_cast<std::uint32_t>(i));
       } else if (c == '"') {
+        // The closing quote: the next quote after an even number of backslashes.
         std::size_t j = i + 1;
-        while (j < n && in[j] != '"') j += in[j] == '\\' ? 2 : 1;
+        for (;;) {
+          const void* q = j < n ? std::memchr(in.data() + j, '"', n - j) : nullptr;
+          if (q == nullptr) {
+            j = n;
+            break;
+          }
+          j = static_cast<std::size_t>(static_cast<const char*>(q) - in.data());
+          std::size_t slashes = 0;
+          while (j - slashes > i + 1 && in[j - 1 - slashes] == '\\') ++slashes;
+          if (slashes % 2 == 0) break;
+          ++j;
+        }
         j = std::min(j + 1, n);
         text.append(in.substr(i, j - i));
         i = j;

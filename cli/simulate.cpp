@@ -224,7 +224,10 @@ LoadOptions load_options(const LoadArgs& args) {
 namespace {
 
 void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
-  cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("file", args.file,
+                  "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
   // CLI11 2.1 wraps "-1" and 2^64 into a uint64 silently, so the seed is read as text and checked here.
   cmd->add_option("--seed", args.seed_text, "Random seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(CLI::Validator(
@@ -259,6 +262,8 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
   cmd->footer(
       "Examples:\n  shardflow simulate scenarios/shard-preprocess-train.yaml --seed 7 --out out/seed7\n"
       "  shardflow simulate scenarios/shard-preprocess-train.yaml --set cluster.node_pools[cpu].count=40\n"
+      "  shardflow simulate seismology-chameleon-1000p-001.json --no-files   # a WfCommons instance "
+      "(docs/wfcommons-import.md)\n"
       "The same scenario and seed always give the same trace, on any machine.\n"
       "timeline.json is a Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing to see\n"
       "each node's pods (pull, read, run, write) and the pods waiting for the scheduler. It is left\n"

@@ -35,11 +35,10 @@ struct Task {
   const JsonValue* where = nullptr;  // the task's object in the specification (1.5) or tasks (1.4)
   const JsonValue* id_value = nullptr;
   std::string path;  // "workflow.specification.tasks[3]"
-  std::vector<std::pair<std::string, const JsonValue*>> parents, children;
+  std::vector<std::pair<std::string_view, const JsonValue*>> parents, children;  // ids in the document
   std::string parents_path, children_path;
   const JsonValue* parents_value = nullptr;
-  std::vector<std::pair<std::string, const JsonValue*>> input_files, output_files;  // 1.5: file ids
-  std::uint64_t input_bytes = 0, output_bytes = 0;                                  // 1.4: summed here
+  std::uint64_t input_bytes = 0, output_bytes = 0;  // 1.4: summed here
   const JsonValue* runtime = nullptr;
   const JsonValue* cores = nullptr;
   std::string exec_path;  // where runtime and cores are
@@ -132,14 +131,16 @@ class Importer {
     return static_cast<std::int64_t>(v.number);
   }
   // A list of strings (task or file ids).
-  std::vector<std::pair<std::string, const JsonValue*>> strings(const JsonValue* list,
-                                                                const std::string& path) const {
-    std::vector<std::pair<std::string, const JsonValue*>> out;
+  // (The text stays in the document; a path is made only for a message.)
+  std::vector<std::pair<std::string_view, const JsonValue*>> strings(const JsonValue* list,
+                                                                     const std::string& path) const {
+    std::vector<std::pair<std::string_view, const JsonValue*>> out;
     if (list == nullptr) return out;
+    out.reserve(list->count);
     for (std::uint32_t i = 0; i < list->count; ++i) {
       const JsonValue& s = doc_.item(*list, i);
-      expect(s, index_path(path, i), Kind::string);
-      out.emplace_back(std::string(doc_.text(s)), &s);
+      if (s.kind != Kind::string) expect(s, index_path(path, i), Kind::string);
+      out.emplace_back(doc_.text(s), &s);
     }
     return out;
   }
@@ -147,16 +148,22 @@ class Importer {
   void read_v15(const JsonValue& workflow) {
     const JsonValue& spec = require(workflow, "workflow", "specification", Kind::object);
     const JsonValue& tasks = require(spec, "workflow.specification", "tasks", Kind::array);
-    std::unordered_map<std::string, std::int64_t> sizes;
+    std::unordered_map<std::string_view, std::int64_t> sizes;
     if (const JsonValue* files = optional(spec, "workflow.specification", "files", Kind::array)) {
+      sizes.reserve(files->count);
       for (std::uint32_t i = 0; i < files->count; ++i) {
-        const std::string path = index_path("workflow.specification.files", i);
         const JsonValue& f = doc_.item(*files, i);
-        expect(f, path, Kind::object);
-        const JsonValue& id = require(f, path, "id", Kind::string);
+        const JsonValue* id = doc_.member(f, "id");
         const JsonValue* size = doc_.member(f, "sizeInBytes");
-        sizes[std::string(doc_.text(id))] =
-            size == nullptr ? 0 : count(*size, key_path(path, "sizeInBytes"), 0);
+        if (f.kind != Kind::object || id == nullptr || id->kind != Kind::string ||
+            (size != nullptr && (size->kind != Kind::number || !size->integer || size->number < 0 ||
+                                 size->number > 1e15))) {  // the message, with the path made now
+          const std::string path = index_path("workflow.specification.files", i);
+          expect(f, path, Kind::object);
+          (void)require(f, path, "id", Kind::string);
+          (void)count(*size, key_path(path, "sizeInBytes"), 0);
+        }
+        sizes[doc_.text(*id)] = size == nullptr ? 0 : static_cast<std::int64_t>(size->number);
       }
     }
     for (std::uint32_t i = 0; i < tasks.count; ++i) {
@@ -177,7 +184,7 @@ class Importer {
         for (const auto& [id, v] : strings(optional(o, t.path, key, Kind::array), p)) {
           const auto it = sizes.find(id);
           if (it == sizes.end())
-            fail(*v, p, "unknown file " + quote(id) + " (not in workflow.specification.files)");
+            fail(*v, p, "unknown file " + quote(std::string(id)) + " (not in workflow.specification.files)");
           total += static_cast<std::uint64_t>(it->second);
           if (total > kMaxBytes) fail(*v, p, "the files' sizes add up to more than 2^62 bytes");
         }
@@ -192,14 +199,14 @@ class Importer {
            "missing key \"execution\": shardflow needs the recorded runtimes "
            "(execution.tasks[].runtimeInSeconds)");
     const JsonValue& etasks = require(*exec, "workflow.execution", "tasks", Kind::array);
-    std::unordered_map<std::string, std::size_t> by_id;
+    std::unordered_map<std::string_view, std::size_t> by_id;
     for (std::size_t i = 0; i < tasks_.size(); ++i) by_id.emplace(tasks_[i].id, i);
     for (std::uint32_t i = 0; i < etasks.count; ++i) {
       const std::string path = index_path("workflow.execution.tasks", i);
       const JsonValue& o = doc_.item(etasks, i);
       expect(o, path, Kind::object);
       const JsonValue& id = require(o, path, "id", Kind::string);
-      const auto it = by_id.find(std::string(doc_.text(id)));
+      const auto it = by_id.find(doc_.text(id));
       if (it == by_id.end())
         fail(id, key_path(path, "id"),
              "unknown task " + quote(std::string(doc_.text(id))) + " (not in workflow.specification.tasks)");
@@ -313,7 +320,7 @@ class Importer {
 
   // Ids unique, every parent and child a task; runtimes and core counts in range; step names.
   void index_tasks() {
-    std::unordered_map<std::string, std::size_t> by_id;
+    std::unordered_map<std::string_view, std::size_t> by_id;
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const Task& t = tasks_[i];
       if (!by_id.emplace(t.id, i).second)
@@ -327,7 +334,7 @@ class Importer {
         const auto it = by_id.find(id);
         if (it == by_id.end())
           fail(*v, index_path(t.parents_path, j),
-               "unknown parent task " + quote(id) + " (no task has this id)");
+               "unknown parent task " + quote(std::string(id)) + " (no task has this id)");
         add_edge(it->second, i, v);
       }
       for (std::size_t j = 0; j < t.children.size(); ++j) {
@@ -335,7 +342,7 @@ class Importer {
         const auto it = by_id.find(id);
         if (it == by_id.end())
           fail(*v, index_path(t.children_path, j),
-               "unknown child task " + quote(id) + " (no task has this id)");
+               "unknown child task " + quote(std::string(id)) + " (no task has this id)");
         add_edge(i, it->second, v);
       }
       const double r = t.runtime->number;

@@ -200,7 +200,10 @@ class Importer {
            "(execution.tasks[].runtimeInSeconds)");
     const JsonValue& etasks = require(*exec, "workflow.execution", "tasks", Kind::array);
     std::unordered_map<std::string_view, std::size_t> by_id;
-    for (std::size_t i = 0; i < tasks_.size(); ++i) by_id.emplace(tasks_[i].id, i);
+    for (std::size_t i = 0; i < tasks_.size(); ++i)
+      if (!by_id.emplace(tasks_[i].id, i).second)
+        fail(*tasks_[i].id_value, key_path(tasks_[i].path, "id"),
+             "task id " + quote(tasks_[i].id) + " is used twice");
     for (std::uint32_t i = 0; i < etasks.count; ++i) {
       const std::string path = index_path("workflow.execution.tasks", i);
       const JsonValue& o = doc_.item(etasks, i);
@@ -549,11 +552,12 @@ class Importer {
       note(base, *t.runtime);
       duration["base"] = base;
       step["duration"] = duration;
-      if (t.cores != nullptr) {
+      {  // always given, so that a --set inside it is reported at the task
         Node resources = fresh(YAML::NodeType::Map);
-        Node cpu = scalar(std::to_string(static_cast<std::int64_t>(t.cores->number)));
-        note(resources, *t.cores);
-        note(cpu, *t.cores);
+        Node cpu =
+            scalar(t.cores != nullptr ? std::to_string(static_cast<std::int64_t>(t.cores->number)) : "1");
+        note(resources, t.cores != nullptr ? *t.cores : *t.where);
+        note(cpu, t.cores != nullptr ? *t.cores : *t.where);
         resources["cpu"] = cpu;
         step["resources"] = resources;
       }

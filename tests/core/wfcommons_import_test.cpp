@@ -229,20 +229,26 @@ TEST_CASE("WfCommons import: schema errors at the value", "[wfcommons]") {
   CHECK(
       error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": "
                "{\"tasks\": []}}}") ==
-      "w.json:1:52: workflow.specification.tasks[0].id: task \"a\" has no entry in workflow.execution.tasks "
+      "w.json:1:50: workflow.specification.tasks[0].id: task \"a\" has no entry in workflow.execution.tasks "
       "(its runtimeInSeconds)");
-  CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}, {\"id\": \"a\"}]}}}") ==
-        "w.json:1:66: workflow.specification.tasks[1].id: task id \"a\" is used twice");
+  CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}, {\"id\": \"a\"}]}, "
+                 "\"execution\": {\"tasks\": [{\"id\": \"a\", \"runtimeInSeconds\": 1}]}}}") ==
+        "w.json:1:63: workflow.specification.tasks[1].id: task id \"a\" is used twice");
   CHECK(error_of(
             "{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": {\"tasks\": "
             "[{\"id\": \"a\", \"runtimeInSeconds\": \"5\"}]}}}") ==
-        "w.json:1:115: workflow.execution.tasks[0].runtimeInSeconds: expected a number, got a string");
+        "w.json:1:114: workflow.execution.tasks[0].runtimeInSeconds: expected a number, got a string");
   // JSON syntax: the offending byte's line and column.
-  CHECK(error_of("{\"workflow\": {\n  \"tasks\": [1,,2]}}") ==
-        "w.json:2:15: invalid JSON: syntax error while parsing value - unexpected ','; expected '[', '{', or "
-        "literal");
-  // A task that fits no machine after a --set: the loader's check, at the task's place in the JSON.
+  CHECK(
+      error_of("{\"workflow\": {\n  \"tasks\": [1,,2]}}") ==
+      "w.json:2:15: invalid JSON: syntax error while parsing value - unexpected ','; expected '[', '{', or a "
+      "literal");
+  // A task that fits no machine after a --set: the loader's check, at the task's place in the JSON (the
+  // scenario document always gives a step `resources`, so the --set changes a value inside it).
   LoadOptions o;
   o.sets = {"pipeline.steps[b_2].resources.cpu=2"};
-  CHECK(error_of_file("bad/good.json", o).rfind("--set pipeline.steps[b_2].resources.cpu=2: ", 0) == 0);
+  CHECK(error_of_file("bad/good.json", o) ==
+        "bad/good.json:8:9: pipeline.steps[1].resources: step \"b_2\" asks for cpu 2, memory 0, gpu 0, more "
+        "than any "
+        "node it may use can hold (largest: pool \"m1\" with cpu 1, memory 0, gpu 0)");
 }

@@ -1,7 +1,7 @@
 // WfCommons instances read as scenarios (core/wfcommons_import.cpp, docs/wfcommons-import.md): what each
 // field maps to, both schema versions, every executedAt form, and the exact error each kind of bad input
 // gets (tests/data/wfcommons/bad/: small instances written for these tests).
-#include "wfcommons_import.hpp"
+#include "../../core/wfcommons_import.hpp"  // core-private: the importer and its timestamp reader
 
 #include <filesystem>
 #include <sstream>

@@ -33,6 +33,7 @@ struct SimulateArgs {
   std::string out_dir;
   LoadArgs load;
   bool quiet = false;
+  bool no_files = false;  // print the summary only; write no output directory
   // `run` only (`simulate` is `run --backend sim`):
   std::string backend = "sim";
   int cores = 0;               // local: 0 = this machine's

@@ -232,7 +232,10 @@ LoadOptions load_options(const LoadArgs& args) {
 namespace {
 
 void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
-  cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("file", args.file,
+                  "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
   // CLI11 2.1 wraps "-1" and 2^64 into a uint64 silently, so the seed is read as text and checked here.
   cmd->add_option("--seed", args.seed_text, "Random seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(CLI::Validator(
@@ -250,6 +253,9 @@ void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
       "(default: out/<scenario name>)");
   add_load_options(cmd, args.load);
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
+  cmd->add_flag("--no-files", args.no_files,
+                "Write no files (no --out directory): print the summary only, e.g. to time a run or read its "
+                "makespan in a script (not with --backend k8s, whose run.json --resume needs)");
 }
 
 }  // namespace
@@ -264,6 +270,8 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args) {
   cmd->footer(
       "Examples:\n  shardflow simulate scenarios/shard-preprocess-train.yaml --seed 7 --out out/seed7\n"
       "  shardflow simulate scenarios/shard-preprocess-train.yaml --set cluster.node_pools[cpu].count=40\n"
+      "  shardflow simulate seismology-chameleon-1000p-001.json --no-files   # a WfCommons instance "
+      "(docs/wfcommons-import.md)\n"
       "The same scenario and seed always give the same trace, on any machine.\n"
       "timeline.json is a Chrome trace: open it in https://ui.perfetto.dev or chrome://tracing to see\n"
       "each node's pods (pull, read, run, write) and the pods waiting for the scheduler. It is left\n"
@@ -485,7 +493,13 @@ int run_simulate(const SimulateArgs& args) {
   // Everything that can be wrong with the input is found before anything runs: the backend's checks,
   // then the output directory.
   backend->check(scenario, plan);
-  const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name);
+  if (args.no_files && args.backend == "k8s")
+    throw InputError({"--no-files", 0, 0}, "",
+                     "applies to --backend sim and local only (a k8s run writes run.json)");
+  if (args.no_files && !args.out_dir.empty())
+    throw InputError({"--no-files", 0, 0}, "", "writes no files: leave out --out " + args.out_dir);
+  const std::filesystem::path dir =
+      args.no_files ? std::filesystem::path() : make_out_dir(args.out_dir, scenario.name);
 
   const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
   const bool sim = args.backend == "sim";
@@ -516,13 +530,16 @@ int run_simulate(const SimulateArgs& args) {
   const bool interrupted = g_interrupted.load();
   const Metrics m = compute_metrics(trace, plan);
 
-  write_file(dir / "trace.json", [&](std::ostream& o) { write_trace_json(o, trace); });
-  write_file(dir / "trace.csv", [&](std::ostream& o) { write_trace_csv(o, trace); });
-  write_file(dir / "metrics.json", [&](std::ostream& o) { write_metrics_json(o, m); });
-  write_file(dir / "metrics.csv", [&](std::ostream& o) { write_metrics_csv(o, m); });
-  write_run_report_file(dir, trace, m);
   const bool timeline = trace.attempts.size() <= kTimelineMaxAttempts;
-  if (timeline) {
+  if (!args.no_files) {
+    write_file(dir / "trace.json", [&](std::ostream& o) { write_trace_json(o, trace); });
+    write_file(dir / "trace.csv", [&](std::ostream& o) { write_trace_csv(o, trace); });
+    write_file(dir / "metrics.json", [&](std::ostream& o) { write_metrics_json(o, m); });
+    write_file(dir / "metrics.csv", [&](std::ostream& o) { write_metrics_csv(o, m); });
+    write_run_report_file(dir, trace, m);
+  }
+  if (args.no_files) {
+  } else if (timeline) {
     write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });
   } else {
     std::error_code ignored;  // a timeline from an earlier run would not match this trace
@@ -584,9 +601,10 @@ int run_simulate(const SimulateArgs& args) {
       break;
     }
     for (const std::string& out : progress.outputs()) std::printf("  result       %s\n", out.c_str());
-    std::printf("wrote %s/{%strace.json,trace.csv,metrics.json,metrics.csv,report.html%s}\n",
-                dir.string().c_str(), live ? "run.json," : "", timeline ? ",timeline.json" : "");
-    if (!timeline)
+    if (!args.no_files)
+      std::printf("wrote %s/{%strace.json,trace.csv,metrics.json,metrics.csv,report.html%s}\n",
+                  dir.string().c_str(), live ? "run.json," : "", timeline ? ",timeline.json" : "");
+    if (!timeline && !args.no_files)
       std::printf("(no timeline.json: %zu attempts, over the %zu that trace viewers load)\n",
                   trace.attempts.size(), kTimelineMaxAttempts);
   }

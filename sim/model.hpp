@@ -130,7 +130,7 @@ class Model {
   // Per-class score trees answer a decision in O(log n); with many classes, keeping every tree up to
   // date on each node change would cost more than it saves, so the node index scan is used instead.
   static bool use_trees(const SimOptions& o, const Scheduler& sched) {
-    return o.node_search == NodeSearch::score_tree && sched.size() <= kMaxTreeClasses;
+    return o.node_search == NodeSearch::score_tree && sched.size() <= kMaxTreeClasses && !sched.list();
   }
 
   [[nodiscard]] std::uint32_t class_of_step(TaskId t) const { return plan_.step_of(t); }

@@ -63,6 +63,7 @@ inline void Model::on_decide() {
   const std::uint32_t slot = sched_.find_node(best, nodes_, stats_);
   if (slot != kNoSlot) {
     sched_.set_state(pc, ClassState::active);
+    sched_.bound(best);
     bind(best, a, slot);
     if (pc.queue.empty()) {
       pc.fails = 0;

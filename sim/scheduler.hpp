@@ -9,7 +9,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <shardflow/core/plan.hpp>
@@ -118,6 +121,17 @@ class Scheduler {
       classes_.push_back(std::move(driver));
     }
     driver_class_ = static_cast<std::uint32_t>(classes_.size() - 1);
+    if (cfg_.policy == ScorePolicy::list) {
+      // Driver pods rank first (rank 0), then the steps in the string order of their paths.
+      list_ = true;
+      std::vector<std::uint32_t> order(plan.steps().size());
+      std::iota(order.begin(), order.end(), 0u);
+      std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return plan.steps()[a].path < plan.steps()[b].path;
+      });
+      list_rank_.assign(classes_.size(), 0);
+      for (std::uint32_t i = 0; i < order.size(); ++i) list_rank_[order[i]] = i + 1;
+    }
     images_ = static_cast<std::uint32_t>(images.size());
     init_scoring(sc, plan);
     for (PodClass& pc : classes_) {
@@ -130,6 +144,8 @@ class Scheduler {
   }
 
   [[nodiscard]] std::size_t size() const { return classes_.size(); }
+  /// Policy list (find_node scans the nodes itself; no score trees).
+  [[nodiscard]] bool list() const { return list_; }
   [[nodiscard]] PodClass& cls(std::uint32_t c) { return classes_[c]; }
   [[nodiscard]] const PodClass& cls(std::uint32_t c) const { return classes_[c]; }
   [[nodiscard]] std::uint32_t driver_class() const { return driver_class_; }
@@ -146,10 +162,17 @@ class Scheduler {
       pc.fails = 0;
     }
     pc.queue.push_back(a);
+    if (list_) list_ready_.emplace(list_rank_[c], c);
     kick(engine);
   }
 
+  /// The pod decided last (class c's head) was bound: a class left without pending pods leaves the list.
+  void bound(std::uint32_t c) {
+    if (list_ && classes_[c].queue.empty()) list_ready_.erase({list_rank_[c], c});
+  }
+
   [[nodiscard]] bool has_candidate() const {
+    if (list_) return !list_blocked_ && !list_ready_.empty();
     for (const PodClass& c : classes_)
       if (!c.queue.empty() && c.state != ClassState::unschedulable) return true;
     return false;
@@ -167,6 +190,7 @@ class Scheduler {
   /// The class of the pod decided next: the oldest pod of the active queue, else
   /// (SchedulerPopFromBackoffQ) the pod whose backoff ends first; kNoSlot if none.
   [[nodiscard]] std::uint32_t next_class(const std::vector<Attempt>& att) const {
+    if (list_) return list_blocked_ || list_ready_.empty() ? kNoSlot : list_ready_.begin()->second;
     std::uint32_t best = kNoSlot;
     for (std::uint32_t c = 0; c < classes_.size(); ++c) {
       const PodClass& pc = classes_[c];
@@ -189,6 +213,11 @@ class Scheduler {
   /// The head pod of class c found no node: the class waits for a cluster change, with backoff.
   void mark_unschedulable(std::uint32_t c, Engine& engine) {
     PodClass& pc = classes_[c];
+    if (list_) {  // no backoff: the list waits for the next cluster change
+      list_blocked_ = true;
+      if (pc.blocked_since == kNever) pc.blocked_since = engine.now();
+      return;
+    }
     set_state(pc, ClassState::unschedulable);
     ++pc.fails;
     Duration backoff = cfg_.initial_backoff;
@@ -207,6 +236,7 @@ class Scheduler {
 
   /// A pod ended or a node came up: unschedulable pods move to the active or backoff queue.
   void on_cluster_change(Engine& engine) {
+    list_blocked_ = false;
     if (unschedulable_classes_ == 0) {  // the usual case: nothing waits for a change
       kick(engine);
       return;
@@ -294,6 +324,7 @@ class Scheduler {
   // decision, nearly all of them are unchanged since the previous one. The winner is drawn uniformly
   // among the top-scored nodes, as selectHost's reservoir sampling does, with one draw per decision.
   std::uint32_t find_node(std::uint32_t c, Nodes& nodes, SimStats& stats) {
+    if (list_) return find_node_list(c, nodes, stats);
     if (nodes.use_trees()) return find_node_tree(c, nodes, stats);
     const PodClass& pc = classes_[c];
     const NodeIndex& index = nodes.index();
@@ -328,6 +359,22 @@ class Scheduler {
   }
 
  private:
+  // Policy list: the node with the most idle CPU among those the pod fits (ties: the lowest slot). A scan
+  // of every node: list scheduling is for comparing with workflow simulators on their few hosts.
+  std::uint32_t find_node_list(std::uint32_t c, const Nodes& nodes, SimStats& stats) const {
+    const PodClass& pc = classes_[c];
+    std::uint32_t best = kNoSlot;
+    std::int64_t best_idle = -1;
+    const auto& slots = nodes.slots();
+    for (std::uint32_t i = 0; i < slots.size(); ++i) {
+      if (!fits_on(pc, slots[i])) continue;
+      ++stats.nodes_scored;
+      const std::int64_t idle = pools_[slots[i].pool].cpu - slots[i].cpu_used;
+      if (idle > best_idle) best_idle = idle, best = i;
+    }
+    return best;
+  }
+
   // The same decision as find_node's scan, from the class's score tree: the window of the first `want`
   // feasible nodes from next_start_, its best score, and the j-th of the nodes sharing it.
   std::uint32_t find_node_tree(std::uint32_t c, Nodes& nodes, SimStats& stats) {
@@ -475,6 +522,12 @@ class Scheduler {
   bool decide_pending_ = false;
   std::uint32_t unschedulable_classes_ = 0;  // classes in state unschedulable
   std::uint32_t next_start_ = 0;
+  // policy list: the classes with pending pods by (rank of the step's path, class); while the first one
+  // fits nowhere, no pod is decided until the cluster changes.
+  bool list_ = false;
+  bool list_blocked_ = false;
+  std::vector<std::uint32_t> list_rank_;  // per class
+  std::set<std::pair<std::uint32_t, std::uint32_t>> list_ready_;
   ScoreWeights weights_;  // cfg_'s, with NodeResourcesFit off for policy balanced-allocation
   FitStrategy fit_strategy_ = FitStrategy::least_allocated;
   std::vector<std::int64_t> image_size_;    // per image

@@ -631,7 +631,7 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "name: t\npipeline: {steps: [{name: a}]}\n"
        "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n  scheduler: {policy: spread}\n",
        "bad.yaml:5:23: cluster.scheduler.policy: unknown policy \"spread\" (expected least-allocated, "
-       "most-allocated, balanced-allocation or requested-to-capacity-ratio)"},
+       "most-allocated, balanced-allocation, requested-to-capacity-ratio or list)"},
       {"percentage out of range",
        "name: t\npipeline: {steps: [{name: a}]}\n"
        "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n"

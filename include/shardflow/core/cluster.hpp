@@ -50,7 +50,11 @@ struct NodePool {
   Autoscaling autoscaling;
 };
 
-enum class ScorePolicy : std::uint8_t { least_allocated, most_allocated, balanced_allocation };
+/// least/most/balanced: kube-scheduler's scoring (below). `list`: not kube-scheduler but the list
+/// scheduling of workflow simulators (WRENCH, DSLab), for comparing with them: pending pods in the string
+/// order of their step's path (driver pods first, a step's pods in creation order), the first one to the
+/// node with the most idle CPU (ties: the lowest node slot), and none after it while it fits nowhere.
+enum class ScorePolicy : std::uint8_t { least_allocated, most_allocated, balanced_allocation, list };
 
 /// NodeResourcesFit's scoringStrategy.type, set by the same `policy` key as ScorePolicy (least-allocated,
 /// most-allocated, requested-to-capacity-ratio). The simulator takes requested_to_capacity_ratio from

@@ -1,0 +1,177 @@
+// The WfCommons validation (reports/wfcommons-validation.md, scripts/wfcommons-validation-report): each
+// instance's recorded makespan against shardflow's simulated one, with no overheads and with per-task
+// overheads fitted by least squares on the other instances of the same workflow system (leave-one-out).
+//
+//   wfcommons_validate tests/data/wfcommons/*.json     # prints the report's tables as markdown
+//
+// The overhead model has three terms, each a knob of the simulator:
+//   dispatch  a s per task, one task at a time (the workflow system's scheduler and job submission):
+//             cluster.scheduler.decisions_per_second = 1/a;
+//   latency   b s per task before it runs (staging in, job start-up), on every task, so b x the number of
+//             tasks on the longest chain on the critical path: overheads.sandbox_start = b;
+//   data      c s per GB read and written through one shared storage: cluster.storage bandwidth 1/c.
+// The fit is linear: recorded - zero-overhead makespan ~ a x tasks + b x depth + c x GB, the best
+// non-negative least-squares solution (Eigen, every subset of terms tried), on the other instances of
+// the system. The simulator then runs the left-out instance with the fitted a, b, c.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <nlohmann/json.hpp>
+
+#include <shardflow/core/metrics.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+using namespace shardflow;
+
+namespace {
+sim::SimOptions sim_options(std::uint64_t seed) {
+  sim::SimOptions o;
+  o.seed = seed;
+  return o;
+}
+}  // namespace
+
+namespace {
+
+struct Instance {
+  std::string file, name, system;
+  double recorded = 0;
+  double zero = 0;  // simulated, no overheads
+  double tasks = 0, depth = 0, gb = 0;
+  double fitted = 0;  // simulated with the fitted overheads
+  Eigen::Vector3d coef = Eigen::Vector3d::Zero();
+  double fitted2 = 0;  // with dispatch and latency only
+  Eigen::Vector3d coef2 = Eigen::Vector3d::Zero();
+  std::string fitted_on;
+};
+
+struct Fit {
+  Eigen::Vector3d coef = Eigen::Vector3d::Zero();
+};
+
+double simulate_with(const std::string& file, const Eigen::Vector3d& c) {
+  Scenario s = load_scenario_file(file);
+  if (c[0] > 0) s.cluster.scheduler.decisions_per_second = 1.0 / c[0];
+  s.overheads.sandbox_start = Duration::from_ns(static_cast<std::int64_t>(std::llround(c[1] * 1e9)));
+  if (c[2] > 0) {
+    s.cluster.storage.read_bytes_per_second = 1e9 / c[2];
+    s.cluster.storage.write_bytes_per_second = 1e9 / c[2];
+  }
+  const Plan plan = Plan::unroll(s.pipeline);
+  return makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+}
+
+// The best non-negative least-squares a, b, c over the rows: every subset of the three terms solved by
+// Eigen's QR, the lowest residual among the solutions whose coefficients are all >= 0.
+Eigen::Vector3d fit(const std::vector<const Instance*>& rows, int allowed) {
+  Eigen::Vector3d best = Eigen::Vector3d::Zero();
+  double best_residual = 0;
+  for (const Instance* r : rows) best_residual += std::pow(r->recorded - r->zero, 2);
+  for (int mask = 1; mask < 8; ++mask) {
+    if ((mask & ~allowed) != 0) continue;
+    std::vector<int> cols;
+    for (int j = 0; j < 3; ++j)
+      if (mask >> j & 1) cols.push_back(j);
+    if (cols.size() > rows.size()) continue;
+    Eigen::MatrixXd X(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(cols.size()));
+    Eigen::VectorXd y(static_cast<Eigen::Index>(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double f[3] = {rows[i]->tasks, rows[i]->depth, rows[i]->gb};
+      for (std::size_t k = 0; k < cols.size(); ++k)
+        X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)) = f[cols[k]];
+      y(static_cast<Eigen::Index>(i)) = rows[i]->recorded - rows[i]->zero;
+    }
+    const Eigen::VectorXd b = X.colPivHouseholderQr().solve(y);
+    if ((b.array() < 0).any() || !b.allFinite()) continue;
+    const double residual = (X * b - y).squaredNorm();
+    if (residual < best_residual) {
+      best_residual = residual;
+      best.setZero();
+      for (std::size_t k = 0; k < cols.size(); ++k) best[cols[k]] = b(static_cast<Eigen::Index>(k));
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<Instance> all;
+  for (int i = 1; i < argc; ++i) {
+    Instance in;
+    in.file = argv[i];
+    std::ifstream f(in.file);
+    const nlohmann::json j = nlohmann::json::parse(f);
+    in.name = std::string(in.file.substr(in.file.find_last_of('/') + 1));
+    in.name = in.name.substr(0, in.name.size() - 5);
+    in.system = j.value("runtimeSystem", nlohmann::json::object()).value("name", std::string("?"));
+    const auto& w = j.at("workflow");
+    in.recorded = (w.contains("execution") ? w.at("execution") : w).at("makespanInSeconds").get<double>();
+    const Scenario s = load_scenario_file(in.file);
+    const Plan plan = Plan::unroll(s.pipeline);
+    in.zero = makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+    // Features: tasks; the longest chain, in tasks; GB read and written.
+    std::vector<double> level(plan.size(), 0);
+    for (TaskId t = 0; t < plan.size(); ++t) {
+      double m = 0;
+      for (TaskId p : plan.preds(t)) m = std::max(m, level[p]);
+      level[t] = m + (plan.is_join(t) ? 0 : 1);
+      in.depth = std::max(in.depth, level[t]);
+    }
+    in.tasks = static_cast<double>(plan.task_count());
+    double bytes = 0;
+    for (const PlanStep& st : plan.steps())
+      bytes += (st.component.input.dist.a + st.component.output.dist.a) * static_cast<double>(st.instances);
+    in.gb = bytes / 1e9;
+    all.push_back(in);
+  }
+  for (Instance& in : all) {
+    std::vector<const Instance*> rows;
+    for (const Instance& o : all)
+      if (&o != &in && o.system == in.system) rows.push_back(&o);
+    in.fitted_on = std::to_string(rows.size()) + " other " + in.system;
+    if (rows.empty()) {  // the only instance of its system: the others of every system
+      for (const Instance& o : all)
+        if (&o != &in) rows.push_back(&o);
+      in.fitted_on = "no other " + in.system + " instance: the " + std::to_string(rows.size()) + " others";
+    }
+    in.coef = fit(rows, 7);
+    in.fitted = simulate_with(in.file, in.coef);
+    in.coef2 = fit(rows, 3);
+    in.fitted2 = simulate_with(in.file, in.coef2);
+  }
+  std::printf("Model A: dispatch + latency. Model B: dispatch + latency + data.\n\n");
+  std::printf(
+      "| instance | system | tasks | depth | GB | recorded s | zero-overhead s | error | fitted on | "
+      "A: a s/task | A: b s | A: simulated s | A: error | B: a s/task | B: b s | B: c s/GB | B: simulated s "
+      "| B: error |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  double mape0 = 0, mape1 = 0, mape2 = 0;
+  for (const Instance& in : all) {
+    const double e0 = (in.zero - in.recorded) / in.recorded, e1 = (in.fitted - in.recorded) / in.recorded;
+    const double e2 = (in.fitted2 - in.recorded) / in.recorded;
+    mape0 += std::abs(e0);
+    mape1 += std::abs(e1);
+    mape2 += std::abs(e2);
+    std::printf(
+        "| %s | %s | %.0f | %.0f | %.3f | %.1f | %.3f | %+.1f%% | %s | %.3f | %.3f | %.1f | %+.1f%% | %.3f | "
+        "%.3f | %.3f | %.1f | %+.1f%% |\n",
+        in.name.c_str(), in.system.c_str(), in.tasks, in.depth, in.gb, in.recorded, in.zero, e0 * 100,
+        in.fitted_on.c_str(), in.coef2[0], in.coef2[1], in.fitted2, e2 * 100, in.coef[0], in.coef[1],
+        in.coef[2], in.fitted, e1 * 100);
+  }
+  const double n = static_cast<double>(all.size());
+  std::printf(
+      "\nMean absolute percentage error over %zu instances: zero overhead %.1f%%; fitted overheads, model A "
+      "%.1f%%, model B %.1f%%\n",
+      all.size(), mape0 / n * 100, mape2 / n * 100, mape1 / n * 100);
+  return 0;
+}

@@ -1,0 +1,86 @@
+// A JSON document read with nlohmann's SAX parser, keeping the byte offset of every value and key, so
+// that an importer reports bad values at file:line:col as the YAML reader does. Private to core.
+//
+//   const JsonDocument doc = parse_json_document(text, "instance.json");  // InputError on bad JSON
+//   if (const JsonValue* w = doc.member(doc.root(), "workflow")) doc.where(*w);  // instance.json:3:15
+//   for (std::uint32_t i = 0; i < w->count; ++i) doc.item(*w, i) ...
+//
+// The values live in flat arrays (no allocation per value), and the parser reads the text with the
+// blanks between tokens taken out first (published instances are mostly indentation); offsets are mapped
+// back to the file's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <shardflow/core/error.hpp>
+
+namespace shardflow {
+
+struct JsonValue {
+  enum class Kind : std::uint8_t { null, boolean, number, string, array, object };
+  Kind kind = Kind::null;
+  bool integer = false;      // a number written without fraction or exponent
+  bool flag = false;         // boolean
+  std::uint32_t offset = 0;  // byte offset of the value's first character in the file
+  double number = 0;
+  // array, object: elements or members are the document's items first..first+count; string: its text is
+  // the document's characters first..first+count.
+  std::uint32_t first = 0, count = 0;
+};
+
+class JsonDocument {
+ public:
+  [[nodiscard]] const JsonValue& root() const { return values_.front(); }
+  /// Element or member value i of an array or object.
+  [[nodiscard]] const JsonValue& item(const JsonValue& v, std::uint32_t i) const {
+    return values_[items_[v.first + i].value];
+  }
+  /// Member i's name, and the byte offset of its key.
+  [[nodiscard]] std::string_view key(const JsonValue& object, std::uint32_t i) const {
+    const Item& it = items_[object.first + i];
+    return std::string_view(chars_).substr(it.key_first, it.key_count);
+  }
+  [[nodiscard]] std::uint32_t key_offset(const JsonValue& object, std::uint32_t i) const {
+    return items_[object.first + i].key_offset;
+  }
+  /// A string's text.
+  [[nodiscard]] std::string_view text(const JsonValue& v) const {
+    return std::string_view(chars_).substr(v.first, v.count);
+  }
+  /// The member `key` of an object (the first, if repeated), or nullptr.
+  [[nodiscard]] const JsonValue* member(const JsonValue& object, std::string_view key) const;
+  /// The place of a byte offset of the file, or of a value.
+  [[nodiscard]] SourceLocation where(std::size_t offset) const;
+  [[nodiscard]] SourceLocation where(const JsonValue& v) const { return where(v.offset); }
+  [[nodiscard]] const std::string& file() const { return file_; }
+  [[nodiscard]] std::size_t size() const { return values_.size(); }
+
+ private:
+  friend JsonDocument parse_json_document(std::string_view text, const std::string& file);
+  friend class JsonBuilder;
+  struct Item {
+    std::uint32_t value = 0;
+    std::uint32_t key_first = 0, key_count = 0, key_offset = 0;  // objects only
+  };
+  JsonDocument(std::string file, std::string_view text) : file_(std::move(file)), text_(text) {}
+  std::string file_;
+  std::string_view text_;
+  std::vector<JsonValue> values_;
+  std::vector<Item> items_;
+  std::string chars_;
+  // Byte offsets of the line starts, found when the first place is asked for.
+  mutable std::vector<std::size_t> lines_;
+};
+
+/// Parses `text` (a JSON document from `file`). Invalid JSON is an InputError at the offending byte's
+/// file:line:col: "invalid JSON: ...". `text` must outlive the document.
+JsonDocument parse_json_document(std::string_view text, const std::string& file);
+
+/// "a string", "a number", ... for messages.
+std::string_view json_kind_name(JsonValue::Kind kind);
+
+}  // namespace shardflow

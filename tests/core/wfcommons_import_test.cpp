@@ -1,0 +1,254 @@
+// WfCommons instances read as scenarios (core/wfcommons_import.cpp, docs/wfcommons-import.md): what each
+// field maps to, both schema versions, every executedAt form, and the exact error each kind of bad input
+// gets (tests/data/wfcommons/bad/: small instances written for these tests).
+#include "../../core/wfcommons_import.hpp"  // core-private: the importer and its timestamp reader
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/plan_summary.hpp>
+#include <shardflow/core/scenario.hpp>
+
+using namespace shardflow;
+
+namespace {
+
+const std::string kData = std::string(SHARDFLOW_SOURCE_DIR) + "/tests/data/wfcommons/";
+
+std::string error_of_file(const std::string& name, const LoadOptions& o = {}) {
+  try {
+    (void)load_scenario_file(kData + name, o);
+  } catch (const InputError& e) {
+    std::string m = e.what();
+    if (m.rfind(kData, 0) == 0) m = m.substr(kData.size());
+    return m;
+  }
+  return "loaded";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)load_scenario_text(text, "w.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "loaded";
+}
+
+// A WfFormat 1.4 instance: tasks with files and parents inline, machines at the top.
+const std::string kV14 = R"({
+  "name": "old", "schemaVersion": "1.4",
+  "workflow": {
+    "makespanInSeconds": 100, "executedAt": "03-23-21T06:04:36Z",
+    "machines": [{"nodeName": "n1", "cpu": {"count": 2, "speed": 2000}, "memoryInBytes": 1000000}],
+    "tasks": [
+      {"name": "split", "type": "compute", "parents": [], "runtimeInSeconds": 4,
+       "files": [{"name": "in", "sizeInBytes": 300, "link": "input"}, {"name": "p", "sizeInBytes": 20, "link": "output"}]},
+      {"name": "work.1", "type": "compute", "parents": ["split"], "runtimeInSeconds": 10, "cores": 2,
+       "files": [{"name": "p", "sizeInBytes": 20, "link": "input"}]},
+      {"name": "work.2", "type": "compute", "parents": ["split"], "runtimeInSeconds": 6}
+    ]
+  }
+})";
+
+// Every field of a scenario that an import sets or the loader defaults, as text, so that two scenarios
+// compare field by field (a difference shows as the first differing line).
+std::string fingerprint(const Scenario& s) {
+  std::ostringstream o;
+  o << "name " << s.name << "\ndescription " << s.description << "\nfile " << s.file << "\nseed " << s.seed
+    << "\npipeline " << s.pipeline.name << "\n";
+  const auto dist = [&](const char* what, const DataSize& d) {
+    o << " " << what << " " << static_cast<int>(d.dist.kind) << " " << d.dist.a << " " << d.dist.b << " "
+      << d.per_item.size();
+  };
+  for (const Step& st : s.pipeline.steps) {
+    const Component& c = st.component;
+    o << "step " << st.name << " at " << st.where.str() << " after";
+    for (const auto& a : st.after) o << " " << a;
+    o << " deps";
+    for (auto d : st.deps) o << " " << d;
+    o << " loop " << st.loop.has_value() << " steps " << st.steps.size() << " par " << st.parallelism
+      << " cpu " << c.resources.cpu << " mem " << c.resources.memory << " gpu " << c.resources.gpu << " base "
+      << c.duration.base.ns() << " per_gib " << c.duration.per_gib.ns() << " sigma "
+      << c.duration.lognormal_sigma << " straggler " << c.duration.straggler_p << "/"
+      << c.duration.straggler_factor << " fail " << c.failure.p << " retries " << c.retries.max << "/"
+      << c.retries.backoff.ns() << "/" << c.retries.factor << "/" << c.retries.max_backoff.ns() << " image "
+      << c.image << "/" << c.image_size << " command " << c.command.size() << " kernel " << c.kernel.name
+      << "/" << c.kernel.params.size() << " selector " << c.node_selector.size() << " tolerations "
+      << c.tolerations.size() << " affinity " << c.preferred_node_affinity.size();
+    dist("input", c.input);
+    dist("output", c.output);
+    o << "\n";
+  }
+  for (const NodePool& p : s.cluster.node_pools) {
+    o << "pool " << p.name << " at " << p.where.str() << " cpu " << p.cpu << " mem " << p.memory << " gpu "
+      << p.gpu << " count " << p.count << " price " << p.price_per_hour << " speed " << p.speed
+      << " max_pods " << p.max_pods << " taints " << p.taints.size() << " mtbf " << p.mtbf.ns() << " spot "
+      << p.spot << "/" << p.spot_discount << "/" << p.spot_mean_reclaim.ns() << " autoscaling "
+      << p.autoscaling.min << "/" << p.autoscaling.max << " labels";
+    for (const auto& [k, v] : p.labels) o << " " << k << "=" << v;
+    o << "\n";
+  }
+  const SchedulerConfig& c = s.cluster.scheduler;
+  o << "scheduler " << static_cast<int>(c.policy) << " " << static_cast<int>(c.fit_strategy) << " "
+    << c.percentage_of_nodes_to_score << " " << c.decisions_per_second << " " << c.bind_latency.ns() << " "
+    << c.initial_backoff.ns() << " " << c.max_backoff.ns() << " " << (c.score_weights == ScoreWeights{})
+    << " " << (c.fit_resource_weights == FitResourceWeights{}) << " "
+    << c.requested_to_capacity_ratio_shape.size() << "\nstorage " << s.cluster.storage.read_bytes_per_second
+    << " " << s.cluster.storage.write_bytes_per_second;
+  const Overheads& v = s.overheads;
+  o << "\noverheads " << v.orchestrator << " " << v.pods_per_task << " " << v.driver_pod_duration.ns() << " "
+    << v.driver_cpu << " " << v.driver_memory << " " << v.sandbox_start.ns() << " "
+    << v.image_pull_bytes_per_second << " " << v.default_image_size << " " << v.serialize_image_pulls << " "
+    << v.repeat_first_attempt << " " << v.preset << " " << v.control_plane.sync_period.ns() << " "
+    << v.control_plane.follow_pods << "\n";
+  const Plan plan = Plan::unroll(s.pipeline);
+  write_summary_json(o, summarize(plan, s.pipeline));
+  return o.str();
+}
+
+}  // namespace
+
+TEST_CASE("WfCommons import: the direct route and the scenario document give the same scenario",
+          "[wfcommons]") {
+  for (const auto& entry : std::filesystem::directory_iterator(kData)) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string path = entry.path().string();
+    INFO(path);
+    const std::string text = read_scenario_file(path);
+    const std::string direct = fingerprint(import_wfcommons(text, path, {}));
+    const std::string document = fingerprint(import_wfcommons(text, path, {}, true));
+    CHECK(direct == document);
+    CHECK(direct.find("step ") != std::string::npos);
+  }
+  const std::string text = read_scenario_file(kData + "bad/good.json");
+  CHECK(fingerprint(import_wfcommons(text, "good.json", {})) ==
+        fingerprint(import_wfcommons(text, "good.json", {}, true)));
+  CHECK(fingerprint(import_wfcommons(kV14, "old.json", {})) ==
+        fingerprint(import_wfcommons(kV14, "old.json", {}, true)));
+}
+
+TEST_CASE("WfCommons import: the tiny instance's fields, as mapped", "[wfcommons]") {
+  const Scenario s = load_scenario_file(kData + "bad/good.json");
+  CHECK(s.name == "tiny");
+  CHECK(s.description ==
+        "WfCommons instance (WfFormat 1.5); recorded makespan 40 s, executed at 2020-04-15T16:33:33Z");
+  REQUIRE(s.pipeline.steps.size() == 3);
+  const Component& a = s.pipeline.steps[0].component;
+  CHECK(s.pipeline.steps[0].name == "a_1");
+  CHECK(a.duration.base == Duration::from_ms(10'500));
+  CHECK(a.input.dist.a == 1000.0);  // file "in"
+  CHECK(a.output.dist.a == 500.0);  // file "mid"
+  CHECK(a.resources.cpu == 1000);
+  CHECK(s.pipeline.steps[1].after == std::vector<std::string>{"a_1"});
+  CHECK(s.pipeline.steps[2].component.duration.base == Duration::from_ms(5'250));
+  REQUIRE(s.cluster.node_pools.size() == 1);
+  const NodePool& p = s.cluster.node_pools[0];
+  CHECK(p.name == "m1");
+  CHECK(p.cpu == 1000);
+  CHECK(p.count == 1);
+  CHECK(p.labels.at("wfcommons.org/speed-mhz") == "2400");
+  CHECK(s.cluster.scheduler.policy == ScorePolicy::list);
+  CHECK(s.cluster.scheduler.decisions_per_second == 0);
+  CHECK(s.overheads.orchestrator == "none");
+  CHECK(s.overheads.sandbox_start == Duration::zero());
+}
+
+TEST_CASE("WfCommons import: WfFormat 1.4 (tasks, files and machines inline)", "[wfcommons]") {
+  const Scenario s = load_scenario_text(kV14, "old.json");
+  REQUIRE(s.pipeline.steps.size() == 3);
+  CHECK(s.pipeline.steps[1].name == "work_1");  // '.' is not allowed in a step name
+  CHECK(s.pipeline.steps[1].after == std::vector<std::string>{"split"});
+  CHECK(s.pipeline.steps[1].component.resources.cpu == 2000);
+  CHECK(s.pipeline.steps[1].component.input.dist.a == 20.0);
+  CHECK(s.pipeline.steps[0].component.input.dist.a == 300.0);
+  CHECK(s.pipeline.steps[0].component.output.dist.a == 20.0);
+  CHECK(s.cluster.node_pools[0].cpu == 2000);
+  CHECK(s.cluster.node_pools[0].memory == 1000000);
+  CHECK(s.description ==
+        "WfCommons instance (WfFormat 1.4); recorded makespan 100 s, executed at 2021-03-23T06:04:36Z");
+  const Plan plan = Plan::unroll(s.pipeline);
+  CHECK(plan.task_count() == 3);
+  CHECK(plan.edge_count() == 2);
+}
+
+TEST_CASE("WfCommons import: every executedAt form of the published instances", "[wfcommons]") {
+  CHECK(normalize_wfcommons_timestamp("2020-12-25T20:10:08+00:00") == "2020-12-25T20:10:08Z");
+  CHECK(normalize_wfcommons_timestamp("20200415T183333+0000") == "2020-04-15T18:33:33Z");
+  CHECK(normalize_wfcommons_timestamp("03-23-21T06:04:36Z") == "2021-03-23T06:04:36Z");
+  // Offsets are applied: 00:30 at +01:00 is 23:30 of the day before, UTC (and across a year's end).
+  CHECK(normalize_wfcommons_timestamp("2021-01-01T00:30:00+01:00") == "2020-12-31T23:30:00Z");
+  CHECK(normalize_wfcommons_timestamp("20200229T120000-0130") == "2020-02-29T13:30:00Z");
+  CHECK(normalize_wfcommons_timestamp("2020-12-25T20:10:08.123Z") == "2020-12-25T20:10:08Z");
+  CHECK_FALSE(normalize_wfcommons_timestamp("2021-02-29T00:00:00Z"));  // not a leap year
+  CHECK_FALSE(normalize_wfcommons_timestamp("13-01-21T00:00:00Z"));    // month 13
+  CHECK_FALSE(normalize_wfcommons_timestamp("April 15th"));
+  CHECK_FALSE(normalize_wfcommons_timestamp("2020-12-25T20:10:08+0"));
+}
+
+TEST_CASE("WfCommons import: bad input gets one error at file:line:col", "[wfcommons]") {
+  CHECK(error_of_file("bad/truncated.json") ==
+        "bad/truncated.json:9:60: invalid JSON: syntax error while parsing object key - invalid string: "
+        "missing "
+        "closing quote; last read: '\"chi'; expected string literal");
+  CHECK(
+      error_of_file("bad/unknown-parent.json") ==
+      "bad/unknown-parent.json:8:48: workflow.specification.tasks[1].parents[0]: unknown parent task \"a_9\" "
+      "(no task has this id)");
+  // The loader's cycle check, at the JSON value that made the edge (a_1's child "b_2"; b_2 lists a_1 as its
+  // parent too).
+  CHECK(
+      error_of_file("bad/cycle.json") ==
+      "bad/cycle.json:7:69: pipeline.steps[1].after[0]: dependency cycle: a_1 -> b_2 -> a_1 (each step runs "
+      "before the next)");
+  CHECK(error_of_file("bad/negative-runtime.json") ==
+        "bad/negative-runtime.json:18:43: workflow.execution.tasks[1].runtimeInSeconds: must be >= 0 (and at "
+        "most "
+        "1e9 s), got -20");
+  CHECK(error_of_file("bad/bad-timestamp.json") ==
+        "bad/bad-timestamp.json:15:21: workflow.execution.executedAt: unrecognized timestamp \"April 15th\" "
+        "(expected a form such as 2020-12-25T20:10:08+00:00, 20200415T183333+0000 or 03-23-21T06:04:36Z)");
+}
+
+TEST_CASE("WfCommons import: schema errors at the value", "[wfcommons]") {
+  CHECK(error_of("{\"workflow\": 3}") == "w.json:1:14: workflow: expected an object, got a number");
+  CHECK(error_of("{\"schemaVersion\": \"1.3\", \"workflow\": {}}") ==
+        "w.json:1:19: schemaVersion: shardflow reads WfFormat 1.5 and 1.4, got \"1.3\"");
+  CHECK(error_of("{\"workflow\": {}}") ==
+        "w.json:1:14: workflow: expected `specification` (WfFormat 1.5) or `tasks` (WfFormat 1.4): this is "
+        "not a "
+        "WfCommons instance");
+  CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}}}") ==
+        "w.json:1:14: workflow: missing key \"execution\": shardflow needs the recorded runtimes "
+        "(execution.tasks[].runtimeInSeconds)");
+  CHECK(
+      error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": "
+               "{\"tasks\": []}}}") ==
+      "w.json:1:50: workflow.specification.tasks[0].id: task \"a\" has no entry in workflow.execution.tasks "
+      "(its runtimeInSeconds)");
+  CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}, {\"id\": \"a\"}]}, "
+                 "\"execution\": {\"tasks\": [{\"id\": \"a\", \"runtimeInSeconds\": 1}]}}}") ==
+        "w.json:1:63: workflow.specification.tasks[1].id: task id \"a\" is used twice");
+  CHECK(error_of(
+            "{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": {\"tasks\": "
+            "[{\"id\": \"a\", \"runtimeInSeconds\": \"5\"}]}}}") ==
+        "w.json:1:114: workflow.execution.tasks[0].runtimeInSeconds: expected a number, got a string");
+  // JSON syntax: the offending byte's line and column.
+  CHECK(
+      error_of("{\"workflow\": {\n  \"tasks\": [1,,2]}}") ==
+      "w.json:2:15: invalid JSON: syntax error while parsing value - unexpected ','; expected '[', '{', or a "
+      "literal");
+  // A task that fits no machine after a --set: the loader's check, at the task's place in the JSON (the
+  // scenario document always gives a step `resources`, so the --set changes a value inside it).
+  LoadOptions o;
+  o.sets = {"pipeline.steps[b_2].resources.cpu=2"};
+  CHECK(error_of_file("bad/good.json", o) ==
+        "bad/good.json:8:9: pipeline.steps[1].resources: step \"b_2\" asks for cpu 2, memory 0, gpu 0, more "
+        "than any "
+        "node it may use can hold (largest: pool \"m1\" with cpu 1, memory 0, gpu 0)");
+}

@@ -1,0 +1,109 @@
+// The WfCommons instances in tests/data/wfcommons/ (real recorded runs, see ORIGIN.md there) simulated as
+// imported: `list` scheduling with no overheads gives the makespans WRENCH 2.3 and DSLab compute on the
+// same platform (one host per machine with its cores, one core per task, each task its recorded runtime,
+// no data transfer; figures from ../shared/data/README.md, "Peer figures").
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/metrics.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+using namespace shardflow;
+
+namespace {
+sim::SimOptions sim_options(std::uint64_t seed) {
+  sim::SimOptions o;
+  o.seed = seed;
+  return o;
+}
+}  // namespace
+
+namespace {
+double makespan_of(const std::string& name, const std::vector<std::string>& sets = {}) {
+  LoadOptions o;
+  o.sets = sets;
+  const Scenario s =
+      load_scenario_file(std::string(SHARDFLOW_SOURCE_DIR) + "/tests/data/wfcommons/" + name + ".json", o);
+  const Plan plan = Plan::unroll(s.pipeline);
+  return makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+}
+}  // namespace
+
+TEST_CASE("WfCommons: zero-overhead list scheduling equals WRENCH's makespan on all 8 instances",
+          "[sim][wfcommons]") {
+  const std::pair<const char*, double> wrench[] = {
+      {"helloworld-forkjoin-10-chameleon", 307.360},
+      {"srasearch-chameleon-10a-001", 1005.858},
+      {"epigenomics-chameleon-hep-1seq-100k-001", 104.822},
+      {"blast-chameleon-small-001", 10.413},
+      {"1000genome-chameleon-2ch-100k-001", 204.686},
+      {"montage-chameleon-2mass-005d-001", 21.385},
+      {"seismology-chameleon-100p-001", 2.840},
+      {"seismology-chameleon-1000p-001", 5.878},
+  };
+  for (const auto& [name, expected] : wrench) {
+    INFO(name);
+    CHECK(makespan_of(name) == Approx(expected).margin(1e-3));
+  }
+}
+
+TEST_CASE("WfCommons: helloworld by hand: list order on 64, 2 and 1 cores", "[sim][wfcommons]") {
+  // helloworld-forkjoin-10: task 01 (100.187 s) -> tasks 02..09 -> task 10 (99.82 s), runtimes 02 107.353,
+  // 03 102.889, 04 103.57, 05 102.475, 06 103.207, 07 102.513, 08 103.576, 09 103.114.
+  // 64 cores: the 8 at once; the longest is 02: 100.187 + 107.353 + 99.82 = 307.36 s.
+  CHECK(makespan_of("helloworld-forkjoin-10-chameleon") == Approx(307.36).margin(1e-9));
+  // 2 cores, ready tasks in id order: 02 and 03 start at 100.187; 03 ends 203.076 -> 04 (ends 306.646);
+  // 02 ends 207.540 -> 05 (ends 310.015); 04 -> 06 (ends 409.853); 05 -> 07 (ends 412.528); 06 -> 08 (ends
+  // 513.429); 07 -> 09 (ends 515.642); then 10: 515.642 + 99.82 = 615.462 s.
+  CHECK(makespan_of("helloworld-forkjoin-10-chameleon", {"cluster.node_pools[ubuntu].cpu=2"}) ==
+        Approx(615.462).margin(1e-9));
+  // 1 core: one after another, the sum of the runtimes: 1028.704 s.
+  CHECK(makespan_of("helloworld-forkjoin-10-chameleon", {"cluster.node_pools[ubuntu].cpu=1"}) ==
+        Approx(1028.704).margin(1e-9));
+}
+
+TEST_CASE("Scheduler policy list: id order, most idle cores, no backfilling", "[sim][wfcommons]") {
+  const auto makespan = [](const std::string& steps, const std::string& pools) {
+    const Scenario s =
+        load_scenario_text("name: t\npipeline:\n  steps:\n" + steps + "cluster:\n  node_pools:\n" + pools +
+                               "  scheduler: {policy: list, initial_backoff: 0s, max_backoff: 0s}\n"
+                               "overheads: none\n",
+                           "t.yaml");
+    const Plan plan = Plan::unroll(s.pipeline);
+    return makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+  };
+  const std::string two_cores = "    - {name: p, cpu: 2, memory: 1Gi, count: 1}\n";
+  // a (1 core, 10 s) starts at 0; b (2 cores) fits nowhere until a ends, and c (1 core), after b in id
+  // order, waits behind it (no backfilling): b 10-11, c 11-12 -> 12 s (with backfilling it would be 11 s).
+  CHECK(makespan("    - {name: a, resources: {cpu: 1}, duration: {base: 10s}}\n"
+                 "    - {name: b, resources: {cpu: 2}, duration: {base: 1s}}\n"
+                 "    - {name: c, resources: {cpu: 1}, duration: {base: 1s}}\n",
+                 two_cores) == Approx(12.0).margin(1e-9));
+  // The order is the names' string order, not the file's: z (2 cores, 10 s) comes after b and c, which
+  // run 0-5 together; z runs 5-15 -> 15 s (file order would give z 0-10, then b and c 10-15: also 15 s, so
+  // the next case tells them apart).
+  CHECK(makespan("    - {name: z, resources: {cpu: 2}, duration: {base: 10s}}\n"
+                 "    - {name: b, resources: {cpu: 1}, duration: {base: 5s}}\n"
+                 "    - {name: c, resources: {cpu: 1}, duration: {base: 1s}}\n",
+                 two_cores) == Approx(15.0).margin(1e-9));
+  // b (5 s) and c (1 s) first on the 2 cores; at 1 s c ends, but z needs both: it waits for b (5 s) and
+  // runs 5-15 -> 15 s. In file order z would run 0-10 and b, c 10-15: also 15 s. With 3 cores: b and c at
+  // 0 (b on one, c on another); z (2 cores) waits until c ends at 1 s -> 1-11 -> 11 s; file order: z 0-10
+  // with b at 0 on the third core, c at 5 -> 10 s.
+  const std::string three_cores = "    - {name: p, cpu: 3, memory: 1Gi, count: 1}\n";
+  CHECK(makespan("    - {name: z, resources: {cpu: 2}, duration: {base: 10s}}\n"
+                 "    - {name: b, resources: {cpu: 1}, duration: {base: 5s}}\n"
+                 "    - {name: c, resources: {cpu: 1}, duration: {base: 1s}}\n",
+                 three_cores) == Approx(11.0).margin(1e-9));
+  // Each task to the node with the most idle cores, not the first with one free: nodes of 1 core
+  // (listed first) and 2 cores; a (1 core, 10 s) goes to the 2-core node (2 idle against 1), so b (2 cores,
+  // 1 s) fits nowhere until a ends: 10-11 -> 11 s (first fit would put a on the 1-core node: 10 s).
+  CHECK(makespan("    - {name: a, resources: {cpu: 1}, duration: {base: 10s}}\n"
+                 "    - {name: b, resources: {cpu: 2}, duration: {base: 1s}}\n",
+                 "    - {name: small, cpu: 1, memory: 1Gi, count: 1}\n"
+                 "    - {name: big, cpu: 2, memory: 1Gi, count: 1}\n") == Approx(11.0).margin(1e-9));
+}

@@ -9,6 +9,11 @@ namespace shardflow::sim {
 namespace {
 
 inline void Model::create_attempt(TaskId t) {
+  WorkQueue* wq = work_queue(t);
+  if (wq != nullptr && wq->full()) {  // every worker pod exists, or one is taking the next item: wait
+    wq->pending.emplace_back(t, engine_.now());
+    return;
+  }
   const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
   // Every field given: value-initializing the record first (emplace_back()) made GCC clear its 88
   // bytes with `rep stos`, whose start-up cost was a tenth of a simple task's whole simulation.
@@ -37,6 +42,7 @@ inline void Model::create_attempt(TaskId t) {
     exec_.fail(t);
     return;
   }
+  if (wq != nullptr) ++wq->live;  // a new worker pod, starting with item t
   if (driver) {
     att_[a].phase = Phase::driver_queued;
     enqueue(sched_.driver_class(), a);
@@ -192,7 +198,8 @@ inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   AttemptRecord& r = trace_.attempts[a];
   at.phase = Phase::running;
   r.started = at_time;
-  r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
+  r.input_read = r.started - (r.scheduled + r.image_pull +
+                              (at.continued ? Duration::zero() : sc_.overheads.sandbox_start));
   const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task,
                                               sc_.overheads.repeat_first_attempt ? 0 : r.attempt, opt_.seed);
   double ns = sample.run_ns;
@@ -221,6 +228,10 @@ inline void Model::on_run_done(std::uint32_t a) {
 // The pod's main container exited after its run (and output write): free the node, then the task is
 // done, or retried, or failed for good.
 inline void Model::end_attempt(std::uint32_t a) {
+  if (!work_queues_.empty() && work_queue(trace_.attempts[a].task) != nullptr) {
+    end_work_item(a);
+    return;
+  }
   Attempt& at = att_[a];
   AttemptRecord& r = trace_.attempts[a];
   at.phase = Phase::finished;
@@ -240,6 +251,90 @@ inline void Model::end_attempt(std::uint32_t a) {
     pod_ended(a);
   else if (const auto delay = exec_.attempt_failed(t))
     engine_.schedule(*delay, kRetry, t);
+}
+
+// A work-queue pod finished an item. The queue, not the orchestrator, tracks items: the item succeeds,
+// or fails and goes back to the queue (at once without a backoff, else when its backoff is over); then
+// the pod takes the next waiting item, or exits if there is none.
+inline void Model::end_work_item(std::uint32_t a) {
+  AttemptRecord& r = trace_.attempts[a];
+  const TaskId t = r.task;
+  const bool failed = att_[a].will_fail;
+  att_[a].phase = Phase::finished;
+  r.finished = engine_.now();
+  r.outcome = failed ? Outcome::failed : Outcome::succeeded;
+  WorkQueue& wq = work_queues_[plan_.step_of(t)];
+  wq.handing = true;  // items admitted by what follows queue for this pod
+  if (!failed) {
+    exec_.succeeded(t);
+  } else if (const auto delay = exec_.attempt_failed(t)) {
+    if (*delay == Duration::zero())
+      wq.pending.emplace_back(t, engine_.now());
+    else
+      engine_.schedule(*delay, kRetry, t);
+  }
+  wq.handing = false;
+  if (wq.pending.empty()) {
+    --wq.live;
+    release(a, class_of_step(t));
+    if (controlled_) pod_event(t);
+    return;
+  }
+  const auto [next, queued_at] = wq.pending.front();
+  wq.pending.pop_front();
+  hand_over(a, next, queued_at);
+  // More items than this pod takes, and room for more workers: start them.
+  while (!wq.pending.empty() && wq.live < wq.workers) {
+    const TaskId more = wq.pending.front().first;
+    wq.pending.pop_front();
+    create_attempt(more);
+  }
+}
+
+// Pod attempt `a` (an item that just ended) takes item `next`: a new attempt record on the same node and
+// pod, bound now, with no image pull or sandbox start; it reads its input and runs.
+inline void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
+  if (trace_.attempts[a].pod == kNoPod) {  // the pod's name, kept for every item it runs
+    const AttemptRecord& first = trace_.attempts[a];
+    trace_.pod_names.push_back(pod_name_prefix(plan_.steps()[first.step].path) + std::to_string(first.item) +
+                               '-' + std::to_string(first.attempt));
+    trace_.attempts[a].pod = static_cast<std::uint32_t>(trace_.pod_names.size() - 1);
+  }
+  const auto b = static_cast<std::uint32_t>(trace_.attempts.size());
+  trace_.attempts.push_back(AttemptRecord{.task = next,
+                                          .step = plan_.step_of(next),
+                                          .item = plan_.item(next),
+                                          .attempt = exec_.next_attempt(next),
+                                          .node = trace_.attempts[a].node,
+                                          .pod = trace_.attempts[a].pod,
+                                          .submitted = queued_at,
+                                          .scheduled = engine_.now(),
+                                          .started = kNever,
+                                          .finished = kNever,
+                                          .outcome = Outcome::succeeded,
+                                          .error = kNoError,
+                                          .image_pull = Duration::zero(),
+                                          .input_read = Duration::zero(),
+                                          .output_write = Duration::zero()});
+  att_.push_back(Attempt{});
+  Attempt& from = att_[a];
+  Attempt& to = att_[b];
+  // `b` takes `a`'s place in the node's list of pods.
+  to.slot = from.slot;
+  to.prev = from.prev;
+  to.next = from.next;
+  if (from.prev != kNoSlot)
+    att_[from.prev].next = b;
+  else
+    nodes_.slot(from.slot).head = b;
+  if (from.next != kNoSlot) att_[from.next].prev = b;
+  from.slot = from.next = from.prev = kNoSlot;
+  to.phase = Phase::starting;
+  to.continued = true;
+  if (storage_.bandwidth(kRead) <= 0 || input_bytes(next) <= 0)
+    start_run(b, engine_.now());
+  else
+    engine_.schedule_at(engine_.now(), kReadStart, b);
 }
 
 // An image ImageLocality scores finished pulling on a node: the node's key changes, and the image's

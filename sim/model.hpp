@@ -219,7 +219,7 @@ class Model {
 
   // ---- pods (pod_lifecycle.inl) -------------------------------------------------------------------------
   inline void create_attempt(TaskId t);
-  inline void enqueue(std::uint32_t c, std::uint32_t a);
+  [[gnu::always_inline]] inline void enqueue(std::uint32_t c, std::uint32_t a);
   inline void on_decide();
   inline void bind(std::uint32_t c, std::uint32_t a, std::uint32_t slot);
   inline void release(std::uint32_t a, std::uint32_t c);
@@ -229,12 +229,16 @@ class Model {
   inline void start_run(std::uint32_t a, SimTime at_time);
   inline void on_run_done(std::uint32_t a);
   inline void end_attempt(std::uint32_t a);
-  inline void end_work_item(std::uint32_t a);
+  // Work queues are rare: kept out of line, so that the per-pod path stays as it was without them.
+  [[gnu::noinline, gnu::cold]] bool take_worker(TaskId t);
+  [[gnu::noinline, gnu::cold]] void give_back_worker(TaskId t);
+  [[gnu::noinline, gnu::cold]] void correct_item_read(std::uint32_t a);
+  [[gnu::noinline, gnu::cold]] bool end_work_item(std::uint32_t a);
   [[nodiscard]] bool queue_is_full(TaskId t) {
     const WorkQueue* wq = work_queue(t);
     return wq != nullptr && wq->full();
   }
-  inline void hand_over(std::uint32_t a, TaskId next, SimTime queued_at);
+  [[gnu::noinline, gnu::cold]] void hand_over(std::uint32_t a, TaskId next, SimTime queued_at);
   [[nodiscard]] WorkQueue* work_queue(TaskId t) {
     return work_queues_.empty() || work_queues_[plan_.step_of(t)].workers == 0
                ? nullptr

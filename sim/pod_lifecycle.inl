@@ -9,11 +9,7 @@ namespace shardflow::sim {
 namespace {
 
 inline void Model::create_attempt(TaskId t) {
-  WorkQueue* wq = work_queue(t);
-  if (wq != nullptr && wq->full()) {  // every worker pod exists, or one is taking the next item: wait
-    wq->pending.emplace_back(t, engine_.now());
-    return;
-  }
+  if (!work_queues_.empty() && !take_worker(t)) return;  // queued for a work-queue worker pod
   const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
   // Every field given: value-initializing the record first (emplace_back()) made GCC clear its 88
   // bytes with `rep stos`, whose start-up cost was a tenth of a simple task's whole simulation.
@@ -39,10 +35,10 @@ inline void Model::create_attempt(TaskId t) {
     trace_.attempts[a].finished = engine_.now();
     trace_.attempts[a].outcome = Outcome::failed;
     att_[a].phase = Phase::finished;
+    if (!work_queues_.empty()) give_back_worker(t);
     exec_.fail(t);
     return;
   }
-  if (wq != nullptr) ++wq->live;  // a new worker pod, starting with item t
   if (driver) {
     att_[a].phase = Phase::driver_queued;
     enqueue(sched_.driver_class(), a);
@@ -184,6 +180,7 @@ inline void Model::on_storage(StorageDir dir, std::uint32_t gen) {
   storage_.on_event(dir, gen, att_, engine_, [this, dir](std::uint32_t a) {
     if (dir == kRead) {
       start_run(a, engine_.now());
+      if (!work_queues_.empty()) correct_item_read(a);
     } else {
       AttemptRecord& r = trace_.attempts[a];
       r.output_write = engine_.now() - r.output_write;
@@ -198,8 +195,7 @@ inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   AttemptRecord& r = trace_.attempts[a];
   at.phase = Phase::running;
   r.started = at_time;
-  r.input_read = r.started - (r.scheduled + r.image_pull +
-                              (at.continued ? Duration::zero() : sc_.overheads.sandbox_start));
+  r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
   const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task,
                                               sc_.overheads.repeat_first_attempt ? 0 : r.attempt, opt_.seed);
   double ns = sample.run_ns;
@@ -228,10 +224,7 @@ inline void Model::on_run_done(std::uint32_t a) {
 // The pod's main container exited after its run (and output write): free the node, then the task is
 // done, or retried, or failed for good.
 inline void Model::end_attempt(std::uint32_t a) {
-  if (!work_queues_.empty() && work_queue(trace_.attempts[a].task) != nullptr) {
-    end_work_item(a);
-    return;
-  }
+  if (!work_queues_.empty() && end_work_item(a)) return;
   Attempt& at = att_[a];
   AttemptRecord& r = trace_.attempts[a];
   at.phase = Phase::finished;
@@ -253,10 +246,37 @@ inline void Model::end_attempt(std::uint32_t a) {
     engine_.schedule(*delay, kRetry, t);
 }
 
-// A work-queue pod finished an item. The queue, not the orchestrator, tracks items: the item succeeds,
-// or fails and goes back to the queue (at once without a backoff, else when its backoff is over); then
-// the pod takes the next waiting item, or exits if there is none.
-inline void Model::end_work_item(std::uint32_t a) {
+// Task t wants a pod. Not a work-queue item: true. A work-queue item: true if it gets a new worker pod
+// (counted now), false if it waits in the queue for one.
+bool Model::take_worker(TaskId t) {
+  WorkQueue* wq = work_queue(t);
+  if (wq == nullptr) return true;
+  if (wq->full()) {  // every worker pod exists, or one is taking the next item
+    wq->pending.emplace_back(t, engine_.now());
+    return false;
+  }
+  ++wq->live;
+  return true;
+}
+
+// The worker pod taken for t will not exist (t fits no node).
+void Model::give_back_worker(TaskId t) {
+  if (WorkQueue* wq = work_queue(t)) --wq->live;
+}
+
+// A run started after a read (`a` read its input): an item a work-queue pod took after another (it has
+// the pod's name already) had no sandbox start, which start_run took out of its read time.
+void Model::correct_item_read(std::uint32_t a) {
+  AttemptRecord& r = trace_.attempts[a];
+  if (r.pod != kNoPod && work_queue(r.task) != nullptr) r.input_read += sc_.overheads.sandbox_start;
+}
+
+// A work-queue pod finished an item (false: `a` is not a work-queue item; nothing done). The queue, not the
+// orchestrator, tracks items: the item succeeds, or fails and goes back to the queue (at once without a
+// backoff, else when its backoff is over); then the pod takes the next waiting item, or exits if there is
+// none.
+bool Model::end_work_item(std::uint32_t a) {
+  if (work_queue(trace_.attempts[a].task) == nullptr) return false;
   AttemptRecord& r = trace_.attempts[a];
   const TaskId t = r.task;
   const bool failed = att_[a].will_fail;
@@ -278,7 +298,7 @@ inline void Model::end_work_item(std::uint32_t a) {
     --wq.live;
     release(a, class_of_step(t));
     if (controlled_) pod_event(t);
-    return;
+    return true;
   }
   const auto [next, queued_at] = wq.pending.front();
   wq.pending.pop_front();
@@ -289,11 +309,12 @@ inline void Model::end_work_item(std::uint32_t a) {
     wq.pending.pop_front();
     create_attempt(more);
   }
+  return true;
 }
 
 // Pod attempt `a` (an item that just ended) takes item `next`: a new attempt record on the same node and
 // pod, bound now, with no image pull or sandbox start; it reads its input and runs.
-inline void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
+void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
   if (trace_.attempts[a].pod == kNoPod) {  // the pod's name, kept for every item it runs
     const AttemptRecord& first = trace_.attempts[a];
     trace_.pod_names.push_back(pod_name_prefix(plan_.steps()[first.step].path) + std::to_string(first.item) +
@@ -330,10 +351,10 @@ inline void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
   if (from.next != kNoSlot) att_[from.next].prev = b;
   from.slot = from.next = from.prev = kNoSlot;
   to.phase = Phase::starting;
-  to.continued = true;
-  if (storage_.bandwidth(kRead) <= 0 || input_bytes(next) <= 0)
+  if (storage_.bandwidth(kRead) <= 0 || input_bytes(next) <= 0) {
     start_run(b, engine_.now());
-  else
+    trace_.attempts[b].input_read = Duration::zero();  // start_run took a sandbox start out of it
+  } else
     engine_.schedule_at(engine_.now(), kReadStart, b);
 }
 

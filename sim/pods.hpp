@@ -58,7 +58,6 @@ struct Attempt {
   double transfer_target = 0;  // storage virtual time at which its read or write completes
   Phase phase = Phase::queued;
   bool will_fail = false;
-  bool continued = false;  // a work-queue item taken by a pod that ran the item before (no sandbox start)
 };
 
 // A work-queue loop (`parallel_for.workers`): at most `workers` pods of the step exist at once; an item

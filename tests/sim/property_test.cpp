@@ -331,8 +331,11 @@ void check_tree_levels(const Plan& plan) {
 // last item's end).
 void check_work_queues(const Plan& plan, const Trace& t, int& handed) {
   std::map<std::string, std::vector<const AttemptRecord*>> by_pod;
-  for (const AttemptRecord& a : t.attempts)
-    if (plan.steps()[a.step].workers != 0) by_pod[t.pod_name(a)].push_back(&a);
+  for (const AttemptRecord& a : t.attempts) {
+    if (plan.steps()[a.step].workers == 0) continue;
+    by_pod[t.pod_name(a)].push_back(&a);
+    REQUIRE(a.input_read >= Duration::zero());  // an item after the first has no sandbox start to take out
+  }
   std::map<std::uint32_t, std::vector<Interval>> pods_of_step;
   for (const auto& [pod, items] : by_pod) {
     for (std::size_t i = 1; i < items.size(); ++i) {

@@ -826,6 +826,7 @@ class PipelineReader {
   };
 
   Step read_step(const Node& n, const std::string& path, int depth, Pending& p) {
+    refuse_unmodelled(n, path);
     const Map m(r_, n, path, kStepKeys);
     Step step;
     step.where = r_.at(n);
@@ -901,6 +902,16 @@ class PipelineReader {
     else
       check_fits(r_, cluster_, step, n, path);
     return step;
+  }
+
+  // Strategies of issue #11 that are not modelled yet: a clear error instead of "unknown key".
+  void refuse_unmodelled(const Node& n, const std::string& path) const {
+    if (!n.IsMap()) return;
+    for (const auto& kv : n)
+      if (kv.first.IsScalar() && kv.first.Scalar() == "speculation")
+        r_.fail(
+            kv.first, key_path(path, "speculation"),
+            "speculative execution is not modelled yet (issue #11); remove speculation (docs/strategies.md)");
   }
 
   // `fan_in` on a component: its arity, and the checks that need only the step itself.

@@ -203,6 +203,12 @@ TEST_CASE("Strategies: bad fan_in and total values get file:line:col errors nami
         "steps "
         "only (not inside a group)");
 
+  CHECK(
+      error_of(
+          with_steps("    - {name: s, parallel_for: {count: 8}, speculation: {after: 1.5x, max: 1}}\n")) ==
+      "bad.yaml:7:43: pipeline.steps[0].speculation: speculative execution is not modelled yet (issue #11); "
+      "remove speculation (docs/strategies.md)");
+
   CHECK(error_of(with_steps("    - {name: s, parallel_for: {count: 8}, input: {total: -1}}\n")) ==
         "bad.yaml:7:58: pipeline.steps[0].input.total: must be >= 0, got -1");
   CHECK(error_of(with_steps("    - {name: s, parallel_for: {count: 8}, input: {total: lots}}\n")) ==

@@ -170,7 +170,7 @@ struct Step {
   /// `fan_in: {arity: k}` (components without a loop that wait for a component loop): the loop's
   /// outputs are merged by a tree of arity k instead of all by this one task. 0: a flat fan-in.
   std::uint32_t fan_in_arity = 0;
-  StepIndex fan_in_of = 0;      // with fan_in_arity: the sibling loop step (one of `deps`) it merges
+  StepIndex fan_in_of = 0;        // with fan_in_arity: the sibling loop step (one of `deps`) it merges
   SourceLocation fan_in_where{};  // where `fan_in` was written, for backends that refuse it
 
   [[nodiscard]] bool is_group() const { return !steps.empty(); }

@@ -24,6 +24,7 @@ struct LoadArgs {
   std::vector<std::string> overlays;  // --overlay FILE, in order
   std::string cluster;                // --cluster local (or FILE, for a KFP pipeline)
   std::vector<std::string> params;    // --param NAME=VALUE (KFP pipeline parameters)
+  std::uint64_t max_tasks = LoadOptions::kDefaultMaxTasks;  // --max-tasks
 };
 
 struct SimulateArgs {
@@ -73,6 +74,17 @@ struct SweepArgs {
   std::optional<std::uint64_t> seed;
   std::string out_dir;
   bool quiet = false;
+  std::string shard_text;  // --shard I/N
+  std::string search_text = "grid";
+  int emit_job = 0;   // --emit-job N: write the Indexed Job instead of sweeping
+  std::string image;  // --image for --emit-job
+};
+
+/// `shardflow merge DIR...`: the slices of one sweep into the whole.
+struct MergeArgs {
+  std::vector<std::string> dirs;
+  std::string out_dir;
+  bool quiet = false;
 };
 
 struct CalibrateArgs {
@@ -95,6 +107,8 @@ int run_calibrate_command(const CalibrateArgs& args);
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args);
+CLI::App* add_merge_command(CLI::App& app, MergeArgs& args);
+int run_merge_command(const MergeArgs& args);
 
 /// The output directory: `out_dir`, or out/<scenario name>. Made at once, so that a bad --out is an
 /// InputError before any work is done.

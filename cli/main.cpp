@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,13 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
 }
 
 int explain(const std::string& file, bool json, const LoadArgs& args) {
-  const Scenario s = load_scenario_file(file, load_options(args));
-  const Plan plan = Plan::unroll(s.pipeline);
-  const PlanSummary summary = summarize(plan, s.pipeline);
+  // Loaded without the limit: a pipeline over it is counted from the pipeline model, never unrolled.
+  LoadOptions options = load_options(args);
+  options.max_tasks = std::numeric_limits<std::uint64_t>::max();
+  const Scenario s = load_scenario_file(file, options);
+  const PlanSummary summary = Plan::count_tasks(s.pipeline) > args.max_tasks
+                                  ? summarize_pipeline(s.pipeline)
+                                  : summarize(Plan::unroll(s.pipeline), s.pipeline);
   const double cpu_bound = cpu_capacity_bound_s(summary, s.cluster);
   if (json)
     write_summary_json(std::cout, summary, cpu_bound);
@@ -90,6 +95,8 @@ int main(int argc, char** argv) {
   auto* run = cli::add_run_command(app, run_args);
   cli::SweepArgs sweep_args;
   auto* sweep = cli::add_sweep_command(app, sweep_args);
+  cli::MergeArgs merge_args;
+  auto* merge = cli::add_merge_command(app, merge_args);
   cli::CalibrateArgs calibrate_args;
   auto* calibrate = cli::add_calibrate_command(app, calibrate_args);
   cli::ReportArgs report_args;
@@ -124,6 +131,7 @@ int main(int argc, char** argv) {
     if (simulate->parsed()) return cli::run_simulate(sim_args);
     if (run->parsed()) return cli::run_simulate(run_args);
     if (sweep->parsed()) return cli::run_sweep_command(sweep_args);
+    if (merge->parsed()) return cli::run_merge_command(merge_args);
     if (calibrate->parsed()) return cli::run_calibrate_command(calibrate_args);
     if (report->parsed()) return cli::run_report_command(report_args);
     if (k8s->parsed()) return cli::run_k8s_command(*k8s, k8s_args);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -209,6 +210,12 @@ void add_load_options(CLI::App* cmd, LoadArgs& args) {
          "(docs/kfp-import.md)")
       ->allow_extra_args(false)
       ->type_name("NAME=VALUE");
+  cmd->add_option("--max-tasks", args.max_tasks,
+                  "Refuse a pipeline that unrolls to more task instances than this (default 50000000: "
+                  "simulating takes about 200 bytes of memory per task, so 10 GiB); the count is known "
+                  "before unrolling, and `explain` shows it without unrolling")
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()))
+      ->type_name("N");
 }
 
 LoadOptions load_options(const LoadArgs& args) {
@@ -217,6 +224,7 @@ LoadOptions load_options(const LoadArgs& args) {
   o.sets = args.sets;
   o.cluster = args.cluster;
   o.params = args.params;
+  o.max_tasks = args.max_tasks;
   o.warn = [](const std::string& line) { std::cerr << line << "\n"; };
   return o;
 }

@@ -1,10 +1,14 @@
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/scenario.hpp>
@@ -14,6 +18,111 @@
 #include "commands.hpp"
 
 namespace shardflow::cli {
+
+namespace {
+
+// A YAML double-quoted scalar.
+std::string quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    if (c == '\n') {
+      q += "\\n";
+      continue;
+    }
+    q += c;
+  }
+  return q + "\"";
+}
+
+// A DNS-1123 label from a scenario name: lower case, digits and '-', at most `max` characters.
+std::string dns_label(const std::string& name, std::size_t max) {
+  std::string s;
+  for (char c : name) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9'))
+      s += l;
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
+  }
+  if (s.size() > max) s.resize(max);
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s.empty() ? "sweep" : s;
+}
+
+// `--emit-job N`: a ConfigMap with the scenario and its overlays, a claim for the results and the Indexed
+// Job whose pod I runs `shardflow sweep ... --shard I/N` (JOB_COMPLETION_INDEX, which the Job controller
+// sets in each pod's environment and the kubelet expands in args as $(JOB_COMPLETION_INDEX)).
+int emit_job(const SweepArgs& args, const LoadOptions& load) {
+  if (args.image.empty())
+    throw InputError({}, "--image", "--emit-job needs the image to run (--image IMAGE)");
+  if (planner::parse_search(args.search_text) != planner::Search::grid)
+    throw InputError({}, "--emit-job", "slices a grid sweep; --search auto cannot be sliced");
+  if (!args.shard_text.empty())
+    throw InputError({}, "--emit-job", "makes the slices itself; leave out --shard");
+  const Scenario scenario = load_scenario_file(args.file, load);
+  const std::string name = "shardflow-sweep-" + dns_label(scenario.name, 40);
+  const int n = args.emit_job;
+  std::vector<std::string> argv = {"sweep", "/sweep/input/scenario.yaml"};
+  for (const std::string& v : args.vary) argv.insert(argv.end(), {"--vary", v});
+  for (std::size_t i = 0; i < load.overlays.size(); ++i)
+    argv.insert(argv.end(), {"--overlay", "/sweep/input/overlay-" + std::to_string(i) + ".yaml"});
+  for (const std::string& v : args.load.sets) argv.insert(argv.end(), {"--set", v});
+  if (!args.load.cluster.empty()) argv.insert(argv.end(), {"--cluster", args.load.cluster});
+  for (const std::string& v : args.load.params) argv.insert(argv.end(), {"--param", v});
+  argv.insert(argv.end(), {"-r", std::to_string(args.replications)});
+  if (!args.deadline_text.empty()) argv.insert(argv.end(), {"--deadline", args.deadline_text});
+  char q[32];
+  std::snprintf(q, sizeof q, "%g", args.quantile);
+  argv.insert(argv.end(), {"--quantile", q});
+  if (args.seed) argv.insert(argv.end(), {"--seed", std::to_string(*args.seed)});
+  argv.insert(argv.end(), {"--shard", "$(JOB_COMPLETION_INDEX)/" + std::to_string(n), "--out",
+                           "/sweep/results/shard-$(JOB_COMPLETION_INDEX)", "--quiet"});
+  const auto indent = [](const std::string& text, const std::string& pad) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const std::size_t end = text.find('\n', start);
+      const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      out += (line.empty() ? "" : pad) + line + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return out;
+  };
+  std::ostringstream y;
+  y << "# shardflow sweep of " << scenario.name << " in " << n
+    << " slices: an Indexed Job, pod I runs slice I/" << n
+    << ".\n# kubectl apply -f sweep-job.yaml; then collect and merge the slices (docs/planner.md).\n";
+  y << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " << name << "-input\ndata:\n";
+  y << "  scenario.yaml: |\n" << indent(read_scenario_file(args.file), "    ");
+  for (std::size_t i = 0; i < load.overlays.size(); ++i)
+    y << "  overlay-" << i << ".yaml: |\n" << indent(load.overlays[i].text, "    ");
+  y << "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: " << name << "-results\n"
+    << "spec:\n  accessModes: [ReadWriteMany]\n  resources:\n    requests:\n      storage: 1Gi\n";
+  y << "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " << name << "\n"
+    << "  labels:\n    app.kubernetes.io/name: shardflow-sweep\n"
+    << "spec:\n  completionMode: Indexed\n  completions: " << n << "\n  parallelism: " << n
+    << "\n  backoffLimitPerIndex: 2\n  maxFailedIndexes: 0\n"
+    << "  template:\n    metadata:\n      labels:\n        app.kubernetes.io/name: shardflow-sweep\n"
+    << "    spec:\n      restartPolicy: Never\n      containers:\n        - name: sweep\n          image: "
+    << quoted(args.image) << "\n          command: [\"shardflow\"]\n          args:\n";
+  for (const std::string& a : argv) y << "            - " << quoted(a) << "\n";
+  y << "          volumeMounts:\n            - {name: input, mountPath: /sweep/input, readOnly: true}\n"
+    << "            - {name: results, mountPath: /sweep/results}\n"
+    << "      volumes:\n        - name: input\n          configMap: {name: " << name << "-input}\n"
+    << "        - name: results\n          persistentVolumeClaim: {claimName: " << name << "-results}\n";
+  const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name);
+  write_file(dir / "sweep-job.yaml", [&](std::ostream& o) { o << y.str(); });
+  if (!args.quiet)
+    std::cout << "wrote " << (dir / "sweep-job.yaml").string() << ": a ConfigMap " << name
+              << "-input, a claim " << name << "-results and the Indexed Job " << name << " of " << n
+              << " pods\nthen: kubectl apply -f " << (dir / "sweep-job.yaml").string()
+              << "; collect /sweep/results/shard-* and run shardflow merge on them (docs/planner.md)\n";
+  return 0;
+}
+
+}  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   auto* cmd = app.add_subcommand(
@@ -39,6 +148,24 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   cmd->add_option("--out", args.out_dir,
                   "Directory for sweep.json, sweep.csv and report.html (default: out/<scenario name>)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
+  cmd->add_option("--shard", args.shard_text,
+                  "Run only slice I of N: configurations I, I+N, I+2N, ... (0 <= I < N); `shardflow merge` "
+                  "combines the slices' directories into what one machine gives")
+      ->type_name("I/N");
+  cmd->add_option(
+         "--search", args.search_text,
+         "grid: every configuration, every replication (default). auto: assumes the makespan does not "
+         "grow with a node pool's count or a parallelism, bisects along them and halves the rest on "
+         "cost (needs --deadline; docs/planner.md says when it is valid)")
+      ->type_name("grid|auto");
+  cmd->add_option(
+         "--emit-job", args.emit_job,
+         "Write sweep-job.yaml, a Kubernetes Indexed Job of N pods, each running one --shard of this "
+         "sweep, instead of sweeping (docs/planner.md: collecting and merging the results)")
+      ->check(CLI::Range(1, 100000))
+      ->type_name("N");
+  cmd->add_option("--image", args.image,
+                  "With --emit-job: the container image that has shardflow on its PATH");
   cmd->footer(
       "Example:\n"
       "  shardflow sweep scenarios/shard-preprocess-train.yaml --vary cluster.node_pools[cpu].count=10,20,40 "
@@ -47,7 +174,14 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       "Runs go in parallel on every core. Replication k of every configuration uses the same seed, so\n"
       "configurations are compared on the same random durations (common random numbers).\n"
       "report.html plots each configuration's cost against its makespan quantile, with the Pareto front,\n"
-      "the deadline and the recommendation, above a sortable table of the configurations.");
+      "the deadline and the recommendation, above a sortable table of the configurations.\n"
+      "It also prints the Pareto front of cost against the makespan quantile, and, when no configuration\n"
+      "meets the deadline, the nearest one and which way each field would have to go.\n"
+      "Across machines:\n"
+      "  shardflow sweep S.yaml --vary ... -r 20 --shard 0/3 --out out/s0    # and 1/3, 2/3 elsewhere\n"
+      "  shardflow merge out/s0 out/s1 out/s2 --out out/all                 # = the sweep on one machine\n"
+      "  shardflow sweep S.yaml --vary ... -r 20 --emit-job 3 --image registry/shardflow:1   # on "
+      "Kubernetes");
   return cmd;
 }
 
@@ -62,6 +196,8 @@ int run_sweep_command(const SweepArgs& args) {
   spec.replications = args.replications;
   spec.quantile = args.quantile;
   if (args.seed) spec.base_seed = *args.seed;
+  spec.search = planner::parse_search(args.search_text);
+  if (!args.shard_text.empty()) spec.shard = planner::parse_shard(args.shard_text);
   if (!args.deadline_text.empty()) {
     try {
       const Duration d = parse_duration(args.deadline_text);
@@ -71,12 +207,17 @@ int run_sweep_command(const SweepArgs& args) {
       throw InputError({}, "--deadline", e.what());
     }
   }
+  if (args.emit_job > 0) return emit_job(args, load);
+  if (!args.image.empty()) throw InputError({}, "--image", "goes with --emit-job N");
   const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
   std::function<void(double)> progress;
   if (show_progress)
     progress = [](double done) { std::fprintf(stderr, "\rsweeping... %3.0f%%", done * 100); };
   // The output directory first (it needs the scenario's name): a bad --out is found before the sweep.
-  const std::filesystem::path dir = make_out_dir(args.out_dir, load_scenario_file(args.file, load).name);
+  std::string name = load_scenario_file(args.file, load).name;
+  if (spec.shard)
+    name += "-shard-" + std::to_string(spec.shard->index) + "-of-" + std::to_string(spec.shard->count);
+  const std::filesystem::path dir = make_out_dir(args.out_dir, name);
   const planner::SweepResult r = planner::run_sweep(args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
 
@@ -86,6 +227,58 @@ int run_sweep_command(const SweepArgs& args) {
   if (!args.quiet) {
     planner::print_sweep(std::cout, r);
     std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv,report.html}\n";
+  }
+  return 0;
+}
+
+}  // namespace shardflow::cli
+
+namespace shardflow::cli {
+
+CLI::App* add_merge_command(CLI::App& app, MergeArgs& args) {
+  auto* cmd = app.add_subcommand(
+      "merge",
+      "Combine the slices of one sweep (sweep --shard I/N, one directory each) into the whole sweep");
+  cmd->add_option("dirs", args.dirs, "The slices' output directories (each holds a sweep.json)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option(
+      "--out", args.out_dir,
+      "Directory for the merged sweep.json, sweep.csv and report.html (default: out/<scenario name>)");
+  cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
+  cmd->footer(
+      "Example:\n"
+      "  shardflow sweep S.yaml --vary cluster.node_pools[cpu].count=10,20,40 -r 20 --shard 0/2 --out "
+      "out/s0\n"
+      "  shardflow sweep S.yaml --vary cluster.node_pools[cpu].count=10,20,40 -r 20 --shard 1/2 --out "
+      "out/s1\n"
+      "  shardflow merge out/s0 out/s1 --out out/sweep\n"
+      "The slices must come from one sweep: the same scenario text, overlays and --set, the same --vary,\n"
+      "replications, seed, quantile and deadline, and every slice once. The merged files are byte for byte\n"
+      "what `shardflow sweep` writes on one machine.");
+  return cmd;
+}
+
+int run_merge_command(const MergeArgs& args) {
+  std::vector<planner::SweepResult> slices;
+  std::vector<std::string> files;
+  for (const std::string& d : args.dirs) {
+    const std::filesystem::path f = std::filesystem::path(d) / "sweep.json";
+    std::ifstream in(f);
+    if (!in)
+      throw InputError({f.string(), 0, 0}, "", "cannot open the file (not a sweep's output directory?)");
+    slices.push_back(planner::read_sweep_json(in, f.string()));
+    files.push_back(f.string());
+  }
+  const planner::SweepResult r = planner::merge_sweeps(slices, files);
+  const std::filesystem::path dir = make_out_dir(args.out_dir, r.scenario);
+  write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
+  write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });
+  write_sweep_report_file(dir, r);
+  if (!args.quiet) {
+    planner::print_sweep(std::cout, r);
+    std::cout << "merged " << slices.size() << " slices; wrote " << dir.string()
+              << "/{sweep.json,sweep.csv,report.html}\n";
   }
   return 0;
 }

@@ -27,7 +27,7 @@ class PlanBuilder {
     // growing them by doubling (a copy of each, and its pages touched twice). Joins are extra nodes, and
     // the usual fan-in has about one edge per node: both are guesses, and past them the arrays grow.
     // (A plan too large to build gets its error from add_node, not a failed allocation here.)
-    if (const std::size_t nodes = count_tasks(pipeline.steps); nodes < kNone - 1) {
+    if (const std::uint64_t nodes = count_step_tasks(pipeline.steps); nodes < kNone - 1) {
       const std::size_t room = nodes + nodes / 8 + 16;
       for (auto* v : {&plan_.step_, &plan_.item_, &plan_.scope_, &plan_.unit_, &plan_.preds_})
         v->reserve(room);
@@ -330,16 +330,21 @@ class PlanBuilder {
     return sinks;
   }
 
-  // Task instances of the steps (loops multiplied out), saturating rather than overflowing.
-  static std::size_t count_tasks(const std::vector<Step>& steps) {
-    std::size_t n = 0;
+  // Task instances of the steps (loops multiplied out), saturating at 2^64 - 1 rather than overflowing.
+ public:
+  static std::uint64_t count_step_tasks(const std::vector<Step>& steps) {
+    constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t n = 0;
     for (const Step& s : steps) {
-      const std::size_t one = s.is_group() ? count_tasks(s.steps) : 1;
-      n = std::min<std::size_t>(n + one * std::max<std::uint32_t>(1, s.iterations()), kNone);
+      const std::uint64_t one = s.is_group() ? count_step_tasks(s.steps) : 1;
+      const std::uint64_t k = std::max<std::uint32_t>(1, s.iterations());
+      const std::uint64_t these = one > kMax / k ? kMax : one * k;
+      n = these > kMax - n ? kMax : n + these;
     }
     return n;
   }
 
+ private:
   static std::size_t count_components(const Step& s) {
     if (!s.is_group()) return 1;
     std::size_t n = 0;
@@ -378,6 +383,10 @@ class PlanBuilder {
 
 Plan Plan::unroll(const Pipeline& pipeline) {
   return PlanBuilder().build(pipeline);
+}
+
+std::uint64_t Plan::count_tasks(const Pipeline& pipeline) {
+  return PlanBuilder::count_step_tasks(pipeline.steps);
 }
 
 std::string Plan::task_name(TaskId t) const {

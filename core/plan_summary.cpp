@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,12 @@ void loop_limits(const std::vector<Step>& steps, std::vector<std::uint32_t>& out
 
 // Seconds for people: whole milliseconds, the largest units first ("1h2m30s", "12.5s").
 std::string human(double seconds) {
+  // Past 10^8 s (27,778 h) whole hours: a Duration holds only 292 years, and seconds would be noise.
+  if (seconds >= 1e8) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0fh", seconds / 3600);
+    return buf;
+  }
   return format_duration(Duration::from_ms(static_cast<std::int64_t>(std::llround(seconds * 1000))));
 }
 
@@ -45,6 +52,57 @@ double mean_task_seconds(const Plan& plan, TaskId t) {
       c.input.per_item.empty() ? c.input.dist.mean() : static_cast<double>(c.input.per_item[plan.item(t)]);
   const double mean = c.duration.mean_seconds(bytes);
   return c.tree.total == 0 ? mean : mean * c.tree.share(plan.item(t));  // a tree fan-in task's share
+}
+
+namespace {
+
+// Component steps depth first, as Plan::unroll registers them. `outer`: instances of the enclosing
+// group; `item_loop`: the nearest loop (a component without its own loop takes its enclosing item).
+void summarize_steps(const std::vector<Step>& steps, const std::string& prefix, std::uint64_t outer,
+                     const Loop* item_loop, PlanSummary& s) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  for (const Step& step : steps) {
+    const std::string path = prefix.empty() ? step.name : prefix + "/" + step.name;
+    const std::uint64_t k = std::max<std::uint32_t>(1, step.iterations());
+    const std::uint64_t instances = outer > kMax / k ? kMax : outer * k;
+    const Loop* loop = step.loop ? &*step.loop : item_loop;
+    if (step.is_group()) {
+      summarize_steps(step.steps, path, instances, loop, s);
+      continue;
+    }
+    const Component& c = step.component;
+    StepSummary st;
+    st.path = path;
+    st.instances = instances;
+    st.loop_count = step.iterations();
+    st.parallelism = step.loop ? step.loop->parallelism : 0;
+    st.cpu = c.resources.cpu;
+    st.memory = c.resources.memory;
+    st.gpu = c.resources.gpu;
+    if (c.input.per_item.empty() || loop == nullptr) {
+      st.mean_duration_s = c.duration.mean_seconds(c.input.dist.mean());
+    } else {
+      // Every item of the nearest loop appears instances / count times.
+      double sum = 0;
+      for (ByteCount b : c.input.per_item) sum += c.duration.mean_seconds(static_cast<double>(b));
+      st.mean_duration_s = sum / static_cast<double>(c.input.per_item.size());
+    }
+    st.work_s = st.mean_duration_s * static_cast<double>(instances);
+    s.tasks = instances > kMax - s.tasks ? kMax : s.tasks + instances;
+    s.total_work_s += st.work_s;
+    s.total_cpu_core_s += st.work_s * static_cast<double>(st.cpu) / 1000.0;
+    s.steps.push_back(std::move(st));
+  }
+}
+
+}  // namespace
+
+PlanSummary summarize_pipeline(const Pipeline& pipeline) {
+  PlanSummary s;
+  s.pipeline = pipeline.name;
+  s.unrolled = false;
+  summarize_steps(pipeline.steps, "", 1, nullptr, s);
+  return s;
 }
 
 PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
@@ -104,9 +162,13 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
 }
 
 void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s) {
-  out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task") << ", " << plural(s.joins, "join")
-      << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
-      << ", widest fan-in " << s.max_fan_in << ")\n\n";
+  if (s.unrolled)
+    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task") << ", " << plural(s.joins, "join")
+        << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
+        << ", widest fan-in " << s.max_fan_in << ")\n\n";
+  else
+    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task")
+        << " (counted, not unrolled: over the --max-tasks limit)\n\n";
   std::size_t w = 4;
   for (const StepSummary& st : s.steps) w = std::max(w, st.path.size());
   char line[512];
@@ -122,11 +184,15 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s) 
                   format_bytes(st.memory).c_str(), st.gpu);
     out << line;
   }
-  out << "\ncritical path (mean durations, no overheads): " << human(s.critical_path_s)
-      << "  -- no cluster can finish sooner\n  ";
-  const std::size_t shown = std::min<std::size_t>(s.critical_path.size(), 12);
-  for (std::size_t i = 0; i < shown; ++i) out << (i ? " -> " : "") << s.critical_path[i];
-  if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";
+  if (s.unrolled) {
+    out << "\ncritical path (mean durations, no overheads): " << human(s.critical_path_s)
+        << "  -- no cluster can finish sooner\n  ";
+    const std::size_t shown = std::min<std::size_t>(s.critical_path.size(), 12);
+    for (std::size_t i = 0; i < shown; ++i) out << (i ? " -> " : "") << s.critical_path[i];
+    if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";
+  } else {
+    out << "\ncritical path, joins and edges: not known without unrolling (raise --max-tasks to see them)";
+  }
   char buf[128];
   std::snprintf(buf, sizeof buf, "%.2f", s.total_cpu_core_s / 3600.0);
   out << "\ntotal work: " << human(s.total_work_s) << " of task time, " << buf << " core-hours requested\n";
@@ -139,15 +205,18 @@ void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_boun
   nlohmann::ordered_json j;
   j["pipeline"] = s.pipeline;
   j["tasks"] = s.tasks;
-  j["joins"] = s.joins;
-  j["edges"] = s.edges;
-  j["max_fan_out"] = s.max_fan_out;
-  j["max_fan_in"] = s.max_fan_in;
-  j["critical_path_s"] = s.critical_path_s;
+  if (!s.unrolled) j["unrolled"] = false;  // joins, edges, fan widths and the critical path are left out
+  if (s.unrolled) {
+    j["joins"] = s.joins;
+    j["edges"] = s.edges;
+    j["max_fan_out"] = s.max_fan_out;
+    j["max_fan_in"] = s.max_fan_in;
+    j["critical_path_s"] = s.critical_path_s;
+  }
   j["total_work_s"] = s.total_work_s;
   j["total_cpu_core_s"] = s.total_cpu_core_s;
   if (cpu_bound_s > 0) j["cpu_capacity_bound_s"] = cpu_bound_s;
-  j["critical_path"] = s.critical_path;
+  if (s.unrolled) j["critical_path"] = s.critical_path;
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
   for (const StepSummary& st : s.steps) {
     steps.push_back({{"path", st.path},

@@ -22,6 +22,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <shardflow/core/machine.hpp>
+#include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/text.hpp>
 
@@ -434,13 +435,16 @@ class ItemConverter {
 
 // ---- pipeline -------------------------------------------------------------------------------------------
 
-Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::string& field) {
+// Also sets `at`'s loop_where and loop_field to its count: or items: value.
+Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::string& field, Step& at) {
   const Map m(r, n, field, kLoopKeys);
   Loop loop;
   const auto count = m.get("count");
   const auto list = m.get("items");
   if (count && list) r.fail(m.key_node("items"), m.field("items"), "give either count or items, not both");
   if (!count && !list) r.fail(n, field, "needs count (a number of iterations) or items (a list)");
+  at.loop_where = r.at(count ? *count : *list);
+  at.loop_field = m.field(count ? "count" : "items");
   if (count) {
     loop.count = static_cast<std::uint32_t>(
         get_int(r, *count, m.field("count"), 1, std::numeric_limits<std::uint32_t>::max()));
@@ -850,7 +854,7 @@ class PipelineReader {
       }
     }
     if (auto l = m.get("parallel_for")) {
-      step.loop = read_loop(r_, items_, *l, m.field("parallel_for"));
+      step.loop = read_loop(r_, items_, *l, m.field("parallel_for"), step);
       check_workers(r_, *l, m.field("parallel_for"), m.has("steps"), depth);
     }
 
@@ -1382,7 +1386,63 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
   return c;
 }
 
-Scenario read_scenario(const Reader& r, const Node& root) {
+// Simulating a task costs about this much memory at its peak (trace, plan and simulator state:
+// `simulate` of 1 and 2 million tasks on 2,000 nodes peaked at 205 bytes per task, 2026-11-30).
+constexpr double kSimulateBytesPerTask = 205;
+
+// Along the path to the component step with the most task instances, the loop with the most iterations:
+// the one to shrink when the pipeline is too large.
+struct WidestLoop {
+  std::uint64_t tasks = 0;
+  const Step* step = nullptr;  // whose loop it is
+};
+
+void find_widest_loop(const std::vector<Step>& steps, std::uint64_t outer, const Step* widest,
+                      WidestLoop& out) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  for (const Step& s : steps) {
+    const Step* w = widest;
+    if (s.loop && (w == nullptr || s.loop->count > w->loop->count)) w = &s;
+    const std::uint64_t k = std::max<std::uint32_t>(1, s.iterations());
+    const std::uint64_t tasks = outer > kMax / k ? kMax : outer * k;
+    if (s.is_group()) {
+      find_widest_loop(s.steps, tasks, w, out);
+    } else if (tasks > out.tasks) {
+      out = WidestLoop{tasks, w};
+    }
+  }
+}
+
+std::string with_commas(std::uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file) {
+  const std::uint64_t tasks = Plan::count_tasks(pipeline);
+  if (tasks <= max_tasks) return;
+  WidestLoop w;
+  find_widest_loop(pipeline.steps, 1, nullptr, w);
+  const double bytes = static_cast<double>(tasks) * kSimulateBytesPerTask;
+  std::ostringstream about;
+  if (bytes < 1024.0 * 1024 * 1024)
+    about << std::max<long long>(1, std::llround(bytes / (1024.0 * 1024))) << " MiB";
+  else
+    about << std::llround(bytes / (1024.0 * 1024 * 1024)) << " GiB";
+  const std::string what =
+      "the pipeline unrolls to " +
+      (tasks == std::numeric_limits<std::uint64_t>::max() ? "more than " : std::string()) +
+      with_commas(tasks) + " tasks (about " + about.str() + " of memory to simulate); the limit is " +
+      with_commas(max_tasks) + " (--max-tasks raises it; `explain` counts without unrolling)";
+  if (w.step == nullptr) throw InputError(SourceLocation{file, 1, 1}, "pipeline", what);
+  throw InputError(w.step->loop_where, w.step->loop_field, what);
+}
+
+Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_tasks) {
   if (!root.IsDefined() || root.IsNull())
     throw InputError(SourceLocation{r.file(), 1, 1}, "",
                      "the file is empty; expected a mapping with name, pipeline and cluster");
@@ -1416,6 +1476,7 @@ Scenario read_scenario(const Reader& r, const Node& root) {
   s.pipeline.name = s.name;
   PipelineReader pr(r, s.cluster);
   s.pipeline.steps = pr.read_steps(p.require("steps"), "pipeline.steps", 0);
+  check_task_limit(s.pipeline, max_tasks, r.file());
   return s;
 }
 
@@ -1784,7 +1845,7 @@ Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& 
   for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o);
   for (const std::string& o : options.sets) apply_override(r, root, o);
   try {
-    return read_scenario(r, root);
+    return read_scenario(r, root, options.max_tasks);
   } catch (const YAML::Exception& e) {
     // Only reached if a yaml-cpp accessor misbehaves; still a clear error rather than a crash.
     throw InputError(location_of(e.mark, file), "", e.msg);

@@ -13,11 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
 #include <shardflow/core/random.hpp>
 #include <shardflow/k8s/client.hpp>
+
+#include "curl_api.hpp"
 
 namespace shardflow::k8s {
 namespace {
@@ -27,9 +28,13 @@ using json = nlohmann::json;
 
 constexpr std::size_t kMaxErrorBody = 64 * 1024;  // of a non-2xx answer, kept for the message
 
+// libcurl's functions, loaded on first use (curl_api.hpp says why).
+const CurlApi& cu() {
+  return curl_api();
+}
+
 void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  (void)cu();
 }
 
 bool is_2xx(long status) {
@@ -89,7 +94,7 @@ void sleep_for(Duration d, const std::atomic<bool>* stop) {
 }
 
 std::string describe(CURLcode code, const char* errbuf) {
-  std::string detail = errbuf && *errbuf ? errbuf : curl_easy_strerror(code);
+  std::string detail = errbuf && *errbuf ? errbuf : cu().easy_strerror(code);
   switch (code) {
     case CURLE_PEER_FAILED_VERIFICATION:
       return "TLS: the server's certificate was not verified with the credentials' certificate authority (" +
@@ -141,9 +146,9 @@ class Headers {
   Headers() = default;
   Headers(const Headers&) = delete;
   Headers& operator=(const Headers&) = delete;
-  ~Headers() { curl_slist_free_all(list_); }
+  ~Headers() { cu().slist_free_all(list_); }
   void add(const std::string& h) {
-    curl_slist* l = curl_slist_append(list_, h.c_str());
+    curl_slist* l = cu().slist_append(list_, h.c_str());
     if (!l) throw std::bad_alloc();
     list_ = l;
   }
@@ -186,7 +191,7 @@ struct Client::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
   ~Impl() {
-    for (CURL* h : pool) curl_easy_cleanup(h);
+    for (CURL* h : pool) cu().easy_cleanup(h);
   }
 
   // Token bucket: takes a token, waiting until there is one. Tokens may go negative: each caller
@@ -223,11 +228,11 @@ struct Client::Impl {
       if (!pool.empty()) {
         CURL* h = pool.back();
         pool.pop_back();
-        curl_easy_reset(h);  // keeps its connections and TLS sessions
+        cu().easy_reset(h);  // keeps its connections and TLS sessions
         return h;
       }
     }
-    CURL* h = curl_easy_init();
+    CURL* h = cu().easy_init();
     if (!h) throw std::runtime_error("libcurl: cannot create a handle");
     return h;
   }
@@ -248,43 +253,43 @@ struct Client::Impl {
   // Options every request has: URL, method, body, headers (the token), TLS, timeouts.
   void setup(CURL* h, std::string_view method, const std::string& url, const std::string& body,
              const Headers& headers, Transfer& t, bool streaming) const {
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t.errbuf.data());
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &t.retry_after);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    cu().easy_setopt(h, CURLOPT_URL, url.c_str());
+    cu().easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    cu().easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+    cu().easy_setopt(h, CURLOPT_ERRORBUFFER, t.errbuf.data());
+    cu().easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+    cu().easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    cu().easy_setopt(h, CURLOPT_HEADERDATA, &t.retry_after);
+    cu().easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     const long timeout_ms = static_cast<long>(std::max<std::int64_t>(opts.timeout.ns() / 1'000'000, 1));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    if (!streaming) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    cu().easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    if (!streaming) cu().easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
     if (method == "GET") {
-      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+      cu().easy_setopt(h, CURLOPT_HTTPGET, 1L);
     } else {
-      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
+      cu().easy_setopt(h, CURLOPT_CUSTOMREQUEST, std::string(method).c_str());
       if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-        curl_easy_setopt(h, CURLOPT_COPYPOSTFIELDS, body.c_str());
+        cu().easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+        cu().easy_setopt(h, CURLOPT_COPYPOSTFIELDS, body.c_str());
       }
     }
     if (creds.insecure_skip_tls_verify) {
-      curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-      curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+      cu().easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+      cu().easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     } else if (!creds.ca_pem.empty()) {
       curl_blob ca{const_cast<char*>(creds.ca_pem.data()), creds.ca_pem.size(), CURL_BLOB_COPY};
-      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
-      curl_easy_setopt(h, CURLOPT_CAPATH, nullptr);  // only the credentials' CA, not the system's
+      cu().easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+      cu().easy_setopt(h, CURLOPT_CAPATH, nullptr);  // only the credentials' CA, not the system's
     }
     if (!creds.client_cert_pem.empty()) {
       curl_blob cert{const_cast<char*>(creds.client_cert_pem.data()), creds.client_cert_pem.size(),
                      CURL_BLOB_COPY};
       curl_blob key{const_cast<char*>(creds.client_key_pem.data()), creds.client_key_pem.size(),
                     CURL_BLOB_COPY};
-      curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
-      curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-      curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
-      curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+      cu().easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
+      cu().easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+      cu().easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key);
+      cu().easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     }
   }
 
@@ -341,13 +346,13 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
   CURL* h = lease.h;
   for (int attempt = 0;; ++attempt) {
     Transfer t;
-    curl_easy_reset(h);
+    cu().easy_reset(h);
     im.setup(h, method, url, body, headers, t, false);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+    cu().easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    cu().easy_setopt(h, CURLOPT_WRITEDATA, &t);
     im.wait_for_token();
     ++im.requests;
-    const CURLcode code = curl_easy_perform(h);
+    const CURLcode code = cu().easy_perform(h);
     const bool last = attempt >= im.opts.max_retries;
     if (code != CURLE_OK) {
       if (!last && retryable_transport(code)) {
@@ -358,7 +363,7 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
                            (attempt > 0 ? " (after " + std::to_string(attempt) + " retries)" : ""));
     }
     HttpResponse r;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+    cu().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
     r.body = std::move(t.body);
     r.retry_after = std::move(t.retry_after);
     if (!last && retryable_status(r.status)) {
@@ -452,7 +457,7 @@ bool handle_line(WatchState& w, std::string_view line) {
 std::size_t on_watch_body(char* data, std::size_t size, std::size_t n, void* user) {
   auto* w = static_cast<WatchState*>(user);
   const std::size_t total = size * n;
-  if (w->status < 0) curl_easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->status);
+  if (w->status < 0) cu().easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &w->status);
   if (!is_2xx(w->status)) {
     if (w->t.body.size() < kMaxErrorBody) w->t.body.append(data, std::min(total, kMaxErrorBody));
     return total;
@@ -500,20 +505,20 @@ void Client::watch(const std::string& path, const std::function<bool(const nlohm
     w.on_event = &on_event;
     w.stop = stop;
     w.path = path;
-    curl_easy_reset(h);
+    cu().easy_reset(h);
     im.setup(h, "GET", url, {}, headers, w.t, true);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_watch_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_watch_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &w);
+    cu().easy_setopt(h, CURLOPT_WRITEFUNCTION, on_watch_body);
+    cu().easy_setopt(h, CURLOPT_WRITEDATA, &w);
+    cu().easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    cu().easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_watch_progress);
+    cu().easy_setopt(h, CURLOPT_XFERINFODATA, &w);
     im.wait_for_token();
     ++im.requests;
-    const CURLcode code = curl_easy_perform(h);
+    const CURLcode code = cu().easy_perform(h);
     if (w.error) std::rethrow_exception(w.error);
     if (w.stopped) return;
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    cu().easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     const bool last = attempt >= im.opts.max_retries;
     if (status == 0) {
       // No answer at all: connecting failed.

@@ -1,12 +1,17 @@
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iomanip>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <ostream>
+#include <string_view>
+#include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <tbb/blocked_range.h>
@@ -17,6 +22,7 @@
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/units.hpp>
+#include <shardflow/planner/pareto.hpp>
 #include <shardflow/planner/sweep.hpp>
 #include <shardflow/sim/simulator.hpp>
 
@@ -108,6 +114,362 @@ Summary summarize(const std::vector<double>& values) {
   return s;
 }
 
+Shard parse_shard(const std::string& text) {
+  const auto bad = [&] {
+    return InputError({}, "--shard", "expected I/N with 0 <= I < N, as in 2/8, got \"" + text + "\"");
+  };
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) throw bad();
+  Shard s;
+  const auto number = [&](std::string_view t, int& v) {
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    return ec == std::errc() && end == t.data() + t.size() && !t.empty();
+  };
+  if (!number(std::string_view(text).substr(0, slash), s.index) ||
+      !number(std::string_view(text).substr(slash + 1), s.count) || s.count < 1 || s.index < 0 ||
+      s.index >= s.count)
+    throw bad();
+  return s;
+}
+
+Search parse_search(const std::string& text) {
+  if (text == "grid") return Search::grid;
+  if (text == "auto") return Search::automatic;
+  throw InputError({}, "--search", "expected grid or auto, got \"" + text + "\"");
+}
+
+namespace {
+
+std::uint64_t fnv1a(std::uint64_t h, std::string_view s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  // A separator, so that ("ab", "c") and ("a", "bc") differ.
+  h ^= 0xff;
+  h *= 1099511628211ULL;
+  return h;
+}
+
+std::string inputs_hash(const std::string& yaml, const SweepSpec& spec) {
+  std::uint64_t h = fnv1a(14695981039346656037ULL, yaml);
+  for (const ScenarioFile& o : spec.overlays) h = fnv1a(h, o.text);
+  h = fnv1a(h, "sets");
+  for (const std::string& s : spec.sets) h = fnv1a(h, s);
+  h = fnv1a(h, spec.cluster);
+  h = fnv1a(h, "params");
+  for (const std::string& s : spec.params) h = fnv1a(h, s);
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+// A field the auto search assumes the makespan falls along: a node pool's count or a parallelism limit.
+bool monotone_path(const std::string& path) {
+  const auto ends = [&](std::string_view tail) {
+    return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return (path.rfind("cluster.node_pools[", 0) == 0 && ends("].count")) || ends(".parallelism");
+}
+
+// The replications of the configurations a sweep runs, filled as they are simulated.
+class Runner {
+ public:
+  Runner(const std::string& yaml, const std::string& file, const SweepSpec& spec,
+         std::vector<std::vector<std::string>> combos, const BackendFactory& backend)
+      : yaml_(yaml),
+        file_(file),
+        spec_(spec),
+        combos_(std::move(combos)),
+        make_(backend ? backend : [] { return sim::make_backend(); }),
+        scenarios_(combos_.size()),
+        plans_(combos_.size()),
+        loaded_(combos_.size()),
+        makespan_(combos_.size()),
+        cost_(combos_.size()),
+        failed_(combos_.size()) {}
+
+  const std::vector<std::vector<std::string>>& combos() const { return combos_; }
+  std::size_t done(std::size_t c) const { return makespan_[c].size(); }
+  std::uint64_t simulations() const { return simulations_; }
+  const Scenario& scenario(std::size_t c) const { return scenarios_[c]; }
+
+  // Loads and unrolls the configurations not loaded yet (in parallel: parsing is a good part of a
+  // small sweep), then reports the first bad one in order, whatever thread met it.
+  void load(const std::vector<std::size_t>& which) {
+    std::vector<std::size_t> todo;
+    for (std::size_t c : which)
+      if (!loaded_[c]) todo.push_back(c);
+    std::vector<std::exception_ptr> errors(todo.size());
+    tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) {
+      const std::size_t k = todo[i];
+      try {
+        LoadOptions options;
+        options.overlays = spec_.overlays;
+        options.sets = spec_.sets;
+        options.cluster = spec_.cluster;
+        options.params = spec_.params;
+        for (std::size_t d = 0; d < combos_[k].size(); ++d)
+          options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
+        scenarios_[k] = load_scenario_text(yaml_, file_, options);
+        plans_[k] = Plan::unroll(scenarios_[k].pipeline);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (std::size_t c : todo) loaded_[c] = 1;
+  }
+
+  // Brings each of `which` to `upto` replications (seeds base, base+1, ...), in parallel.
+  void run(const std::vector<std::size_t>& which, std::size_t upto, std::uint64_t base_seed) {
+    load(which);
+    std::vector<std::pair<std::size_t, std::size_t>> jobs;  // (configuration, replication)
+    for (std::size_t c : which)
+      for (std::size_t r = makespan_[c].size(); r < upto; ++r) jobs.emplace_back(c, r);
+    for (std::size_t c : which)
+      if (makespan_[c].size() < upto) {
+        makespan_[c].resize(upto);
+        cost_[c].resize(upto);
+        failed_[c].resize(upto);
+      }
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, jobs.size()), [&](const tbb::blocked_range<std::size_t>& range) {
+          const std::unique_ptr<Backend> b = make_();
+          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            const auto [c, r] = jobs[i];
+            RunOptions o;
+            o.seed = base_seed + r;
+            const Trace t = b->run(scenarios_[c], plans_[c], o);
+            makespan_[c][r] = makespan_s(t);
+            cost_[c][r] = shardflow::cost(t);
+            failed_[c][r] = t.tasks_failed > 0 ? 1 : 0;
+            const std::size_t k = ++progress_done_;
+            if (progress && (k % std::max<std::uint64_t>(1, progress_total / 100) == 0)) {
+              const std::lock_guard<std::mutex> lock(progress_mutex_);
+              progress(std::min(1.0, static_cast<double>(k) / static_cast<double>(progress_total)));
+            }
+          }
+        });
+    simulations_ += jobs.size();
+  }
+
+  double mean_cost(std::size_t c, std::size_t first_runs) const {
+    return std::accumulate(cost_[c].begin(), cost_[c].begin() + static_cast<std::ptrdiff_t>(first_runs),
+                           0.0) /
+           static_cast<double>(first_runs);
+  }
+
+  // Whether configuration c can still meet the deadline after the replications run so far: no failed
+  // task, and no more runs over the deadline than the quantile lets through (nearest rank).
+  bool may_meet(std::size_t c) const {
+    const auto reps = static_cast<std::size_t>(spec_.replications);
+    // The rank exactly as percentile() takes it (core/metrics.cpp), so that the verdict is the same.
+    const auto rank = std::clamp<std::size_t>(
+        static_cast<std::size_t>(std::ceil(spec_.quantile / 100.0 * static_cast<double>(reps))), 1, reps);
+    std::size_t over = 0;
+    for (std::size_t r = 0; r < makespan_[c].size(); ++r) {
+      if (failed_[c][r] != 0) return false;
+      if (makespan_[c][r] > *spec_.deadline_s) ++over;
+    }
+    return over <= reps - rank;
+  }
+
+  ConfigResult result(std::size_t c) const {
+    ConfigResult cr;
+    cr.values = combos_[c];
+    const std::vector<double>& ms = makespan_[c];
+    cr.makespan_s = summarize(ms);
+    cr.cost = summarize(cost_[c]);
+    cr.quantile_makespan_s = percentile(ms, spec_.quantile);
+    for (std::uint8_t f : failed_[c]) cr.runs_with_failed_tasks += f;
+    if (spec_.deadline_s) {
+      const auto ok = std::count_if(ms.begin(), ms.end(), [&](double v) { return v <= *spec_.deadline_s; });
+      cr.p_meets_deadline = static_cast<double>(ok) / static_cast<double>(ms.size());
+      cr.meets = cr.quantile_makespan_s <= *spec_.deadline_s && cr.runs_with_failed_tasks == 0;
+    }
+    return cr;
+  }
+
+  std::function<void(double)> progress;
+  std::uint64_t progress_total = 1;
+
+ private:
+  const std::string& yaml_;
+  const std::string& file_;
+  const SweepSpec& spec_;
+  std::vector<std::vector<std::string>> combos_;
+  BackendFactory make_;
+  std::vector<Scenario> scenarios_;
+  std::vector<Plan> plans_;
+  std::vector<std::uint8_t> loaded_;
+  std::vector<std::vector<double>> makespan_, cost_;
+  std::vector<std::vector<std::uint8_t>> failed_;
+  std::uint64_t simulations_ = 0;
+  std::atomic<std::uint64_t> progress_done_{0};
+  std::mutex progress_mutex_;
+};
+
+// The auto search (docs/planner.md). Returns the configurations it ran with every replication.
+std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::uint64_t base_seed) {
+  const std::size_t ndims = spec.dimensions.size();
+  const auto reps = static_cast<std::size_t>(spec.replications);
+  // The monotone fields, each value's rank along the field (parallelism 0 is no limit: the highest).
+  std::vector<int> mono;
+  std::vector<std::vector<std::size_t>> rank_of(ndims);   // value position -> rank
+  std::vector<std::vector<std::size_t>> value_at(ndims);  // rank -> value position
+  for (std::size_t d = 0; d < ndims; ++d) {
+    const Dimension& dim = spec.dimensions[d];
+    if (!monotone_path(dim.path)) continue;
+    std::vector<double> key;
+    for (const std::string& v : dim.values) {
+      double x = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      if (ec != std::errc() || end != v.data() + v.size() || x < 0)
+        throw InputError({"--search", 0, 0}, "",
+                         "auto needs numbers along " + dim.path + ", got \"" + v + "\"; use --search grid");
+      const bool unlimited =
+          x == 0 && dim.path.size() > 12 && dim.path.compare(dim.path.size() - 12, 12, ".parallelism") == 0;
+      key.push_back(unlimited ? std::numeric_limits<double>::infinity() : x);
+    }
+    std::vector<std::size_t> order(key.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+    for (std::size_t i = 1; i < order.size(); ++i)
+      if (key[order[i]] == key[order[i - 1]])
+        throw InputError({"--search", 0, 0}, "",
+                         "auto needs different values along " + dim.path + ", got \"" + dim.values[order[i]] +
+                             "\" twice; use --search grid");
+    value_at[d] = order;
+    rank_of[d].resize(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) rank_of[d][order[i]] = i;
+    mono.push_back(static_cast<int>(d));
+  }
+  if (mono.empty())
+    throw InputError({"--search", 0, 0}, "",
+                     "auto needs a --vary of a node pool's count or a parallelism (it assumes the makespan "
+                     "does not grow along them); use --search grid");
+
+  // The configuration index of a combination of value positions (the last dimension fastest).
+  const auto index_of = [&](const std::vector<std::size_t>& pos) {
+    std::size_t k = 0;
+    for (std::size_t d = 0; d < ndims; ++d) k = k * spec.dimensions[d].values.size() + pos[d];
+    return k;
+  };
+  // The bisected field: the monotone one with the most values (the first of those).
+  std::size_t b = static_cast<std::size_t>(mono.front());
+  for (int d : mono)
+    if (spec.dimensions[static_cast<std::size_t>(d)].values.size() > spec.dimensions[b].values.size())
+      b = static_cast<std::size_t>(d);
+  const std::size_t nb = spec.dimensions[b].values.size();
+
+  // Whether a configuration meets the deadline, with every replication; one that cannot is stopped
+  // early, in blocks of 4 replications (a fixed block: the count of simulations is the same on any
+  // number of threads).
+  const auto meets = [&](std::size_t c) {
+    for (std::size_t r = run.done(c); r < reps && run.may_meet(c);)
+      run.run({c}, r = std::min(reps, r + 4), base_seed);
+    return run.done(c) == reps && run.may_meet(c);
+  };
+
+  // Lines: every combination of the other fields; along each, the smallest rank of b that meets
+  // (nb: none). A line's threshold is at most that of a line one rank lower in another monotone field
+  // (monotonicity), so lines go in order of those ranks: galloping down from that bound, else bisection.
+  std::vector<std::size_t> line_dims;
+  for (std::size_t d = 0; d < ndims; ++d)
+    if (d != b) line_dims.push_back(d);
+  std::size_t nlines = 1;
+  for (std::size_t d : line_dims) nlines *= spec.dimensions[d].values.size();
+  // Lines by position in line_dims' mixed radix, where each monotone field counts in rank order: a
+  // line's lower neighbours come before it.
+  const auto line_pos = [&](std::size_t line) {
+    std::vector<std::size_t> pos(ndims, 0);
+    for (std::size_t i = line_dims.size(); i-- > 0;) {
+      const std::size_t d = line_dims[i];
+      const std::size_t n = spec.dimensions[d].values.size();
+      pos[d] = line % n;
+      line /= n;
+    }
+    return pos;  // ranks for monotone fields, positions for the others
+  };
+  const auto line_of = [&](const std::vector<std::size_t>& pos) {
+    std::size_t line = 0;
+    for (std::size_t d : line_dims) line = line * spec.dimensions[d].values.size() + pos[d];
+    return line;
+  };
+  const auto config_at = [&](std::vector<std::size_t> pos, std::size_t rank_b) {
+    for (int d : mono)
+      if (static_cast<std::size_t>(d) != b)
+        pos[static_cast<std::size_t>(d)] =
+            value_at[static_cast<std::size_t>(d)][pos[static_cast<std::size_t>(d)]];
+    pos[b] = value_at[b][rank_b];
+    return index_of(pos);
+  };
+  std::vector<std::size_t> threshold(nlines, nb);
+  // Lines that differ in a non-monotone field are independent: run those groups in parallel... but the
+  // runner already runs each configuration's replications in parallel, and a fixed order keeps the count
+  // of simulations deterministic, so the lines go one after another.
+  for (std::size_t line = 0; line < nlines; ++line) {
+    const std::vector<std::size_t> pos = line_pos(line);
+    std::size_t hi = nb;  // known (or assumed) to meet at rank hi; nb: unknown
+    bool bounded = false;
+    for (int dm : mono) {
+      const auto d = static_cast<std::size_t>(dm);
+      if (d == b || pos[d] == 0) continue;
+      std::vector<std::size_t> lower = pos;
+      --lower[d];
+      hi = std::min(hi, threshold[line_of(lower)]);
+      bounded = true;
+    }
+    std::size_t lo = 0;
+    if (bounded && hi < nb) {
+      // Gallop down from hi: 1, 2, 4, ... ranks below it.
+      std::size_t step = 1;
+      while (hi >= step && meets(config_at(pos, hi - step))) {
+        hi -= step;
+        step *= 2;
+      }
+      lo = hi >= step ? hi - step + 1 : 0;
+    }
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (meets(config_at(pos, mid)))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    threshold[line] = hi;
+  }
+
+  // Candidates: every configuration at or above its line's threshold meets (by the assumption); the
+  // cheapest is found by successive halving on mean cost over the first r replications (common random
+  // numbers: every candidate on the same seeds), r growing 4-fold, a quarter (at least 16) kept each round.
+  std::vector<std::size_t> candidates;
+  for (std::size_t line = 0; line < nlines; ++line)
+    for (std::size_t rb = threshold[line]; rb < nb; ++rb) candidates.push_back(config_at(line_pos(line), rb));
+  std::sort(candidates.begin(), candidates.end());
+  for (std::size_t r = 1; candidates.size() > 1 && r < reps; r *= 4) {
+    run.run(candidates, r, base_seed);
+    std::vector<std::pair<double, std::size_t>> by_cost;
+    for (std::size_t c : candidates) by_cost.emplace_back(run.mean_cost(c, r), c);
+    std::sort(by_cost.begin(), by_cost.end());
+    const std::size_t keep = std::min(by_cost.size(), std::max<std::size_t>(16, (by_cost.size() + 3) / 4));
+    candidates.clear();
+    for (std::size_t i = 0; i < keep; ++i) candidates.push_back(by_cost[i].second);
+    std::sort(candidates.begin(), candidates.end());
+  }
+  run.run(candidates, reps, base_seed);
+
+  std::vector<std::size_t> full;
+  for (std::size_t c = 0; c < run.combos().size(); ++c)
+    if (run.done(c) == reps) full.push_back(c);
+  return full;
+}
+
+}  // namespace
+
 SweepResult run_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec,
                            const std::function<void(double)>& progress, const BackendFactory& backend) {
   if (spec.replications < 1 || spec.replications > 100000)
@@ -115,11 +477,24 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
                      "must be from 1 to 100000, got " + std::to_string(spec.replications));
   if (spec.quantile <= 0 || spec.quantile > 100)
     throw InputError({"--quantile", 0, 0}, "", "must be in (0, 100]");
+  if (spec.search == Search::automatic && !spec.deadline_s)
+    throw InputError(
+        {"--search", 0, 0}, "",
+        "auto searches for the cheapest configuration that meets a deadline: give --deadline, or "
+        "use --search grid");
+  if (spec.search == Search::automatic && spec.shard)
+    throw InputError(
+        {"--search", 0, 0}, "",
+        "auto decides what to run from what it has run, so it cannot be sliced with --shard; use "
+        "--search grid");
   SweepResult result;
   result.dimensions = spec.dimensions;
   result.replications = spec.replications;
   result.deadline_s = spec.deadline_s;
   result.quantile = spec.quantile;
+  result.search = spec.search;
+  result.shard = spec.shard;
+  result.inputs_hash = inputs_hash(yaml, spec);
 
   // Count before making them: a few long --vary lists multiply quickly.
   std::uint64_t count = 1;
@@ -141,78 +516,43 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
       }
     combos.swap(next);
   }
+  result.configurations_in_space = combos.size();
+  if (spec.shard && static_cast<std::size_t>(spec.shard->count) > combos.size())
+    throw InputError({"--shard", 0, 0}, "",
+                     std::to_string(spec.shard->index) + "/" + std::to_string(spec.shard->count) +
+                         ": the sweep has " + std::to_string(combos.size()) + " configuration" +
+                         (combos.size() == 1 ? "" : "s") + ", fewer than " +
+                         std::to_string(spec.shard->count) + " slices");
 
-  // Load and unroll every configuration (in parallel: parsing is a good part of a small sweep), then
-  // report the first bad one in order, whatever thread met it.
-  std::vector<Scenario> scenarios(combos.size());
-  std::vector<Plan> plans(combos.size());
-  std::vector<std::exception_ptr> errors(combos.size());
-  tbb::parallel_for(std::size_t{0}, combos.size(), [&](std::size_t k) {
-    try {
-      LoadOptions options;
-      options.overlays = spec.overlays;
-      options.sets = spec.sets;
-      options.cluster = spec.cluster;
-      options.params = spec.params;
-      for (std::size_t d = 0; d < combos[k].size(); ++d)
-        options.sets.push_back(spec.dimensions[d].path + "=" + combos[k][d]);
-      scenarios[k] = load_scenario_text(yaml, file, options);
-      plans[k] = Plan::unroll(scenarios[k].pipeline);
-    } catch (...) {
-      errors[k] = std::current_exception();
-    }
-  });
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-  result.scenario = scenarios.front().name;
-  result.base_seed = spec.base_seed.value_or(scenarios.front().seed);
+  Runner run(yaml, file, spec, combos, backend);
+  // The first configuration names the scenario and its seed (loaded first: its errors come first).
+  run.load({0});
+  result.scenario = run.scenario(0).name;
+  result.base_seed = spec.base_seed.value_or(run.scenario(0).seed);
 
-  const std::size_t runs = combos.size() * static_cast<std::size_t>(spec.replications);
-  std::vector<double> makespan(runs), cost(runs);
-  std::vector<std::uint8_t> failed(runs);
-  std::atomic<std::size_t> done{0};
-  std::mutex progress_mutex;
-  const BackendFactory make = backend ? backend : [] { return sim::make_backend(); };
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, runs),
-                    [&](const tbb::blocked_range<std::size_t>& range) {
-                      const std::unique_ptr<Backend> b = make();
-                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                        const std::size_t c = i / static_cast<std::size_t>(spec.replications);
-                        const std::uint64_t r = i % static_cast<std::size_t>(spec.replications);
-                        RunOptions o;
-                        o.seed = result.base_seed + r;
-                        const Trace t = b->run(scenarios[c], plans[c], o);
-                        makespan[i] = makespan_s(t);
-                        cost[i] = shardflow::cost(t);
-                        failed[i] = t.tasks_failed > 0 ? 1 : 0;
-                        const std::size_t k = ++done;
-                        if (progress && (k % std::max<std::size_t>(1, runs / 100) == 0 || k == runs)) {
-                          const std::lock_guard<std::mutex> lock(progress_mutex);
-                          progress(static_cast<double>(k) / static_cast<double>(runs));
-                        }
-                      }
-                    });
-
-  for (std::size_t c = 0; c < combos.size(); ++c) {
-    const auto first = c * static_cast<std::size_t>(spec.replications);
-    const auto last = first + static_cast<std::size_t>(spec.replications);
-    const std::vector<double> ms(makespan.begin() + static_cast<std::ptrdiff_t>(first),
-                                 makespan.begin() + static_cast<std::ptrdiff_t>(last));
-    const std::vector<double> cs(cost.begin() + static_cast<std::ptrdiff_t>(first),
-                                 cost.begin() + static_cast<std::ptrdiff_t>(last));
-    ConfigResult cr;
-    cr.values = combos[c];
-    cr.makespan_s = summarize(ms);
-    cr.cost = summarize(cs);
-    cr.quantile_makespan_s = percentile(ms, spec.quantile);
-    for (std::size_t i = first; i < last; ++i) cr.runs_with_failed_tasks += failed[i];
-    if (spec.deadline_s) {
-      const auto ok = std::count_if(ms.begin(), ms.end(), [&](double v) { return v <= *spec.deadline_s; });
-      cr.p_meets_deadline = static_cast<double>(ok) / static_cast<double>(ms.size());
-      cr.meets = cr.quantile_makespan_s <= *spec.deadline_s && cr.runs_with_failed_tasks == 0;
-    }
-    result.configs.push_back(std::move(cr));
+  std::vector<std::size_t> full;
+  if (spec.search == Search::automatic) {
+    // Progress: against the grid's count, which auto stays well below.
+    run.progress_total = combos.size() * static_cast<std::uint64_t>(spec.replications) / 5 + 1;
+    full = auto_search(run, spec, result.base_seed);
+  } else {
+    for (std::size_t c = 0; c < combos.size(); ++c)
+      if (!spec.shard ||
+          c % static_cast<std::size_t>(spec.shard->count) == static_cast<std::size_t>(spec.shard->index))
+        full.push_back(c);
+    run.progress_total = full.size() * static_cast<std::uint64_t>(spec.replications);
+    run.progress = progress;
+    run.run(full, static_cast<std::size_t>(spec.replications), result.base_seed);
   }
+  if (progress) progress(1.0);
+  for (std::size_t c : full) result.configs.push_back(run.result(c));
+  result.simulations = run.simulations();
+  finish_sweep(result);
+  return result;
+}
+
+void finish_sweep(SweepResult& result) {
+  result.recommended.reset();
   for (std::size_t c = 0; c < result.configs.size(); ++c) {
     const ConfigResult& cr = result.configs[c];
     if (!cr.meets) continue;
@@ -225,7 +565,51 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
         (cr.cost.mean == best.cost.mean && cr.quantile_makespan_s < best.quantile_makespan_s))
       result.recommended = c;
   }
-  return result;
+  std::vector<CostTime> pts;
+  for (const ConfigResult& c : result.configs) pts.push_back({c.cost.mean, c.quantile_makespan_s});
+  result.pareto = pareto_front(pts);
+
+  result.nearest.reset();
+  if (!result.deadline_s || result.recommended || result.configs.empty()) return;
+  std::size_t n = 0;
+  for (std::size_t c = 1; c < result.configs.size(); ++c) {
+    const ConfigResult& a = result.configs[c];
+    const ConfigResult& m = result.configs[n];
+    if (std::tie(a.runs_with_failed_tasks, a.quantile_makespan_s, a.cost.mean) <
+        std::tie(m.runs_with_failed_tasks, m.quantile_makespan_s, m.cost.mean))
+      n = c;
+  }
+  Nearest near;
+  near.config = n;
+  near.over_deadline_s = result.configs[n].quantile_makespan_s - *result.deadline_s;
+  const std::vector<std::string>& at = result.configs[n].values;
+  for (std::size_t d = 0; d < result.dimensions.size(); ++d) {
+    Nearest::Field f;
+    f.path = result.dimensions[d].path;
+    for (const std::string& v : result.dimensions[d].values) {
+      std::vector<std::string> want = at;
+      want[d] = v;
+      for (const ConfigResult& c : result.configs)
+        if (c.values == want) {
+          f.values.push_back(v);
+          f.quantile_makespan_s.push_back(c.quantile_makespan_s);
+          break;
+        }
+    }
+    const std::vector<double>& q = f.quantile_makespan_s;
+    bool up = true, down = true;
+    for (std::size_t i = 1; i < q.size(); ++i) {
+      up = up && q[i] >= q[i - 1];
+      down = down && q[i] <= q[i - 1];
+    }
+    f.trend = q.size() < 2 ? "one value"
+              : up && down ? "flat"
+              : down       ? "falls"
+              : up         ? "rises"
+                           : "lowest inside";
+    near.fields.push_back(std::move(f));
+  }
+  result.nearest = std::move(near);
 }
 
 SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
@@ -237,7 +621,21 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   out << "sweep of " << r.scenario << ": " << r.configs.size() << " configuration"
       << (r.configs.size() == 1 ? "" : "s") << " x " << r.replications << " replication"
       << (r.replications == 1 ? "" : "s") << " (seeds " << r.base_seed << ".."
-      << r.base_seed + r.replications - 1 << ", the same for every configuration)\n\n";
+      << r.base_seed + r.replications - 1 << ", the same for every configuration)\n";
+  if (r.shard)
+    out << "slice " << r.shard->index << "/" << r.shard->count << " of " << r.configurations_in_space
+        << " configurations (configurations " << r.shard->index << ", " << r.shard->index + r.shard->count
+        << ", ...; `shardflow merge` combines the slices)\n";
+  if (r.search == Search::automatic) {
+    const double grid = static_cast<double>(r.configurations_in_space) * r.replications;
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%",
+                  grid > 0 ? 100.0 * static_cast<double>(r.simulations) / grid : 0.0);
+    out << "auto search: " << r.simulations << " simulations, " << share << " of the grid's "
+        << static_cast<std::uint64_t>(grid) << "; the table shows the " << r.configs.size() << " of "
+        << r.configurations_in_space << " configurations run with every replication\n";
+  }
+  out << "\n";
   std::vector<std::string> head;
   for (const Dimension& d : r.dimensions) head.push_back(d.path);
   char q[32];
@@ -294,6 +692,52 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
           << " s) without failed tasks\n";
     }
   }
+  if (r.nearest) {
+    const Nearest& n = *r.nearest;
+    const ConfigResult& cr = r.configs[n.config];
+    out << "nearest: " << assignment_text(r.dimensions, cr.values) << "; " << q << " makespan "
+        << num(cr.quantile_makespan_s, 1) << " s, "
+        << (n.over_deadline_s > 0 ? num(n.over_deadline_s, 1) + " s over the deadline"
+                                  : std::string("within the deadline"))
+        << (cr.runs_with_failed_tasks > 0 ? ", tasks failed in " + std::to_string(cr.runs_with_failed_tasks) +
+                                                " of " + std::to_string(r.replications) + " runs"
+                                          : std::string())
+        << "; mean cost " << num(cr.cost.mean, 2) << "\n";
+    out << "what it would take, one field at a time (the others held at the nearest's values):\n";
+    for (const Nearest::Field& f : n.fields) {
+      const auto at = [&](std::size_t i) {
+        return num(f.quantile_makespan_s[i], 1) + " s at " + f.values[i];
+      };
+      out << "  " << f.path << ": none in the range; ";
+      const std::size_t last = f.values.size() - 1;
+      if (f.trend == "one value")
+        out << "only " << f.values[0] << " was run\n";
+      else if (f.trend == "flat")
+        out << "no effect on the " << q << " makespan (" << at(0) << " and " << f.values[last] << ")\n";
+      else if (f.trend == "falls")
+        out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
+            << "): try beyond " << f.values[last] << "\n";
+      else if (f.trend == "rises")
+        out << "the " << q << " makespan rises along the values (" << at(0) << ", " << at(last)
+            << "): try before " << f.values[0] << "\n";
+      else {
+        const std::size_t best = static_cast<std::size_t>(
+            std::min_element(f.quantile_makespan_s.begin(), f.quantile_makespan_s.end()) -
+            f.quantile_makespan_s.begin());
+        out << "the " << q << " makespan is lowest inside the range (" << at(best)
+            << "): this field alone will not do it\n";
+      }
+    }
+  }
+  if (!r.pareto.empty()) {
+    out << "\nPareto front of mean cost against " << q << " makespan (" << r.pareto.size() << " of "
+        << r.configs.size() << " configuration" << (r.configs.size() == 1 ? "" : "s")
+        << ": none is both cheaper and faster):\n";
+    for (std::size_t i : r.pareto)
+      out << "  " << assignment_text(r.dimensions, r.configs[i].values) << ": cost "
+          << num(r.configs[i].cost.mean, 2) << ", " << q << " " << num(r.configs[i].quantile_makespan_s, 1)
+          << " s\n";
+  }
 }
 
 namespace {
@@ -310,6 +754,11 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
   j["base_seed"] = r.base_seed;
   j["quantile"] = r.quantile;
   if (r.deadline_s) j["deadline_s"] = *r.deadline_s;
+  j["inputs_hash"] = r.inputs_hash;
+  j["search"] = r.search == Search::automatic ? "auto" : "grid";
+  j["configurations_in_space"] = r.configurations_in_space;
+  j["simulations"] = r.simulations;
+  if (r.shard) j["shard"] = {{"index", r.shard->index}, {"count", r.shard->count}};
   auto& dims = j["dimensions"] = nlohmann::ordered_json::array();
   for (const Dimension& d : r.dimensions) dims.push_back({{"path", d.path}, {"values", d.values}});
   auto& configs = j["configurations"] = nlohmann::ordered_json::array();
@@ -327,6 +776,20 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
     configs.push_back(std::move(cj));
   }
   j["recommended"] = r.recommended ? nlohmann::ordered_json(*r.recommended) : nlohmann::ordered_json(nullptr);
+  j["pareto_front"] = r.pareto;
+  if (r.nearest) {
+    nlohmann::ordered_json n;
+    n["configuration"] = r.nearest->config;
+    n["over_deadline_s"] = r.nearest->over_deadline_s;
+    auto& fields = n["fields"] = nlohmann::ordered_json::array();
+    for (const Nearest::Field& f : r.nearest->fields)
+      fields.push_back({{"path", f.path},
+                        {"meets_at", nullptr},
+                        {"values", f.values},
+                        {"quantile_makespan_s", f.quantile_makespan_s},
+                        {"trend", f.trend}});
+    j["nearest"] = std::move(n);
+  }
   out << j.dump(2) << "\n";
 }
 
@@ -340,7 +803,10 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
   for (const Dimension& d : r.dimensions) out << csv_text(d.path) << ',';
   out << "makespan_mean_s,makespan_stddev_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_"
          "p95_s,"
-         "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,meets,recommended\n";
+         "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,meets,recommended,"
+         "pareto\n";
+  std::vector<bool> on_front(r.configs.size(), false);
+  for (std::size_t i : r.pareto) on_front[i] = true;
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
     const ConfigResult& cr = r.configs[c];
     for (const std::string& v : cr.values) out << csv_text(v) << ',';
@@ -349,7 +815,7 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
         << cr.quantile_makespan_s << ',' << cr.cost.mean << ',' << cr.cost.p95 << ','
         << cr.runs_with_failed_tasks << ',' << (r.deadline_s ? std::to_string(cr.p_meets_deadline) : "")
         << ',' << (r.deadline_s ? (cr.meets ? "true" : "false") : "") << ','
-        << (r.recommended == c ? "true" : "false") << '\n';
+        << (r.recommended == c ? "true" : "false") << ',' << (on_front[c] ? "true" : "false") << '\n';
   }
 }
 

@@ -1,4 +1,5 @@
 // read_sweep_json: the inverse of write_sweep_json (planner/sweep.cpp), for `shardflow report DIR`.
+#include <algorithm>
 #include <istream>
 #include <iterator>
 #include <string>
@@ -42,6 +43,14 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
     r.base_seed = j.at("base_seed").get<std::uint64_t>();
     r.quantile = j.at("quantile").get<double>();
     if (j.contains("deadline_s")) r.deadline_s = j.at("deadline_s").get<double>();
+    // Written since the Pareto front and the slices (older files have none of these).
+    r.inputs_hash = j.value("inputs_hash", std::string());
+    if (j.value("search", std::string("grid")) == "auto") r.search = Search::automatic;
+    if (j.contains("shard")) {
+      r.shard = Shard{j.at("shard").at("index").get<int>(), j.at("shard").at("count").get<int>()};
+      if (r.shard->count < 1 || r.shard->index < 0 || r.shard->index >= r.shard->count)
+        throw InputError({file, 0, 0}, "shard", "index must be from 0 to count - 1");
+    }
     for (const json& d : j.at("dimensions"))
       r.dimensions.push_back(
           {d.at("path").get<std::string>(), d.at("values").get<std::vector<std::string>>()});
@@ -56,6 +65,15 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
       cr.meets = c.value("meets", false);
       r.configs.push_back(std::move(cr));
     }
+    r.configurations_in_space = j.value("configurations_in_space", r.configs.size());
+    r.simulations = j.value("simulations", static_cast<std::uint64_t>(r.configs.size()) *
+                                               static_cast<std::uint64_t>(std::max(0, r.replications)));
+    for (const ConfigResult& c : r.configs)
+      if (c.values.size() != r.dimensions.size())
+        throw InputError({file, 0, 0}, "configurations",
+                         "a configuration's values do not match the dimensions");
+    finish_sweep(r);  // the Pareto front and the nearest configuration follow from the configurations
+    r.recommended.reset();
     if (const json& rec = j.at("recommended"); !rec.is_null()) {
       r.recommended = rec.get<std::size_t>();
       if (*r.recommended >= r.configs.size())

@@ -8,24 +8,6 @@
 
 namespace shardflow::report {
 
-std::vector<std::size_t> pareto_front(std::span<const CostTime> p) {
-  std::vector<std::size_t> order(p.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return p[a].cost != p[b].cost ? p[a].cost < p[b].cost : p[a].time < p[b].time;
-  });
-  // By cost, then time: a point is on the front unless an earlier one is as fast (and so as cheap and
-  // as fast, or cheaper and as fast): it must be strictly faster than every cheaper-or-equal point seen,
-  // or equal to the last point kept.
-  std::vector<std::size_t> front;
-  for (std::size_t i : order) {
-    if (front.empty() || p[i].time < p[front.back()].time ||
-        (p[i].time == p[front.back()].time && p[i].cost == p[front.back()].cost))
-      front.push_back(i);
-  }
-  return front;
-}
-
 void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const ReportOptions& o) {
   using namespace detail;
   const std::string q = "p" + num(r.quantile, r.quantile == static_cast<int>(r.quantile) ? 0 : 1);

@@ -84,7 +84,8 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
     CHECK(r.status == 2);
     CHECK(r.err ==
-          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, sweep, "
+          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, "
+          "sweep, merge, "
           "calibrate, report and k8s (shardflow --help)\n");
   }
   SECTION("an --out that cannot be a directory, found before simulating") {
@@ -185,6 +186,90 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline soon");
   CHECK(bad.status == 2);
   CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
+}
+
+TEST_CASE("cli: sweep --shard slices merge into the one-machine sweep, byte for byte", "[cli]") {
+  const fs::path dir = scratch("sweep-shards");
+  const std::string sweep =
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'pipeline.steps[sleep].duration={base: 10s, noise: {lognormal_sigma: 0.3}},{base: 5s}' -r 4 "
+      "--deadline 60s -q";
+  const Result whole = run(sweep + " --out '" + (dir / "whole").string() + "'");
+  REQUIRE(whole.status == 0);
+  std::string merge = "merge";
+  for (int i : {1, 0, 2}) {
+    const std::string out = (dir / ("s" + std::to_string(i))).string();
+    const Result slice = run(sweep + " --shard " + std::to_string(i) + "/3 --out '" + out + "'");
+    CHECK(slice.err == "");
+    REQUIRE(slice.status == 0);
+    merge += " '" + out + "'";
+  }
+  const Result merged = run(merge + " --out '" + (dir / "merged").string() + "'");
+  CHECK(merged.err == "");
+  REQUIRE(merged.status == 0);
+  CHECK(merged.out.find("merged 3 slices; wrote ") != std::string::npos);
+  CHECK(slurp(dir / "merged" / "sweep.json") == slurp(dir / "whole" / "sweep.json"));
+  CHECK(slurp(dir / "merged" / "sweep.csv") == slurp(dir / "whole" / "sweep.csv"));
+  CHECK(slurp(dir / "merged" / "report.html") == slurp(dir / "whole" / "report.html"));
+
+  const Result missing = run("merge '" + (dir / "s0").string() + "' '" + (dir / "s2").string() + "'");
+  CHECK(missing.status == 2);
+  CHECK(missing.err ==
+        (dir / "s0" / "sweep.json").string() + ": shard: slice 1/3 is missing: give every slice\n");
+  const Result other = run(
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'pipeline.steps[sleep].duration={base: 10s, noise: {lognormal_sigma: 0.3}},{base: 5s}' -r 5 "
+      "--deadline 60s -q --shard 1/3 --out '" +
+      (dir / "r5").string() + "'");
+  REQUIRE(other.status == 0);
+  const Result mixed = run("merge '" + (dir / "s0").string() + "' '" + (dir / "r5").string() + "' '" +
+                           (dir / "s2").string() + "'");
+  CHECK(mixed.status == 2);
+  CHECK(mixed.err == (dir / "r5" / "sweep.json").string() + ": replications: is 5 here but 4 in " +
+                         (dir / "s0" / "sweep.json").string() + ": these are not slices of one sweep\n");
+  const Result whole_as_slice = run("merge '" + (dir / "whole").string() + "'");
+  CHECK(whole_as_slice.status == 2);
+  CHECK(whole_as_slice.err ==
+        (dir / "whole" / "sweep.json").string() +
+            ": shard: missing: not a slice (run `shardflow sweep ... --shard I/N` for each "
+            "slice)\n");
+  const Result bad = run(sweep + " --shard 3/3");
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "--shard: expected I/N with 0 <= I < N, as in 2/8, got \"3/3\"\n");
+}
+
+TEST_CASE("cli: sweep --search auto recommends what the grid does, with fewer simulations", "[cli]") {
+  const std::string sweep =
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'cluster.node_pools[default].price_per_hour=1,2' -r 4 --deadline 30s";
+  const fs::path dir = scratch("sweep-auto");
+  const Result grid = run(sweep + " --out '" + (dir / "grid").string() + "'");
+  const Result autos = run(sweep + " --search auto --out '" + (dir / "auto").string() + "'");
+  REQUIRE(grid.status == 0);
+  REQUIRE(autos.status == 0);
+  const auto line = [](const std::string& out) {
+    const auto at = out.find("cheapest configuration");
+    return at == std::string::npos ? out : out.substr(at, out.find('\n', at) - at);
+  };
+  CHECK(line(autos.out) == line(grid.out));
+  CHECK(line(grid.out).find("(30 s): pipeline.steps[sleep].parallel_for.parallelism=10, "
+                            "cluster.node_pools[default].price_per_hour=1;") != std::string::npos);
+  CHECK(autos.out.find("auto search: ") != std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(dir / "auto" / "sweep.json"));
+  CHECK(j["search"] == "auto");
+  CHECK(j["configurations_in_space"] == 8);
+  CHECK(j["simulations"].get<int>() < 32);
+  const Result refused = run(
+      "sweep scenarios/argo-parallelism-limit.yaml --vary 'cluster.node_pools[default].price_per_hour=1,2' "
+      "--deadline 30s --search auto");
+  CHECK(refused.status == 2);
+  CHECK(refused.err ==
+        "--search: auto needs a --vary of a node pool's count or a parallelism (it assumes the makespan does "
+        "not "
+        "grow along them); use --search grid\n");
 }
 
 TEST_CASE("cli: --help teaches the commands", "[cli]") {
@@ -316,4 +401,47 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
     CHECK(m.err ==
           (dir / "metrics.json").string() + ": cannot open it (is this a shardflow output directory?)\n");
   }
+}
+
+TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts it without unrolling",
+          "[cli]") {
+  const fs::path dir = scratch("max-tasks");
+  std::ofstream(dir / "big.yaml") << "name: big\n"
+                                     "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - name: outer\n"
+                                     "      parallel_for: {count: 100000}\n"
+                                     "      steps:\n"
+                                     "        - name: inner\n"
+                                     "          parallel_for: {count: 100000}\n"
+                                     "          resources: {cpu: 1}\n"
+                                     "          duration: {base: 2s}\n"
+                                     "cluster:\n"
+                                     "  node_pools: [{name: a, cpu: 4, memory: 8Gi, count: 1}]\n";
+  const std::string file = (dir / "big.yaml").string();
+  const Result sim = run("simulate -q '" + file + "' --out '" + (dir / "out").string() + "'");
+  CHECK(sim.status == 2);
+  CHECK(sim.err == file +
+                       ":5:29: pipeline.steps[0].parallel_for.count: the pipeline unrolls to 10,000,000,000 "
+                       "tasks (about 1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
+                       "raises it; `explain` counts without unrolling)\n");
+  // 10^10 tasks of 2 s on one core: 2 * 10^10 core-seconds = 5,555,556 h; over 4 cores 1,388,889 h.
+  const Result ex = run("explain '" + file + "'");
+  CHECK(ex.status == 0);
+  CHECK(ex.out.find("pipeline big: 10000000000 tasks (counted, not unrolled: over the --max-tasks limit)") ==
+        0);
+  CHECK(ex.out.find("  outer/inner 10000000000   100000           -         2s     5555556h      1") !=
+        std::string::npos);
+  CHECK(ex.out.find("CPU capacity bound: 1388889h") != std::string::npos);
+  // Under a raised limit the same file is unrolled by explain; a lower one refuses validate too.
+  const Result small =
+      run("explain '" + file + "' --set pipeline.steps[0].parallel_for.count=3 --max-tasks 300000");
+  CHECK(small.status == 0);
+  CHECK(small.out.find("pipeline big: 300000 tasks, ") == 0);
+  const Result v =
+      run("validate '" + file + "' --set pipeline.steps[0].parallel_for.count=3 --max-tasks 299999");
+  CHECK(v.status == 2);
+  CHECK(v.err.find(
+            ":8:33: pipeline.steps[0].steps[0].parallel_for.count: the pipeline unrolls to 300,000 tasks") !=
+        std::string::npos);
 }

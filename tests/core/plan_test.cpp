@@ -185,3 +185,46 @@ TEST_CASE("PlanSummary: the CPU capacity bound spreads core-seconds over every c
   CHECK(cpu_capacity_bound_s(s, c) == 36.0 / 12.0);
   CHECK(cpu_capacity_bound_s(s, Cluster{}) == 0);
 }
+
+TEST_CASE("Plan::count_tasks equals the unrolled task count, and saturates", "[core][plan]") {
+  // Seed shape: 100 + 1 + 3.
+  CHECK(Plan::count_tasks(seed_shape()) == 104);
+  CHECK(Plan::count_tasks(seed_shape()) == Plan::unroll(seed_shape()).task_count());
+  // Nested: a 7-iteration group around a 5-wide loop and a plain step, then a fan-in: 7 * (5 + 1) + 1.
+  Step g = with_loop(group("g", {with_loop(component("leaf", 1), 5, 2), component("post", 1, {0})}), 7, 3);
+  const Pipeline nested = pipeline({g, component("merge", 1, {0})});
+  CHECK(Plan::count_tasks(nested) == 43);
+  CHECK(Plan::count_tasks(nested) == Plan::unroll(nested).task_count());
+  // 4,000,000,000^3 does not fit in 64 bits: the count saturates rather than wrapping to a small number.
+  const std::uint32_t w = 4'000'000'000u;
+  const Pipeline huge =
+      pipeline({with_loop(group("a", {with_loop(group("b", {with_loop(component("c", 1), w)}), w)}), w)});
+  CHECK(Plan::count_tasks(huge) == std::numeric_limits<std::uint64_t>::max());
+}
+
+TEST_CASE("PlanSummary: summarize_pipeline agrees with the unrolled summary without unrolling",
+          "[core][plan]") {
+  Step s = with_loop(component("preprocess", 30), 4);
+  s.component.duration.per_gib = Duration::from_s(45);
+  s.component.input.per_item = {kGiB, 2 * kGiB, 10 * kGiB, 0};
+  s.component.resources.cpu = 2000;
+  Step g = with_loop(group("g", {with_loop(component("leaf", 3), 5, 2), component("post", 2, {0})}), 7, 3);
+  const Pipeline pl = pipeline({s, g, component("merge", 10, {0, 1})});
+  const PlanSummary full = summarize(Plan::unroll(pl), pl);
+  const PlanSummary counted = summarize_pipeline(pl);
+  CHECK_FALSE(counted.unrolled);
+  CHECK(counted.tasks == full.tasks);  // 4 + 7 * (5 + 1) + 1 = 47
+  CHECK(counted.tasks == 47);
+  REQUIRE(counted.steps.size() == full.steps.size());
+  for (std::size_t i = 0; i < full.steps.size(); ++i) {
+    CHECK(counted.steps[i].path == full.steps[i].path);
+    CHECK(counted.steps[i].instances == full.steps[i].instances);
+    CHECK(counted.steps[i].loop_count == full.steps[i].loop_count);
+    CHECK(counted.steps[i].parallelism == full.steps[i].parallelism);
+    CHECK(counted.steps[i].work_s == Approx(full.steps[i].work_s));
+  }
+  // (75 + 120 + 480 + 30) * 2 cores for preprocess, then 7 * (5 * 3 + 2) + 10 seconds of one core.
+  CHECK(counted.total_work_s == Approx(705 + 7 * 17 + 10));
+  CHECK(counted.total_cpu_core_s == Approx(full.total_cpu_core_s));
+  CHECK(counted.total_cpu_core_s == Approx(705 * 2 + 7 * 17 + 10));
+}

@@ -851,3 +851,42 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
                      0) == 0);
   }
 }
+
+TEST_CASE("ScenarioLoader: a pipeline over the task limit is refused at its widest loop, before unrolling",
+          "[core]") {
+  // 100,000 x 100,000 = 10^10 tasks, at 205 bytes each about 1909 GiB: refused at the wider loop (the
+  // inner one), not with std::bad_alloc.
+  const std::string nested = with_steps(
+      "    - name: outer\n"
+      "      parallel_for: {count: 1000}\n"
+      "      steps:\n"
+      "        - name: inner\n"
+      "          parallel_for: {count: 10000000}\n"
+      "          resources: {cpu: 1}\n");
+  CHECK(error_of(nested) ==
+        "bad.yaml:11:33: pipeline.steps[0].steps[0].parallel_for.count: the pipeline unrolls to "
+        "10,000,000,000 tasks (about 1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
+        "raises it; `explain` counts without unrolling)");
+  // 4,000,000,000 items in one loop.
+  CHECK(error_of(with_steps("    - {name: a, parallel_for: {count: 4000000000}, resources: {cpu: 1}}\n")) ==
+        "bad.yaml:7:39: pipeline.steps[0].parallel_for.count: the pipeline unrolls to 4,000,000,000 tasks "
+        "(about 764 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks raises it; `explain` "
+        "counts without unrolling)");
+  // The limit is LoadOptions::max_tasks: 10 + 1 tasks pass a limit of 11 and fail one of 10.
+  const std::string small = with_steps(
+      "    - {name: a, parallel_for: {items: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}, resources: {cpu: 1}}\n"
+      "    - {name: b, after: [a], resources: {cpu: 1}}\n");
+  LoadOptions o;
+  o.max_tasks = 11;
+  CHECK(load_scenario_text(small, "s.yaml", o).pipeline.steps.size() == 2);
+  o.max_tasks = 10;
+  try {
+    (void)load_scenario_text(small, "s.yaml", o);
+    FAIL("loaded over the limit");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "s.yaml:7:39: pipeline.steps[0].parallel_for.items: the pipeline unrolls to 11 tasks (about 1 MiB "
+          "of memory to simulate); the limit is 10 (--max-tasks raises it; `explain` counts without "
+          "unrolling)");
+  }
+}

@@ -1,4 +1,7 @@
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -193,4 +196,379 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   spec.dimensions = {parse_dimension(thousand), parse_dimension(thousand), parse_dimension(thousand)};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--vary: the combinations of the values times 1 replications make more than 10,000,000 runs");
+}
+
+namespace {
+
+// Four 10 s tasks that each fill a 16-core node (one per node at a time), then a 10 s step on one core;
+// nodes billed 3.6 an hour (0.001 a second) each, for the whole run. With n nodes and parallelism p,
+// min(n, p) tasks run at once: rounds = ceil(4 / min(n, p)), makespan = 10 * rounds + 10 s, and
+// cost = n * makespan * 0.001.
+const std::string kFanout =
+    "name: fanout\n"
+    "seed: 3\n"
+    "overheads: none\n"
+    "pipeline:\n"
+    "  steps:\n"
+    "    - name: w\n"
+    "      parallel_for: {count: 4}\n"
+    "      duration: {base: 10s}\n"
+    "      resources: {cpu: 16}\n"
+    "    - name: merge\n"
+    "      after: [w]\n"
+    "      duration: {base: 10s}\n"
+    "cluster:\n"
+    "  node_pools:\n"
+    "    - {name: n, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 3.6}\n";
+
+std::string table(const SweepResult& r) {
+  std::ostringstream out;
+  print_sweep(out, r);
+  return out.str();
+}
+
+std::string csv(const SweepResult& r) {
+  std::ostringstream out;
+  write_sweep_csv(out, r);
+  return out.str();
+}
+
+std::string tail_from(const std::string& text, const std::string& start) {
+  const auto at = text.find(start);
+  return at == std::string::npos ? "(\"" + start + "\" not found in:\n" + text + ")" : text.substr(at);
+}
+
+}  // namespace
+
+TEST_CASE("Sweep: the Pareto front of cost against the quantile makespan, printed and in sweep.json",
+          "[planner]") {
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,3,4")};
+  spec.replications = 2;
+  spec.deadline_s = 25;
+  const SweepResult r = run_sweep_text(kFanout, "fanout.yaml", spec);
+  // n = 1: 4 rounds, 50 s, 0.05; n = 2: 2 rounds, 30 s, 0.06; n = 3: 2 rounds, 30 s, 0.09;
+  // n = 4: 1 round, 20 s, 0.08. By cost: 0.05 (50 s), 0.06 (30 s, faster), 0.08 (20 s, faster),
+  // 0.09 (30 s, beaten by 0.06 at 30 s): the front is n = 1, 2, 4.
+  const double makespans[] = {50, 30, 30, 20};
+  for (std::size_t c = 0; c < 4; ++c) {
+    INFO("configuration " << c);
+    CHECK(r.configs[c].quantile_makespan_s ==
+          Approx(makespans[c]).epsilon(1e-12));  // ns * 1e-9: 30.000000000000004
+    CHECK(r.configs[c].cost.mean == Approx(static_cast<double>(c + 1) * makespans[c] * 0.001).epsilon(1e-12));
+  }
+  CHECK(r.pareto == std::vector<std::size_t>{0, 1, 3});
+  REQUIRE(r.recommended);
+  CHECK(*r.recommended == 3);  // only 20 s is within 25 s
+  CHECK_FALSE(r.nearest);
+  CHECK(tail_from(table(r), "\nPareto front") ==
+        "\nPareto front of mean cost against p95 makespan (3 of 4 configurations: none is both cheaper and "
+        "faster):\n"
+        "  cluster.node_pools[n].count=1: cost 0.05, p95 50.0 s\n"
+        "  cluster.node_pools[n].count=2: cost 0.06, p95 30.0 s\n"
+        "  cluster.node_pools[n].count=4: cost 0.08, p95 20.0 s\n");
+  const std::string j = json(r);
+  CHECK(j.find("\"pareto_front\": [\n    0,\n    1,\n    3\n  ]") != std::string::npos);
+  const std::string c = csv(r);
+  CHECK(c.find(",recommended,pareto\n") != std::string::npos);
+  CHECK(c.find(",false,true\n") != std::string::npos);  // n = 1: on the front, not recommended
+  CHECK(c.substr(c.size() - 11) == ",true,true\n");     // n = 4: both
+}
+
+TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and what it would take",
+          "[planner]") {
+  SECTION("one field") {
+    SweepSpec spec;
+    spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,3,4")};
+    spec.replications = 2;
+    spec.deadline_s = 15;  // the fastest is n = 4 at 20 s
+    const SweepResult r = run_sweep_text(kFanout, "fanout.yaml", spec);
+    CHECK_FALSE(r.recommended);
+    REQUIRE(r.nearest);
+    CHECK(r.nearest->config == 3);
+    CHECK(r.nearest->over_deadline_s == 5);
+    REQUIRE(r.nearest->fields.size() == 1);
+    CHECK(r.nearest->fields[0].trend == "falls");  // 50, 30, 30, 20: never up
+    CHECK(tail_from(table(r), "no configuration") ==
+          "no configuration has its p95 makespan within the deadline (15 s) without failed tasks\n"
+          "nearest: cluster.node_pools[n].count=4; p95 makespan 20.0 s, 5.0 s over the deadline; mean cost "
+          "0.08\n"
+          "what it would take, one field at a time (the others held at the nearest's values):\n"
+          "  cluster.node_pools[n].count: none in the range; the p95 makespan falls along the values (50.0 s "
+          "at "
+          "1, 20.0 s at 4): try beyond 4\n"
+          "\n"
+          "Pareto front of mean cost against p95 makespan (3 of 4 configurations: none is both cheaper and "
+          "faster):\n"
+          "  cluster.node_pools[n].count=1: cost 0.05, p95 50.0 s\n"
+          "  cluster.node_pools[n].count=2: cost 0.06, p95 30.0 s\n"
+          "  cluster.node_pools[n].count=4: cost 0.08, p95 20.0 s\n");
+    const std::string j = json(r);
+    CHECK(
+        j.find("\"nearest\": {\n    \"configuration\": 3,\n    \"over_deadline_s\": 5.0,\n    \"fields\": [\n"
+               "      {\n        \"path\": \"cluster.node_pools[n].count\",\n        \"meets_at\": null,") !=
+        std::string::npos);
+    std::istringstream in(j);
+    CHECK(json(read_sweep_json(in, "sweep.json")) == j);
+  }
+  SECTION("two fields: flat, falling, and the tie broken by cost") {
+    SweepSpec spec;
+    // kLimited: ten 10 s tasks, parallelism p on n nodes: makespan 100 / p s whatever n; cost n * m * 0.001.
+    spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2"),
+                       parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,2,5,10")};
+    spec.replications = 3;
+    spec.deadline_s = 5;
+    const SweepResult r = run_sweep_text(kLimited, "limited.yaml", spec);
+    REQUIRE(r.nearest);
+    CHECK(r.nearest->config == 3);  // 10 s at n = 1 and n = 2: n = 1 is cheaper (0.01 against 0.02)
+    CHECK(
+        tail_from(table(r), "nearest:") ==
+        "nearest: cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10; p95 makespan "
+        "10.0 s, 5.0 s over the deadline; mean cost 0.01\n"
+        "what it would take, one field at a time (the others held at the nearest's values):\n"
+        "  cluster.node_pools[n].count: none in the range; no effect on the p95 makespan (10.0 s at 1 and "
+        "2)\n"
+        "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan falls along the "
+        "values (100.0 s at 1, 10.0 s at 10): try beyond 10\n"
+        "\n"
+        "Pareto front of mean cost against p95 makespan (1 of 8 configurations: none is both cheaper and "
+        "faster):\n"
+        "  cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10: cost 0.01, p95 10.0 "
+        "s\n");
+  }
+  SECTION("values given high to low, and a field with its best inside the range") {
+    SweepSpec spec;
+    spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=10,5,1"),
+                       parse_dimension("pipeline.steps[w].parallel_for.count=20,10,30")};
+    spec.replications = 1;
+    spec.deadline_s = 5;
+    const SweepResult r = run_sweep_text(kLimited, "limited.yaml", spec);
+    REQUIRE(r.nearest);
+    // Parallelism 10 and 10 items: 10 s, the least; 20 items: 20 s, 30 items: 30 s.
+    CHECK(r.nearest->config == 1);
+    CHECK(tail_from(table(r), "  pipeline.steps[w].parallel_for.parallelism: none") ==
+          "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan rises along the "
+          "values (10.0 s at 10, 100.0 s at 1): try before 10\n"
+          "  pipeline.steps[w].parallel_for.count: none in the range; the p95 makespan is lowest inside the "
+          "range "
+          "(10.0 s at 10): this field alone will not do it\n"
+          "\n"
+          "Pareto front of mean cost against p95 makespan (1 of 9 configurations: none is both cheaper and "
+          "faster):\n"
+          "  pipeline.steps[w].parallel_for.parallelism=10, pipeline.steps[w].parallel_for.count=10: cost "
+          "0.01, "
+          "p95 10.0 s\n");
+  }
+}
+
+TEST_CASE("Sweep: a known optimum, worked out by hand", "[planner]") {
+  // kFanout with n nodes and parallelism p: rounds = ceil(4 / min(n, p)), makespan = 10 * rounds + 10,
+  // cost = n * makespan * 0.001 (p = 0: no limit).
+  //   n\p      1            2            4            0
+  //   1   50 s 0.05    50 s 0.05    50 s 0.05    50 s 0.05
+  //   2   50 s 0.10    30 s 0.06    30 s 0.06    30 s 0.06
+  //   3   50 s 0.15    30 s 0.09    30 s 0.09    30 s 0.09
+  //   4   50 s 0.20    30 s 0.12    20 s 0.08    20 s 0.08
+  // Deadline 35 s: 2 rounds at most, min(n, p) >= 2; the cheapest is 0.06 at n = 2, p = 2, 4 or 0, all
+  // 30 s: the first in order, n = 2, p = 2 (configuration 1 * 4 + 1 = 5). Deadline 25 s: only n = 4,
+  // p = 4 or 0 (0.08): configuration 14. Both searches say so.
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,3,4"),
+                     parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,2,4,0")};
+  spec.replications = 4;
+  for (const Search search : {Search::grid, Search::automatic}) {
+    INFO((search == Search::grid ? "grid" : "auto"));
+    spec.search = search;
+    spec.deadline_s = 35;
+    SweepResult r = run_sweep_text(kFanout, "fanout.yaml", spec);
+    REQUIRE(r.recommended);
+    CHECK(r.configs[*r.recommended].values == std::vector<std::string>{"2", "2"});
+    CHECK(r.configs[*r.recommended].cost.mean == Approx(0.06).epsilon(1e-12));
+    CHECK(r.configs[*r.recommended].quantile_makespan_s == Approx(30).epsilon(1e-12));
+    if (search == Search::grid) CHECK(*r.recommended == 5);
+    spec.deadline_s = 25;
+    r = run_sweep_text(kFanout, "fanout.yaml", spec);
+    REQUIRE(r.recommended);
+    CHECK(r.configs[*r.recommended].values == std::vector<std::string>{"4", "4"});
+    CHECK(r.configs[*r.recommended].cost.mean == Approx(0.08).epsilon(1e-12));
+    if (search == Search::grid) CHECK(*r.recommended == 14);
+  }
+}
+
+TEST_CASE("Sweep: 1 and 2 threads, and 3 slices merged, write the same bytes", "[planner]") {
+  SweepSpec spec;
+  spec.sets = {"pipeline.steps[w].duration={base: 10s, noise: {lognormal_sigma: 0.5}}"};
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2"),
+                     parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,2,5,10")};
+  spec.replications = 6;
+  spec.deadline_s = 40;
+  const auto run_with = [&](int threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                              static_cast<std::size_t>(threads));
+    return run_sweep_text(kLimited, "limited.yaml", spec);
+  };
+  const SweepResult two = run_with(2);
+  const SweepResult one = run_with(1);
+  CHECK(json(one) == json(two));
+  CHECK(csv(one) == csv(two));
+  CHECK(table(one) == table(two));
+  std::vector<SweepResult> slices;
+  std::vector<std::string> files;
+  for (int i : {2, 0, 1}) {  // any order
+    spec.shard = Shard{i, 3};
+    slices.push_back(run_sweep_text(kLimited, "limited.yaml", spec));
+    files.push_back("s" + std::to_string(i) + "/sweep.json");
+    // configurations i, i + 3, ... of 8: 3, 3 and 2
+    CHECK(slices.back().configs.size() == (i < 2 ? 3U : 2U));
+    // through the file, as `shardflow merge` reads them
+    std::istringstream in(json(slices.back()));
+    slices.back() = read_sweep_json(in, files.back());
+  }
+  const SweepResult merged = merge_sweeps(slices, files);
+  CHECK(json(merged) == json(two));
+  CHECK(csv(merged) == csv(two));
+
+  SECTION("what is not the slices of one sweep") {
+    std::vector<SweepResult> bad = slices;
+    bad.pop_back();
+    CHECK(error_of([&] { merge_sweeps(bad, files); }) ==
+          "s2/sweep.json: shard: slice 1/3 is missing: give every slice");
+    bad = slices;
+    bad[2] = slices[1];
+    CHECK(error_of([&] { merge_sweeps(bad, files); }) ==
+          "s1/sweep.json: shard: slice 0/3 again (also in s0/sweep.json)");
+    bad = slices;
+    bad[1].replications = 7;
+    CHECK(error_of([&] { merge_sweeps(bad, files); }) ==
+          "s0/sweep.json: replications: is 7 here but 6 in s2/sweep.json: these are not slices of one sweep");
+    bad = slices;
+    bad[1].base_seed = 9;
+    CHECK(error_of([&] { merge_sweeps(bad, files); }) ==
+          "s0/sweep.json: base_seed: is 9 here but 5 in s2/sweep.json: these are not slices of one sweep");
+    bad = slices;
+    bad[1].dimensions[1].values[0] = "3";
+    CHECK(
+        error_of([&] { merge_sweeps(bad, files); }) ==
+        "s0/sweep.json: dimensions: is \"cluster.node_pools[n].count=1,2 "
+        "pipeline.steps[w].parallel_for.parallelism=3,2,5,10\" here but \"cluster.node_pools[n].count=1,2 "
+        "pipeline.steps[w].parallel_for.parallelism=1,2,5,10\" in s2/sweep.json: these are not slices of one "
+        "sweep");
+    SweepSpec other = spec;
+    other.sets.push_back("cluster.node_pools[n].price_per_hour=7.2");
+    other.shard = Shard{0, 3};
+    bad = slices;
+    bad[1] = run_sweep_text(kLimited, "limited.yaml", other);
+    CHECK(
+        error_of([&] { merge_sweeps(bad, files); })
+            .find(
+                "s0/sweep.json: inputs_hash: is " + bad[1].inputs_hash + " here but " +
+                slices[0].inputs_hash +
+                " (the scenario text, an overlay, a --set, --cluster or --param differ) in s2/sweep.json") ==
+        0);
+    bad = slices;
+    bad[0].shard.reset();
+    CHECK(
+        error_of([&] { merge_sweeps(bad, files); }) ==
+        "s2/sweep.json: shard: missing: not a slice (run `shardflow sweep ... --shard I/N` for each slice)");
+  }
+  SECTION("--shard and --search text") {
+    CHECK(parse_shard("2/8").index == 2);
+    CHECK(parse_shard("2/8").count == 8);
+    for (const char* bad : {"8/8", "-1/2", "1", "a/2", "1/0", "1/2x"})
+      CHECK(error_of([&] { parse_shard(bad); }) ==
+            std::string("--shard: expected I/N with 0 <= I < N, as in 2/8, got \"") + bad + "\"");
+    CHECK(error_of([] { parse_search("smart"); }) == "--search: expected grid or auto, got \"smart\"");
+    spec.shard = Shard{0, 9};
+    CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+          "--shard: 0/9: the sweep has 8 configurations, fewer than 9 slices");
+  }
+}
+
+TEST_CASE("Sweep: --search auto refuses what it cannot assume", "[planner]") {
+  SweepSpec spec;
+  spec.search = Search::automatic;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].price_per_hour=1,2")};
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--search: auto searches for the cheapest configuration that meets a deadline: give --deadline, or use "
+      "--search grid");
+  spec.deadline_s = 30;
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--search: auto needs a --vary of a node pool's count or a parallelism (it assumes the makespan does "
+        "not "
+        "grow along them); use --search grid");
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,two")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--search: auto needs numbers along cluster.node_pools[n].count, got \"two\"; use --search grid");
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,1")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--search: auto needs different values along cluster.node_pools[n].count, got \"1\" twice; use "
+        "--search "
+        "grid");
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2")};
+  spec.shard = Shard{0, 2};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--search: auto decides what to run from what it has run, so it cannot be sliced with --shard; use "
+        "--search grid");
+}
+
+TEST_CASE("Sweep: --search auto recommends what the grid recommends on 50 random scenarios",
+          "[planner][slow]") {
+  std::mt19937_64 rng(20261130);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::uint64_t grid_sims = 0, auto_sims = 0;
+  for (int k = 0; k < 50; ++k) {
+    // A loop of `count` tasks (cpu c of a 16-core node, base b s, lognormal noise), then a merge step.
+    const int count = pick(3, 16), cpu = std::array{4, 8, 16}[static_cast<std::size_t>(pick(0, 2))];
+    const int base = pick(5, 30);
+    const double sigma = std::array{0.0, 0.1, 0.3}[static_cast<std::size_t>(pick(0, 2))];
+    const std::string yaml =
+        "name: random" + std::to_string(k) + "\nseed: " + std::to_string(pick(1, 1000)) +
+        "\noverheads: none\npipeline:\n  steps:\n    - name: w\n      parallel_for: {count: " +
+        std::to_string(count) + "}\n      duration: {base: " + std::to_string(base) +
+        "s, noise: {lognormal_sigma: " + std::to_string(sigma) +
+        "}}\n      resources: {cpu: " + std::to_string(cpu) +
+        "}\n    - name: merge\n      after: [w]\n      duration: {base: " + std::to_string(pick(1, 20)) +
+        "s}\ncluster:\n  node_pools:\n    - {name: n, cpu: 16, memory: 64Gi, count: 1, "
+        "price_per_hour: 3.6}\n";
+    std::string nodes, par;
+    for (int n = 1, step = pick(1, 2); n <= 8; n += step)
+      nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
+    for (int p : {1, 2, 3, 4, 6, 8, 0})
+      if (pick(0, 2) > 0) par += (par.empty() ? "" : ",") + std::to_string(p);
+    if (par.empty()) par = "2";
+    SweepSpec spec;
+    spec.dimensions = {parse_dimension("cluster.node_pools[n].count=" + nodes),
+                       parse_dimension("pipeline.steps[w].parallel_for.parallelism=" + par),
+                       parse_dimension("cluster.node_pools[n].price_per_hour=3.6,2.9")};
+    spec.replications = 8;
+    SweepResult grid = run_sweep_text(yaml, "random.yaml", spec);
+    // A deadline that some configurations meet and some miss: a quantile makespan from the middle.
+    std::vector<double> q;
+    for (const ConfigResult& c : grid.configs) q.push_back(c.quantile_makespan_s);
+    std::sort(q.begin(), q.end());
+    spec.deadline_s = q[static_cast<std::size_t>(pick(0, static_cast<int>(q.size()) - 1))];
+    // The grid with that deadline: the same runs, judged against it.
+    grid.deadline_s = spec.deadline_s;
+    for (ConfigResult& c : grid.configs) {
+      c.meets = c.quantile_makespan_s <= *spec.deadline_s && c.runs_with_failed_tasks == 0;
+    }
+    finish_sweep(grid);
+    spec.search = Search::automatic;
+    const SweepResult automatic = run_sweep_text(yaml, "random.yaml", spec);
+    INFO("scenario " << k << ":\n"
+                     << yaml << "nodes " << nodes << ", parallelism " << par << ", deadline "
+                     << *spec.deadline_s);
+    REQUIRE(grid.recommended);
+    REQUIRE(automatic.recommended);
+    const ConfigResult& g = grid.configs[*grid.recommended];
+    const ConfigResult& a = automatic.configs[*automatic.recommended];
+    CHECK(a.values == g.values);
+    CHECK(a.cost.mean == g.cost.mean);
+    CHECK(a.quantile_makespan_s == g.quantile_makespan_s);
+    grid_sims += grid.simulations;
+    auto_sims += automatic.simulations;
+  }
+  INFO("auto ran " << auto_sims << " of the grid's " << grid_sims << " simulations");
+  CHECK(auto_sims < grid_sims);
 }

@@ -164,6 +164,8 @@ struct Step {
   std::vector<std::string> after;  // names of sibling steps this one waits for
   std::vector<StepIndex> deps;     // the same, resolved to indices among the siblings
   std::optional<Loop> loop;
+  SourceLocation loop_where;      // of the loop's count: or items: value, for errors about its size
+  std::string loop_field;         // that value's field, e.g. pipeline.steps[0].parallel_for.count
   std::vector<Step> steps;        // non-empty: a group (sub-DAG); empty: a component
   std::uint32_t parallelism = 0;  // groups only: at most this many direct children at once
   Component component;            // components only

@@ -64,6 +64,9 @@ class Plan {
  public:
   /// Unrolls a validated pipeline. Throws InputError if it would exceed 2^32 - 2 nodes or edges.
   static Plan unroll(const Pipeline& pipeline);
+  /// The task instances unroll would make (loops multiplied out; joins are not tasks), without making
+  /// them: O(steps). Saturates at 2^64 - 1.
+  static std::uint64_t count_tasks(const Pipeline& pipeline);
 
   [[nodiscard]] std::uint32_t size() const { return static_cast<std::uint32_t>(step_.size()); }
   [[nodiscard]] std::uint64_t task_count() const { return task_count_; }

@@ -36,6 +36,9 @@ struct PlanSummary {
   double total_cpu_core_s = 0;             // sum of mean duration x requested cores
   std::vector<std::string> critical_path;  // task names along it
   std::vector<StepSummary> steps;
+  /// false: made from the pipeline alone (summarize_pipeline); joins, edges, fan widths and the critical
+  /// path are then unknown (0 and empty), and the printers say so.
+  bool unrolled = true;
 };
 
 /// Mean duration of one task on a speed-1 node, without overheads.
@@ -43,6 +46,11 @@ double mean_task_seconds(const Plan& plan, TaskId t);
 
 /// Summarizes a plan. Loop parallelism limits are taken from the pipeline (the plan keeps only limiters).
 PlanSummary summarize(const Plan& plan, const Pipeline& pipeline);
+
+/// What can be known without unrolling, in O(steps + listed items): the task count, and per step its
+/// instances, loop, limit, resources, mean duration and work (so total work and core-hours too). For a
+/// pipeline too large to unroll (LoadOptions::max_tasks).
+PlanSummary summarize_pipeline(const Pipeline& pipeline);
 
 /// A second lower bound on the makespan: the requested core-seconds divided by the cluster's cores (every
 /// pool at its largest size, times its speed). 0 for a cluster without CPUs.

@@ -80,6 +80,10 @@ struct LoadOptions {
   /// YAML file whose `cluster` (and `overheads`) are used.
   std::vector<std::string> params;
   std::function<void(const std::string&)> warn;
+  /// A pipeline that unrolls to more task instances than this is an InputError at its widest loop
+  /// (shardflow --max-tasks); the count is known before unrolling (Plan::count_tasks).
+  std::uint64_t max_tasks = kDefaultMaxTasks;
+  static constexpr std::uint64_t kDefaultMaxTasks = 50'000'000;
 };
 
 Scenario load_scenario_file(const std::string& path, const LoadOptions& options);

@@ -36,6 +36,21 @@ struct Dimension {
 /// Throws InputError naming the `--vary` text on a bad one.
 Dimension parse_dimension(const std::string& text);
 
+/// A slice of a sweep's configurations: `--shard I/N` runs configurations I, I+N, I+2N, ... (in the
+/// order of every combination, the last dimension fastest), so slices are deterministic and balanced.
+struct Shard {
+  int index = 0;
+  int count = 1;
+};
+/// "I/N" -> a Shard; throws InputError naming `--shard` on a bad one.
+Shard parse_shard(const std::string& text);
+
+/// How the configurations are searched: `grid` runs every one with every replication; `auto` assumes
+/// monotonicity along node counts and parallelism and runs fewer (see run_sweep and docs/planner.md).
+enum class Search { grid, automatic };
+/// "grid" or "auto"; throws InputError naming `--search`.
+Search parse_search(const std::string& text);
+
 struct SweepSpec {
   std::vector<Dimension> dimensions;   // configurations: every combination, the last dimension fastest
   std::vector<ScenarioFile> overlays;  // merged over the scenario of every configuration first (in order)
@@ -45,7 +60,9 @@ struct SweepSpec {
   int replications = 10;
   std::optional<std::uint64_t> base_seed;  // default: the scenario's seed
   std::optional<double> deadline_s;
-  double quantile = 95;  // the makespan percentile that must meet the deadline
+  double quantile = 95;        // the makespan percentile that must meet the deadline
+  std::optional<Shard> shard;  // run only this slice of the configurations
+  Search search = Search::grid;
 };
 
 /// Sample statistics of one quantity over the replications.
@@ -71,8 +88,30 @@ struct ConfigResult {
   bool meets = false;              // quantile <= deadline and no failed tasks in any run
 };
 
+/// When no configuration meets the deadline: the nearest one and what it would take.
+/// The nearest is the configuration with the fewest replications with failed tasks, then the lowest
+/// quantile makespan (the least over the deadline), then the lowest mean cost, then the first in order.
+struct Nearest {
+  std::size_t config = 0;
+  double over_deadline_s =
+      0;  // its quantile makespan minus the deadline (<= 0 when only failures kept it out)
+  /// Along each varied field, the others held at the nearest's values: the smallest change that the
+  /// sweep saw meet the deadline ("none in the range" when nothing met, which is always the case here),
+  /// and how the quantile makespan moves along the field's values, which says which way to extend it.
+  struct Field {
+    std::string path;
+    std::vector<std::string> values;  // the field's values the sweep ran on this line, in --vary order
+    std::vector<double> quantile_makespan_s;  // the quantile makespan at each
+    std::string trend;                        // "falls", "rises", "flat", "lowest inside", "one value"
+  };
+  std::vector<Field> fields;
+};
+
 struct SweepResult {
   std::string scenario;
+  /// FNV-1a (64 bits, hex) of the scenario text, the overlays' texts, the --set overrides, the cluster
+  /// preset and the pipeline parameters: slices of one sweep must have the same.
+  std::string inputs_hash;
   std::vector<Dimension> dimensions;
   int replications = 0;
   std::uint64_t base_seed = 0;
@@ -82,7 +121,23 @@ struct SweepResult {
   /// The cheapest (by mean cost, then quantile makespan, then order) configuration that meets the
   /// deadline; none without a deadline or when no configuration meets it.
   std::optional<std::size_t> recommended;
+  /// The Pareto front of mean cost against the quantile makespan (indices into configs, by cost).
+  std::vector<std::size_t> pareto;
+  /// With a deadline that no configuration meets.
+  std::optional<Nearest> nearest;
+  Search search = Search::grid;
+  std::size_t configurations_in_space = 0;  // every combination (configs holds fewer with --search auto)
+  std::uint64_t simulations = 0;            // runs simulated (grid: configurations x replications)
+  std::optional<Shard> shard;               // a slice (--shard): configs holds its configurations only
 };
+
+/// Sets recommended, pareto and nearest from configs (and the deadline).
+void finish_sweep(SweepResult& r);
+
+/// Combines the slices of one sweep (`shardflow merge`): the result is what the whole sweep on one
+/// machine gives, byte for byte once written. `files` names each slice in errors (InputError when they
+/// are not the N different slices of one sweep).
+SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vector<std::string>& files);
 
 /// Runs the sweep on the scenario file. `progress` (optional) is called with the share of runs done.
 /// `backend` makes the backend each worker thread runs with (default: the simulator).

@@ -25,6 +25,7 @@
 
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/trace.hpp>
+#include <shardflow/planner/pareto.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 namespace shardflow::report {
@@ -58,13 +59,8 @@ void write_prediction_report(std::ostream& out, const RunData& predicted, const 
 /// A duration for people, rounded to what matters at its size: "1h15m", "4m3s", "2.5s", "350ms".
 std::string human_duration(double seconds);
 
-/// A point of a cost (x) against time (y) plane, both to be minimized.
-struct CostTime {
-  double cost = 0;
-  double time = 0;
-};
-/// The indices of the points no other point beats in both cost and time (equal in one and better in the
-/// other counts as beating), ordered by cost, then time, then index. Equal points are all kept.
-std::vector<std::size_t> pareto_front(std::span<const CostTime> points);
+/// The Pareto front is the planner's (one implementation: shardflow/planner/pareto.hpp).
+using planner::CostTime;
+using planner::pareto_front;
 
 }  // namespace shardflow::report

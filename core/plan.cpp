@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <queue>
 #include <string>
@@ -21,6 +22,7 @@ class PlanBuilder {
     plan_.pred_begin_.push_back(0);
     StepIndexMap index;
     register_steps(pipeline.steps, "", index);
+    register_tree_levels(pipeline.steps);
     // Room for every node up front, so that a fan-out of n tasks fills the arrays in place instead of
     // growing them by doubling (a copy of each, and its pages touched twice). Joins are extra nodes, and
     // the usual fan-in has about one edge per node: both are guesses, and past them the arrays grow.
@@ -54,6 +56,7 @@ class PlanBuilder {
         ps.path = path;
         ps.component = s.component;
         ps.has_loop = s.loop.has_value();
+        ps.workers = s.loop ? s.loop->workers : 0;
         ps.loop_count = s.iterations();
         if (items != nullptr) ps.items = *items;
         component_index_.push_back(static_cast<std::uint32_t>(plan_.steps_.size()));
@@ -62,12 +65,74 @@ class PlanBuilder {
     }
   }
 
+  // Tree fan-in: the intermediate levels of every top-level `fan_in` step get PlanSteps after all the
+  // component steps (so that adding a tree does not renumber them), "aggregate.level1" and so on; the
+  // step's own PlanStep becomes the root and reads the last level. A loop of n <= arity items needs no
+  // level: the step stays a flat fan-in, unchanged.
+  void register_tree_levels(const std::vector<Step>& steps) {
+    std::size_t c = 0;
+    for (const Step& s : steps) {
+      const std::size_t own = c;
+      c += count_components(s);
+      if (s.fan_in_arity == 0) continue;
+      const std::uint32_t k = s.fan_in_arity, total = steps[s.fan_in_of].iterations();
+      TreeLevels levels;
+      levels.first_step = static_cast<std::uint32_t>(plan_.steps_.size());
+      PlanStep& root = plan_.steps_[component_index_[own]];
+      const PlanStep base = root;
+      std::uint32_t inputs = total;
+      while (inputs > k) {
+        const std::uint32_t tasks = inputs / k + (inputs % k != 0 ? 1 : 0);
+        PlanStep ps;
+        ps.path = base.path + ".level" + std::to_string(levels.count + 1);
+        ps.component = base.component;
+        ps.component.tree = TreeShare{inputs, k, total};
+        ps.has_loop = true;
+        ps.loop_count = tasks;
+        ps.tree_root = component_index_[own];
+        plan_.steps_.push_back(std::move(ps));
+        ++levels.count;
+        inputs = tasks;
+      }
+      if (levels.count > 0) plan_.steps_[component_index_[own]].component.tree = TreeShare{inputs, k, total};
+      tree_levels_.emplace(&s, levels);
+    }
+  }
+
+  // Adds the tree levels of `s` over the loop tasks [first, first + n): returns the last level's tasks,
+  // which the root reads instead of every loop task.
+  std::vector<TaskId> add_tree_levels(const Step& s, TaskId first, std::uint32_t n, std::uint32_t scope,
+                                      UnitId unit) {
+    std::vector<TaskId> inputs(n), next, preds;
+    std::iota(inputs.begin(), inputs.end(), first);
+    const TreeLevels& levels = tree_levels_.at(&s);
+    const std::uint32_t k = s.fan_in_arity;
+    for (std::uint32_t l = 0; l < levels.count; ++l) {
+      next.clear();
+      for (std::size_t i = 0; i * k < inputs.size(); ++i) {
+        const auto from = inputs.begin() + static_cast<std::ptrdiff_t>(i * k);
+        preds.assign(from,
+                     from + static_cast<std::ptrdiff_t>(std::min<std::size_t>(k, inputs.size() - i * k)));
+        next.push_back(add_node(levels.first_step + l, static_cast<std::uint32_t>(i), scope, unit, preds));
+      }
+      inputs.swap(next);
+    }
+    return inputs;
+  }
+
   // One step instance's exit: the nodes whose completion means the instance completed, and the single
   // node standing for them (itself, or a join made the first time a dependent asks).
   struct Exit {
     std::vector<TaskId> nodes;
     TaskId node = kNone;
     std::string name;
+    TaskId first_task = kNone;  // a component step's tasks are first_task .. first_task + tasks - 1
+    std::uint32_t tasks = 0;
+  };
+
+  struct TreeLevels {
+    std::uint32_t first_step = 0;  // PlanStep index of level 1
+    std::uint32_t count = 0;       // intermediate levels (0: a flat fan-in)
   };
 
   TaskId exit_node(Exit& e) {
@@ -206,10 +271,21 @@ class PlanBuilder {
     for (std::size_t i : sibling_order(steps)) {
       const Step& s = steps[i];
       std::vector<TaskId> preds;
+      const bool tree = s.fan_in_arity != 0 && tree_levels_.at(&s).count > 0;
       if (s.deps.empty()) {
         preds = inherited;
       } else {
-        for (StepIndex d : s.deps) preds.push_back(exit_node(exits[d]));
+        for (StepIndex d : s.deps) {
+          if (tree && d == s.fan_in_of) {
+            const Exit& loop = exits[d];
+            const std::vector<TaskId> last =
+                add_tree_levels(s, loop.first_task, loop.tasks, scope, parent_unit);
+            preds.insert(preds.end(), last.begin(), last.end());
+          } else {
+            preds.push_back(exit_node(exits[d]));
+          }
+        }
+        if (tree) std::sort(preds.begin(), preds.end());
       }
       const UnitId step_unit = group_limiter != kNone ? add_unit(group_limiter, parent_unit) : parent_unit;
       Exit& out = exits[i];
@@ -217,6 +293,10 @@ class PlanBuilder {
       const LimiterId loop_limiter =
           s.loop && s.loop->parallelism > 0 ? add_limiter(s.loop->parallelism) : kNone;
       const std::uint32_t n = s.iterations();
+      if (!s.is_group()) {
+        out.first_task = static_cast<TaskId>(plan_.step_.size());
+        out.tasks = n;
+      }
       for (std::uint32_t it = 0; it < n; ++it) {
         const UnitId unit = loop_limiter != kNone ? add_unit(loop_limiter, step_unit) : step_unit;
         const std::uint32_t item = s.loop ? it : enclosing_item;
@@ -298,6 +378,7 @@ class PlanBuilder {
 
   Plan plan_;
   std::vector<std::uint32_t> component_index_;
+  std::map<const Step*, TreeLevels> tree_levels_;
 };
 
 Plan Plan::unroll(const Pipeline& pipeline) {

@@ -50,7 +50,8 @@ double mean_task_seconds(const Plan& plan, TaskId t) {
   const Component& c = plan.steps()[plan.step_of(t)].component;
   const double bytes =
       c.input.per_item.empty() ? c.input.dist.mean() : static_cast<double>(c.input.per_item[plan.item(t)]);
-  return c.duration.mean_seconds(bytes);
+  const double mean = c.duration.mean_seconds(bytes);
+  return c.tree.total == 0 ? mean : mean * c.tree.share(plan.item(t));  // a tree fan-in task's share
 }
 
 namespace {

@@ -46,16 +46,17 @@ using detail::kMaxSteps;
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 constexpr std::string_view kPipelineKeys[] = {"steps"};
 constexpr std::string_view kComponentKeys[] = {
-    "input",      "output",  "resources", "duration",      "failure",     "retries",      "image",
-    "image_size", "command", "kernel",    "node_selector", "tolerations", "node_affinity"};
+    "input",      "output",  "resources", "duration",      "failure",     "retries",       "image",
+    "image_size", "command", "kernel",    "node_selector", "tolerations", "node_affinity", "fan_in"};
 constexpr std::string_view kStepKeys[] = {
-    "name",       "after",     "parallel_for", "steps",         "parallelism", "input",
-    "output",     "resources", "duration",     "failure",       "retries",     "image",
-    "image_size", "command",   "kernel",       "node_selector", "tolerations", "node_affinity"};
+    "name",      "after",         "parallel_for", "steps",         "parallelism", "input",      "output",
+    "resources", "duration",      "failure",      "retries",       "image",       "image_size", "command",
+    "kernel",    "node_selector", "tolerations",  "node_affinity", "fan_in"};
 constexpr std::string_view kNodeAffinityKeys[] = {"preferred"};
 constexpr std::string_view kPreferredTermKeys[] = {"weight", "match_labels"};
-constexpr std::string_view kLoopKeys[] = {"count", "items", "parallelism"};
-constexpr std::string_view kDataSizeKeys[] = {"size"};
+constexpr std::string_view kLoopKeys[] = {"count", "items", "parallelism", "workers"};
+constexpr std::string_view kDataSizeKeys[] = {"size", "total"};
+constexpr std::string_view kFanInKeys[] = {"arity"};
 constexpr std::string_view kDistributionKeys[] = {"distribution", "value", "median", "sigma",
                                                   "min",          "max",   "mean",   "stddev"};
 constexpr std::string_view kResourceKeys[] = {"cpu", "memory", "gpu"};
@@ -469,7 +470,25 @@ Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::
   if (auto p = m.get("parallelism"))
     loop.parallelism = static_cast<std::uint32_t>(
         get_int(r, *p, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
+  if (auto w = m.get("workers")) {
+    loop.workers = static_cast<std::uint32_t>(
+        get_int(r, *w, m.field("workers"), 1, std::numeric_limits<std::uint32_t>::max()));
+    loop.workers_where = r.at(m.key_node("workers"));
+  }
   return loop;
+}
+
+// `parallel_for.workers` (a work queue) is for a component's loop at the top level of the pipeline.
+void check_workers(const Reader& r, const Node& loop_node, const std::string& loop_field, bool group,
+                   int depth) {
+  if (!loop_node.IsMap() || !loop_node["workers"]) return;
+  const Map m(r, loop_node, loop_field, kLoopKeys);
+  const std::string f = m.field("workers");
+  if (group)
+    r.fail(m.key_node("workers"), f,
+           "a work queue runs a component's items in worker pods; a group's loop cannot have workers");
+  if (depth > 0)
+    r.fail(m.key_node("workers"), f, "workers is supported on top-level steps only (not inside a group)");
 }
 
 Distribution read_distribution(const Reader& r, const Map& m) {
@@ -538,11 +557,39 @@ Distribution read_distribution(const Reader& r, const Map& m) {
   return d;
 }
 
+// Re-sharding: `input: {total: 1TiB}` on a loop gives each of its `count` items total/count bytes, so a
+// --set or --vary of the count keeps the data constant (overrides are applied before this is read).
+DataSize read_total_size(const Reader& r, const Map& m, const std::optional<Loop>& loop) {
+  if (m.has("size"))
+    r.fail(m.key_node("total"), m.field("total"),
+           "give either size (per item) or total (split over the items), not both");
+  const Node total = m.require("total");
+  const std::string f = m.field("total");
+  if (!total.IsScalar()) r.fail(total, f, "expected a size, " + got(total));
+  const ByteCount bytes = get_bytes(r, total, f);
+  if (!loop)
+    r.fail(
+        m.key_node("total"), f,
+        "a total is split over the step's own parallel_for items; this step has no parallel_for (use size)");
+  DataSize out;
+  out.dist.a = static_cast<double>(bytes) / static_cast<double>(loop->count);
+  return out;
+}
+
+// `fan_in: {arity: k}`: the number of inputs each task of the merge tree reads (at least 2).
+std::uint32_t read_fan_in(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kFanInKeys);
+  const Node arity = m.require("arity");
+  return static_cast<std::uint32_t>(
+      get_int(r, arity, m.field("arity"), 2, std::numeric_limits<std::uint32_t>::max()));
+}
+
 // A step's `input` or `output`: the bytes each task reads or writes.
 DataSize read_data_size(const Reader& r, const Node& n, const std::string& field,
                         const std::optional<Loop>& loop) {
   const Map m(r, n, field, kDataSizeKeys);
   DataSize in;
+  if (m.has("total")) return read_total_size(r, m, loop);
   const Node size = m.require("size");
   const std::string f = m.field("size");
   if (size.IsSequence()) {
@@ -769,6 +816,7 @@ class PipelineReader {
       ++i;
     }
     resolve(steps, pending, by_name);
+    resolve_fan_in(steps, pending);
     return steps;
   }
 
@@ -779,9 +827,11 @@ class PipelineReader {
     std::string path;
     std::optional<Node> name_node;  // optional: yaml-cpp's Node::operator= rewrites the node it refers to
     std::vector<Node> after_nodes;
+    std::optional<Node> fan_in_key;  // the `fan_in` key, when the step has one
   };
 
   Step read_step(const Node& n, const std::string& path, int depth, Pending& p) {
+    refuse_unmodelled(n, path);
     const Map m(r_, n, path, kStepKeys);
     Step step;
     step.where = r_.at(n);
@@ -804,7 +854,10 @@ class PipelineReader {
         ++i;
       }
     }
-    if (auto l = m.get("parallel_for")) step.loop = read_loop(r_, items_, *l, m.field("parallel_for"), step);
+    if (auto l = m.get("parallel_for")) {
+      step.loop = read_loop(r_, items_, *l, m.field("parallel_for"), step);
+      check_workers(r_, *l, m.field("parallel_for"), m.has("steps"), depth);
+    }
 
     if (auto group = m.get("steps")) {
       for (auto k : kComponentKeys) {
@@ -827,6 +880,7 @@ class PipelineReader {
     c.resources.cpu = 1000;
     const std::optional<Node> res = m.get("resources");
     if (res) c.resources = read_resources(r_, *res, m.field("resources"), c.resources);
+    if (auto v = m.get("fan_in")) read_step_fan_in(m, *v, depth, step, p);
     if (auto v = m.get("input")) c.input = read_data_size(r_, *v, m.field("input"), step.loop);
     if (auto v = m.get("output")) c.output = read_data_size(r_, *v, m.field("output"), step.loop);
     if (auto v = m.get("duration")) c.duration = read_duration(r_, *v, m.field("duration"));
@@ -853,6 +907,53 @@ class PipelineReader {
     else
       check_fits(r_, cluster_, step, n, path);
     return step;
+  }
+
+  // Strategies of issue #11 that are not modelled yet: a clear error instead of "unknown key".
+  void refuse_unmodelled(const Node& n, const std::string& path) const {
+    if (!n.IsMap()) return;
+    for (const auto& kv : n)
+      if (kv.first.IsScalar() && kv.first.Scalar() == "speculation")
+        r_.fail(
+            kv.first, key_path(path, "speculation"),
+            "speculative execution is not modelled yet (issue #11); remove speculation (docs/strategies.md)");
+  }
+
+  // `fan_in` on a component: its arity, and the checks that need only the step itself.
+  void read_step_fan_in(const Map& m, const Node& v, int depth, Step& step, Pending& p) const {
+    const std::string f = m.field("fan_in");
+    step.fan_in_arity = read_fan_in(r_, v, f);
+    step.fan_in_where = r_.at(m.key_node("fan_in"));
+    p.fan_in_key.emplace(m.key_node("fan_in"));
+    if (step.loop)
+      r_.fail(m.key_node("fan_in"), f,
+              "a step with a parallel_for cannot have fan_in; put fan_in on the step after the loop that "
+              "merges it");
+    if (depth > 0)
+      r_.fail(m.key_node("fan_in"), f, "fan_in is supported on top-level steps only (not inside a group)");
+  }
+
+  // The loop a `fan_in` step merges: exactly one of its `after` steps is a component with a parallel_for.
+  void resolve_fan_in(std::vector<Step>& steps, const std::vector<Pending>& pending) const {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      Step& s = steps[i];
+      if (s.fan_in_arity == 0) continue;
+      const Node& at = *pending[i].fan_in_key;
+      const std::string f = pending[i].path + ".fan_in";
+      std::vector<StepIndex> loops;
+      for (StepIndex d : s.deps)
+        if (steps[d].loop) loops.push_back(d);
+      if (loops.empty())
+        r_.fail(at, f, "needs an `after` step with a parallel_for (the loop whose outputs it merges)");
+      if (loops.size() > 1)
+        r_.fail(at, f,
+                "waits for two loops (" + steps[loops[0]].name + " and " + steps[loops[1]].name +
+                    "); fan_in merges one");
+      if (steps[loops[0]].is_group())
+        r_.fail(at, f,
+                "merges the outputs of a component loop; " + quote(steps[loops[0]].name) + " is a group");
+      s.fan_in_of = loops[0];
+    }
   }
 
   // Resolves `after` names into sibling indices, then rejects cycles, naming one.

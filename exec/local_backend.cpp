@@ -47,6 +47,11 @@ struct StepInfo {
   // so that a task of such a step never reads its (large, cold) Component.
   bool fixed = false;
   double base_ns = 0;
+  // A work queue (`parallel_for.workers`): at most `workers` of its items hold a worker at once (here
+  // a worker costs nothing to start, so this is the whole difference); the others wait in `parked`.
+  std::uint32_t workers = 0;
+  std::uint32_t live = 0;
+  std::deque<TaskId> parked;
 };
 
 // Attempts waiting for CPU and memory, one FIFO per distinct request: when the oldest of a shape does
@@ -110,9 +115,10 @@ class LocalRun {
       info.noop = kernel_is_noop(c.kernel);
       info.upstream = kernel_uses_upstream(c.kernel);
       const DurationModel& m = c.duration;
-      info.fixed =
-          m.lognormal_sigma <= 0 && m.straggler_p <= 0 && c.failure.p <= 0 && m.per_gib == Duration::zero();
+      info.fixed = m.lognormal_sigma <= 0 && m.straggler_p <= 0 && c.failure.p <= 0 &&
+                   m.per_gib == Duration::zero() && c.tree.total == 0;  // a tree task's time is its share
       info.base_ns = static_cast<double>(m.base.ns());
+      info.workers = s.workers;
       info.cpu = c.resources.cpu;
       info.memory = c.resources.memory;
       info.threads = static_cast<int>(std::clamp<MilliCpu>((c.resources.cpu + 999) / 1000, 1, cores_));
@@ -193,6 +199,13 @@ class LocalRun {
   }
 
   void create_attempt(TaskId t) {
+    if (StepInfo& w = steps_[plan_.step_of(t)]; w.workers != 0) {
+      if (w.live >= w.workers) {
+        w.parked.push_back(t);
+        return;
+      }
+      ++w.live;
+    }
     const auto a = static_cast<std::uint32_t>(attempts_.size());
     const std::uint32_t attempt = exec_.next_attempt(t);
     attempts_.push_back(AttemptRecord{.task = t,
@@ -408,7 +421,20 @@ class LocalRun {
     errors_.push_back(text);
   }
 
+  // An attempt ended: what it means for its task, then its work-queue worker (if any) takes the next item.
   void finish_attempt(Completion& c) {
+    const std::uint32_t step = attempts_[c.attempt].step;
+    end_attempt(c);
+    StepInfo& w = steps_[step];
+    if (w.workers == 0) return;
+    --w.live;
+    if (stopping_ || w.parked.empty()) return;
+    const TaskId next = w.parked.front();
+    w.parked.pop_front();
+    create_attempt(next);
+  }
+
+  void end_attempt(Completion& c) {
     AttemptRecord& r = attempts_[c.attempt];
     const StepInfo& info = steps_[r.step];
     free_cpu_ += info.cpu;

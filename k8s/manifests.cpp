@@ -186,6 +186,22 @@ void emit(std::string& out, const json& v, std::size_t indent) {
   }
 }
 
+// Strategies the Jobs cannot express yet: one clear error naming the field, never a silent flat run.
+void refuse_unsupported_strategies(const Scenario& scenario) {
+  const auto& steps = scenario.pipeline.steps;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const std::string field = "pipeline.steps[" + std::to_string(i) + "]";
+    if (steps[i].fan_in_arity != 0)
+      throw InputError(steps[i].fan_in_where, field + ".fan_in",
+                       "the Kubernetes backend does not run a tree fan-in (one Job per level is not "
+                       "implemented); remove fan_in, or use --backend sim or local");
+    if (steps[i].loop && steps[i].loop->workers != 0)
+      throw InputError(steps[i].loop->workers_where, field + ".parallel_for.workers",
+                       "the Kubernetes backend does not run a work queue (it makes one pod per item); "
+                       "remove workers, or use --backend sim or local");
+  }
+}
+
 }  // namespace
 
 std::string dns_label(std::string_view text, std::size_t max) {
@@ -208,6 +224,7 @@ std::string dns_label(std::string_view text, std::size_t max) {
 }
 
 std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const ManifestOptions& o) {
+  refuse_unsupported_strategies(scenario);
   if (!is_label(o.run_id, 20))
     throw InputError({"--run-id " + o.run_id, 0, 0}, "",
                      "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter "

@@ -4,8 +4,8 @@
 #include <iomanip>
 #include <map>
 #include <memory>
-#include <ostream>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -50,7 +50,7 @@ std::pair<double, double> linear_fit(const Points& p, const std::vector<char>& u
   a.col(0).setOnes();
   a.col(1) = x;
   const Eigen::Vector2d c = a.colPivHouseholderQr().solve(y);
-  if (c[1] < 0) return {mean_y, 0};                       // no dependence on size: the mean
+  if (c[1] < 0) return {mean_y, 0};                      // no dependence on size: the mean
   if (c[0] < 0) return {0, x.dot(y) / x.squaredNorm()};  // through the origin
   return {c[0], c[1]};
 }
@@ -82,7 +82,8 @@ StepFit fit_step(const std::string& path, const Points& p, bool stragglers) {
   auto [base, per_gib] = linear_fit(p, normal, f.sizes_vary);
   const auto log_ratio = [&](std::size_t i, double b, double g) {
     const double fitted = b + g * p.gib[i];
-    return p.run_ns[i] > 0 && fitted > 0 ? std::optional<double>(std::log(p.run_ns[i] / fitted)) : std::nullopt;
+    return p.run_ns[i] > 0 && fitted > 0 ? std::optional<double>(std::log(p.run_ns[i] / fitted))
+                                         : std::nullopt;
   };
   if (stragglers && n >= 3) {
     for (int iter = 0; iter < 50; ++iter) {
@@ -185,13 +186,22 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       if (a.started == kNever || (a.outcome != Outcome::succeeded && a.outcome != Outcome::failed)) continue;
       const double run = static_cast<double>((a.finished - a.started - a.output_write).ns());
       const double s = a.node >= 0 && static_cast<std::size_t>(a.node) < speed.size() ? speed[a.node] : 1.0;
-      points[a.step].gib.push_back(sample_input_bytes(plan, a.task, t.seed) / static_cast<double>(kGiB));
-      points[a.step].run_ns.push_back(std::max(0.0, run) * s);
+      // A tree fan-in's tasks each do a share of the root step's work (core/sampling.hpp): scaled back to
+      // the whole, they are samples of the root's duration model, fitted with the root's own attempts.
+      const PlanStep& ps = plan.steps()[a.step];
+      const std::uint32_t fit_as = ps.tree_root != kNone ? ps.tree_root : a.step;
+      const double share = ps.component.tree.total != 0 ? ps.component.tree.share(a.item) : 1.0;
+      const double bytes = ps.component.tree.total != 0
+                               ? sample_data_bytes(ps.component.input, a.item, a.task, t.seed, Stream::input)
+                               : sample_input_bytes(plan, a.task, t.seed);
+      points[fit_as].gib.push_back(bytes / static_cast<double>(kGiB));
+      points[fit_as].run_ns.push_back(std::max(0.0, run) * s / share);
       const SimTime placed = a.scheduled != kNever ? a.scheduled : a.submitted;
       dispatch_ns.push_back(static_cast<double>((a.started - placed - a.image_pull - a.input_read).ns()));
     }
   }
   for (std::size_t s = 0; s < plan_steps.size(); ++s) {
+    if (plan.steps()[s].tree_root != kNone) continue;  // fitted as its root step (no key of its own)
     const bool stragglers = plan.steps()[s].component.duration.straggler_p > 0;
     r.steps.push_back(fit_step(plan_steps[s], points[s], stragglers));
     r.steps.back().straggler_reset = stragglers;

@@ -58,6 +58,11 @@ class Model {
     stats_.step_done.assign(plan_.steps().size(), kNever);
     controlled_ = sc_.overheads.control_plane.enabled();
     if (controlled_) init_keys();
+    for (std::size_t i = 0; i < plan_.steps().size(); ++i)
+      if (plan_.steps()[i].workers != 0) {
+        work_queues_.resize(plan_.steps().size());
+        work_queues_[i].workers = plan_.steps()[i].workers;
+      }
     if (nodes_.use_trees()) {
       std::vector<std::uint64_t> left(sched_.size(), 0);
       for (std::size_t i = 0; i < plan_.steps().size(); ++i) left[i] = plan_.steps()[i].instances;
@@ -92,8 +97,10 @@ class Model {
     }
   }
   // Admitted past its limits: its first pod is created now, or by the controller's sync.
+  // A work-queue item while every worker pod exists goes straight to the queue, not through the
+  // orchestrator (which creates the worker pods only).
   void on_start(TaskId t) {
-    if (controlled_)
+    if (controlled_ && (work_queues_.empty() || !queue_is_full(t)))
       want_pod(t);
     else
       create_attempt(t);
@@ -212,7 +219,7 @@ class Model {
 
   // ---- pods (pod_lifecycle.inl) -------------------------------------------------------------------------
   inline void create_attempt(TaskId t);
-  inline void enqueue(std::uint32_t c, std::uint32_t a);
+  [[gnu::always_inline]] inline void enqueue(std::uint32_t c, std::uint32_t a);
   inline void on_decide();
   inline void bind(std::uint32_t c, std::uint32_t a, std::uint32_t slot);
   inline void release(std::uint32_t a, std::uint32_t c);
@@ -222,6 +229,21 @@ class Model {
   inline void start_run(std::uint32_t a, SimTime at_time);
   inline void on_run_done(std::uint32_t a);
   inline void end_attempt(std::uint32_t a);
+  // Work queues are rare: kept out of line, so that the per-pod path stays as it was without them.
+  [[gnu::noinline, gnu::cold]] bool take_worker(TaskId t);
+  [[gnu::noinline, gnu::cold]] void give_back_worker(TaskId t);
+  [[gnu::noinline, gnu::cold]] void correct_item_read(std::uint32_t a);
+  [[gnu::noinline, gnu::cold]] bool end_work_item(std::uint32_t a);
+  [[nodiscard]] bool queue_is_full(TaskId t) {
+    const WorkQueue* wq = work_queue(t);
+    return wq != nullptr && wq->full();
+  }
+  [[gnu::noinline, gnu::cold]] void hand_over(std::uint32_t a, TaskId next, SimTime queued_at);
+  [[nodiscard]] WorkQueue* work_queue(TaskId t) {
+    return work_queues_.empty() || work_queues_[plan_.step_of(t)].workers == 0
+               ? nullptr
+               : &work_queues_[plan_.step_of(t)];
+  }
   inline void on_driver_done(std::uint32_t a);
   inline void on_image_pulled(std::uint32_t target, std::uint32_t gen);
   inline bool refresh_image(std::uint32_t image);
@@ -306,6 +328,8 @@ class Model {
   // Pods: one per attempt (Trace::attempts at the same index).
   std::vector<Attempt> att_;
   std::vector<std::uint32_t> evicted_;  // scratch for on_node_fail
+  // Work queues (loops with `workers`), per step; empty when no loop has one.
+  std::vector<WorkQueue> work_queues_;
 
   // The orchestrator's controller: one work-queue key per step (or one), when control_plane is on.
   bool controlled_ = false;

@@ -69,6 +69,8 @@ inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
   for (std::uint32_t a = s.head; a != kNoSlot; a = att_[a].next) evicted_.push_back(a);
   for (std::uint32_t a : evicted_) {
     AttemptRecord& r = trace_.attempts[a];
+    // A work-queue worker pod is gone: its in-flight item asks for a pod again below, and gets a new one.
+    if (WorkQueue* wq = work_queue(r.task)) --wq->live;
     if (att_[a].phase == Phase::reading) storage_.stop(kRead, a, att_, engine_);
     if (att_[a].phase == Phase::writing) {
       r.output_write = engine_.now() - r.output_write;

@@ -9,6 +9,7 @@ namespace shardflow::sim {
 namespace {
 
 inline void Model::create_attempt(TaskId t) {
+  if (!work_queues_.empty() && !take_worker(t)) return;  // queued for a work-queue worker pod
   const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
   // Every field given: value-initializing the record first (emplace_back()) made GCC clear its 88
   // bytes with `rep stos`, whose start-up cost was a tenth of a simple task's whole simulation.
@@ -34,6 +35,7 @@ inline void Model::create_attempt(TaskId t) {
     trace_.attempts[a].finished = engine_.now();
     trace_.attempts[a].outcome = Outcome::failed;
     att_[a].phase = Phase::finished;
+    if (!work_queues_.empty()) give_back_worker(t);
     exec_.fail(t);
     return;
   }
@@ -179,6 +181,7 @@ inline void Model::on_storage(StorageDir dir, std::uint32_t gen) {
   storage_.on_event(dir, gen, att_, engine_, [this, dir](std::uint32_t a) {
     if (dir == kRead) {
       start_run(a, engine_.now());
+      if (!work_queues_.empty()) correct_item_read(a);
     } else {
       AttemptRecord& r = trace_.attempts[a];
       r.output_write = engine_.now() - r.output_write;
@@ -222,6 +225,7 @@ inline void Model::on_run_done(std::uint32_t a) {
 // The pod's main container exited after its run (and output write): free the node, then the task is
 // done, or retried, or failed for good.
 inline void Model::end_attempt(std::uint32_t a) {
+  if (!work_queues_.empty() && end_work_item(a)) return;
   Attempt& at = att_[a];
   AttemptRecord& r = trace_.attempts[a];
   at.phase = Phase::finished;
@@ -241,6 +245,118 @@ inline void Model::end_attempt(std::uint32_t a) {
     pod_ended(a);
   else if (const auto delay = exec_.attempt_failed(t))
     engine_.schedule(*delay, kRetry, t);
+}
+
+// Task t wants a pod. Not a work-queue item: true. A work-queue item: true if it gets a new worker pod
+// (counted now), false if it waits in the queue for one.
+bool Model::take_worker(TaskId t) {
+  WorkQueue* wq = work_queue(t);
+  if (wq == nullptr) return true;
+  if (wq->full()) {  // every worker pod exists, or one is taking the next item
+    wq->pending.emplace_back(t, engine_.now());
+    return false;
+  }
+  ++wq->live;
+  return true;
+}
+
+// The worker pod taken for t will not exist (t fits no node).
+void Model::give_back_worker(TaskId t) {
+  if (WorkQueue* wq = work_queue(t)) --wq->live;
+}
+
+// A run started after a read (`a` read its input): an item a work-queue pod took after another (it has
+// the pod's name already) had no sandbox start, which start_run took out of its read time.
+void Model::correct_item_read(std::uint32_t a) {
+  AttemptRecord& r = trace_.attempts[a];
+  if (r.pod != kNoPod && work_queue(r.task) != nullptr) r.input_read += sc_.overheads.sandbox_start;
+}
+
+// A work-queue pod finished an item (false: `a` is not a work-queue item; nothing done). The queue, not the
+// orchestrator, tracks items: the item succeeds, or fails and goes back to the queue (at once without a
+// backoff, else when its backoff is over); then the pod takes the next waiting item, or exits if there is
+// none.
+bool Model::end_work_item(std::uint32_t a) {
+  if (work_queue(trace_.attempts[a].task) == nullptr) return false;
+  AttemptRecord& r = trace_.attempts[a];
+  const TaskId t = r.task;
+  const bool failed = att_[a].will_fail;
+  att_[a].phase = Phase::finished;
+  r.finished = engine_.now();
+  r.outcome = failed ? Outcome::failed : Outcome::succeeded;
+  WorkQueue& wq = work_queues_[plan_.step_of(t)];
+  wq.handing = true;  // items admitted by what follows queue for this pod
+  if (!failed) {
+    exec_.succeeded(t);
+  } else if (const auto delay = exec_.attempt_failed(t)) {
+    if (*delay == Duration::zero())
+      wq.pending.emplace_back(t, engine_.now());
+    else
+      engine_.schedule(*delay, kRetry, t);
+  }
+  wq.handing = false;
+  if (wq.pending.empty()) {
+    --wq.live;
+    release(a, class_of_step(t));
+    if (controlled_) pod_event(t);
+    return true;
+  }
+  const auto [next, queued_at] = wq.pending.front();
+  wq.pending.pop_front();
+  hand_over(a, next, queued_at);
+  // More items than this pod takes, and room for more workers: start them.
+  while (!wq.pending.empty() && wq.live < wq.workers) {
+    const TaskId more = wq.pending.front().first;
+    wq.pending.pop_front();
+    create_attempt(more);
+  }
+  return true;
+}
+
+// Pod attempt `a` (an item that just ended) takes item `next`: a new attempt record on the same node and
+// pod, bound now, with no image pull or sandbox start; it reads its input and runs.
+void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
+  if (trace_.attempts[a].pod == kNoPod) {  // the pod's name, kept for every item it runs
+    const AttemptRecord& first = trace_.attempts[a];
+    trace_.pod_names.push_back(pod_name_prefix(plan_.steps()[first.step].path) + std::to_string(first.item) +
+                               '-' + std::to_string(first.attempt));
+    trace_.attempts[a].pod = static_cast<std::uint32_t>(trace_.pod_names.size() - 1);
+  }
+  const auto b = static_cast<std::uint32_t>(trace_.attempts.size());
+  trace_.attempts.push_back(AttemptRecord{.task = next,
+                                          .step = plan_.step_of(next),
+                                          .item = plan_.item(next),
+                                          .attempt = exec_.next_attempt(next),
+                                          .node = trace_.attempts[a].node,
+                                          .pod = trace_.attempts[a].pod,
+                                          .submitted = queued_at,
+                                          .scheduled = engine_.now(),
+                                          .started = kNever,
+                                          .finished = kNever,
+                                          .outcome = Outcome::succeeded,
+                                          .error = kNoError,
+                                          .image_pull = Duration::zero(),
+                                          .input_read = Duration::zero(),
+                                          .output_write = Duration::zero()});
+  att_.push_back(Attempt{});
+  Attempt& from = att_[a];
+  Attempt& to = att_[b];
+  // `b` takes `a`'s place in the node's list of pods.
+  to.slot = from.slot;
+  to.prev = from.prev;
+  to.next = from.next;
+  if (from.prev != kNoSlot)
+    att_[from.prev].next = b;
+  else
+    nodes_.slot(from.slot).head = b;
+  if (from.next != kNoSlot) att_[from.next].prev = b;
+  from.slot = from.next = from.prev = kNoSlot;
+  to.phase = Phase::starting;
+  if (storage_.bandwidth(kRead) <= 0 || input_bytes(next) <= 0) {
+    start_run(b, engine_.now());
+    trace_.attempts[b].input_read = Duration::zero();  // start_run took a sandbox start out of it
+  } else
+    engine_.schedule_at(engine_.now(), kReadStart, b);
 }
 
 // An image ImageLocality scores finished pulling on a node: the node's key changes, and the image's

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <utility>
 
 #include <shardflow/core/sampling.hpp>
 #include <shardflow/core/units.hpp>
@@ -56,6 +58,17 @@ struct Attempt {
   double transfer_target = 0;  // storage virtual time at which its read or write completes
   Phase phase = Phase::queued;
   bool will_fail = false;
+};
+
+// A work-queue loop (`parallel_for.workers`): at most `workers` pods of the step exist at once; an item
+// that wants a pod while they all do, or while a worker is finishing an item (it will take the next
+// one), waits in `pending` (with the time it was queued) until a worker takes it.
+struct WorkQueue {
+  std::uint32_t workers = 0;  // 0: not a work queue
+  std::uint32_t live = 0;     // worker pods that exist (queued, starting or running an item)
+  bool handing = false;       // a worker finished an item and takes the next one
+  std::deque<std::pair<TaskId, SimTime>> pending;
+  [[nodiscard]] bool full() const { return live >= workers || handing; }
 };
 
 // v % n for n > 0, without a division in the usual case v < 2n (a start index plus at most n slots).

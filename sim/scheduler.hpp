@@ -154,7 +154,8 @@ class Scheduler {
 
   // ---- queue and backoff ------------------------------------------------------------------------------
   /// A pod of class c (attempt a) joins its class's queue.
-  void enqueue(std::uint32_t c, std::uint32_t a, std::vector<Attempt>& att, Engine& engine) {
+  [[gnu::always_inline]] void enqueue(std::uint32_t c, std::uint32_t a, std::vector<Attempt>& att,
+                                      Engine& engine) {
     att[a].seq = pod_seq_++;
     PodClass& pc = classes_[c];
     if (pc.queue.empty()) {

@@ -81,12 +81,15 @@ Eigen::VectorXd single_pass(std::uint64_t seed, std::uint32_t shards, std::uint6
   return a.ldlt().solve(all.transpose() * ally);
 }
 
-std::string ridge_pipeline(std::uint32_t shards) {
+// `fan_in`: the aggregate's fan_in mapping (a tree fan-in), or empty for a flat fan-in.
+std::string ridge_pipeline(std::uint32_t shards, const std::string& fan_in = "") {
   return "pipeline:\n  steps:\n"
          "    - {name: shard, parallel_for: {count: " +
          std::to_string(shards) +
          "}, kernel: {name: shard_stats, rows: 3000, features: 6, noise: 0.5}}\n"
-         "    - {name: aggregate, after: [shard], kernel: {name: aggregate}}\n"
+         "    - {name: aggregate, after: [shard], kernel: {name: aggregate}" +
+         (fan_in.empty() ? "" : ", fan_in: " + fan_in) +
+         "}\n"
          "    - {name: solve, after: [aggregate], parallel_for: {items: [{lambda: 0.01}, {lambda: 3}, "
          "{lambda: 300}]}, kernel: {name: ridge_solve}}\n"
          "    - {name: evaluate, after: [solve], kernel: {name: evaluate, rows: 2000, features: 6, noise: "
@@ -97,12 +100,19 @@ std::string ridge_pipeline(std::uint32_t shards) {
 }  // namespace
 
 TEST_CASE("Local: the distributed ridge answer equals a single pass over all rows", "[exec]") {
-  for (std::uint32_t shards : {4u, 7u}) {
+  // A tree fan-in (arity 2 over 7 shards: levels of 4 and 2 tasks, then the root) sums partial sums:
+  // the same answer, to rounding.
+  for (const auto& [shards, fan_in] : std::vector<std::pair<std::uint32_t, std::string>>{
+           {4u, ""}, {7u, ""}, {7u, "{arity: 2}"}, {7u, "{arity: 3}"}}) {
     for (int cores : {1, 2}) {
-      INFO("shards " << shards << ", cores " << cores);
-      const Scenario s = scenario(ridge_pipeline(shards));
+      INFO("shards " << shards << ", fan_in " << fan_in << ", cores " << cores);
+      const Scenario s = scenario(ridge_pipeline(shards, fan_in));
       const LocalResult r = run(s, cores);
       REQUIRE(r.trace.tasks_failed == 0);
+      // shards + solve 3 + evaluate + best + the aggregation tasks: 1 flat; 4 + 2 + 1 of arity 2 over 7;
+      // 3 + 1 of arity 3 over 7.
+      const std::size_t aggregation = fan_in.empty() ? 1 : fan_in == "{arity: 2}" ? 7 : 4;
+      CHECK(r.trace.attempts.size() == shards + 3 + 1 + 1 + aggregation);
       REQUIRE(r.outputs.size() == 1);
       const auto* sel = dynamic_cast<const Selection*>(r.outputs[0].second.get());
       REQUIRE(sel != nullptr);
@@ -163,6 +173,21 @@ TEST_CASE("Local: loop and group parallelism are never exceeded, and are reached
     if (b.step == 2)
       for (const AttemptRecord& a : t.attempts)
         if (a.step == 1 && a.item == b.item) CHECK(b.started >= a.finished);
+}
+
+TEST_CASE("Local: a work queue of 2 workers runs at most 2 of its items at once, each once", "[exec]") {
+  // 4 cores would run 4 of the 8 sleeping items at once; 2 workers take them 2 at a time.
+  const Scenario s = scenario(
+      "pipeline:\n  steps:\n"
+      "    - {name: w, parallel_for: {count: 8, workers: 2}, resources: {cpu: 500m}, duration: {base: "
+      "30ms}}\n");
+  const LocalResult r = run(s, 4);
+  REQUIRE(r.trace.tasks_failed == 0);
+  REQUIRE(r.trace.attempts.size() == 8);
+  CHECK(max_running(r.trace, [](const AttemptRecord&) { return true; }) == 2);
+  std::set<std::uint32_t> items;
+  for (const AttemptRecord& a : r.trace.attempts) items.insert(a.item);
+  CHECK(items.size() == 8);
 }
 
 TEST_CASE("Local: admitted CPU never exceeds --cores", "[exec]") {

@@ -160,6 +160,30 @@ TEST_CASE("manifests: a step without an image is an error naming it, unless emul
   }
 }
 
+TEST_CASE("manifests: a tree fan-in is refused, naming the field, before any Job is made", "[kube]") {
+  std::string text = kThreeSteps;
+  const std::string after = "      after: [prep]\n";
+  text.insert(text.find(after) + after.size(), "      fan_in: {arity: 2}\n");
+  const Scenario s = load_scenario_text(text, "mf.yaml");
+  const Plan plan = Plan::unroll(s.pipeline);
+  REQUIRE(plan.steps().size() == 4);  // prep, agg, Train_GPU and agg.level1 (2 tasks over 4 shards)
+  CHECK_THROWS_WITH(
+      k8s::job_manifests(s, plan, opts()),
+      "mf.yaml:15:7: pipeline.steps[1].fan_in: the Kubernetes backend does not run a tree fan-in "
+      "(one Job per level is not implemented); remove fan_in, or use --backend sim or local");
+}
+
+TEST_CASE("manifests: a work queue is refused, naming the field", "[kube]") {
+  std::string text = kThreeSteps;
+  const std::string loop = "parallel_for: {count: 4, parallelism: 2}";
+  text.replace(text.find(loop), loop.size(), "parallel_for: {count: 4, parallelism: 2, workers: 2}");
+  const Scenario s = load_scenario_text(text, "mf.yaml");
+  CHECK_THROWS_WITH(
+      k8s::job_manifests(s, Plan::unroll(s.pipeline), opts()),
+      "mf.yaml:6:48: pipeline.steps[0].parallel_for.workers: the Kubernetes backend does not run a "
+      "work queue (it makes one pod per item); remove workers, or use --backend sim or local");
+}
+
 TEST_CASE("manifests: names and labels are DNS-1123 labels, long ones hash-truncated", "[kube]") {
   CHECK(k8s::dns_label("sf-r1-Train_GPU") == "sf-r1-train-gpu");
   CHECK(k8s::dns_label("sf-r1-outer/inner-outer[3]/x[12]") == "sf-r1-outer-inner-outer-3-x-12");

@@ -356,7 +356,8 @@ TEST_CASE("Calibrate: a simulator trace reads back and writes the same bytes", "
   CHECK(*r.sandbox_start == Duration::from_s(1));
 }
 
-TEST_CASE("Calibrate: a step with stragglers gets its fitted p and factor in the overlay", "[planner][calibrate]") {
+TEST_CASE("Calibrate: a step with stragglers gets its fitted p and factor in the overlay",
+          "[planner][calibrate]") {
   // Without noise: b's 3 runs are 3.5 s, or 10.5 s for a straggler; the split is exact.
   const Run run = simulate(kTwoSteps, {1}, {"pipeline.steps[b].duration.straggler={p: 0.5, factor: 3}"});
   const CalibrationResult r = calibrate(run.scenario, run.plan, run.traces);
@@ -393,7 +394,8 @@ TEST_CASE("Calibrate: stragglers among noisy runs, 4000 attempts", "[planner][ca
       "    - name: w\n"
       "      parallel_for: {count: 2000}\n"
       "      input: {size: {distribution: uniform, min: 1GiB, max: 10GiB}}\n"
-      "      duration: {base: 20s, per_gib: 5s, noise: {lognormal_sigma: 0.2}, straggler: {p: 0.1, factor: 4}}\n"
+      "      duration: {base: 20s, per_gib: 5s, noise: {lognormal_sigma: 0.2}, straggler: {p: 0.1, factor: "
+      "4}}\n"
       "    - name: q\n"
       "      parallel_for: {count: 2000}\n"
       "      duration: {base: 10s, noise: {lognormal_sigma: 0.3}, straggler: {p: 0.05, factor: 1.1}}\n"
@@ -414,4 +416,31 @@ TEST_CASE("Calibrate: stragglers among noisy runs, 4000 attempts", "[planner][ca
   const StepFit& q = r.steps[1];
   CHECK(q.straggler_p < 0.02);
   CHECK(q.mean_fitted_s == Approx(q.mean_measured_s).epsilon(0.03));
+}
+
+TEST_CASE("Calibrate: a tree fan-in's tasks are fitted as their root step's whole work",
+          "[planner][calibrate]") {
+  // 10 shards, an aggregate of 10 s + 2 s per GiB over its 5 GiB input (20 s for all 10 shards), merged
+  // with arity 4: level1 tasks merge 4, 4 and 2 shards (8 s, 8 s and 4 s, reading 2, 2 and 1 GiB), the
+  // root 3 (6 s, 1.5 GiB). Each run divided by its share (4/10, 4/10, 2/10, 3/10) is 20 s at the
+  // aggregate's full 5 GiB, so the fit is the model's 20 s as base (the input does not vary: 5 GiB).
+  const Run run = simulate(
+      "name: tree\n"
+      "overheads: none\n"
+      "cluster: {node_pools: [{name: p, cpu: 16, memory: 64Gi, count: 1}]}\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: shard, parallel_for: {count: 10}, duration: {base: 1s}}\n"
+      "    - {name: agg, after: [shard], input: {size: 5GiB}, duration: {base: 10s, per_gib: 2s}, fan_in: "
+      "{arity: "
+      "4}}\n",
+      {1});
+  const CalibrationResult r = calibrate(run.scenario, run.plan, run.traces, {"t"});
+  REQUIRE(r.steps.size() == 2);  // shard and agg: the level (agg.level1) has no fit of its own
+  CHECK(r.steps[1].path == "agg");
+  CHECK(r.steps[1].attempts == 4);
+  CHECK_FALSE(r.steps[1].sizes_vary);
+  CHECK(r.steps[1].base == Duration::from_s(20));
+  CHECK(r.steps[1].r_squared == 1);
+  CHECK(overlay(r).find("level") == std::string::npos);
 }

@@ -282,6 +282,97 @@ TEST_CASE("Simulator: invariants hold on 1,000 random scenarios", "[sim]") {
   CHECK(writes > 0);
 }
 
+namespace {
+
+// Gives a tree fan-in of arity 2 to 4 to every top-level component without a loop that waits for exactly
+// one component loop (as the loader resolves `fan_in`), and 1 to 4 workers (a work queue) to half of the
+// top-level component loops; returns how many trees it made.
+int add_strategies(Rng& r, Scenario& sc) {
+  int trees = 0;
+  std::vector<Step>& steps = sc.pipeline.steps;
+  for (Step& s : steps)
+    if (!s.is_group() && s.loop && r.below(2) == 0)
+      s.loop->workers = static_cast<std::uint32_t>(1 + r.below(4));
+  for (Step& s : steps) {
+    if (s.is_group() || s.loop) continue;
+    std::vector<StepIndex> loops;
+    for (StepIndex d : s.deps)
+      if (steps[d].loop) loops.push_back(d);
+    if (loops.size() != 1 || steps[loops[0]].is_group()) continue;
+    s.fan_in_arity = static_cast<std::uint32_t>(2 + r.below(3));
+    s.fan_in_of = loops[0];
+    ++trees;
+  }
+  return trees;
+}
+
+// The tree levels: each task reads at most `arity` tasks, as many as its share says, and the shares of a
+// level's tasks add up to its inputs' share of the whole (1 at the first level, whose inputs are the
+// loop's items).
+void check_tree_levels(const Plan& plan) {
+  std::map<std::uint32_t, double> share_sum;
+  for (TaskId t = 0; t < plan.size(); ++t) {
+    if (plan.is_join(t)) continue;
+    const TreeShare& tree = plan.steps()[plan.step_of(t)].component.tree;
+    if (tree.total == 0 || !plan.steps()[plan.step_of(t)].has_loop) continue;
+    REQUIRE(plan.preds(t).size() <= tree.arity);
+    REQUIRE(plan.preds(t).size() == static_cast<std::size_t>(tree.share(plan.item(t)) * tree.total + 0.5));
+    share_sum[plan.step_of(t)] += tree.share(plan.item(t));
+  }
+  for (const auto& [step, sum] : share_sum) {
+    const TreeShare& tree = plan.steps()[step].component.tree;
+    REQUIRE(sum == Approx(static_cast<double>(tree.inputs) / tree.total).epsilon(1e-12));
+    if (plan.steps()[step].path.ends_with(".level1")) REQUIRE(tree.inputs == tree.total);
+  }
+}
+
+// Work queues: a pod's items run one after another on one node (each taken when the last ended), and at
+// no instant do more than `workers` pods of the step exist (from their first item's creation to their
+// last item's end).
+void check_work_queues(const Plan& plan, const Trace& t, int& handed) {
+  std::map<std::string, std::vector<const AttemptRecord*>> by_pod;
+  for (const AttemptRecord& a : t.attempts) {
+    if (plan.steps()[a.step].workers == 0) continue;
+    by_pod[t.pod_name(a)].push_back(&a);
+    REQUIRE(a.input_read >= Duration::zero());  // an item after the first has no sandbox start to take out
+  }
+  std::map<std::uint32_t, std::vector<Interval>> pods_of_step;
+  for (const auto& [pod, items] : by_pod) {
+    for (std::size_t i = 1; i < items.size(); ++i) {
+      REQUIRE(items[i]->node == items[0]->node);
+      REQUIRE(items[i - 1]->outcome != Outcome::evicted);
+      REQUIRE(items[i]->scheduled == items[i - 1]->finished);
+      ++handed;
+    }
+    pods_of_step[items[0]->step].push_back({items[0]->submitted.ns(), items.back()->finished.ns()});
+  }
+  for (const auto& [step, pods] : pods_of_step)
+    REQUIRE(max_overlap(pods) <= static_cast<int>(plan.steps()[step].workers));
+}
+
+}  // namespace
+
+TEST_CASE("Simulator: invariants hold on 300 random scenarios with tree fan-ins and work queues", "[sim]") {
+  int trees = 0, levels = 0, handed = 0;
+  for (std::uint64_t k = 0; k < 300; ++k) {
+    INFO("scenario " << k);
+    Scenario sc = random_scenario(k);
+    Rng r = Rng::stream(k, Stream::scheduler, 777);
+    trees += add_strategies(r, sc);
+    const Plan plan = Plan::unroll(sc.pipeline);
+    for (const PlanStep& ps : plan.steps()) levels += ps.component.tree.total != 0 && ps.has_loop ? 1 : 0;
+    check_tree_levels(plan);
+    const Trace t =
+        sim::simulate(sc, plan, sim::SimOptions{k + 1, {}, Duration::from_s(10LL * 365 * 24 * 3600)});
+    check_invariants(sc, plan, t);
+    check_work_queues(plan, t, handed);
+  }
+  // The random scenarios do make trees, trees with levels, and pods that run several items.
+  CHECK(trees > 20);
+  CHECK(levels > 20);
+  CHECK(handed > 100);
+}
+
 TEST_CASE("Simulator: the same scenario and seed give the same trace, other seeds differ", "[sim]") {
   for (std::uint64_t k : {3u, 17u, 101u}) {
     const Scenario sc = random_scenario(k);

@@ -9,6 +9,7 @@
 // A step that depends on a loop waits for every iteration (fan-in, like KFP's dsl.Collected).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -108,6 +109,23 @@ struct PreferredSchedulingTerm {
   friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
 };
 
+/// Set by Plan::unroll on the intermediate levels and the root of a tree fan-in (`fan_in: {arity: k}`),
+/// zero elsewhere. A level has `inputs` inputs; its task i reads inputs i*arity .. min((i+1)*arity,
+/// inputs) - 1, so it merges share(i) = that count / `total` of the flat aggregate's work: its run time
+/// is share(i) x the aggregate's sampled run time, and its input is share(i) x the aggregate's input.
+struct TreeShare {
+  std::uint32_t inputs = 0;  // inputs of this level (the loop's items at the first level)
+  std::uint32_t arity = 0;
+  std::uint32_t total = 0;  // 0: not a tree level; else the loop's item count (what the flat step reads)
+  /// The fraction of the flat aggregate's work done by task `i` of this level.
+  [[nodiscard]] double share(std::uint32_t i) const {
+    const std::uint64_t first = static_cast<std::uint64_t>(i) * arity;
+    const std::uint64_t n = first >= inputs ? 0 : std::min<std::uint64_t>(arity, inputs - first);
+    return static_cast<double>(n) / static_cast<double>(total);
+  }
+  friend bool operator==(const TreeShare&, const TreeShare&) = default;
+};
+
 /// What one task of a component step asks for and does.
 struct Component {
   Resources resources;
@@ -123,6 +141,7 @@ struct Component {
   std::map<std::string, std::string> node_selector;
   std::vector<Toleration> tolerations;
   std::vector<PreferredSchedulingTerm> preferred_node_affinity;  // node_affinity.preferred
+  TreeShare tree;  // set by Plan::unroll on tree fan-in levels only (never by the loader)
 };
 
 /// A ParallelFor: items given by count or as a list (each item kept as compact JSON text).
@@ -130,6 +149,10 @@ struct Loop {
   std::uint32_t count = 0;         // number of iterations (equals items.size() when items are given)
   std::vector<std::string> items;  // JSON text of each item, empty for `count:` loops
   std::uint32_t parallelism = 0;   // at most this many iterations at once; 0 = unlimited
+  /// A work queue (components at the top level only): this many long-lived worker pods each take the
+  /// next item when they finish one, until the queue is empty; 0 = one pod per item (static shards).
+  std::uint32_t workers = 0;
+  SourceLocation workers_where{};  // where `workers` was written, for backends that refuse it
 };
 
 using StepIndex = std::uint32_t;
@@ -146,6 +169,11 @@ struct Step {
   std::vector<Step> steps;        // non-empty: a group (sub-DAG); empty: a component
   std::uint32_t parallelism = 0;  // groups only: at most this many direct children at once
   Component component;            // components only
+  /// `fan_in: {arity: k}` (components without a loop that wait for a component loop): the loop's
+  /// outputs are merged by a tree of arity k instead of all by this one task. 0: a flat fan-in.
+  std::uint32_t fan_in_arity = 0;
+  StepIndex fan_in_of = 0;        // with fan_in_arity: the sibling loop step (one of `deps`) it merges
+  SourceLocation fan_in_where{};  // where `fan_in` was written, for backends that refuse it
 
   [[nodiscard]] bool is_group() const { return !steps.empty(); }
   [[nodiscard]] std::uint32_t iterations() const { return loop ? loop->count : 1; }

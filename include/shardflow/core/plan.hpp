@@ -38,10 +38,14 @@ struct PlanStep {
   Component component;
   std::uint32_t loop_count = 1;  // iterations of its own loop (1 without a loop)
   bool has_loop = false;
+  std::uint32_t workers = 0;    // its loop's `workers` (a work queue), 0 = one pod per item
   std::uint64_t instances = 0;  // tasks of this step in the whole plan
   /// The items (JSON text) of the nearest loop around its tasks (its own, or its group's): task t's item
   /// is items[item(t)]. Empty for `count:` loops and steps outside any loop.
   std::vector<std::string> items;
+  /// A level of a tree fan-in ("aggregate.level1"): the index of the step whose tree it is (the root);
+  /// kNone for every other step. Its component's `tree` says which share of the root's work each task does.
+  std::uint32_t tree_root = 0xFFFFFFFFu;
 };
 
 /// One iteration or child scope, for naming tasks inside groups: "outer[3]/inner[7]".

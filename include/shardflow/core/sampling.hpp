@@ -53,9 +53,11 @@ namespace shardflow {
 }
 
 /// The bytes task `t` reads before it runs.
+/// A task of a tree fan-in level reads its share of the aggregate's input (TreeShare), rounded to bytes.
 inline double sample_input_bytes(const Plan& plan, TaskId t, std::uint64_t seed) {
-  return sample_data_bytes(plan.steps()[plan.step_of(t)].component.input, plan.item(t), t, seed,
-                           Stream::input);
+  const Component& c = plan.steps()[plan.step_of(t)].component;
+  const double bytes = sample_data_bytes(c.input, plan.item(t), t, seed, Stream::input);
+  return c.tree.total == 0 ? bytes : std::round(bytes * c.tree.share(plan.item(t)));
 }
 /// The bytes task `t` writes after a successful run.
 inline double sample_output_bytes(const Plan& plan, TaskId t, std::uint64_t seed) {
@@ -70,7 +72,8 @@ struct AttemptSample {
 };
 
 /// Attempt `attempt` (0-based) of task `t`, a task of component `c`:
-///   (base + per_gib * input GiB) * exp(sigma Z - sigma^2/2) * (factor if straggler)
+///   (base + per_gib * input GiB) * share * exp(sigma Z - sigma^2/2) * (factor if straggler)
+/// share is 1 except on the tasks of a tree fan-in (TreeShare), where input GiB is the whole aggregate's.
 /// The input size is sampled only when `per_gib` is not zero.
 [[gnu::always_inline]] inline AttemptSample sample_attempt(const Component& c, const Plan& plan, TaskId t,
                                                            std::uint32_t attempt, std::uint64_t seed) {
@@ -94,6 +97,8 @@ struct AttemptSample {
           ? 0.0
           : sample_data_bytes(c.input, plan.item(t), t, seed, Stream::input) / static_cast<double>(kGiB);
   double ns = static_cast<double>(m.base.ns()) + static_cast<double>(m.per_gib.ns()) * gib;
+  // A tree fan-in task does its share of the flat aggregate's work (the share of inputs it merges).
+  if (c.tree.total != 0) ns *= c.tree.share(plan.item(t));
   if (m.lognormal_sigma > 0)
     ns *= det::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
   if (u_straggler < m.straggler_p) ns *= m.straggler_factor;

@@ -61,7 +61,7 @@ struct CalibrationResult {
   std::string scenario;             // the scenario's name
   std::vector<std::string> traces;  // where the traces came from, for the overlay's header
   std::string command;              // the command that made it, for the header ("" to leave out)
-  std::vector<StepFit> steps;       // one per Plan step, in plan order
+  std::vector<StepFit> steps;  // one per Plan step, in plan order (a tree fan-in's levels: in their root's)
   /// Fitted overheads.sandbox_start; none when no attempt ran.
   std::optional<Duration> sandbox_start;
   std::uint64_t dispatch_samples = 0;

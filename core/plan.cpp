@@ -340,6 +340,11 @@ class PlanBuilder {
       const std::uint64_t k = std::max<std::uint32_t>(1, s.iterations());
       const std::uint64_t these = one > kMax / k ? kMax : one * k;
       n = these > kMax - n ? kMax : n + these;
+      if (s.fan_in_arity > 0)  // a tree fan-in's levels, as register_tree_levels makes them
+        for (std::uint64_t inputs = steps[s.fan_in_of].iterations(); inputs > s.fan_in_arity;) {
+          inputs = (inputs + s.fan_in_arity - 1) / s.fan_in_arity;
+          n = inputs > kMax - n ? kMax : n + inputs;
+        }
     }
     return n;
   }

@@ -95,6 +95,13 @@ void summarize_steps(const std::vector<Step>& steps, const std::string& prefix, 
   }
 }
 
+std::size_t component_steps(const Step& step) {
+  if (!step.is_group()) return 1;
+  std::size_t n = 0;
+  for (const Step& c : step.steps) n += component_steps(c);
+  return n;
+}
+
 }  // namespace
 
 PlanSummary summarize_pipeline(const Pipeline& pipeline) {
@@ -102,6 +109,41 @@ PlanSummary summarize_pipeline(const Pipeline& pipeline) {
   s.pipeline = pipeline.name;
   s.unrolled = false;
   summarize_steps(pipeline.steps, "", 1, nullptr, s);
+  // Tree fan-ins (top-level steps only): Plan::unroll appends their levels after every component step;
+  // a level that merges `inputs` of the loop's `total` outputs does inputs/total of the flat step's work,
+  // and the root does what the last level leaves.
+  std::size_t component = 0;
+  std::vector<StepSummary> levels;
+  for (const Step& step : pipeline.steps) {
+    if (step.is_group()) {
+      component += component_steps(step);
+      continue;
+    }
+    StepSummary& root = s.steps[component++];
+    if (step.fan_in_arity == 0) continue;
+    const std::uint32_t k = step.fan_in_arity, total = pipeline.steps[step.fan_in_of].iterations();
+    const double flat = root.work_s;
+    std::uint32_t inputs = total;
+    for (int level = 1; inputs > k; ++level) {
+      StepSummary st = root;
+      st.path = root.path + ".level" + std::to_string(level);
+      st.instances = inputs / k + (inputs % k != 0 ? 1 : 0);
+      st.loop_count = static_cast<std::uint32_t>(st.instances);
+      st.parallelism = 0;
+      st.work_s = flat * inputs / total;
+      st.mean_duration_s = st.work_s / static_cast<double>(st.instances);
+      s.tasks += st.instances;
+      s.total_work_s += st.work_s;
+      s.total_cpu_core_s += st.work_s * static_cast<double>(st.cpu) / 1000.0;
+      levels.push_back(std::move(st));
+      inputs = static_cast<std::uint32_t>(levels.back().instances);
+    }
+    const double root_work = flat * inputs / total;
+    s.total_work_s += root_work - root.work_s;
+    s.total_cpu_core_s += (root_work - root.work_s) * static_cast<double>(root.cpu) / 1000.0;
+    root.work_s = root.mean_duration_s = root_work;
+  }
+  for (StepSummary& st : levels) s.steps.push_back(std::move(st));
   return s;
 }
 

@@ -228,3 +228,28 @@ TEST_CASE("PlanSummary: summarize_pipeline agrees with the unrolled summary with
   CHECK(counted.total_cpu_core_s == Approx(full.total_cpu_core_s));
   CHECK(counted.total_cpu_core_s == Approx(705 * 2 + 7 * 17 + 10));
 }
+
+TEST_CASE("Plan::count_tasks and summarize_pipeline count a tree fan-in's levels", "[core][plan]") {
+  // 64 shards merged at arity 4: levels of 16 and 4 tasks, then the root: 64 + 16 + 4 + 1 = 85 tasks.
+  // 10 shards at arity 4: levels of 3 (4 + 4 + 2), then the root: 10 + 3 + 1 = 14.
+  for (const auto& [shards, tasks] : {std::pair<std::uint32_t, std::uint64_t>{64, 85}, {10, 14}, {4, 5}}) {
+    Step agg = component("agg", 64);
+    agg.deps = {0};
+    agg.fan_in_arity = 4;
+    agg.fan_in_of = 0;
+    const Pipeline pl = pipeline({with_loop(component("shard", 1), shards), agg});
+    CHECK(Plan::count_tasks(pl) == tasks);
+    const Plan plan = Plan::unroll(pl);
+    CHECK(plan.task_count() == tasks);
+    const PlanSummary full = summarize(plan, pl);
+    const PlanSummary counted = summarize_pipeline(pl);
+    CHECK(counted.tasks == tasks);
+    REQUIRE(counted.steps.size() == full.steps.size());
+    for (std::size_t i = 0; i < full.steps.size(); ++i) {
+      CHECK(counted.steps[i].path == full.steps[i].path);
+      CHECK(counted.steps[i].instances == full.steps[i].instances);
+      CHECK(counted.steps[i].work_s == Approx(full.steps[i].work_s));
+    }
+    CHECK(counted.total_work_s == Approx(full.total_work_s));
+  }
+}

@@ -16,7 +16,8 @@ using namespace detail;
 // A quantity of a variant, as the charts read it.
 struct Quantity {
   std::string title;  // "mean makespan"
-  bool time = false;  // a duration (human axis) or a price
+  bool time = false;  // a duration (human axis) or a number
+  std::string unit;   // of a number: "seconds", "price units"
   std::function<const planner::Summary&(const planner::VariantResult&)> get;
 };
 
@@ -59,7 +60,7 @@ void mean_bars(std::string& b, const planner::CompareResult& r, const Quantity& 
          num(yc - 6) + "V" + num(yc + 6) + "M" + num(hi_px) + " " + num(yc - 6) + "V" + num(yc + 6) +
          "\"/>\n";
   }
-  x_axis(b, f, x, xt, q.time, q.title + (q.time ? "" : " (price units)") + ", with 95% CI");
+  x_axis(b, f, x, xt, q.time, q.title + (q.unit.empty() ? "" : " (" + q.unit + ")") + ", with 95% CI");
   b += "</svg>\n";
 }
 
@@ -129,15 +130,16 @@ void write_compare_report(std::ostream& out, const planner::CompareResult& r, co
     return;
   }
   const Quantity makespan{
-      "mean makespan", true,
+      "mean makespan", true, "",
       [](const planner::VariantResult& v) -> const planner::Summary& { return v.makespan_s; }};
-  const Quantity cost{"mean cost", false,
+  const Quantity cost{"mean cost", false, "price units",
                       [](const planner::VariantResult& v) -> const planner::Summary& { return v.cost; }};
-  const Quantity dmakespan{"makespan", false, [](const planner::VariantResult& v) -> const planner::Summary& {
-                             return v.diff_makespan_s;
-                           }};
+  const Quantity dmakespan{
+      "makespan", false, "seconds",
+      [](const planner::VariantResult& v) -> const planner::Summary& { return v.diff_makespan_s; }};
   const Quantity dcost{
-      "cost", false, [](const planner::VariantResult& v) -> const planner::Summary& { return v.diff_cost; }};
+      "cost", false, "price units",
+      [](const planner::VariantResult& v) -> const planner::Summary& { return v.diff_cost; }};
 
   std::vector<Card> cs;
   if (r.fastest)

@@ -14,6 +14,7 @@
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
+#include <shardflow/planner/compare.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 namespace shardflow::cli {
@@ -88,6 +89,23 @@ struct MergeArgs {
   bool quiet = false;
 };
 
+struct CompareArgs {
+  std::string file;
+  std::vector<std::string> variant;  // --variant NAME:PATH=V,...
+  std::string variants_file;         // --variants FILE
+  LoadArgs load;
+  int replications = 10;
+  std::string deadline_text;
+  double quantile = 95;
+  std::optional<std::uint64_t> seed;
+  std::string out_dir;
+  bool quiet = false;
+  std::string backend = "sim";  // or local: also run each variant for real
+  int measure_runs = 1;         // local: real runs per variant
+  int cores = 0;                // local: 0 = this machine's
+  double time_scale = 1;        // local
+};
+
 struct CalibrateArgs {
   std::string file;
   std::vector<std::string> traces;  // trace.json files, or directories holding one
@@ -102,6 +120,9 @@ struct ReportArgs {
   std::string measured;
   std::string out;  // the page ("" = the default)
 };
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);
+int run_compare_command(const CompareArgs& args);
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args);
 int run_calibrate_command(const CalibrateArgs& args);
@@ -133,6 +154,8 @@ std::filesystem::path write_run_report_file(const std::filesystem::path& dir, co
                                             const Metrics& metrics);
 std::filesystem::path write_sweep_report_file(const std::filesystem::path& dir,
                                               const planner::SweepResult& sweep);
+std::filesystem::path write_compare_report_file(const std::filesystem::path& dir,
+                                                const planner::CompareResult& compare);
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateArgs& args);
 /// `shardflow run SCENARIO --backend sim|local|k8s`: one command for every backend, the same files.

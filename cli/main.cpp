@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
   auto* sweep = cli::add_sweep_command(app, sweep_args);
   cli::MergeArgs merge_args;
   auto* merge = cli::add_merge_command(app, merge_args);
+  cli::CompareArgs compare_args;
+  auto* compare = cli::add_compare_command(app, compare_args);
   cli::CalibrateArgs calibrate_args;
   auto* calibrate = cli::add_calibrate_command(app, calibrate_args);
   cli::ReportArgs report_args;
@@ -132,6 +134,7 @@ int main(int argc, char** argv) {
     if (run->parsed()) return cli::run_simulate(run_args);
     if (sweep->parsed()) return cli::run_sweep_command(sweep_args);
     if (merge->parsed()) return cli::run_merge_command(merge_args);
+    if (compare->parsed()) return cli::run_compare_command(compare_args);
     if (calibrate->parsed()) return cli::run_calibrate_command(calibrate_args);
     if (report->parsed()) return cli::run_report_command(report_args);
     if (k8s->parsed()) return cli::run_k8s_command(*k8s, k8s_args);

@@ -6,6 +6,7 @@
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/trace.hpp>
+#include <shardflow/planner/compare.hpp>
 #include <shardflow/planner/sweep.hpp>
 #include <shardflow/report/html_report.hpp>
 
@@ -53,14 +54,21 @@ fs::path write_sweep_report_file(const fs::path& dir, const planner::SweepResult
   return dir / "report.html";
 }
 
+fs::path write_compare_report_file(const fs::path& dir, const planner::CompareResult& compare) {
+  write_file(dir / "report.html",
+             [&](std::ostream& o) { report::write_compare_report(o, compare, options()); });
+  return dir / "report.html";
+}
+
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
   auto* cmd = app.add_subcommand(
       "report",
       "Make report.html, one self-contained page to open in a browser, from a run's or a sweep's saved files "
       "(simulate, run and sweep write it already; this rebuilds it, e.g. for a trace from another machine)");
   cmd->add_option("dir", args.dir,
-                  "An output directory of `simulate`/`run` (trace.json and metrics.json: a run report) or of "
-                  "`sweep` (sweep.json: a sweep report); if it holds both, the newer is reported")
+                  "An output directory of `simulate`/`run` (trace.json and metrics.json: a run report), of "
+                  "`sweep` (sweep.json: a sweep report) or of `compare` (compare.json: a comparison); if it "
+                  "holds several, the newest is reported")
       ->check(CLI::ExistingDirectory);
   cmd->add_option(
          "--predicted", args.predicted,
@@ -111,21 +119,40 @@ int run_report_command(const ReportArgs& args) {
     throw InputError({"report", 0, 0}, "", "name a directory, or --predicted and --measured");
   const fs::path dir = args.dir;
   std::error_code ec;
-  const bool run = fs::exists(dir / "trace.json", ec), sweep = fs::exists(dir / "sweep.json", ec);
-  if (!run && !sweep)
-    throw InputError({args.dir, 0, 0}, "", "holds neither trace.json (a run) nor sweep.json (a sweep)");
-  const bool as_sweep =
-      sweep && (!run || fs::last_write_time(dir / "sweep.json") > fs::last_write_time(dir / "trace.json"));
+  // The newest of the files each kind of report reads: a directory reused by several commands is
+  // reported for the last one.
+  struct Kind {
+    const char* name;
+    const char* file;
+  };
+  const Kind kinds[] = {{"run", "trace.json"}, {"sweep", "sweep.json"}, {"compare", "compare.json"}};
+  const Kind* newest = nullptr;
+  fs::file_time_type newest_time{};
+  for (const Kind& k : kinds) {
+    if (!fs::exists(dir / k.file, ec)) continue;
+    const fs::file_time_type t = fs::last_write_time(dir / k.file, ec);
+    if (newest == nullptr || t > newest_time) {
+      newest = &k;
+      newest_time = t;
+    }
+  }
+  if (newest == nullptr)
+    throw InputError(
+        {args.dir, 0, 0}, "",
+        "holds neither trace.json (a run) nor sweep.json (a sweep) nor compare.json (a comparison)");
+  const std::string kind = newest->name;
   const fs::path out = args.out.empty() ? dir / "report.html" : fs::path(args.out);
   write_file(out, [&](std::ostream& o) {
-    if (as_sweep) {
+    if (kind == "sweep") {
       report::write_sweep_report(o, read_file(dir / "sweep.json", planner::read_sweep_json), options());
+    } else if (kind == "compare") {
+      report::write_compare_report(o, read_file(dir / "compare.json", planner::read_compare_json), options());
     } else {
       const RunFiles r = read_run(dir);
       report::write_run_report(o, r.trace, r.metrics, options());
     }
   });
-  std::cout << "wrote " << out.string() << " (" << (as_sweep ? "sweep" : "run") << " report)\n";
+  std::cout << "wrote " << out.string() << " (" << kind << " report)\n";
   return 0;
 }
 

@@ -161,7 +161,10 @@ std::string tick_text(double v, bool time, bool as_percent) {
   if (a >= 1e6) return num(v / 1e6, a >= 1e7 ? 0 : 1) + "M";
   if (a >= 1e4) return num(v / 1e3, 0) + "k";
   if (a == std::floor(a)) return num(v, 0);
-  std::string text = num(v, a >= 10 ? 1 : a >= 1 ? 2 : 3);
+  // Enough decimals for two significant digits of small values (a cost of 0.00012), at least 1-3.
+  int decimals = a >= 10 ? 1 : a >= 1 ? 2 : 3;
+  while (decimals < 12 && a > 0 && a < std::pow(10.0, 1 - decimals)) ++decimals;
+  std::string text = num(v, decimals);
   while (text.back() == '0') text.pop_back();  // "0.6", not "0.600"
   return text;
 }

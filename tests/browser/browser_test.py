@@ -3,7 +3,7 @@
 
   browser_test.py SHARDFLOW SOURCE_DIR ARTIFACT_DIR KIND
 
-KIND is one of run, sweep, prediction, timeline, large. Each makes its files with the built `shardflow`
+KIND is one of run, sweep, compare, prediction, timeline, large. Each makes its files with the built `shardflow`
 in ARTIFACT_DIR/KIND, loads the page in `chromium --headless` (--dump-dom: the DOM after the page's
 script ran; --enable-logging=stderr: its console), fails on any console message (the page logs
 nothing; an uncaught exception is one), checks the charts' SVG element counts against the run's own files, and keeps a screenshot as
@@ -160,6 +160,30 @@ def sweep_report():
     check(count(dom, r'<tr[ >]') == n + 1, "sweep: a table row per configuration")
 
 
+def compare_report():
+    """compare with --backend local (a tiny scenario): bars with intervals, paired differences, and the
+    measured makespan next to the predicted one, counted against compare.json."""
+    out = os.path.join(ARTIFACTS, "compare")
+    shardflow("compare", os.path.join(SOURCE, "tests", "data", "compare", "tiny-local.yaml"), "-r", "5",
+              "--backend", "local", "--cores", "2", "--variant", "base",
+              "--variant", "serial:pipeline.steps[shard].parallel_for.parallelism=1",
+              "--variant", "wide:pipeline.steps[shard].parallel_for.count=8", "--out", out, "-q")
+    compare = json.load(open(os.path.join(out, "compare.json")))
+    dom, _ = render(os.path.join(out, "report.html"), "compare", 1800)
+    n = len(compare["variants"])
+    check(count(dom, r'<rect class="cbar"') == 2 * n, f"compare: a makespan and a cost bar per variant ({2 * n})")
+    check(count(dom, r'<path class="ci"') == 2 * n + 2 * (n - 1) + 3,
+          "compare: an interval per bar and per difference (and three in the legends)")
+    sig = sum(v[k]["significant"] for v in compare["variants"][1:] for k in ("diff_makespan_s", "diff_cost"))
+    check(count(dom, r'<circle class="diff') == 2 * (n - 1), "compare: a point per paired difference")
+    check(count(dom, r'<circle class="diff sig"') == sig, f"compare: the significant ones filled ({sig})")
+    measured = sum(1 for v in compare["variants"] if "measured" in v)
+    check(measured == n, "compare: every variant ran on the local backend")
+    check(count(dom, r'<rect class="mbar measured"') == measured and count(dom, r'<rect class="mbar predicted"') == measured,
+          f"compare: measured next to predicted for each of the {measured} variants")
+    check(count(dom, r'<tr[ >]') == n + 1, "compare: a table row per variant")
+
+
 def prediction_report():
     out = os.path.join(ARTIFACTS, "prediction")
     shardflow("simulate", SEED, "--out", os.path.join(out, "predicted"), "-q")
@@ -242,7 +266,7 @@ os.makedirs(ARTIFACTS, exist_ok=True)
 if not os.path.exists(CHROMIUM):
     sys.exit("no chromium: scripts/setup --browser installs it (make test runs it)")
 console_self_test()
-{"run": run_report, "sweep": sweep_report, "prediction": prediction_report, "timeline": timeline,
+{"run": run_report, "sweep": sweep_report, "compare": compare_report, "prediction": prediction_report, "timeline": timeline,
  "large": large}[KIND]()
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")

@@ -85,7 +85,7 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     CHECK(r.status == 2);
     CHECK(r.err ==
           "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, "
-          "sweep, merge, "
+          "sweep, merge, compare, "
           "calibrate, report and k8s (shardflow --help)\n");
   }
   SECTION("an --out that cannot be a directory, found before simulating") {
@@ -275,7 +275,7 @@ TEST_CASE("cli: sweep --search auto recommends what the grid does, with fewer si
 TEST_CASE("cli: --help teaches the commands", "[cli]") {
   const Result r = run("--help");
   CHECK(r.status == 0);
-  for (const char* word : {"validate", "explain", "simulate", "sweep", "calibrate", "report",
+  for (const char* word : {"validate", "explain", "simulate", "sweep", "compare", "calibrate", "report",
                            "docs/scenario-format.md", "Exit status"})
     CHECK(r.out.find(word) != std::string::npos);
 }
@@ -391,7 +391,10 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
     const fs::path empty = scratch("report-empty");
     const Result e = run("report '" + empty.string() + "'");
     CHECK(e.status == 2);
-    CHECK(e.err == empty.string() + ": holds neither trace.json (a run) nor sweep.json (a sweep)\n");
+    CHECK(
+        e.err ==
+        empty.string() +
+            ": holds neither trace.json (a run) nor sweep.json (a sweep) nor compare.json (a comparison)\n");
     const Result half = run("report --predicted '" + dir.string() + "'");
     CHECK(half.status == 2);
     CHECK(half.err == "--predicted: --predicted and --measured go together\n");

@@ -26,6 +26,7 @@
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/trace.hpp>
 #include <shardflow/planner/pareto.hpp>
+#include <shardflow/planner/compare.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 namespace shardflow::report {
@@ -43,6 +44,12 @@ void write_run_report(std::ostream& out, const Trace& trace, const Metrics& metr
 /// A sweep: cost against the makespan quantile of every configuration, the Pareto front, the deadline
 /// and the recommendation; the configurations in a sortable table.
 void write_sweep_report(std::ostream& out, const planner::SweepResult& sweep, const ReportOptions& options);
+
+/// A comparison: each variant's mean makespan and mean cost as bars with their 95% intervals, the paired
+/// differences to the baseline with theirs (significant ones marked), the variants in a table, and where
+/// a real backend ran, the measured makespan next to the predicted one.
+void write_compare_report(std::ostream& out, const planner::CompareResult& compare,
+                          const ReportOptions& options);
 
 /// One run's files, for the pages that show several runs.
 struct RunData {

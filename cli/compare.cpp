@@ -1,0 +1,156 @@
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/machine.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/core/units.hpp>
+#include <shardflow/exec/local_backend.hpp>
+#include <shardflow/planner/compare.hpp>
+
+#include "commands.hpp"
+
+namespace shardflow::cli {
+
+CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
+  auto* cmd = app.add_subcommand("compare",
+                                 "Compare strategies: run named variants of a scenario side by side on the "
+                                 "same random draws and say how "
+                                 "each differs from the first (the baseline) in makespan and cost, with "
+                                 "paired 95% confidence intervals");
+  cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--variant", args.variant,
+                  "A variant, as NAME:PATH=VALUE[,PATH=VALUE...] (repeatable, in order; the first is the "
+                  "baseline). PATH as for --set; NAME alone is the scenario as it is")
+      ->allow_extra_args(false)
+      ->type_name("NAME:PATH=V,...");
+  cmd->add_option("--variants", args.variants_file,
+                  "A YAML file with `variants:`, a list of {name, set: {PATH: VALUE}, overlay: FILE}; its "
+                  "variants come after any --variant ones")
+      ->type_name("FILE");
+  add_load_options(cmd, args.load);
+  cmd->add_option("-r,--replications", args.replications,
+                  "Runs per variant, with seeds seed, seed+1, ... (the same for every variant)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option(
+      "--deadline", args.deadline_text,
+      "Makespan to meet, as a duration (90m, 2h30m): the cheapest variant that meets it is marked");
+  cmd->add_option("--quantile", args.quantile,
+                  "The makespan percentile that must meet the deadline (default 95)")
+      ->check(CLI::Range(1.0, 100.0));
+  cmd->add_option("--seed", args.seed, "First seed (default: the scenario's `seed`)");
+  cmd->add_option(
+         "--backend", args.backend,
+         "sim (default) or local: also run each variant for real on this machine (one run at a time, "
+         "--measure-runs of them) and show the measured makespan next to the simulator's prediction")
+      ->check(CLI::IsMember({"sim", "local"}));
+  cmd->add_option("--measure-runs", args.measure_runs,
+                  "local: real runs per variant (seeds seed, seed+1, ...)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--cores", args.cores,
+                  "local: CPU capacity in cores (default: the CPUs this process may use)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--time-scale", args.time_scale,
+                  "local: model time to real time for `sleep` and `spin` kernels (as for `run`)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--out", args.out_dir,
+                  "Directory for compare.json, compare.csv and report.html (default: out/<scenario name>)");
+  cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
+  cmd->footer(
+      "Examples:\n"
+      "  shardflow compare scenarios/shard-preprocess-train.yaml -r 30 \\\n"
+      "      --variant baseline \\\n"
+      "      --variant 'wide:pipeline.steps[preprocess].parallel_for.parallelism=100' \\\n"
+      "      --variant 'more-nodes:cluster.node_pools[cpu].count=40,pipeline.steps[preprocess].parallel_for."
+      "parallelism=100'\n"
+      "  shardflow compare scenarios/local/fanout.yaml --variants variants.yaml --backend local --cores 2\n"
+      "A variants file:\n"
+      "  variants:\n"
+      "    - name: baseline\n"
+      "    - name: wide\n"
+      "      set:\n"
+      "        pipeline.steps[preprocess].parallel_for.parallelism: 100\n"
+      "      overlay: spot.yaml              # optional, relative to the variants file\n"
+      "Replication k of every variant uses seed+k, so the variants see the same random durations (common\n"
+      "random numbers) and each difference to the baseline is taken per seed: its 95% interval is much\n"
+      "narrower than the two means' intervals. '*' marks a difference whose interval excludes 0.\n"
+      "Runs go in parallel on every core; the output is the same for any number of cores.\n"
+      "report.html draws each variant's mean makespan and cost with their intervals, and the paired\n"
+      "differences (docs/compare-format.md describes compare.json).");
+  return cmd;
+}
+
+int run_compare_command(const CompareArgs& args) {
+  planner::CompareSpec spec;
+  for (const std::string& v : args.variant) spec.variants.push_back(planner::parse_variant(v));
+  if (!args.variants_file.empty())
+    for (planner::Variant& v : planner::read_variants_file(args.variants_file))
+      spec.variants.push_back(std::move(v));
+  const LoadOptions load = load_options(args.load);
+  spec.overlays = load.overlays;
+  spec.sets = load.sets;
+  spec.cluster = load.cluster;
+  spec.params = load.params;
+  spec.replications = args.replications;
+  spec.quantile = args.quantile;
+  if (args.seed) spec.base_seed = *args.seed;
+  if (!args.deadline_text.empty()) {
+    try {
+      const Duration d = parse_duration(args.deadline_text);
+      if (d <= Duration::zero()) throw std::invalid_argument("must be > 0, got " + args.deadline_text);
+      spec.deadline_s = d.seconds();
+    } catch (const std::invalid_argument& e) {
+      throw InputError({}, "--deadline", e.what());
+    }
+  }
+  if (args.backend != "local") {
+    const char* flag = args.cores != 0          ? "--cores"
+                       : args.time_scale != 1   ? "--time-scale"
+                       : args.measure_runs != 1 ? "--measure-runs"
+                                                : nullptr;
+    if (flag != nullptr) throw InputError({std::string(flag), 0, 0}, "", "applies to --backend local only");
+  }
+  if (spec.variants.size() < 2)
+    throw InputError(
+        {"--variant", 0, 0}, "",
+        "give at least two variants (the first is the baseline the others are compared with); got " +
+            std::to_string(spec.variants.size()));
+  const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
+  std::function<void(double)> progress;
+  if (show_progress)
+    progress = [](double done) { std::fprintf(stderr, "\rcomparing... %3.0f%%", done * 100); };
+  const std::string yaml = read_scenario_file(args.file);
+  // The output directory first (it needs the scenario's name): a bad --out is found before the runs.
+  const std::filesystem::path dir =
+      make_out_dir(args.out_dir, planner::load_variant(yaml, args.file, spec, 0).name);
+  planner::CompareResult r = planner::run_compare_text(yaml, args.file, spec, progress);
+  if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
+  if (args.backend == "local") {
+    exec::LocalOptions lo;
+    lo.cores = args.cores;
+    lo.time_scale = args.time_scale;
+    lo.out_dir = dir / "commands";
+    const std::unique_ptr<Backend> local = exec::make_local_backend(lo);
+    // The prediction: the same variant on a model of this machine (as `run --backend local` predicts).
+    const std::vector<std::string> predict_sets = {
+        "cluster.node_pools[local].cpu=" + std::to_string(args.cores > 0 ? args.cores : machine_cores())};
+    std::function<void(const std::string&)> status;
+    if (!args.quiet) status = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
+    planner::measure_variants(yaml, args.file, spec, r, *local, "local", args.measure_runs, "local",
+                              predict_sets, args.time_scale, status);
+  }
+  write_file(dir / "compare.json", [&](std::ostream& o) { planner::write_compare_json(o, r); });
+  write_file(dir / "compare.csv", [&](std::ostream& o) { planner::write_compare_csv(o, r); });
+  write_compare_report_file(dir, r);
+  if (!args.quiet) {
+    planner::print_compare(std::cout, r);
+    std::cout << "wrote " << dir.string() << "/{compare.json,compare.csv,report.html}\n";
+  }
+  return 0;
+}
+
+}  // namespace shardflow::cli

@@ -1,0 +1,409 @@
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <exception>
+#include <iomanip>
+#include <mutex>
+#include <numeric>
+#include <ostream>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/metrics.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/planner/compare.hpp>
+#include <shardflow/sim/simulator.hpp>
+
+#include "variant_name.hpp"
+
+namespace shardflow::planner {
+
+namespace {
+
+std::string trim(std::string s) {
+  const auto a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return "";
+  const auto b = s.find_last_not_of(" \t");
+  return s.substr(a, b - a + 1);
+}
+
+// Splits at commas outside [...], {...} and quotes.
+std::vector<std::string> split_top(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  char quote = 0;
+  for (char c : text) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(trim(cur));
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  out.push_back(trim(cur));
+  return out;
+}
+
+}  // namespace
+
+Variant parse_variant(const std::string& text) {
+  Variant v;
+  v.where = {"--variant " + text, 0, 0};
+  const std::size_t colon = text.find(':');
+  v.name = trim(text.substr(0, colon));
+  if (colon == 0 || v.name.empty())
+    throw InputError(v.where, "",
+                     "expected NAME:PATH=VALUE[,PATH=VALUE...], as in "
+                     "wide:pipeline.steps[shard].parallel_for.parallelism=20");
+  check_variant_name(v.name, v.where);
+  if (colon == std::string::npos || trim(text.substr(colon + 1)).empty()) return v;  // the scenario as is
+  const std::vector<std::string> parts = split_top(text.substr(colon + 1));
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    const std::size_t eq = p.find('=');
+    if (p.empty())
+      throw InputError(
+          v.where, "",
+          "assignment " + std::to_string(i + 1) + " of " + std::to_string(parts.size()) + " is empty");
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(
+          v.where, "",
+          "\"" + p + "\" is not PATH=VALUE (a comma inside a value needs [...], {...} or quotes)");
+    v.sets.push_back(trim(p.substr(0, eq)) + "=" + trim(p.substr(eq + 1)));
+    v.set_where.push_back(v.where);
+  }
+  return v;
+}
+
+Scenario load_variant(const std::string& yaml, const std::string& file, const CompareSpec& spec,
+                      std::size_t v, const std::string& extra_cluster,
+                      const std::vector<std::string>& extra_sets) {
+  const Variant& var = spec.variants[v];
+  LoadOptions options;
+  options.overlays = spec.overlays;
+  options.overlays.insert(options.overlays.end(), var.overlays.begin(), var.overlays.end());
+  options.sets = spec.sets;
+  options.sets.insert(options.sets.end(), var.sets.begin(), var.sets.end());
+  options.sets.insert(options.sets.end(), extra_sets.begin(), extra_sets.end());
+  options.cluster = extra_cluster.empty() ? spec.cluster : extra_cluster;
+  options.params = spec.params;
+  try {
+    return load_scenario_text(yaml, file, options);
+  } catch (const InputError& e) {
+    // An error in one of the variant's own sets: name where the variant gave it, not a --set flag that
+    // the user never typed.
+    for (std::size_t i = 0; i < var.sets.size(); ++i)
+      if (e.where().file == "--set " + var.sets[i] && e.where().line == 0) {
+        const SourceLocation& w = i < var.set_where.size() ? var.set_where[i] : var.where;
+        throw InputError(w, e.field(), "variant " + var.name + ": " + e.message());
+      }
+    throw;
+  }
+}
+
+CompareResult run_compare_text(const std::string& yaml, const std::string& file, const CompareSpec& spec,
+                               const std::function<void(double)>& progress, const BackendFactory& backend) {
+  if (spec.variants.size() < 2)
+    throw InputError({"--variant", 0, 0}, "",
+                     "give at least two variants (the first is the baseline the others are compared with); "
+                     "got " +
+                         std::to_string(spec.variants.size()));
+  for (std::size_t i = 0; i < spec.variants.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (spec.variants[i].name == spec.variants[j].name)
+        throw InputError(spec.variants[i].where, "name",
+                         "variant name \"" + spec.variants[i].name + "\" is given twice");
+  if (spec.replications < 1 || spec.replications > 100000)
+    throw InputError({"--replications", 0, 0}, "",
+                     "must be from 1 to 100000, got " + std::to_string(spec.replications));
+  if (spec.quantile <= 0 || spec.quantile > 100)
+    throw InputError({"--quantile", 0, 0}, "", "must be in (0, 100]");
+  const std::size_t nv = spec.variants.size();
+  const auto reps = static_cast<std::size_t>(spec.replications);
+  if (nv * reps > 10'000'000)
+    throw InputError({"--replications", 0, 0}, "",
+                     "the variants times " + std::to_string(spec.replications) +
+                         " replications make more than 10,000,000 runs");
+
+  std::vector<Scenario> scenarios(nv);
+  std::vector<Plan> plans(nv);
+  std::vector<std::exception_ptr> errors(nv);
+  tbb::parallel_for(std::size_t{0}, nv, [&](std::size_t v) {
+    try {
+      scenarios[v] = load_variant(yaml, file, spec, v);
+      plans[v] = Plan::unroll(scenarios[v].pipeline);
+    } catch (...) {
+      errors[v] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  CompareResult result;
+  result.scenario = scenarios.front().name;
+  result.replications = spec.replications;
+  result.base_seed = spec.base_seed.value_or(scenarios.front().seed);
+  result.deadline_s = spec.deadline_s;
+  result.quantile = spec.quantile;
+
+  const std::size_t runs = nv * reps;
+  std::vector<CompareRun> out(runs);
+  std::atomic<std::size_t> done{0};
+  std::mutex progress_mutex;
+  const BackendFactory make = backend ? backend : [] { return sim::make_backend(); };
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, runs),
+                    [&](const tbb::blocked_range<std::size_t>& range) {
+                      const std::unique_ptr<Backend> b = make();
+                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                        const std::size_t v = i / reps;
+                        RunOptions o;
+                        o.seed = result.base_seed + i % reps;
+                        const Trace t = b->run(scenarios[v], plans[v], o);
+                        const Metrics m = compute_metrics(t, plans[v]);
+                        out[i] = {o.seed, m.makespan_s, m.cost, m.mean_cpu_utilization, t.tasks_failed > 0};
+                        const std::size_t k = ++done;
+                        if (progress && (k % std::max<std::size_t>(1, runs / 100) == 0 || k == runs)) {
+                          const std::lock_guard<std::mutex> lock(progress_mutex);
+                          progress(static_cast<double>(k) / static_cast<double>(runs));
+                        }
+                      }
+                    });
+
+  const auto column = [&](std::size_t v, double CompareRun::*field) {
+    std::vector<double> x(reps);
+    for (std::size_t k = 0; k < reps; ++k) x[k] = out[v * reps + k].*field;
+    return x;
+  };
+  const std::vector<double> base_ms = column(0, &CompareRun::makespan_s),
+                            base_cost = column(0, &CompareRun::cost);
+  for (std::size_t v = 0; v < nv; ++v) {
+    VariantResult vr;
+    vr.name = spec.variants[v].name;
+    vr.sets = spec.variants[v].sets;
+    vr.runs.assign(out.begin() + static_cast<std::ptrdiff_t>(v * reps),
+                   out.begin() + static_cast<std::ptrdiff_t>((v + 1) * reps));
+    const std::vector<double> ms = column(v, &CompareRun::makespan_s), cs = column(v, &CompareRun::cost);
+    vr.makespan_s = summarize(ms);
+    vr.cost = summarize(cs);
+    vr.cpu_utilization = summarize(column(v, &CompareRun::cpu_utilization));
+    vr.quantile_makespan_s = percentile(ms, spec.quantile);
+    for (const CompareRun& r : vr.runs) vr.runs_with_failed_tasks += r.failed ? 1 : 0;
+    std::vector<double> dm(reps), dc(reps);
+    for (std::size_t k = 0; k < reps; ++k) {
+      dm[k] = ms[k] - base_ms[k];
+      dc[k] = cs[k] - base_cost[k];
+    }
+    vr.diff_makespan_s = summarize(dm);
+    vr.diff_cost = summarize(dc);
+    if (spec.deadline_s) {
+      const auto ok = std::count_if(ms.begin(), ms.end(), [&](double x) { return x <= *spec.deadline_s; });
+      vr.p_meets_deadline = static_cast<double>(ok) / static_cast<double>(reps);
+      vr.meets = vr.quantile_makespan_s <= *spec.deadline_s && vr.runs_with_failed_tasks == 0;
+    }
+    result.variants.push_back(std::move(vr));
+  }
+  const auto& vs = result.variants;
+  for (std::size_t v = 0; v < nv; ++v) {
+    const auto better_time = [&](std::size_t a, std::size_t b) {
+      return vs[a].makespan_s.mean != vs[b].makespan_s.mean ? vs[a].makespan_s.mean < vs[b].makespan_s.mean
+                                                            : vs[a].cost.mean < vs[b].cost.mean;
+    };
+    const auto better_cost = [&](std::size_t a, std::size_t b) {
+      return vs[a].cost.mean != vs[b].cost.mean ? vs[a].cost.mean < vs[b].cost.mean
+                                                : vs[a].makespan_s.mean < vs[b].makespan_s.mean;
+    };
+    if (!result.fastest || better_time(v, *result.fastest)) result.fastest = v;
+    if (!result.cheapest || better_cost(v, *result.cheapest)) result.cheapest = v;
+    if (spec.deadline_s && vs[v].meets) {
+      if (!result.recommended) {
+        result.recommended = v;
+      } else {
+        const VariantResult& best = vs[*result.recommended];
+        if (vs[v].cost.mean < best.cost.mean ||
+            (vs[v].cost.mean == best.cost.mean && vs[v].quantile_makespan_s < best.quantile_makespan_s))
+          result.recommended = v;
+      }
+    }
+  }
+  return result;
+}
+
+CompareResult run_compare(const std::string& scenario_file, const CompareSpec& spec,
+                          const std::function<void(double)>& progress, const BackendFactory& backend) {
+  return run_compare_text(read_scenario_file(scenario_file), scenario_file, spec, progress, backend);
+}
+
+void measure_variants(const std::string& yaml, const std::string& file, const CompareSpec& spec,
+                      CompareResult& result, const Backend& real, const std::string& backend_name, int runs,
+                      const std::string& predict_cluster, const std::vector<std::string>& predict_sets,
+                      double predict_scale, const std::function<void(const std::string&)>& status) {
+  if (runs < 1 || runs > 1000)
+    throw InputError({"--measure-runs", 0, 0}, "", "must be from 1 to 1000, got " + std::to_string(runs));
+  // Check every variant before running any: a variant the backend cannot run is found in a second.
+  std::vector<Scenario> real_s, pred_s;
+  std::vector<Plan> real_p, pred_p;
+  for (std::size_t v = 0; v < spec.variants.size(); ++v) {
+    real_s.push_back(load_variant(yaml, file, spec, v));
+    real_p.push_back(Plan::unroll(real_s.back().pipeline));
+    real.check(real_s.back(), real_p.back());
+    pred_s.push_back(load_variant(yaml, file, spec, v, predict_cluster, predict_sets));
+    pred_p.push_back(Plan::unroll(pred_s.back().pipeline));
+  }
+  // One real run at a time: they would compete for the machine's cores otherwise.
+  for (std::size_t v = 0; v < spec.variants.size(); ++v) {
+    Measurement m;
+    m.backend = backend_name;
+    for (int k = 0; k < runs; ++k) {
+      const std::uint64_t seed = result.base_seed + static_cast<std::uint64_t>(k);
+      if (status)
+        status("running " + result.variants[v].name + " on " + backend_name + " (seed " +
+               std::to_string(seed) + ", run " + std::to_string(k + 1) + " of " + std::to_string(runs) + ")");
+      RunOptions o;
+      o.seed = seed;
+      const Trace measured = real.run(real_s[v], real_p[v], o);
+      sim::SimOptions so;
+      so.seed = seed;
+      const Trace predicted = sim::simulate(pred_s[v], pred_p[v], so);
+      m.seeds.push_back(seed);
+      m.measured_makespan_s.push_back(makespan_s(measured));
+      m.predicted_makespan_s.push_back(makespan_s(predicted) * predict_scale);
+    }
+    result.variants[v].measured = std::move(m);
+  }
+}
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+std::string signed_fixed(double v, int decimals) {
+  return (v >= 0 ? "+" : "") + fixed(v, decimals);
+}
+
+void table(std::ostream& out, const std::vector<std::string>& head,
+           const std::vector<std::vector<std::string>>& rows, std::size_t left_columns) {
+  std::vector<std::size_t> width(head.size());
+  for (std::size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  const auto line = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      const std::string pad(width[i] - cells[i].size(), ' ');
+      s += "  " + (i < left_columns ? cells[i] + pad : pad + cells[i]);
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out << s << "\n";
+  };
+  line(head);
+  for (const auto& row : rows) line(row);
+}
+
+std::string diff_cell(const Summary& d, int decimals) {
+  return signed_fixed(d.mean, decimals) + " (" + signed_fixed(d.ci95_low, decimals) + ".." +
+         signed_fixed(d.ci95_high, decimals) + ")";
+}
+
+}  // namespace
+
+void print_compare(std::ostream& out, const CompareResult& r) {
+  const std::size_t nv = r.variants.size();
+  out << "compare on " << r.scenario << ": " << nv << " variants x " << r.replications << " replication"
+      << (r.replications == 1 ? "" : "s") << " (seeds " << r.base_seed << ".."
+      << r.base_seed + r.replications - 1 << ", the same for every variant); baseline "
+      << r.variants.front().name << "\n";
+  for (const VariantResult& v : r.variants) {
+    std::string sets;
+    for (const std::string& s : v.sets) sets += (sets.empty() ? "" : ", ") + s;
+    out << "  " << v.name << ": " << (sets.empty() ? "the scenario as it is" : sets) << "\n";
+  }
+  out << "\n";
+  {
+    std::vector<std::string> head = {"variant",   "makespan mean s", "95% CI", "p50", "p95",
+                                     "cost mean", "95% CI",          "p50",    "p95", "CPU util"};
+    if (r.deadline_s) head.emplace_back("meets");
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i < nv; ++i) {
+      const VariantResult& v = r.variants[i];
+      std::vector<std::string> row = {
+          v.name,
+          fixed(v.makespan_s.mean, 1),
+          fixed(v.makespan_s.ci95_low, 1) + ".." + fixed(v.makespan_s.ci95_high, 1),
+          fixed(v.makespan_s.p50, 1),
+          fixed(v.makespan_s.p95, 1),
+          fixed(v.cost.mean, 2),
+          fixed(v.cost.ci95_low, 2) + ".." + fixed(v.cost.ci95_high, 2),
+          fixed(v.cost.p50, 2),
+          fixed(v.cost.p95, 2),
+          fixed(v.cpu_utilization.mean * 100, 1) + "%"};
+      if (r.deadline_s)
+        row.push_back(std::string(v.meets ? "yes" : "no") + (r.recommended == i ? " <- cheapest" : "") +
+                      (v.runs_with_failed_tasks > 0 ? " (tasks failed)" : ""));
+      rows.push_back(std::move(row));
+    }
+    table(out, head, rows, 1);
+  }
+  out << "\ndifference to " << r.variants.front().name << ", paired by seed: mean (95% CI); significant: "
+      << "the interval excludes 0\n";
+  {
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 1; i < nv; ++i) {
+      const VariantResult& v = r.variants[i];
+      rows.push_back({v.name, diff_cell(v.diff_makespan_s, 1), significant(v.diff_makespan_s) ? "yes" : "no",
+                      diff_cell(v.diff_cost, 2), significant(v.diff_cost) ? "yes" : "no"});
+    }
+    table(out, {"variant", "makespan s", "significant", "cost", "significant"}, rows, 1);
+  }
+  out << "\n";
+  if (r.fastest)
+    out << "fastest: " << r.variants[*r.fastest].name << " (mean makespan "
+        << fixed(r.variants[*r.fastest].makespan_s.mean, 1) << " s)\n";
+  if (r.cheapest)
+    out << "cheapest: " << r.variants[*r.cheapest].name << " (mean cost "
+        << fixed(r.variants[*r.cheapest].cost.mean, 2) << ")\n";
+  if (r.deadline_s) {
+    char q[32];
+    std::snprintf(q, sizeof q, "p%g", r.quantile);
+    if (r.recommended) {
+      const VariantResult& v = r.variants[*r.recommended];
+      out << "cheapest variant with " << q << " makespan within the deadline (" << fixed(*r.deadline_s, 0)
+          << " s): " << v.name << "; mean cost " << fixed(v.cost.mean, 2) << ", " << q << " makespan "
+          << fixed(v.quantile_makespan_s, 1) << " s\n";
+    } else {
+      out << "no variant has its " << q << " makespan within the deadline (" << fixed(*r.deadline_s, 0)
+          << " s) without failed tasks\n";
+    }
+  }
+  bool any_measured = false;
+  for (const VariantResult& v : r.variants) any_measured = any_measured || v.measured.has_value();
+  if (any_measured) {
+    out << "\nmeasured next to predicted (the simulator on a model of the machine it ran on, same seeds):\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const VariantResult& v : r.variants) {
+      if (!v.measured) continue;
+      const Measurement& m = *v.measured;
+      const double meas = m.measured_mean(), pred = m.predicted_mean();
+      rows.push_back({v.name, m.backend, std::to_string(m.seeds.size()), fixed(meas, 3), fixed(pred, 3),
+                      meas > 0 ? signed_fixed((pred - meas) / meas * 100, 1) + "%" : "-"});
+    }
+    table(out, {"variant", "backend", "runs", "measured mean s", "predicted mean s", "error"}, rows, 2);
+  }
+}
+
+}  // namespace shardflow::planner

@@ -1,0 +1,308 @@
+// compare's files: the variants file it reads, and compare.json / compare.csv it writes (and reads back
+// for `shardflow report DIR`). The JSON schema is docs/compare-format.md.
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <iterator>
+#include <ostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/planner/compare.hpp>
+
+#include "variant_name.hpp"
+
+namespace shardflow::planner {
+
+void check_variant_name(const std::string& name, const SourceLocation& where) {
+  if (name.empty()) throw InputError(where, "name", "the variant has no name");
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+      throw InputError(where, "name",
+                       "\"" + name + "\": a variant's name is letters, digits, '-', '_' and '.' only");
+}
+
+namespace {
+
+SourceLocation at(const YAML::Node& n, const std::string& file) {
+  const YAML::Mark m = n.Mark();
+  if (m.is_null()) return {file, 0, 0};
+  return {file, m.line + 1, m.column + 1};
+}
+
+std::string flow_text(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  return e.c_str();
+}
+
+}  // namespace
+
+std::vector<Variant> read_variants_text(const std::string& yaml, const std::string& file,
+                                        const std::string& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "", "not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw InputError(at(root, file), "variants", "the file needs a `variants:` list");
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (it->first.Scalar() != "variants")
+      throw InputError(at(it->first, file), it->first.Scalar(),
+                       "unknown key; a variants file has `variants:` only");
+  if (!root["variants"]) throw InputError(at(root, file), "variants", "the file needs a `variants:` list");
+  const YAML::Node list = root["variants"];
+  if (!list.IsSequence() || list.size() == 0)
+    throw InputError(at(list, file), "variants", "must be a list of variants, each {name, set, overlay}");
+  std::vector<Variant> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    const std::string field = "variants[" + std::to_string(i) + "]";
+    if (!item.IsMap()) throw InputError(at(item, file), field, "must be a mapping {name, set, overlay}");
+    Variant v;
+    v.where = at(item, file);
+    for (auto it = item.begin(); it != item.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const YAML::Node value = it->second;
+      if (key == "name") {
+        if (!value.IsScalar()) throw InputError(at(value, file), field + ".name", "must be a name");
+        v.name = value.Scalar();
+        check_variant_name(v.name, at(value, file));
+      } else if (key == "set") {
+        if (value.IsNull()) continue;
+        if (!value.IsMap())
+          throw InputError(at(value, file), field + ".set",
+                           "must be a mapping of PATH: VALUE, as in {cluster.node_pools[cpu].count: 20}");
+        for (auto s = value.begin(); s != value.end(); ++s) {
+          if (!s->first.IsScalar() || s->first.Scalar().empty())
+            throw InputError(at(s->first, file), field + ".set", "a key must be a PATH as for --set");
+          if (s->second.IsNull())
+            throw InputError(at(s->first, file), field + ".set." + s->first.Scalar(), "has no value");
+          v.sets.push_back(s->first.Scalar() + "=" + flow_text(s->second));
+          v.set_where.push_back(at(s->first, file));
+        }
+      } else if (key == "overlay") {
+        if (!value.IsScalar() || value.Scalar().empty())
+          throw InputError(at(value, file), field + ".overlay", "must be a file name");
+        const std::filesystem::path p = std::filesystem::path(value.Scalar()).is_absolute()
+                                            ? std::filesystem::path(value.Scalar())
+                                            : std::filesystem::path(base_dir) / value.Scalar();
+        std::ifstream in(p);
+        if (!in)
+          throw InputError(at(value, file), field + ".overlay",
+                           "cannot open " + p.string() + " (it does not exist or is not readable)");
+        std::ostringstream text;
+        text << in.rdbuf();
+        v.overlays.push_back({p.string(), text.str()});
+      } else {
+        throw InputError(at(it->first, file), field + "." + key,
+                         "unknown key; a variant has name, set and overlay");
+      }
+    }
+    if (v.name.empty()) throw InputError(v.where, field + ".name", "every variant needs a name");
+    for (const Variant& o : out)
+      if (o.name == v.name)
+        throw InputError(at(item["name"], file), field + ".name",
+                         "variant name \"" + v.name + "\" is given twice");
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::vector<Variant> read_variants_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError({"--variants " + path, 0, 0}, "",
+                     "cannot open the file (it does not exist or is not readable)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return read_variants_text(text.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson summary_json(const Summary& s) {
+  return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min},           {"p50", s.p50},
+          {"p95", s.p95},   {"max", s.max},       {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}};
+}
+
+ojson diff_json(const Summary& s) {
+  return {{"mean", s.mean},
+          {"stddev", s.stddev},
+          {"ci95_low", s.ci95_low},
+          {"ci95_high", s.ci95_high},
+          {"significant", significant(s)}};
+}
+
+ojson index_or_null(const std::optional<std::size_t>& i) {
+  return i ? ojson(*i) : ojson(nullptr);
+}
+
+}  // namespace
+
+void write_compare_json(std::ostream& out, const CompareResult& r) {
+  ojson j;
+  j["kind"] = "compare";
+  j["scenario"] = r.scenario;
+  j["replications"] = r.replications;
+  j["base_seed"] = r.base_seed;
+  j["quantile"] = r.quantile;
+  if (r.deadline_s) j["deadline_s"] = *r.deadline_s;
+  j["baseline"] = r.variants.empty() ? "" : r.variants.front().name;
+  auto& vs = j["variants"] = ojson::array();
+  for (const VariantResult& v : r.variants) {
+    ojson vj;
+    vj["name"] = v.name;
+    vj["set"] = v.sets;
+    vj["makespan_s"] = summary_json(v.makespan_s);
+    vj["quantile_makespan_s"] = v.quantile_makespan_s;
+    vj["cost"] = summary_json(v.cost);
+    vj["cpu_utilization"] = summary_json(v.cpu_utilization);
+    vj["runs_with_failed_tasks"] = v.runs_with_failed_tasks;
+    if (r.deadline_s) {
+      vj["p_meets_deadline"] = v.p_meets_deadline;
+      vj["meets"] = v.meets;
+    }
+    vj["diff_makespan_s"] = diff_json(v.diff_makespan_s);
+    vj["diff_cost"] = diff_json(v.diff_cost);
+    auto& runs = vj["runs"] = ojson::array();
+    for (const CompareRun& run : v.runs)
+      runs.push_back({{"seed", run.seed},
+                      {"makespan_s", run.makespan_s},
+                      {"cost", run.cost},
+                      {"cpu_utilization", run.cpu_utilization},
+                      {"failed", run.failed}});
+    if (v.measured) {
+      const Measurement& m = *v.measured;
+      vj["measured"] = {{"backend", m.backend},
+                        {"seeds", m.seeds},
+                        {"measured_makespan_s", m.measured_makespan_s},
+                        {"predicted_makespan_s", m.predicted_makespan_s},
+                        {"measured_mean_s", m.measured_mean()},
+                        {"predicted_mean_s", m.predicted_mean()}};
+    }
+    vs.push_back(std::move(vj));
+  }
+  j["fastest"] = index_or_null(r.fastest);
+  j["cheapest"] = index_or_null(r.cheapest);
+  j["recommended"] = index_or_null(r.recommended);
+  out << j.dump(2) << "\n";
+}
+
+namespace {
+
+using nlohmann::json;
+
+Summary read_summary(const json& j) {
+  Summary s;
+  s.mean = j.at("mean").get<double>();
+  s.stddev = j.at("stddev").get<double>();
+  s.min = j.value("min", 0.0);
+  s.p50 = j.value("p50", 0.0);
+  s.p95 = j.value("p95", 0.0);
+  s.max = j.value("max", 0.0);
+  s.ci95_low = j.at("ci95_low").get<double>();
+  s.ci95_high = j.at("ci95_high").get<double>();
+  return s;
+}
+
+}  // namespace
+
+CompareResult read_compare_json(std::istream& in, const std::string& file) {
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw InputError({file, 0, 0}, "", "cannot read the comparison");
+  try {
+    const json j = json::parse(text);
+    CompareResult r;
+    r.scenario = j.at("scenario").get<std::string>();
+    r.replications = j.at("replications").get<int>();
+    r.base_seed = j.at("base_seed").get<std::uint64_t>();
+    r.quantile = j.at("quantile").get<double>();
+    if (j.contains("deadline_s")) r.deadline_s = j.at("deadline_s").get<double>();
+    for (const json& vj : j.at("variants")) {
+      VariantResult v;
+      v.name = vj.at("name").get<std::string>();
+      v.sets = vj.at("set").get<std::vector<std::string>>();
+      v.makespan_s = read_summary(vj.at("makespan_s"));
+      v.quantile_makespan_s = vj.at("quantile_makespan_s").get<double>();
+      v.cost = read_summary(vj.at("cost"));
+      v.cpu_utilization = read_summary(vj.at("cpu_utilization"));
+      v.runs_with_failed_tasks = vj.at("runs_with_failed_tasks").get<int>();
+      v.p_meets_deadline = vj.value("p_meets_deadline", 0.0);
+      v.meets = vj.value("meets", false);
+      v.diff_makespan_s = read_summary(vj.at("diff_makespan_s"));
+      v.diff_cost = read_summary(vj.at("diff_cost"));
+      for (const json& run : vj.at("runs"))
+        v.runs.push_back({run.at("seed").get<std::uint64_t>(), run.at("makespan_s").get<double>(),
+                          run.at("cost").get<double>(), run.at("cpu_utilization").get<double>(),
+                          run.at("failed").get<bool>()});
+      if (vj.contains("measured")) {
+        const json& mj = vj.at("measured");
+        Measurement m;
+        m.backend = mj.at("backend").get<std::string>();
+        m.seeds = mj.at("seeds").get<std::vector<std::uint64_t>>();
+        m.measured_makespan_s = mj.at("measured_makespan_s").get<std::vector<double>>();
+        m.predicted_makespan_s = mj.at("predicted_makespan_s").get<std::vector<double>>();
+        v.measured = std::move(m);
+      }
+      r.variants.push_back(std::move(v));
+    }
+    const auto index = [&](const char* key) -> std::optional<std::size_t> {
+      const json& x = j.at(key);
+      if (x.is_null()) return std::nullopt;
+      const auto i = x.get<std::size_t>();
+      if (i >= r.variants.size()) throw InputError({file, 0, 0}, key, "is not an index into variants");
+      return i;
+    };
+    r.fastest = index("fastest");
+    r.cheapest = index("cheapest");
+    r.recommended = index("recommended");
+    return r;
+  } catch (const json::exception& e) {
+    throw InputError({file, 0, 0}, "", std::string("not a compare.json: ") + e.what());
+  }
+}
+
+void write_compare_csv(std::ostream& out, const CompareResult& r) {
+  const auto csv_text = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  out << "variant,set,makespan_mean_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_p95_s,"
+         "cost_mean,cost_ci95_low,cost_ci95_high,cost_p50,cost_p95,cpu_utilization_mean,runs_with_failed_"
+         "tasks,"
+         "diff_makespan_mean_s,diff_makespan_ci95_low_s,diff_makespan_ci95_high_s,diff_makespan_significant,"
+         "diff_cost_mean,diff_cost_ci95_low,diff_cost_ci95_high,diff_cost_significant,meets,recommended,"
+         "measured_mean_s,predicted_mean_s\n";
+  for (std::size_t i = 0; i < r.variants.size(); ++i) {
+    const VariantResult& v = r.variants[i];
+    std::string sets;
+    for (const std::string& s : v.sets) sets += (sets.empty() ? "" : "; ") + s;
+    out << csv_text(v.name) << ',' << csv_text(sets) << ',' << v.makespan_s.mean << ','
+        << v.makespan_s.ci95_low << ',' << v.makespan_s.ci95_high << ',' << v.makespan_s.p50 << ','
+        << v.makespan_s.p95 << ',' << v.cost.mean << ',' << v.cost.ci95_low << ',' << v.cost.ci95_high << ','
+        << v.cost.p50 << ',' << v.cost.p95 << ',' << v.cpu_utilization.mean << ',' << v.runs_with_failed_tasks
+        << ',' << v.diff_makespan_s.mean << ',' << v.diff_makespan_s.ci95_low << ','
+        << v.diff_makespan_s.ci95_high << ',' << (significant(v.diff_makespan_s) ? "true" : "false") << ','
+        << v.diff_cost.mean << ',' << v.diff_cost.ci95_low << ',' << v.diff_cost.ci95_high << ','
+        << (significant(v.diff_cost) ? "true" : "false") << ','
+        << (r.deadline_s ? (v.meets ? "true" : "false") : "") << ','
+        << (r.recommended == i ? "true" : "false") << ',';
+    if (v.measured)
+      out << v.measured->measured_mean() << ',' << v.measured->predicted_mean();
+    else
+      out << ',';
+    out << '\n';
+  }
+}
+
+}  // namespace shardflow::planner

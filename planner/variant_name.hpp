@@ -1,0 +1,13 @@
+// The rule for a variant's name, shared by --variant and the variants file (planner-private).
+#pragma once
+
+#include <string>
+
+#include <shardflow/core/error.hpp>
+
+namespace shardflow::planner {
+
+/// Throws InputError at `where` (field `name`) unless `name` is non-empty letters, digits, '-', '_', '.'.
+void check_variant_name(const std::string& name, const SourceLocation& where);
+
+}  // namespace shardflow::planner

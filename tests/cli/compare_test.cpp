@@ -1,0 +1,247 @@
+// `shardflow compare`: a known optimum worked out by hand, the paired intervals recomputed from the
+// per-seed numbers in compare.json, the report, the local backend, and the errors bad variants get.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
+
+using namespace shardflow::clitest;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("cli: compare finds the known optimum and the exact differences", "[cli]") {
+  // tests/data/compare/known-optimum.yaml: 12 tasks of 600 s, one per 4-CPU node; n nodes at p per hour.
+  // makespan = ceil(12 / n) x 600 s; cost = n x p x makespan / 3600.
+  //   two            n=2,  p=0.75: 6 waves = 3600 s; 2 x 0.75 x 1    = 1.5
+  //   five           n=5,  p=0.75: 3 waves = 1800 s; 5 x 0.75 x 0.5  = 1.875
+  //   six            n=6,  p=0.75: 2 waves = 1200 s; 6 x 0.75 / 3    = 1.5
+  //   six-premium    n=6,  p=1.5:  2 waves = 1200 s; 6 x 1.5 / 3     = 3
+  //   twelve-premium n=12, p=1.5:  1 wave  =  600 s; 12 x 1.5 / 6    = 3
+  // Fastest: twelve-premium. Cheapest: two and six tie at 1.5; six is faster, so six. With a 25 min
+  // (1500 s) deadline, six, six-premium and twelve-premium meet it; the cheapest of them is six.
+  // Differences to two (the same in every replication, so each interval is a point):
+  //   makespan: five -1800, six -2400, six-premium -2400, twelve-premium -3000 (all significant)
+  //   cost: five +0.375, six 0 (not significant: the interval [0, 0] holds 0), the premiums +1.5
+  const fs::path dir = scratch("compare-known");
+  const Result r =
+      run("compare tests/data/compare/known-optimum.yaml --variants "
+          "tests/data/compare/known-optimum.variants.yaml -r 3 --deadline 25m --out '" +
+          dir.string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out,
+                 "compare on compare-known-optimum: 5 variants x 3 replications (seeds 1..3, the same for "
+                 "every variant); baseline two\n"));
+  CHECK(contains(r.out, "fastest: twelve-premium (mean makespan 600.0 s)\n"));
+  CHECK(contains(r.out, "cheapest: six (mean cost 1.50)\n"));
+  CHECK(contains(r.out,
+                 "cheapest variant with p95 makespan within the deadline (1500 s): six; mean cost 1.50, "
+                 "p95 makespan 1200.0 s\n"));
+  CHECK(contains(
+      r.out,
+      "  five            -1800.0 (-1800.0..-1800.0)          yes  +0.38 (+0.38..+0.38)          yes\n"));
+  CHECK(contains(
+      r.out,
+      "  six             -2400.0 (-2400.0..-2400.0)          yes  +0.00 (+0.00..+0.00)           no\n"));
+  const auto j = nlohmann::json::parse(slurp(dir / "compare.json"));
+  const double makespan[] = {3600, 1800, 1200, 1200, 600};
+  const double cost[] = {1.5, 1.875, 1.5, 3, 3};
+  REQUIRE(j["variants"].size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const auto& v = j["variants"][i];
+    CHECK(v["makespan_s"]["mean"] == makespan[i]);
+    CHECK(v["makespan_s"]["ci95_low"] == makespan[i]);
+    CHECK(v["cost"]["mean"] == cost[i]);
+    CHECK(v["diff_makespan_s"]["mean"] == makespan[i] - makespan[0]);
+    CHECK(v["diff_cost"]["mean"] == cost[i] - cost[0]);
+    CHECK(v["diff_makespan_s"]["significant"] == (i != 0));
+    CHECK(v["diff_cost"]["significant"] == (i != 0 && i != 2));
+    CHECK(v["meets"] == (makespan[i] <= 1500));
+  }
+  CHECK(j["fastest"] == 4);
+  CHECK(j["cheapest"] == 2);
+  CHECK(j["recommended"] == 2);
+  CHECK(j["baseline"] == "two");
+  const std::string csv = slurp(dir / "compare.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 6);  // header + 5 variants
+
+  // The same variants given on the command line give the same comparison.
+  const fs::path dir2 = scratch("compare-known-flags");
+  const Result flags = run(
+      "compare tests/data/compare/known-optimum.yaml -r 3 --deadline 25m -q --variant two "
+      "--variant five:cluster.node_pools[cpu].count=5 --variant six:cluster.node_pools[cpu].count=6 "
+      "--variant six-premium:cluster.node_pools[cpu].count=6,cluster.node_pools[cpu].price_per_hour=1.5 "
+      "--variant twelve-premium:cluster.node_pools[cpu].count=12,cluster.node_pools[cpu].price_per_hour=1.5 "
+      "--out '" +
+      dir2.string() + "'");
+  CHECK(flags.out == "");
+  REQUIRE(flags.status == 0);
+  CHECK(slurp(dir2 / "compare.json") == slurp(dir / "compare.json"));
+
+  // The page: a bar per variant for makespan and for cost, a point per other variant in each difference
+  // chart (filled when significant), and `report DIR` rebuilds the same page from compare.json.
+  const std::string page = slurp(dir / "report.html");
+  CHECK(page.find("<svg class=\"chart bars makespan\"") != std::string::npos);
+  auto n = [&](const std::string& s) {
+    std::size_t c = 0;
+    for (std::size_t p = page.find(s); p != std::string::npos; p = page.find(s, p + 1)) ++c;
+    return c;
+  };
+  CHECK(n("<rect class=\"cbar\"") == 10);
+  CHECK(n("<circle class=\"diff") == 8);
+  CHECK(n("<circle class=\"diff sig\"") == 7);
+  CHECK(n("<rect class=\"mbar") == 0);
+  CHECK(n("<tr class=\"rec\"") == 1);
+  fs::remove(dir / "report.html");
+  const Result rebuilt = run("report '" + dir.string() + "'");
+  CHECK(rebuilt.out == "wrote " + (dir / "report.html").string() + " (compare report)\n");
+  CHECK(slurp(dir / "report.html") == page);
+}
+
+TEST_CASE("cli: compare's paired intervals are the Student-t intervals of the per-seed differences",
+          "[cli]") {
+  const fs::path dir = scratch("compare-paired");
+  const Result r = run(
+      "compare tests/data/compare/noisy.yaml -r 12 --seed 40 -q --variant base "
+      "--variant 'wide:pipeline.steps[shard].parallel_for.parallelism=16,cluster.node_pools[cpu].count=8' "
+      "--variant 'more:cluster.node_pools[cpu].count=6' --out '" +
+      dir.string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(slurp(dir / "compare.json"));
+  REQUIRE(j["variants"].size() == 3);
+  const auto& base = j["variants"][0]["runs"];
+  const double t11 = 2.200985;  // t_{0.975} with 11 degrees of freedom (tables)
+  for (std::size_t v = 0; v < 3; ++v) {
+    const auto& runs = j["variants"][v]["runs"];
+    REQUIRE(runs.size() == 12);
+    for (const char* q : {"makespan_s", "cost"}) {
+      std::vector<double> d;
+      for (std::size_t k = 0; k < 12; ++k) {
+        CHECK(runs[k]["seed"] == 40 + k);  // common random numbers: the same seeds in every variant
+        d.push_back(runs[k][q].get<double>() - base[k][q].get<double>());
+      }
+      double sum = 0;
+      for (double x : d) sum += x;
+      const double mean = sum / 12;
+      double ss = 0;
+      for (double x : d) ss += (x - mean) * (x - mean);
+      const double half = t11 * std::sqrt(ss / 11) / std::sqrt(12.0);
+      const auto& diff = j["variants"][v][std::string("diff_") + q];
+      CHECK(diff["mean"].get<double>() == Approx(mean).margin(1e-9));
+      CHECK(diff["ci95_low"].get<double>() == Approx(mean - half).margin(1e-9));
+      CHECK(diff["ci95_high"].get<double>() == Approx(mean + half).margin(1e-9));
+      CHECK(diff["significant"] == (mean - half > 0 || mean + half < 0));
+    }
+  }
+  // The noise is real: makespans differ between seeds.
+  CHECK(base[0]["makespan_s"] != base[1]["makespan_s"]);
+  // Pairing pays: the two variants share their draws, so the interval of `wide`'s paired difference is
+  // narrower than the two unpaired intervals of the means together.
+  const auto width = [](const nlohmann::json& s) {
+    return s["ci95_high"].get<double>() - s["ci95_low"].get<double>();
+  };
+  const auto& wide = j["variants"][1];
+  CHECK(width(wide["diff_makespan_s"]) < width(wide["makespan_s"]) + width(j["variants"][0]["makespan_s"]));
+}
+
+TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
+  const std::string scenario =
+      "compare tests/data/compare/known-optimum.yaml -q --out '" + scratch("compare-bad").string() + "' ";
+  const auto err = [&](const std::string& args) {
+    const Result r = run(scenario + args);
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    return r.err;
+  };
+  CHECK(err("--variant ':cluster.node_pools[cpu].count=4' --variant b") ==
+        "--variant :cluster.node_pools[cpu].count=4: expected NAME:PATH=VALUE[,PATH=VALUE...], as in "
+        "wide:pipeline.steps[shard].parallel_for.parallelism=20\n");
+  CHECK(err("--variant 'a b:cluster.node_pools[cpu].count=4' --variant b") ==
+        "--variant a b:cluster.node_pools[cpu].count=4: name: \"a b\": a variant's name is letters, digits, "
+        "'-', '_' and '.' only\n");
+  CHECK(err("--variant a --variant 'b:cluster.node_pools[cpu].count'") ==
+        "--variant b:cluster.node_pools[cpu].count: \"cluster.node_pools[cpu].count\" is not PATH=VALUE (a "
+        "comma inside a value needs [...], {...} or quotes)\n");
+  CHECK(err("--variant a --variant 'b:cluster.node_pools[cpu].count=4,,seed=2'") ==
+        "--variant b:cluster.node_pools[cpu].count=4,,seed=2: assignment 2 of 3 is empty\n");
+  CHECK(err("--variant a") ==
+        "--variant: give at least two variants (the first is the baseline the others are compared with); got "
+        "1\n");
+  CHECK(err("--variant a --variant a:seed=2") ==
+        "--variant a:seed=2: name: variant name \"a\" is given twice\n");
+  // A PATH that does not exist: the message names the variant as it was typed, and the field.
+  CHECK(
+      err("--variant a --variant 'gpu:cluster.node_pools[gpu].count=4'") ==
+      "--variant gpu:cluster.node_pools[gpu].count=4: cluster.node_pools[gpu]: variant gpu: no element named "
+      "\"gpu\" in cluster.node_pools (names: cpu)\n");
+  CHECK(err("--variant a --variant 'typo:cluster.node_pools[cpu].cont=4'") ==
+        "--variant typo:cluster.node_pools[cpu].cont=4: cluster.node_pools[0].cont: variant typo: unknown "
+        "key \"cont\" (did you mean \"count\"?)\n");
+  CHECK(err("--variant a --variant b --measure-runs 2") ==
+        "--measure-runs: applies to --backend local only\n");
+
+  // In a variants file: file:line:col of the key or value at fault.
+  const fs::path dir = scratch("compare-bad-file");
+  const auto file_err = [&](const std::string& yaml) {
+    { std::ofstream(dir / "v.yaml") << yaml; }
+    return err("--variants '" + (dir / "v.yaml").string() + "'");
+  };
+  const std::string v = (dir / "v.yaml").string();
+  CHECK(file_err("variants:\n  - name: a\n  - name: b\n    sett: {seed: 2}\n") ==
+        v + ":4:5: variants[1].sett: unknown key; a variant has name, set and overlay\n");
+  CHECK(
+      file_err("variants:\n  - name: a\n  - name: b\n    set:\n      cluster.node_pools[gpu].count: 4\n") ==
+      v + ":5:7: cluster.node_pools[gpu]: variant b: no element named \"gpu\" in cluster.node_pools (names: "
+          "cpu)\n");
+  CHECK(file_err("variants:\n  - name: a\n  - set: {seed: 2}\n") ==
+        v + ":3:5: variants[1].name: every variant "
+            "needs a name\n");
+  CHECK(file_err("variant:\n  - name: a\n") ==
+        v + ":1:1: variant: unknown key; a variants file has `variants:` only\n");
+  CHECK(file_err("variants:\n  - name: a\n  - name: b\n    overlay: nope.yaml\n") ==
+        v + ":4:14: variants[1].overlay: cannot open " + (dir / "nope.yaml").string() +
+            " (it does not exist or is not readable)\n");
+}
+
+TEST_CASE("cli: compare --backend local runs each variant for real next to the prediction", "[cli]") {
+  // tests/data/compare/tiny-local.yaml on 2 cores: four 200 ms shards of one core each, two at a time,
+  // then a 100 ms merge: 2 x 200 + 100 = 500 ms predicted. `serial` runs the shards one at a time:
+  // 4 x 200 + 100 = 900 ms.
+  const fs::path dir = scratch("compare-local");
+  const Result r =
+      run("compare tests/data/compare/tiny-local.yaml -r 2 --backend local --cores 2 --variant base "
+          "--variant 'serial:pipeline.steps[shard].parallel_for.parallelism=1' --out '" +
+          dir.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(contains(r.err, "running serial on local (seed 1, run 1 of 1)\n"));
+  CHECK(contains(r.out, "measured next to predicted"));
+  const auto j = nlohmann::json::parse(slurp(dir / "compare.json"));
+  const double predicted[] = {0.5, 0.9};
+  for (std::size_t v = 0; v < 2; ++v) {
+    const auto& m = j["variants"][v]["measured"];
+    CHECK(m["backend"] == "local");
+    CHECK(m["seeds"] == nlohmann::json::array({1}));
+    CHECK(m["predicted_makespan_s"][0].get<double>() == Approx(predicted[v]).margin(1e-9));
+    // Real sleeps on a shared machine: not shorter than the model, and not wildly longer.
+    CHECK(m["measured_makespan_s"][0].get<double>() >= predicted[v] - 0.01);
+    CHECK(m["measured_makespan_s"][0].get<double>() < predicted[v] + 2.0);
+  }
+  const std::string page = slurp(dir / "report.html");
+  std::size_t bars = 0;
+  for (std::size_t p = page.find("<rect class=\"mbar"); p != std::string::npos;
+       p = page.find("<rect class=\"mbar", p + 1))
+    ++bars;
+  CHECK(bars == 4);  // measured and predicted, per variant
+}

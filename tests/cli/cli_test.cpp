@@ -448,3 +448,18 @@ TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts
             ":8:33: pipeline.steps[0].steps[0].parallel_for.count: the pipeline unrolls to 300,000 tasks") !=
         std::string::npos);
 }
+
+TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "[cli]") {
+  const fs::path dir = scratch("seed-strategies");
+  const Result r =
+      run("compare scenarios/shard-preprocess-train.yaml --variants "
+          "scenarios/variants/seed-strategies.yaml -r 2 -q --out '" +
+          dir.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(r.err == "");
+  std::ifstream csv(dir / "compare.csv");
+  std::string line;
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  CHECK(rows == 1 + 12);  // a header and the 12 variants
+}

@@ -18,44 +18,14 @@
 #include <shardflow/planner/compare.hpp>
 #include <shardflow/sim/simulator.hpp>
 
+#include "planner_text.hpp"
 #include "variant_name.hpp"
 
 namespace shardflow::planner {
 
 namespace {
 
-std::string trim(std::string s) {
-  const auto a = s.find_first_not_of(" \t");
-  if (a == std::string::npos) return "";
-  const auto b = s.find_last_not_of(" \t");
-  return s.substr(a, b - a + 1);
-}
-
-// Splits at commas outside [...], {...} and quotes.
-std::vector<std::string> split_top(const std::string& text) {
-  std::vector<std::string> out;
-  std::string cur;
-  int depth = 0;
-  char quote = 0;
-  for (char c : text) {
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '[' || c == '{') {
-      ++depth;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      out.push_back(trim(cur));
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  out.push_back(trim(cur));
-  return out;
-}
+using detail::trim;
 
 }  // namespace
 
@@ -70,7 +40,7 @@ Variant parse_variant(const std::string& text) {
                      "wide:pipeline.steps[shard].parallel_for.parallelism=20");
   check_variant_name(v.name, v.where);
   if (colon == std::string::npos || trim(text.substr(colon + 1)).empty()) return v;  // the scenario as is
-  const std::vector<std::string> parts = split_top(text.substr(colon + 1));
+  const std::vector<std::string> parts = detail::split_top_level(text.substr(colon + 1));
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string& p = parts[i];
     const std::size_t eq = p.find('=');

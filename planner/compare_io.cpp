@@ -13,6 +13,7 @@
 #include <shardflow/core/error.hpp>
 #include <shardflow/planner/compare.hpp>
 
+#include "planner_text.hpp"
 #include "variant_name.hpp"
 
 namespace shardflow::planner {
@@ -128,10 +129,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson summary_json(const Summary& s) {
-  return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min},           {"p50", s.p50},
-          {"p95", s.p95},   {"max", s.max},       {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}};
-}
+using detail::summary_json;
 
 ojson diff_json(const Summary& s) {
   return {{"mean", s.mean},
@@ -200,18 +198,7 @@ namespace {
 
 using nlohmann::json;
 
-Summary read_summary(const json& j) {
-  Summary s;
-  s.mean = j.at("mean").get<double>();
-  s.stddev = j.at("stddev").get<double>();
-  s.min = j.value("min", 0.0);
-  s.p50 = j.value("p50", 0.0);
-  s.p95 = j.value("p95", 0.0);
-  s.max = j.value("max", 0.0);
-  s.ci95_low = j.at("ci95_low").get<double>();
-  s.ci95_high = j.at("ci95_high").get<double>();
-  return s;
-}
+using detail::read_summary;
 
 }  // namespace
 

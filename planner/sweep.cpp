@@ -26,16 +26,13 @@
 #include <shardflow/planner/sweep.hpp>
 #include <shardflow/sim/simulator.hpp>
 
+#include "planner_text.hpp"
+
 namespace shardflow::planner {
 
 namespace {
 
-std::string trim(std::string s) {
-  const auto a = s.find_first_not_of(" \t");
-  if (a == std::string::npos) return "";
-  const auto b = s.find_last_not_of(" \t");
-  return s.substr(a, b - a + 1);
-}
+using detail::trim;
 
 // Two-sided 95% Student-t critical values t_{0.975, df} for df = 1..30.
 constexpr double kT975[] = {12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004,
@@ -66,27 +63,7 @@ Dimension parse_dimension(const std::string& text) {
     throw InputError(where, "", "expected PATH=V1,V2,..., as in cluster.node_pools[cpu].count=10,20,40");
   Dimension d;
   d.path = trim(text.substr(0, eq));
-  std::string cur;
-  int depth = 0;
-  char quote = 0;
-  const std::string values = text.substr(eq + 1);
-  for (char c : values) {
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '[' || c == '{') {
-      ++depth;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      d.values.push_back(trim(cur));
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  d.values.push_back(trim(cur));
+  d.values = detail::split_top_level(std::string_view(text).substr(eq + 1));
   for (std::size_t i = 0; i < d.values.size(); ++i)
     if (d.values[i].empty())
       throw InputError(
@@ -740,12 +717,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   }
 }
 
-namespace {
-nlohmann::ordered_json summary_json(const Summary& s) {
-  return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min},           {"p50", s.p50},
-          {"p95", s.p95},   {"max", s.max},       {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}};
-}
-}  // namespace
+using detail::summary_json;
 
 void write_sweep_json(std::ostream& out, const SweepResult& r) {
   nlohmann::ordered_json j;

@@ -9,24 +9,15 @@
 #include <shardflow/core/error.hpp>
 #include <shardflow/planner/sweep.hpp>
 
+#include "planner_text.hpp"
+
 namespace shardflow::planner {
 
 namespace {
 
 using nlohmann::json;
 
-Summary read_summary(const json& j) {
-  Summary s;
-  s.mean = j.at("mean").get<double>();
-  s.stddev = j.at("stddev").get<double>();
-  s.min = j.at("min").get<double>();
-  s.p50 = j.at("p50").get<double>();
-  s.p95 = j.at("p95").get<double>();
-  s.max = j.at("max").get<double>();
-  s.ci95_low = j.at("ci95_low").get<double>();
-  s.ci95_high = j.at("ci95_high").get<double>();
-  return s;
-}
+using detail::read_summary;
 
 }  // namespace
 

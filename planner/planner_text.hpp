@@ -1,0 +1,70 @@
+// Private to planner/: the pieces sweep and compare share to read their flags and to write and read their
+// JSON files, so the two commands split `--vary`/`--variant` text and store a Summary the same way.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <shardflow/planner/sweep.hpp>
+
+namespace shardflow::planner::detail {
+
+/// `s` without leading and trailing blanks and tabs.
+inline std::string trim(std::string_view s) {
+  const auto a = s.find_first_not_of(" \t");
+  if (a == std::string_view::npos) return "";
+  const auto b = s.find_last_not_of(" \t");
+  return std::string(s.substr(a, b - a + 1));
+}
+
+/// Splits at the commas outside [...], {...} and quotes, each part trimmed: "a=1,b={x: 1, y: 2}" gives
+/// "a=1" and "b={x: 1, y: 2}" (a YAML value may hold commas).
+inline std::vector<std::string> split_top_level(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  char quote = 0;
+  for (char c : text) {
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(trim(cur));
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  out.push_back(trim(cur));
+  return out;
+}
+
+/// A Summary as sweep.json and compare.json hold it.
+inline nlohmann::ordered_json summary_json(const Summary& s) {
+  return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min},           {"p50", s.p50},
+          {"p95", s.p95},   {"max", s.max},       {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}};
+}
+
+/// The inverse of summary_json; min, p50, p95 and max may be missing (0), as in a paired difference.
+inline Summary read_summary(const nlohmann::json& j) {
+  Summary s;
+  s.mean = j.at("mean").get<double>();
+  s.stddev = j.at("stddev").get<double>();
+  s.min = j.value("min", 0.0);
+  s.p50 = j.value("p50", 0.0);
+  s.p95 = j.value("p95", 0.0);
+  s.max = j.value("max", 0.0);
+  s.ci95_low = j.at("ci95_low").get<double>();
+  s.ci95_high = j.at("ci95_high").get<double>();
+  return s;
+}
+
+}  // namespace shardflow::planner::detail

@@ -1416,15 +1416,6 @@ void find_widest_loop(const std::vector<Step>& steps, std::uint64_t outer, const
   }
 }
 
-std::string with_commas(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file) {
   const std::uint64_t tasks = Plan::count_tasks(pipeline);
   if (tasks <= max_tasks) return;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/units.hpp>
 #include <shardflow/report/html_report.hpp>
 
@@ -64,12 +65,7 @@ std::string num(double v, int decimals) {
 }
 
 std::string count(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
+  return with_commas(n);
 }
 
 std::string percent(double share) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,5 +14,8 @@ std::string quote(std::string_view s);
 
 /// Levenshtein distance, for "did you mean ...?" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// A count with thousands separators: 50000000 -> "50,000,000".
+std::string with_commas(std::uint64_t n);
 
 }  // namespace shardflow

@@ -450,8 +450,8 @@ class JsonBuilder {
     JsonValue& v = add(JsonValue::Kind::number, start);
     if (integer && !overflow) {
       v.integer = true;
-      v.number = negative ? -static_cast<double>(mantissa) : static_cast<double>(mantissa);
-      if (negative && mantissa == (std::uint64_t{1} << 63)) v.number = -9223372036854775808.0;
+      // -0 is the integer 0, as nlohmann reads it (not the double -0.0).
+      v.number = negative && mantissa != 0 ? -static_cast<double>(mantissa) : static_cast<double>(mantissa);
       return;
     }
     double d = 0;

@@ -3,6 +3,7 @@
 // parser accepts.
 #include "../../core/json_document.hpp"  // core-private
 
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -59,7 +60,8 @@ TEST_CASE("JsonDocument: values, offsets and decoded strings", "[json]") {
   CHECK(n.item(n.root(), 2).integer);
   CHECK(n.item(n.root(), 2).number == -9223372036854775808.0);
   CHECK_FALSE(n.item(n.root(), 3).integer);
-  CHECK(n.item(n.root(), 4).number == 0);  // underflow reads as zero, as strtod does
+  CHECK(n.item(n.root(), 4).number == 0);                 // underflow reads as zero, as strtod does
+  CHECK_FALSE(std::signbit(n.item(n.root(), 5).number));  // -0 is the integer 0
   // A NUL byte where a token would start ends the document, as in nlohmann's parser.
   CHECK(parse_json_document(std::string_view("[1]\0junk", 8), "j.json").root().count == 1);
   // Deep nesting costs memory, not stack.

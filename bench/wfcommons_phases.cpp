@@ -1,6 +1,6 @@
 // Where the time of `shardflow simulate instance.json --no-files` goes, phase by phase, in one process
-// (reports/wfcommons-speed.md, scripts/wfcommons-speed-report): read the file, parse the JSON (nlohmann's
-// SAX parser into core's positioned document), the whole import (parse + scenario document + the
+// (reports/wfcommons-speed.md, scripts/wfcommons-speed-report): read the file, parse the JSON (core's own
+// positioned reader, core/json_document.cpp), the whole import (parse + scenario document + the
 // loader's checks), unroll the Plan, simulate, compute the metrics. Each phase is timed over --repeat
 // runs of it; the median of the thread's CPU time is printed, in microseconds (CPU time: on a shared
 // machine, wall time in a process mostly measures waiting for a CPU).

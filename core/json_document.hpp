@@ -1,13 +1,14 @@
-// A JSON document read with nlohmann's SAX parser, keeping the byte offset of every value and key, so
-// that an importer reports bad values at file:line:col as the YAML reader does. Private to core.
+// A JSON document read by a strict RFC 8259 reader of our own, keeping the byte offset of every value and
+// key, so that an importer reports bad values at file:line:col as the YAML reader does. Private to core.
 //
 //   const JsonDocument doc = parse_json_document(text, "instance.json");  // InputError on bad JSON
 //   if (const JsonValue* w = doc.member(doc.root(), "workflow")) doc.where(*w);  // instance.json:3:15
 //   for (std::uint32_t i = 0; i < w->count; ++i) doc.item(*w, i) ...
 //
-// The values live in flat arrays (no allocation per value), and the parser reads the text with the
-// blanks between tokens taken out first (published instances are mostly indentation); offsets are mapped
-// back to the file's.
+// The values live in flat arrays (no allocation per value). The reader accepts exactly what nlohmann's
+// parser accepts (fuzz/importers_fuzz.cpp checks it): UTF-8 validated strings, \u escapes with surrogate
+// pairs, numbers that fit a double (integers that fit 64 bits are exact), any nesting depth, an optional
+// UTF-8 byte order mark, and, as nlohmann, a NUL byte where a token would start ends the document.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +78,7 @@ class JsonDocument {
 };
 
 /// Parses `text` (a JSON document from `file`). Invalid JSON is an InputError at the offending byte's
-/// file:line:col: "invalid JSON: ...". `text` must outlive the document.
+/// file:line:col: "invalid JSON: unexpected ','; expected a value (...)". `text` must outlive the document.
 JsonDocument parse_json_document(std::string_view text, const std::string& file);
 
 /// "a string", "a number", ... for messages.

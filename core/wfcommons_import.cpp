@@ -115,13 +115,13 @@ class Importer {
                            Kind kind) const {
     const JsonValue* v = doc_.member(object, key);
     if (v == nullptr) fail(object, path, "missing required key " + quote(std::string(key)));
-    expect(*v, key_path(path, key), kind);
+    if (v->kind != kind) expect(*v, key_path(path, key), kind);  // the path is made only for a message
     return *v;
   }
   const JsonValue* optional(const JsonValue& object, const std::string& path, std::string_view key,
                             Kind kind) const {
     const JsonValue* v = doc_.member(object, key);
-    if (v != nullptr && v->kind != Kind::null) expect(*v, key_path(path, key), kind);
+    if (v != nullptr && v->kind != Kind::null && v->kind != kind) expect(*v, key_path(path, key), kind);
     return v != nullptr && v->kind != Kind::null ? v : nullptr;
   }
   std::int64_t count(const JsonValue& v, const std::string& path, std::int64_t min) const {

@@ -29,7 +29,7 @@ inline void Model::create_attempt(TaskId t) {
                                           .input_read = Duration::zero(),
                                           .output_write = Duration::zero()});
   att_.push_back(Attempt{});
-  if (!spec_tasks_.empty()) spec_created(t, a);
+  if (!spec_tasks_.empty() && !spec_created(t, a)) return;
   PodClass& c = sched_.cls(class_of_step(t));
   const bool driver = sc_.overheads.pods_per_task >= 2;
   if (c.never_fits || (driver && sched_.cls(sched_.driver_class()).never_fits)) {

@@ -18,24 +18,32 @@ inline void Model::init_speculation() {
   for (std::size_t i = 0; i < plan_.steps().size(); ++i) {
     const PlanStep& ps = plan_.steps()[i];
     if (ps.speculation_max == 0) continue;
-    if (controlled_) {  // backups are made by the simulator, not by the orchestrator's controller
-      for (std::size_t k = 0; k < sc_.pipeline.steps.size(); ++k)
-        if (sc_.pipeline.steps[k].name == ps.path)
-          throw InputError(sc_.pipeline.steps[k].speculation_where,
-                           "pipeline.steps[" + std::to_string(k) + "].speculation",
-                           "speculative execution is not simulated with overheads.control_plane; remove "
-                           "speculation or the control plane");
-      throw InputError(SourceLocation{}, "speculation", "speculation is not simulated with a control plane");
-    }
     spec_.resize(plan_.steps().size());
     spec_[i].after = ps.speculation_after;
     spec_[i].max = ps.speculation_max;
   }
 }
 
-// Attempt a of t was created: if t has a backup, a is one of its live attempts.
-void Model::spec_created(TaskId t, std::uint32_t a) {
-  if (auto it = spec_tasks_.find(t); it != spec_tasks_.end()) it->second.live.push_back(a);
+// Attempt a of t was created: if t has a backup, a is one of its live attempts (a backup if one was asked
+// for). False: t succeeded while the orchestrator's controller was still to create this pod (a backup asked
+// for before the original won): it is recorded as cancelled at once, never scheduled.
+bool Model::spec_created(TaskId t, std::uint32_t a) {
+  const auto it = spec_tasks_.find(t);
+  if (it == spec_tasks_.end()) return true;
+  SpecTask& task = it->second;
+  const bool backup = task.pending > 0;
+  if (backup) {
+    --task.pending;
+    att_[a].backup = true;
+  }
+  if (task.won) {
+    trace_.attempts[a].finished = engine_.now();
+    trace_.attempts[a].outcome = Outcome::cancelled;
+    att_[a].phase = Phase::finished;
+    return false;
+  }
+  task.live.push_back(a);
+  return true;
 }
 
 // Attempt a's run starts at at_time: watch it for straggling.
@@ -93,9 +101,11 @@ void Model::on_spec_check(std::uint32_t step, std::uint32_t gen) {
     if (task.live.empty()) task.live.push_back(a);
     if (task.backups >= sp.max) continue;
     ++task.backups;
-    const auto b = static_cast<std::uint32_t>(trace_.attempts.size());
-    create_attempt(t);  // spec_created makes it one of t's live attempts
-    att_[b].backup = true;
+    ++task.pending;  // spec_created marks the pod a backup and one of t's live attempts
+    if (controlled_)
+      want_pod(t);  // the orchestrator's controller creates it at its next sync
+    else
+      create_attempt(t);
   }
   spec_arm(step);
 }
@@ -115,14 +125,24 @@ bool Model::spec_end(std::uint32_t a) {
   release(a, class_of_step(t));
   if (!at.will_fail) {
     r.outcome = Outcome::succeeded;
+    it->second.won = true;
     for (std::uint32_t other : live) spec_cancel(other);
     live.clear();
-    exec_.succeeded(t);
+    if (controlled_)
+      pod_ended(a);  // the task succeeds when the controller sees it
+    else
+      exec_.succeeded(t);
     return true;
   }
   r.outcome = Outcome::failed;
-  if (!live.empty()) return true;  // another attempt of t still runs: no retry yet
-  if (const auto delay = exec_.attempt_failed(t)) engine_.schedule(*delay, kRetry, t);
+  if (!live.empty()) {  // another attempt of t still runs: no retry yet
+    if (controlled_) pod_event(t);
+    return true;
+  }
+  if (controlled_)
+    pod_ended(a);
+  else if (const auto delay = exec_.attempt_failed(t))
+    engine_.schedule(*delay, kRetry, t);
   return true;
 }
 

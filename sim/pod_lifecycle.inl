@@ -63,6 +63,7 @@ inline void Model::on_decide() {
   PodClass& pc = sched_.cls(best);
   const std::uint32_t a = pc.queue.pop_front();
   if (att_[a].cancelled) {  // a speculative attempt's sibling won while it was queued: dropped
+    sched_.bound(best);     // it left the queue (the list policy's bookkeeping)
     sched_.kick(engine_);
     return;
   }

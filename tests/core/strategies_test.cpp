@@ -267,7 +267,7 @@ TEST_CASE("Strategies: bad speculation values get file:line:col errors naming th
         "only (not inside a group)");
 }
 
-TEST_CASE("Strategies: speculation reaches the Plan; max defaults to 1, and a factor needs no x", "[core]") {
+TEST_CASE("Strategies: speculation reaches the Plan, max defaults to 1, and a factor needs no x", "[core]") {
   const auto plan_of = [](const std::string& value) {
     const Scenario sc = load_scenario_text(
         with_steps("    - {name: s, parallel_for: {count: 8}, speculation: " + value + "}\n"), "ok.yaml",

@@ -139,9 +139,8 @@ TEST_CASE("Speculation: max 0, or nothing straggling, gives the trace without sp
   CHECK(json(b.trace) == json(a.trace));
 }
 
-TEST_CASE(
-    "Speculation: the same seed gives the same backups; max 2 makes a second backup of a straggling backup",
-    "[sim]") {
+TEST_CASE("Speculation: the same seed gives the same backups, and none when every run straggles alike",
+          "[sim]") {
   TaskId straggler = 0;
   const std::uint64_t seed = seed_with_one_straggler(straggler);
   const Run a = run_text(spec_yaml("{after: 1.5x, max: 1}"), seed);
@@ -199,4 +198,45 @@ TEST_CASE("Speculation: a trace with a cancelled loser and a backup reads back a
   CHECK(back.attempts[straggler].outcome == Outcome::cancelled);
   CHECK(back.attempts[10].attempt == 1);
   CHECK(json(back) == text);
+}
+
+TEST_CASE(
+    "Speculation: max 2 gives a straggling backup a backup of its own (40 s becomes 12 + 12 + 10 = 34 s)",
+    "[sim]") {
+  // The first seed with exactly one straggler among the first attempts whose first backup (attempt 1)
+  // straggles too and whose second (attempt 2) does not.
+  const Scenario sc = load_scenario_text(spec_yaml(""), "spec.yaml", LoadOptions{});
+  const Plan plan = Plan::unroll(sc.pipeline);
+  const Component& c = plan.steps()[0].component;
+  TaskId straggler = 0;
+  std::uint64_t seed = 1;
+  for (;; ++seed) {
+    int slow = 0;
+    for (TaskId t = 0; t < plan.size(); ++t)
+      if (!plan.is_join(t) && sample_attempt(c, plan, t, 0, seed).run_ns > 11e9) {
+        ++slow;
+        straggler = t;
+      }
+    if (slow == 1 && sample_attempt(c, plan, straggler, kBackupKey + 1, seed).run_ns > 11e9 &&
+        sample_attempt(c, plan, straggler, kBackupKey + 2, seed).run_ns < 11e9)
+      break;
+  }
+  // after 1.2x, median 10 s from 10 s on: the original (0..40 s) gets backup 1 at 12 s; backup 1 (a
+  // straggler too, 40 s) reaches 12 s of run at 24 s and gets backup 2, which runs 24..34 s and wins.
+  // The original and backup 1 are cancelled at 34 s.
+  const Run r = run_text(spec_yaml("{after: 1.2x, max: 2}"), seed);
+  REQUIRE(r.trace.attempts.size() == 12);
+  CHECK(makespan(r.trace) == SimTime::from_s(34));
+  CHECK(r.trace.attempts[straggler].outcome == Outcome::cancelled);
+  CHECK(r.trace.attempts[10].submitted == SimTime::from_s(12));
+  CHECK(r.trace.attempts[10].outcome == Outcome::cancelled);
+  CHECK(r.trace.attempts[11].submitted == SimTime::from_s(24));
+  CHECK(r.trace.attempts[11].outcome == Outcome::succeeded);
+  CHECK(r.trace.attempts[11].finished == SimTime::from_s(34));
+  // With max 1 the straggling backup gets none: the original ends first at 40 s (backup 1 would end at
+  // 12 + 40 = 52 s and is cancelled then).
+  const Run one = run_text(spec_yaml("{after: 1.2x, max: 1}"), seed);
+  CHECK(one.trace.attempts.size() == 11);
+  CHECK(makespan(one.trace) == SimTime::from_s(40));
+  CHECK(one.trace.attempts[10].outcome == Outcome::cancelled);
 }

@@ -57,6 +57,8 @@ class PlanBuilder {
         ps.component = s.component;
         ps.has_loop = s.loop.has_value();
         ps.workers = s.loop ? s.loop->workers : 0;
+        ps.speculation_after = s.speculation_after;
+        ps.speculation_max = s.speculation_max;
         ps.loop_count = s.iterations();
         if (items != nullptr) ps.items = *items;
         component_index_.push_back(static_cast<std::uint32_t>(plan_.steps_.size()));

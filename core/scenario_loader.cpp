@@ -45,18 +45,20 @@ using detail::kMaxSteps;
 
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 constexpr std::string_view kPipelineKeys[] = {"steps"};
-constexpr std::string_view kComponentKeys[] = {
-    "input",      "output",  "resources", "duration",      "failure",     "retries",       "image",
-    "image_size", "command", "kernel",    "node_selector", "tolerations", "node_affinity", "fan_in"};
+constexpr std::string_view kComponentKeys[] = {"input",         "output",  "resources",     "duration",
+                                               "failure",       "retries", "image",         "image_size",
+                                               "command",       "kernel",  "node_selector", "tolerations",
+                                               "node_affinity", "fan_in",  "speculation"};
 constexpr std::string_view kStepKeys[] = {
     "name",      "after",         "parallel_for", "steps",         "parallelism", "input",      "output",
     "resources", "duration",      "failure",      "retries",       "image",       "image_size", "command",
-    "kernel",    "node_selector", "tolerations",  "node_affinity", "fan_in"};
+    "kernel",    "node_selector", "tolerations",  "node_affinity", "fan_in",      "speculation"};
 constexpr std::string_view kNodeAffinityKeys[] = {"preferred"};
 constexpr std::string_view kPreferredTermKeys[] = {"weight", "match_labels"};
 constexpr std::string_view kLoopKeys[] = {"count", "items", "parallelism", "workers"};
 constexpr std::string_view kDataSizeKeys[] = {"size", "total"};
 constexpr std::string_view kFanInKeys[] = {"arity"};
+constexpr std::string_view kSpeculationKeys[] = {"after", "max"};
 constexpr std::string_view kDistributionKeys[] = {"distribution", "value", "median", "sigma",
                                                   "min",          "max",   "mean",   "stddev"};
 constexpr std::string_view kResourceKeys[] = {"cpu", "memory", "gpu"};
@@ -584,6 +586,27 @@ std::uint32_t read_fan_in(const Reader& r, const Node& n, const std::string& fie
       get_int(r, arity, m.field("arity"), 2, std::numeric_limits<std::uint32_t>::max()));
 }
 
+// `speculation: {after: 1.5x, max: 1}` on a step with a loop: the factor (> 1) and the backups per task
+// (0 to 16, default 1).
+void read_speculation(const Reader& r, const Node& n, const std::string& field, Step& step) {
+  const Map m(r, n, field, kSpeculationKeys);
+  const Node after = m.require("after");
+  const std::string f = m.field("after");
+  const std::string& s = scalar(r, after, f, "a factor such as 1.5x");
+  std::string_view v = s;
+  if (!v.empty() && (v.back() == 'x' || v.back() == 'X')) v.remove_suffix(1);
+  double factor = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), factor);
+  if (v.empty() || end != v.data() + v.size() || ec != std::errc() || !std::isfinite(factor))
+    r.fail(after, f, "expected a factor such as 1.5x, got " + quote(s));
+  if (factor <= 1)
+    r.fail(after, f, "must be > 1x (a backup starts when a run is this much slower), got " + s);
+  step.speculation_after = factor;
+  step.speculation_max = 1;
+  if (auto mx = m.get("max"))
+    step.speculation_max = static_cast<std::uint32_t>(get_int(r, *mx, m.field("max"), 0, 16));
+}
+
 // A step's `input` or `output`: the bytes each task reads or writes.
 DataSize read_data_size(const Reader& r, const Node& n, const std::string& field,
                         const std::optional<Loop>& loop) {
@@ -831,7 +854,6 @@ class PipelineReader {
   };
 
   Step read_step(const Node& n, const std::string& path, int depth, Pending& p) {
-    refuse_unmodelled(n, path);
     const Map m(r_, n, path, kStepKeys);
     Step step;
     step.where = r_.at(n);
@@ -881,6 +903,7 @@ class PipelineReader {
     const std::optional<Node> res = m.get("resources");
     if (res) c.resources = read_resources(r_, *res, m.field("resources"), c.resources);
     if (auto v = m.get("fan_in")) read_step_fan_in(m, *v, depth, step, p);
+    if (auto v = m.get("speculation")) read_step_speculation(m, *v, depth, step);
     if (auto v = m.get("input")) c.input = read_data_size(r_, *v, m.field("input"), step.loop);
     if (auto v = m.get("output")) c.output = read_data_size(r_, *v, m.field("output"), step.loop);
     if (auto v = m.get("duration")) c.duration = read_duration(r_, *v, m.field("duration"));
@@ -909,14 +932,20 @@ class PipelineReader {
     return step;
   }
 
-  // Strategies of issue #11 that are not modelled yet: a clear error instead of "unknown key".
-  void refuse_unmodelled(const Node& n, const std::string& path) const {
-    if (!n.IsMap()) return;
-    for (const auto& kv : n)
-      if (kv.first.IsScalar() && kv.first.Scalar() == "speculation")
-        r_.fail(
-            kv.first, key_path(path, "speculation"),
-            "speculative execution is not modelled yet (issue #11); remove speculation (docs/strategies.md)");
+  // `speculation` on a component: a top-level step with a static parallel_for (not a work queue).
+  void read_step_speculation(const Map& m, const Node& v, int depth, Step& step) const {
+    const std::string f = m.field("speculation");
+    read_speculation(r_, v, f, step);
+    step.speculation_where = r_.at(m.key_node("speculation"));
+    if (!step.loop)
+      r_.fail(m.key_node("speculation"), f,
+              "speculation needs a parallel_for on the same step (backups start relative to the median run "
+              "time of the loop's finished iterations)");
+    if (step.loop->workers != 0)
+      r_.fail(m.key_node("speculation"), f, "speculation cannot be combined with parallel_for.workers");
+    if (depth > 0)
+      r_.fail(m.key_node("speculation"), f,
+              "speculation is supported on top-level steps only (not inside a group)");
   }
 
   // `fan_in` on a component: its arity, and the checks that need only the step itself.

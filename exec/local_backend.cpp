@@ -598,7 +598,18 @@ void check_fits(const std::vector<Step>& steps, const std::string& field, int co
   }
 }
 
+// Speculative backups are simulated only (speculation is on top-level steps).
+void refuse_speculation(const Scenario& scenario) {
+  const auto& steps = scenario.pipeline.steps;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].speculation_max != 0)
+      throw InputError(steps[i].speculation_where, "pipeline.steps[" + std::to_string(i) + "].speculation",
+                       "the local backend does not run speculative backups; remove speculation, or use "
+                       "--backend sim");
+}
+
 void check_local(const Scenario& scenario, const LocalOptions& lo) {
+  refuse_speculation(scenario);
   check_kernels(scenario);
   const int cores = lo.cores > 0 ? lo.cores : machine_cores();
   const ByteCount memory = lo.memory > 0 ? lo.memory : machine_memory();

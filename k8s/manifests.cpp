@@ -199,6 +199,10 @@ void refuse_unsupported_strategies(const Scenario& scenario) {
       throw InputError(steps[i].loop->workers_where, field + ".parallel_for.workers",
                        "the Kubernetes backend does not run a work queue (it makes one pod per item); "
                        "remove workers, or use --backend sim or local");
+    if (steps[i].speculation_max != 0)
+      throw InputError(steps[i].speculation_where, field + ".speculation",
+                       "the Kubernetes backend does not run speculative backups; remove speculation, or use "
+                       "--backend sim");
   }
 }
 

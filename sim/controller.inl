@@ -85,6 +85,8 @@ inline void Model::on_sync(std::uint32_t k, std::uint32_t gen) {
       enqueue(class_of_step(t), a);
     } else if (r.outcome == Outcome::succeeded) {
       if (!cp.follow_pods) exec_.succeeded(t);
+    } else if (r.outcome == Outcome::cancelled) {
+      // a speculative attempt whose sibling won (speculation.inl): nothing to do
     } else if (const auto delay = exec_.attempt_failed(t)) {
       // follow_pods (shardflow's k8s backend): the retry is the Job controller's alone.
       const Duration backoff = controller_backoff(cp, static_cast<int>(r.attempt) + 1);

@@ -63,6 +63,7 @@ class Model {
         work_queues_.resize(plan_.steps().size());
         work_queues_[i].workers = plan_.steps()[i].workers;
       }
+    init_speculation();
     if (nodes_.use_trees()) {
       std::vector<std::uint64_t> left(sched_.size(), 0);
       for (std::size_t i = 0; i < plan_.steps().size(); ++i) left[i] = plan_.steps()[i].instances;
@@ -199,6 +200,9 @@ class Model {
       case kImagePulled:
         on_image_pulled(e.target, e.gen);
         break;
+      case kSpecCheck:
+        on_spec_check(e.target, e.gen);
+        break;
       default:
         assert(false && "unknown event kind");
     }
@@ -244,6 +248,16 @@ class Model {
                ? nullptr
                : &work_queues_[plan_.step_of(t)];
   }
+  // Speculative execution (`speculation`, speculation.inl): rare, out of line like the work queues.
+  void init_speculation();
+  [[gnu::noinline, gnu::cold]] bool spec_created(TaskId t, std::uint32_t a);
+  [[gnu::noinline, gnu::cold]] void spec_started(std::uint32_t a, SimTime at_time);
+  [[gnu::noinline, gnu::cold]] void spec_run_done(std::uint32_t a);
+  [[gnu::noinline, gnu::cold]] bool spec_end(std::uint32_t a);
+  [[gnu::noinline, gnu::cold]] bool spec_evicted(std::uint32_t a);
+  void spec_cancel(std::uint32_t a);
+  void spec_arm(std::uint32_t step);
+  void on_spec_check(std::uint32_t step, std::uint32_t gen);
   inline void on_driver_done(std::uint32_t a);
   inline void on_image_pulled(std::uint32_t target, std::uint32_t gen);
   inline bool refresh_image(std::uint32_t image);
@@ -330,6 +344,10 @@ class Model {
   std::vector<std::uint32_t> evicted_;  // scratch for on_node_fail
   // Work queues (loops with `workers`), per step; empty when no loop has one.
   std::vector<WorkQueue> work_queues_;
+  // Speculative execution, per step; empty when no step has `speculation`. spec_tasks_: the tasks that got
+  // a backup (their live attempts).
+  std::vector<Speculation> spec_;
+  std::map<TaskId, SpecTask> spec_tasks_;
 
   // The orchestrator's controller: one work-queue key per step (or one), when control_plane is on.
   bool controlled_ = false;

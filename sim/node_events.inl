@@ -88,7 +88,10 @@ inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
   // The pool replaces the node; the replacement is billed from now and usable after the boot time.
   add_node(pool, engine_.now() + sc_.cluster.node_pools[pool].autoscaling.boot_time, engine_.now());
   ++stats_.nodes_added;
-  for (std::uint32_t a : evicted_) create_attempt(trace_.attempts[a].task);
+  for (std::uint32_t a : evicted_) {
+    if (!spec_tasks_.empty() && spec_evicted(a)) continue;  // another attempt of its task still runs
+    create_attempt(trace_.attempts[a].task);
+  }
 }
 
 }  // namespace

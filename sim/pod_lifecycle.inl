@@ -29,6 +29,7 @@ inline void Model::create_attempt(TaskId t) {
                                           .input_read = Duration::zero(),
                                           .output_write = Duration::zero()});
   att_.push_back(Attempt{});
+  if (!spec_tasks_.empty() && !spec_created(t, a)) return;
   PodClass& c = sched_.cls(class_of_step(t));
   const bool driver = sc_.overheads.pods_per_task >= 2;
   if (c.never_fits || (driver && sched_.cls(sched_.driver_class()).never_fits)) {
@@ -61,6 +62,11 @@ inline void Model::on_decide() {
   if (best == kNoSlot) return;
   PodClass& pc = sched_.cls(best);
   const std::uint32_t a = pc.queue.pop_front();
+  if (att_[a].cancelled) {  // a speculative attempt's sibling won while it was queued: dropped
+    sched_.bound(best);     // it left the queue (the list policy's bookkeeping)
+    sched_.kick(engine_);
+    return;
+  }
   ++stats_.scheduling_attempts;
   const std::uint32_t slot = sched_.find_node(best, nodes_, stats_);
   if (slot != kNoSlot) {
@@ -197,19 +203,22 @@ inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   at.phase = Phase::running;
   r.started = at_time;
   r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
-  const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task,
-                                              sc_.overheads.repeat_first_attempt ? 0 : r.attempt, opt_.seed);
+  const std::uint32_t key =
+      at.backup ? kBackupKey + r.attempt : (sc_.overheads.repeat_first_attempt ? 0 : r.attempt);
+  const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task, key, opt_.seed);
   double ns = sample.run_ns;
   const double speed = sc_.cluster.node_pools[nodes_.slot(at.slot).pool].speed;
   if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1
   at.will_fail = sample.fails;
   engine_.schedule_at(at_time + delay_from_ns(ns), kRunDone, a);
+  if (!spec_.empty()) spec_started(a, at_time);
   if (controlled_) pod_event(r.task);  // Running (Ready): the Job's status.ready changes
 }
 
 inline void Model::on_run_done(std::uint32_t a) {
   Attempt& at = att_[a];
   if (at.phase != Phase::running) return;
+  if (!spec_.empty()) spec_run_done(a);
   // A successful run writes its output, if any, before the pod ends; a failed one writes nothing.
   if (!at.will_fail && storage_.bandwidth(kWrite) > 0) {
     const double bytes = output_bytes(trace_.attempts[a].task);
@@ -226,6 +235,7 @@ inline void Model::on_run_done(std::uint32_t a) {
 // done, or retried, or failed for good.
 inline void Model::end_attempt(std::uint32_t a) {
   if (!work_queues_.empty() && end_work_item(a)) return;
+  if (!spec_tasks_.empty() && spec_end(a)) return;
   Attempt& at = att_[a];
   AttemptRecord& r = trace_.attempts[a];
   at.phase = Phase::finished;

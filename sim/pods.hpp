@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include <shardflow/core/sampling.hpp>
 #include <shardflow/core/units.hpp>
@@ -28,6 +30,7 @@ enum Kind : std::uint8_t {
   kSync,          // the orchestrator's controller syncs a key (controller.inl)
   kCreatePod,     // a pod the controller's sync creates in a later slow-start batch
   kImagePulled,   // an image ImageLocality scores is on a node (target: slot * images + image; gen: slot's)
+  kSpecCheck,     // a speculative step's earliest running attempt may have become a straggler (target: step)
 };
 
 enum class Phase : std::uint8_t {
@@ -58,7 +61,13 @@ struct Attempt {
   double transfer_target = 0;  // storage virtual time at which its read or write completes
   Phase phase = Phase::queued;
   bool will_fail = false;
+  bool backup = false;     // a speculative backup attempt (its own duration draw)
+  bool cancelled = false;  // cancelled while queued: the scheduler drops it when it comes up
 };
+
+// The duration stream's attempt key of backup attempts: far from any retry's number, so that a backup's
+// draw is its own (common random numbers: the same seed gives the same backups).
+constexpr std::uint32_t kBackupKey = 0x40000000u;
 
 // A work-queue loop (`parallel_for.workers`): at most `workers` pods of the step exist at once; an item
 // that wants a pod while they all do, or while a worker is finishing an item (it will take the next
@@ -69,6 +78,26 @@ struct WorkQueue {
   bool handing = false;       // a worker finished an item and takes the next one
   std::deque<std::pair<TaskId, SimTime>> pending;
   [[nodiscard]] bool full() const { return live >= workers || handing; }
+};
+
+// A step with `speculation` (docs/strategies.md): the run times of its finished iterations (sorted, for
+// the nearest-rank median) and its running attempts by start time; one pending kSpecCheck event (gen).
+struct Speculation {
+  double after = 0;
+  std::uint32_t max = 0;                                     // 0: the step does not speculate
+  std::vector<std::int64_t> runs;                            // run times (ns) of successful runs, sorted
+  std::set<std::pair<std::int64_t, std::uint32_t>> running;  // (started, attempt)
+  std::uint32_t gen = 0;
+  // The nearest-rank median (rank ceil(n/2)) of the finished runs; -1 before the first.
+  [[nodiscard]] std::int64_t median() const { return runs.empty() ? -1 : runs[(runs.size() + 1) / 2 - 1]; }
+};
+
+// A task that got a backup: its attempts that have not ended, and the backups made.
+struct SpecTask {
+  std::vector<std::uint32_t> live;
+  std::uint32_t backups = 0;
+  std::uint32_t pending = 0;  // backups asked for and not yet created
+  bool won = false;           // an attempt succeeded: pods created for it later are cancelled at once
 };
 
 // v % n for n > 0, without a division in the usual case v < 2n (a start index plus at most n slots).

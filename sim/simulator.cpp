@@ -7,6 +7,7 @@
 #include "model.hpp"
 #include "node_events.inl"
 #include "pod_lifecycle.inl"
+#include "speculation.inl"
 
 namespace shardflow::sim {
 

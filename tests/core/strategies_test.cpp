@@ -203,12 +203,6 @@ TEST_CASE("Strategies: bad fan_in and total values get file:line:col errors nami
         "steps "
         "only (not inside a group)");
 
-  CHECK(
-      error_of(
-          with_steps("    - {name: s, parallel_for: {count: 8}, speculation: {after: 1.5x, max: 1}}\n")) ==
-      "bad.yaml:7:43: pipeline.steps[0].speculation: speculative execution is not modelled yet (issue #11); "
-      "remove speculation (docs/strategies.md)");
-
   CHECK(error_of(with_steps("    - {name: s, parallel_for: {count: 8}, input: {total: -1}}\n")) ==
         "bad.yaml:7:58: pipeline.steps[0].input.total: must be >= 0, got -1");
   CHECK(error_of(with_steps("    - {name: s, parallel_for: {count: 8}, input: {total: lots}}\n")) ==
@@ -235,4 +229,57 @@ TEST_CASE("Strategies: workers on a loop reaches the Plan, which keeps one task 
   CHECK(p.size() == 8);
   CHECK(p.steps()[0].workers == 3);
   CHECK(p.limiters() == std::vector<std::uint32_t>{2});  // parallelism stays the loop's own limit
+}
+
+TEST_CASE("Strategies: bad speculation values get file:line:col errors naming the field", "[core]") {
+  const auto spec = [](const std::string& value) {
+    return error_of(with_steps("    - {name: s, parallel_for: {count: 8}, speculation: " + value + "}\n"));
+  };
+  // Column 64 is `after`'s value, 75 `max`'s (the 4-space indent, then the flow mapping).
+  CHECK(
+      spec("{after: 0.5x, max: 1}") ==
+      "bad.yaml:7:64: pipeline.steps[0].speculation.after: must be > 1x (a backup starts when a run is this "
+      "much slower), got 0.5x");
+  CHECK(
+      spec("{after: 1x}") ==
+      "bad.yaml:7:64: pipeline.steps[0].speculation.after: must be > 1x (a backup starts when a run is this "
+      "much slower), got 1x");
+  CHECK(spec("{after: abc}") ==
+        "bad.yaml:7:64: pipeline.steps[0].speculation.after: expected a factor such as 1.5x, got \"abc\"");
+  CHECK(spec("{after: 1.5x, max: -1}") ==
+        "bad.yaml:7:75: pipeline.steps[0].speculation.max: must be >= 0, got -1");
+  CHECK(spec("{after: 1.5x, max: 17}") ==
+        "bad.yaml:7:75: pipeline.steps[0].speculation.max: must be <= 16, got 17");
+  CHECK(spec("{after: 1.5x, maks: 1}") ==
+        "bad.yaml:7:70: pipeline.steps[0].speculation.maks: unknown key \"maks\" (did you mean \"max\"?)");
+  CHECK(spec("{max: 1}") == "bad.yaml:7:56: pipeline.steps[0].speculation: missing required key \"after\"");
+  CHECK(spec("1.5x") == "bad.yaml:7:56: pipeline.steps[0].speculation: expected a mapping, got \"1.5x\"");
+  CHECK(error_of(with_steps("    - {name: s, speculation: {after: 1.5x}}\n")) ==
+        "bad.yaml:7:17: pipeline.steps[0].speculation: speculation needs a parallel_for on the same step "
+        "(backups start relative to the median run time of the loop's finished iterations)");
+  CHECK(error_of(with_steps(
+            "    - {name: s, parallel_for: {count: 8, workers: 2}, speculation: {after: 2x}}\n")) ==
+        "bad.yaml:7:55: pipeline.steps[0].speculation: speculation cannot be combined with "
+        "parallel_for.workers");
+  CHECK(error_of(with_steps(
+            "    - {name: g, steps: [{name: x, parallel_for: {count: 2}, speculation: {after: 2x}}]}\n")) ==
+        "bad.yaml:7:61: pipeline.steps[0].steps[0].speculation: speculation is supported on top-level steps "
+        "only (not inside a group)");
+}
+
+TEST_CASE("Strategies: speculation reaches the Plan, max defaults to 1, and a factor needs no x", "[core]") {
+  const auto plan_of = [](const std::string& value) {
+    const Scenario sc = load_scenario_text(
+        with_steps("    - {name: s, parallel_for: {count: 8}, speculation: " + value + "}\n"), "ok.yaml",
+        LoadOptions{});
+    return Plan::unroll(sc.pipeline);
+  };
+  const Plan a = plan_of("{after: 1.5x}");
+  CHECK(a.steps()[0].speculation_after == 1.5);
+  CHECK(a.steps()[0].speculation_max == 1);
+  const Plan b = plan_of("{after: 2, max: 3}");
+  CHECK(b.steps()[0].speculation_after == 2);
+  CHECK(b.steps()[0].speculation_max == 3);
+  CHECK(plan_of("{after: 1.5x, max: 0}").steps()[0].speculation_max == 0);
+  CHECK(a.task_count() == 8);  // one task per item, as without speculation
 }

@@ -345,6 +345,21 @@ TEST_CASE("Local: what this machine cannot run is an error before anything runs"
   }
 }
 
+TEST_CASE("Local: speculation is refused, naming the field, before anything runs", "[exec]") {
+  const Scenario s = scenario(R"(pipeline:
+  steps:
+    - {name: s, parallel_for: {count: 4}, duration: {base: 1s}, speculation: {after: 1.5x}}
+)");
+  try {
+    run_local(s, Plan::unroll(s.pipeline), RunOptions{}, LocalOptions{});
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "t.yaml:5:65: pipeline.steps[0].speculation: the local backend does not run speculative backups; "
+          "remove speculation, or use --backend sim");
+  }
+}
+
 TEST_CASE("Local: a stop request cancels what waits and returns the partial trace", "[exec]") {
   const Scenario s = scenario(R"(pipeline:
   steps:

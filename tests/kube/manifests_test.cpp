@@ -184,6 +184,16 @@ TEST_CASE("manifests: a work queue is refused, naming the field", "[kube]") {
       "work queue (it makes one pod per item); remove workers, or use --backend sim or local");
 }
 
+TEST_CASE("manifests: speculation is refused, naming the field", "[kube]") {
+  std::string text = kThreeSteps;
+  const std::string loop = "parallel_for: {count: 4, parallelism: 2}";
+  text.replace(text.find(loop), loop.size(), loop + "\n      speculation: {after: 1.5x}");
+  const Scenario s = load_scenario_text(text, "mf.yaml");
+  CHECK_THROWS_WITH(k8s::job_manifests(s, Plan::unroll(s.pipeline), opts()),
+                    "mf.yaml:7:7: pipeline.steps[0].speculation: the Kubernetes backend does not run "
+                    "speculative backups; remove speculation, or use --backend sim");
+}
+
 TEST_CASE("manifests: names and labels are DNS-1123 labels, long ones hash-truncated", "[kube]") {
   CHECK(k8s::dns_label("sf-r1-Train_GPU") == "sf-r1-train-gpu");
   CHECK(k8s::dns_label("sf-r1-outer/inner-outer[3]/x[12]") == "sf-r1-outer-inner-outer-3-x-12");

@@ -174,6 +174,7 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
       continue;
     }
     const Component& c = plan.steps()[plan.step_of(id)].component;
+    const std::uint32_t spec_max = plan.steps()[plan.step_of(id)].speculation_max;
     int failures = 0;
     for (const AttemptRecord* a : by_task[id]) {
       REQUIRE(!blocked);  // never runs after a failed predecessor
@@ -188,7 +189,8 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
         REQUIRE(a->started != kNever);
         REQUIRE(a->finished - a->output_write >= a->started);
       }
-      REQUIRE(a->outcome != Outcome::cancelled);
+      // Only a speculative step's losing attempts are cancelled (checked below, once done[id] is known).
+      if (a->outcome == Outcome::cancelled) REQUIRE(spec_max > 0);
       if (a->outcome == Outcome::failed) ++failures;
       if (a->outcome == Outcome::succeeded) {
         REQUIRE(done[id] == -1);
@@ -196,7 +198,16 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
         longest[id] = chain + (a->finished - a->started).ns();
       }
     }
-    REQUIRE(failures <= c.retries.max + 1);
+    // A backup that fails while another attempt runs is not a retry: at most `max` such failures more.
+    REQUIRE(failures <= c.retries.max + 1 + static_cast<int>(spec_max));
+    // A cancelled attempt lost to a sibling that succeeded, and ended when it won (or, created by the
+    // controller afterwards, when it was created).
+    for (const AttemptRecord* a : by_task[id])
+      if (a->outcome == Outcome::cancelled) {
+        REQUIRE(done[id] >= 0);
+        REQUIRE(a->finished.ns() >= done[id]);
+        if (a->scheduled != kNever) REQUIRE(a->finished.ns() == done[id]);
+      }
     if (!blocked && done[id] < 0) {
       ++failed_tasks;  // it must have been reported
       REQUIRE(!by_task[id].empty());
@@ -371,6 +382,62 @@ TEST_CASE("Simulator: invariants hold on 300 random scenarios with tree fan-ins 
   CHECK(trees > 20);
   CHECK(levels > 20);
   CHECK(handed > 100);
+}
+
+namespace {
+
+// Speculation (after 1.2x to 2.1x, max 0 to 2) on half of the top-level component loops without workers;
+// a third of the scenarios get the orchestrator's controller (sync every 1 s), whose syncs create the
+// backups.
+int add_speculation(Rng& r, Scenario& sc) {
+  int speculative = 0;
+  for (Step& s : sc.pipeline.steps)
+    if (!s.is_group() && s.loop && s.loop->workers == 0 && r.below(2) == 0) {
+      s.speculation_after = 1.2 + 0.3 * static_cast<double>(r.below(4));
+      s.speculation_max = static_cast<std::uint32_t>(r.below(3));
+      speculative += s.speculation_max > 0 ? 1 : 0;
+    }
+  if (r.below(3) == 0) {
+    sc.overheads.control_plane.sync_period = Duration::from_s(1);
+    sc.overheads.control_plane.follow_pods = r.below(2) == 0;
+  }
+  return speculative;
+}
+
+}  // namespace
+
+TEST_CASE("Simulator: invariants hold on 300 random scenarios with speculative execution", "[sim]") {
+  int speculative = 0;
+  std::size_t cancelled = 0, backups_won = 0;
+  for (std::uint64_t k = 0; k < 300; ++k) {
+    INFO("scenario " << k);
+    Scenario sc = random_scenario(k);
+    Rng r = Rng::stream(k, Stream::scheduler, 4242);
+    speculative += add_speculation(r, sc);
+    const Plan plan = Plan::unroll(sc.pipeline);
+    const Trace t =
+        sim::simulate(sc, plan, sim::SimOptions{k + 1, {}, Duration::from_s(10LL * 365 * 24 * 3600)});
+    check_invariants(sc, plan, t);
+    cancelled += count_outcome(t, Outcome::cancelled);
+    // A backup (a later attempt than the first) that succeeded while an earlier attempt was cancelled.
+    std::map<TaskId, std::pair<std::uint32_t, std::uint32_t>> won;  // task: (succeeded attempt, cancelled)
+    for (const AttemptRecord& a : t.attempts) {
+      if (a.outcome == Outcome::succeeded) won[a.task].first = a.attempt + 1;
+      if (a.outcome == Outcome::cancelled) won[a.task].second = a.attempt + 1;
+    }
+    for (const auto& [task, w] : won) backups_won += w.first > w.second && w.second > 0 ? 1 : 0;
+    // Determinism: the same seed gives the same trace.
+    const Trace again =
+        sim::simulate(sc, plan, sim::SimOptions{k + 1, {}, Duration::from_s(10LL * 365 * 24 * 3600)});
+    std::ostringstream a, b;
+    write_trace_json(a, t);
+    write_trace_json(b, again);
+    REQUIRE(a.str() == b.str());
+  }
+  // The random scenarios do speculate, cancel losers, and see backups win.
+  CHECK(speculative > 50);
+  CHECK(cancelled > 20);
+  CHECK(backups_won > 10);
 }
 
 TEST_CASE("Simulator: the same scenario and seed give the same trace, other seeds differ", "[sim]") {

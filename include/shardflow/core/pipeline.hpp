@@ -174,6 +174,12 @@ struct Step {
   std::uint32_t fan_in_arity = 0;
   StepIndex fan_in_of = 0;        // with fan_in_arity: the sibling loop step (one of `deps`) it merges
   SourceLocation fan_in_where{};  // where `fan_in` was written, for backends that refuse it
+  /// `speculation: {after: F x, max: M}` (top-level components with a loop): a backup attempt of an
+  /// iteration starts when its run exceeds F x the median run of the loop's finished iterations, at most
+  /// M backups per task. speculation_max 0: no speculation.
+  double speculation_after = 0;
+  std::uint32_t speculation_max = 0;
+  SourceLocation speculation_where{};  // where `speculation` was written, for backends that refuse it
 
   [[nodiscard]] bool is_group() const { return !steps.empty(); }
   [[nodiscard]] std::uint32_t iterations() const { return loop ? loop->count : 1; }

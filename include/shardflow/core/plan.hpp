@@ -38,8 +38,10 @@ struct PlanStep {
   Component component;
   std::uint32_t loop_count = 1;  // iterations of its own loop (1 without a loop)
   bool has_loop = false;
-  std::uint32_t workers = 0;    // its loop's `workers` (a work queue), 0 = one pod per item
-  std::uint64_t instances = 0;  // tasks of this step in the whole plan
+  std::uint32_t workers = 0;          // its loop's `workers` (a work queue), 0 = one pod per item
+  double speculation_after = 0;       // `speculation.after` (a factor > 1), with speculation_max > 0
+  std::uint32_t speculation_max = 0;  // backups per task; 0 = no speculative execution
+  std::uint64_t instances = 0;        // tasks of this step in the whole plan
   /// The items (JSON text) of the nearest loop around its tasks (its own, or its group's): task t's item
   /// is items[item(t)]. Empty for `count:` loops and steps outside any loop.
   std::vector<std::string> items;

@@ -461,5 +461,5 @@ TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "
   std::string line;
   int rows = 0;
   while (std::getline(csv, line)) ++rows;
-  CHECK(rows == 1 + 12);  // a header and the 12 variants
+  CHECK(rows == 1 + 13);  // a header and the 13 variants
 }

@@ -21,10 +21,10 @@ namespace shardflow::cli {
 
 /// How a command loads its scenario: --set, --overlay and --cluster (add_load_options).
 struct LoadArgs {
-  std::vector<std::string> sets;      // --set PATH=VALUE overrides
-  std::vector<std::string> overlays;  // --overlay FILE, in order
-  std::string cluster;                // --cluster local (or FILE, for a KFP pipeline)
-  std::vector<std::string> params;    // --param NAME=VALUE (KFP pipeline parameters)
+  std::vector<std::string> sets;                            // --set PATH=VALUE overrides
+  std::vector<std::string> overlays;                        // --overlay FILE, in order
+  std::string cluster;                                      // --cluster local (or FILE, for a KFP pipeline)
+  std::vector<std::string> params;                          // --param NAME=VALUE (KFP pipeline parameters)
   std::uint64_t max_tasks = LoadOptions::kDefaultMaxTasks;  // --max-tasks
 };
 

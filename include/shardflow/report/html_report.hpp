@@ -25,8 +25,8 @@
 
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/trace.hpp>
-#include <shardflow/planner/pareto.hpp>
 #include <shardflow/planner/compare.hpp>
+#include <shardflow/planner/pareto.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 namespace shardflow::report {

@@ -104,7 +104,7 @@ void diff_chart(std::string& b, const planner::CompareResult& r, const Quantity&
   }
   std::vector<double> ticks = xt;
   x_axis(b, f, x, ticks, false,
-         "difference in " + q.title + (q.time ? " (seconds)" : " (price units)") + " to " +
+         "difference in " + q.title + (q.unit.empty() ? "" : " (" + q.unit + ")") + " to " +
              r.variants.front().name);
   b += "</svg>\n";
 }

@@ -32,7 +32,9 @@ class Duration {
   static constexpr Duration max() { return Duration(std::numeric_limits<std::int64_t>::max()); }
 
   [[nodiscard]] constexpr std::int64_t ns() const { return ns_; }
-  [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ns_) * 1e-9; }
+  /// Divided, not multiplied by 1e-9 (which is not a double): the correctly rounded quotient, so a
+  /// whole or decimal number of seconds reads as written (30 s is 30, not 30.000000000000004).
+  [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ns_) / 1e9; }
 
   constexpr auto operator<=>(const Duration&) const = default;
   constexpr Duration operator+(Duration o) const { return Duration(ns_ + o.ns_); }

@@ -32,14 +32,6 @@
 using namespace shardflow;
 
 namespace {
-sim::SimOptions sim_options(std::uint64_t seed) {
-  sim::SimOptions o;
-  o.seed = seed;
-  return o;
-}
-}  // namespace
-
-namespace {
 
 struct Instance {
   std::string file, name, system;
@@ -66,7 +58,7 @@ double simulate_with(const std::string& file, const Eigen::Vector3d& c) {
     s.cluster.storage.write_bytes_per_second = 1e9 / c[2];
   }
   const Plan plan = Plan::unroll(s.pipeline);
-  return makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+  return makespan_s(sim::simulate(s, plan, sim::SimOptions::with_seed(s.seed)));
 }
 
 // The best non-negative least-squares a, b, c over the rows: every subset of the three terms solved by
@@ -117,7 +109,7 @@ int main(int argc, char** argv) {
     in.recorded = (w.contains("execution") ? w.at("execution") : w).at("makespanInSeconds").get<double>();
     const Scenario s = load_scenario_file(in.file);
     const Plan plan = Plan::unroll(s.pipeline);
-    in.zero = makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+    in.zero = makespan_s(sim::simulate(s, plan, sim::SimOptions::with_seed(s.seed)));
     // Features: tasks; the longest chain, in tasks; GB read and written.
     std::vector<double> level(plan.size(), 0);
     for (TaskId t = 0; t < plan.size(); ++t) {

@@ -15,21 +15,13 @@
 using namespace shardflow;
 
 namespace {
-sim::SimOptions sim_options(std::uint64_t seed) {
-  sim::SimOptions o;
-  o.seed = seed;
-  return o;
-}
-}  // namespace
-
-namespace {
 double makespan_of(const std::string& name, const std::vector<std::string>& sets = {}) {
   LoadOptions o;
   o.sets = sets;
   const Scenario s =
       load_scenario_file(std::string(SHARDFLOW_SOURCE_DIR) + "/tests/data/wfcommons/" + name + ".json", o);
   const Plan plan = Plan::unroll(s.pipeline);
-  return makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+  return makespan_s(sim::simulate(s, plan, sim::SimOptions::with_seed(s.seed)));
 }
 }  // namespace
 
@@ -74,7 +66,7 @@ TEST_CASE("Scheduler policy list: id order, most idle cores, no backfilling", "[
                                "overheads: none\n",
                            "t.yaml");
     const Plan plan = Plan::unroll(s.pipeline);
-    return makespan_s(sim::simulate(s, plan, sim_options(s.seed)));
+    return makespan_s(sim::simulate(s, plan, sim::SimOptions::with_seed(s.seed)));
   };
   const std::string two_cores = "    - {name: p, cpu: 2, memory: 1Gi, count: 1}\n";
   // a (1 core, 10 s) starts at 0; b (2 cores) fits nowhere until a ends, and c (1 core), after b in id

@@ -25,14 +25,6 @@
 using namespace shardflow;
 
 namespace {
-sim::SimOptions sim_options(std::uint64_t seed) {
-  sim::SimOptions o;
-  o.seed = seed;
-  return o;
-}
-}  // namespace
-
-namespace {
 double cpu_us() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -74,7 +66,8 @@ int main(int argc, char** argv) {
     Plan plan = Plan::unroll(s.pipeline);
     const double unroll = median_us(repeat, [&] { plan = Plan::unroll(s.pipeline); });
     Trace trace;
-    const double simulate = median_us(repeat, [&] { trace = sim::simulate(s, plan, sim_options(s.seed)); });
+    const double simulate =
+        median_us(repeat, [&] { trace = sim::simulate(s, plan, sim::SimOptions::with_seed(s.seed)); });
     const double metrics = median_us(repeat, [&] { (void)compute_metrics(trace, plan).makespan_s; });
     std::string name = f.substr(f.find_last_of('/') + 1);
     std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", name.c_str(), read, parse,

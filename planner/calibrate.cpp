@@ -141,8 +141,8 @@ StepFit fit_step(const std::string& path, const Points& p, bool stragglers) {
     if (const auto l = log_ratio(i, b, g)) logs.push_back(*l);
   }
   f.r_squared = ss_tot > 0 ? 1 - ss_res / ss_tot : (ss_res == 0 ? 1 : 0);
-  f.mean_measured_s = sum_y / static_cast<double>(n) * 1e-9;
-  f.mean_fitted_s = sum_fit / static_cast<double>(n) * (1 + f.straggler_p * (f.straggler_factor - 1)) * 1e-9;
+  f.mean_measured_s = sum_y / static_cast<double>(n) / 1e9;
+  f.mean_fitted_s = sum_fit / static_cast<double>(n) * (1 + f.straggler_p * (f.straggler_factor - 1)) / 1e9;
   if (logs.size() >= 3) {
     const double sd = sample_sd(logs);
     f.lognormal_sigma = sd < 1e-3 ? 0 : sd;

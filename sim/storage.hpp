@@ -92,9 +92,7 @@ class SharedStorage {
   };
 
   static void advance(Channel& ch, SimTime now) {
-    if (ch.active > 0)
-      ch.v +=
-          static_cast<double>((now - ch.last).ns()) * 1e-9 * ch.bandwidth / static_cast<double>(ch.active);
+    if (ch.active > 0) ch.v += (now - ch.last).seconds() * ch.bandwidth / static_cast<double>(ch.active);
     ch.last = now;
   }
 

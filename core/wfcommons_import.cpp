@@ -34,12 +34,28 @@ std::string index_path(const std::string& parent, std::size_t i) {
   return parent + "[" + std::to_string(i) + "]";
 }
 
+// A list element's path, "workflow.specification.tasks[3]", kept as its parts: the text is made only for
+// a message (path_text).
+struct IndexPath {
+  const char* list;
+  std::size_t index;
+};
+std::string path_text(const IndexPath& p) {
+  return index_path(p.list, p.index);
+}
+const std::string& path_text(const std::string& p) {
+  return p;
+}
+std::string path_text(const char* p) {
+  return p;
+}
+
 // One task as the importer reads it, from either schema version.
 struct Task {
   std::string_view id;               // in the document
   const JsonValue* where = nullptr;  // the task's object in the specification (1.5) or tasks (1.4)
   const JsonValue* id_value = nullptr;
-  std::string path;                          // "workflow.specification.tasks[3]"
+  IndexPath path{"", 0};                     // workflow.specification.tasks[3]
   const JsonValue* parents_value = nullptr;  // lists of ids, checked to be strings
   const JsonValue* children_value = nullptr;
   std::uint64_t input_bytes = 0, output_bytes = 0;  // 1.4: summed here
@@ -48,7 +64,7 @@ struct Task {
   std::int64_t exec_index = -1;  // 1.5: where runtime and cores are, workflow.execution.tasks[exec_index]
   // For messages: where runtime and cores are.
   [[nodiscard]] std::string exec_path() const {
-    return exec_index < 0 ? path
+    return exec_index < 0 ? path_text(path)
                           : index_path("workflow.execution.tasks", static_cast<std::size_t>(exec_index));
   }
 };
@@ -158,22 +174,27 @@ class Importer {
   [[noreturn]] void fail(const JsonValue& v, const std::string& path, const std::string& message) const {
     throw InputError(doc_.where(v), path, message);
   }
-  void expect(const JsonValue& v, const std::string& path, Kind kind) const {
+  // `path` (a std::string or an IndexPath) is made into text only for a message.
+  template <class Path>
+  void expect(const JsonValue& v, const Path& path, Kind kind) const {
     if (v.kind != kind)
-      fail(v, path,
+      fail(v, path_text(path),
            "expected " + std::string(json_kind_name(kind)) + ", got " + std::string(json_kind_name(v.kind)));
   }
-  const JsonValue& require(const JsonValue& object, const std::string& path, std::string_view key,
-                           Kind kind) const {
+  template <class Path>
+  const JsonValue& require(const JsonValue& object, const Path& path, std::string_view key, Kind kind) const {
     const JsonValue* v = doc_.member(object, key);
-    if (v == nullptr) fail(object, path, "missing required key " + quote(std::string(key)));
-    if (v->kind != kind) expect(*v, key_path(path, key), kind);  // the path is made only for a message
+    if (v == nullptr) fail(object, path_text(path), "missing required key " + quote(std::string(key)));
+    if (v->kind != kind)
+      expect(*v, key_path(path_text(path), key), kind);  // the path is made only for a message
     return *v;
   }
-  const JsonValue* optional(const JsonValue& object, const std::string& path, std::string_view key,
+  template <class Path>
+  const JsonValue* optional(const JsonValue& object, const Path& path, std::string_view key,
                             Kind kind) const {
     const JsonValue* v = doc_.member(object, key);
-    if (v != nullptr && v->kind != Kind::null && v->kind != kind) expect(*v, key_path(path, key), kind);
+    if (v != nullptr && v->kind != Kind::null && v->kind != kind)
+      expect(*v, key_path(path_text(path), key), kind);
     return v != nullptr && v->kind != Kind::null ? v : nullptr;
   }
   std::int64_t count(const JsonValue& v, const std::string& path, std::int64_t min) const {
@@ -216,18 +237,18 @@ class Importer {
     }
     for (std::uint32_t i = 0; i < tasks.count; ++i) {
       Task t;
-      t.path = index_path("workflow.specification.tasks", i);
+      t.path = {"workflow.specification.tasks", i};
       const JsonValue& o = doc_.item(tasks, i);
       expect(o, t.path, Kind::object);
       t.where = &o;
       t.id_value = &require(o, t.path, "id", Kind::string);
       t.id = doc_.text(*t.id_value);
       t.parents_value = optional(o, t.path, "parents", Kind::array);
-      check_strings(t.parents_value, [&] { return key_path(t.path, "parents"); });
+      check_strings(t.parents_value, [&] { return key_path(path_text(t.path), "parents"); });
       t.children_value = optional(o, t.path, "children", Kind::array);
-      check_strings(t.children_value, [&] { return key_path(t.path, "children"); });
+      check_strings(t.children_value, [&] { return key_path(path_text(t.path), "children"); });
       const auto sum = [&](std::string_view key, std::uint64_t& total) {
-        const auto p = [&] { return key_path(t.path, key); };
+        const auto p = [&] { return key_path(path_text(t.path), key); };
         const JsonValue* list = optional(o, t.path, key, Kind::array);
         check_strings(list, p);
         for (std::uint32_t j = 0; list != nullptr && j < list->count; ++j) {
@@ -253,27 +274,28 @@ class Importer {
     std::unordered_map<std::string_view, std::size_t> by_id;
     for (std::size_t i = 0; i < tasks_.size(); ++i)
       if (!by_id.emplace(tasks_[i].id, i).second)
-        fail(*tasks_[i].id_value, key_path(tasks_[i].path, "id"),
+        fail(*tasks_[i].id_value, key_path(path_text(tasks_[i].path), "id"),
              "task id " + quote(std::string(tasks_[i].id)) + " is used twice");
     for (std::uint32_t i = 0; i < etasks.count; ++i) {
-      const std::string path = index_path("workflow.execution.tasks", i);
+      const IndexPath path{"workflow.execution.tasks", i};
       const JsonValue& o = doc_.item(etasks, i);
       expect(o, path, Kind::object);
       const JsonValue& id = require(o, path, "id", Kind::string);
       const auto it = by_id.find(doc_.text(id));
       if (it == by_id.end())
-        fail(id, key_path(path, "id"),
+        fail(id, key_path(path_text(path), "id"),
              "unknown task " + quote(std::string(doc_.text(id))) + " (not in workflow.specification.tasks)");
       Task& t = tasks_[it->second];
       if (t.runtime != nullptr)
-        fail(id, key_path(path, "id"), "task " + quote(std::string(doc_.text(id))) + " is listed twice");
+        fail(id, key_path(path_text(path), "id"),
+             "task " + quote(std::string(doc_.text(id))) + " is listed twice");
       t.exec_index = i;
       t.runtime = &require(o, path, "runtimeInSeconds", Kind::number);
       t.cores = optional(o, path, "coreCount", Kind::number);
     }
     for (const Task& t : tasks_)
       if (t.runtime == nullptr)
-        fail(*t.id_value, key_path(t.path, "id"),
+        fail(*t.id_value, key_path(path_text(t.path), "id"),
              "task " + quote(std::string(t.id)) +
                  " has no entry in workflow.execution.tasks (its runtimeInSeconds)");
     read_timestamp(*exec, "workflow.execution");
@@ -287,7 +309,7 @@ class Importer {
     const JsonValue& tasks = require(workflow, "workflow", "tasks", Kind::array);
     for (std::uint32_t i = 0; i < tasks.count; ++i) {
       Task t;
-      t.path = index_path("workflow.tasks", i);
+      t.path = {"workflow.tasks", i};
       const JsonValue& o = doc_.item(tasks, i);
       expect(o, t.path, Kind::object);
       t.where = &o;
@@ -296,12 +318,12 @@ class Importer {
                                                    : &require(o, t.path, "name", Kind::string);
       t.id = doc_.text(*t.id_value);
       t.parents_value = optional(o, t.path, "parents", Kind::array);
-      check_strings(t.parents_value, [&] { return key_path(t.path, "parents"); });
+      check_strings(t.parents_value, [&] { return key_path(path_text(t.path), "parents"); });
       t.children_value = optional(o, t.path, "children", Kind::array);
-      check_strings(t.children_value, [&] { return key_path(t.path, "children"); });
+      check_strings(t.children_value, [&] { return key_path(path_text(t.path), "children"); });
       if (const JsonValue* files = optional(o, t.path, "files", Kind::array)) {
         for (std::uint32_t j = 0; j < files->count; ++j) {
-          const std::string p = index_path(key_path(t.path, "files"), j);
+          const std::string p = index_path(key_path(path_text(t.path), "files"), j);
           const JsonValue& f = doc_.item(*files, j);
           expect(f, p, Kind::object);
           const std::int64_t size =
@@ -377,7 +399,8 @@ class Importer {
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const Task& t = tasks_[i];
       if (!by_id.emplace(t.id, i).second)
-        fail(*t.id_value, key_path(t.path, "id"), "task id " + quote(std::string(t.id)) + " is used twice");
+        fail(*t.id_value, key_path(path_text(t.path), "id"),
+             "task id " + quote(std::string(t.id)) + " is used twice");
     }
     after_.assign(tasks_.size(), {});
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
@@ -387,7 +410,7 @@ class Importer {
         const std::string_view id = doc_.text(*v);
         const auto it = by_id.find(id);
         if (it == by_id.end())
-          fail(*v, index_path(key_path(t.path, "parents"), j),
+          fail(*v, index_path(key_path(path_text(t.path), "parents"), j),
                "unknown parent task " + quote(std::string(id)) + " (no task has this id)");
         add_edge(it->second, i, v);
       }
@@ -396,7 +419,7 @@ class Importer {
         const std::string_view id = doc_.text(*v);
         const auto it = by_id.find(id);
         if (it == by_id.end())
-          fail(*v, index_path(key_path(t.path, "children"), j),
+          fail(*v, index_path(key_path(path_text(t.path), "children"), j),
                "unknown child task " + quote(std::string(id)) + " (no task has this id)");
         add_edge(i, it->second, v);
       }
@@ -404,7 +427,9 @@ class Importer {
       if (!(r >= 0) || r > 1e9)
         fail(*t.runtime, key_path(t.exec_path(), "runtimeInSeconds"),
              "must be >= 0 (and at most 1e9 s), got " + format_seconds(r));
-      if (t.cores != nullptr)
+      if (t.cores != nullptr &&
+          !(t.cores->kind == Kind::number && t.cores->integer && t.cores->number >= 1 &&
+            t.cores->number <= 1e15))  // count()'s checks; the path made for its message
         (void)count(*t.cores, key_path(t.exec_path(), t.exec_index < 0 ? "cores" : "coreCount"), 1);
     }
     // Step names: letters, digits, '-' and '_'; other characters become '_'. Two ids that become one
@@ -414,9 +439,10 @@ class Importer {
       std::string n(tasks_[i].id);
       for (char& c : n)
         if (!valid_step_char(c)) c = '_';
-      if (n.empty()) fail(*tasks_[i].id_value, key_path(tasks_[i].path, "id"), "must not be empty");
+      if (n.empty())
+        fail(*tasks_[i].id_value, key_path(path_text(tasks_[i].path), "id"), "must not be empty");
       if (const auto [it, fresh] = names.emplace(n, i); !fresh)
-        fail(*tasks_[i].id_value, key_path(tasks_[i].path, "id"),
+        fail(*tasks_[i].id_value, key_path(path_text(tasks_[i].path), "id"),
              "task ids " + quote(std::string(tasks_[it->second].id)) + " and " +
                  quote(std::string(tasks_[i].id)) + " both become step name " + quote(n) +
                  " (only letters, digits, '-' and '_' are kept)");

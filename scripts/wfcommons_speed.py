@@ -107,7 +107,7 @@ def main():
         out = subprocess.run([exe, "explain", path, "--json"], capture_output=True, text=True, check=True)
         tasks = json.loads(out.stdout)["tasks"]
         best = min(s, h)
-        rows.append((name, wall < best, best / wall))
+        rows.append((name, wall < best, best / wall, cpu < best))
         if name == "seismology-chameleon-1000p-001":
             seismology_1000, seismology_1000_cpu = wall, cpu
         peers = (f"{w * 1e3:.0f} | {s * 1e3:.1f} | {h * 1e3:.1f} | {'yes' if wall < best else 'no'} "
@@ -134,9 +134,12 @@ def main():
         print(f"| **sum of the 8** | | **{ms(total)}** | {ms(total_cpu)} | {peers}")
     print()
     faster = [r for r in rows if r[1]]
-    print("Targets, as measured in this run (wall time; CPU time in brackets where it differs in kind):\n")
+    print("Targets, as measured in this run (wall time, as the issue asks; CPU time too, the fairer figure on a "
+          "loaded machine):\n")
     print(f"- faster than DSLab's best on every instance: **{'met' if len(faster) == len(rows) else 'not met'}**, "
-          f"{len(faster)} of {len(rows)} (slower on: {', '.join(r[0] for r in rows if not r[1]) or 'none'})")
+          f"{len(faster)} of {len(rows)} (slower on: {', '.join(r[0] for r in rows if not r[1]) or 'none'}); "
+          f"by CPU time {sum(1 for r in rows if r[3])} of {len(rows)}"
+          f"{' (slower on: ' + ', '.join(r[0] for r in rows if not r[3]) + ')' if not all(r[3] for r in rows) else ''}")
     if seismology_1000 is not None:
         print(f"- seismology-1000p under 10 ms: **{'met' if seismology_1000 < 0.010 else 'not met'}**, "
               f"{seismology_1000 * 1e3:.1f} ms wall ({seismology_1000_cpu * 1e3:.1f} ms CPU)")

@@ -48,7 +48,8 @@ std::string json(const SweepResult& r) {
 
 }  // namespace
 
-TEST_CASE("Sweep: summary statistics; a symmetric sample gets exactly the Student-t interval", "[planner]") {
+TEST_CASE("Sweep: summary statistics, and exactly the Student-t interval for a symmetric sample",
+          "[planner]") {
   const Summary s = summarize({4, 1, 3, 2});
   CHECK(s.mean == 2.5);
   CHECK(s.stddev == Approx(std::sqrt(5.0 / 3.0)).epsilon(1e-15));

@@ -72,22 +72,54 @@ Dimension parse_dimension(const std::string& text) {
   return d;
 }
 
+// The 95% interval of the mean is Hall's skewness-corrected t interval: Hall, P. (1992) "On the
+// removal of skewness by transformation", JRSS B 54(1), 221-228, building on Johnson, N. J. (1978)
+// "Modified t tests and confidence intervals for asymmetrical populations", JASA 73, 536-544.
+//
+// With W = (mean - mu) / s, the studentized mean sqrt(n) W has mean -g/(2 sqrt n) and skewness
+// -2g/sqrt n to first order, g being the skewness of the data (its Edgeworth expansion has the term
+// n^-1/2 g (2x^2 + 1) phi(x) / 6). Hall removes both with the monotone transform
+//   T = sqrt(n) (f(W) + g/(6n)),  f(w) = w + g w^2/3 + g^2 w^3/27 = ((1 + g w/3)^3 - 1) / (g/3),
+// whose cube term keeps f increasing, so f^-1(y) = (3/g) ((1 + g y)^(1/3) - 1) is defined for every
+// y. Then P(-t <= T <= t) = 95% with t = t(0.975, n - 1) gives
+//   mu in [mean - s f^-1(t/sqrt n - g/(6n)),  mean - s f^-1(-t/sqrt n - g/(6n))].
+// For g > 0 (a long right tail, as makespans with stragglers have) both ends move to the right. For
+// g = 0, f is the identity and the interval is exactly the Student-t interval mean -+ s t/sqrt n.
+// g is the sample skewness G1 = n/((n-1)(n-2)) sum (x - mean)^3 / s^3, which needs n >= 3 and s > 0;
+// otherwise the interval is the plain t interval (or just the mean, for one value or zero variance).
 Summary summarize(const std::vector<double>& values) {
   Summary s;
   if (values.empty()) return s;
   const auto n = static_cast<double>(values.size());
   s.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
   double ss = 0;
-  for (double v : values) ss += (v - s.mean) * (v - s.mean);
+  double s3 = 0;
+  for (double v : values) {
+    const double d = v - s.mean;
+    ss += d * d;
+    s3 += d * d * d;
+  }
   s.stddev = values.size() > 1 ? std::sqrt(ss / (n - 1)) : 0;
   s.min = *std::min_element(values.begin(), values.end());
   s.max = *std::max_element(values.begin(), values.end());
   s.p50 = percentile(values, 50);
   s.p95 = percentile(values, 95);
-  const double half =
-      values.size() > 1 ? t975(static_cast<int>(values.size()) - 1) * s.stddev / std::sqrt(n) : 0;
-  s.ci95_low = s.mean - half;
-  s.ci95_high = s.mean + half;
+  if (values.size() < 2 || s.stddev == 0) {
+    s.ci95_low = s.ci95_high = s.mean;
+    return s;
+  }
+  if (values.size() > 2) s.skewness = n / ((n - 1) * (n - 2)) * s3 / (s.stddev * s.stddev * s.stddev);
+  const double g = s.skewness;
+  // f^-1(y) = (3/g)((1 + g y)^(1/3) - 1), written as y / ((c^2 + c + 1)/3) with c = (1 + g y)^(1/3)
+  // (as c^3 - 1 = (c - 1)(c^2 + c + 1)): no cancellation for small g, and exactly y for g = 0.
+  const auto f_inverse = [g](double y) {
+    const double c = std::cbrt(1 + g * y);
+    return y / ((c * c + c + 1) / 3);
+  };
+  const double q = t975(static_cast<int>(values.size()) - 1) / std::sqrt(n);
+  const double bias = g / (6 * n);
+  s.ci95_low = s.mean - s.stddev * f_inverse(q - bias);
+  s.ci95_high = s.mean - s.stddev * f_inverse(-q - bias);
   return s;
 }
 

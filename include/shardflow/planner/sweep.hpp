@@ -73,8 +73,11 @@ struct Summary {
   double p50 = 0;  // nearest rank, as everywhere in shardflow
   double p95 = 0;
   double max = 0;
-  double ci95_low = 0;  // Student-t 95% confidence interval of the mean
+  // 95% confidence interval of the mean: Hall's (1992) skewness-corrected t interval (see summarize).
+  // It is the Student-t interval for a symmetric sample and leans toward a sample's long tail.
+  double ci95_low = 0;
   double ci95_high = 0;
+  double skewness = 0;  // sample skewness G1, which the interval corrects for (0 for n < 3)
 };
 Summary summarize(const std::vector<double>& values);
 

@@ -188,7 +188,7 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
   CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
 }
 
-TEST_CASE("cli: sweep simulates price-only variants once; --no-reuse writes the same files", "[cli]") {
+TEST_CASE("cli: sweep simulates price-only variants once, and --no-reuse writes the same files", "[cli]") {
   const fs::path dir = scratch("sweep-reuse");
   const std::string sweep =
       "sweep scenarios/argo-parallelism-limit.yaml --vary "

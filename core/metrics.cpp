@@ -50,8 +50,12 @@ double makespan_s(const Trace& trace) {
 
 double cost(const Trace& trace) {
   double c = 0;
-  for (const NodeRecord& n : trace.nodes) c += n.price_per_hour * (n.down - n.billed_from).seconds() / 3600.0;
+  for (const NodeRecord& n : trace.nodes) c += node_cost(n.price_per_hour, n.down - n.billed_from);
   return c;
+}
+
+double node_cost(double price_per_hour, Duration billed) {
+  return price_per_hour * billed.seconds() / 3600.0;
 }
 
 Metrics compute_metrics(const Trace& trace, const Plan& plan) {

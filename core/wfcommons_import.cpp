@@ -740,7 +740,7 @@ std::optional<std::string> normalize_wfcommons_timestamp(std::string_view s) {
   const std::int64_t days = (t >= 0 ? t : t - 86399) / 86400;
   std::int64_t rest = t - days * 86400;
   civil_from_days(days, y, mo, d);
-  char buf[32];
+  char buf[64];  // GCC -O3 bounds the output at 51 bytes (every %d as wide as an int)
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, static_cast<int>(rest / 3600),
                 static_cast<int>(rest / 60 % 60), static_cast<int>(rest % 60));
   return std::string(buf);

@@ -18,7 +18,7 @@ inline void Model::add_node(std::uint32_t pool, SimTime up, SimTime billed_from)
   r.cpu = p.cpu;
   r.memory = p.memory;
   r.gpu = p.gpu;
-  r.price_per_hour = p.spot ? p.price_per_hour * (1 - p.spot_discount) : p.price_per_hour;
+  r.price_per_hour = node_price_per_hour(p);
   r.up = up;
   r.down = kNever;
   r.billed_from = billed_from;

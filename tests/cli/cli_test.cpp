@@ -188,6 +188,32 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
   CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
 }
 
+TEST_CASE("cli: sweep simulates price-only variants once, and --no-reuse writes the same files", "[cli]") {
+  const fs::path dir = scratch("sweep-reuse");
+  const std::string sweep =
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'cluster.node_pools[default].price_per_hour=1,2.5' -r 4 --deadline 30s";
+  const Result shared = run(sweep + " --out '" + (dir / "shared").string() + "'");
+  const Result each = run(sweep + " --no-reuse --out '" + (dir / "each").string() + "'");
+  CHECK(shared.err == "");
+  CHECK(each.err == "");
+  REQUIRE(shared.status == 0);
+  REQUIRE(each.status == 0);
+  // 4 parallelism limits x 2 prices: 4 distinct simulations a replication.
+  const std::string line =
+      "8 configurations x 4 replications, 32 runs, 16 distinct simulations (configurations "
+      "that differ only in prices share them)\n";
+  CHECK(shared.out.find(line) != std::string::npos);
+  CHECK(each.out.find("8 configurations x 4 replications, 32 runs, 32 distinct simulations (--no-reuse)\n") !=
+        std::string::npos);
+  // Everything before that line (the table, the recommendation, the Pareto front) is the same.
+  CHECK(shared.out.substr(0, shared.out.find("8 configurations x 4 replications, 32 runs")) ==
+        each.out.substr(0, each.out.find("8 configurations x 4 replications, 32 runs")));
+  for (const char* file : {"sweep.json", "sweep.csv", "report.html"})
+    CHECK(slurp(dir / "shared" / file) == slurp(dir / "each" / file));
+}
+
 TEST_CASE("cli: sweep --shard slices merge into the one-machine sweep, byte for byte", "[cli]") {
   const fs::path dir = scratch("sweep-shards");
   const std::string sweep =

@@ -47,6 +47,9 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan);
 /// per-step lists): the last finish (runs start at 0) and the billed node time's price.
 double makespan_s(const Trace& trace);
 double cost(const Trace& trace);
+/// One node's part of cost(): price_per_hour x its billed hours (`billed`: billed_from to down). A sweep
+/// prices a trace with another configuration's prices by it (sim::simulation_view).
+double node_cost(double price_per_hour, Duration billed);
 
 /// Exact nearest-rank percentile (p in [0,100]) of unsorted values; 0 for an empty set.
 double percentile(std::vector<double> values, double p);

@@ -63,6 +63,11 @@ struct SweepSpec {
   double quantile = 95;        // the makespan percentile that must meet the deadline
   std::optional<Shard> shard;  // run only this slice of the configurations
   Search search = Search::grid;
+  /// Simulate configurations that the simulator cannot tell apart (equal sim::simulation_view: they
+  /// differ only in prices or free text) once per replication, and price each one's trace with its own
+  /// prices; the results are the same to the bit as without (`sweep --no-reuse`). Only with the
+  /// simulator: a run_sweep given another backend simulates every configuration.
+  bool reuse = true;
 };
 
 /// Sample statistics of one quantity over the replications.
@@ -130,8 +135,14 @@ struct SweepResult {
   std::optional<Nearest> nearest;
   Search search = Search::grid;
   std::size_t configurations_in_space = 0;  // every combination (configs holds fewer with --search auto)
-  std::uint64_t simulations = 0;            // runs simulated (grid: configurations x replications)
-  std::optional<Shard> shard;               // a slice (--shard): configs holds its configurations only
+  /// Runs evaluated, configuration by replication (grid: configurations x replications), whether simulated
+  /// for that configuration or shared with one it cannot differ from (SweepSpec::reuse).
+  std::uint64_t simulations = 0;
+  /// The simulations actually run for them: with reuse, one per group of configurations with equal
+  /// simulation views and replication. Not written to sweep.json (which does not depend on --no-reuse),
+  /// so 0 in a result read back or merged.
+  std::uint64_t distinct_simulations = 0;
+  std::optional<Shard> shard;  // a slice (--shard): configs holds its configurations only
 };
 
 /// Sets recommended, pareto and nearest from configs (and the deadline).

@@ -27,6 +27,15 @@ enum class Outcome : std::uint8_t {
 };
 const char* to_string(Outcome o);
 
+/// Why an attempt exists.
+enum class AttemptKind : std::uint8_t {
+  first,        // the task's first attempt (attempt 0)
+  retry,        // after a failed attempt (the step's retries, a Job's backoffLimit)
+  backup,       // a speculative copy of a straggling attempt (`speculation`); the first to succeed wins
+  replacement,  // a new pod after the node failed or was reclaimed (spot) or the pod was evicted
+};
+const char* to_string(AttemptKind k);
+
 /// One attempt of one task.
 struct AttemptRecord {
   TaskId task = 0;
@@ -40,11 +49,14 @@ struct AttemptRecord {
   SimTime started = kNever;    // its main container started running (after pulls, sandbox, input)
   SimTime finished;            // the attempt ended
   Outcome outcome = Outcome::succeeded;
-  std::uint32_t error = kNoError;  // index into Trace::errors (why it failed, if the backend knows)
-  Duration image_pull;             // time spent pulling the image for this attempt
-  Duration input_read;             // time spent reading input
-  Duration output_write;           // time spent writing output (after the run, before `finished`)
+  AttemptKind kind = AttemptKind::first;  // in the padding after `outcome`: the record does not grow
+  std::uint32_t error = kNoError;         // index into Trace::errors (why it failed, if the backend knows)
+  Duration image_pull;                    // time spent pulling the image for this attempt
+  Duration input_read;                    // time spent reading input
+  Duration output_write;                  // time spent writing output (after the run, before `finished`)
 };
+
+static_assert(sizeof(AttemptRecord) == 88, "traces hold millions of records: keep AttemptRecord at 88 bytes");
 
 /// A node that existed during the run (for utilization and cost).
 struct NodeRecord {

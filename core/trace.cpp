@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -33,6 +34,20 @@ const char* to_string(AttemptKind k) {
       return "replacement";
   }
   return "unknown";
+}
+
+void set_kinds_from_order(Trace& trace) {
+  std::uint32_t tasks = 0;
+  for (const AttemptRecord& a : trace.attempts) tasks = std::max(tasks, a.task + 1);
+  std::vector<const AttemptRecord*> last(tasks, nullptr);  // each task's latest attempt so far
+  for (AttemptRecord& a : trace.attempts) {
+    const AttemptRecord* before = last[a.task];
+    if (a.attempt == 0 || before == nullptr)
+      a.kind = AttemptKind::first;
+    else
+      a.kind = before->outcome == Outcome::evicted ? AttemptKind::replacement : AttemptKind::retry;
+    last[a.task] = &a;
+  }
 }
 
 std::string pod_name_prefix(const std::string& step_path) {

@@ -346,7 +346,10 @@ class K8sRun {
         a.outcome = Outcome::cancelled;
       }
     for (NodeRecord& n : trace_.nodes) n.down = SimTime::from_ns(end);
-    set_kinds();
+    // Each attempt's kind, known now that every pod's end is: a pod made after an evicted one (preempted,
+    // evicted, its node drained or deleted: the Job controller does not count it against backoffLimit)
+    // replaces it, after a failed one it is a retry. (The backend refuses speculation: no backups.)
+    set_kinds_from_order(trace_);
     trace_.tasks_failed = exec_.tasks_failed();
     relists_ = pods.relists() + jobs.relists();
     return std::move(trace_);
@@ -510,24 +513,6 @@ class K8sRun {
     trace_.attempts.push_back(r);
     exec_.fail(t);
     if (obs_) obs_->on_event({TaskEvent::Kind::failed, t, r.attempt, true, SimTime::from_ns(at)});
-  }
-
-  // Each attempt's kind, known once every pod's end is: a task's pods are numbered in the order they were
-  // made, and one made after an evicted pod (preempted, evicted, its node drained or deleted: the Job
-  // controller does not count it against backoffLimit) replaces it; after a failed pod, it is a retry.
-  // (The backend refuses speculation, so there are no backups.)
-  void set_kinds() {
-    std::vector<std::uint32_t> last(plan_.size(), kNoPod);  // each task's latest attempt so far
-    for (std::uint32_t i = 0; i < trace_.attempts.size(); ++i) {
-      AttemptRecord& a = trace_.attempts[i];
-      const std::uint32_t prev = last[a.task];
-      if (a.attempt == 0 || prev == kNoPod)
-        a.kind = AttemptKind::first;
-      else
-        a.kind =
-            trace_.attempts[prev].outcome == Outcome::evicted ? AttemptKind::replacement : AttemptKind::retry;
-      last[a.task] = i;
-    }
   }
 
   AttemptRecord new_record(TaskId t, std::int64_t submitted) {

@@ -233,3 +233,27 @@ TEST_CASE("Trace: read_trace_json refuses an unknown kind, and a kind that contr
                           "\"started\": 120000, \"finished\": 1500000000, \"outcome\": \"failed\"")) ==
         "run/trace.json:15:168: attempts[1].kind: only attempt 0 is the first, this is attempt 3");
 }
+
+TEST_CASE("Trace: set_kinds_from_order: first, then replacement after an eviction, else retry",
+          "[core][trace]") {
+  Trace t;
+  auto add = [&t](TaskId task, std::uint32_t attempt, Outcome outcome) {
+    AttemptRecord a;
+    a.task = task;
+    a.attempt = attempt;
+    a.outcome = outcome;
+    a.kind = AttemptKind::backup;  // overwritten
+    t.attempts.push_back(a);
+  };
+  // Task 3 (interleaved with 0): evicted, replaced, failed, retried, cancelled at the run's end.
+  add(3, 0, Outcome::evicted);
+  add(0, 0, Outcome::failed);
+  add(3, 1, Outcome::failed);
+  add(0, 1, Outcome::succeeded);
+  add(3, 2, Outcome::evicted);
+  add(3, 3, Outcome::cancelled);
+  set_kinds_from_order(t);
+  const std::vector<AttemptKind> want = {AttemptKind::first, AttemptKind::first, AttemptKind::replacement,
+                                         AttemptKind::retry, AttemptKind::retry, AttemptKind::replacement};
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(t.attempts[i].kind == want[i]);
+}

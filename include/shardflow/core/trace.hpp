@@ -98,6 +98,12 @@ struct Trace {
   [[nodiscard]] std::string pod_name(const AttemptRecord& a) const;
 };
 
+/// Sets every attempt's kind from the attempt before it of the same task (in the order of
+/// Trace::attempts): attempt 0 is the first; one after an evicted attempt replaces it; one after any
+/// other outcome is a retry. For a backend that learns outcomes after it numbers attempts and makes no
+/// backups (the Kubernetes backend, at the run's end).
+void set_kinds_from_order(Trace& trace);
+
 /// The pod-name prefix of a step: its path lower-cased, other characters than [a-z0-9-] as '-', then a
 /// '-' ("Prep/x" -> "prep-x-"): a valid part of a Kubernetes name.
 std::string pod_name_prefix(const std::string& step_path);

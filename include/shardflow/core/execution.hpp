@@ -16,9 +16,9 @@
 //   x.admit(t);                                        // on_start(t) now, or when a limiter frees a slot
 //   x.succeeded(t);                                    // an attempt succeeded: successors become ready
 //   if (auto delay = x.attempt_failed(t)) retry_after(*delay);  // else t failed for good, and its dependents
-//   x.attempt_evicted(t); x.want_backup(t);            // the next attempt replaces an evicted one; is a
-//   backup auto [number, kind] = x.next_attempt(t);           // creating an attempt: its number and
-//   AttemptKind
+//   x.attempt_evicted(t);                              // t's next attempt replaces an evicted one
+//   x.want_backup(t);                                  // t's next attempt is a speculative backup
+//   auto [number, kind] = x.next_attempt(t);           // creating an attempt: its number and kind
 //
 // Limits (see plan.hpp): a task may start only if every unit on its chain is already active or its
 // limiter has a free slot; starting activates them; a unit frees its slot when its last task is resolved,

@@ -489,3 +489,37 @@ TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "
   while (std::getline(csv, line)) ++rows;
   CHECK(rows == 1 + 13);  // a header and the 13 variants
 }
+
+TEST_CASE("cli: simulate counts a speculative backup apart from retries, in the summary and the files",
+          "[cli]") {
+  // tests/sim/speculation_test.cpp's case: 10 items of 10 s, one a 4x straggler (seed 4 makes item 5 one);
+  // its backup starts at 15 s, wins at 25 s, and the original is cancelled then.
+  const fs::path dir = scratch("simulate-backup");
+  const fs::path yaml = dir / "spec.yaml";
+  std::ofstream(yaml) << "name: spec\nseed: 4\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 36}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: shard, parallel_for: {count: 10}, resources: {cpu: 1, memory: 1Gi}, "
+                         "duration: {base: 10s, straggler: {p: 0.1, factor: 4}}, "
+                         "speculation: {after: 1.5x, max: 1}}\n";
+  const Result r = run("simulate '" + yaml.string() + "' --out '" + (dir / "out").string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("makespan     25s (25.000 s)") != std::string::npos);
+  CHECK(r.out.find("  retries      0; failed attempts 0; tasks failed 0\n"
+                   "  backups      1 (1 won); replacements 0; cancelled attempts 1\n") != std::string::npos);
+  const auto metrics = nlohmann::json::parse(slurp(dir / "out" / "metrics.json"));
+  CHECK(metrics["attempts"] == 11);
+  CHECK(metrics["retries"] == 0);
+  CHECK(metrics["backups"] == 1);
+  CHECK(metrics["backups_won"] == 1);
+  CHECK(metrics["replacements"] == 0);
+  CHECK(metrics["failed_attempts"] == 0);
+  CHECK(metrics["cancelled_attempts"] == 1);
+  const std::string csv = slurp(dir / "out" / "trace.csv");
+  CHECK(csv.find(",25.000000000,cancelled,first,") != std::string::npos);
+  CHECK(csv.find("5,shard,5,1,cpu-0,15.000000000,15.000000000,15.000000000,25.000000000,succeeded,backup,") !=
+        std::string::npos);
+  const std::string html = slurp(dir / "out" / "report.html");
+  CHECK(html.find("<div class=\"label\">backups</div><div class=\"value\">1</div>") != std::string::npos);
+}

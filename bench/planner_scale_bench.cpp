@@ -1,13 +1,15 @@
 // The planner at scale, two measurements for reports/planner-sweep.md (scripts/planner-sweep-report):
 //   planner_scale_bench search   # a 10,000-configuration space: simulations of --search auto against the
 //                                # grid's, and whether both recommend the same configuration
-//   planner_scale_bench speed    # 1,000 configurations x 20 replications of a 10,000-task scenario: wall
-//   time
+//   planner_scale_bench speed [--no-reuse]   # 1,000 configurations x 20 replications of a 10,000-task
+//                                # scenario: wall and CPU time, with the price-only variants sharing their
+//                                # simulations (the default) or each simulated (--no-reuse)
 // Not a Google Benchmark: each is one long run whose counts and time are the result.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <sys/resource.h>
 
 #include <tbb/info.h>
 
@@ -26,6 +28,16 @@ std::string list(int first, int last, int step = 1) {
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// This process's CPU time so far, user + system, in seconds (every thread's).
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  const auto s = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return s(u.ru_utime) + s(u.ru_stime);
 }
 
 // 40 tasks of 4 cores (30 s, lognormal noise 0.2) on 16-core nodes, then a 20 s merge.
@@ -72,18 +84,21 @@ int search() {
   };
   std::printf("space: %zu configurations x %d replications, deadline %.0f s\n", grid.configurations_in_space,
               spec.replications, *spec.deadline_s);
-  std::printf("grid: %llu simulations in %.1f s; recommends %s\n",
-              static_cast<unsigned long long>(grid.simulations), grid_s, text(grid).c_str());
-  std::printf("auto: %llu simulations in %.1f s (%.1f%% of the grid's); recommends %s\n",
-              static_cast<unsigned long long>(autos.simulations), auto_s,
-              100.0 * static_cast<double>(autos.simulations) / static_cast<double>(grid.simulations),
-              text(autos).c_str());
+  std::printf("grid: %llu runs (%llu distinct simulations) in %.1f s; recommends %s\n",
+              static_cast<unsigned long long>(grid.simulations),
+              static_cast<unsigned long long>(grid.distinct_simulations), grid_s, text(grid).c_str());
+  std::printf(
+      "auto: %llu runs (%llu distinct simulations) in %.1f s (%.1f%% of the grid's runs); recommends %s\n",
+      static_cast<unsigned long long>(autos.simulations),
+      static_cast<unsigned long long>(autos.distinct_simulations), auto_s,
+      100.0 * static_cast<double>(autos.simulations) / static_cast<double>(grid.simulations),
+      text(autos).c_str());
   const bool same = text(grid) == text(autos);
   std::printf("same recommendation: %s\n", same ? "yes" : "NO");
   return same ? 0 : 1;
 }
 
-int speed() {
+int speed(bool reuse) {
   // 10,000 one-core tasks (20 s, lognormal noise 0.3) in one loop, then a 60 s merge.
   const std::string scenario =
       "name: ten-thousand\n"
@@ -106,14 +121,24 @@ int speed() {
                      parse_dimension("cluster.node_pools[n].price_per_hour=" + list(1, 10))};
   spec.replications = 20;
   spec.deadline_s = 1800;
+  spec.reuse = reuse;
+  const double cpu0 = cpu_seconds();
   const auto t = Clock::now();
   const SweepResult r = run_sweep_text(scenario, "ten-thousand.yaml", spec);
   const double s = seconds_since(t);
+  const double cpu = cpu_seconds() - cpu0;
   std::printf(
-      "%zu configurations x %d replications of a 10,000-task scenario: %llu simulations in %.1f s "
-      "(%.0f simulations/s, %d threads)\n",
-      r.configs.size(), r.replications, static_cast<unsigned long long>(r.simulations), s,
-      static_cast<double>(r.simulations) / s, tbb::info::default_concurrency());
+      "%zu configurations x %d replications of a 10,000-task scenario (%s): %llu runs, %llu distinct "
+      "simulations in %.1f s wall, %.1f s CPU (%.2f ms CPU per distinct simulation, %d threads)\n",
+      r.configs.size(), r.replications, reuse ? "reuse" : "--no-reuse",
+      static_cast<unsigned long long>(r.simulations), static_cast<unsigned long long>(r.distinct_simulations),
+      s, cpu, 1000 * cpu / static_cast<double>(r.distinct_simulations), tbb::info::default_concurrency());
+  if (r.recommended) {
+    std::string v;
+    for (const std::string& x : r.configs[*r.recommended].values) v += (v.empty() ? "" : ", ") + x;
+    std::printf("recommends %s (mean cost %.6f, p95 %.3f s)\n", v.c_str(),
+                r.configs[*r.recommended].cost.mean, r.configs[*r.recommended].quantile_makespan_s);
+  }
   return 0;
 }
 
@@ -121,7 +146,9 @@ int speed() {
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "search") == 0) return search();
-  if (argc == 2 && std::strcmp(argv[1], "speed") == 0) return speed();
-  std::fprintf(stderr, "usage: planner_scale_bench search|speed\n");
+  if (argc == 2 && std::strcmp(argv[1], "speed") == 0) return speed(true);
+  if (argc == 3 && std::strcmp(argv[1], "speed") == 0 && std::strcmp(argv[2], "--no-reuse") == 0)
+    return speed(false);
+  std::fprintf(stderr, "usage: planner_scale_bench search|speed [--no-reuse]\n");
   return 2;
 }

@@ -78,8 +78,9 @@ struct SweepArgs {
   bool quiet = false;
   std::string shard_text;  // --shard I/N
   std::string search_text = "grid";
-  int emit_job = 0;   // --emit-job N: write the Indexed Job instead of sweeping
-  std::string image;  // --image for --emit-job
+  int emit_job = 0;       // --emit-job N: write the Indexed Job instead of sweeping
+  std::string image;      // --image for --emit-job
+  bool no_reuse = false;  // --no-reuse: simulate configurations that differ only in prices each
 };
 
 /// `shardflow merge DIR...`: the slices of one sweep into the whole.

@@ -575,6 +575,11 @@ int run_simulate(const SimulateArgs& args) {
                 static_cast<unsigned long long>(m.retries),
                 static_cast<unsigned long long>(m.failed_attempts),
                 static_cast<unsigned long long>(m.tasks_failed));
+    if (m.backups > 0 || m.replacements > 0 || m.cancelled_attempts > 0)
+      std::printf("  backups      %llu (%llu won); replacements %llu; cancelled attempts %llu\n",
+                  static_cast<unsigned long long>(m.backups), static_cast<unsigned long long>(m.backups_won),
+                  static_cast<unsigned long long>(m.replacements),
+                  static_cast<unsigned long long>(m.cancelled_attempts));
     if (m.tasks_failed > 0) {
       // The tasks that exhausted their retries: every attempt ended, none succeeded, the last one failed.
       std::map<TaskId, const AttemptRecord*> last;

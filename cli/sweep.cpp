@@ -76,6 +76,7 @@ int emit_job(const SweepArgs& args, const LoadOptions& load) {
   std::snprintf(q, sizeof q, "%g", args.quantile);
   argv.insert(argv.end(), {"--quantile", q});
   if (args.seed) argv.insert(argv.end(), {"--seed", std::to_string(*args.seed)});
+  if (args.no_reuse) argv.emplace_back("--no-reuse");
   argv.insert(argv.end(), {"--shard", "$(JOB_COMPLETION_INDEX)/" + std::to_string(n), "--out",
                            "/sweep/results/shard-$(JOB_COMPLETION_INDEX)", "--quiet"});
   const auto indent = [](const std::string& text, const std::string& pad) {
@@ -166,6 +167,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       ->type_name("N");
   cmd->add_option("--image", args.image,
                   "With --emit-job: the container image that has shardflow on its PATH");
+  cmd->add_flag("--no-reuse", args.no_reuse,
+                "Simulate every configuration, even those that differ only in fields the simulator does not "
+                "read (prices, spot discounts, descriptions): by default they share one simulation per "
+                "replication, each priced with its own prices, which gives the same results to the bit");
   cmd->footer(
       "Example:\n"
       "  shardflow sweep scenarios/shard-preprocess-train.yaml --vary cluster.node_pools[cpu].count=10,20,40 "
@@ -173,6 +178,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       "      --vary pipeline.steps[preprocess].parallel_for.parallelism=25,50,100 -r 20 --deadline 2h\n"
       "Runs go in parallel on every core. Replication k of every configuration uses the same seed, so\n"
       "configurations are compared on the same random durations (common random numbers).\n"
+      "Configurations that differ only in prices (or other fields the simulator does not read) are\n"
+      "simulated once per replication and priced each with its own prices (--no-reuse: each simulated).\n"
       "report.html plots each configuration's cost against its makespan quantile, with the Pareto front,\n"
       "the deadline and the recommendation, above a sortable table of the configurations.\n"
       "It also prints the Pareto front of cost against the makespan quantile, and, when no configuration\n"
@@ -197,6 +204,7 @@ int run_sweep_command(const SweepArgs& args) {
   spec.quantile = args.quantile;
   if (args.seed) spec.base_seed = *args.seed;
   spec.search = planner::parse_search(args.search_text);
+  spec.reuse = !args.no_reuse;
   if (!args.shard_text.empty()) spec.shard = planner::parse_shard(args.shard_text);
   if (!args.deadline_text.empty()) {
     try {
@@ -226,6 +234,15 @@ int run_sweep_command(const SweepArgs& args) {
   write_sweep_report_file(dir, r);
   if (!args.quiet) {
     planner::print_sweep(std::cout, r);
+    // What was simulated: with reuse, configurations that differ only in prices share a simulation.
+    std::cout << "\n";
+    if (r.search == planner::Search::grid)
+      std::cout << r.configs.size() << " configuration" << (r.configs.size() == 1 ? "" : "s") << " x "
+                << r.replications << " replication" << (r.replications == 1 ? "" : "s") << ", ";
+    std::cout << r.simulations << " run" << (r.simulations == 1 ? "" : "s") << ", " << r.distinct_simulations
+              << " distinct simulation" << (r.distinct_simulations == 1 ? "" : "s")
+              << (args.no_reuse ? " (--no-reuse)" : " (configurations that differ only in prices share them)")
+              << "\n";
     std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv,report.html}\n";
   }
   return 0;

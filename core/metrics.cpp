@@ -50,8 +50,12 @@ double makespan_s(const Trace& trace) {
 
 double cost(const Trace& trace) {
   double c = 0;
-  for (const NodeRecord& n : trace.nodes) c += n.price_per_hour * (n.down - n.billed_from).seconds() / 3600.0;
+  for (const NodeRecord& n : trace.nodes) c += node_cost(n.price_per_hour, n.down - n.billed_from);
   return c;
+}
+
+double node_cost(double price_per_hour, Duration billed) {
+  return price_per_hour * billed.seconds() / 3600.0;
 }
 
 Metrics compute_metrics(const Trace& trace, const Plan& plan) {
@@ -73,8 +77,24 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
   for (const AttemptRecord& a : trace.attempts) {
     makespan_ns = std::max(makespan_ns, a.finished.ns());
     ++m.attempts;
-    if (a.attempt > 0) ++m.retries;
-    if (a.outcome != Outcome::succeeded) ++m.failed_attempts;
+    switch (a.kind) {
+      case AttemptKind::first:
+        break;
+      case AttemptKind::retry:
+        ++m.retries;
+        break;
+      case AttemptKind::backup:
+        ++m.backups;
+        if (a.outcome == Outcome::succeeded) ++m.backups_won;
+        break;
+      case AttemptKind::replacement:
+        ++m.replacements;
+        break;
+    }
+    if (a.outcome == Outcome::cancelled)
+      ++m.cancelled_attempts;
+    else if (a.outcome != Outcome::succeeded)
+      ++m.failed_attempts;
     const double run = run_seconds(a);
     m.total_work_s += run;
     const MilliCpu cpu = a.step < plan.steps().size() ? plan.steps()[a.step].component.resources.cpu : 0;
@@ -87,10 +107,10 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
     if (a.step < m.per_step.size()) {
       StepMetrics& sm = m.per_step[a.step];
       ++sm.attempts;
-      if (a.outcome != Outcome::succeeded)
-        ++sm.failures;
-      else
+      if (a.outcome == Outcome::succeeded)
         step_runs[a.step].push_back(run);
+      else if (a.outcome != Outcome::cancelled)
+        ++sm.failures;
     }
     if (a.outcome == Outcome::succeeded && a.task < task_run.size()) task_run[a.task] = run;
   }
@@ -168,7 +188,11 @@ void write_metrics_json(std::ostream& out, const Metrics& m) {
   j["cost"] = m.cost;
   j["attempts"] = m.attempts;
   j["retries"] = m.retries;
+  j["backups"] = m.backups;
+  j["backups_won"] = m.backups_won;
+  j["replacements"] = m.replacements;
   j["failed_attempts"] = m.failed_attempts;
+  j["cancelled_attempts"] = m.cancelled_attempts;
   j["tasks_failed"] = m.tasks_failed;
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
   for (const StepMetrics& s : m.per_step)
@@ -204,7 +228,11 @@ void write_metrics_csv(std::ostream& out, const Metrics& m) {
   row("cost", m.cost);
   row("attempts", static_cast<double>(m.attempts));
   row("retries", static_cast<double>(m.retries));
+  row("backups", static_cast<double>(m.backups));
+  row("backups_won", static_cast<double>(m.backups_won));
+  row("replacements", static_cast<double>(m.replacements));
   row("failed_attempts", static_cast<double>(m.failed_attempts));
+  row("cancelled_attempts", static_cast<double>(m.cancelled_attempts));
   row("tasks_failed", static_cast<double>(m.tasks_failed));
   for (const StepMetrics& s : m.per_step) {
     const std::string p = "step." + s.step + ".";

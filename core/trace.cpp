@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -19,6 +20,34 @@ const char* to_string(Outcome o) {
       return "cancelled";
   }
   return "unknown";
+}
+
+const char* to_string(AttemptKind k) {
+  switch (k) {
+    case AttemptKind::first:
+      return "first";
+    case AttemptKind::retry:
+      return "retry";
+    case AttemptKind::backup:
+      return "backup";
+    case AttemptKind::replacement:
+      return "replacement";
+  }
+  return "unknown";
+}
+
+void set_kinds_from_order(Trace& trace) {
+  std::uint32_t tasks = 0;
+  for (const AttemptRecord& a : trace.attempts) tasks = std::max(tasks, a.task + 1);
+  std::vector<const AttemptRecord*> last(tasks, nullptr);  // each task's latest attempt so far
+  for (AttemptRecord& a : trace.attempts) {
+    const AttemptRecord* before = last[a.task];
+    if (a.attempt == 0 || before == nullptr)
+      a.kind = AttemptKind::first;
+    else
+      a.kind = before->outcome == Outcome::evicted ? AttemptKind::replacement : AttemptKind::retry;
+    last[a.task] = &a;
+  }
 }
 
 std::string pod_name_prefix(const std::string& step_path) {
@@ -140,8 +169,9 @@ void write_trace_json(std::ostream& out, const Trace& t) {
         << ", \"item\": " << a.item << ", \"attempt\": " << a.attempt << ", \"node\": " << a.node
         << ", \"submitted\": " << a.submitted.ns() << ", \"scheduled\": " << a.scheduled.ns()
         << ", \"started\": " << a.started.ns() << ", \"finished\": " << a.finished.ns() << ", \"outcome\": \""
-        << to_string(a.outcome) << "\", \"image_pull\": " << a.image_pull.ns()
-        << ", \"input_read\": " << a.input_read.ns() << ", \"output_write\": " << a.output_write.ns();
+        << to_string(a.outcome) << "\", \"kind\": \"" << to_string(a.kind)
+        << "\", \"image_pull\": " << a.image_pull.ns() << ", \"input_read\": " << a.input_read.ns()
+        << ", \"output_write\": " << a.output_write.ns();
     pod = t.pod_name(a);
     if (!pod.empty()) {
       out << ", \"pod\": ";
@@ -157,7 +187,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
 }
 
 void write_trace_csv(std::ostream& out, const Trace& t) {
-  out << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
+  out << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,kind,image_pull_s,"
          "input_read_s,output_write_s,pod,error\n";
   for (const AttemptRecord& a : t.attempts) {
     const std::string step = a.step < t.steps.size() ? t.steps[a.step] : std::to_string(a.step);
@@ -166,7 +196,7 @@ void write_trace_csv(std::ostream& out, const Trace& t) {
     out << a.task << ',' << csv_field(step) << ',' << a.item << ',' << a.attempt << ',' << csv_field(node)
         << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
         << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
-        << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
+        << to_string(a.kind) << ',' << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
         << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << ','
         << csv_field(std::string(t.error_text(a))) << '\n';
   }

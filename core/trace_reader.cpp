@@ -1,5 +1,6 @@
 // read_trace_json and read_metrics_json: the inverses of write_trace_json (core/trace.cpp) and
 // write_metrics_json (core/metrics.cpp), for the files of any backend's run.
+#include <charconv>
 #include <cstdint>
 #include <istream>
 #include <iterator>
@@ -13,6 +14,8 @@
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/trace.hpp>
 
+#include "json_document.hpp"
+
 namespace shardflow {
 namespace {
 
@@ -20,10 +23,46 @@ using nlohmann::json;
 
 class Reader {
  public:
-  explicit Reader(const std::string& file) : file_(file) {}
+  Reader(const std::string& file, std::string_view text) : file_(file), text_(text) {}
 
+  // The field's place is found only now, by reading the text again with a reader that keeps places
+  // (json_document.hpp): nlohmann's keeps none, and a good file never pays for it.
   [[noreturn]] void fail(const std::string& field, const std::string& message) const {
-    throw InputError({file_, 0, 0}, field, message);
+    throw InputError(locate(field), field, message);
+  }
+
+  // The place of a field named as in errors (`attempts[3].kind`, `steps`, `the top level`): its value's,
+  // or, for a missing one, the place of the object that lacks it.
+  [[nodiscard]] SourceLocation locate(std::string_view field) const {
+    try {
+      const JsonDocument doc = parse_json_document(text_, file_);
+      const JsonValue* v = &doc.root();
+      std::size_t i = 0;
+      while (i < field.size()) {
+        if (field[i] == '.') {
+          ++i;
+        } else if (field[i] == '[') {
+          const std::size_t close = field.find(']', i);
+          std::uint32_t index = 0;
+          if (close == std::string_view::npos ||
+              std::from_chars(field.data() + i + 1, field.data() + close, index).ec != std::errc{} ||
+              v->kind != JsonValue::Kind::array || index >= v->count)
+            break;
+          v = &doc.item(*v, index);
+          i = close + 1;
+        } else {
+          const std::size_t end = std::min(field.find_first_of(".[", i), field.size());
+          const JsonValue* m =
+              v->kind == JsonValue::Kind::object ? doc.member(*v, field.substr(i, end - i)) : nullptr;
+          if (m == nullptr) break;
+          v = m;
+          i = end;
+        }
+      }
+      return doc.where(*v);
+    } catch (const InputError&) {
+      return {file_, 0, 0};
+    }
   }
 
   // "a string", "-3", "{...}": what a value is, for messages.
@@ -104,6 +143,7 @@ class Reader {
 
  private:
   const std::string& file_;
+  std::string_view text_;
 };
 
 Outcome parse_outcome(const Reader& r, const json& v, const std::string& field) {
@@ -113,9 +153,21 @@ Outcome parse_outcome(const Reader& r, const json& v, const std::string& field) 
   r.fail(field, "expected succeeded, failed, evicted or cancelled, got " + Reader::got(v));
 }
 
-json parse(std::istream& in, const std::string& file, const char* kind) {
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+AttemptKind parse_kind(const Reader& r, const json& v, const std::string& field) {
+  const std::string s = r.string(v, field);
+  for (AttemptKind k :
+       {AttemptKind::first, AttemptKind::retry, AttemptKind::backup, AttemptKind::replacement})
+    if (s == to_string(k)) return k;
+  r.fail(field, "expected first, retry, backup or replacement, got " + Reader::got(v));
+}
+
+std::string read_all(std::istream& in, const std::string& file, const char* kind) {
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (in.bad()) throw InputError({file, 0, 0}, "", std::string("cannot read the ") + kind);
+  return text;
+}
+
+json parse(const std::string& text, const std::string& file) {
   json doc;
   try {
     doc = json::parse(text);
@@ -140,8 +192,9 @@ Percentiles read_percentiles(const Reader& r, const json& v, const std::string& 
 }  // namespace
 
 Metrics read_metrics_json(std::istream& in, const std::string& file) {
-  const json doc = parse(in, file, "metrics");
-  const Reader r(file);
+  const std::string text = read_all(in, file, "metrics");
+  const json doc = parse(text, file);
+  const Reader r(file, text);
   r.object(doc, "the top level");
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   Metrics m;
@@ -156,6 +209,11 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
   m.attempts = r.unsigned64_at(doc, "attempts", "");
   m.retries = r.unsigned64_at(doc, "retries", "");
   m.failed_attempts = r.unsigned64_at(doc, "failed_attempts", "");
+  // Older files have none of these (their retries counted every attempt after the first).
+  for (auto [key, field] :
+       {std::pair{"backups", &m.backups}, std::pair{"backups_won", &m.backups_won},
+        std::pair{"replacements", &m.replacements}, std::pair{"cancelled_attempts", &m.cancelled_attempts}})
+    if (const auto it = doc.find(key); it != doc.end()) *field = r.unsigned64(*it, key);
   m.tasks_failed = r.unsigned64_at(doc, "tasks_failed", "");
   const json& steps = r.array(r.get(doc, "steps", ""), "steps");
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -185,8 +243,9 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
 }
 
 Trace read_trace_json(std::istream& in, const std::string& file) {
-  const json doc = parse(in, file, "trace");
-  const Reader r(file);
+  const std::string text = read_all(in, file, "trace");
+  const json doc = parse(text, file);
+  const Reader r(file, text);
   r.object(doc, "the top level");
   if (const std::string f = r.string(r.get(doc, "format", ""), "format"); f != "shardflow-trace")
     r.fail("format", "expected \"shardflow-trace\", got " + Reader::got(doc["format"]));
@@ -248,6 +307,16 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     rec.started = r.time(r.get(a, "started", p), p + ".started");
     rec.finished = r.time(r.get(a, "finished", p), p + ".finished");
     rec.outcome = parse_outcome(r, r.get(a, "outcome", p), p + ".outcome");
+    // Older traces have no kind: attempt 0 was the first, a later one counted as a retry.
+    if (const auto kind = a.find("kind"); kind != a.end()) {
+      rec.kind = parse_kind(r, *kind, p + ".kind");
+      if ((rec.kind == AttemptKind::first) != (rec.attempt == 0))
+        r.fail(p + ".kind", rec.attempt == 0 ? "attempt 0 is the first, got " + Reader::got(*kind)
+                                             : "only attempt 0 is the first, this is attempt " +
+                                                   std::to_string(rec.attempt));
+    } else {
+      rec.kind = rec.attempt == 0 ? AttemptKind::first : AttemptKind::retry;
+    }
     rec.image_pull = r.span(r.get(a, "image_pull", p), p + ".image_pull");
     rec.input_read = r.span(r.get(a, "input_read", p), p + ".input_read");
     rec.output_write = r.span(r.get(a, "output_write", p), p + ".output_write");

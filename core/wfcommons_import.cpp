@@ -21,6 +21,7 @@
 
 #include "json_document.hpp"
 #include "scenario_document.hpp"
+#include "validate.hpp"
 
 namespace shardflow {
 namespace {
@@ -502,8 +503,8 @@ class Importer {
   }
 
   // The scenario without the scenario document, when nothing changes it (no overlay, --set or --cluster)
-  // and the importer has seen that the loader would accept it: step names valid and unique (above),
-  // parents resolved (above), no cycle, every task within the largest machine. The parts the loader
+  // and the loader would accept it: step names valid and unique (above), parents resolved (above), then
+  // the loader's own checks on the built model (no cycle, every task fits a machine). The parts the loader
   // fills in (every default) come from the loader itself, reading a one-step, one-pool document of the
   // same shape; tests/core/wfcommons_import_test.cpp checks that both routes give the same scenario. Any
   // input the loader would reject goes through it, so its errors read the same either way.
@@ -511,32 +512,8 @@ class Importer {
     if (!options_.overlays.empty() || !options_.sets.empty() || !options_.cluster.empty() ||
         machines_.empty() || tasks_.size() > detail::kMaxSteps || via_document_)
       return std::nullopt;
-    std::int64_t largest = 0;
-    for (const Machine& m : machines_) {
+    for (const Machine& m : machines_)
       if (m.name.empty()) return std::nullopt;
-      largest = std::max(largest, m.cores);
-    }
-    for (const Task& t : tasks_)
-      if (t.cores != nullptr && t.cores->number > static_cast<double>(largest)) return std::nullopt;
-    // Kahn's algorithm: a cycle is left for the loader to report.
-    std::vector<std::uint32_t> pending(tasks_.size());
-    std::vector<std::vector<std::uint32_t>> children(tasks_.size());
-    for (std::size_t i = 0; i < tasks_.size(); ++i) {
-      pending[i] = static_cast<std::uint32_t>(after_[i].size());
-      for (const auto& [p, _] : after_[i]) children[p].push_back(static_cast<std::uint32_t>(i));
-    }
-    std::vector<std::uint32_t> ready;
-    for (std::size_t i = 0; i < tasks_.size(); ++i)
-      if (pending[i] == 0) ready.push_back(static_cast<std::uint32_t>(i));
-    std::size_t done = 0;
-    while (!ready.empty()) {
-      const std::uint32_t t = ready.back();
-      ready.pop_back();
-      ++done;
-      for (std::uint32_t c : children[t])
-        if (--pending[c] == 0) ready.push_back(c);
-    }
-    if (done != tasks_.size()) return std::nullopt;
 
     Scenario s = detail::read_scenario_document({template_document(), {}}, file_, {}, LoadOptions{});
     const Step plain = s.pipeline.steps[0], with_data = s.pipeline.steps[1];
@@ -579,6 +556,11 @@ class Importer {
       if (m.speed_mhz > 0) p.labels["wfcommons.org/speed-mhz"] = std::to_string(m.speed_mhz);
       s.cluster.node_pools.push_back(std::move(p));
     }
+    // The loader's checks on the model (core/validate.cpp): no dependency cycle, every task fits a
+    // machine. The first problem sends the instance through the loader, which reports it.
+    if (detail::find_cycle(s.pipeline.steps)) return std::nullopt;
+    for (const Step& st : s.pipeline.steps)
+      if (detail::fit_problem(s.cluster, st)) return std::nullopt;
     return s;
   }
 
@@ -826,7 +808,7 @@ std::optional<std::string> normalize_wfcommons_timestamp(std::string_view s) {
   const std::int64_t days = (t >= 0 ? t : t - 86399) / 86400;
   std::int64_t rest = t - days * 86400;
   civil_from_days(days, y, mo, d);
-  char buf[32];
+  char buf[64];  // GCC -O3 bounds the output at 51 bytes (every %d as wide as an int)
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, static_cast<int>(rest / 3600),
                 static_cast<int>(rest / 60 % 60), static_cast<int>(rest % 60));
   return std::string(buf);

@@ -207,7 +207,7 @@ class LocalRun {
       ++w.live;
     }
     const auto a = static_cast<std::uint32_t>(attempts_.size());
-    const std::uint32_t attempt = exec_.next_attempt(t);
+    const auto [attempt, kind] = exec_.next_attempt(t);
     attempts_.push_back(AttemptRecord{.task = t,
                                       .step = plan_.step_of(t),
                                       .item = plan_.item(t),
@@ -219,6 +219,7 @@ class LocalRun {
                                       .started = kNever,
                                       .finished = kNever,
                                       .outcome = Outcome::succeeded,
+                                      .kind = kind,
                                       .image_pull = Duration::zero(),
                                       .input_read = Duration::zero(),
                                       .output_write = Duration::zero()});

@@ -346,6 +346,10 @@ class K8sRun {
         a.outcome = Outcome::cancelled;
       }
     for (NodeRecord& n : trace_.nodes) n.down = SimTime::from_ns(end);
+    // Each attempt's kind, known now that every pod's end is: a pod made after an evicted one (preempted,
+    // evicted, its node drained or deleted: the Job controller does not count it against backoffLimit)
+    // replaces it, after a failed one it is a retry. (The backend refuses speculation: no backups.)
+    set_kinds_from_order(trace_);
     trace_.tasks_failed = exec_.tasks_failed();
     relists_ = pods.relists() + jobs.relists();
     return std::move(trace_);

@@ -23,6 +23,8 @@
 #include <shardflow/core/text.hpp>
 #include <shardflow/k8s/kubeconfig.hpp>
 
+#include "core/yaml_reader.hpp"
+
 namespace shardflow::k8s {
 namespace {
 
@@ -62,55 +64,14 @@ constexpr std::string_view kUserKeys[] = {"client-certificate",
                                           "extensions"};
 constexpr std::string_view kContextKeys[] = {"cluster", "user", "namespace", "extensions"};
 
+// The scenario loader's YAML helpers (core/yaml_reader.hpp), so that a kubeconfig's messages read as a
+// scenario file's do.
+using detail::got;
+using detail::join;
+using detail::key_path;
+
 SourceLocation location(const std::string& file, const YAML::Mark& m) {
-  if (m.is_null() || m.line < 0) return SourceLocation{file, 0, 0};
-  return SourceLocation{file, m.line + 1, m.column + 1};
-}
-
-// What a value is, for a message. A secret scalar is never shown.
-std::string got(const Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-      return "got nothing (null)";
-    case YAML::NodeType::Scalar:
-      return "got " + quote(n.Scalar());
-    case YAML::NodeType::Sequence:
-      return "got a list";
-    case YAML::NodeType::Map:
-      return "got a mapping";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "got nothing";
-}
-
-std::string join(const std::vector<std::string>& names, std::string_view sep = ", ") {
-  std::string out;
-  for (const auto& s : names) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
-
-std::string key_path(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
-}
-
-std::string unknown_key_message(const std::string& name, Keys known) {
-  std::string_view best;
-  std::size_t best_d = std::numeric_limits<std::size_t>::max();
-  for (auto k : known) {
-    const std::size_t d = edit_distance(name, k);
-    if (d < best_d) {
-      best_d = d;
-      best = k;
-    }
-  }
-  if (best_d <= std::max<std::size_t>(2, name.size() / 3))
-    return "unknown key " + quote(name) + " (did you mean \"" + std::string(best) + "\"?)";
-  std::vector<std::string> list(known.begin(), known.end());
-  return "unknown key " + quote(name) + " (expected one of: " + join(list) + ")";
+  return detail::location_of(m, file);
 }
 
 // One kubeconfig file.
@@ -140,7 +101,7 @@ class Obj {
                          "duplicate key " + quote(name) + " (first at line " +
                              std::to_string(mark(dup->second.key).line) + ")");
       if (std::find(known.begin(), known.end(), name) == known.end())
-        throw InputError(mark(k), key_path(path_, name), unknown_key_message(name, known));
+        throw InputError(mark(k), key_path(path_, name), detail::Map::unknown_key_message(name, known));
       fields_.emplace(name, Field{k, it->second});
     }
   }

@@ -132,11 +132,8 @@ using ojson = nlohmann::ordered_json;
 using detail::summary_json;
 
 ojson diff_json(const Summary& s) {
-  return {{"mean", s.mean},
-          {"stddev", s.stddev},
-          {"ci95_low", s.ci95_low},
-          {"ci95_high", s.ci95_high},
-          {"significant", significant(s)}};
+  return {{"mean", s.mean},           {"stddev", s.stddev},     {"ci95_low", s.ci95_low},
+          {"ci95_high", s.ci95_high}, {"skewness", s.skewness}, {"significant", significant(s)}};
 }
 
 ojson index_or_null(const std::optional<std::size_t>& i) {

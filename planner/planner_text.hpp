@@ -49,11 +49,13 @@ inline std::vector<std::string> split_top_level(std::string_view text) {
 
 /// A Summary as sweep.json and compare.json hold it.
 inline nlohmann::ordered_json summary_json(const Summary& s) {
-  return {{"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min},           {"p50", s.p50},
-          {"p95", s.p95},   {"max", s.max},       {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}};
+  return {{"mean", s.mean},        {"stddev", s.stddev}, {"min", s.min},           {"p50", s.p50},
+          {"p95", s.p95},          {"max", s.max},       {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high},
+          {"skewness", s.skewness}};
 }
 
-/// The inverse of summary_json; min, p50, p95 and max may be missing (0), as in a paired difference.
+/// The inverse of summary_json; min, p50, p95 and max may be missing (0), as in a paired difference,
+/// and so may skewness (0), as in files written before the interval corrected for it.
 inline Summary read_summary(const nlohmann::json& j) {
   Summary s;
   s.mean = j.at("mean").get<double>();
@@ -64,6 +66,7 @@ inline Summary read_summary(const nlohmann::json& j) {
   s.max = j.value("max", 0.0);
   s.ci95_low = j.at("ci95_low").get<double>();
   s.ci95_high = j.at("ci95_high").get<double>();
+  s.skewness = j.value("skewness", 0.0);
   return s;
 }
 

@@ -8,9 +8,12 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -72,22 +75,54 @@ Dimension parse_dimension(const std::string& text) {
   return d;
 }
 
+// The 95% interval of the mean is Hall's skewness-corrected t interval: Hall, P. (1992) "On the
+// removal of skewness by transformation", JRSS B 54(1), 221-228, building on Johnson, N. J. (1978)
+// "Modified t tests and confidence intervals for asymmetrical populations", JASA 73, 536-544.
+//
+// With W = (mean - mu) / s, the studentized mean sqrt(n) W has mean -g/(2 sqrt n) and skewness
+// -2g/sqrt n to first order, g being the skewness of the data (its Edgeworth expansion has the term
+// n^-1/2 g (2x^2 + 1) phi(x) / 6). Hall removes both with the monotone transform
+//   T = sqrt(n) (f(W) + g/(6n)),  f(w) = w + g w^2/3 + g^2 w^3/27 = ((1 + g w/3)^3 - 1) / (g/3),
+// whose cube term keeps f increasing, so f^-1(y) = (3/g) ((1 + g y)^(1/3) - 1) is defined for every
+// y. Then P(-t <= T <= t) = 95% with t = t(0.975, n - 1) gives
+//   mu in [mean - s f^-1(t/sqrt n - g/(6n)),  mean - s f^-1(-t/sqrt n - g/(6n))].
+// For g > 0 (a long right tail, as makespans with stragglers have) both ends move to the right. For
+// g = 0, f is the identity and the interval is exactly the Student-t interval mean -+ s t/sqrt n.
+// g is the sample skewness G1 = n/((n-1)(n-2)) sum (x - mean)^3 / s^3, which needs n >= 3 and s > 0;
+// otherwise the interval is the plain t interval (or just the mean, for one value or zero variance).
 Summary summarize(const std::vector<double>& values) {
   Summary s;
   if (values.empty()) return s;
   const auto n = static_cast<double>(values.size());
   s.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
   double ss = 0;
-  for (double v : values) ss += (v - s.mean) * (v - s.mean);
+  double s3 = 0;
+  for (double v : values) {
+    const double d = v - s.mean;
+    ss += d * d;
+    s3 += d * d * d;
+  }
   s.stddev = values.size() > 1 ? std::sqrt(ss / (n - 1)) : 0;
   s.min = *std::min_element(values.begin(), values.end());
   s.max = *std::max_element(values.begin(), values.end());
   s.p50 = percentile(values, 50);
   s.p95 = percentile(values, 95);
-  const double half =
-      values.size() > 1 ? t975(static_cast<int>(values.size()) - 1) * s.stddev / std::sqrt(n) : 0;
-  s.ci95_low = s.mean - half;
-  s.ci95_high = s.mean + half;
+  if (values.size() < 2 || s.stddev == 0) {
+    s.ci95_low = s.ci95_high = s.mean;
+    return s;
+  }
+  if (values.size() > 2) s.skewness = n / ((n - 1) * (n - 2)) * s3 / (s.stddev * s.stddev * s.stddev);
+  const double g = s.skewness;
+  // f^-1(y) = (3/g)((1 + g y)^(1/3) - 1), written as y / ((c^2 + c + 1)/3) with c = (1 + g y)^(1/3)
+  // (as c^3 - 1 = (c - 1)(c^2 + c + 1)): no cancellation for small g, and exactly y for g = 0.
+  const auto f_inverse = [g](double y) {
+    const double c = std::cbrt(1 + g * y);
+    return y / ((c * c + c + 1) / 3);
+  };
+  const double q = t975(static_cast<int>(values.size()) - 1) / std::sqrt(n);
+  const double bias = g / (6 * n);
+  s.ci95_low = s.mean - s.stddev * f_inverse(q - bias);
+  s.ci95_high = s.mean - s.stddev * f_inverse(-q - bias);
   return s;
 }
 
@@ -149,7 +184,46 @@ bool monotone_path(const std::string& path) {
   return (path.rfind("cluster.node_pools[", 0) == 0 && ends("].count")) || ends(".parallelism");
 }
 
+// A cheap hash of what a simulation view holds most often varied (node counts, resources, loops), to
+// find the groups whose views may equal a configuration's without comparing it to every group.
+void hash_into(std::size_t& h, std::uint64_t v) {
+  h = (h ^ v) * 1099511628211ULL;
+}
+
+void hash_steps(std::size_t& h, const std::vector<Step>& steps) {
+  for (const Step& s : steps) {
+    hash_into(h, s.loop ? s.loop->count : 0);
+    hash_into(h, s.loop ? s.loop->parallelism : 0);
+    hash_into(h, s.loop ? s.loop->workers : 0);
+    hash_into(h, s.parallelism);
+    hash_into(h, static_cast<std::uint64_t>(s.component.resources.cpu));
+    hash_into(h, static_cast<std::uint64_t>(s.component.resources.memory));
+    hash_into(h, static_cast<std::uint64_t>(s.component.duration.base.ns()));
+    hash_steps(h, s.steps);
+  }
+}
+
+std::size_t view_fingerprint(const Scenario& view) {
+  std::size_t h = 14695981039346656037ULL;
+  hash_into(h, view.seed);
+  for (const NodePool& p : view.cluster.node_pools) {
+    hash_into(h, static_cast<std::uint64_t>(p.count));
+    hash_into(h, static_cast<std::uint64_t>(p.cpu));
+    hash_into(h, static_cast<std::uint64_t>(p.memory));
+    hash_into(h, static_cast<std::uint64_t>(p.gpu));
+    hash_into(h, static_cast<std::uint64_t>(p.autoscaling.max));
+  }
+  hash_steps(h, view.pipeline.steps);
+  return h;
+}
+
 // The replications of the configurations a sweep runs, filled as they are simulated.
+//
+// Configurations whose simulation views are equal (sim::simulation_view: they differ only in prices or
+// in text the simulator does not read) form a group, simulated once per replication by its first
+// configuration (its representative); each member's cost is its own prices times the nodes' billed
+// time in that trace, which is the cost its own simulation would have had to the bit. Without reuse
+// (SweepSpec::reuse false, or a backend other than the simulator) every configuration is its own group.
 class Runner {
  public:
   Runner(const std::string& yaml, const std::string& file, const SweepSpec& spec,
@@ -159,25 +233,31 @@ class Runner {
         spec_(spec),
         combos_(std::move(combos)),
         make_(backend ? backend : [] { return sim::make_backend(); }),
+        reuse_(spec.reuse && !backend),
         scenarios_(combos_.size()),
         plans_(combos_.size()),
         loaded_(combos_.size()),
+        group_of_(combos_.size()),
         makespan_(combos_.size()),
         cost_(combos_.size()),
         failed_(combos_.size()) {}
 
   const std::vector<std::vector<std::string>>& combos() const { return combos_; }
   std::size_t done(std::size_t c) const { return makespan_[c].size(); }
+  // Configuration-replications evaluated, and the simulations run for them (fewer with reuse).
   std::uint64_t simulations() const { return simulations_; }
+  std::uint64_t distinct_simulations() const { return distinct_; }
   const Scenario& scenario(std::size_t c) const { return scenarios_[c]; }
 
   // Loads and unrolls the configurations not loaded yet (in parallel: parsing is a good part of a
-  // small sweep), then reports the first bad one in order, whatever thread met it.
+  // small sweep), then reports the first bad one in order, whatever thread met it. Then puts each in
+  // its group, in the order of `which` (so the groups do not depend on the threads).
   void load(const std::vector<std::size_t>& which) {
     std::vector<std::size_t> todo;
     for (std::size_t c : which)
       if (!loaded_[c]) todo.push_back(c);
     std::vector<std::exception_ptr> errors(todo.size());
+    std::vector<Scenario> views(reuse_ ? todo.size() : 0);
     tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) {
       const std::size_t k = todo[i];
       try {
@@ -190,38 +270,72 @@ class Runner {
           options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
         scenarios_[k] = load_scenario_text(yaml_, file_, options);
         plans_[k] = Plan::unroll(scenarios_[k].pipeline);
+        if (reuse_) views[i] = sim::simulation_view(scenarios_[k]);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     });
     for (const std::exception_ptr& e : errors)
       if (e) std::rethrow_exception(e);
-    for (std::size_t c : todo) loaded_[c] = 1;
+    for (std::size_t i = 0; i < todo.size(); ++i) {
+      const std::size_t c = todo[i];
+      loaded_[c] = 1;
+      std::optional<std::size_t> group;
+      std::size_t fingerprint = 0;
+      if (reuse_) {
+        fingerprint = view_fingerprint(views[i]);
+        const auto [first, last] = by_fingerprint_.equal_range(fingerprint);
+        for (auto it = first; it != last && !group; ++it)
+          if (groups_[it->second].view == views[i]) group = it->second;
+      }
+      if (!group) {
+        group = groups_.size();
+        groups_.push_back({c, reuse_ ? std::move(views[i]) : Scenario{}, {}});
+        if (reuse_) by_fingerprint_.emplace(fingerprint, *group);
+      }
+      group_of_[c] = *group;
+    }
   }
 
-  // Brings each of `which` to `upto` replications (seeds base, base+1, ...), in parallel.
+  // Brings each of `which` to `upto` replications (seeds base, base+1, ...): simulates, in parallel,
+  // the replications of their groups not simulated yet, then fills each configuration's from them.
   void run(const std::vector<std::size_t>& which, std::size_t upto, std::uint64_t base_seed) {
     load(which);
-    std::vector<std::pair<std::size_t, std::size_t>> jobs;  // (configuration, replication)
-    for (std::size_t c : which)
-      for (std::size_t r = makespan_[c].size(); r < upto; ++r) jobs.emplace_back(c, r);
-    for (std::size_t c : which)
-      if (makespan_[c].size() < upto) {
-        makespan_[c].resize(upto);
-        cost_[c].resize(upto);
-        failed_[c].resize(upto);
-      }
+    std::vector<std::pair<std::size_t, std::size_t>> jobs;  // (group, replication)
+    for (std::size_t c : which) {
+      Group& g = groups_[group_of_[c]];
+      if (g.runs.size() < upto) g.runs.resize(upto);
+      for (std::size_t r = makespan_[c].size(); r < upto; ++r)
+        if (!g.runs[r].simulated) {
+          g.runs[r].simulated = true;  // taken: a second member asking for it does not add a job
+          jobs.emplace_back(group_of_[c], r);
+        }
+    }
+    if (progress) progress_total = std::max<std::uint64_t>(1, jobs.size());
     tbb::parallel_for(
         tbb::blocked_range<std::size_t>(0, jobs.size()), [&](const tbb::blocked_range<std::size_t>& range) {
           const std::unique_ptr<Backend> b = make_();
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            const auto [c, r] = jobs[i];
+            const auto [gi, r] = jobs[i];
+            const Group& g = groups_[gi];
             RunOptions o;
             o.seed = base_seed + r;
-            const Trace t = b->run(scenarios_[c], plans_[c], o);
-            makespan_[c][r] = makespan_s(t);
-            cost_[c][r] = shardflow::cost(t);
-            failed_[c][r] = t.tasks_failed > 0 ? 1 : 0;
+            const Trace t = b->run(scenarios_[g.representative], plans_[g.representative], o);
+            GroupRun& out = groups_[gi].runs[r];
+            out.makespan_s = makespan_s(t);
+            out.failed = t.tasks_failed > 0 ? 1 : 0;
+            out.bills.reserve(t.nodes.size());
+            const std::vector<NodePool>& pools = scenarios_[g.representative].cluster.node_pools;
+            for (const NodeRecord& n : t.nodes) {
+              const auto pool =
+                  static_cast<std::size_t>(std::find_if(pools.begin(), pools.end(),
+                                                        [&](const NodePool& p) { return p.name == n.pool; }) -
+                                           pools.begin());
+              if (pool == pools.size())
+                throw std::logic_error("sweep: the trace has a node of pool " + n.pool +
+                                       ", which the scenario lacks");
+              out.bills.emplace_back(pool, n.down - n.billed_from);
+            }
             const std::size_t k = ++progress_done_;
             if (progress && (k % std::max<std::uint64_t>(1, progress_total / 100) == 0)) {
               const std::lock_guard<std::mutex> lock(progress_mutex_);
@@ -229,7 +343,31 @@ class Runner {
             }
           }
         });
-    simulations_ += jobs.size();
+    distinct_ += jobs.size();
+    for (std::size_t c : which) {
+      const std::size_t from = makespan_[c].size();
+      if (from >= upto) continue;
+      makespan_[c].resize(upto);
+      cost_[c].resize(upto);
+      failed_[c].resize(upto);
+      const std::vector<NodePool>& pools = scenarios_[c].cluster.node_pools;
+      for (std::size_t r = from; r < upto; ++r) {
+        const GroupRun& g = groups_[group_of_[c]].runs[r];
+        makespan_[c][r] = g.makespan_s;
+        failed_[c][r] = g.failed;
+        // shardflow::cost() of the trace this configuration's own simulation would give: the same nodes
+        // in the same order, each at its pool's price here.
+        double cost = 0;
+        for (const auto& [pool, billed] : g.bills)
+          cost += node_cost(sim::node_price_per_hour(pools[pool]), billed);
+        cost_[c][r] = cost;
+      }
+      simulations_ += upto - from;
+    }
+    // Without reuse no other configuration will ask for these runs: keep the figures, not the bills.
+    if (!reuse_)
+      for (const auto& [gi, r] : jobs)
+        std::vector<std::pair<std::size_t, Duration>>().swap(groups_[gi].runs[r].bills);
   }
 
   double mean_cost(std::size_t c, std::size_t first_runs) const {
@@ -273,17 +411,35 @@ class Runner {
   std::uint64_t progress_total = 1;
 
  private:
+  // One replication of a group, as simulated by its representative: what each member's figures need.
+  struct GroupRun {
+    bool simulated = false;
+    double makespan_s = 0;
+    std::uint8_t failed = 0;
+    std::vector<std::pair<std::size_t, Duration>> bills;  // per node in trace order: its pool, billed time
+  };
+  struct Group {
+    std::size_t representative = 0;  // the configuration simulated
+    Scenario view;                   // its simulation view (with reuse)
+    std::vector<GroupRun> runs;      // by replication
+  };
+
   const std::string& yaml_;
   const std::string& file_;
   const SweepSpec& spec_;
   std::vector<std::vector<std::string>> combos_;
   BackendFactory make_;
+  bool reuse_;
   std::vector<Scenario> scenarios_;
   std::vector<Plan> plans_;
   std::vector<std::uint8_t> loaded_;
+  std::vector<std::size_t> group_of_;
+  std::vector<Group> groups_;
+  std::unordered_multimap<std::size_t, std::size_t> by_fingerprint_;  // view_fingerprint -> group
   std::vector<std::vector<double>> makespan_, cost_;
   std::vector<std::vector<std::uint8_t>> failed_;
   std::uint64_t simulations_ = 0;
+  std::uint64_t distinct_ = 0;
   std::atomic<std::uint64_t> progress_done_{0};
   std::mutex progress_mutex_;
 };
@@ -517,13 +673,13 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
       if (!spec.shard ||
           c % static_cast<std::size_t>(spec.shard->count) == static_cast<std::size_t>(spec.shard->index))
         full.push_back(c);
-    run.progress_total = full.size() * static_cast<std::uint64_t>(spec.replications);
-    run.progress = progress;
+    run.progress = progress;  // against the simulations it needs (run() counts them)
     run.run(full, static_cast<std::size_t>(spec.replications), result.base_seed);
   }
   if (progress) progress(1.0);
   for (std::size_t c : full) result.configs.push_back(run.result(c));
   result.simulations = run.simulations();
+  result.distinct_simulations = run.distinct_simulations();
   finish_sweep(result);
   return result;
 }

@@ -69,7 +69,8 @@ class Writer {
          << ", \"tid\": " << tid;
     if (args != nullptr) {
       out_ << ", \"args\": {\"task\": " << args->task << ", \"item\": " << args->item
-           << ", \"attempt\": " << args->attempt << ", \"outcome\": \"" << to_string(args->outcome) << "\"}";
+           << ", \"attempt\": " << args->attempt << ", \"kind\": \"" << to_string(args->kind)
+           << "\", \"outcome\": \"" << to_string(args->outcome) << "\"}";
     }
     out_ << "}";
   }

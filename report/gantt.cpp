@@ -26,7 +26,8 @@ double sec(SimTime t) {
 // What hovering a bar shows.
 std::string bar_tip(const Trace& t, const AttemptRecord& a) {
   std::string s = step_name(t, a) + "[" + std::to_string(a.item) + "] (task " + std::to_string(a.task) +
-                  "), attempt " + std::to_string(a.attempt) + (a.attempt > 0 ? " (retry)" : "") + "\n";
+                  "), attempt " + std::to_string(a.attempt) +
+                  (a.kind != AttemptKind::first ? std::string(" (") + to_string(a.kind) + ")" : "") + "\n";
   const std::string pod = t.pod_name(a);
   if (!pod.empty()) s += "pod " + pod + " ";
   s += "on " + t.nodes[static_cast<std::size_t>(a.node)].name + "\n";
@@ -46,7 +47,7 @@ std::string gantt_legend(const Trace& trace) {
   std::vector<LegendEntry> entries;
   for (std::size_t i = 0; i < trace.steps.size(); ++i)
     entries.push_back({trace.steps[i], swatch_fill(palette(i))});
-  entries.push_back({"retry (attempt > 0)",
+  entries.push_back({"retry, backup or replacement (attempt > 0)",
                      "<rect x=\"1\" y=\"1\" width=\"10\" height=\"10\" fill=\"#ccc\" stroke=\"#000\" "
                      "stroke-dasharray=\"2 1.5\"/>"});
   entries.push_back({"failed, evicted or cancelled", "<path class=\"x\" d=\"M2 2l8 8m0-8l-8 8\"/>"});

@@ -242,13 +242,20 @@ void write_run_report(std::ostream& out, const Trace& t, const Metrics& m, const
                                                 " · shardflow " + (o.version.empty() ? "?" : o.version));
   page.add_css(step_css(t.steps.size()));
   std::string& b = page.body();
-  b += cards(
-      {{"makespan", human_duration(m.makespan_s), num(m.makespan_s, 3) + " s"},
-       {"critical path", human_duration(m.critical_path_s), "longest chain of run times"},
-       {"cost", num(m.cost, 2), "price units (node hours x price)"},
-       {"CPU utilization", percent(m.mean_cpu_utilization), "mean; peak " + percent(m.peak_cpu_utilization)},
-       {"retries", count(m.retries), count(m.attempts) + " attempts"},
-       {"failures", count(m.failed_attempts), count(m.tasks_failed) + " tasks failed for good"}});
+  std::vector<Card> cs = {
+      {"makespan", human_duration(m.makespan_s), num(m.makespan_s, 3) + " s"},
+      {"critical path", human_duration(m.critical_path_s), "longest chain of run times"},
+      {"cost", num(m.cost, 2), "price units (node hours x price)"},
+      {"CPU utilization", percent(m.mean_cpu_utilization), "mean; peak " + percent(m.peak_cpu_utilization)},
+      {"retries", count(m.retries), count(m.attempts) + " attempts"},
+      {"failures", count(m.failed_attempts), count(m.tasks_failed) + " tasks failed for good"}};
+  // Only a run that had them: speculation's backups, pods replaced after their node went away.
+  if (m.backups > 0) cs.push_back({"backups", count(m.backups), count(m.backups_won) + " won"});
+  if (m.replacements > 0)
+    cs.push_back({"replacements", count(m.replacements), "after a node failure, reclaim or eviction"});
+  if (m.cancelled_attempts > 0)
+    cs.push_back({"cancelled", count(m.cancelled_attempts), "losing backups, or stopped by the run's end"});
+  b += cards(cs);
   b += "<h2>Pods by node</h2>\n";
   gantt(b, t, m.critical_path,
         {"Gantt chart: each pod from binding to end, by node and lane", m.makespan_s, o.max_bars});

@@ -18,7 +18,7 @@ inline void Model::add_node(std::uint32_t pool, SimTime up, SimTime billed_from)
   r.cpu = p.cpu;
   r.memory = p.memory;
   r.gpu = p.gpu;
-  r.price_per_hour = p.spot ? p.price_per_hour * (1 - p.spot_discount) : p.price_per_hour;
+  r.price_per_hour = node_price_per_hour(p);
   r.up = up;
   r.down = kNever;
   r.billed_from = billed_from;
@@ -64,7 +64,7 @@ inline void Model::remove_node(std::uint32_t slot) {
 inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
   Slot& s = nodes_.slot(slot);
   if (!s.alive || s.gen != gen) return;
-  // Every pod on the node is evicted; its task runs again as a new attempt (not counted as a retry).
+  // Every pod on the node is evicted; its task runs again as a new attempt, a replacement (not a retry).
   evicted_.clear();
   for (std::uint32_t a = s.head; a != kNoSlot; a = att_[a].next) evicted_.push_back(a);
   for (std::uint32_t a : evicted_) {
@@ -90,6 +90,7 @@ inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
   ++stats_.nodes_added;
   for (std::uint32_t a : evicted_) {
     if (!spec_tasks_.empty() && spec_evicted(a)) continue;  // another attempt of its task still runs
+    exec_.attempt_evicted(trace_.attempts[a].task);
     create_attempt(trace_.attempts[a].task);
   }
 }

@@ -11,12 +11,13 @@ namespace {
 inline void Model::create_attempt(TaskId t) {
   if (!work_queues_.empty() && !take_worker(t)) return;  // queued for a work-queue worker pod
   const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
+  const auto [number, kind] = exec_.next_attempt(t);
   // Every field given: value-initializing the record first (emplace_back()) made GCC clear its 88
   // bytes with `rep stos`, whose start-up cost was a tenth of a simple task's whole simulation.
   trace_.attempts.push_back(AttemptRecord{.task = t,
                                           .step = plan_.step_of(t),
                                           .item = plan_.item(t),
-                                          .attempt = exec_.next_attempt(t),
+                                          .attempt = number,
                                           .node = -1,
                                           .pod = kNoPod,
                                           .submitted = engine_.now(),
@@ -24,6 +25,7 @@ inline void Model::create_attempt(TaskId t) {
                                           .started = kNever,
                                           .finished = kNever,
                                           .outcome = Outcome::succeeded,
+                                          .kind = kind,
                                           .error = kNoError,
                                           .image_pull = Duration::zero(),
                                           .input_read = Duration::zero(),
@@ -333,10 +335,11 @@ void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
     trace_.attempts[a].pod = static_cast<std::uint32_t>(trace_.pod_names.size() - 1);
   }
   const auto b = static_cast<std::uint32_t>(trace_.attempts.size());
+  const auto [number, kind] = exec_.next_attempt(next);
   trace_.attempts.push_back(AttemptRecord{.task = next,
                                           .step = plan_.step_of(next),
                                           .item = plan_.item(next),
-                                          .attempt = exec_.next_attempt(next),
+                                          .attempt = number,
                                           .node = trace_.attempts[a].node,
                                           .pod = trace_.attempts[a].pod,
                                           .submitted = queued_at,
@@ -344,6 +347,7 @@ void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
                                           .started = kNever,
                                           .finished = kNever,
                                           .outcome = Outcome::succeeded,
+                                          .kind = kind,
                                           .error = kNoError,
                                           .image_pull = Duration::zero(),
                                           .input_read = Duration::zero(),

@@ -96,8 +96,7 @@ struct Speculation {
 struct SpecTask {
   std::vector<std::uint32_t> live;
   std::uint32_t backups = 0;
-  std::uint32_t pending = 0;  // backups asked for and not yet created
-  bool won = false;           // an attempt succeeded: pods created for it later are cancelled at once
+  bool won = false;  // an attempt succeeded: pods created for it later are cancelled at once
 };
 
 // v % n for n > 0, without a division in the usual case v < 2n (a start index plus at most n slots).

@@ -31,11 +31,7 @@ bool Model::spec_created(TaskId t, std::uint32_t a) {
   const auto it = spec_tasks_.find(t);
   if (it == spec_tasks_.end()) return true;
   SpecTask& task = it->second;
-  const bool backup = task.pending > 0;
-  if (backup) {
-    --task.pending;
-    att_[a].backup = true;
-  }
+  att_[a].backup = trace_.attempts[a].kind == AttemptKind::backup;
   if (task.won) {
     trace_.attempts[a].finished = engine_.now();
     trace_.attempts[a].outcome = Outcome::cancelled;
@@ -101,7 +97,7 @@ void Model::on_spec_check(std::uint32_t step, std::uint32_t gen) {
     if (task.live.empty()) task.live.push_back(a);
     if (task.backups >= sp.max) continue;
     ++task.backups;
-    ++task.pending;  // spec_created marks the pod a backup and one of t's live attempts
+    exec_.want_backup(t);  // t's next attempt is a backup; spec_created makes it one of t's live attempts
     if (controlled_)
       want_pod(t);  // the orchestrator's controller creates it at its next sync
     else

@@ -229,6 +229,32 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
   CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
 }
 
+TEST_CASE("cli: sweep simulates price-only variants once, and --no-reuse writes the same files", "[cli]") {
+  const fs::path dir = scratch("sweep-reuse");
+  const std::string sweep =
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'cluster.node_pools[default].price_per_hour=1,2.5' -r 4 --deadline 30s";
+  const Result shared = run(sweep + " --out '" + (dir / "shared").string() + "'");
+  const Result each = run(sweep + " --no-reuse --out '" + (dir / "each").string() + "'");
+  CHECK(shared.err == "");
+  CHECK(each.err == "");
+  REQUIRE(shared.status == 0);
+  REQUIRE(each.status == 0);
+  // 4 parallelism limits x 2 prices: 4 distinct simulations a replication.
+  const std::string line =
+      "8 configurations x 4 replications, 32 runs, 16 distinct simulations (configurations "
+      "that differ only in prices share them)\n";
+  CHECK(shared.out.find(line) != std::string::npos);
+  CHECK(each.out.find("8 configurations x 4 replications, 32 runs, 32 distinct simulations (--no-reuse)\n") !=
+        std::string::npos);
+  // Everything before that line (the table, the recommendation, the Pareto front) is the same.
+  CHECK(shared.out.substr(0, shared.out.find("8 configurations x 4 replications, 32 runs")) ==
+        each.out.substr(0, each.out.find("8 configurations x 4 replications, 32 runs")));
+  for (const char* file : {"sweep.json", "sweep.csv", "report.html"})
+    CHECK(slurp(dir / "shared" / file) == slurp(dir / "each" / file));
+}
+
 TEST_CASE("cli: sweep --shard slices merge into the one-machine sweep, byte for byte", "[cli]") {
   const fs::path dir = scratch("sweep-shards");
   const std::string sweep =
@@ -503,4 +529,38 @@ TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "
   int rows = 0;
   while (std::getline(csv, line)) ++rows;
   CHECK(rows == 1 + 13);  // a header and the 13 variants
+}
+
+TEST_CASE("cli: simulate counts a speculative backup apart from retries, in the summary and the files",
+          "[cli]") {
+  // tests/sim/speculation_test.cpp's case: 10 items of 10 s, one a 4x straggler (seed 4 makes item 5 one);
+  // its backup starts at 15 s, wins at 25 s, and the original is cancelled then.
+  const fs::path dir = scratch("simulate-backup");
+  const fs::path yaml = dir / "spec.yaml";
+  std::ofstream(yaml) << "name: spec\nseed: 4\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 36}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: shard, parallel_for: {count: 10}, resources: {cpu: 1, memory: 1Gi}, "
+                         "duration: {base: 10s, straggler: {p: 0.1, factor: 4}}, "
+                         "speculation: {after: 1.5x, max: 1}}\n";
+  const Result r = run("simulate '" + yaml.string() + "' --out '" + (dir / "out").string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("makespan     25s (25.000 s)") != std::string::npos);
+  CHECK(r.out.find("  retries      0; failed attempts 0; tasks failed 0\n"
+                   "  backups      1 (1 won); replacements 0; cancelled attempts 1\n") != std::string::npos);
+  const auto metrics = nlohmann::json::parse(slurp(dir / "out" / "metrics.json"));
+  CHECK(metrics["attempts"] == 11);
+  CHECK(metrics["retries"] == 0);
+  CHECK(metrics["backups"] == 1);
+  CHECK(metrics["backups_won"] == 1);
+  CHECK(metrics["replacements"] == 0);
+  CHECK(metrics["failed_attempts"] == 0);
+  CHECK(metrics["cancelled_attempts"] == 1);
+  const std::string csv = slurp(dir / "out" / "trace.csv");
+  CHECK(csv.find(",25.000000000,cancelled,first,") != std::string::npos);
+  CHECK(csv.find("5,shard,5,1,cpu-0,15.000000000,15.000000000,15.000000000,25.000000000,succeeded,backup,") !=
+        std::string::npos);
+  const std::string html = slurp(dir / "out" / "report.html");
+  CHECK(html.find("<div class=\"label\">backups</div><div class=\"value\">1</div>") != std::string::npos);
 }

@@ -109,7 +109,7 @@ TEST_CASE("cli: compare finds the known optimum and the exact differences", "[cl
   CHECK(slurp(dir / "report.html") == page);
 }
 
-TEST_CASE("cli: compare's paired intervals are the Student-t intervals of the per-seed differences",
+TEST_CASE("cli: compare's paired intervals are Hall's corrected t intervals of the per-seed differences",
           "[cli]") {
   const fs::path dir = scratch("compare-paired");
   const Result r = run(
@@ -136,13 +136,27 @@ TEST_CASE("cli: compare's paired intervals are the Student-t intervals of the pe
       for (double x : d) sum += x;
       const double mean = sum / 12;
       double ss = 0;
-      for (double x : d) ss += (x - mean) * (x - mean);
-      const double half = t11 * std::sqrt(ss / 11) / std::sqrt(12.0);
+      double s3 = 0;
+      for (double x : d) {
+        ss += (x - mean) * (x - mean);
+        s3 += (x - mean) * (x - mean) * (x - mean);
+      }
+      const double sd = std::sqrt(ss / 11);
+      // Hall (1992): sample skewness G1, then mean - s f^-1(+-t/sqrt(12) - g/72) with
+      // f^-1(y) = (3/g)(cbrt(1 + g y) - 1); the baseline's differences are all 0 (no interval to correct).
+      double low = mean, high = mean;
+      if (sd > 0) {
+        const double g = 12.0 / (11 * 10) * s3 / (sd * sd * sd);
+        const auto f_inverse = [&](double y) { return g == 0 ? y : 3 / g * (std::cbrt(1 + g * y) - 1); };
+        low = mean - sd * f_inverse(t11 / std::sqrt(12.0) - g / 72);
+        high = mean - sd * f_inverse(-t11 / std::sqrt(12.0) - g / 72);
+        CHECK(low < high);
+      }
       const auto& diff = j["variants"][v][std::string("diff_") + q];
       CHECK(diff["mean"].get<double>() == Approx(mean).margin(1e-9));
-      CHECK(diff["ci95_low"].get<double>() == Approx(mean - half).margin(1e-9));
-      CHECK(diff["ci95_high"].get<double>() == Approx(mean + half).margin(1e-9));
-      CHECK(diff["significant"] == (mean - half > 0 || mean + half < 0));
+      CHECK(diff["ci95_low"].get<double>() == Approx(low).margin(1e-9));
+      CHECK(diff["ci95_high"].get<double>() == Approx(high).margin(1e-9));
+      CHECK(diff["significant"] == (low > 0 || high < 0));
     }
   }
   // The noise is real: makespans differ between seeds.

@@ -27,6 +27,7 @@ AttemptRecord attempt(TaskId task, std::uint32_t n, std::int32_t node, double su
   a.started = s(started);
   a.finished = s(finished);
   a.outcome = outcome;
+  a.kind = n == 0 ? AttemptKind::first : AttemptKind::retry;
   return a;
 }
 
@@ -81,7 +82,11 @@ TEST_CASE("Metrics: every figure of a hand-made trace", "[core][metrics]") {
   CHECK(m.cost == Approx(0.15));  // 3.6/h x 100 s + 1.8/h x 100 s
   CHECK(m.attempts == 3);
   CHECK(m.retries == 1);
+  CHECK(m.backups == 0);
+  CHECK(m.backups_won == 0);
+  CHECK(m.replacements == 0);
   CHECK(m.failed_attempts == 1);
+  CHECK(m.cancelled_attempts == 0);
   REQUIRE(m.per_step.size() == 2);
   CHECK(m.per_step[0].attempts == 2);
   CHECK(m.per_step[0].failures == 1);
@@ -114,11 +119,60 @@ TEST_CASE("Metrics: metrics.json reads back to the same figures, and older files
     const Metrics o = read_metrics_json(old, "old.json");
     CHECK(o.per_step.at(0).requests.cpu == 0);
     CHECK(o.critical_path.empty());
+    CHECK(o.backups == 0);
+    CHECK(o.backups_won == 0);
+    CHECK(o.replacements == 0);
+    CHECK(o.cancelled_attempts == 0);
   }
-  SECTION("a missing field is named") {
+  SECTION("a missing field is named, at the object that lacks it") {
     std::istringstream bad(R"({"makespan_s": 1})");
-    CHECK_THROWS_WITH(read_metrics_json(bad, "m.json"), "m.json: critical_path_s: missing");
+    CHECK_THROWS_WITH(read_metrics_json(bad, "m.json"), "m.json:1:1: critical_path_s: missing");
   }
+  SECTION("a mistyped count is named at its line and column (line 19: after the 5-line queue_wait_s)") {
+    std::string text = json.str();
+    const std::string from = "\"backups_won\": 0";
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), "\"backups_won\": -1");
+    std::istringstream bad(text);
+    CHECK_THROWS_WITH(
+        read_metrics_json(bad, "m.json"),
+        "m.json:19:18: backups_won: expected an integer from 0 to 18446744073709551615, got -1");
+  }
+}
+
+TEST_CASE("Metrics: retries, backups, replacements and cancelled attempts are counted apart",
+          "[core][metrics]") {
+  HandMade h;
+  // a: its first attempt straggles, a backup (attempt 1) wins and the first is cancelled.
+  // b: its first attempt's node fails (evicted), the replacement (1) fails, the retry (2) succeeds.
+  Trace& t = h.trace;
+  t.attempts = {
+      attempt(0, 0, 0, 0, 0, 0, 30, Outcome::cancelled), attempt(0, 1, 1, 20, 20, 20, 30, Outcome::succeeded),
+      attempt(1, 0, 0, 30, 30, 30, 40, Outcome::evicted), attempt(1, 1, 1, 40, 40, 40, 50, Outcome::failed),
+      attempt(1, 2, 1, 55, 55, 55, 100, Outcome::succeeded)};
+  t.attempts[1].kind = AttemptKind::backup;
+  t.attempts[3].kind = AttemptKind::replacement;
+  const Metrics m = compute_metrics(t, h.plan);
+  CHECK(m.attempts == 5);
+  CHECK(m.retries == 1);
+  CHECK(m.backups == 1);
+  CHECK(m.backups_won == 1);
+  CHECK(m.replacements == 1);
+  CHECK(m.failed_attempts == 2);  // the eviction and the failure, not the cancelled first attempt of a
+  CHECK(m.cancelled_attempts == 1);
+  CHECK(m.per_step[0].failures == 0);
+  CHECK(m.per_step[1].failures == 2);
+  // A backup that loses is counted, not won.
+  t.attempts[0].outcome = Outcome::succeeded;
+  t.attempts[1].outcome = Outcome::cancelled;
+  const Metrics lost = compute_metrics(t, h.plan);
+  CHECK(lost.backups == 1);
+  CHECK(lost.backups_won == 0);
+  CHECK(lost.cancelled_attempts == 1);
+  std::ostringstream csv;
+  write_metrics_csv(csv, m);
+  CHECK(csv.str().find("attempts,5\nretries,1\nbackups,1\nbackups_won,1\nreplacements,1\nfailed_attempts,"
+                       "2\ncancelled_attempts,1\ntasks_failed,0\n") != std::string::npos);
 }
 
 TEST_CASE("Metrics: back-to-back tasks on one node do not overlap", "[core][metrics]") {
@@ -145,7 +199,8 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
   a.output_write = s(1.5);
   t.pod_names = {"train-0"};
   a.pod = 0;
-  AttemptRecord never = attempt(1, 0, -1, 2, 0, 0, 3, Outcome::cancelled);
+  AttemptRecord never = attempt(1, 1, -1, 2, 0, 0, 3, Outcome::cancelled);  // a backup that lost
+  never.kind = AttemptKind::backup;
   never.step = 0;
   never.scheduled = kNever;
   never.started = kNever;
@@ -165,21 +220,22 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
       "[\n"
       "    {\"task\": 0, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": 0, \"submitted\": 0, "
       "\"scheduled\": 250000000, \"started\": 1000000001, \"finished\": 12500000000, \"outcome\": "
-      "\"succeeded\", "
+      "\"succeeded\", \"kind\": \"first\", "
       "\"image_pull\": 500000000, \"input_read\": 0, \"output_write\": 1500000000, \"pod\": \"train-0\"},\n"
-      "    {\"task\": 1, \"step\": 0, \"item\": 0, \"attempt\": 0, \"node\": -1, \"submitted\": 2000000000, "
+      "    {\"task\": 1, \"step\": 0, \"item\": 0, \"attempt\": 1, \"node\": -1, \"submitted\": 2000000000, "
       "\"scheduled\": -1, \"started\": -1, \"finished\": 3000000000, \"outcome\": \"cancelled\", "
+      "\"kind\": \"backup\", "
       "\"image_pull\": 0, \"input_read\": 0, \"output_write\": 0}\n  ]\n}\n");
 
   std::ostringstream csv;
   write_trace_csv(csv, t);
-  CHECK(
-      csv.str() ==
-      "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
-      "input_read_s,output_write_s,pod,error\n"
-      "0,train,0,0,cpu-0,0.000000000,0.250000000,1.000000001,12.500000000,succeeded,0.500000000,0.000000000,"
-      "1.500000000,train-0,\n"
-      "1,train,0,0,,2.000000000,,,3.000000000,cancelled,0.000000000,0.000000000,0.000000000,,\n");
+  CHECK(csv.str() ==
+        "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,kind,image_pull_s,"
+        "input_read_s,output_write_s,pod,error\n"
+        "0,train,0,0,cpu-0,0.000000000,0.250000000,1.000000001,12.500000000,succeeded,first,0.500000000,0."
+        "000000000,"
+        "1.500000000,train-0,\n"
+        "1,train,0,1,,2.000000000,,,3.000000000,cancelled,backup,0.000000000,0.000000000,0.000000000,,\n");
 }
 
 TEST_CASE("Trace: pod names stored per attempt or by the step's prefix", "[core][trace]") {

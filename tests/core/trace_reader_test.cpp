@@ -1,6 +1,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -85,13 +86,14 @@ TEST_CASE("Trace: an attempt's error is written only when it has one", "[core][t
   std::ostringstream csv;
   write_trace_csv(csv, t);
   CHECK(csv.str() ==
-        "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,image_pull_s,"
+        "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,kind,image_pull_s,"
         "input_read_s,output_write_s,pod,error\n"
-        "0,prep,0,0,host,0.000000000,0.000000005,0.000120000,1.500000000,succeeded,0.000000000,0.000000000,"
-        "0.003000000,prep-0-0,\n"
-        "1,grp/train,0,0,host,0.000000000,0.000000005,0.000120000,1.500000000,failed,0.000000000,0.000000000,"
-        "0.003000000,grp-train-7xk2q,\"kernel shard_stats: bad row 7, \"\"x\"\"\nat line 3\"\n"
-        "2,prep,4,0,,0.000000000,,,1.500000000,cancelled,0.000000000,0.000000000,0.003000000,prep-4-0,\n");
+        "0,prep,0,0,host,0.000000000,0.000000005,0.000120000,1.500000000,succeeded,first,0.000000000,"
+        "0.000000000,0.003000000,prep-0-0,\n"
+        "1,grp/train,0,0,host,0.000000000,0.000000005,0.000120000,1.500000000,failed,first,0.000000000,"
+        "0.000000000,0.003000000,grp-train-7xk2q,\"kernel shard_stats: bad row 7, \"\"x\"\"\nat line 3\"\n"
+        "2,prep,4,0,,0.000000000,,,1.500000000,cancelled,first,0.000000000,0.000000000,0.003000000,"
+        "prep-4-0,\n");
 }
 
 TEST_CASE("Trace: read_trace_json reads what write_trace_json writes", "[core][trace]") {
@@ -120,34 +122,138 @@ TEST_CASE("Trace: read_trace_json names the file and the field of a bad trace", 
   CHECK(read_error("{\n  \"format\": shardflow}") ==
         "run/trace.json:2:13: not valid JSON: syntax error while parsing value - invalid literal; last read: "
         "'\"format\": s'");
-  CHECK(read_error("[1]") == "run/trace.json: the top level: expected an object, got [1]");
+  CHECK(read_error("[1]") == "run/trace.json:1:1: the top level: expected an object, got [1]");
   CHECK(read_error(edited("\"format\": \"shardflow-trace\"", "\"format\": \"csv\"")) ==
-        "run/trace.json: format: expected \"shardflow-trace\", got \"csv\"");
+        "run/trace.json:2:13: format: expected \"shardflow-trace\", got \"csv\"");
   CHECK(read_error(edited("\"version\": 1", "\"version\": 2")) ==
-        "run/trace.json: version: this shardflow reads version 1, got 2");
+        "run/trace.json:3:14: version: this shardflow reads version 1, got 2");
   CHECK(read_error(edited("\"seed\": 18446744073709551615", "\"seed\": -1")) ==
-        "run/trace.json: seed: expected an integer from 0 to 18446744073709551615, got -1");
+        "run/trace.json:6:11: seed: expected an integer from 0 to 18446744073709551615, got -1");
   CHECK(read_error(edited("\"steps\": [\"prep\", ", "\"steps\": [7, ")) ==
-        "run/trace.json: steps[0]: expected a string, got 7");
-  CHECK(read_error(edited("\"cpu_milli\": 2000, ", "")) == "run/trace.json: nodes[0].cpu_milli: missing");
+        "run/trace.json:9:13: steps[0]: expected a string, got 7");
+  CHECK(read_error(edited("\"cpu_milli\": 2000, ", "")) ==
+        "run/trace.json:11:5: nodes[0].cpu_milli: missing");
   CHECK(
       read_error(edited("\"task\": 2, \"step\": 0, \"item\": 4, \"attempt\": 0, \"node\": -1, \"submitted\": "
                         "0, \"scheduled\": -1, \"started\": -1",
                         "\"task\": 2, \"step\": 0, \"item\": 4, \"attempt\": 0, \"node\": -1, \"submitted\": "
                         "0, \"scheduled\": -1, \"started\": \"soon\"")) ==
-      "run/trace.json: attempts[2].started: expected an integer, got \"soon\"");
-  CHECK(read_error(edited("\"started\": 120000, ", "")) == "run/trace.json: attempts[0].started: missing");
+      "run/trace.json:16:109: attempts[2].started: expected an integer, got \"soon\"");
+  CHECK(read_error(edited("\"started\": 120000, ", "")) ==
+        "run/trace.json:14:5: attempts[0].started: missing");
   CHECK(read_error(edited("\"started\": 120000", "\"started\": -2")) ==
-        "run/trace.json: attempts[0].started: expected an integer from -1 to 9223372036854775807, got -2");
+        "run/trace.json:14:107: attempts[0].started: expected an integer from -1 to 9223372036854775807, got "
+        "-2");
   CHECK(read_error(edited("\"started\": 120000", "\"started\": 1.5")) ==
-        "run/trace.json: attempts[0].started: expected an integer, got 1.5");
+        "run/trace.json:14:107: attempts[0].started: expected an integer, got 1.5");
   CHECK(read_error(edited("\"task\": 1, \"step\": 1", "\"task\": 1, \"step\": 2")) ==
-        "run/trace.json: attempts[1].step: 2 is not an index into steps (2 of them)");
+        "run/trace.json:15:25: attempts[1].step: 2 is not an index into steps (2 of them)");
   CHECK(read_error(edited("\"node\": 0", "\"node\": 1")) ==
-        "run/trace.json: attempts[0].node: 1 is not an index into nodes (1 of them)");
+        "run/trace.json:14:61: attempts[0].node: 1 is not an index into nodes (1 of them)");
   CHECK(read_error(edited("\"outcome\": \"failed\"", "\"outcome\": \"crashed\"")) ==
-        "run/trace.json: attempts[1].outcome: expected succeeded, failed, evicted or cancelled, got "
+        "run/trace.json:15:150: attempts[1].outcome: expected succeeded, failed, evicted or cancelled, got "
         "\"crashed\"");
   CHECK(read_error(edited("\"error\": \"kernel", "\"error\": [\"kernel\"], \"x\": \"")) ==
-        "run/trace.json: attempts[1].error: expected a string, got [\"kernel\"]");
+        "run/trace.json:15:271: attempts[1].error: expected a string, got [\"kernel\"]");
+}
+
+TEST_CASE("Trace: every attempt kind is written, read back and written again the same", "[core][trace]") {
+  Trace t = sample_trace();
+  // Task 0: its first attempt was cancelled, a backup (1) won; task 1: evicted, replaced (1), failed,
+  // retried (2).
+  t.attempts[0].outcome = Outcome::cancelled;
+  AttemptRecord backup = t.attempts[0];
+  backup.attempt = 1;
+  backup.kind = AttemptKind::backup;
+  backup.outcome = Outcome::succeeded;
+  t.attempts[1].outcome = Outcome::evicted;
+  t.attempts[1].error = kNoError;
+  AttemptRecord replacement = t.attempts[1];
+  replacement.attempt = 1;
+  replacement.kind = AttemptKind::replacement;
+  replacement.outcome = Outcome::failed;
+  replacement.pod = kNoPod;
+  AttemptRecord retry = replacement;
+  retry.attempt = 2;
+  retry.kind = AttemptKind::retry;
+  retry.outcome = Outcome::succeeded;
+  t.attempts = {t.attempts[0], backup, t.attempts[1], replacement, retry, t.attempts[2]};
+  const std::string written = json(t);
+  CHECK(written.find("\"attempt\": 1, \"node\": 0, \"submitted\": 0, \"scheduled\": 5, \"started\": 120000, "
+                     "\"finished\": 1500000000, \"outcome\": \"succeeded\", \"kind\": \"backup\"") !=
+        std::string::npos);
+  std::istringstream in(written);
+  const Trace back = read_trace_json(in, "x.json");
+  CHECK(json(back) == written);
+  REQUIRE(back.attempts.size() == 6);
+  const std::vector<AttemptKind> kinds = {AttemptKind::first,       AttemptKind::backup, AttemptKind::first,
+                                          AttemptKind::replacement, AttemptKind::retry,  AttemptKind::first};
+  for (std::size_t i = 0; i < kinds.size(); ++i) CHECK(back.attempts[i].kind == kinds[i]);
+  std::ostringstream csv;
+  write_trace_csv(csv, back);
+  CHECK(csv.str().find(",1.500000000,failed,replacement,0.000000000,") != std::string::npos);
+}
+
+TEST_CASE("Trace: a trace without kinds (older shardflow) reads attempt 0 as first, a later one as retry",
+          "[core][trace]") {
+  Trace t = sample_trace();
+  AttemptRecord again = t.attempts[1];
+  again.attempt = 1;
+  again.kind = AttemptKind::replacement;  // what an older trace could not say
+  t.attempts.push_back(again);
+  std::string text = json(t);
+  for (const char* k : {", \"kind\": \"first\"", ", \"kind\": \"replacement\""})
+    for (std::size_t at = text.find(k); at != std::string::npos; at = text.find(k))
+      text.erase(at, std::string(k).size());
+  REQUIRE(text.find("\"kind\"") == std::string::npos);
+  std::istringstream in(text);
+  const Trace back = read_trace_json(in, "old.json");
+  REQUIRE(back.attempts.size() == 4);
+  CHECK(back.attempts[0].kind == AttemptKind::first);
+  CHECK(back.attempts[2].kind == AttemptKind::first);
+  CHECK(back.attempts[3].kind == AttemptKind::retry);
+}
+
+TEST_CASE("Trace: read_trace_json refuses an unknown kind, and a kind that contradicts the attempt number",
+          "[core][trace]") {
+  // The second attempt record is on line 15; its kind's value starts at column 168.
+  CHECK(read_error(edited("\"outcome\": \"failed\", \"kind\": \"first\"",
+                          "\"outcome\": \"failed\", \"kind\": \"speculative\"")) ==
+        "run/trace.json:15:168: attempts[1].kind: expected first, retry, backup or replacement, got "
+        "\"speculative\"");
+  CHECK(read_error(
+            edited("\"outcome\": \"failed\", \"kind\": \"first\"", "\"outcome\": \"failed\", \"kind\": 2")) ==
+        "run/trace.json:15:168: attempts[1].kind: expected a string, got 2");
+  CHECK(read_error(edited("\"outcome\": \"failed\", \"kind\": \"first\"",
+                          "\"outcome\": \"failed\", \"kind\": \"retry\"")) ==
+        "run/trace.json:15:168: attempts[1].kind: attempt 0 is the first, got \"retry\"");
+  CHECK(read_error(edited("\"item\": 0, \"attempt\": 0, \"node\": 0, \"submitted\": 0, \"scheduled\": 5, "
+                          "\"started\": 120000, \"finished\": 1500000000, \"outcome\": \"failed\"",
+                          "\"item\": 0, \"attempt\": 3, \"node\": 0, \"submitted\": 0, \"scheduled\": 5, "
+                          "\"started\": 120000, \"finished\": 1500000000, \"outcome\": \"failed\"")) ==
+        "run/trace.json:15:168: attempts[1].kind: only attempt 0 is the first, this is attempt 3");
+}
+
+TEST_CASE("Trace: set_kinds_from_order: first, then replacement after an eviction, else retry",
+          "[core][trace]") {
+  Trace t;
+  auto add = [&t](TaskId task, std::uint32_t attempt, Outcome outcome) {
+    AttemptRecord a;
+    a.task = task;
+    a.attempt = attempt;
+    a.outcome = outcome;
+    a.kind = AttemptKind::backup;  // overwritten
+    t.attempts.push_back(a);
+  };
+  // Task 3 (interleaved with 0): evicted, replaced, failed, retried, cancelled at the run's end.
+  add(3, 0, Outcome::evicted);
+  add(0, 0, Outcome::failed);
+  add(3, 1, Outcome::failed);
+  add(0, 1, Outcome::succeeded);
+  add(3, 2, Outcome::evicted);
+  add(3, 3, Outcome::cancelled);
+  set_kinds_from_order(t);
+  const std::vector<AttemptKind> want = {AttemptKind::first, AttemptKind::first, AttemptKind::replacement,
+                                         AttemptKind::retry, AttemptKind::retry, AttemptKind::replacement};
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(t.attempts[i].kind == want[i]);
 }

@@ -228,6 +228,9 @@ TEST_CASE("Local: failing attempts are retried after the policy's backoff, with 
   CHECK(t.attempts[0].outcome == Outcome::failed);
   CHECK(t.attempts[1].outcome == Outcome::failed);
   CHECK(t.attempts[2].outcome == Outcome::succeeded);
+  CHECK(t.attempts[0].kind == AttemptKind::first);
+  CHECK(t.attempts[1].kind == AttemptKind::retry);
+  CHECK(t.attempts[2].kind == AttemptKind::retry);
   CHECK(t.error_text(t.attempts[0]) == "injected failure: attempt 0 of fail_attempts 2");
   CHECK(t.error_text(t.attempts[1]) == "injected failure: attempt 1 of fail_attempts 2");
   CHECK(t.error_text(t.attempts[2]).empty());

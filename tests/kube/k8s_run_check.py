@@ -6,13 +6,19 @@
                                                    sweep ran on GPU-labelled nodes; every task once
     k8s_run_check.py nested TRACE                  at most 2 iterations of `shard` at once, at most 2
                                                    pods of each iteration's `prep` at once; order kept
-    k8s_run_check.py retries TRACE FAIL_INDEXES    each failing index has 3 failed attempts and no
-                                                   success, the others one success; `after` never ran
+                                                   (each attempt of kind first; trace.csv's kind
+                                                   column agrees with trace.json)
+    k8s_run_check.py retries TRACE FAIL_INDEXES    each failing index has 3 failed attempts (kinds first,
+                                                   retry, retry) and no success, the others one success;
+                                                   `after` never ran; metrics.json beside TRACE counts
+                                                   2 retries per failing index, no backups or replacements
     k8s_run_check.py resume TRACE PODS_JSON        after a kill and --resume: each of the 60 shards succeeded
                                                    exactly once, in the trace and on the API server
 Prints one "ok ..." line per check; exits 1 with "FAIL ..." on the first that does not hold.
 """
+import csv
 import json
+import os
 import sys
 
 
@@ -52,6 +58,13 @@ def seed_shape(trace, nodes_json):
         if ok != list(range(n)) or len(atts) != n:
             fail("%s: %d attempts, succeeded items %s; want each of %d once" % (name, len(atts), ok[:10], n))
     print("ok every task ran once and succeeded: 200 preprocess, 1 aggregate, 3 train")
+    kinds = sorted(set(a["kind"] for a in t["attempts"]))
+    if kinds != ["first"]:
+        fail("attempt kinds %s; want only first (every task ran once)" % kinds)
+    rows = list(csv.DictReader(open(os.path.join(os.path.dirname(trace), "trace.csv"))))
+    if [r["kind"] for r in rows] != [a["kind"] for a in t["attempts"]]:
+        fail("trace.csv's kind column does not match trace.json's kinds")
+    print("ok every attempt of kind first, in trace.json and trace.csv")
     running = max_overlap([(a["started"], a["finished"]) for a in pre])
     if running > 20:
         fail("preprocess ran %d pods at once (parallelism 20)" % running)
@@ -129,12 +142,24 @@ def retries(trace, fail_indexes):
             fail("flaky[%d]: attempts %s, want %s" % (i, outcomes, expect))
         if [a["attempt"] for a in mine] != list(range(len(mine))):
             fail("flaky[%d]: attempt numbers %s" % (i, [a["attempt"] for a in mine]))
+        kinds = [a["kind"] for a in mine]
+        if kinds != ["first"] + ["retry"] * (len(mine) - 1):
+            fail("flaky[%d]: attempt kinds %s, want first then retries" % (i, kinds))
     print("ok flaky: indexes %s failed 3 times each (2 retries), the others succeeded at once" % want)
     if of(t, "after"):
         fail("`after` ran although flaky failed")
     if t["tasks_failed"] != len(want):
         fail("tasks_failed %d, want %d" % (t["tasks_failed"], len(want)))
     print("ok after never ran; tasks_failed = %d" % len(want))
+    m = json.load(open(os.path.join(os.path.dirname(trace), "metrics.json")))
+    got = {k: m[k] for k in ("retries", "backups", "backups_won", "replacements", "failed_attempts",
+                             "cancelled_attempts")}
+    expect = {"retries": 2 * len(want), "backups": 0, "backups_won": 0, "replacements": 0,
+              "failed_attempts": 3 * len(want), "cancelled_attempts": 0}
+    if got != expect:
+        fail("metrics.json: %s, want %s" % (got, expect))
+    print("ok metrics.json: %d retries, %d failed attempts, no backups, replacements or cancelled attempts"
+          % (2 * len(want), 3 * len(want)))
 
 
 def resume(trace, pods_json):
@@ -147,7 +172,9 @@ def resume(trace, pods_json):
         fail("merge: %s" % merge)
     if merge[0]["submitted"] < max(a["finished"] for a in shards):
         fail("merge began before the last shard ended")
-    print("ok trace: each of the 60 shards succeeded exactly once, then merge")
+    if any(a["kind"] != "first" for a in shards + merge):
+        fail("an attempt of kind other than first: %s" % sorted(set(a["kind"] for a in shards + merge)))
+    print("ok trace: each of the 60 shards succeeded exactly once (kind first), then merge")
     done = {}
     for p in json.load(open(pods_json))["items"]:
         ann = p["metadata"].get("annotations", {})

@@ -48,7 +48,8 @@ std::string json(const SweepResult& r) {
 
 }  // namespace
 
-TEST_CASE("Sweep: summary statistics with a Student-t interval", "[planner]") {
+TEST_CASE("Sweep: summary statistics, and exactly the Student-t interval for a symmetric sample",
+          "[planner]") {
   const Summary s = summarize({4, 1, 3, 2});
   CHECK(s.mean == 2.5);
   CHECK(s.stddev == Approx(std::sqrt(5.0 / 3.0)).epsilon(1e-15));
@@ -56,18 +57,88 @@ TEST_CASE("Sweep: summary statistics with a Student-t interval", "[planner]") {
   CHECK(s.max == 4);
   CHECK(s.p50 == 2);  // nearest rank
   CHECK(s.p95 == 4);
-  const double half = 3.182446 * std::sqrt(5.0 / 3.0) / 2;  // t(0.975, 3 degrees of freedom)
-  CHECK(s.ci95_low == Approx(2.5 - half).epsilon(1e-12));
-  CHECK(s.ci95_high == Approx(2.5 + half).epsilon(1e-12));
+  CHECK(s.skewness == 0);  // deviations -1.5, -0.5, 0.5, 1.5: their cubes cancel exactly
+  // Zero skewness: Hall's transform is the identity, so the interval is mean -+ s t / sqrt(n), exactly.
+  const double q = 3.182446 / std::sqrt(4.0);  // t(0.975, 3 degrees of freedom)
+  CHECK(s.ci95_low == 2.5 - s.stddev * q);
+  CHECK(s.ci95_high == 2.5 + s.stddev * q);
+  CHECK(s.ci95_low == Approx(2.5 - 3.182446 * std::sqrt(5.0 / 3.0) / 2).epsilon(1e-12));
   const Summary one = summarize({7});
   CHECK(one.stddev == 0);
   CHECK(one.ci95_low == 7);
   CHECK(one.ci95_high == 7);
+  // Two values: no skewness to estimate, so the plain t interval with 1 degree of freedom.
+  const Summary two = summarize({1, 4});
+  CHECK(two.skewness == 0);
+  CHECK(two.ci95_low == Approx(2.5 - 12.706205 * std::sqrt(4.5) / std::sqrt(2.0)).epsilon(1e-14));
+  CHECK(two.ci95_high == Approx(2.5 + 12.706205 * std::sqrt(4.5) / std::sqrt(2.0)).epsilon(1e-14));
+  // Zero variance: the point itself, whatever n.
+  const Summary flat = summarize({3, 3, 3, 3, 3});
+  CHECK(flat.skewness == 0);
+  CHECK(flat.ci95_low == 3);
+  CHECK(flat.ci95_high == 3);
   // 41 values (40 degrees of freedom): past the table, t(0.975, 40) = 2.021075.
   std::vector<double> v;
   for (int i = 0; i <= 40; ++i) v.push_back(i);
   const Summary big = summarize(v);
+  CHECK(big.skewness == 0);
   CHECK((big.ci95_high - big.mean) / (big.stddev / std::sqrt(41.0)) == Approx(2.021075).epsilon(1e-4));
+  CHECK(big.ci95_high - big.mean == big.mean - big.ci95_low);
+}
+
+TEST_CASE("Sweep: a skewed sample gets Hall's skewness-corrected t interval", "[planner]") {
+  // {1, 2, 3, 10}: mean 4, deviations -3, -2, -1, 6, sum of squares 50, sum of cubes 180,
+  // s = sqrt(50/3), sample skewness G1 = 4/(3*2) * 180 / s^3.
+  const Summary s = summarize({1, 2, 3, 10});
+  const double sd = std::sqrt(50.0 / 3.0);
+  const double g = 4.0 / 6.0 * 180.0 / (sd * sd * sd);
+  CHECK(s.mean == 4);
+  CHECK(s.skewness == Approx(g).epsilon(1e-14));
+  CHECK(s.skewness == Approx(1.7636326148038879).epsilon(1e-14));  // the same in Python
+  // Hall (1992), written out: f^-1(y) = (3/g)(cbrt(1 + g y) - 1), the ends are
+  // mean - s f^-1(+-t/sqrt(n) - g/(6n)). Here 1 + g y < 0 at the upper end: the real cube root.
+  const double t = 3.182446;  // t(0.975, 3)
+  const auto f_inverse = [&](double y) { return 3 / g * (std::cbrt(1 + g * y) - 1); };
+  const double low = 4 - sd * f_inverse(t / 2 - g / 24);
+  const double high = 4 - sd * f_inverse(-t / 2 - g / 24);
+  CHECK(s.ci95_low == Approx(low).epsilon(1e-12));
+  CHECK(s.ci95_high == Approx(high).epsilon(1e-12));
+  // The same ends worked in Python (float64), with the t interval -2.4961..10.4961 for comparison:
+  // the corrected interval leans toward the long right tail.
+  CHECK(s.ci95_low == Approx(0.22617023389275648).epsilon(1e-12));
+  CHECK(s.ci95_high == Approx(19.599454944777285).epsilon(1e-12));
+  // The defining property: at either end, Hall's statistic T = sqrt(n)(W + g W^2/3 + g^2 W^3/27 + g/(6n)),
+  // W = (mean - mu)/s, is -+t.
+  const auto hall_t = [&](double mu) {
+    const double w = (4 - mu) / sd;
+    return 2 * (w + g * w * w / 3 + g * g * w * w * w / 27 + g / 24);
+  };
+  CHECK(hall_t(s.ci95_low) == Approx(t).epsilon(1e-12));
+  CHECK(hall_t(s.ci95_high) == Approx(-t).epsilon(1e-12));
+  // Mirroring the sample mirrors the interval; shifting and scaling it shifts and scales the interval.
+  const Summary m = summarize({-1, -2, -3, -10});
+  CHECK(m.skewness == Approx(-g).epsilon(1e-14));
+  CHECK(m.ci95_low == Approx(-s.ci95_high).epsilon(1e-12));
+  CHECK(m.ci95_high == Approx(-s.ci95_low).epsilon(1e-12));
+  const Summary scaled = summarize({102, 104, 106, 120});
+  CHECK(scaled.skewness == Approx(g).epsilon(1e-12));
+  CHECK(scaled.ci95_low == Approx(100 + 2 * s.ci95_low).epsilon(1e-12));
+  CHECK(scaled.ci95_high == Approx(100 + 2 * s.ci95_high).epsilon(1e-12));
+}
+
+TEST_CASE("Sweep: the corrected interval is continuous at zero skewness", "[planner]") {
+  // A nearly symmetric sample: a skewness of about 1e-9 must move the ends by about that much, with no
+  // cancellation in (3/g)(cbrt(1 + g y) - 1) and no jump from the exact t interval.
+  const Summary sym = summarize({1, 2, 3, 4, 5});
+  const Summary near = summarize({1, 2, 3, 4, 5 + 1e-9});
+  CHECK(sym.skewness == 0);
+  CHECK(near.skewness != 0);
+  CHECK(std::abs(near.skewness) < 1e-8);
+  CHECK(near.ci95_low == Approx(sym.ci95_low).margin(1e-8));
+  CHECK(near.ci95_high == Approx(sym.ci95_high).margin(1e-8));
+  const double q = 2.776445 / std::sqrt(5.0);  // t(0.975, 4)
+  CHECK(sym.ci95_low == 3 - sym.stddev * q);
+  CHECK(sym.ci95_high == 3 + sym.stddev * q);
 }
 
 TEST_CASE("Sweep: --vary values split at top-level commas", "[planner]") {

@@ -56,6 +56,7 @@ Trace small_trace() {
   d.step = 1;
   d.item = 2;
   d.attempt = 1;
+  d.kind = AttemptKind::backup;  // a backup cancelled before it was bound (its original won)
   d.submitted = s(0);
   d.finished = s(2);
   d.outcome = Outcome::cancelled;
@@ -75,23 +76,28 @@ TEST_CASE("Chrome trace: processes per node, lanes per pod, phases nested, exact
       "{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_sort_index\", \"args\": {\"sort_index\": 1}},\n"
       "{\"ph\": \"X\", \"name\": \"prep-0-0\", \"cat\": \"prep\", \"ts\": 0.000, \"dur\": 1000000.000, "
       "\"pid\": 1, "
-      "\"tid\": 0, \"args\": {\"task\": 0, \"item\": 0, \"attempt\": 0, \"outcome\": \"succeeded\"}},\n"
+      "\"tid\": 0, \"args\": {\"task\": 0, \"item\": 0, \"attempt\": 0, \"kind\": \"first\", \"outcome\": "
+      "\"succeeded\"}},\n"
       "{\"ph\": \"X\", \"name\": \"prep-1-0\", \"cat\": \"prep\", \"ts\": 0.000, \"dur\": 1500000.000, "
       "\"pid\": 1, "
-      "\"tid\": 1, \"args\": {\"task\": 1, \"item\": 1, \"attempt\": 0, \"outcome\": \"succeeded\"}},\n"
+      "\"tid\": 1, \"args\": {\"task\": 1, \"item\": 1, \"attempt\": 0, \"kind\": \"first\", \"outcome\": "
+      "\"succeeded\"}},\n"
       "{\"ph\": \"X\", \"name\": \"train-0-0\", \"cat\": \"train\", \"ts\": 3000000.000, \"dur\": "
       "500000.000, "
-      "\"pid\": 1, \"tid\": 0, \"args\": {\"task\": 2, \"item\": 0, \"attempt\": 0, \"outcome\": "
+      "\"pid\": 1, \"tid\": 0, \"args\": {\"task\": 2, \"item\": 0, \"attempt\": 0, \"kind\": \"first\", "
+      "\"outcome\": "
       "\"evicted\"}},\n"
       "{\"ph\": \"X\", \"name\": \"train-2-1\", \"cat\": \"train\", \"ts\": 0.000, \"dur\": 2000000.000, "
       "\"pid\": 1, "
-      "\"tid\": 2, \"args\": {\"task\": 3, \"item\": 2, \"attempt\": 1, \"outcome\": \"cancelled\"}},\n"
+      "\"tid\": 2, \"args\": {\"task\": 3, \"item\": 2, \"attempt\": 1, \"kind\": \"backup\", \"outcome\": "
+      "\"cancelled\"}},\n"
       "{\"ph\": \"M\", \"pid\": 2, \"name\": \"process_name\", \"args\": {\"name\": \"cpu-0 (cpu)\"}},\n"
       "{\"ph\": \"M\", \"pid\": 2, \"name\": \"process_sort_index\", \"args\": {\"sort_index\": 2}},\n"
       "{\"ph\": \"M\", \"pid\": 3, \"name\": \"process_name\", \"args\": {\"name\": \"cpu-1 (cpu)\"}},\n"
       "{\"ph\": \"M\", \"pid\": 3, \"name\": \"process_sort_index\", \"args\": {\"sort_index\": 3}},\n"
       "{\"ph\": \"X\", \"name\": \"prep-0-0\", \"cat\": \"prep\", \"ts\": 1000000.000, \"dur\": 4000000.000, "
-      "\"pid\": 2, \"tid\": 0, \"args\": {\"task\": 0, \"item\": 0, \"attempt\": 0, \"outcome\": "
+      "\"pid\": 2, \"tid\": 0, \"args\": {\"task\": 0, \"item\": 0, \"attempt\": 0, \"kind\": \"first\", "
+      "\"outcome\": "
       "\"succeeded\"}},\n"
       "{\"ph\": \"X\", \"name\": \"image pull\", \"cat\": \"prep\", \"ts\": 1000000.000, \"dur\": "
       "500000.000, "
@@ -106,14 +112,16 @@ TEST_CASE("Chrome trace: processes per node, lanes per pod, phases nested, exact
       "1000000.000, "
       "\"pid\": 2, \"tid\": 0},\n"
       "{\"ph\": \"X\", \"name\": \"prep-1-0\", \"cat\": \"prep\", \"ts\": 1500000.000, \"dur\": 1500000.000, "
-      "\"pid\": 2, \"tid\": 1, \"args\": {\"task\": 1, \"item\": 1, \"attempt\": 0, \"outcome\": "
+      "\"pid\": 2, \"tid\": 1, \"args\": {\"task\": 1, \"item\": 1, \"attempt\": 0, \"kind\": \"first\", "
+      "\"outcome\": "
       "\"succeeded\"}},\n"
       "{\"ph\": \"X\", \"name\": \"run\", \"cat\": \"prep\", \"ts\": 1500000.000, \"dur\": 1500000.000, "
       "\"pid\": 2, "
       "\"tid\": 1},\n"
       "{\"ph\": \"X\", \"name\": \"train-0-0\", \"cat\": \"train\", \"ts\": 3500000.000, \"dur\": "
       "500000.001, "
-      "\"pid\": 2, \"tid\": 1, \"args\": {\"task\": 2, \"item\": 0, \"attempt\": 0, \"outcome\": "
+      "\"pid\": 2, \"tid\": 1, \"args\": {\"task\": 2, \"item\": 0, \"attempt\": 0, \"kind\": \"first\", "
+      "\"outcome\": "
       "\"evicted\"}}\n"
       "]}\n");
 }

@@ -36,6 +36,7 @@ AttemptRecord attempt(TaskId task, std::uint32_t step, std::uint32_t n, std::int
   a.started = bound < 0 ? kNever : s(bound + 1);
   a.finished = s(finished);
   a.outcome = outcome;
+  a.kind = n == 0 ? AttemptKind::first : AttemptKind::retry;
   return a;
 }
 

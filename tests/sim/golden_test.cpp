@@ -7,10 +7,12 @@
 //
 // After an intended change of the model, regenerate with SHARDFLOW_UPDATE_GOLDEN=1 and review the diff.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -70,12 +72,13 @@ Scenario golden_scenario() {
 
 std::string csv(const Trace& t) {
   std::ostringstream out;
-  out << "task,attempt,node,submitted,scheduled,started,finished,outcome,image_pull,input_read,output_"
-         "write\n";
+  out << "task,attempt,node,submitted,scheduled,started,finished,outcome,kind,image_pull,input_read,"
+         "output_write\n";
   for (const AttemptRecord& a : t.attempts)
     out << a.task << ',' << a.attempt << ',' << a.node << ',' << a.submitted.ns() << ',' << a.scheduled.ns()
         << ',' << a.started.ns() << ',' << a.finished.ns() << ',' << to_string(a.outcome) << ','
-        << a.image_pull.ns() << ',' << a.input_read.ns() << ',' << a.output_write.ns() << '\n';
+        << to_string(a.kind) << ',' << a.image_pull.ns() << ',' << a.input_read.ns() << ','
+        << a.output_write.ns() << '\n';
   out << "node,pool,price_per_hour,billed_from,up,down\n";
   for (const NodeRecord& n : t.nodes)
     out << n.name << ',' << n.pool << ',' << n.price_per_hour << ',' << n.billed_from.ns() << ',' << n.up.ns()
@@ -103,6 +106,23 @@ TEST_CASE("Simulator: a golden trace comes out the same on every machine", "[sim
   // The scenario does exercise what it is meant to.
   CHECK(count_outcome(t, Outcome::failed) > 0);
   CHECK(count_outcome(t, Outcome::evicted) > 0);
+  // Each attempt's kind follows from the one before it of its task: after a failure a retry, after an
+  // eviction a replacement (no speculation here).
+  std::vector<const AttemptRecord*> last(t.attempts.size(), nullptr);
+  std::uint64_t retries = 0, replacements = 0;
+  for (const AttemptRecord& a : t.attempts) {
+    REQUIRE(a.task < last.size());
+    const AttemptRecord* before = last[a.task];
+    const AttemptKind expected = before == nullptr                     ? AttemptKind::first
+                                 : before->outcome == Outcome::evicted ? AttemptKind::replacement
+                                                                       : AttemptKind::retry;
+    CHECK(a.kind == expected);
+    retries += a.kind == AttemptKind::retry;
+    replacements += a.kind == AttemptKind::replacement;
+    last[a.task] = &a;
+  }
+  CHECK(retries == static_cast<std::uint64_t>(count_outcome(t, Outcome::failed)) - t.tasks_failed);
+  CHECK(replacements == static_cast<std::uint64_t>(count_outcome(t, Outcome::evicted)));
   CHECK(t.nodes.size() > 4);
   CHECK(std::any_of(t.attempts.begin(), t.attempts.end(),
                     [](const AttemptRecord& a) { return a.output_write > Duration::zero(); }));

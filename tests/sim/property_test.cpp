@@ -198,6 +198,22 @@ void check_invariants(const Scenario& sc, const Plan& plan, const Trace& t) {
         longest[id] = chain + (a->finished - a->started).ns();
       }
     }
+    // Kinds: attempts are numbered in the order they were made, only attempt 0 is the first; each retry
+    // follows a failure (at most retries.max of them), each replacement an eviction, and backups come
+    // only from a speculative step (at most `max` per task).
+    int retries = 0, backups = 0, replacements = 0, evictions = 0, failed_before = 0;
+    for (std::size_t k = 0; k < by_task[id].size(); ++k) {
+      const AttemptRecord* a = by_task[id][k];
+      REQUIRE(a->attempt == k);
+      REQUIRE((a->kind == AttemptKind::first) == (k == 0));
+      if (a->kind == AttemptKind::retry) REQUIRE(++retries <= failed_before);
+      if (a->kind == AttemptKind::replacement) REQUIRE(++replacements <= evictions);
+      if (a->kind == AttemptKind::backup) ++backups;
+      failed_before += a->outcome == Outcome::failed ? 1 : 0;
+      evictions += a->outcome == Outcome::evicted ? 1 : 0;
+    }
+    REQUIRE(retries <= c.retries.max);
+    REQUIRE(backups <= static_cast<int>(spec_max));
     // A backup that fails while another attempt runs is not a retry: at most `max` such failures more.
     REQUIRE(failures <= c.retries.max + 1 + static_cast<int>(spec_max));
     // A cancelled attempt lost to a sibling that succeeded, and ended when it won (or, created by the

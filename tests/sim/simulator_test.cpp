@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/metrics.hpp>
 #include <shardflow/core/random.hpp>
 #include <shardflow/sim/simulator.hpp>
 
@@ -126,8 +127,17 @@ TEST_CASE("Simulator: retries make max + 1 attempts with exact backoff, and the 
     CHECK(f[i].submitted == s(starts[i]));
     CHECK(f[i].started == s(starts[i]));
     CHECK(f[i].finished == s(starts[i] + 10));
+    CHECK(f[i].kind == (i == 0 ? AttemptKind::first : AttemptKind::retry));
   }
   CHECK(t.tasks_failed == 1);
+  // flaky: 3 retries, 4 failed attempts; after: never runs; independent: one attempt.
+  const Metrics m = compute_metrics(t, Plan::unroll(sc.pipeline));
+  CHECK(m.attempts == 5);
+  CHECK(m.retries == 3);
+  CHECK(m.backups == 0);
+  CHECK(m.replacements == 0);
+  CHECK(m.failed_attempts == 4);
+  CHECK(m.cancelled_attempts == 0);
   // The dependent never runs; the independent task does.
   CHECK(
       std::none_of(t.attempts.begin(), t.attempts.end(), [](const AttemptRecord& a) { return a.step == 1; }));
@@ -387,9 +397,13 @@ TEST_CASE("Simulator: failed and reclaimed nodes evict pods, which run again", "
     // The node went down exactly when the attempt was evicted, and the task ran again later.
     CHECK(t.nodes.at(static_cast<std::size_t>(a.node)).down == a.finished);
     CHECK(std::any_of(t.attempts.begin(), t.attempts.end(), [&](const AttemptRecord& b) {
-      return b.task == a.task && b.attempt > a.attempt && b.submitted == a.finished;
+      return b.task == a.task && b.attempt == a.attempt + 1 && b.submitted == a.finished &&
+             b.kind == AttemptKind::replacement;
     }));
   }
+  // No failures are modelled: every attempt after the first replaces an evicted one.
+  for (const AttemptRecord& a : t.attempts)
+    CHECK(a.kind == (a.attempt == 0 ? AttemptKind::first : AttemptKind::replacement));
   for (std::size_t i = 4; i < t.nodes.size(); ++i) CHECK(t.nodes[i].up - t.nodes[i].billed_from == s(30));
   if (p.spot)
     for (const NodeRecord& n : t.nodes) CHECK(n.price_per_hour == Approx(0.3));
@@ -496,10 +510,18 @@ TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the rep
   CHECK(t.attempts[0].started == s(0));
   CHECK(t.attempts[0].finished == down);
   CHECK(t.attempts[1].attempt == 1);
+  CHECK(t.attempts[0].kind == AttemptKind::first);
+  CHECK(t.attempts[1].kind == AttemptKind::replacement);
   CHECK(t.attempts[1].submitted == down);
   CHECK(t.attempts[1].started == down + s(60));
   CHECK(t.attempts[1].outcome == Outcome::succeeded);
   CHECK(makespan(t) == down + s(160));
+  const Metrics m = compute_metrics(t, Plan::unroll(scenario({task("w", 100)}, {p}).pipeline));
+  CHECK(m.replacements == 1);
+  CHECK(m.retries == 0);
+  CHECK(m.backups == 0);
+  CHECK(m.failed_attempts == 1);  // the evicted one
+  CHECK(m.cancelled_attempts == 0);
   REQUIRE(t.nodes.size() == 2);
   CHECK(t.nodes[0].down == down);
   CHECK(t.nodes[1].billed_from == down);

@@ -102,11 +102,22 @@ TEST_CASE("Speculation: a backup turns a 40 s straggler into 15 s + 10 s = 25 s"
   CHECK(backup.started == SimTime::from_s(15));
   CHECK(backup.finished == SimTime::from_s(25));
   CHECK(count_outcome(spec.trace, Outcome::cancelled) == 1);
+  // The backup is the only attempt that is not a first; the cancelled original is not a failure.
+  for (const AttemptRecord& a : spec.trace.attempts)
+    CHECK(a.kind == (&a == &backup ? AttemptKind::backup : AttemptKind::first));
 
   // The cancelled attempt is charged: CPU work = 9 x 10 s + 25 s (cancelled) + 10 s (backup) = 125
   // core-s (without: 9 x 10 + 40 = 130). Cost: one node billed for the makespan, 25 s x 0.01/s = 0.25
   // (without: 0.40).
   const Metrics m = compute_metrics(spec.trace, spec.plan);
+  CHECK(m.attempts == 11);
+  CHECK(m.backups == 1);
+  CHECK(m.backups_won == 1);
+  CHECK(m.retries == 0);
+  CHECK(m.replacements == 0);
+  CHECK(m.cancelled_attempts == 1);
+  CHECK(m.failed_attempts == 0);
+  CHECK(m.per_step[0].failures == 0);
   CHECK(m.cpu_work_core_s == Approx(125).epsilon(1e-12));
   CHECK(m.cost == Approx(0.25).epsilon(1e-12));
   const Metrics mp = compute_metrics(plain.trace, plain.plan);
@@ -119,6 +130,14 @@ TEST_CASE("Speculation: a backup turns a 40 s straggler into 15 s + 10 s = 25 s"
   CHECK(makespan(late.trace) == SimTime::from_s(40));
   CHECK(late.trace.attempts.size() == 11);
   CHECK(late.trace.attempts[10].submitted == SimTime::from_s(30));
+  // The backup lost: it is cancelled, and counted as a backup that did not win.
+  CHECK(late.trace.attempts[10].kind == AttemptKind::backup);
+  CHECK(late.trace.attempts[10].outcome == Outcome::cancelled);
+  const Metrics ml = compute_metrics(late.trace, late.plan);
+  CHECK(ml.backups == 1);
+  CHECK(ml.backups_won == 0);
+  CHECK(ml.cancelled_attempts == 1);
+  CHECK(ml.failed_attempts == 0);
 }
 
 TEST_CASE("Speculation: max 0, or nothing straggling, gives the trace without speculation", "[sim]") {
@@ -177,6 +196,8 @@ TEST_CASE("Speculation: with the default overheads (the controller creates the b
   CHECK(original.outcome == Outcome::cancelled);
   CHECK(backup.outcome == Outcome::succeeded);
   CHECK(backup.task == straggler);
+  CHECK(backup.kind == AttemptKind::backup);  // asked for at the check, created by the controller's sync
+  CHECK(original.kind == AttemptKind::first);
   CHECK(original.finished == backup.finished);
   // The straggler's run reached 1.5 x the median (60 s) 90 s after it started; the backup pod is created
   // at the controller's next sync, after that, and runs 60 s.
@@ -197,6 +218,8 @@ TEST_CASE("Speculation: a trace with a cancelled loser and a backup reads back a
   REQUIRE(back.attempts.size() == 11);
   CHECK(back.attempts[straggler].outcome == Outcome::cancelled);
   CHECK(back.attempts[10].attempt == 1);
+  CHECK(back.attempts[10].kind == AttemptKind::backup);
+  CHECK(text.find("\"outcome\": \"succeeded\", \"kind\": \"backup\"") != std::string::npos);
   CHECK(json(back) == text);
 }
 
@@ -233,6 +256,13 @@ TEST_CASE(
   CHECK(r.trace.attempts[11].submitted == SimTime::from_s(24));
   CHECK(r.trace.attempts[11].outcome == Outcome::succeeded);
   CHECK(r.trace.attempts[11].finished == SimTime::from_s(34));
+  CHECK(r.trace.attempts[10].kind == AttemptKind::backup);
+  CHECK(r.trace.attempts[11].kind == AttemptKind::backup);
+  CHECK(r.trace.attempts[11].attempt == 2);
+  const Metrics m = compute_metrics(r.trace, r.plan);
+  CHECK(m.backups == 2);
+  CHECK(m.backups_won == 1);
+  CHECK(m.cancelled_attempts == 2);
   // With max 1 the straggling backup gets none: the original ends first at 40 s (backup 1 would end at
   // 12 + 40 = 52 s and is cancelled then).
   const Run one = run_text(spec_yaml("{after: 1.2x, max: 1}"), seed);

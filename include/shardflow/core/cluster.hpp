@@ -28,6 +28,7 @@ struct Autoscaling {
   Duration boot_time = Duration::from_s(60);
   Duration scale_down_idle = Duration::from_s(600);
   [[nodiscard]] bool enabled() const { return max > 0; }
+  friend bool operator==(const Autoscaling&, const Autoscaling&) = default;
 };
 
 /// A set of identical nodes.
@@ -48,6 +49,7 @@ struct NodePool {
   double spot_discount = 0.0;                     // fraction taken off price_per_hour for spot nodes
   Duration spot_mean_reclaim = Duration::zero();  // mean time until a spot node is reclaimed; 0 = never
   Autoscaling autoscaling;
+  friend bool operator==(const NodePool&, const NodePool&) = default;
 };
 
 /// least/most/balanced: kube-scheduler's scoring (below). `list`: not kube-scheduler but the list
@@ -113,6 +115,7 @@ struct SchedulerConfig {
   FitResourceWeights fit_resource_weights;
   /// For fit_strategy requested_to_capacity_ratio (then non-empty, utilizations increasing).
   std::vector<UtilizationShapePoint> requested_to_capacity_ratio_shape;
+  friend bool operator==(const SchedulerConfig&, const SchedulerConfig&) = default;
 };
 
 /// Shared storage that tasks read their input from and write their output to. Each direction has its
@@ -120,6 +123,7 @@ struct SchedulerConfig {
 struct Storage {
   double read_bytes_per_second = 0;   // 0 = reading takes no time
   double write_bytes_per_second = 0;  // 0 = writing takes no time
+  friend bool operator==(const Storage&, const Storage&) = default;
 };
 
 /// The orchestrator's controller as kube-controller-manager's Job controller (and Argo's workflow
@@ -142,6 +146,7 @@ struct ControlPlane {
   /// (`failure_backoff`, not the step's `retries.backoff`).
   bool follow_pods = false;
   [[nodiscard]] bool enabled() const { return sync_period > Duration::zero(); }
+  friend bool operator==(const ControlPlane&, const ControlPlane&) = default;
 };
 
 /// Per-task overheads of the orchestrator and the node, in the order a pod meets them.
@@ -163,12 +168,14 @@ struct Overheads {
   std::string preset;
   /// The orchestrator's controller (`overheads.control_plane`): when it sees pods end and creates pods.
   ControlPlane control_plane;
+  friend bool operator==(const Overheads&, const Overheads&) = default;
 };
 
 struct Cluster {
   std::vector<NodePool> node_pools;
   SchedulerConfig scheduler;
   Storage storage;
+  friend bool operator==(const Cluster&, const Cluster&) = default;
 };
 
 }  // namespace shardflow

@@ -15,6 +15,7 @@ struct SourceLocation {
   int line = 0;
   int column = 0;
   [[nodiscard]] std::string str() const;  // "file:line:col", "file" or ""
+  friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
 };
 
 /// Bad input from a user. what() is "file:line:col: field: message" (parts that are empty are left out).

@@ -16,6 +16,9 @@
 //   x.admit(t);                                        // on_start(t) now, or when a limiter frees a slot
 //   x.succeeded(t);                                    // an attempt succeeded: successors become ready
 //   if (auto delay = x.attempt_failed(t)) retry_after(*delay);  // else t failed for good, and its dependents
+//   x.attempt_evicted(t);                              // t's next attempt replaces an evicted one
+//   x.want_backup(t);                                  // t's next attempt is a speculative backup
+//   auto [number, kind] = x.next_attempt(t);           // creating an attempt: its number and kind
 //
 // Limits (see plan.hpp): a task may start only if every unit on its chain is already active or its
 // limiter has a free slot; starting activates them; a unit frees its slot when its last task is resolved,
@@ -29,6 +32,7 @@
 
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/ring.hpp>
+#include <shardflow/core/trace.hpp>
 
 namespace shardflow {
 
@@ -51,6 +55,7 @@ class Execution {
     state_.assign(n, TaskState::waiting);
     failures_.assign(n, 0);
     attempts_of_.assign(n, 0);
+    next_kind_.assign(n, AttemptKind::retry);
     for (TaskId t = 0; t < n; ++t) preds_left_[t] = static_cast<std::uint32_t>(plan_.preds(t).size());
     unit_left_.resize(plan_.units().size());
     unit_active_.assign(plan_.units().size(), 0);
@@ -82,8 +87,30 @@ class Execution {
     hooks_.on_start(t);
   }
 
-  /// The number of the task's next attempt (0 for the first); counts it.
-  std::uint32_t next_attempt(TaskId t) { return attempts_of_[t]++; }
+  struct NextAttempt {
+    std::uint32_t number;  // 0 for the first
+    AttemptKind kind;
+  };
+  /// The number of the task's next attempt and why it exists; counts it. Attempt 0 is the first; a later
+  /// one is a backup while want_backup asked for one not yet created, else what the last of
+  /// attempt_failed (a retry) and attempt_evicted (a replacement) said.
+  NextAttempt next_attempt(TaskId t) {
+    const std::uint32_t n = attempts_of_[t]++;
+    if (n == 0) return {n, AttemptKind::first};
+    if (!backups_wanted_.empty() && backups_wanted_[t] > 0) {
+      --backups_wanted_[t];
+      return {n, AttemptKind::backup};
+    }
+    return {n, next_kind_[t]};
+  }
+  /// An attempt of t was evicted (its node failed or was reclaimed, its pod was evicted): the task's next
+  /// attempt replaces it (it does not count against the retries).
+  void attempt_evicted(TaskId t) { next_kind_[t] = AttemptKind::replacement; }
+  /// The backend will create a speculative backup of t's running attempt: t's next attempt is one.
+  void want_backup(TaskId t) {
+    if (backups_wanted_.empty()) backups_wanted_.assign(plan_.size(), 0);
+    ++backups_wanted_[t];
+  }
   [[nodiscard]] std::uint32_t attempts(TaskId t) const { return attempts_of_[t]; }
 
   /// An attempt of t succeeded: t is done and its successors may become ready.
@@ -97,6 +124,7 @@ class Execution {
   /// nothing when t has exhausted its retries: then t has failed for good (see fail()).
   std::optional<Duration> attempt_failed(TaskId t) {
     const int k = static_cast<int>(++failures_[t]);
+    next_kind_[t] = AttemptKind::retry;
     const RetryPolicy& retry = plan_.steps()[plan_.step_of(t)].component.retries;
     if (k <= retry.max) return retry.delay_before_retry(k);
     fail(t);
@@ -200,6 +228,8 @@ class Execution {
   std::vector<TaskState> state_;
   std::vector<std::uint32_t> failures_;
   std::vector<std::uint32_t> attempts_of_;
+  std::vector<AttemptKind> next_kind_;         // of t's next attempt after the first, unless a backup
+  std::vector<std::uint32_t> backups_wanted_;  // backups asked for and not yet created (empty: none ever)
   std::vector<std::uint32_t> unit_left_;
   std::vector<std::uint8_t> unit_active_;
   std::vector<std::uint32_t> limiter_used_;

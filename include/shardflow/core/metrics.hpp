@@ -17,9 +17,9 @@ struct Percentiles {
 struct StepMetrics {
   std::string step;
   std::uint64_t attempts = 0;
-  std::uint64_t failures = 0;
-  Percentiles run_seconds;  // started -> finished of successful attempts
-  Resources requests;       // what each of its pods asked for (from the plan)
+  std::uint64_t failures = 0;  // attempts that did not succeed and were not cancelled
+  Percentiles run_seconds;     // started -> finished of successful attempts
+  Resources requests;          // what each of its pods asked for (from the plan)
 };
 
 struct Metrics {
@@ -32,9 +32,13 @@ struct Metrics {
   Percentiles queue_wait_s;         // submitted -> started, per attempt
   double cost = 0;                  // sum over nodes of price_per_hour x billed hours
   std::uint64_t attempts = 0;
-  std::uint64_t retries = 0;  // attempts beyond the first
-  std::uint64_t failed_attempts = 0;
-  std::uint64_t tasks_failed = 0;  // tasks that exhausted their retries
+  std::uint64_t retries = 0;             // attempts of kind retry (after a failed attempt)
+  std::uint64_t backups = 0;             // speculative backup attempts
+  std::uint64_t backups_won = 0;         // backups that succeeded (their task's first success)
+  std::uint64_t replacements = 0;        // attempts replacing an evicted one (node failure, spot, eviction)
+  std::uint64_t failed_attempts = 0;     // attempts that did not succeed and were not cancelled
+  std::uint64_t cancelled_attempts = 0;  // a losing speculative attempt, or stopped by the run's end
+  std::uint64_t tasks_failed = 0;        // tasks that exhausted their retries
   std::vector<StepMetrics> per_step;
   /// The tasks of one longest chain (critical_path_s), first to last; joins are left out.
   std::vector<TaskId> critical_path;
@@ -47,14 +51,18 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan);
 /// per-step lists): the last finish (runs start at 0) and the billed node time's price.
 double makespan_s(const Trace& trace);
 double cost(const Trace& trace);
+/// One node's part of cost(): price_per_hour x its billed hours (`billed`: billed_from to down). A sweep
+/// prices a trace with another configuration's prices by it (sim::simulation_view).
+double node_cost(double price_per_hour, Duration billed);
 
 /// Exact nearest-rank percentile (p in [0,100]) of unsorted values; 0 for an empty set.
 double percentile(std::vector<double> values, double p);
 
 void write_metrics_json(std::ostream& out, const Metrics& m);
 /// Reads what write_metrics_json writes; `file` names the input in errors. Throws InputError for text
-/// that is not JSON or a missing or mistyped field (named as in `steps[1].run_s.p95`). `requests` and
-/// `critical_path`, which older files lack, are read as empty.
+/// that is not JSON or a missing or mistyped field (named as in `steps[1].run_s.p95`, at its line:col).
+/// `requests` and `critical_path`, which older files lack, are read as empty; `backups`, `backups_won`,
+/// `replacements` and `cancelled_attempts`, as 0.
 Metrics read_metrics_json(std::istream& in, const std::string& file);
 /// CSV: one row per metric name,value (per-step rows as step.<name>.<field>).
 void write_metrics_csv(std::ostream& out, const Metrics& m);

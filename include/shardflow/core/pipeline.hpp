@@ -51,6 +51,7 @@ struct DataSize {
   Distribution dist;                // used when `per_item` is empty
   std::vector<ByteCount> per_item;  // when given, its length equals the loop's item count
   [[nodiscard]] double mean_bytes() const;
+  friend bool operator==(const DataSize&, const DataSize&) = default;
 };
 
 /// How long one attempt of a task runs on a node of speed 1:
@@ -65,11 +66,13 @@ struct DurationModel {
   double straggler_factor = 1;
   /// The expected run time for an input of `input_bytes`, on a node of speed 1.
   [[nodiscard]] double mean_seconds(double input_bytes) const;
+  friend bool operator==(const DurationModel&, const DurationModel&) = default;
 };
 
 /// Each attempt fails with probability p, at the end of its run time.
 struct FailureModel {
   double p = 0;
+  friend bool operator==(const FailureModel&, const FailureModel&) = default;
 };
 
 /// Retry k (1-based) waits min(backoff * factor^(k-1), max_backoff) after the failure.
@@ -79,6 +82,7 @@ struct RetryPolicy {
   double factor = 2;
   Duration max_backoff = Duration::from_s(300);
   [[nodiscard]] Duration delay_before_retry(int k) const;
+  friend bool operator==(const RetryPolicy&, const RetryPolicy&) = default;
 };
 
 /// What the local (oneTBB) backend runs for a task.
@@ -90,6 +94,7 @@ struct KernelSpec {
   std::string field;
   SourceLocation where;
   std::map<std::string, SourceLocation> param_where;
+  friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };
 
 /// A key=value toleration in the Kubernetes sense.
@@ -142,6 +147,7 @@ struct Component {
   std::vector<Toleration> tolerations;
   std::vector<PreferredSchedulingTerm> preferred_node_affinity;  // node_affinity.preferred
   TreeShare tree;  // set by Plan::unroll on tree fan-in levels only (never by the loader)
+  friend bool operator==(const Component&, const Component&) = default;
 };
 
 /// A ParallelFor: items given by count or as a list (each item kept as compact JSON text).
@@ -153,6 +159,7 @@ struct Loop {
   /// next item when they finish one, until the queue is empty; 0 = one pod per item (static shards).
   std::uint32_t workers = 0;
   SourceLocation workers_where{};  // where `workers` was written, for backends that refuse it
+  friend bool operator==(const Loop&, const Loop&) = default;
 };
 
 using StepIndex = std::uint32_t;
@@ -183,12 +190,14 @@ struct Step {
 
   [[nodiscard]] bool is_group() const { return !steps.empty(); }
   [[nodiscard]] std::uint32_t iterations() const { return loop ? loop->count : 1; }
+  friend bool operator==(const Step&, const Step&) = default;
 };
 
 /// The pipeline a user wrote: a DAG of steps (sibling dependencies only; deps are resolved).
 struct Pipeline {
   std::string name;
   std::vector<Step> steps;
+  friend bool operator==(const Pipeline&, const Pipeline&) = default;
 };
 
 }  // namespace shardflow

@@ -20,6 +20,7 @@ struct Scenario {
   Pipeline pipeline;
   Cluster cluster;
   Overheads overheads;
+  friend bool operator==(const Scenario&, const Scenario&) = default;
 };
 
 /// Whether a pod with this node selector and these tolerations may run on the pool's nodes: every

@@ -27,6 +27,15 @@ enum class Outcome : std::uint8_t {
 };
 const char* to_string(Outcome o);
 
+/// Why an attempt exists.
+enum class AttemptKind : std::uint8_t {
+  first,        // the task's first attempt (attempt 0)
+  retry,        // after a failed attempt (the step's retries, a Job's backoffLimit)
+  backup,       // a speculative copy of a straggling attempt (`speculation`); the first to succeed wins
+  replacement,  // a new pod after the node failed or was reclaimed (spot) or the pod was evicted
+};
+const char* to_string(AttemptKind k);
+
 /// One attempt of one task.
 struct AttemptRecord {
   TaskId task = 0;
@@ -40,11 +49,14 @@ struct AttemptRecord {
   SimTime started = kNever;    // its main container started running (after pulls, sandbox, input)
   SimTime finished;            // the attempt ended
   Outcome outcome = Outcome::succeeded;
-  std::uint32_t error = kNoError;  // index into Trace::errors (why it failed, if the backend knows)
-  Duration image_pull;             // time spent pulling the image for this attempt
-  Duration input_read;             // time spent reading input
-  Duration output_write;           // time spent writing output (after the run, before `finished`)
+  AttemptKind kind = AttemptKind::first;  // in the padding after `outcome`: the record does not grow
+  std::uint32_t error = kNoError;         // index into Trace::errors (why it failed, if the backend knows)
+  Duration image_pull;                    // time spent pulling the image for this attempt
+  Duration input_read;                    // time spent reading input
+  Duration output_write;                  // time spent writing output (after the run, before `finished`)
 };
+
+static_assert(sizeof(AttemptRecord) == 88, "traces hold millions of records: keep AttemptRecord at 88 bytes");
 
 /// A node that existed during the run (for utilization and cost).
 struct NodeRecord {
@@ -85,6 +97,12 @@ struct Trace {
   /// The attempt's pod name, stored or by rule; empty if it has none.
   [[nodiscard]] std::string pod_name(const AttemptRecord& a) const;
 };
+
+/// Sets every attempt's kind from the attempt before it of the same task (in the order of
+/// Trace::attempts): attempt 0 is the first; one after an evicted attempt replaces it; one after any
+/// other outcome is a retry. For a backend that learns outcomes after it numbers attempts and makes no
+/// backups (the Kubernetes backend, at the run's end).
+void set_kinds_from_order(Trace& trace);
 
 /// The pod-name prefix of a step: its path lower-cased, other characters than [a-z0-9-] as '-', then a
 /// '-' ("Prep/x" -> "prep-x-"): a valid part of a Kubernetes name.

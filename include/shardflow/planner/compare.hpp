@@ -4,7 +4,8 @@
 // Replication k of every variant uses the seed (base seed + k), and the simulator's random streams are
 // keyed by what they are for (a task's duration, an input size), so variants are compared on the same
 // draws (common random numbers). The difference of variant v to the baseline is computed per seed,
-// d_k = x_v,k - x_0,k, and summarized like any sample: its mean and a Student-t 95% interval of the mean.
+// d_k = x_v,k - x_0,k, and summarized like any sample: its mean and a 95% interval of the mean (Hall's
+// skewness-corrected t interval, see summarize).
 // Pairing takes out the noise both variants share, so a small real difference is found with few runs. A
 // difference is significant when its interval excludes 0. Runs go in parallel on all cores (oneTBB); the
 // result does not depend on how many there are.

@@ -63,6 +63,11 @@ struct SweepSpec {
   double quantile = 95;        // the makespan percentile that must meet the deadline
   std::optional<Shard> shard;  // run only this slice of the configurations
   Search search = Search::grid;
+  /// Simulate configurations that the simulator cannot tell apart (equal sim::simulation_view: they
+  /// differ only in prices or free text) once per replication, and price each one's trace with its own
+  /// prices; the results are the same to the bit as without (`sweep --no-reuse`). Only with the
+  /// simulator: a run_sweep given another backend simulates every configuration.
+  bool reuse = true;
 };
 
 /// Sample statistics of one quantity over the replications.
@@ -73,8 +78,11 @@ struct Summary {
   double p50 = 0;  // nearest rank, as everywhere in shardflow
   double p95 = 0;
   double max = 0;
-  double ci95_low = 0;  // Student-t 95% confidence interval of the mean
+  // 95% confidence interval of the mean: Hall's (1992) skewness-corrected t interval (see summarize).
+  // It is the Student-t interval for a symmetric sample and leans toward a sample's long tail.
+  double ci95_low = 0;
   double ci95_high = 0;
+  double skewness = 0;  // sample skewness G1, which the interval corrects for (0 for n < 3)
 };
 Summary summarize(const std::vector<double>& values);
 
@@ -127,8 +135,14 @@ struct SweepResult {
   std::optional<Nearest> nearest;
   Search search = Search::grid;
   std::size_t configurations_in_space = 0;  // every combination (configs holds fewer with --search auto)
-  std::uint64_t simulations = 0;            // runs simulated (grid: configurations x replications)
-  std::optional<Shard> shard;               // a slice (--shard): configs holds its configurations only
+  /// Runs evaluated, configuration by replication (grid: configurations x replications), whether simulated
+  /// for that configuration or shared with one it cannot differ from (SweepSpec::reuse).
+  std::uint64_t simulations = 0;
+  /// The simulations actually run for them: with reuse, one per group of configurations with equal
+  /// simulation views and replication. Not written to sweep.json (which does not depend on --no-reuse),
+  /// so 0 in a result read back or merged.
+  std::uint64_t distinct_simulations = 0;
+  std::optional<Shard> shard;  // a slice (--shard): configs holds its configurations only
 };
 
 /// Sets recommended, pareto and nearest from configs (and the deadline).

@@ -93,6 +93,18 @@ struct SimStats {
 /// The same as simulate(), also returning counters.
 Trace simulate(const Scenario& scenario, const Plan& plan, const SimOptions& options, SimStats& stats);
 
+/// What a node of the pool costs per hour in a run (NodeRecord::price_per_hour): price_per_hour, less
+/// spot_discount for a spot pool. Cost is the only use the simulator makes of the prices.
+double node_price_per_hour(const NodePool& pool);
+
+/// A copy of the scenario with the fields the simulator does not read set to fixed values, so that two
+/// scenarios' views are equal (==) when the simulator gives them the same trace for the same seed, up to
+/// the nodes' prices (NodeRecord::price_per_hour, node_price_per_hour): the pools' `price_per_hour` and
+/// `spot_discount` (0), the `description` and the `file` (""). Everything else is kept, including what
+/// only names things in the trace (the scenario's name, pool and step names) and where things were
+/// written. A sweep simulates configurations with equal views once and prices each one's trace itself.
+Scenario simulation_view(const Scenario& scenario);
+
 /// The simulator as a Backend (name "sim"): run() is simulate() with the options' seed, stop token and
 /// horizon. It reports no per-task events to an observer (a simulation outruns any display), only the
 /// finished trace.

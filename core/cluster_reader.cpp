@@ -1,0 +1,475 @@
+#include "cluster_reader.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pipeline_reader.hpp"
+#include "validate.hpp"
+
+namespace shardflow::detail {
+
+// ---- presets: docs/scenario-format.md, "Control-plane latencies" and "Overhead presets" ----------------
+
+ControlPlane indexed_job_control_plane() {
+  // kube-controller-manager v1.36 pkg/controller/job/job_controller.go: SyncJobBatchPeriod,
+  // MaxPodCreateDeletePerSync, DefaultJobPodFailureBackOff, MaxJobPodFailureBackOff.
+  ControlPlane c;
+  c.sync_period = Duration::from_s(1);
+  c.scope = ControlPlane::Scope::step;
+  c.create_batch = Duration::from_ms(5);
+  c.max_creates_per_sync = 500;
+  c.failure_backoff = Duration::from_s(10);
+  c.max_failure_backoff = Duration::from_s(600);
+  return c;
+}
+
+ControlPlane argo_control_plane() {
+  // Argo Workflows v3 workflow/controller: pod events requeue the workflow with AddRateLimited, whose
+  // fixedItemIntervalRateLimiter waits DEFAULT_REQUEUE_TIME (10 s). KFP v2 runs on Argo.
+  ControlPlane c;
+  c.sync_period = Duration::from_s(10);
+  c.scope = ControlPlane::Scope::run;
+  return c;
+}
+
+ControlPlane control_plane_for(const std::string& orchestrator) {
+  if (orchestrator == "indexed-job") return indexed_job_control_plane();
+  if (orchestrator == "argo" || orchestrator == "kfp-v2") return argo_control_plane();
+  return ControlPlane{};  // none: no controller lag
+}
+
+Overheads no_overheads() {
+  return Overheads{};  // the struct's defaults switch every overhead off
+}
+
+Overheads kfp_v2_overheads() {
+  Overheads o;
+  o.orchestrator = "kfp-v2";
+  o.pods_per_task = 2;
+  o.driver_pod_duration = Duration::from_s(3);
+  o.sandbox_start = Duration::from_s(1);
+  o.image_pull_bytes_per_second = static_cast<double>(100 * kMiB);
+  o.default_image_size = kGiB;
+  o.control_plane = control_plane_for(o.orchestrator);
+  return o;
+}
+
+Overheads kwok_testenv_overheads() {
+  // `run --backend k8s --emulate` on tools/k8s-testenv: shardflow's controller driving Indexed Jobs of
+  // kube-controller-manager v1.36, KWOK's fake nodes (no image pulls; Running ~15 ms after the binding),
+  // the emulated pods repeating attempt 0's draws. The scheduler's defaults: kwok_testenv_scheduler().
+  Overheads o = kfp_v2_overheads();
+  o.preset = "kwok-testenv";
+  o.orchestrator = "indexed-job";
+  o.pods_per_task = 1;
+  o.driver_pod_duration = Duration::zero();
+  o.sandbox_start = Duration::from_ms(15);
+  o.image_pull_bytes_per_second = 0;
+  o.default_image_size = 0;
+  o.repeat_first_attempt = true;
+  o.control_plane = control_plane_for(o.orchestrator);
+  o.control_plane.follow_pods = true;  // shardflow's controller watches pods
+  return o;
+}
+
+SchedulerConfig free_scheduler() {
+  return SchedulerConfig{};  // decisions and bindings take no time
+}
+
+SchedulerConfig default_scheduler() {
+  SchedulerConfig s;
+  s.decisions_per_second = 100;
+  s.bind_latency = Duration::from_ms(20);
+  return s;
+}
+
+SchedulerConfig kwok_testenv_scheduler() {
+  // kube-scheduler on the test machine: about 2 ms per decision, the binding seen ~10 ms later
+  // (issue 9's measurements: creation -> scheduled 12-13 ms).
+  SchedulerConfig s;
+  s.decisions_per_second = 500;
+  s.bind_latency = Duration::from_ms(10);
+  return s;
+}
+
+namespace {
+
+using YAML::Node;
+
+constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage"};
+constexpr std::string_view kPoolKeys[] = {"name",           "cpu",         "memory",  "gpu",    "count",
+                                          "price_per_hour", "speed",       "labels",  "taints", "mtbf",
+                                          "spot",           "autoscaling", "max_pods"};
+constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
+constexpr std::string_view kSpotKeys[] = {"discount", "mean_reclaim"};
+constexpr std::string_view kAutoscalingKeys[] = {"min", "max", "scale_up_delay", "boot_time",
+                                                 "scale_down_idle"};
+constexpr std::string_view kSchedulerKeys[] = {"policy",
+                                               "percentage_of_nodes_to_score",
+                                               "decisions_per_second",
+                                               "bind_latency",
+                                               "initial_backoff",
+                                               "max_backoff",
+                                               "score_weights",
+                                               "fit_resource_weights",
+                                               "requested_to_capacity_ratio"};
+// kube-scheduler's score plugin names, as a profile's plugins.score lists them.
+constexpr std::string_view kScorePlugins[] = {"NodeResourcesFit", "NodeResourcesBalancedAllocation",
+                                              "TaintToleration",  "NodeAffinity",
+                                              "ImageLocality",    "PodTopologySpread",
+                                              "InterPodAffinity"};
+constexpr std::string_view kFitResources[] = {"cpu", "memory", "nvidia.com/gpu"};
+constexpr std::string_view kRequestedToCapacityRatioKeys[] = {"shape"};
+constexpr std::string_view kShapePointKeys[] = {"utilization", "score"};
+constexpr std::string_view kStorageKeys[] = {"read_bandwidth", "write_bandwidth"};
+constexpr std::string_view kOverheadKeys[] = {
+    "orchestrator",  "pods_per_task",        "driver_pod", "driver_resources",
+    "sandbox_start", "image_pull_bandwidth", "image_size", "serialize_image_pulls",
+    "job_sync",      "control_plane",        "preset",     "repeat_first_attempt"};
+constexpr std::string_view kControlPlaneKeys[] = {
+    "sync_period",         "scope",      "create_batch", "max_creates_per_sync", "failure_backoff",
+    "max_failure_backoff", "follow_pods"};
+
+void read_control_plane(const Reader& r, const Node& n, const std::string& field, ControlPlane& c) {
+  const Map m(r, n, field, kControlPlaneKeys);
+  if (auto v = m.get("sync_period")) c.sync_period = get_duration(r, *v, m.field("sync_period"));
+  if (auto v = m.get("scope")) {
+    const std::string s = get_string(r, *v, m.field("scope"));
+    if (s == "step")
+      c.scope = ControlPlane::Scope::step;
+    else if (s == "run")
+      c.scope = ControlPlane::Scope::run;
+    else
+      r.fail(*v, m.field("scope"), "expected step or run, got " + quote(s));
+  }
+  if (auto v = m.get("create_batch")) c.create_batch = get_duration(r, *v, m.field("create_batch"));
+  if (auto v = m.get("max_creates_per_sync"))
+    c.max_creates_per_sync =
+        static_cast<int>(get_int(r, *v, m.field("max_creates_per_sync"), 0, std::numeric_limits<int>::max()));
+  if (auto v = m.get("failure_backoff")) c.failure_backoff = get_duration(r, *v, m.field("failure_backoff"));
+  if (auto v = m.get("max_failure_backoff"))
+    c.max_failure_backoff = get_duration(r, *v, m.field("max_failure_backoff"));
+  if (auto v = m.get("follow_pods")) c.follow_pods = get_bool(r, *v, m.field("follow_pods"));
+}
+
+}  // namespace
+
+Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
+  if (n && n->IsScalar()) {
+    if (n->Scalar() != "none")
+      r.fail(*n, "overheads", "expected a mapping or \"none\", got " + quote(n->Scalar()));
+    return no_overheads();
+  }
+  Overheads o = kfp_v2_overheads();
+  if (!n) return o;
+  const Map m(r, *n, "overheads", kOverheadKeys);
+  if (auto v = m.get("preset")) {
+    // Named sets of defaults; the keys below still apply over them.
+    const std::string preset = get_string(r, *v, m.field("preset"));
+    if (preset != "kwok-testenv")
+      r.fail(*v, m.field("preset"), "unknown preset " + quote(preset) + " (expected kwok-testenv)");
+    o = kwok_testenv_overheads();
+  }
+  if (auto v = m.get("orchestrator")) {
+    o.orchestrator = get_string(r, *v, m.field("orchestrator"));
+    if (o.orchestrator == "argo" || o.orchestrator == "indexed-job" || o.orchestrator == "none") {
+      o.pods_per_task = 1;
+      o.driver_pod_duration = Duration::zero();
+    } else if (o.orchestrator != "kfp-v2") {
+      r.fail(
+          *v, m.field("orchestrator"),
+          "unknown orchestrator " + quote(o.orchestrator) + " (expected kfp-v2, argo, indexed-job or none)");
+    }
+  }
+  if (auto v = m.get("pods_per_task"))
+    o.pods_per_task = static_cast<int>(get_int(r, *v, m.field("pods_per_task"), 1, 16));
+  if (auto v = m.get("driver_pod")) {
+    if (o.pods_per_task < 2)
+      r.fail(*v, m.field("driver_pod"),
+             "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
+    o.driver_pod_duration = get_duration(r, *v, m.field("driver_pod"));
+  }
+  if (auto v = m.get("driver_resources")) {
+    if (o.pods_per_task < 2)
+      r.fail(*v, m.field("driver_resources"),
+             "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
+    const std::string f = m.field("driver_resources");
+    // The driver is a small Go program: the simulator gives its pod no GPUs, so asking for one is a mistake.
+    if (const Node& d = *v; d.IsMap()) {
+      for (auto it = d.begin(); it != d.end(); ++it)
+        if (it->first.IsScalar() && it->first.Scalar() == "gpu")
+          r.fail(it->first, key_path(f, "gpu"), "a driver pod requests no GPUs (only cpu and memory)");
+    }
+    const Resources res = read_resources(r, *v, f, {o.driver_cpu, o.driver_memory, 0});
+    o.driver_cpu = res.cpu;
+    o.driver_memory = res.memory;
+  }
+  if (auto v = m.get("sandbox_start")) o.sandbox_start = get_duration(r, *v, m.field("sandbox_start"));
+  if (auto v = m.get("image_pull_bandwidth"))
+    o.image_pull_bytes_per_second = get_rate(r, *v, m.field("image_pull_bandwidth"));
+  if (auto v = m.get("image_size")) o.default_image_size = get_bytes(r, *v, m.field("image_size"));
+  if (auto v = m.get("serialize_image_pulls"))
+    o.serialize_image_pulls = get_bool(r, *v, m.field("serialize_image_pulls"));
+  if (auto v = m.get("repeat_first_attempt"))
+    o.repeat_first_attempt = get_bool(r, *v, m.field("repeat_first_attempt"));
+  o.control_plane = control_plane_for(o.orchestrator);
+  if (o.preset == "kwok-testenv") o.control_plane.follow_pods = true;  // shardflow's controller watches pods
+  // job_sync: the first name of control_plane.sync_period.
+  if (auto v = m.get("job_sync")) o.control_plane.sync_period = get_duration(r, *v, m.field("job_sync"));
+  if (auto v = m.get("control_plane")) read_control_plane(r, *v, m.field("control_plane"), o.control_plane);
+  return o;
+}
+
+namespace {
+
+// cluster.scheduler.score_weights: {PluginName: weight}; plugins not named keep their default weight.
+ScoreWeights read_score_weights(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, {});
+  ScoreWeights w;
+  for (const auto& e : m.entries()) {
+    const std::string f = m.field(e.key);
+    if (std::find(std::begin(kScorePlugins), std::end(kScorePlugins), e.key) == std::end(kScorePlugins))
+      r.fail(e.key_node, f, Map::unknown_name_message("score plugin", e.key, kScorePlugins));
+    const int v = static_cast<int>(get_int(r, e.value, f, 0, 1'000'000));
+    if (e.key == "NodeResourcesFit")
+      w.node_resources_fit = v;
+    else if (e.key == "NodeResourcesBalancedAllocation")
+      w.node_resources_balanced_allocation = v;
+    else if (e.key == "TaintToleration")
+      w.taint_toleration = v;
+    else if (e.key == "NodeAffinity")
+      w.node_affinity = v;
+    else if (e.key == "ImageLocality")
+      w.image_locality = v;
+    else if (e.key == "PodTopologySpread")
+      w.pod_topology_spread = v;
+    else
+      w.inter_pod_affinity = v;
+  }
+  return w;
+}
+
+// cluster.scheduler.fit_resource_weights: {resource: weight}; replaces the default {cpu: 1, memory: 1}.
+FitResourceWeights read_fit_resource_weights(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, {});
+  if (m.entries().empty()) r.fail(n, field, "must name at least one resource (cpu, memory, nvidia.com/gpu)");
+  FitResourceWeights w{0, 0, 0};
+  for (const auto& e : m.entries()) {
+    const std::string f = m.field(e.key);
+    if (std::find(std::begin(kFitResources), std::end(kFitResources), e.key) == std::end(kFitResources))
+      r.fail(e.key_node, f, Map::unknown_name_message("resource", e.key, kFitResources));
+    const std::int64_t v = get_int(r, e.value, f, std::numeric_limits<std::int64_t>::min());
+    if (v < 1 || v > 100)
+      r.fail(e.value, f,
+             "a resource weight must be 1 to 100 (leave the resource out to not score it), got " +
+                 e.value.Scalar());
+    (e.key == "cpu" ? w.cpu : e.key == "memory" ? w.memory : w.gpu) = static_cast<int>(v);
+  }
+  return w;
+}
+
+// cluster.scheduler.requested_to_capacity_ratio: {shape: [{utilization: U, score: S}, ...]}.
+std::vector<UtilizationShapePoint> read_requested_to_capacity_ratio(const Reader& r, const Node& n,
+                                                                    const std::string& field) {
+  const Map m(r, n, field, kRequestedToCapacityRatioKeys);
+  const Node shape = m.require("shape");
+  const std::string f = m.field("shape");
+  expect_list(r, shape, f);
+  if (shape.size() == 0) r.fail(shape, f, "needs at least one point");
+  std::vector<UtilizationShapePoint> out;
+  std::size_t i = 0;
+  for (const auto& pt : shape) {
+    const Map p(r, pt, index_path(f, i++), kShapePointKeys);
+    const Node u = p.require("utilization");
+    UtilizationShapePoint point;
+    point.utilization = static_cast<int>(get_int(r, u, p.field("utilization"), 0, 100));
+    point.score = static_cast<int>(get_int(r, p.require("score"), p.field("score"), 0, 10));
+    if (!out.empty() && point.utilization <= out.back().utilization)
+      r.fail(u, p.field("utilization"),
+             "utilizations must increase, got " + std::to_string(point.utilization) + " after " +
+                 std::to_string(out.back().utilization));
+    out.push_back(point);
+  }
+  return out;
+}
+
+SchedulerConfig read_scheduler(const Reader& r, const std::optional<Node>& n, const std::string& field,
+                               bool no_overheads, const std::string& preset) {
+  SchedulerConfig s = preset == "kwok-testenv" ? kwok_testenv_scheduler()
+                      : no_overheads           ? free_scheduler()
+                                               : default_scheduler();
+  if (!n) return s;
+  const Map m(r, *n, field, kSchedulerKeys);
+  if (auto v = m.get("policy")) {
+    const std::string p = get_string(r, *v, m.field("policy"));
+    if (p == "least-allocated") {
+      s.policy = ScorePolicy::least_allocated;
+      s.fit_strategy = FitStrategy::least_allocated;
+    } else if (p == "most-allocated") {
+      s.policy = ScorePolicy::most_allocated;
+      s.fit_strategy = FitStrategy::most_allocated;
+    } else if (p == "balanced-allocation") {
+      s.policy = ScorePolicy::balanced_allocation;
+    } else if (p == "list") {
+      s.policy = ScorePolicy::list;
+    } else if (p == "requested-to-capacity-ratio") {
+      s.fit_strategy = FitStrategy::requested_to_capacity_ratio;  // `policy` keeps least-allocated
+      if (!m.has("requested_to_capacity_ratio"))
+        r.fail(*v, m.field("policy"),
+               "requested-to-capacity-ratio needs cluster.scheduler.requested_to_capacity_ratio.shape");
+    } else {
+      r.fail(*v, m.field("policy"),
+             "unknown policy " + quote(p) +
+                 " (expected least-allocated, most-allocated, balanced-allocation, "
+                 "requested-to-capacity-ratio or list)");
+    }
+  }
+  if (auto v = m.get("requested_to_capacity_ratio")) {
+    if (s.fit_strategy != FitStrategy::requested_to_capacity_ratio)
+      r.fail(m.key_node("requested_to_capacity_ratio"), m.field("requested_to_capacity_ratio"),
+             "applies only with policy: requested-to-capacity-ratio");
+    s.requested_to_capacity_ratio_shape =
+        read_requested_to_capacity_ratio(r, *v, m.field("requested_to_capacity_ratio"));
+  }
+  if (auto v = m.get("score_weights")) s.score_weights = read_score_weights(r, *v, m.field("score_weights"));
+  if (auto v = m.get("fit_resource_weights"))
+    s.fit_resource_weights = read_fit_resource_weights(r, *v, m.field("fit_resource_weights"));
+  if (auto v = m.get("percentage_of_nodes_to_score"))
+    s.percentage_of_nodes_to_score =
+        static_cast<int>(get_int(r, *v, m.field("percentage_of_nodes_to_score"), 0, 100));
+  if (auto v = m.get("decisions_per_second"))
+    s.decisions_per_second = get_number_min(r, *v, m.field("decisions_per_second"), 0, true);
+  if (auto v = m.get("bind_latency")) s.bind_latency = get_duration(r, *v, m.field("bind_latency"));
+  if (auto v = m.get("initial_backoff")) s.initial_backoff = get_duration(r, *v, m.field("initial_backoff"));
+  if (auto v = m.get("max_backoff")) {
+    s.max_backoff = get_duration(r, *v, m.field("max_backoff"));
+    if (s.max_backoff < s.initial_backoff)
+      r.fail(*v, m.field("max_backoff"),
+             "must be >= initial_backoff (" + format_duration(s.initial_backoff) + ")");
+  } else {
+    s.max_backoff = std::max(s.max_backoff, s.initial_backoff);
+  }
+  return s;
+}
+
+NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kPoolKeys);
+  NodePool p;
+  p.where = r.at(n);
+  p.name = get_nonempty_string(r, m.require("name"), m.field("name"));
+  p.cpu = get_cpu(r, m.require("cpu"), m.field("cpu"));
+  p.memory = get_bytes(r, m.require("memory"), m.field("memory"));
+  if (auto v = m.get("gpu")) p.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000));
+  if (auto v = m.get("price_per_hour"))
+    p.price_per_hour = get_number_min(r, *v, m.field("price_per_hour"), 0, true);
+  if (auto v = m.get("speed")) p.speed = get_number_min(r, *v, m.field("speed"), 0, false);
+  if (auto v = m.get("max_pods"))
+    p.max_pods = static_cast<int>(get_int(r, *v, m.field("max_pods"), 1, 1'000'000));
+  if (auto v = m.get("labels")) p.labels = get_string_map(r, *v, m.field("labels"));
+  if (auto v = m.get("taints")) {
+    const std::string f = m.field("taints");
+    expect_list(r, *v, f);
+    std::size_t i = 0;
+    for (const auto& t : *v) {
+      const Map tm(r, t, index_path(f, i++), kTaintKeys);
+      Taint taint;
+      taint.key = get_nonempty_string(r, tm.require("key"), tm.field("key"));
+      if (auto tv = tm.get("value")) taint.value = get_string(r, *tv, tm.field("value"));
+      if (auto e = tm.get("effect")) {
+        taint.effect = get_string(r, *e, tm.field("effect"));
+        if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute")
+          r.fail(*e, tm.field("effect"),
+                 "must be NoSchedule, PreferNoSchedule or NoExecute, got " + quote(taint.effect));
+      }
+      p.taints.push_back(std::move(taint));
+    }
+  }
+  if (auto v = m.get("mtbf")) p.mtbf = get_duration(r, *v, m.field("mtbf"));
+  if (auto v = m.get("spot")) {
+    const Map s(r, *v, m.field("spot"), kSpotKeys);
+    p.spot = true;
+    if (auto d = s.get("discount")) {
+      p.spot_discount = get_number(r, *d, s.field("discount"));
+      if (p.spot_discount < 0 || p.spot_discount >= 1)
+        r.fail(*d, s.field("discount"), "must be >= 0 and < 1 (a fraction of the price), got " + d->Scalar());
+    }
+    if (auto d = s.get("mean_reclaim")) p.spot_mean_reclaim = get_duration(r, *d, s.field("mean_reclaim"));
+  }
+  if (auto v = m.get("autoscaling")) {
+    const Map a(r, *v, m.field("autoscaling"), kAutoscalingKeys);
+    Autoscaling& as = p.autoscaling;
+    if (auto x = a.get("min")) as.min = static_cast<int>(get_int(r, *x, a.field("min"), 0, 1'000'000));
+    const Node max_node = a.require("max");
+    as.max = static_cast<int>(get_int(r, max_node, a.field("max"), 1, 1'000'000));
+    if (as.max < as.min) r.fail(max_node, a.field("max"), "must be >= min (" + std::to_string(as.min) + ")");
+    if (auto x = a.get("scale_up_delay")) as.scale_up_delay = get_duration(r, *x, a.field("scale_up_delay"));
+    if (auto x = a.get("boot_time")) as.boot_time = get_duration(r, *x, a.field("boot_time"));
+    if (auto x = a.get("scale_down_idle"))
+      as.scale_down_idle = get_duration(r, *x, a.field("scale_down_idle"));
+  }
+  if (auto v = m.get("count")) {
+    p.count = static_cast<int>(get_int(r, *v, m.field("count"), 0, 1'000'000));
+    if (p.autoscaling.enabled() && (p.count < p.autoscaling.min || p.count > p.autoscaling.max))
+      r.fail(*v, m.field("count"),
+             "must be between autoscaling.min and autoscaling.max (" + std::to_string(p.autoscaling.min) +
+                 ".." + std::to_string(p.autoscaling.max) + "), got " + v->Scalar());
+  } else if (p.autoscaling.enabled()) {
+    p.count = p.autoscaling.min;
+  } else {
+    r.fail(n, field, "missing required key \"count\" (or autoscaling)");
+  }
+  return p;
+}
+
+}  // namespace
+
+Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const std::string& preset) {
+  const Map m(r, n, "cluster", kClusterKeys);
+  Cluster c;
+  const Node pools = m.require("node_pools");
+  const std::string f = m.field("node_pools");
+  expect_list(r, pools, f);
+  if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
+  std::size_t i = 0;
+  std::int64_t nodes = 0;
+  for (const auto& p : pools) {
+    NodePool pool = read_pool(r, p, index_path(f, i));
+    for (const auto& other : c.node_pools) {
+      if (other.name == pool.name)
+        r.fail(p, index_path(f, i) + ".name",
+               "duplicate pool name " + quote(pool.name) + " (first at line " +
+                   std::to_string(other.where.line) + ")");
+    }
+    nodes += pool.count + pool.autoscaling.max;
+    c.node_pools.push_back(std::move(pool));
+    ++i;
+  }
+  if (nodes == 0) r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
+  c.scheduler = read_scheduler(r, m.get("scheduler"), m.field("scheduler"), no_overheads, preset);
+  if (auto s = m.get("storage")) {
+    const Map sm(r, *s, m.field("storage"), kStorageKeys);
+    if (auto b = sm.get("read_bandwidth"))
+      c.storage.read_bytes_per_second = get_rate(r, *b, sm.field("read_bandwidth"));
+    if (auto b = sm.get("write_bandwidth"))
+      c.storage.write_bytes_per_second = get_rate(r, *b, sm.field("write_bandwidth"));
+  }
+  return c;
+}
+
+void check_driver_pod(const Reader& r, const Cluster& cluster, const Overheads& o,
+                      const std::optional<Node>& over, const Node& cluster_node) {
+  if (o.pods_per_task < 2) return;
+  const auto problem = driver_fit_problem(cluster, o);
+  if (!problem) return;
+  // Point at the requests if the file gives them, else at what holds the defaults.
+  std::optional<Node> at;
+  if (over && over->IsMap()) at = Map(r, *over, "overheads", kOverheadKeys).get("driver_resources");
+  r.fail(at ? *at : over ? *over : cluster_node, "overheads.driver_resources", *problem);
+}
+
+}  // namespace shardflow::detail

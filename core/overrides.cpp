@@ -1,0 +1,306 @@
+#include "overrides.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <shardflow/core/machine.hpp>
+#include <shardflow/core/text.hpp>
+
+namespace shardflow::detail {
+namespace {
+
+using YAML::Node;
+
+// ---- overrides: PATH=VALUE applied to the document before it is read ---------------------------------
+
+// Registers `n` and everything inside it (keys too) as coming from the override at `where`.
+void note_override_tree(const Reader& r, const Node& n, const SourceLocation& where) {
+  r.note_override(n, where);
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      note_override_tree(r, it->first, where);
+      note_override_tree(r, it->second, where);
+    }
+  } else if (n.IsSequence()) {
+    for (auto it = n.begin(); it != n.end(); ++it) note_override_tree(r, *it, where);
+  }
+}
+
+struct PathPart {
+  std::string key;       // a mapping key, or
+  std::string selector;  // a list element: an index or the `name` of an element (key empty)
+};
+
+std::vector<PathPart> parse_override_path(std::string_view path, const SourceLocation& where) {
+  std::vector<PathPart> parts;
+  std::size_t i = 0;
+  const auto bad = [&](const std::string& why) -> InputError { return InputError(where, "", why); };
+  while (i < path.size()) {
+    if (path[i] == '[') {
+      const std::size_t close = path.find(']', i);
+      if (close == std::string_view::npos) throw bad("a '[' in the path has no ']'");
+      if (close == i + 1) throw bad("empty [] in the path: give an index or a name, as in node_pools[0]");
+      if (parts.empty()) throw bad("the path starts with [...]: it starts with a key, as in cluster");
+      parts.push_back({"", std::string(path.substr(i + 1, close - i - 1))});
+      i = close + 1;
+      if (i < path.size() && path[i] == '.') {
+        ++i;
+        if (i == path.size()) throw bad("the path ends with '.'");
+      }
+      continue;
+    }
+    const std::size_t end = path.find_first_of(".[", i);
+    const std::string_view key = path.substr(i, end == std::string_view::npos ? path.size() - i : end - i);
+    if (key.empty()) throw bad("an empty key in the path (two dots, or a leading dot)");
+    parts.push_back({std::string(key), ""});
+    i = end == std::string_view::npos ? path.size() : end;
+    if (i < path.size() && path[i] == '.') {
+      ++i;
+      if (i == path.size()) throw bad("the path ends with '.'");
+    }
+  }
+  if (parts.empty()) throw bad("the path is empty");
+  return parts;
+}
+
+// The field path as the loader names fields, for messages: cluster.node_pools[1].count
+std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!parts[i].key.empty())
+      out += (out.empty() ? "" : ".") + parts[i].key;
+    else
+      out += "[" + parts[i].selector + "]";
+  }
+  return out;
+}
+
+}  // namespace
+
+void apply_override(const Reader& r, Node& root, const std::string& text) {
+  const SourceLocation where{"--set " + text, 0, 0};
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos)
+    throw InputError(where, "", "expected PATH=VALUE, as in cluster.node_pools[0].count=8");
+  const std::vector<PathPart> parts = parse_override_path(std::string_view(text).substr(0, eq), where);
+  Node value;
+  try {
+    value = YAML::Load(text.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw InputError(where, parts_text(parts, parts.size()), "the value is not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap())
+    throw InputError(where, "", "the scenario file is not a mapping, so nothing can be set in it");
+  Node cur(root);  // a handle; reset() moves it, `=` would overwrite the node it refers to
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const PathPart& p = parts[i];
+    const bool last = i + 1 == parts.size();
+    const std::string here = parts_text(parts, i + 1);
+    if (!p.key.empty()) {
+      if (!cur.IsMap())
+        throw InputError(where, parts_text(parts, i), "is not a mapping: it has no key " + quote(p.key));
+      if (last) {
+        cur[p.key] = value;
+        for (auto it = cur.begin(); it != cur.end(); ++it)
+          if (it->first.Scalar() == p.key) r.note_override(it->first, where);
+      } else if (!cur[p.key] || cur[p.key].IsNull()) {
+        cur[p.key] = Node(YAML::NodeType::Map);  // made, as a file would have it
+        for (auto it = cur.begin(); it != cur.end(); ++it)
+          if (it->first.Scalar() == p.key) r.note_override(it->first, where);
+      }
+      if (!last) cur.reset(cur[p.key]);
+      continue;
+    }
+    if (!cur.IsSequence())
+      throw InputError(where, parts_text(parts, i), "is not a list: [" + p.selector + "] selects nothing");
+    std::size_t index = cur.size();
+    if (p.selector.find_first_not_of("0123456789") == std::string::npos) {
+      index = p.selector.size() <= 9 ? std::stoul(p.selector) : cur.size();
+      if (index >= cur.size())
+        throw InputError(where, here,
+                         "no such element: " + parts_text(parts, i) + " has " + std::to_string(cur.size()) +
+                             (cur.size() == 1 ? " element" : " elements"));
+    } else {
+      std::string names;
+      for (std::size_t k = 0; k < cur.size() && index == cur.size(); ++k) {
+        const Node e = cur[k];
+        const Node name = e.IsMap() ? e["name"] : Node();
+        if (name && name.IsScalar()) {
+          if (name.Scalar() == p.selector) index = k;
+          names += (names.empty() ? "" : ", ") + name.Scalar();
+        }
+      }
+      if (index == cur.size())
+        throw InputError(where, here,
+                         "no element named " + quote(p.selector) + " in " + parts_text(parts, i) +
+                             (names.empty() ? "" : " (names: " + names + ")"));
+    }
+    if (last)
+      cur[index] = value;
+    else
+      cur.reset(cur[index]);
+  }
+  note_override_tree(r, value, where);
+}
+
+namespace {
+
+// ---- overlays and the local cluster preset: merged into the document before it is read --------------
+
+// An overlay is merged with new container nodes (never by assigning into the scenario's nodes: yaml-cpp's
+// `=` rewrites the node a handle refers to, and an alias shares it), so every node keeps its identity and
+// so its registered place.
+constexpr int kMaxOverlayDepth = 64;
+constexpr std::size_t kMaxOverlayValues = 100'000;
+
+// Registers an overlay's nodes (keys too) with their places in the overlay's file; an empty value at its
+// key, as the scenario's own are. Aliases could make this walk endless or huge, hence the limits.
+void note_overlay_tree(const Reader& r, const Node& n, const std::string& file, const YAML::Mark& mark,
+                       int depth, std::size_t& count) {
+  if (depth > kMaxOverlayDepth)
+    throw InputError(
+        location_of(mark, file), "",
+        "the overlay nests too deeply (more than " + std::to_string(kMaxOverlayDepth) + " levels)");
+  if (++count > kMaxOverlayValues)
+    throw InputError(location_of(mark, file), "",
+                     "the overlay is too large (more than " + std::to_string(kMaxOverlayValues) +
+                         " values, counting what aliases repeat)");
+  r.note_override(n, location_of(mark, file));
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      note_overlay_tree(r, it->first, file, it->first.Mark(), depth + 1, count);
+      const Node v = it->second;
+      note_overlay_tree(r, v, file, v.IsNull() ? it->first.Mark() : v.Mark(), depth + 1, count);
+    }
+  } else if (n.IsSequence()) {
+    for (auto it = n.begin(); it != n.end(); ++it)
+      note_overlay_tree(r, *it, file, it->Mark(), depth + 1, count);
+  }
+}
+
+// The `name` of a list element that is a mapping with a scalar name.
+std::optional<std::string> element_name(const Node& e) {
+  if (!e.IsMap()) return std::nullopt;
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (it->first.IsScalar() && it->first.Scalar() == "name" && it->second.IsScalar())
+      return it->second.Scalar();
+  return std::nullopt;
+}
+
+// `over` merged over `base`: mappings key by key (deeply unless `deep` is false: then a key's value is
+// replaced), lists of named mappings element by element, anything else replaced. New containers take
+// the place of the base's.
+Node merge(const Reader& r, const Node& base, const Node& over, const std::string& path, int depth,
+           bool deep = true) {
+  if (depth > kMaxOverlayDepth)
+    r.fail(over, "",
+           "the overlay nests too deeply (more than " + std::to_string(kMaxOverlayDepth) + " levels)");
+  if (base.IsMap() && over.IsMap()) {
+    std::vector<Node> keys, values;  // Node handles: only push_back and reset(), never `=`
+    std::map<std::string, std::size_t, std::less<>> first;  // a base key -> its first entry
+    for (auto it = base.begin(); it != base.end(); ++it) {
+      if (it->first.IsScalar()) first.emplace(it->first.Scalar(), keys.size());
+      keys.push_back(it->first);
+      values.push_back(it->second);
+    }
+    std::map<std::string, Node, std::less<>> seen;  // the overlay's keys
+    for (auto it = over.begin(); it != over.end(); ++it) {
+      const Node k = it->first;
+      if (k.IsScalar()) {
+        const std::string& name = k.Scalar();
+        if (const auto [dup, added] = seen.emplace(name, k); !added)
+          r.fail(k, key_path(path, name),
+                 "duplicate key " + quote(name) + " (first at line " +
+                     std::to_string(r.at(dup->second).line) + ")");
+        if (const auto f = first.find(name); f != first.end()) {
+          const std::size_t i = f->second;
+          values[i].reset(deep ? merge(r, values[i], it->second, key_path(path, name), depth + 1)
+                               : Node(it->second));
+          continue;
+        }
+      }
+      keys.push_back(k);  // a key the scenario lacks (or not a plain name: reading reports that)
+      values.push_back(it->second);
+    }
+    Node out(YAML::NodeType::Map);
+    for (std::size_t i = 0; i < keys.size(); ++i) out.force_insert(keys[i], values[i]);
+    r.note_override(out, r.at(base));
+    return out;
+  }
+  if (base.IsSequence() && over.IsSequence() && over.size() > 0 &&
+      std::all_of(over.begin(), over.end(), [](const Node& e) { return element_name(e).has_value(); })) {
+    std::vector<Node> elements;
+    std::map<std::string, std::size_t, std::less<>> by_name;  // the base list's first element of a name
+    for (auto it = base.begin(); it != base.end(); ++it) {
+      if (const auto name = element_name(*it)) by_name.emplace(*name, elements.size());
+      elements.push_back(*it);
+    }
+    for (auto it = over.begin(); it != over.end(); ++it) {
+      if (const auto f = by_name.find(*element_name(*it)); f != by_name.end())
+        elements[f->second].reset(merge(r, elements[f->second], *it, index_path(path, f->second), depth + 1));
+      else
+        elements.push_back(*it);
+    }
+    Node out(YAML::NodeType::Sequence);
+    for (const Node& e : elements) out.push_back(e);
+    r.note_override(out, r.at(base));
+    return out;
+  }
+  return over;
+}
+
+}  // namespace
+
+void apply_overlay(const Reader& r, Node& root, const ParsedOverlay& overlay) {
+  const Node& o = overlay.root;
+  std::size_t count = 0;
+  note_overlay_tree(r, o, overlay.path, o.Mark(), 0, count);
+  if (root.IsMap()) root.reset(merge(r, root, o, "", 0));  // else reading the scenario reports its own error
+}
+
+// `cluster` and `overheads` replaced by this machine and the local backend's (none), as YAML, so that
+// overlays and --set apply on top of it as on a file.
+void apply_cluster_preset(const Reader& r, Node& root, const std::string& cluster) {
+  const SourceLocation where{"--cluster " + cluster, 0, 0};
+  const ByteCount memory = machine_memory();
+  if (memory <= 0) throw InputError(where, "", "cannot read this machine's physical memory");
+  const std::string text =
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - name: local\n"
+      "      count: 1\n"
+      "      cpu: " +
+      std::to_string(machine_cores()) +
+      "\n"
+      "      memory: " +
+      std::to_string(memory) +
+      "\n"
+      "      gpu: 0\n"
+      "      price_per_hour: 0\n"
+      "      max_pods: 1000000\n"
+      "  scheduler: {decisions_per_second: 0, bind_latency: 0s, initial_backoff: 0s, max_backoff: 0s}\n"
+      "  storage: {read_bandwidth: 0/s, write_bandwidth: 0/s}\n"
+      "overheads: {orchestrator: none, sandbox_start: 0s, image_pull_bandwidth: 0/s, image_size: 0}\n";
+  const Node preset = YAML::Load(text);
+  note_override_tree(r, preset, where);
+  if (root.IsMap()) root.reset(merge(r, root, preset, "", 0, false));
+}
+
+ParsedOverlay parse_overlay(const ScenarioFile& overlay) {
+  ParsedOverlay p{overlay.path, parse_document(overlay.text, overlay.path)};
+  const Node& o = p.root;
+  if (!o.IsDefined() || o.IsNull())
+    throw InputError(SourceLocation{overlay.path, 1, 1}, "",
+                     "the overlay is empty; expected a mapping of what to change, as in a scenario file");
+  if (!o.IsMap())
+    throw InputError(location_of(o.Mark(), overlay.path), "",
+                     "an overlay must be a mapping of what to change, as in a scenario file, " + got(o));
+  return p;
+}
+
+}  // namespace shardflow::detail

@@ -1,0 +1,26 @@
+// `--set PATH=VALUE` overrides, overlays (a deep merge of partial scenarios) and the `--cluster local`
+// preset: each changes a scenario document before it is read, registering the nodes it brings with the
+// place they stand for (the --set, the overlay's file:line:col, the preset), so that errors about them
+// name that place. Private to core.
+#pragma once
+
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "scenario_document.hpp"
+#include "yaml_reader.hpp"
+
+namespace shardflow::detail {
+
+/// Applies one `--set PATH=VALUE` to `root` (see load_scenario_text in shardflow/core/scenario.hpp).
+void apply_override(const Reader& r, YAML::Node& root, const std::string& text);
+
+/// Merges `overlay` over `root`: mappings key by key, lists of named mappings element by element,
+/// anything else replaced (LoadOptions::overlays).
+void apply_overlay(const Reader& r, YAML::Node& root, const ParsedOverlay& overlay);
+
+/// Replaces `cluster` and `overheads` with this machine's ("local"; LoadOptions::cluster).
+void apply_cluster_preset(const Reader& r, YAML::Node& root, const std::string& cluster);
+
+}  // namespace shardflow::detail

@@ -1,0 +1,604 @@
+#include "pipeline_reader.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario_document.hpp"
+#include "validate.hpp"
+
+namespace shardflow::detail {
+namespace {
+
+using YAML::Node;
+
+constexpr std::string_view kPipelineKeys[] = {"steps"};
+constexpr std::string_view kComponentKeys[] = {"input",         "output",  "resources",     "duration",
+                                               "failure",       "retries", "image",         "image_size",
+                                               "command",       "kernel",  "node_selector", "tolerations",
+                                               "node_affinity", "fan_in",  "speculation"};
+constexpr std::string_view kStepKeys[] = {
+    "name",      "after",         "parallel_for", "steps",         "parallelism", "input",      "output",
+    "resources", "duration",      "failure",      "retries",       "image",       "image_size", "command",
+    "kernel",    "node_selector", "tolerations",  "node_affinity", "fan_in",      "speculation"};
+constexpr std::string_view kNodeAffinityKeys[] = {"preferred"};
+constexpr std::string_view kPreferredTermKeys[] = {"weight", "match_labels"};
+constexpr std::string_view kLoopKeys[] = {"count", "items", "parallelism", "workers"};
+constexpr std::string_view kDataSizeKeys[] = {"size", "total"};
+constexpr std::string_view kFanInKeys[] = {"arity"};
+constexpr std::string_view kSpeculationKeys[] = {"after", "max"};
+constexpr std::string_view kDistributionKeys[] = {"distribution", "value", "median", "sigma",
+                                                  "min",          "max",   "mean",   "stddev"};
+constexpr std::string_view kResourceKeys[] = {"cpu", "memory", "gpu"};
+constexpr std::string_view kDurationKeys[] = {"base", "per_gib", "noise", "straggler"};
+constexpr std::string_view kNoiseKeys[] = {"lognormal_sigma"};
+constexpr std::string_view kStragglerKeys[] = {"p", "factor"};
+constexpr std::string_view kFailureKeys[] = {"p"};
+constexpr std::string_view kRetryKeys[] = {"max", "backoff", "factor", "max_backoff"};
+constexpr std::string_view kTolerationKeys[] = {"key", "operator", "value", "effect"};
+
+// ---- loop items as JSON -------------------------------------------------------------------------------
+
+// A plain YAML scalar resolved by the YAML 1.2 core schema; quoted scalars stay strings.
+nlohmann::ordered_json scalar_to_json(const Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() != "?") return s;  // quoted, or an explicit tag: keep the text
+  if (s == "null" || s == "Null" || s == "NULL" || s == "~" || s.empty()) return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  std::string_view v = s;
+  if (v.front() == '+') v.remove_prefix(1);
+  if (!v.empty() && v.front() != '+') {
+    std::int64_t i = 0;
+    const auto [iend, iec] = std::from_chars(v.data(), v.data() + v.size(), i);
+    if (iec == std::errc() && iend == v.data() + v.size()) return i;
+    double d = 0;
+    const auto [dend, dec] = std::from_chars(v.data(), v.data() + v.size(), d, std::chars_format::general);
+    const bool digits = std::any_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (dec == std::errc() && dend == v.data() + v.size() && std::isfinite(d) && digits) return d;
+  }
+  return s;
+}
+
+class ItemConverter {
+ public:
+  explicit ItemConverter(const Reader& r) : r_(r) {}
+  nlohmann::ordered_json convert(const Node& n, const std::string& field, int depth) {
+    if (++values_ > kMaxItemValues)
+      r_.fail(n, field, "loop items are too large (more than " + std::to_string(kMaxItemValues) + " values)");
+    if (depth > kMaxItemDepth)
+      r_.fail(n, field, "nested too deeply (more than " + std::to_string(kMaxItemDepth) + " levels)");
+    switch (n.Type()) {
+      case YAML::NodeType::Scalar:
+        return scalar_to_json(n);
+      case YAML::NodeType::Sequence: {
+        auto out = nlohmann::ordered_json::array();
+        std::size_t i = 0;
+        for (const auto& c : n) out.push_back(convert(c, index_path(field, i++), depth + 1));
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        const Map m(r_, n, field, {});
+        auto out = nlohmann::ordered_json::object();
+        for (const auto& e : m.entries()) out[e.key] = convert(e.value, m.field(e.key), depth + 1);
+        return out;
+      }
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        break;
+    }
+    return nullptr;
+  }
+
+ private:
+  const Reader& r_;
+  std::size_t values_ = 0;
+};
+
+// ---- pipeline -------------------------------------------------------------------------------------------
+
+// Also sets `at`'s loop_where and loop_field to its count: or items: value.
+Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::string& field, Step& at) {
+  const Map m(r, n, field, kLoopKeys);
+  Loop loop;
+  const auto count = m.get("count");
+  const auto list = m.get("items");
+  if (count && list) r.fail(m.key_node("items"), m.field("items"), "give either count or items, not both");
+  if (!count && !list) r.fail(n, field, "needs count (a number of iterations) or items (a list)");
+  at.loop_where = r.at(count ? *count : *list);
+  at.loop_field = m.field(count ? "count" : "items");
+  if (count) {
+    loop.count = static_cast<std::uint32_t>(
+        get_int(r, *count, m.field("count"), 1, std::numeric_limits<std::uint32_t>::max()));
+  } else {
+    const std::string f = m.field("items");
+    expect_list(r, *list, f);
+    if (list->size() == 0) r.fail(*list, f, "must not be empty (an empty loop runs nothing)");
+    if (list->size() > std::numeric_limits<std::uint32_t>::max()) r.fail(*list, f, "too many items");
+    std::size_t i = 0;
+    for (const auto& item : *list) {
+      const auto json = items.convert(item, index_path(f, i), 0);
+      try {
+        loop.items.push_back(json.dump());
+      } catch (const nlohmann::json::type_error&) {
+        // YAML text must be Unicode; yaml-cpp passes other bytes through, JSON cannot hold them.
+        r.fail(item, index_path(f, i), "is not valid UTF-8 text");
+      }
+      ++i;
+    }
+    loop.count = static_cast<std::uint32_t>(loop.items.size());
+  }
+  if (auto p = m.get("parallelism"))
+    loop.parallelism = static_cast<std::uint32_t>(
+        get_int(r, *p, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
+  if (auto w = m.get("workers")) {
+    loop.workers = static_cast<std::uint32_t>(
+        get_int(r, *w, m.field("workers"), 1, std::numeric_limits<std::uint32_t>::max()));
+    loop.workers_where = r.at(m.key_node("workers"));
+  }
+  return loop;
+}
+
+// `parallel_for.workers` (a work queue) is for a component's loop at the top level of the pipeline.
+void check_workers(const Reader& r, const Node& loop_node, const std::string& loop_field, bool group,
+                   int depth) {
+  if (!loop_node.IsMap() || !loop_node["workers"]) return;
+  const Map m(r, loop_node, loop_field, kLoopKeys);
+  const std::string f = m.field("workers");
+  if (group)
+    r.fail(m.key_node("workers"), f,
+           "a work queue runs a component's items in worker pods; a group's loop cannot have workers");
+  if (depth > 0)
+    r.fail(m.key_node("workers"), f, "workers is supported on top-level steps only (not inside a group)");
+}
+
+Distribution read_distribution(const Reader& r, const Map& m) {
+  const Node kind_node = m.require("distribution");
+  const std::string kind = get_string(r, kind_node, m.field("distribution"));
+  Distribution d;
+  std::vector<std::string_view> keys;
+  if (kind == "constant") {
+    d.kind = Distribution::Kind::constant;
+    keys = {"value"};
+  } else if (kind == "uniform") {
+    d.kind = Distribution::Kind::uniform;
+    keys = {"min", "max"};
+  } else if (kind == "normal") {
+    d.kind = Distribution::Kind::normal;
+    keys = {"mean", "stddev"};
+  } else if (kind == "lognormal") {
+    d.kind = Distribution::Kind::lognormal;
+    keys = {"median", "sigma"};
+  } else if (kind == "exponential") {
+    d.kind = Distribution::Kind::exponential;
+    keys = {"mean"};
+  } else {
+    r.fail(kind_node, m.field("distribution"),
+           "unknown distribution " + quote(kind) +
+               " (expected constant, uniform, normal, lognormal or exponential)");
+  }
+  for (const auto& e : m.entries()) {
+    if (e.key == "distribution" || std::find(keys.begin(), keys.end(), e.key) != keys.end()) continue;
+    std::string expected;
+    for (auto k : keys) {
+      if (!expected.empty()) expected += " and ";
+      expected += k;
+    }
+    r.fail(e.key_node, m.field(e.key),
+           "does not apply to a " + kind + " distribution (it takes " + expected + ")");
+  }
+  const auto size = [&](std::string_view k) {
+    return static_cast<double>(get_bytes(r, m.require(k), m.field(k)));
+  };
+  switch (d.kind) {
+    case Distribution::Kind::constant:
+      d.a = size("value");
+      break;
+    case Distribution::Kind::uniform:
+      d.a = size("min");
+      d.b = size("max");
+      if (d.b < d.a)
+        r.fail(m.require("max"), m.field("max"), "must be >= min (" + m.require("min").Scalar() + ")");
+      break;
+    case Distribution::Kind::normal:
+      d.a = size("mean");
+      d.b = size("stddev");
+      break;
+    case Distribution::Kind::lognormal: {
+      d.a = size("median");
+      const Node s = m.require("sigma");
+      d.b = get_number_min(r, s, m.field("sigma"), 0, true);
+      if (d.b > 4) r.fail(s, m.field("sigma"), "must be <= 4, got " + s.Scalar());
+      break;
+    }
+    case Distribution::Kind::exponential:
+      d.a = size("mean");
+      break;
+  }
+  return d;
+}
+
+// Re-sharding: `input: {total: 1TiB}` on a loop gives each of its `count` items total/count bytes, so a
+// --set or --vary of the count keeps the data constant (overrides are applied before this is read).
+DataSize read_total_size(const Reader& r, const Map& m, const std::optional<Loop>& loop) {
+  if (m.has("size"))
+    r.fail(m.key_node("total"), m.field("total"),
+           "give either size (per item) or total (split over the items), not both");
+  const Node total = m.require("total");
+  const std::string f = m.field("total");
+  if (!total.IsScalar()) r.fail(total, f, "expected a size, " + got(total));
+  const ByteCount bytes = get_bytes(r, total, f);
+  if (!loop)
+    r.fail(
+        m.key_node("total"), f,
+        "a total is split over the step's own parallel_for items; this step has no parallel_for (use size)");
+  DataSize out;
+  out.dist.a = static_cast<double>(bytes) / static_cast<double>(loop->count);
+  return out;
+}
+
+// `fan_in: {arity: k}`: the number of inputs each task of the merge tree reads (at least 2).
+std::uint32_t read_fan_in(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kFanInKeys);
+  const Node arity = m.require("arity");
+  return static_cast<std::uint32_t>(
+      get_int(r, arity, m.field("arity"), 2, std::numeric_limits<std::uint32_t>::max()));
+}
+
+// `speculation: {after: 1.5x, max: 1}` on a step with a loop: the factor (> 1) and the backups per task
+// (0 to 16, default 1).
+void read_speculation(const Reader& r, const Node& n, const std::string& field, Step& step) {
+  const Map m(r, n, field, kSpeculationKeys);
+  const Node after = m.require("after");
+  const std::string f = m.field("after");
+  const std::string& s = scalar(r, after, f, "a factor such as 1.5x");
+  std::string_view v = s;
+  if (!v.empty() && (v.back() == 'x' || v.back() == 'X')) v.remove_suffix(1);
+  double factor = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), factor);
+  if (v.empty() || end != v.data() + v.size() || ec != std::errc() || !std::isfinite(factor))
+    r.fail(after, f, "expected a factor such as 1.5x, got " + quote(s));
+  if (factor <= 1)
+    r.fail(after, f, "must be > 1x (a backup starts when a run is this much slower), got " + s);
+  step.speculation_after = factor;
+  step.speculation_max = 1;
+  if (auto mx = m.get("max"))
+    step.speculation_max = static_cast<std::uint32_t>(get_int(r, *mx, m.field("max"), 0, 16));
+}
+
+// A step's `input` or `output`: the bytes each task reads or writes.
+DataSize read_data_size(const Reader& r, const Node& n, const std::string& field,
+                        const std::optional<Loop>& loop) {
+  const Map m(r, n, field, kDataSizeKeys);
+  DataSize in;
+  if (m.has("total")) return read_total_size(r, m, loop);
+  const Node size = m.require("size");
+  const std::string f = m.field("size");
+  if (size.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& s : size) in.per_item.push_back(get_bytes(r, s, index_path(f, i++)));
+    if (!loop)
+      r.fail(size, f,
+             "a list of sizes needs a parallel_for (one size per item); use one size for a single task");
+    if (in.per_item.size() != loop->count)
+      r.fail(size, f,
+             "has " + std::to_string(in.per_item.size()) + " sizes but the loop has " +
+                 std::to_string(loop->count) + " items");
+  } else if (size.IsMap()) {
+    in.dist = read_distribution(r, Map(r, size, f, kDistributionKeys));
+  } else {
+    in.dist.a = static_cast<double>(get_bytes(r, size, f));
+  }
+  return in;
+}
+
+DurationModel read_duration(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kDurationKeys);
+  DurationModel d;
+  if (auto v = m.get("base")) d.base = get_duration(r, *v, m.field("base"));
+  if (auto v = m.get("per_gib")) d.per_gib = get_duration(r, *v, m.field("per_gib"));
+  if (auto v = m.get("noise")) {
+    const Map noise(r, *v, m.field("noise"), kNoiseKeys);
+    if (auto s = noise.get("lognormal_sigma")) {
+      d.lognormal_sigma = get_number_min(r, *s, noise.field("lognormal_sigma"), 0, true);
+      if (d.lognormal_sigma > 4)
+        r.fail(*s, noise.field("lognormal_sigma"), "must be <= 4, got " + s->Scalar());
+    }
+  }
+  if (auto v = m.get("straggler")) {
+    const Map st(r, *v, m.field("straggler"), kStragglerKeys);
+    if (auto p = st.get("p")) d.straggler_p = get_probability(r, *p, st.field("p"));
+    if (auto f = st.get("factor")) d.straggler_factor = get_number_min(r, *f, st.field("factor"), 1, true);
+  }
+  return d;
+}
+
+RetryPolicy read_retries(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, kRetryKeys);
+  RetryPolicy p;
+  if (auto v = m.get("max")) p.max = static_cast<int>(get_int(r, *v, m.field("max"), 0, 1000));
+  if (auto v = m.get("backoff")) p.backoff = get_duration(r, *v, m.field("backoff"));
+  if (auto v = m.get("factor")) p.factor = get_number_min(r, *v, m.field("factor"), 1, true);
+  if (auto v = m.get("max_backoff")) {
+    p.max_backoff = get_duration(r, *v, m.field("max_backoff"));
+    if (p.max_backoff < p.backoff)
+      r.fail(*v, m.field("max_backoff"),
+             "must be >= backoff (" + m.require("backoff").Scalar() + "), got " + v->Scalar());
+  } else {
+    p.max_backoff = std::max(p.max_backoff, p.backoff);
+  }
+  return p;
+}
+
+std::vector<Toleration> read_tolerations(const Reader& r, const Node& n, const std::string& field) {
+  expect_list(r, n, field);
+  std::vector<Toleration> out;
+  std::size_t i = 0;
+  for (const auto& t : n) {
+    const Map m(r, t, index_path(field, i++), kTolerationKeys);
+    Toleration tol;
+    if (auto v = m.get("key")) tol.key = get_string(r, *v, m.field("key"));
+    if (auto v = m.get("operator")) {
+      tol.op = get_string(r, *v, m.field("operator"));
+      if (tol.op != "Equal" && tol.op != "Exists")
+        r.fail(*v, m.field("operator"), "must be Equal or Exists, got " + quote(tol.op));
+    }
+    if (auto v = m.get("value")) {
+      tol.value = get_string(r, *v, m.field("value"));
+      if (tol.op == "Exists" && !tol.value.empty())
+        r.fail(*v, m.field("value"), "must be empty when the operator is Exists");
+    }
+    if (auto v = m.get("effect")) {
+      tol.effect = get_string(r, *v, m.field("effect"));
+      if (!tol.effect.empty() && tol.effect != "NoSchedule" && tol.effect != "PreferNoSchedule" &&
+          tol.effect != "NoExecute")
+        r.fail(
+            *v, m.field("effect"),
+            "must be NoSchedule, PreferNoSchedule or NoExecute (or empty for any), got " + quote(tol.effect));
+    }
+    if (tol.key.empty() && tol.op != "Exists")
+      r.fail(m.node(), m.path(), "a toleration without a key must use operator Exists");
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
+
+// A component's node_affinity: {preferred: [{weight: 1-100, match_labels: {key: value, ...}}, ...]}.
+std::vector<PreferredSchedulingTerm> read_node_affinity(const Reader& r, const Node& n,
+                                                        const std::string& field) {
+  const Map m(r, n, field, kNodeAffinityKeys);
+  std::vector<PreferredSchedulingTerm> out;
+  if (auto v = m.get("preferred")) {
+    const std::string f = m.field("preferred");
+    expect_list(r, *v, f);
+    std::size_t i = 0;
+    for (const auto& t : *v) {
+      const Map tm(r, t, index_path(f, i++), kPreferredTermKeys);
+      PreferredSchedulingTerm term;
+      term.weight = static_cast<int>(get_int(r, tm.require("weight"), tm.field("weight"), 1, 100));
+      const Node labels = tm.require("match_labels");
+      term.match_labels = get_string_map(r, labels, tm.field("match_labels"));
+      if (term.match_labels.empty())
+        r.fail(labels, tm.field("match_labels"), "must not be empty (an empty term matches no node)");
+      out.push_back(std::move(term));
+    }
+  }
+  return out;
+}
+
+KernelSpec read_kernel(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, {});
+  KernelSpec k;
+  k.name = get_nonempty_string(r, m.require("name"), m.field("name"));
+  k.field = field;
+  k.where = r.at(n);
+  for (const auto& e : m.entries()) {
+    if (e.key == "name") continue;
+    k.params[e.key] = scalar(r, e.value, m.field(e.key), "a number or a string");
+    k.param_where[e.key] = r.at(e.value);
+  }
+  return k;
+}
+
+bool valid_step_name(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  });
+}
+
+class PipelineReader {
+ public:
+  PipelineReader(const Reader& r, const Cluster& cluster) : r_(r), cluster_(cluster), items_(r) {}
+
+  std::vector<Step> read_steps(const Node& n, const std::string& field, int depth) {
+    expect_list(r_, n, field);
+    if (n.size() == 0) r_.fail(n, field, "must not be empty (a group needs at least one step)");
+    if (depth > kMaxGroupDepth)
+      r_.fail(n, field, "groups nest too deeply (more than " + std::to_string(kMaxGroupDepth) + " levels)");
+    std::vector<Step> steps;
+    std::vector<Pending> pending;
+    Names by_name;
+    std::size_t i = 0;
+    for (const auto& s : n) {
+      if (++total_steps_ > kMaxSteps)
+        r_.fail(s, index_path(field, i),
+                "the pipeline has more than " + std::to_string(kMaxSteps) + " steps");
+      Pending p;
+      steps.push_back(read_step(s, index_path(field, i), depth, p));
+      const auto [first, added] = by_name.emplace(steps.back().name, steps.size() - 1);
+      if (!added)
+        r_.fail(*p.name_node, p.path + ".name",
+                "duplicate step name " + quote(steps.back().name) + " (first at line " +
+                    std::to_string(steps[first->second].where.line) + ")");
+      pending.push_back(std::move(p));
+      ++i;
+    }
+    resolve(steps, pending, by_name);
+    resolve_fan_in(steps, pending);
+    return steps;
+  }
+
+ private:
+  using Names = StepNames;
+
+  struct Pending {
+    std::string path;
+    std::optional<Node> name_node;  // optional: yaml-cpp's Node::operator= rewrites the node it refers to
+    std::vector<Node> after_nodes;
+    std::optional<Node> fan_in_key;  // the `fan_in` key, when the step has one
+  };
+
+  Step read_step(const Node& n, const std::string& path, int depth, Pending& p) {
+    const Map m(r_, n, path, kStepKeys);
+    Step step;
+    step.where = r_.at(n);
+    p.path = path;
+    const Node& name_node = p.name_node.emplace(m.require("name"));
+    step.name = get_nonempty_string(r_, name_node, m.field("name"));
+    if (!valid_step_name(step.name))
+      r_.fail(name_node, m.field("name"),
+              "must contain only letters, digits, '-' and '_', got " + quote(step.name));
+    if (auto a = m.get("after")) {
+      const std::string f = m.field("after");
+      expect_list(r_, *a, f);
+      std::set<std::string, std::less<>> seen;
+      std::size_t i = 0;
+      for (const auto& dep : *a) {
+        std::string name = get_nonempty_string(r_, dep, index_path(f, i));
+        if (!seen.insert(name).second) r_.fail(dep, index_path(f, i), quote(name) + " is listed twice");
+        step.after.push_back(std::move(name));
+        p.after_nodes.push_back(dep);
+        ++i;
+      }
+    }
+    if (auto l = m.get("parallel_for")) {
+      step.loop = read_loop(r_, items_, *l, m.field("parallel_for"), step);
+      check_workers(r_, *l, m.field("parallel_for"), m.has("steps"), depth);
+    }
+
+    if (auto group = m.get("steps")) {
+      for (auto k : kComponentKeys) {
+        if (m.has(k))
+          r_.fail(m.key_node(k), m.field(k),
+                  "a group (a step with steps:) cannot have component key \"" + std::string(k) +
+                      "\"; put it on the steps inside");
+      }
+      if (auto par = m.get("parallelism"))
+        step.parallelism = static_cast<std::uint32_t>(
+            get_int(r_, *par, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
+      step.steps = read_steps(*group, m.field("steps"), depth + 1);
+      return step;
+    }
+    if (m.has("parallelism"))
+      r_.fail(m.key_node("parallelism"), m.field("parallelism"),
+              "only a group (a step with steps:) has parallelism; for a loop use parallel_for.parallelism");
+
+    Component& c = step.component;
+    c.resources.cpu = 1000;
+    const std::optional<Node> res = m.get("resources");
+    if (res) c.resources = read_resources(r_, *res, m.field("resources"), c.resources);
+    if (auto v = m.get("fan_in")) read_step_fan_in(m, *v, depth, step, p);
+    if (auto v = m.get("speculation")) read_step_speculation(m, *v, depth, step);
+    if (auto v = m.get("input")) c.input = read_data_size(r_, *v, m.field("input"), step.loop);
+    if (auto v = m.get("output")) c.output = read_data_size(r_, *v, m.field("output"), step.loop);
+    if (auto v = m.get("duration")) c.duration = read_duration(r_, *v, m.field("duration"));
+    if (auto v = m.get("failure")) {
+      const Map f(r_, *v, m.field("failure"), kFailureKeys);
+      if (auto pr = f.get("p")) c.failure.p = get_probability(r_, *pr, f.field("p"));
+    }
+    if (auto v = m.get("retries")) c.retries = read_retries(r_, *v, m.field("retries"));
+    if (auto v = m.get("image")) c.image = get_nonempty_string(r_, *v, m.field("image"));
+    if (auto v = m.get("image_size")) c.image_size = get_bytes(r_, *v, m.field("image_size"));
+    if (auto v = m.get("command")) {
+      const std::string f = m.field("command");
+      expect_list(r_, *v, f);
+      std::size_t i = 0;
+      for (const auto& arg : *v) c.command.push_back(get_string(r_, arg, index_path(f, i++)));
+    }
+    if (auto v = m.get("kernel")) c.kernel = read_kernel(r_, *v, m.field("kernel"));
+    if (auto v = m.get("node_selector")) c.node_selector = get_string_map(r_, *v, m.field("node_selector"));
+    if (auto v = m.get("tolerations")) c.tolerations = read_tolerations(r_, *v, m.field("tolerations"));
+    if (auto v = m.get("node_affinity"))
+      c.preferred_node_affinity = read_node_affinity(r_, *v, m.field("node_affinity"));
+    if (auto problem = fit_problem(cluster_, step)) {
+      if (res) r_.fail(*res, m.field("resources"), *problem);
+      r_.fail(n, path, *problem);
+    }
+    return step;
+  }
+
+  // `speculation` on a component: a top-level step with a static parallel_for (not a work queue).
+  void read_step_speculation(const Map& m, const Node& v, int depth, Step& step) const {
+    const std::string f = m.field("speculation");
+    read_speculation(r_, v, f, step);
+    step.speculation_where = r_.at(m.key_node("speculation"));
+    if (!step.loop)
+      r_.fail(m.key_node("speculation"), f,
+              "speculation needs a parallel_for on the same step (backups start relative to the median run "
+              "time of the loop's finished iterations)");
+    if (step.loop->workers != 0)
+      r_.fail(m.key_node("speculation"), f, "speculation cannot be combined with parallel_for.workers");
+    if (depth > 0)
+      r_.fail(m.key_node("speculation"), f,
+              "speculation is supported on top-level steps only (not inside a group)");
+  }
+
+  // `fan_in` on a component: its arity, and the checks that need only the step itself.
+  void read_step_fan_in(const Map& m, const Node& v, int depth, Step& step, Pending& p) const {
+    const std::string f = m.field("fan_in");
+    step.fan_in_arity = read_fan_in(r_, v, f);
+    step.fan_in_where = r_.at(m.key_node("fan_in"));
+    p.fan_in_key.emplace(m.key_node("fan_in"));
+    if (step.loop)
+      r_.fail(m.key_node("fan_in"), f,
+              "a step with a parallel_for cannot have fan_in; put fan_in on the step after the loop that "
+              "merges it");
+    if (depth > 0)
+      r_.fail(m.key_node("fan_in"), f, "fan_in is supported on top-level steps only (not inside a group)");
+  }
+
+  // The loop a `fan_in` step merges (validate.cpp), reported at the step's `fan_in` key.
+  void resolve_fan_in(std::vector<Step>& steps, const std::vector<Pending>& pending) const {
+    if (auto p = detail::resolve_fan_in(steps))
+      r_.fail(*pending[p->step].fan_in_key, pending[p->step].path + ".fan_in", p->message);
+  }
+
+  // `after` names into sibling indices, then no cycle (validate.cpp), reported at the `after` entry.
+  void resolve(std::vector<Step>& steps, const std::vector<Pending>& pending, const Names& by_name) const {
+    if (auto p = resolve_dependencies(steps, by_name))
+      r_.fail(pending[p->step].after_nodes[p->entry], index_path(pending[p->step].path + ".after", p->entry),
+              p->message);
+  }
+
+  const Reader& r_;
+  const Cluster& cluster_;
+  ItemConverter items_;
+  std::size_t total_steps_ = 0;
+};
+
+}  // namespace
+
+Resources read_resources(const Reader& r, const Node& n, const std::string& field, Resources res) {
+  const Map m(r, n, field, kResourceKeys);
+  if (auto v = m.get("cpu")) res.cpu = get_cpu(r, *v, m.field("cpu"));
+  if (auto v = m.get("memory")) res.memory = get_bytes(r, *v, m.field("memory"));
+  if (auto v = m.get("gpu")) res.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000));
+  return res;
+}
+
+std::vector<Step> read_pipeline(const Reader& r, const Node& n, const Cluster& cluster) {
+  const Map p(r, n, "pipeline", kPipelineKeys);
+  PipelineReader pr(r, cluster);
+  return pr.read_steps(p.require("steps"), "pipeline.steps", 0);
+}
+
+}  // namespace shardflow::detail

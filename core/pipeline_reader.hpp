@@ -1,0 +1,24 @@
+// Reading a scenario's `pipeline:` (steps, groups, loops, data sizes and distributions, resources,
+// durations, failures and retries, scheduling constraints, fan-in, speculation) into the model, with the
+// checks of core/validate.cpp at each step's YAML node. Private to core.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include <shardflow/core/cluster.hpp>
+#include <shardflow/core/pipeline.hpp>
+
+#include "yaml_reader.hpp"
+
+namespace shardflow::detail {
+
+/// The steps of the `pipeline:` mapping `n`; every step must fit a node pool of `cluster`.
+std::vector<Step> read_pipeline(const Reader& r, const YAML::Node& n, const Cluster& cluster);
+
+/// Pod requests (`cpu`, `memory`, `gpu`) over `res`, the defaults; for a step's pods and the driver pod.
+Resources read_resources(const Reader& r, const YAML::Node& n, const std::string& field, Resources res);
+
+}  // namespace shardflow::detail

@@ -1,0 +1,239 @@
+#include "validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/plan.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
+
+namespace shardflow {
+
+namespace {
+bool tolerates(const std::vector<Toleration>& tols, const Taint& taint) {
+  return std::any_of(tols.begin(), tols.end(), [&](const Toleration& t) {
+    const bool key_ok = t.key.empty() ? t.op == "Exists" : t.key == taint.key;
+    const bool value_ok = t.op == "Exists" || t.value == taint.value;
+    const bool effect_ok = t.effect.empty() || t.effect == taint.effect;
+    return key_ok && value_ok && effect_ok;
+  });
+}
+}  // namespace
+
+bool pool_admits(const NodePool& pool, const std::map<std::string, std::string>& node_selector,
+                 const std::vector<Toleration>& tolerations) {
+  const bool selected = std::all_of(node_selector.begin(), node_selector.end(), [&](const auto& kv) {
+    const auto it = pool.labels.find(kv.first);
+    return it != pool.labels.end() && it->second == kv.second;
+  });
+  return selected && std::all_of(pool.taints.begin(), pool.taints.end(), [&](const Taint& t) {
+           return t.effect == "PreferNoSchedule" || tolerates(tolerations, t);
+         });
+}
+
+namespace detail {
+namespace {
+
+std::string describe(const Resources& res) {
+  return "cpu " + format_cpu(res.cpu) + ", memory " + format_bytes(res.memory) + ", gpu " +
+         std::to_string(res.gpu);
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& s : names) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+std::string pool_names(const Cluster& cluster) {
+  std::vector<std::string> names;
+  for (const auto& pool : cluster.node_pools) names.push_back(pool.name);
+  return join(names);
+}
+
+}  // namespace
+
+// A task that no node could ever hold would wait forever in every backend; say so at load time.
+std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step) {
+  const Component& c = step.component;
+  const NodePool* largest = nullptr;
+  for (const auto& pool : cluster.node_pools) {
+    if (pool.count == 0 && !pool.autoscaling.enabled()) continue;
+    if (!pool_admits(pool, c.node_selector, c.tolerations)) continue;
+    if (c.resources.cpu <= pool.cpu && c.resources.memory <= pool.memory && c.resources.gpu <= pool.gpu)
+      return std::nullopt;
+    if (!largest ||
+        std::tie(pool.cpu, pool.memory, pool.gpu) > std::tie(largest->cpu, largest->memory, largest->gpu))
+      largest = &pool;
+  }
+  if (!largest)
+    return "step " + quote(step.name) +
+           " fits no node pool: its node_selector and tolerations match none of the " + "pools with nodes (" +
+           pool_names(cluster) + ")";
+  return "step " + quote(step.name) + " asks for " + describe(step.component.resources) +
+         ", more than any node it may use can hold (largest: pool " + quote(largest->name) + " with " +
+         describe(Resources{largest->cpu, largest->memory, largest->gpu}) + ")";
+}
+
+std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Overheads& o) {
+  const auto untainted = [](const NodePool& p) { return pool_admits(p, {}, {}); };
+  const bool any_untainted = std::any_of(cluster.node_pools.begin(), cluster.node_pools.end(), untainted);
+  const NodePool* largest = nullptr;
+  for (const auto& pool : cluster.node_pools) {
+    if ((pool.count == 0 && !pool.autoscaling.enabled()) || (any_untainted && !untainted(pool))) continue;
+    if (o.driver_cpu <= pool.cpu && o.driver_memory <= pool.memory) return std::nullopt;
+    if (!largest || std::tie(pool.cpu, pool.memory) > std::tie(largest->cpu, largest->memory))
+      largest = &pool;
+  }
+  if (!largest)
+    return "the driver pod fits no node pool: it tolerates no taints, and the pools without NoSchedule or "
+           "NoExecute taints have no nodes";
+  return "the driver pod asks for cpu " + format_cpu(o.driver_cpu) + ", memory " +
+         format_bytes(o.driver_memory) + ", more than any node it may use can hold (largest: pool " +
+         quote(largest->name) + " with cpu " + format_cpu(largest->cpu) + ", memory " +
+         format_bytes(largest->memory) + ")";
+}
+
+std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    for (std::size_t j = 0; j < steps[i].after.size(); ++j) {
+      const std::string& want = steps[i].after[j];
+      if (want == steps[i].name) return StepProblem{i, j, "step " + quote(want) + " cannot wait for itself"};
+      const auto it = by_name.find(want);
+      if (it == by_name.end()) {
+        constexpr std::size_t kListed = 10;  // a message, not a listing of a huge group
+        std::vector<std::string> others;
+        for (const auto& s : steps)
+          if (&s != &steps[i] && others.size() < kListed) others.push_back(s.name);
+        const std::size_t rest = steps.size() - 1 - others.size();
+        return StepProblem{
+            i, j,
+            "unknown step " + quote(want) +
+                (others.empty() ? std::string(" (no other steps here)")
+                                : " (steps here: " + join(others) +
+                                      (rest ? ", and " + std::to_string(rest) + " more" : "") + ")")};
+      }
+      steps[i].deps.push_back(static_cast<StepIndex>(it->second));
+    }
+  }
+  return find_cycle(steps);
+}
+
+std::optional<StepProblem> find_cycle(const std::vector<Step>& steps) {
+  // Iterative depth-first search over "waits for" edges; a grey step met again closes a cycle.
+  enum : std::uint8_t { white, grey, black };
+  std::vector<std::uint8_t> color(steps.size(), white);
+  std::vector<std::pair<std::size_t, std::size_t>> stack;  // (step, next dep)
+  for (std::size_t root = 0; root < steps.size(); ++root) {
+    if (color[root] != white) continue;
+    stack.emplace_back(root, 0);
+    color[root] = grey;
+    while (!stack.empty()) {
+      auto& [s, next] = stack.back();
+      if (next == steps[s].deps.size()) {
+        color[s] = black;
+        stack.pop_back();
+        continue;
+      }
+      const std::size_t dep_pos = next++;
+      const std::size_t d = steps[s].deps[dep_pos];
+      if (color[d] == white) {
+        color[d] = grey;
+        stack.emplace_back(d, 0);
+      } else if (color[d] == grey) {
+        // Waits-for chain d ... s, then s waits for d. In run order that is d -> s -> ... -> d.
+        std::string cycle = steps[d].name;
+        for (auto it = stack.rbegin(); it != stack.rend() && it->first != d; ++it)
+          cycle += " -> " + steps[it->first].name;
+        cycle += " -> " + steps[d].name;
+        return StepProblem{s, dep_pos, "dependency cycle: " + cycle + " (each step runs before the next)"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The loop a `fan_in` step merges: exactly one of its `after` steps is a component with a parallel_for.
+std::optional<StepProblem> resolve_fan_in(std::vector<Step>& steps) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    Step& s = steps[i];
+    if (s.fan_in_arity == 0) continue;
+    std::vector<StepIndex> loops;
+    for (StepIndex d : s.deps)
+      if (steps[d].loop) loops.push_back(d);
+    if (loops.empty())
+      return StepProblem{i, 0,
+                         "needs an `after` step with a parallel_for (the loop whose outputs it merges)"};
+    if (loops.size() > 1)
+      return StepProblem{i, 0,
+                         "waits for two loops (" + steps[loops[0]].name + " and " + steps[loops[1]].name +
+                             "); fan_in merges one"};
+    if (steps[loops[0]].is_group())
+      return StepProblem{
+          i, 0, "merges the outputs of a component loop; " + quote(steps[loops[0]].name) + " is a group"};
+    s.fan_in_of = loops[0];
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Simulating a task costs about this much memory at its peak (trace, plan and simulator state:
+// `simulate` of 1 and 2 million tasks on 2,000 nodes peaked at 205 bytes per task, 2026-11-30).
+constexpr double kSimulateBytesPerTask = 205;
+
+// Along the path to the component step with the most task instances, the loop with the most iterations:
+// the one to shrink when the pipeline is too large.
+struct WidestLoop {
+  std::uint64_t tasks = 0;
+  const Step* step = nullptr;  // whose loop it is
+};
+
+void find_widest_loop(const std::vector<Step>& steps, std::uint64_t outer, const Step* widest,
+                      WidestLoop& out) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  for (const Step& s : steps) {
+    const Step* w = widest;
+    if (s.loop && (w == nullptr || s.loop->count > w->loop->count)) w = &s;
+    const std::uint64_t k = std::max<std::uint32_t>(1, s.iterations());
+    const std::uint64_t tasks = outer > kMax / k ? kMax : outer * k;
+    if (s.is_group()) {
+      find_widest_loop(s.steps, tasks, w, out);
+    } else if (tasks > out.tasks) {
+      out = WidestLoop{tasks, w};
+    }
+  }
+}
+
+}  // namespace
+
+void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file) {
+  const std::uint64_t tasks = Plan::count_tasks(pipeline);
+  if (tasks <= max_tasks) return;
+  WidestLoop w;
+  find_widest_loop(pipeline.steps, 1, nullptr, w);
+  const double bytes = static_cast<double>(tasks) * kSimulateBytesPerTask;
+  std::ostringstream about;
+  if (bytes < 1024.0 * 1024 * 1024)
+    about << std::max<long long>(1, std::llround(bytes / (1024.0 * 1024))) << " MiB";
+  else
+    about << std::llround(bytes / (1024.0 * 1024 * 1024)) << " GiB";
+  const std::string what =
+      "the pipeline unrolls to " +
+      (tasks == std::numeric_limits<std::uint64_t>::max() ? "more than " : std::string()) +
+      with_commas(tasks) + " tasks (about " + about.str() + " of memory to simulate); the limit is " +
+      with_commas(max_tasks) + " (--max-tasks raises it; `explain` counts without unrolling)";
+  if (w.step == nullptr) throw InputError(SourceLocation{file, 1, 1}, "pipeline", what);
+  throw InputError(w.step->loop_where, w.step->loop_field, what);
+}
+
+}  // namespace detail
+}  // namespace shardflow

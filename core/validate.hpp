@@ -1,0 +1,60 @@
+// The scenario checks that run on the model (Pipeline, Cluster, Overheads) rather than on YAML: every step
+// fits some node pool, `after` names resolve to siblings without a cycle, a `fan_in` step merges exactly one
+// component loop, the pipeline's task count is within the limit. The loader's readers call them, and so do
+// importers that build a Pipeline in code, so that an imported pipeline's errors read the same way. Each
+// check that needs a place returns the problem (which step, which `after` entry, the message) and the
+// caller names the place: the reader a YAML node's file:line:col, an importer its own file's (Step::where).
+// Private to core.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <shardflow/core/cluster.hpp>
+#include <shardflow/core/pipeline.hpp>
+
+namespace shardflow::detail {
+
+/// Why no node of `cluster` could ever hold a task of component step `step` (its node_selector and
+/// tolerations match no pool with nodes, or it asks for more than the largest pool it may use holds);
+/// nullopt when one can. Pools with no nodes and no autoscaling do not count.
+std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step);
+
+/// The same for the driver pod of `overheads` (pods_per_task >= 2): it has no node_selector or
+/// tolerations, so it may use the pools without NoSchedule/NoExecute taints, or every pool when all are
+/// tainted (as the simulator places it).
+std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Overheads& overheads);
+
+/// A problem with one step of a list of siblings, or with one entry of its `after` list.
+struct StepProblem {
+  std::size_t step = 0;   // index among the siblings
+  std::size_t entry = 0;  // index in the step's `after` (dependency problems only)
+  std::string message;
+};
+
+/// Sibling steps by name (first of a name), as the readers keep them while checking names are unique.
+using StepNames = std::map<std::string, std::size_t, std::less<>>;
+
+/// Resolves each step's `after` names into `deps` (indices among `steps`, named in `by_name`), then
+/// looks for a dependency cycle. The first problem in reading order: a step waiting for itself, an
+/// unknown name (listing up to 10 sibling names), or a cycle (named in run order, reported at the entry
+/// that closes it).
+std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name);
+
+/// The first dependency cycle among `steps` (whose `deps` are resolved), as resolve_dependencies reports it.
+std::optional<StepProblem> find_cycle(const std::vector<Step>& steps);
+
+/// Sets `fan_in_of` of each step with a `fan_in`: the one component loop among its `deps`. The first
+/// problem: no loop among them, two loops, or a group's loop.
+std::optional<StepProblem> resolve_fan_in(std::vector<Step>& steps);
+
+/// An InputError at the widest loop (Step::loop_where; else `file`:1:1) when `pipeline` unrolls to more
+/// than `max_tasks` task instances, with the memory simulating them would take.
+void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file);
+
+}  // namespace shardflow::detail

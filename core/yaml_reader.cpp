@@ -1,0 +1,227 @@
+#include "yaml_reader.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+#include <yaml-cpp/eventhandler.h>
+
+namespace shardflow::detail {
+
+using YAML::Node;
+
+std::string got(const Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "got nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "got " + quote(n.Scalar());
+    case YAML::NodeType::Sequence:
+      return "got a list";
+    case YAML::NodeType::Map:
+      return "got a mapping";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "got nothing";
+}
+
+std::string join(std::span<const std::string> names, std::string_view sep) {
+  std::string out;
+  for (const auto& s : names) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+std::string key_path(const std::string& parent, std::string_view key) {
+  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+}
+std::string index_path(const std::string& parent, std::size_t i) {
+  return parent + "[" + std::to_string(i) + "]";
+}
+
+SourceLocation location_of(const YAML::Mark& m, const std::string& file) {
+  if (m.is_null() || m.line < 0) return SourceLocation{file, 0, 0};
+  return SourceLocation{file, m.line + 1, m.column + 1};
+}
+
+// Records where each document starts; the events themselves are not needed.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  }
+  void OnMapEnd() override {}
+  std::vector<YAML::Mark> starts;
+};
+
+// A scenario is one YAML document. yaml-cpp's parser does not consume a stray flow token such as ","
+// or "}" at the top level: it reports an empty document and then "another document" at the same place
+// forever (YAML::LoadAll never returns, YAML::Load returns null). So we look at no more than three
+// document starts and call a start that does not move a syntax error.
+void check_single_document(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts docs;
+  while (docs.starts.size() < 3 && parser.HandleNextDocument(docs)) {
+    const auto n = docs.starts.size();
+    if (n >= 2 && docs.starts[n - 1].pos == docs.starts[n - 2].pos) {
+      const YAML::Mark& m = docs.starts.back();
+      const std::string what = m.pos >= 0 && static_cast<std::size_t>(m.pos) < text.size()
+                                   ? quote(text.substr(static_cast<std::size_t>(m.pos), 1))
+                                   : "text";
+      throw InputError(location_of(m, file), "", "YAML syntax error: unexpected " + what);
+    }
+  }
+  if (docs.starts.size() > 1)
+    throw InputError(location_of(docs.starts[1], file), "",
+                     "expected one YAML document, found more than one");
+}
+
+Node parse_document(const std::string& text, const std::string& file) {
+  try {
+    check_single_document(text, file);
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
+  }
+}
+
+const std::string& scalar(const Reader& r, const Node& n, const std::string& field, std::string_view what) {
+  if (!n.IsScalar()) r.fail(n, field, "expected " + std::string(what) + ", " + got(n));
+  return n.Scalar();
+}
+
+std::string get_string(const Reader& r, const Node& n, const std::string& field) {
+  return scalar(r, n, field, "a string");
+}
+
+std::string get_nonempty_string(const Reader& r, const Node& n, const std::string& field) {
+  std::string s = get_string(r, n, field);
+  if (s.empty()) r.fail(n, field, "must not be empty");
+  return s;
+}
+
+std::int64_t get_int(const Reader& r, const Node& n, const std::string& field, std::int64_t min,
+                     std::int64_t max) {
+  const std::string& s = scalar(r, n, field, "an integer");
+  std::string_view v = s;
+  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
+  std::int64_t out = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || end != v.data() + v.size()) r.fail(n, field, "expected an integer, got " + quote(s));
+  if (ec == std::errc::result_out_of_range) r.fail(n, field, "integer " + quote(s) + " is too large");
+  if (out < min) r.fail(n, field, "must be >= " + std::to_string(min) + ", got " + s);
+  if (out > max) r.fail(n, field, "must be <= " + std::to_string(max) + ", got " + s);
+  return out;
+}
+
+double get_number(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a number");
+  std::string_view v = s;
+  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
+  double out = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || end != v.data() + v.size() || ec != std::errc() || !std::isfinite(out))
+    r.fail(n, field, "expected a number, got " + quote(s));
+  return out;
+}
+
+double get_number_min(const Reader& r, const Node& n, const std::string& field, double min, bool inclusive) {
+  const double v = get_number(r, n, field);
+  if (inclusive ? v < min : v <= min) {
+    std::ostringstream m;
+    m << "must be " << (inclusive ? ">= " : "> ") << min << ", got " << n.Scalar();
+    r.fail(n, field, m.str());
+  }
+  return v;
+}
+
+double get_probability(const Reader& r, const Node& n, const std::string& field) {
+  const double v = get_number(r, n, field);
+  if (v < 0 || v > 1) r.fail(n, field, "must be a probability between 0 and 1, got " + n.Scalar());
+  return v;
+}
+
+Duration get_duration(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a duration");
+  Duration d;
+  try {
+    d = parse_duration(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, field, e.what());
+  }
+  if (d < Duration::zero()) r.fail(n, field, "must be >= 0, got " + s);
+  return d;
+}
+
+ByteCount get_bytes(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a size");
+  ByteCount b = 0;
+  try {
+    b = parse_bytes(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, field, e.what());
+  }
+  if (b < 0) r.fail(n, field, "must be >= 0, got " + s);
+  return b;
+}
+
+MilliCpu get_cpu(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a CPU quantity");
+  MilliCpu c = 0;
+  try {
+    c = parse_cpu(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, field, e.what());
+  }
+  if (c <= 0) r.fail(n, field, "must be > 0, got " + s);
+  return c;
+}
+
+double get_rate(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "a rate");
+  double v = 0;
+  try {
+    v = parse_rate(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, field, e.what());
+  }
+  if (v < 0) r.fail(n, field, "must be >= 0, got " + s);
+  return v;
+}
+
+bool get_bool(const Reader& r, const Node& n, const std::string& field) {
+  const std::string& s = scalar(r, n, field, "true or false");
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  r.fail(n, field, "expected true or false, got " + quote(s));
+}
+
+std::map<std::string, std::string> get_string_map(const Reader& r, const Node& n, const std::string& field) {
+  const Map m(r, n, field, {});
+  std::map<std::string, std::string> out;
+  for (const auto& e : m.entries()) {
+    if (e.key.empty()) r.fail(e.key_node, field, "a key must not be empty");
+    out[e.key] = get_string(r, e.value, m.field(e.key));
+  }
+  return out;
+}
+
+const Node& expect_list(const Reader& r, const Node& n, const std::string& field) {
+  if (!n.IsSequence()) r.fail(n, field, "expected a list, " + got(n));
+  return n;
+}
+
+}  // namespace shardflow::detail

@@ -1,0 +1,185 @@
+// The scenario loader's YAML reading, shared by its parts (core/pipeline_reader.cpp, cluster_reader.cpp,
+// overrides.cpp) and by other readers of YAML files with the same kind of messages (k8s/kubeconfig.cpp):
+// a Reader that knows the file:line:col of every node (and the place a --set, an overlay or a preset
+// stands for), a Map checked for duplicate and unknown keys, typed getters whose errors name the field,
+// and parsing one YAML document. Private: not under include/ (shardflow::core_private reaches it).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/text.hpp>
+#include <shardflow/core/units.hpp>
+
+namespace shardflow::detail {
+
+using Keys = std::span<const std::string_view>;
+
+/// What a value is, for a message: "got nothing (null)", "got \"x\"", "got a list", "got a mapping".
+std::string got(const YAML::Node& n);
+/// "a, b, c" (with sep ", ").
+std::string join(std::span<const std::string> names, std::string_view sep = ", ");
+/// A field's path: "cluster" + "scheduler" -> "cluster.scheduler"; "" + "name" -> "name".
+std::string key_path(const std::string& parent, std::string_view key);
+/// "pipeline.steps" + 2 -> "pipeline.steps[2]".
+std::string index_path(const std::string& parent, std::size_t i);
+/// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown.
+SourceLocation location_of(const YAML::Mark& m, const std::string& file);
+
+/// Throws an InputError at file:line:col unless `text` holds at most one YAML document (yaml-cpp loops
+/// on some stray tokens; see the definition).
+void check_single_document(const std::string& text, const std::string& file);
+/// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
+YAML::Node parse_document(const std::string& text, const std::string& file);
+
+// Reads one scenario document, remembering the file name for every message.
+class Reader {
+ public:
+  explicit Reader(const std::string& file) : file_(file) {}
+
+  [[nodiscard]] SourceLocation at(const YAML::Node& n) const {
+    // Newest first: a --set that replaced an overlay's value names the --set.
+    for (auto it = overridden_.rbegin(); it != overridden_.rend(); ++it)
+      if (it->first.is(n)) return it->second;
+    YAML::Mark m = n.Mark();
+    if (n.IsNull()) {
+      // An empty value's mark is the next token, often on a later line; the key is where the user looks.
+      for (const auto& [value, key_mark] : null_values_)
+        if (value.is(n)) m = key_mark;
+    }
+    if (m.is_null() || m.line < 0) return SourceLocation{file_, 0, 0};
+    return SourceLocation{file_, m.line + 1, m.column + 1};
+  }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& field, const std::string& message) const {
+    throw InputError(at(n), field, message);
+  }
+  [[nodiscard]] const std::string& file() const { return file_; }
+  void note_null_value(const YAML::Node& value, const YAML::Mark& key_mark) const {
+    null_values_.emplace_back(value, key_mark);
+  }
+  // A node that came from a command-line override, an overlay or a preset: errors about it name that,
+  // not the file.
+  void note_override(const YAML::Node& n, const SourceLocation& where) const {
+    overridden_.emplace_back(n, where);
+  }
+
+ private:
+  const std::string& file_;
+  mutable std::vector<std::pair<YAML::Node, YAML::Mark>> null_values_;
+  mutable std::vector<std::pair<YAML::Node, SourceLocation>> overridden_;
+};
+
+// One YAML mapping, checked once for duplicate and unknown keys, then read by key.
+class Map {
+ public:
+  Map(const Reader& r, const YAML::Node& node, std::string path, Keys known)
+      : r_(r), node_(node), path_(std::move(path)) {
+    if (!node.IsMap()) r.fail(node, path_, "expected a mapping, " + got(node));
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node k = it->first;
+      if (!k.IsScalar()) r.fail(k, path_, "a key must be a plain name, " + got(k));
+      const std::string& name = k.Scalar();
+      if (const auto dup = index_.find(name); dup != index_.end())
+        r.fail(k, key_path(path_, name),
+               "duplicate key " + quote(name) + " (first at line " +
+                   std::to_string(r.at(entries_[dup->second].key_node).line) + ")");
+      if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end())
+        r.fail(k, key_path(path_, name), unknown_key_message(name, known));
+      if (it->second.IsNull()) r.note_null_value(it->second, k.Mark());
+      index_.emplace(name, entries_.size());
+      entries_.push_back({name, k, it->second});
+    }
+  }
+
+  static std::string unknown_key_message(const std::string& name, Keys known) {
+    return unknown_name_message("key", name, known);
+  }
+  /// "unknown WHAT "name" (did you mean "x"?)", or the list of known names when none is close.
+  static std::string unknown_name_message(std::string_view what, const std::string& name, Keys known) {
+    std::string_view best;
+    std::size_t best_d = std::numeric_limits<std::size_t>::max();
+    for (auto k : known) {
+      const std::size_t d = edit_distance(name, k);
+      if (d < best_d) {
+        best_d = d;
+        best = k;
+      }
+    }
+    const std::string head = "unknown " + std::string(what) + " " + quote(name);
+    if (best_d <= std::max<std::size_t>(2, name.size() / 3))
+      return head + " (did you mean \"" + std::string(best) + "\"?)";
+    std::string list;
+    for (auto k : known) {
+      if (!list.empty()) list += ", ";
+      list += k;
+    }
+    return head + " (expected one of: " + list + ")";
+  }
+
+  [[nodiscard]] std::optional<YAML::Node> get(std::string_view key) const {
+    const auto it = index_.find(key);
+    if (it == index_.end()) return std::nullopt;
+    return entries_[it->second].value;
+  }
+  [[nodiscard]] YAML::Node require(std::string_view key) const {
+    if (auto v = get(key)) return *v;
+    r_.fail(node_, path_, "missing required key \"" + std::string(key) + "\"");
+  }
+  [[nodiscard]] bool has(std::string_view key) const { return get(key).has_value(); }
+  [[nodiscard]] YAML::Node key_node(std::string_view key) const {
+    const auto it = index_.find(key);
+    return it == index_.end() ? node_ : entries_[it->second].key_node;
+  }
+  [[nodiscard]] std::string field(std::string_view key) const { return key_path(path_, key); }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const YAML::Node& node() const { return node_; }
+
+  struct Entry {
+    std::string key;
+    YAML::Node key_node;
+    YAML::Node value;
+  };
+  [[nodiscard]] const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  const Reader& r_;
+  YAML::Node node_;
+  std::string path_;
+  std::vector<Entry> entries_;
+  std::map<std::string, std::size_t, std::less<>> index_;  // key -> entry; big mappings stay fast
+};
+
+// ---- typed getters: each fails at the node, naming `field` ----------------------------------------------
+
+const std::string& scalar(const Reader& r, const YAML::Node& n, const std::string& field,
+                          std::string_view what);
+std::string get_string(const Reader& r, const YAML::Node& n, const std::string& field);
+std::string get_nonempty_string(const Reader& r, const YAML::Node& n, const std::string& field);
+std::int64_t get_int(const Reader& r, const YAML::Node& n, const std::string& field, std::int64_t min,
+                     std::int64_t max = std::numeric_limits<std::int64_t>::max());
+double get_number(const Reader& r, const YAML::Node& n, const std::string& field);
+/// A number > min, or >= min when `inclusive`.
+double get_number_min(const Reader& r, const YAML::Node& n, const std::string& field, double min,
+                      bool inclusive);
+double get_probability(const Reader& r, const YAML::Node& n, const std::string& field);
+Duration get_duration(const Reader& r, const YAML::Node& n, const std::string& field);
+ByteCount get_bytes(const Reader& r, const YAML::Node& n, const std::string& field);
+MilliCpu get_cpu(const Reader& r, const YAML::Node& n, const std::string& field);
+double get_rate(const Reader& r, const YAML::Node& n, const std::string& field);
+/// The YAML 1.2 core schema's booleans; "yes", "on", 1 and the like are rejected rather than guessed.
+bool get_bool(const Reader& r, const YAML::Node& n, const std::string& field);
+std::map<std::string, std::string> get_string_map(const Reader& r, const YAML::Node& n,
+                                                  const std::string& field);
+const YAML::Node& expect_list(const Reader& r, const YAML::Node& n, const std::string& field);
+
+}  // namespace shardflow::detail

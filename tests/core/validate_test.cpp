@@ -1,0 +1,152 @@
+// The loader's checks on the model (core/validate.cpp), called on pipelines and clusters built in code, as
+// an importer calls them: each returns the problem (which step, which `after` entry) with the exact
+// message a scenario file gets (tests/core/scenario_loader_test.cpp has the same messages at file:line:col).
+#include "core/validate.hpp"  // core-private
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/scenario.hpp>
+
+#include "core/pipeline_builders.hpp"
+
+using namespace shardflow;
+using namespace shardflow::detail;
+using shardflow::testing::component;
+
+namespace {
+
+Step waits_for(std::string name, std::vector<std::string> after) {
+  Step s = component(std::move(name), 1);
+  s.after = std::move(after);
+  return s;
+}
+
+StepNames names_of(const std::vector<Step>& steps) {
+  StepNames out;
+  for (std::size_t i = 0; i < steps.size(); ++i) out.emplace(steps[i].name, i);
+  return out;
+}
+
+Cluster one_pool(MilliCpu cpu, ByteCount memory) {
+  Cluster c;
+  NodePool p;
+  p.name = "p";
+  p.cpu = cpu;
+  p.memory = memory;
+  p.count = 1;
+  c.node_pools.push_back(p);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("Validate: after names resolve into sibling indices", "[core]") {
+  std::vector<Step> steps{waits_for("a", {}), waits_for("b", {"a"}), waits_for("c", {"b", "a"})};
+  CHECK_FALSE(resolve_dependencies(steps, names_of(steps)).has_value());
+  CHECK(steps[0].deps.empty());
+  CHECK(steps[1].deps == std::vector<StepIndex>{0});
+  CHECK(steps[2].deps == std::vector<StepIndex>{1, 0});
+}
+
+TEST_CASE("Validate: dependency problems name the step, the after entry and the reason", "[core]") {
+  SECTION("unknown step") {
+    std::vector<Step> steps{waits_for("a", {}), waits_for("b", {}), waits_for("c", {"a", "nope"})};
+    const auto p = resolve_dependencies(steps, names_of(steps));
+    REQUIRE(p.has_value());
+    CHECK(p->step == 2);
+    CHECK(p->entry == 1);
+    CHECK(p->message == "unknown step \"nope\" (steps here: a, b)");
+  }
+  SECTION("unknown step among many siblings lists ten") {
+    std::vector<Step> steps;
+    for (int i = 0; i < 13; ++i) steps.push_back(waits_for("s" + std::to_string(i), {}));
+    steps.push_back(waits_for("last", {"x"}));
+    const auto p = resolve_dependencies(steps, names_of(steps));
+    REQUIRE(p.has_value());
+    CHECK(p->message ==
+          "unknown step \"x\" (steps here: s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, and 3 more)");
+  }
+  SECTION("a step waiting for itself") {
+    std::vector<Step> steps{waits_for("a", {"a"})};
+    const auto p = resolve_dependencies(steps, names_of(steps));
+    REQUIRE(p.has_value());
+    CHECK((p->step == 0 && p->entry == 0));
+    CHECK(p->message == "step \"a\" cannot wait for itself");
+  }
+  SECTION("a cycle, named in run order at the entry that closes it") {
+    std::vector<Step> steps{waits_for("a", {"c"}), waits_for("b", {"a"}), waits_for("c", {"b"})};
+    const auto p = resolve_dependencies(steps, names_of(steps));
+    REQUIRE(p.has_value());
+    CHECK((p->step == 1 && p->entry == 0));
+    CHECK(p->message == "dependency cycle: a -> b -> c -> a (each step runs before the next)");
+    // find_cycle alone, on the resolved model, finds the same one.
+    const auto again = find_cycle(steps);
+    REQUIRE(again.has_value());
+    CHECK((again->step == 1 && again->entry == 0 && again->message == p->message));
+  }
+}
+
+TEST_CASE("Validate: fan_in merges exactly one component loop", "[core]") {
+  std::vector<Step> steps{testing::with_loop(component("map", 1), 4), component("other", 1),
+                          component("reduce", 1, {0, 1})};
+  steps[2].fan_in_arity = 2;
+  CHECK_FALSE(resolve_fan_in(steps).has_value());
+  CHECK(steps[2].fan_in_of == 0);
+
+  steps[1] = testing::with_loop(component("other", 1), 2);
+  const auto two = resolve_fan_in(steps);
+  REQUIRE(two.has_value());
+  CHECK(two->step == 2);
+  CHECK(two->message == "waits for two loops (map and other); fan_in merges one");
+
+  steps[2].deps = {};
+  const auto none = resolve_fan_in(steps);
+  REQUIRE(none.has_value());
+  CHECK(none->message == "needs an `after` step with a parallel_for (the loop whose outputs it merges)");
+}
+
+TEST_CASE("Validate: a task that fits no node, and the driver pod", "[core]") {
+  const Cluster cluster = one_pool(4000, 8 * kGiB);
+  Step big = component("big", 1);
+  big.component.resources = Resources{8000, 4 * kGiB, 0};
+  CHECK(fit_problem(cluster, big) ==
+        "step \"big\" asks for cpu 8, memory 4Gi, gpu 0, more than any node it may use can hold (largest: "
+        "pool \"p\" with cpu 4, memory 8Gi, gpu 0)");
+  big.component.resources.cpu = 4000;
+  CHECK_FALSE(fit_problem(cluster, big).has_value());
+  big.component.node_selector = {{"accel", "a100"}};
+  CHECK(fit_problem(cluster, big) ==
+        "step \"big\" fits no node pool: its node_selector and tolerations match none of the pools with "
+        "nodes (p)");
+
+  Overheads o;
+  o.pods_per_task = 2;
+  o.driver_memory = 16 * kGiB;
+  CHECK(driver_fit_problem(cluster, o) ==
+        "the driver pod asks for cpu 100m, memory 16Gi, more than any node it may use can hold (largest: "
+        "pool \"p\" with cpu 4, memory 8Gi)");
+  o.driver_memory = 128 * kMiB;
+  CHECK_FALSE(driver_fit_problem(cluster, o).has_value());
+}
+
+TEST_CASE("Validate: the task limit is reported at the widest loop", "[core]") {
+  Pipeline p = testing::pipeline({testing::with_loop(component("wide", 1), 1000)});
+  p.steps[0].loop_where = SourceLocation{"x.yaml", 3, 9};
+  p.steps[0].loop_field = "pipeline.steps[0].parallel_for.count";
+  CHECK_NOTHROW(check_task_limit(p, 1000, "x.yaml"));
+  try {
+    check_task_limit(p, 999, "x.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(
+        std::string(e.what()) ==
+        "x.yaml:3:9: pipeline.steps[0].parallel_for.count: the pipeline unrolls to 1,000 tasks (about 1 MiB "
+        "of memory to simulate); the limit is 999 (--max-tasks raises it; `explain` counts without "
+        "unrolling)");
+  }
+}

@@ -1,5 +1,6 @@
 // The `shardflow` command: CLI11 wiring only; the work lives in the layers.
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -71,40 +72,66 @@ int main(int argc, char** argv) {
       "Exit status: 0 success, 1 the run failed, 2 bad input (the message names file:line:column and "
       "field).");
 
+  // Building every subcommand's options is most of what `main` costs before the work starts, so only
+  // the named subcommand is built when that cannot change what CLI11 does: argv[1] names it, no later
+  // word names another (CLI11 would read it as that subcommand) and no help is asked for. Otherwise
+  // (no argument, an option first, an unknown command, --help) all of them are, as before.
+  static constexpr const char* kCommands[] = {"validate", "explain", "simulate",  "run",    "sweep",
+                                              "merge",    "compare", "calibrate", "report", "k8s"};
+  const auto is_command = [](const char* word) {
+    for (const char* name : kCommands)
+      if (std::strcmp(word, name) == 0) return true;
+    return false;
+  };
+  const char* only = nullptr;
+  if (argc >= 2 && is_command(argv[1])) {
+    only = argv[1];
+    for (int i = 2; i < argc && only != nullptr; ++i)
+      if (is_command(argv[i]) || std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0)
+        only = nullptr;
+  }
+  const auto wanted = [&](const char* name) { return only == nullptr || std::strcmp(only, name) == 0; };
+
   std::vector<std::string> validate_files;
-  auto* validate =
-      app.add_subcommand("validate", "Check scenario files; report every problem with file:line:col");
-  validate->add_option("files", validate_files, "Scenario files (YAML)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  CLI::App* validate = nullptr;
+  cli::LoadArgs validate_load, explain_load;
+  if (wanted("validate")) {
+    validate =
+        app.add_subcommand("validate", "Check scenario files; report every problem with file:line:col");
+    validate->add_option("files", validate_files, "Scenario files (YAML)")
+        ->required()
+        ->check(CLI::ExistingFile);
+  }
 
   std::string explain_file;
   bool explain_json = false;
-  auto* explain = app.add_subcommand(
-      "explain",
-      "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
-  explain->add_option("file", explain_file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
-  explain->add_flag("--json", explain_json, "Print JSON instead of a table");
-  cli::LoadArgs validate_load, explain_load;
-  cli::add_load_options(validate, validate_load);
-  cli::add_load_options(explain, explain_load);
+  CLI::App* explain = nullptr;
+  if (wanted("explain")) {
+    explain = app.add_subcommand(
+        "explain",
+        "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
+    explain->add_option("file", explain_file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+    explain->add_flag("--json", explain_json, "Print JSON instead of a table");
+  }
+  if (validate != nullptr) cli::add_load_options(validate, validate_load);
+  if (explain != nullptr) cli::add_load_options(explain, explain_load);
 
   cli::SimulateArgs sim_args;
-  auto* simulate = cli::add_simulate_command(app, sim_args);
+  CLI::App* simulate = wanted("simulate") ? cli::add_simulate_command(app, sim_args) : nullptr;
   cli::SimulateArgs run_args;
-  auto* run = cli::add_run_command(app, run_args);
+  CLI::App* run = wanted("run") ? cli::add_run_command(app, run_args) : nullptr;
   cli::SweepArgs sweep_args;
-  auto* sweep = cli::add_sweep_command(app, sweep_args);
+  CLI::App* sweep = wanted("sweep") ? cli::add_sweep_command(app, sweep_args) : nullptr;
   cli::MergeArgs merge_args;
-  auto* merge = cli::add_merge_command(app, merge_args);
+  CLI::App* merge = wanted("merge") ? cli::add_merge_command(app, merge_args) : nullptr;
   cli::CompareArgs compare_args;
-  auto* compare = cli::add_compare_command(app, compare_args);
+  CLI::App* compare = wanted("compare") ? cli::add_compare_command(app, compare_args) : nullptr;
   cli::CalibrateArgs calibrate_args;
-  auto* calibrate = cli::add_calibrate_command(app, calibrate_args);
+  CLI::App* calibrate = wanted("calibrate") ? cli::add_calibrate_command(app, calibrate_args) : nullptr;
   cli::ReportArgs report_args;
-  auto* report = cli::add_report_command(app, report_args);
+  CLI::App* report = wanted("report") ? cli::add_report_command(app, report_args) : nullptr;
   cli::K8sArgs k8s_args;
-  auto* k8s = cli::add_k8s_command(app, k8s_args);
+  CLI::App* k8s = wanted("k8s") ? cli::add_k8s_command(app, k8s_args) : nullptr;
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -127,17 +154,18 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  const auto parsed = [](const CLI::App* cmd) { return cmd != nullptr && cmd->parsed(); };
   try {
-    if (validate->parsed()) return cli::validate(validate_files, validate_load);
-    if (explain->parsed()) return cli::explain(explain_file, explain_json, explain_load);
-    if (simulate->parsed()) return cli::run_simulate(sim_args);
-    if (run->parsed()) return cli::run_simulate(run_args);
-    if (sweep->parsed()) return cli::run_sweep_command(sweep_args);
-    if (merge->parsed()) return cli::run_merge_command(merge_args);
-    if (compare->parsed()) return cli::run_compare_command(compare_args);
-    if (calibrate->parsed()) return cli::run_calibrate_command(calibrate_args);
-    if (report->parsed()) return cli::run_report_command(report_args);
-    if (k8s->parsed()) return cli::run_k8s_command(*k8s, k8s_args);
+    if (parsed(validate)) return cli::validate(validate_files, validate_load);
+    if (parsed(explain)) return cli::explain(explain_file, explain_json, explain_load);
+    if (parsed(simulate)) return cli::run_simulate(sim_args);
+    if (parsed(run)) return cli::run_simulate(run_args);
+    if (parsed(sweep)) return cli::run_sweep_command(sweep_args);
+    if (parsed(merge)) return cli::run_merge_command(merge_args);
+    if (parsed(compare)) return cli::run_compare_command(compare_args);
+    if (parsed(calibrate)) return cli::run_calibrate_command(calibrate_args);
+    if (parsed(report)) return cli::run_report_command(report_args);
+    if (parsed(k8s)) return cli::run_k8s_command(*k8s, k8s_args);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

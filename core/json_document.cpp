@@ -191,9 +191,10 @@ class JsonBuilder {
       }
       case '"': {
         JsonValue& s = add(JsonValue::Kind::string, start);
-        const auto [first, count] = string();
-        s.first = first;
-        s.count = count;
+        const Text t = string();
+        s.first = t.first;
+        s.count = t.count;
+        s.flag = t.decoded;
         return;
       }
       case 't':
@@ -227,9 +228,9 @@ class JsonBuilder {
       fail(p_, "unexpected " + shown(p_, end_) + "; expected a member's name (a string in double quotes)");
     JsonDocument::Item it;
     it.key_offset = static_cast<std::uint32_t>(p_ - begin_);
-    const auto [first, count] = string();
-    it.key_first = first;
-    it.key_count = count;
+    const Text t = string();
+    it.key_first = t.first;
+    it.key_count = t.decoded ? t.count | JsonDocument::kDecoded : t.count;
     skip_blanks();
     if (at_end()) fail(end_, "unexpected end of the file; expected ':' after a member's name");
     if (*p_ != ':') fail(p_, "unexpected " + shown(p_, end_) + "; expected ':' after a member's name");
@@ -245,12 +246,37 @@ class JsonBuilder {
         fail(p_, "invalid literal starting with " + shown(start, end_) + "; expected " + std::string(word));
   }
 
-  // The string at p_ (its opening quote), decoded into the document's characters: (first, count).
-  std::pair<std::uint32_t, std::uint32_t> string() {
+  // Where a string's text is: the file's bytes first..first+count, or (decoded) the document's characters.
+  struct Text {
+    std::uint32_t first, count;
+    bool decoded;
+  };
+
+  // The string at p_ (its opening quote). Without an escape its text is the file's bytes between the
+  // quotes (checked, not copied); from the first escape on it is decoded into the document's characters.
+  Text string() {
     const char* open_quote = p_;
     ++p_;
+    const char* text_start = p_;
+    for (;;) {
+      skip_plain();
+      while (p_ < end_ && kStringClass[static_cast<unsigned char>(*p_)] == kPlain) ++p_;
+      if (p_ == end_)
+        fail(end_, "missing closing quote of the string that starts at " + column_of(open_quote));
+      const std::uint8_t c = kStringClass[static_cast<unsigned char>(*p_)];
+      if (c == kQuote) {
+        const Text t{static_cast<std::uint32_t>(text_start - begin_),
+                     static_cast<std::uint32_t>(p_ - text_start), false};
+        ++p_;
+        return t;
+      }
+      if (c == kBackslash) break;
+      if (c == kControl) control_character();
+      utf8(nullptr);
+    }
     std::string& out = doc_.chars_;
     const auto first = static_cast<std::uint32_t>(out.size());
+    out.append(text_start, static_cast<std::size_t>(p_ - text_start));
     for (;;) {
       const char* run = p_;
       skip_plain();
@@ -261,21 +287,24 @@ class JsonBuilder {
       switch (kStringClass[static_cast<unsigned char>(*p_)]) {
         case kQuote:
           ++p_;
-          return {first, static_cast<std::uint32_t>(out.size() - first)};
+          return {first, static_cast<std::uint32_t>(out.size() - first), true};
         case kBackslash:
           escape(out);
           break;
-        case kControl: {
-          static constexpr char kHex[] = "0123456789ABCDEF";
-          const auto c = static_cast<unsigned char>(*p_);
-          fail(p_, std::string("control character U+00") + kHex[c >> 4] + kHex[c & 15] +
-                       " inside a string; it must be written as an escape (\\n, \\t, \\u00XX...)");
-        }
+        case kControl:
+          control_character();
         default:
-          utf8(out);
+          utf8(&out);
           break;
       }
     }
+  }
+
+  [[noreturn]] void control_character() const {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    const auto c = static_cast<unsigned char>(*p_);
+    fail(p_, std::string("control character U+00") + kHex[c >> 4] + kHex[c & 15] +
+                 " inside a string; it must be written as an escape (\\n, \\t, \\u00XX...)");
   }
 
   // Skips 8 bytes at a time while none of them is a quote, a backslash, a control character or a
@@ -298,8 +327,9 @@ class JsonBuilder {
     return "line " + std::to_string(l.line) + ", column " + std::to_string(l.column);
   }
 
-  // One UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF), copied.
-  void utf8(std::string& out) {
+  // One UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF), checked and
+  // copied to `out` unless that is null.
+  void utf8(std::string* out) {
     const auto b = [&](std::ptrdiff_t i) { return p_ + i < end_ ? static_cast<unsigned char>(p_[i]) : 0U; };
     const unsigned c = b(0);
     unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
@@ -324,7 +354,7 @@ class JsonBuilder {
         fail(p_ + i, "invalid UTF-8 in a string: " + shown(p_ + i, end_) +
                          " cannot continue the character that starts with " + shown(p_, end_));
     }
-    out.append(p_, static_cast<std::size_t>(n));
+    if (out != nullptr) out->append(p_, static_cast<std::size_t>(n));
     p_ += n;
   }
 
@@ -515,7 +545,6 @@ JsonDocument parse_json_document(std::string_view text, const std::string& file)
     throw InputError(SourceLocation{file, 0, 0}, "", "the file is too large (2 GiB or more)");
   doc.values_.reserve(text.size() / 24 + 1);
   doc.items_.reserve(text.size() / 24 + 1);
-  doc.chars_.reserve(text.size() / 4 + 16);
   JsonBuilder(doc, text).read();
   return doc;
 }

@@ -25,11 +25,12 @@ struct JsonValue {
   enum class Kind : std::uint8_t { null, boolean, number, string, array, object };
   Kind kind = Kind::null;
   bool integer = false;      // a number written without fraction or exponent
-  bool flag = false;         // boolean
+  bool flag = false;         // boolean: its value; string: decoded (escapes), so its text is not the file's
   std::uint32_t offset = 0;  // byte offset of the value's first character in the file
   double number = 0;
   // array, object: elements or members are the document's items first..first+count; string: its text is
-  // the document's characters first..first+count.
+  // the file's bytes first..first+count, or, when it had an escape (flag), the document's decoded
+  // characters first..first+count.
   std::uint32_t first = 0, count = 0;
 };
 
@@ -43,14 +44,16 @@ class JsonDocument {
   /// Member i's name, and the byte offset of its key.
   [[nodiscard]] std::string_view key(const JsonValue& object, std::uint32_t i) const {
     const Item& it = items_[object.first + i];
-    return std::string_view(chars_).substr(it.key_first, it.key_count);
+    return (it.key_count & kDecoded) != 0
+               ? std::string_view(chars_).substr(it.key_first, it.key_count & ~kDecoded)
+               : text_.substr(it.key_first, it.key_count);
   }
   [[nodiscard]] std::uint32_t key_offset(const JsonValue& object, std::uint32_t i) const {
     return items_[object.first + i].key_offset;
   }
   /// A string's text.
   [[nodiscard]] std::string_view text(const JsonValue& v) const {
-    return std::string_view(chars_).substr(v.first, v.count);
+    return v.flag ? std::string_view(chars_).substr(v.first, v.count) : text_.substr(v.first, v.count);
   }
   /// The member `key` of an object (the first, if repeated), or nullptr.
   [[nodiscard]] const JsonValue* member(const JsonValue& object, std::string_view key) const;
@@ -63,6 +66,9 @@ class JsonDocument {
  private:
   friend JsonDocument parse_json_document(std::string_view text, const std::string& file);
   friend class JsonBuilder;
+  // A key's key_count with this bit: the key had an escape, its decoded text is in chars_ (a file is
+  // under 2 GiB, so no count has it otherwise).
+  static constexpr std::uint32_t kDecoded = std::uint32_t{1} << 31;
   struct Item {
     std::uint32_t value = 0;
     std::uint32_t key_first = 0, key_count = 0, key_offset = 0;  // objects only
@@ -72,7 +78,7 @@ class JsonDocument {
   std::string_view text_;
   std::vector<JsonValue> values_;
   std::vector<Item> items_;
-  std::string chars_;
+  std::string chars_;  // the decoded text of the strings and keys that had an escape; the others are views
   // Byte offsets of the line starts, found when the first place is asked for.
   mutable std::vector<std::size_t> lines_;
 };

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,19 +31,43 @@ using Kind = JsonValue::Kind;
 
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 62;  // a task's input or output, in all
 
+std::string index_path(const std::string& parent, std::size_t i) {
+  return parent + "[" + std::to_string(i) + "]";
+}
+
+// A list element's path, "workflow.specification.tasks[3]", kept as its parts: the text is made only for
+// a message (path_text).
+struct IndexPath {
+  const char* list;
+  std::size_t index;
+};
+std::string path_text(const IndexPath& p) {
+  return index_path(p.list, p.index);
+}
+const std::string& path_text(const std::string& p) {
+  return p;
+}
+std::string path_text(const char* p) {
+  return p;
+}
+
 // One task as the importer reads it, from either schema version.
 struct Task {
-  std::string id;
+  std::string_view id;               // in the document
   const JsonValue* where = nullptr;  // the task's object in the specification (1.5) or tasks (1.4)
   const JsonValue* id_value = nullptr;
-  std::string path;  // "workflow.specification.tasks[3]"
-  std::vector<std::pair<std::string_view, const JsonValue*>> parents, children;  // ids in the document
-  std::string parents_path, children_path;
-  const JsonValue* parents_value = nullptr;
+  IndexPath path{"", 0};                     // workflow.specification.tasks[3]
+  const JsonValue* parents_value = nullptr;  // lists of ids, checked to be strings
+  const JsonValue* children_value = nullptr;
   std::uint64_t input_bytes = 0, output_bytes = 0;  // 1.4: summed here
   const JsonValue* runtime = nullptr;
   const JsonValue* cores = nullptr;
-  std::string exec_path;  // where runtime and cores are
+  std::int64_t exec_index = -1;  // 1.5: where runtime and cores are, workflow.execution.tasks[exec_index]
+  // For messages: where runtime and cores are.
+  [[nodiscard]] std::string exec_path() const {
+    return exec_index < 0 ? path_text(path)
+                          : index_path("workflow.execution.tasks", static_cast<std::size_t>(exec_index));
+  }
 };
 
 struct Machine {
@@ -54,9 +79,6 @@ struct Machine {
   std::int64_t memory = 0;
 };
 
-std::string index_path(const std::string& parent, std::size_t i) {
-  return parent + "[" + std::to_string(i) + "]";
-}
 std::string key_path(const std::string& parent, std::string_view key) {
   return parent.empty() ? std::string(key) : parent + "." + std::string(key);
 }
@@ -69,6 +91,52 @@ std::string format_seconds(double s) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.9g", s);
   return buf;
+}
+
+// The one-step, one-pool document the direct route takes the loader's defaults from, made in code (parsing
+// it from YAML text was most of a small instance's import). As YAML:
+//   name: t
+//   pipeline:
+//     steps:
+//       - {name: a, duration: {base: 1ns}}
+//       - {name: b, after: [a], duration: {base: 1ns}, input: {size: 1}, output: {size: 1}}
+//   cluster:
+//     node_pools: [{name: p, cpu: 1, memory: 0, count: 1, max_pods: 1000000}]
+//     scheduler: {policy: list, decisions_per_second: 0, bind_latency: 0s, initial_backoff: 0s, max_backoff:
+//     0s}
+//   overheads: none
+Node template_document() {
+  using Fields = std::initializer_list<std::pair<const char*, Node>>;
+  const auto map = [](Fields fields) {
+    Node m(YAML::NodeType::Map);
+    for (const auto& [k, v] : fields) m[k] = v;
+    return m;
+  };
+  const auto str = [](const char* text) { return Node(std::string(text)); };
+  Node after(YAML::NodeType::Sequence);
+  after.push_back(str("a"));
+  Node steps(YAML::NodeType::Sequence);
+  steps.push_back(map({{"name", str("a")}, {"duration", map({{"base", str("1ns")}})}}));
+  steps.push_back(map({{"name", str("b")},
+                       {"after", after},
+                       {"duration", map({{"base", str("1ns")}})},
+                       {"input", map({{"size", str("1")}})},
+                       {"output", map({{"size", str("1")}})}}));
+  Node pools(YAML::NodeType::Sequence);
+  pools.push_back(map({{"name", str("p")},
+                       {"cpu", str("1")},
+                       {"memory", str("0")},
+                       {"count", str("1")},
+                       {"max_pods", str("1000000")}}));
+  return map({{"name", str("t")},
+              {"pipeline", map({{"steps", steps}})},
+              {"cluster", map({{"node_pools", pools},
+                               {"scheduler", map({{"policy", str("list")},
+                                                  {"decisions_per_second", str("0")},
+                                                  {"bind_latency", str("0s")},
+                                                  {"initial_backoff", str("0s")},
+                                                  {"max_backoff", str("0s")}})}})},
+              {"overheads", str("none")}});
 }
 
 class Importer {
@@ -107,22 +175,27 @@ class Importer {
   [[noreturn]] void fail(const JsonValue& v, const std::string& path, const std::string& message) const {
     throw InputError(doc_.where(v), path, message);
   }
-  void expect(const JsonValue& v, const std::string& path, Kind kind) const {
+  // `path` (a std::string or an IndexPath) is made into text only for a message.
+  template <class Path>
+  void expect(const JsonValue& v, const Path& path, Kind kind) const {
     if (v.kind != kind)
-      fail(v, path,
+      fail(v, path_text(path),
            "expected " + std::string(json_kind_name(kind)) + ", got " + std::string(json_kind_name(v.kind)));
   }
-  const JsonValue& require(const JsonValue& object, const std::string& path, std::string_view key,
-                           Kind kind) const {
+  template <class Path>
+  const JsonValue& require(const JsonValue& object, const Path& path, std::string_view key, Kind kind) const {
     const JsonValue* v = doc_.member(object, key);
-    if (v == nullptr) fail(object, path, "missing required key " + quote(std::string(key)));
-    if (v->kind != kind) expect(*v, key_path(path, key), kind);  // the path is made only for a message
+    if (v == nullptr) fail(object, path_text(path), "missing required key " + quote(std::string(key)));
+    if (v->kind != kind)
+      expect(*v, key_path(path_text(path), key), kind);  // the path is made only for a message
     return *v;
   }
-  const JsonValue* optional(const JsonValue& object, const std::string& path, std::string_view key,
+  template <class Path>
+  const JsonValue* optional(const JsonValue& object, const Path& path, std::string_view key,
                             Kind kind) const {
     const JsonValue* v = doc_.member(object, key);
-    if (v != nullptr && v->kind != Kind::null && v->kind != kind) expect(*v, key_path(path, key), kind);
+    if (v != nullptr && v->kind != Kind::null && v->kind != kind)
+      expect(*v, key_path(path_text(path), key), kind);
     return v != nullptr && v->kind != Kind::null ? v : nullptr;
   }
   std::int64_t count(const JsonValue& v, const std::string& path, std::int64_t min) const {
@@ -131,19 +204,15 @@ class Importer {
       fail(v, path, "expected an integer >= " + std::to_string(min) + ", got " + format_seconds(v.number));
     return static_cast<std::int64_t>(v.number);
   }
-  // A list of strings (task or file ids).
-  // (The text stays in the document; a path is made only for a message.)
-  std::vector<std::pair<std::string_view, const JsonValue*>> strings(const JsonValue* list,
-                                                                     const std::string& path) const {
-    std::vector<std::pair<std::string_view, const JsonValue*>> out;
-    if (list == nullptr) return out;
-    out.reserve(list->count);
+  // A list of strings (task or file ids), checked; its text stays in the document, and the path
+  // (made by `path`) is made only for a message.
+  template <class Path>
+  void check_strings(const JsonValue* list, const Path& path) const {
+    if (list == nullptr) return;
     for (std::uint32_t i = 0; i < list->count; ++i) {
       const JsonValue& s = doc_.item(*list, i);
-      if (s.kind != Kind::string) expect(s, index_path(path, i), Kind::string);
-      out.emplace_back(doc_.text(s), &s);
+      if (s.kind != Kind::string) expect(s, index_path(path(), i), Kind::string);
     }
-    return out;
   }
 
   void read_v15(const JsonValue& workflow) {
@@ -169,25 +238,28 @@ class Importer {
     }
     for (std::uint32_t i = 0; i < tasks.count; ++i) {
       Task t;
-      t.path = index_path("workflow.specification.tasks", i);
+      t.path = {"workflow.specification.tasks", i};
       const JsonValue& o = doc_.item(tasks, i);
       expect(o, t.path, Kind::object);
       t.where = &o;
       t.id_value = &require(o, t.path, "id", Kind::string);
-      t.id = std::string(doc_.text(*t.id_value));
-      t.parents_path = key_path(t.path, "parents");
-      t.children_path = key_path(t.path, "children");
+      t.id = doc_.text(*t.id_value);
       t.parents_value = optional(o, t.path, "parents", Kind::array);
-      t.parents = strings(t.parents_value, t.parents_path);
-      t.children = strings(optional(o, t.path, "children", Kind::array), t.children_path);
+      check_strings(t.parents_value, [&] { return key_path(path_text(t.path), "parents"); });
+      t.children_value = optional(o, t.path, "children", Kind::array);
+      check_strings(t.children_value, [&] { return key_path(path_text(t.path), "children"); });
       const auto sum = [&](std::string_view key, std::uint64_t& total) {
-        const std::string p = key_path(t.path, key);
-        for (const auto& [id, v] : strings(optional(o, t.path, key, Kind::array), p)) {
+        const auto p = [&] { return key_path(path_text(t.path), key); };
+        const JsonValue* list = optional(o, t.path, key, Kind::array);
+        check_strings(list, p);
+        for (std::uint32_t j = 0; list != nullptr && j < list->count; ++j) {
+          const JsonValue& v = doc_.item(*list, j);
+          const std::string_view id = doc_.text(v);
           const auto it = sizes.find(id);
           if (it == sizes.end())
-            fail(*v, p, "unknown file " + quote(std::string(id)) + " (not in workflow.specification.files)");
+            fail(v, p(), "unknown file " + quote(std::string(id)) + " (not in workflow.specification.files)");
           total += static_cast<std::uint64_t>(it->second);
-          if (total > kMaxBytes) fail(*v, p, "the files' sizes add up to more than 2^62 bytes");
+          if (total > kMaxBytes) fail(v, p(), "the files' sizes add up to more than 2^62 bytes");
         }
       };
       sum("inputFiles", t.input_bytes);
@@ -203,28 +275,30 @@ class Importer {
     std::unordered_map<std::string_view, std::size_t> by_id;
     for (std::size_t i = 0; i < tasks_.size(); ++i)
       if (!by_id.emplace(tasks_[i].id, i).second)
-        fail(*tasks_[i].id_value, key_path(tasks_[i].path, "id"),
-             "task id " + quote(tasks_[i].id) + " is used twice");
+        fail(*tasks_[i].id_value, key_path(path_text(tasks_[i].path), "id"),
+             "task id " + quote(std::string(tasks_[i].id)) + " is used twice");
     for (std::uint32_t i = 0; i < etasks.count; ++i) {
-      const std::string path = index_path("workflow.execution.tasks", i);
+      const IndexPath path{"workflow.execution.tasks", i};
       const JsonValue& o = doc_.item(etasks, i);
       expect(o, path, Kind::object);
       const JsonValue& id = require(o, path, "id", Kind::string);
       const auto it = by_id.find(doc_.text(id));
       if (it == by_id.end())
-        fail(id, key_path(path, "id"),
+        fail(id, key_path(path_text(path), "id"),
              "unknown task " + quote(std::string(doc_.text(id))) + " (not in workflow.specification.tasks)");
       Task& t = tasks_[it->second];
       if (t.runtime != nullptr)
-        fail(id, key_path(path, "id"), "task " + quote(std::string(doc_.text(id))) + " is listed twice");
-      t.exec_path = path;
+        fail(id, key_path(path_text(path), "id"),
+             "task " + quote(std::string(doc_.text(id))) + " is listed twice");
+      t.exec_index = i;
       t.runtime = &require(o, path, "runtimeInSeconds", Kind::number);
       t.cores = optional(o, path, "coreCount", Kind::number);
     }
     for (const Task& t : tasks_)
       if (t.runtime == nullptr)
-        fail(*t.id_value, key_path(t.path, "id"),
-             "task " + quote(t.id) + " has no entry in workflow.execution.tasks (its runtimeInSeconds)");
+        fail(*t.id_value, key_path(path_text(t.path), "id"),
+             "task " + quote(std::string(t.id)) +
+                 " has no entry in workflow.execution.tasks (its runtimeInSeconds)");
     read_timestamp(*exec, "workflow.execution");
     if (const JsonValue* m = doc_.member(*exec, "makespanInSeconds"); m != nullptr && m->kind == Kind::number)
       makespan_ = m->number;
@@ -236,22 +310,21 @@ class Importer {
     const JsonValue& tasks = require(workflow, "workflow", "tasks", Kind::array);
     for (std::uint32_t i = 0; i < tasks.count; ++i) {
       Task t;
-      t.path = index_path("workflow.tasks", i);
+      t.path = {"workflow.tasks", i};
       const JsonValue& o = doc_.item(tasks, i);
       expect(o, t.path, Kind::object);
       t.where = &o;
       // 1.4 names a task by `name` (`id` is optional); parents refer to that.
       t.id_value = doc_.member(o, "id") != nullptr ? &require(o, t.path, "id", Kind::string)
                                                    : &require(o, t.path, "name", Kind::string);
-      t.id = std::string(doc_.text(*t.id_value));
-      t.parents_path = key_path(t.path, "parents");
-      t.children_path = key_path(t.path, "children");
+      t.id = doc_.text(*t.id_value);
       t.parents_value = optional(o, t.path, "parents", Kind::array);
-      t.parents = strings(t.parents_value, t.parents_path);
-      t.children = strings(optional(o, t.path, "children", Kind::array), t.children_path);
+      check_strings(t.parents_value, [&] { return key_path(path_text(t.path), "parents"); });
+      t.children_value = optional(o, t.path, "children", Kind::array);
+      check_strings(t.children_value, [&] { return key_path(path_text(t.path), "children"); });
       if (const JsonValue* files = optional(o, t.path, "files", Kind::array)) {
         for (std::uint32_t j = 0; j < files->count; ++j) {
-          const std::string p = index_path(key_path(t.path, "files"), j);
+          const std::string p = index_path(key_path(path_text(t.path), "files"), j);
           const JsonValue& f = doc_.item(*files, j);
           expect(f, p, Kind::object);
           const std::int64_t size =
@@ -268,7 +341,6 @@ class Importer {
             fail(f, p, "the files' sizes add up to more than 2^62 bytes");
         }
       }
-      t.exec_path = t.path;
       t.runtime = &require(o, t.path, "runtimeInSeconds", Kind::number);
       t.cores = optional(o, t.path, "cores", Kind::number);
       tasks_.push_back(std::move(t));
@@ -328,46 +400,53 @@ class Importer {
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const Task& t = tasks_[i];
       if (!by_id.emplace(t.id, i).second)
-        fail(*t.id_value, key_path(t.path, "id"), "task id " + quote(t.id) + " is used twice");
+        fail(*t.id_value, key_path(path_text(t.path), "id"),
+             "task id " + quote(std::string(t.id)) + " is used twice");
     }
     after_.assign(tasks_.size(), {});
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const Task& t = tasks_[i];
-      for (std::size_t j = 0; j < t.parents.size(); ++j) {
-        const auto& [id, v] = t.parents[j];
+      for (std::uint32_t j = 0; t.parents_value != nullptr && j < t.parents_value->count; ++j) {
+        const JsonValue* v = &doc_.item(*t.parents_value, j);
+        const std::string_view id = doc_.text(*v);
         const auto it = by_id.find(id);
         if (it == by_id.end())
-          fail(*v, index_path(t.parents_path, j),
+          fail(*v, index_path(key_path(path_text(t.path), "parents"), j),
                "unknown parent task " + quote(std::string(id)) + " (no task has this id)");
         add_edge(it->second, i, v);
       }
-      for (std::size_t j = 0; j < t.children.size(); ++j) {
-        const auto& [id, v] = t.children[j];
+      for (std::uint32_t j = 0; t.children_value != nullptr && j < t.children_value->count; ++j) {
+        const JsonValue* v = &doc_.item(*t.children_value, j);
+        const std::string_view id = doc_.text(*v);
         const auto it = by_id.find(id);
         if (it == by_id.end())
-          fail(*v, index_path(t.children_path, j),
+          fail(*v, index_path(key_path(path_text(t.path), "children"), j),
                "unknown child task " + quote(std::string(id)) + " (no task has this id)");
         add_edge(i, it->second, v);
       }
       const double r = t.runtime->number;
       if (!(r >= 0) || r > 1e9)
-        fail(*t.runtime, key_path(t.exec_path, "runtimeInSeconds"),
+        fail(*t.runtime, key_path(t.exec_path(), "runtimeInSeconds"),
              "must be >= 0 (and at most 1e9 s), got " + format_seconds(r));
-      if (t.cores != nullptr)
-        (void)count(*t.cores, key_path(t.exec_path, t.exec_path == t.path ? "cores" : "coreCount"), 1);
+      if (t.cores != nullptr &&
+          !(t.cores->kind == Kind::number && t.cores->integer && t.cores->number >= 1 &&
+            t.cores->number <= 1e15))  // count()'s checks; the path made for its message
+        (void)count(*t.cores, key_path(t.exec_path(), t.exec_index < 0 ? "cores" : "coreCount"), 1);
     }
     // Step names: letters, digits, '-' and '_'; other characters become '_'. Two ids that become one
     // name are an error.
     std::unordered_map<std::string, std::size_t> names;
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
-      std::string n = tasks_[i].id;
+      std::string n(tasks_[i].id);
       for (char& c : n)
         if (!valid_step_char(c)) c = '_';
-      if (n.empty()) fail(*tasks_[i].id_value, key_path(tasks_[i].path, "id"), "must not be empty");
+      if (n.empty())
+        fail(*tasks_[i].id_value, key_path(path_text(tasks_[i].path), "id"), "must not be empty");
       if (const auto [it, fresh] = names.emplace(n, i); !fresh)
-        fail(*tasks_[i].id_value, key_path(tasks_[i].path, "id"),
-             "task ids " + quote(tasks_[it->second].id) + " and " + quote(tasks_[i].id) +
-                 " both become step name " + quote(n) + " (only letters, digits, '-' and '_' are kept)");
+        fail(*tasks_[i].id_value, key_path(path_text(tasks_[i].path), "id"),
+             "task ids " + quote(std::string(tasks_[it->second].id)) + " and " +
+                 quote(std::string(tasks_[i].id)) + " both become step name " + quote(n) +
+                 " (only letters, digits, '-' and '_' are kept)");
       step_names_.push_back(std::move(n));
     }
   }
@@ -436,18 +515,7 @@ class Importer {
     for (const Machine& m : machines_)
       if (m.name.empty()) return std::nullopt;
 
-    static const std::string kTemplate =
-        "name: t\n"
-        "pipeline:\n"
-        "  steps:\n"
-        "    - {name: a, duration: {base: 1ns}}\n"
-        "    - {name: b, after: [a], duration: {base: 1ns}, input: {size: 1}, output: {size: 1}}\n"
-        "cluster:\n"
-        "  node_pools: [{name: p, cpu: 1, memory: 0, count: 1, max_pods: 1000000}]\n"
-        "  scheduler: {policy: list, decisions_per_second: 0, bind_latency: 0s, initial_backoff: 0s, "
-        "max_backoff: 0s}\n"
-        "overheads: none\n";
-    Scenario s = load_scenario_text(kTemplate, file_);
+    Scenario s = detail::read_scenario_document({template_document(), {}}, file_, {}, LoadOptions{});
     const Step plain = s.pipeline.steps[0], with_data = s.pipeline.steps[1];
     const NodePool pool = s.cluster.node_pools[0];
     name_and_description(s.name, s.description);

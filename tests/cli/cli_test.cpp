@@ -99,6 +99,47 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
   }
 }
 
+// main() builds only the named command's CLI11 options when it can (for speed: issue #13); help, errors
+// and a later word that names another command read exactly as with every command built.
+TEST_CASE("cli: building only the named command changes nothing a user sees", "[cli]") {
+  SECTION("--help lists every command") {
+    const Result r = run("--help");
+    CHECK(r.status == 0);
+    const auto at = r.out.find("\nSubcommands:\n");
+    REQUIRE(at != std::string::npos);
+    CHECK(r.out.substr(at).find("\n  validate ") == 13);
+    std::string names;
+    for (std::size_t p = at + 14; p < r.out.size() && r.out.compare(p, 2, "  ") == 0;
+         p = r.out.find('\n', p) + 1)
+      names += r.out.substr(p + 2, r.out.find(' ', p + 2) - p - 2) + " ";
+    CHECK(names == "validate explain simulate run sweep merge compare calibrate report k8s ");
+  }
+  SECTION("a command's --help, with the other commands built") {
+    const Result r = run("simulate --help");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("Simulate a scenario on its modelled Kubernetes cluster; print a summary and write the "
+                     "trace and metrics (JSON, CSV) and a timeline for ui.perfetto.dev (the same as `run "
+                     "--backend sim`)\nUsage: " +
+                     std::string(SHARDFLOW_EXE) + " simulate [OPTIONS] file\n\nPositionals:\n") == 0);
+  }
+  SECTION("an error of the one command built") {
+    for (const char* args : {"simulate", "simulate --bogus", "sweep"}) {
+      const Result r = run(args);
+      CHECK(r.status == 2);
+      CHECK(r.out == "");
+      CHECK(r.err == "file is required\nRun with --help for more information.\n");
+    }
+    const Result k = run("k8s");
+    CHECK(k.status == 2);
+    CHECK(k.err == "A subcommand is required\nRun with --help for more information.\n");
+  }
+  SECTION("a later word naming another command: every command built, as CLI11 reads it") {
+    const Result r = run("validate tests/data/wfcommons/bad/good.json explain");
+    CHECK(r.status == 2);
+    CHECK(r.err == "files: File does not exist: explain\nRun with --help for more information.\n");
+  }
+}
+
 TEST_CASE("cli: --set changes the scenario for one run", "[cli]") {
   const fs::path dir = scratch("simulate-set");
   // parallelism 5 instead of 2: two waves of 10 s instead of five.

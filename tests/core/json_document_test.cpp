@@ -125,3 +125,27 @@ TEST_CASE("JsonDocument: bad JSON gets one error at the offending byte", "[json]
   CHECK(error_of("\xEF\xBB") ==
         "j.json:1:1: invalid JSON: invalid byte order mark (a file may start with EF BB BF, the UTF-8 one)");
 }
+
+TEST_CASE("JsonDocument: strings without an escape are the file's bytes, the others decoded", "[json]") {
+  const std::string text =
+      "{\"plain\": \"caf\xC3\xA9 au lait\", \"k\\\"ey\": \"ab\\ncd\\u0041\", \"2\": [\"x\", \"\\/y\", \"\", "
+      "\"tail \\\\\"]}";
+  const JsonDocument doc = parse_json_document(text, "s.json");
+  const JsonValue& root = doc.root();
+  REQUIRE(root.count == 3);
+  CHECK(doc.key(root, 0) == "plain");
+  CHECK(doc.key(root, 1) == "k\"ey");
+  CHECK(doc.key(root, 2) == "2");
+  const std::string_view plain = doc.text(doc.item(root, 0));
+  CHECK(plain == "caf\xC3\xA9 au lait");
+  CHECK(plain.data() == text.data() + 11);  // a view into the text, not a copy
+  CHECK(doc.key(root, 0).data() == text.data() + 2);
+  CHECK(doc.text(doc.item(root, 1)) == "ab\ncdA");
+  const JsonValue& list = doc.item(root, 2);
+  REQUIRE(list.count == 4);
+  CHECK(doc.text(doc.item(list, 0)) == "x");
+  CHECK(doc.text(doc.item(list, 1)) == "/y");
+  CHECK(doc.text(doc.item(list, 2)) == "");
+  CHECK(doc.text(doc.item(list, 3)) == "tail \\");
+  CHECK(doc.member(root, "k\"ey") == &doc.item(root, 1));
+}

@@ -154,52 +154,38 @@ double get_probability(const Reader& r, const Node& n, const std::string& field)
   return v;
 }
 
-Duration get_duration(const Reader& r, const Node& n, const std::string& field) {
-  const std::string& s = scalar(r, n, field, "a duration");
-  Duration d;
+// A quantity in its text form (a duration, a size, a CPU amount, a rate): the scalar parsed by `parse`,
+// whose std::invalid_argument becomes the field's error, then checked against zero (`positive`: > 0,
+// else >= 0).
+template <class T, class Parse>
+T get_quantity(const Reader& r, const Node& n, const std::string& field, std::string_view what, Parse parse,
+               bool positive) {
+  const std::string& s = scalar(r, n, field, what);
+  T v{};
   try {
-    d = parse_duration(s);
+    v = parse(s);
   } catch (const std::invalid_argument& e) {
     r.fail(n, field, e.what());
   }
-  if (d < Duration::zero()) r.fail(n, field, "must be >= 0, got " + s);
-  return d;
+  if (positive ? v <= T{} : v < T{})
+    r.fail(n, field, (positive ? "must be > 0, got " : "must be >= 0, got ") + s);
+  return v;
+}
+
+Duration get_duration(const Reader& r, const Node& n, const std::string& field) {
+  return get_quantity<Duration>(r, n, field, "a duration", parse_duration, false);
 }
 
 ByteCount get_bytes(const Reader& r, const Node& n, const std::string& field) {
-  const std::string& s = scalar(r, n, field, "a size");
-  ByteCount b = 0;
-  try {
-    b = parse_bytes(s);
-  } catch (const std::invalid_argument& e) {
-    r.fail(n, field, e.what());
-  }
-  if (b < 0) r.fail(n, field, "must be >= 0, got " + s);
-  return b;
+  return get_quantity<ByteCount>(r, n, field, "a size", parse_bytes, false);
 }
 
 MilliCpu get_cpu(const Reader& r, const Node& n, const std::string& field) {
-  const std::string& s = scalar(r, n, field, "a CPU quantity");
-  MilliCpu c = 0;
-  try {
-    c = parse_cpu(s);
-  } catch (const std::invalid_argument& e) {
-    r.fail(n, field, e.what());
-  }
-  if (c <= 0) r.fail(n, field, "must be > 0, got " + s);
-  return c;
+  return get_quantity<MilliCpu>(r, n, field, "a CPU quantity", parse_cpu, true);
 }
 
 double get_rate(const Reader& r, const Node& n, const std::string& field) {
-  const std::string& s = scalar(r, n, field, "a rate");
-  double v = 0;
-  try {
-    v = parse_rate(s);
-  } catch (const std::invalid_argument& e) {
-    r.fail(n, field, e.what());
-  }
-  if (v < 0) r.fail(n, field, "must be >= 0, got " + s);
-  return v;
+  return get_quantity<double>(r, n, field, "a rate", parse_rate, false);
 }
 
 bool get_bool(const Reader& r, const Node& n, const std::string& field) {

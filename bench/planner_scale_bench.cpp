@@ -1,6 +1,8 @@
 // The planner at scale, two measurements for reports/planner-sweep.md (scripts/planner-sweep-report):
 //   planner_scale_bench search   # a 10,000-configuration space: simulations of --search auto against the
-//                                # grid's, and whether both recommend the same configuration
+//                                # grid's, and whether both recommend the same configuration; --shapes
+//                                # varies the node's CPU instead of its price, so every configuration
+//                                # is a distinct simulation
 //   planner_scale_bench speed [--no-reuse]   # 1,000 configurations x 20 replications of a 10,000-task
 //                                # scenario: wall and CPU time, with the price-only variants sharing their
 //                                # simulations (the default) or each simulated (--no-reuse)
@@ -58,12 +60,16 @@ const char* kSmall =
     "  node_pools:\n"
     "    - {name: n, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 3.6}\n";
 
-int search() {
+// shapes = false: 25 node counts x 20 parallelism limits x 20 prices = 10,000 configurations, of which
+// 500 are distinct to the simulator (price-only variants share their simulations).
+// shapes = true: the third field is the node's CPU (16..35 cores), which the simulator reads, so all
+// 10,000 are distinct and the grid simulates every one.
+int search(bool shapes) {
   SweepSpec spec;
-  // 25 node counts x 20 parallelism limits x 20 prices = 10,000 configurations.
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=" + list(1, 25)),
                      parse_dimension("pipeline.steps[w].parallel_for.parallelism=" + list(2, 40, 2)),
-                     parse_dimension("cluster.node_pools[n].price_per_hour=" + list(20, 39))};
+                     parse_dimension(shapes ? "cluster.node_pools[n].cpu=" + list(16, 35)
+                                            : "cluster.node_pools[n].price_per_hour=" + list(20, 39))};
   spec.replications = 10;
   spec.deadline_s = 150;
   auto t = Clock::now();
@@ -88,10 +94,14 @@ int search() {
               static_cast<unsigned long long>(grid.simulations),
               static_cast<unsigned long long>(grid.distinct_simulations), grid_s, text(grid).c_str());
   std::printf(
-      "auto: %llu runs (%llu distinct simulations) in %.1f s (%.1f%% of the grid's runs); recommends %s\n",
+      "auto: %llu runs (%llu distinct simulations) in %.1f s (%.1f%% of the grid's runs, %.1f%% of its "
+      "distinct "
+      "simulations); recommends %s\n",
       static_cast<unsigned long long>(autos.simulations),
       static_cast<unsigned long long>(autos.distinct_simulations), auto_s,
       100.0 * static_cast<double>(autos.simulations) / static_cast<double>(grid.simulations),
+      100.0 * static_cast<double>(autos.distinct_simulations) /
+          static_cast<double>(grid.distinct_simulations),
       text(autos).c_str());
   const bool same = text(grid) == text(autos);
   std::printf("same recommendation: %s\n", same ? "yes" : "NO");
@@ -145,10 +155,12 @@ int speed(bool reuse) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "search") == 0) return search();
+  if (argc == 2 && std::strcmp(argv[1], "search") == 0) return search(false);
+  if (argc == 3 && std::strcmp(argv[1], "search") == 0 && std::strcmp(argv[2], "--shapes") == 0)
+    return search(true);
   if (argc == 2 && std::strcmp(argv[1], "speed") == 0) return speed(true);
   if (argc == 3 && std::strcmp(argv[1], "speed") == 0 && std::strcmp(argv[2], "--no-reuse") == 0)
     return speed(false);
-  std::fprintf(stderr, "usage: planner_scale_bench search|speed [--no-reuse]\n");
+  std::fprintf(stderr, "usage: planner_scale_bench search [--shapes] | speed [--no-reuse]\n");
   return 2;
 }

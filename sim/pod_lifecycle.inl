@@ -205,8 +205,9 @@ inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   at.phase = Phase::running;
   r.started = at_time;
   r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
-  const std::uint32_t key =
-      at.backup ? kBackupKey + r.attempt : (sc_.overheads.repeat_first_attempt ? 0 : r.attempt);
+  const std::uint32_t key = r.kind == AttemptKind::backup
+                                ? kBackupKey + r.attempt
+                                : (sc_.overheads.repeat_first_attempt ? 0 : r.attempt);
   const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task, key, opt_.seed);
   double ns = sample.run_ns;
   const double speed = sc_.cluster.node_pools[nodes_.slot(at.slot).pool].speed;

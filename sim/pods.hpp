@@ -61,7 +61,6 @@ struct Attempt {
   double transfer_target = 0;  // storage virtual time at which its read or write completes
   Phase phase = Phase::queued;
   bool will_fail = false;
-  bool backup = false;     // a speculative backup attempt (its own duration draw)
   bool cancelled = false;  // cancelled while queued: the scheduler drops it when it comes up
 };
 

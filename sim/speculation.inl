@@ -31,7 +31,6 @@ bool Model::spec_created(TaskId t, std::uint32_t a) {
   const auto it = spec_tasks_.find(t);
   if (it == spec_tasks_.end()) return true;
   SpecTask& task = it->second;
-  att_[a].backup = trace_.attempts[a].kind == AttemptKind::backup;
   if (task.won) {
     trace_.attempts[a].finished = engine_.now();
     trace_.attempts[a].outcome = Outcome::cancelled;

@@ -18,9 +18,12 @@
 #include <shardflow/core/text.hpp>
 
 #include "scenario_document.hpp"
+#include "yaml_reader.hpp"
 
 namespace shardflow {
 namespace {
+
+using detail::key_path;
 
 using YAML::Node;
 using Keys = std::span<const std::string_view>;
@@ -77,10 +80,6 @@ constexpr std::string_view kDefaultCluster =
     "node_pools:\n"
     "  - {name: cpu, cpu: 16, memory: 64Gi, count: 20, price_per_hour: 0.77}\n"
     "  - {name: gpu, cpu: 32, memory: 256Gi, gpu: 4, count: 2, price_per_hour: 12.0}\n";
-
-std::string key_path(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
-}
 
 std::string join(const std::vector<std::string>& names, std::size_t limit = 10) {
   std::string out;

@@ -22,18 +22,18 @@
 #include "json_document.hpp"
 #include "scenario_document.hpp"
 #include "validate.hpp"
+#include "yaml_reader.hpp"
 
 namespace shardflow {
 namespace {
+
+using detail::index_path;
+using detail::key_path;
 
 using YAML::Node;
 using Kind = JsonValue::Kind;
 
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 62;  // a task's input or output, in all
-
-std::string index_path(const std::string& parent, std::size_t i) {
-  return parent + "[" + std::to_string(i) + "]";
-}
 
 // A list element's path, "workflow.specification.tasks[3]", kept as its parts: the text is made only for
 // a message (path_text).
@@ -78,10 +78,6 @@ struct Machine {
   std::int64_t speed_mhz = 0;
   std::int64_t memory = 0;
 };
-
-std::string key_path(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
-}
 
 bool valid_step_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';

@@ -333,6 +333,29 @@ class PodTimes {
       if (!first_bound || *p.bound < *first_bound) first_bound = p.bound;
       if (!last_bound || *p.bound > *last_bound) last_bound = p.bound;
     }
+    // The Job controller's lag: the first pod created after the first end, from that end (the sync the
+    // end asked for, sync_period later, and its write), and the Job's condition from the first end of
+    // the last wave (pods created after the last refill began).
+    std::optional<Clock::time_point> refill_first, last_wave_start;
+    for (const auto& [name, p] : pods_)
+      if (p.created && first_end && *p.created > *first_end) {
+        if (!refill_first || *p.created < *refill_first) refill_first = p.created;
+      }
+    for (const auto& [name, p] : pods_) {
+      if (!p.created) continue;
+      bool after_end = false;
+      for (const auto& [other, q] : pods_)
+        if (q.ended && *q.ended < *p.created) after_end = true;
+      if (after_end && (!last_wave_start || *p.created > *last_wave_start)) last_wave_start = p.created;
+    }
+    std::optional<Clock::time_point> last_wave_first_end;
+    for (const auto& [name, p] : pods_) {
+      // Pods of the last wave: created within 1 s of its latest creation (one sync's slow-start batches).
+      if (!p.created || !p.ended || !last_wave_start ||
+          *p.created + std::chrono::seconds(1) < *last_wave_start)
+        continue;
+      if (!last_wave_first_end || *p.ended < *last_wave_first_end) last_wave_first_end = p.ended;
+    }
     const auto least = [](const std::vector<double>& v) {
       return v.empty() ? -1.0 : *std::min_element(v.begin(), v.end());
     };
@@ -346,6 +369,8 @@ class PodTimes {
             {"bound_to_running", median(run)},
             {"end_to_next_created", median(refill)},
             {"last_end_to_condition", last_end ? ms(end - *last_end) : -1.0},
+            {"first_end_to_refill", refill_first ? ms(*refill_first - *first_end) : -1.0},
+            {"last_wave_first_end_to_condition", last_wave_first_end ? ms(end - *last_wave_first_end) : -1.0},
             {"pods_seen", pods_.size()}};
   }
 

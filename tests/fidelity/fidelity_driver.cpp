@@ -336,7 +336,9 @@ class PodTimes {
     // The Job controller's lag: the first pod created after the first end, from that end (the sync the
     // end asked for, sync_period later, and its write), and the Job's condition from the first end of
     // the last wave (pods created after the last refill began).
-    std::optional<Clock::time_point> refill_first, last_wave_start;
+    std::optional<Clock::time_point> refill_first, last_wave_start, first_created;
+    for (const auto& [name, p] : pods_)
+      if (p.created && (!first_created || *p.created < *first_created)) first_created = p.created;
     for (const auto& [name, p] : pods_)
       if (p.created && first_end && *p.created > *first_end) {
         if (!refill_first || *p.created < *refill_first) refill_first = p.created;
@@ -359,19 +361,21 @@ class PodTimes {
     const auto least = [](const std::vector<double>& v) {
       return v.empty() ? -1.0 : *std::min_element(v.begin(), v.end());
     };
-    return {{"first_wave_pods", wave},
-            {"min_created_to_bound", least(bind)},
-            {"min_bound_to_running", least(run)},
-            {"first_wave_min_bind", first_bind},
-            {"first_wave_bind_per_pod",
-             wave > 1 ? ms(*last_bound - *first_bound) / static_cast<double>(wave - 1) : -1.0},
-            {"created_to_bound", median(bind)},
-            {"bound_to_running", median(run)},
-            {"end_to_next_created", median(refill)},
-            {"last_end_to_condition", last_end ? ms(end - *last_end) : -1.0},
-            {"first_end_to_refill", refill_first ? ms(*refill_first - *first_end) : -1.0},
-            {"last_wave_first_end_to_condition", last_wave_first_end ? ms(end - *last_wave_first_end) : -1.0},
-            {"pods_seen", pods_.size()}};
+    return {
+        {"first_wave_pods", wave},
+        {"min_created_to_bound", least(bind)},
+        {"min_bound_to_running", least(run)},
+        {"first_wave_min_bind", first_bind},
+        {"first_wave_bind_per_pod",
+         wave > 1 ? ms(*last_bound - *first_bound) / static_cast<double>(wave - 1) : -1.0},
+        {"created_to_bound", median(bind)},
+        {"bound_to_running", median(run)},
+        {"end_to_next_created", median(refill)},
+        {"last_end_to_condition", last_end ? ms(end - *last_end) : -1.0},
+        {"first_end_to_refill", refill_first ? ms(*refill_first - *first_end) : -1.0},
+        {"first_created_to_first_end", first_created && first_end ? ms(*first_end - *first_created) : -1.0},
+        {"last_wave_first_end_to_condition", last_wave_first_end ? ms(end - *last_wave_first_end) : -1.0},
+        {"pods_seen", pods_.size()}};
   }
 
  private:

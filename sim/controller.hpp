@@ -20,12 +20,18 @@ namespace {
 struct ControllerKey {
   SimTime armed = kNever;            // the sync waiting in the queue, if any
   std::uint32_t gen = 0;             // bumped when `armed` moves earlier: the older event is stale
-  SimTime last_sync = kNever;        // when the last sync ran (pods wanted at that instant join it)
+  SimTime last_sync = kNever;        // when the last sync's writes landed (pods wanted then join them)
   std::uint32_t created = 0;         // pods created by the last sync so far (their slow-start batch)
   bool exists = false;               // the Job (or Workflow) was created: its first sync has been asked for
   bool changed = false;              // a pod event since the last sync: the sync writes the Job's status
   std::vector<TaskId> to_create;     // tasks whose pod the next sync creates
   std::vector<std::uint32_t> ended;  // attempts whose pod ended, not yet seen
+  /// With sync_latency: the attempts a sync saw, whose effects its write (sync_latency later) applies,
+  /// and when that write lands (kNever: none pending).
+  std::vector<std::uint32_t> writing;
+  SimTime write_at = kNever;
+  SimTime write_sync = kNever;  // the sync time of the pending write (its follow-up sync counts from it)
+  bool write_changed = false;   // the pending write updates the Job's status
   struct Retry {
     TaskId task;
     SimTime at;  // the failed pod's end plus its backoff

@@ -68,14 +68,48 @@ inline void Model::on_sync(std::uint32_t k, std::uint32_t gen) {
   ControllerKey& q = keys_[k];
   if (gen != q.gen) return;
   const SimTime now = engine_.now();
-  const ControlPlane& cp = sc_.overheads.control_plane;
   q.armed = kNever;
+  const Duration latency = sc_.overheads.control_plane.sync_latency;
+  if (latency == Duration::zero()) {
+    const bool write = q.changed;
+    q.changed = false;
+    seen_.swap(q.ended);
+    apply_sync(k, now, write);
+    return;
+  }
+  // The sync reads the pods that ended by now; its writes (the pods it creates, the tasks it counts,
+  // the Job's status) land sync_latency later. A sync that runs while an earlier one's write is still
+  // pending joins that write.
+  q.writing.insert(q.writing.end(), q.ended.begin(), q.ended.end());
+  q.ended.clear();
+  q.write_changed = q.write_changed || q.changed;
+  q.changed = false;
+  if (q.write_at == kNever) {
+    q.write_at = now + latency;
+    q.write_sync = now;
+    engine_.schedule_at(q.write_at, kSyncWrite, k, 0);
+  }
+}
+
+inline void Model::on_sync_write(std::uint32_t k) {
+  ControllerKey& q = keys_[k];
+  const SimTime sync_time = q.write_sync;
+  const bool write = q.write_changed;
+  q.write_at = kNever;
+  q.write_sync = kNever;
+  q.write_changed = false;
+  seen_.swap(q.writing);
+  apply_sync(k, sync_time, write);
+}
+
+// A sync's effects, at the instant they land: seen_ holds the pods it saw end, in the order they ended.
+// Its follow-up sync (the status update's event) counts from sync_time, when it read the state.
+inline void Model::apply_sync(std::uint32_t k, SimTime sync_time, bool write) {
+  ControllerKey& q = keys_[k];
+  const SimTime now = engine_.now();
+  const ControlPlane& cp = sc_.overheads.control_plane;
   q.last_sync = now;
   q.created = 0;
-  bool write = q.changed;
-  q.changed = false;
-  // The pods that ended since the last sync, in the order they ended.
-  seen_.swap(q.ended);
   for (const std::uint32_t a : seen_) {
     write = true;
     // Copies: creating a pod may grow trace_.attempts.
@@ -117,7 +151,7 @@ inline void Model::on_sync(std::uint32_t k, std::uint32_t gen) {
     for (const TaskId t : creating_) want_pod(t);  // beyond max_creates_per_sync: back in to_create
     creating_.clear();
   }
-  if (write) request_sync(k, now + cp.sync_period);
+  if (write) request_sync(k, sync_time + cp.sync_period);
 }
 
 }  // namespace

@@ -197,6 +197,9 @@ class Model {
       case kCreatePod:
         create_attempt(e.target);
         break;
+      case kSyncWrite:
+        on_sync_write(e.target);
+        break;
       case kImagePulled:
         on_image_pulled(e.target, e.gen);
         break;
@@ -290,6 +293,8 @@ class Model {
   inline void pod_event(TaskId t);
   inline void pod_ended(std::uint32_t a);
   inline void on_sync(std::uint32_t k, std::uint32_t gen);
+  inline void on_sync_write(std::uint32_t k);
+  inline void apply_sync(std::uint32_t k, SimTime sync_time, bool write);
 
   // ---- nodes (node_events.inl) ------------------------------------------------------------------------
   inline void add_node(std::uint32_t pool, SimTime up, SimTime billed_from);

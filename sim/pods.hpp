@@ -31,6 +31,7 @@ enum Kind : std::uint8_t {
   kCreatePod,     // a pod the controller's sync creates in a later slow-start batch
   kImagePulled,   // an image ImageLocality scores is on a node (target: slot * images + image; gen: slot's)
   kSpecCheck,     // a speculative step's earliest running attempt may have become a straggler (target: step)
+  kSyncWrite,     // a controller sync's writes land, sync_latency after it (controller.inl)
 };
 
 enum class Phase : std::uint8_t {

@@ -25,6 +25,7 @@ void check_same(const ControlPlane& a, const ControlPlane& b) {
   CHECK(a.failure_backoff == b.failure_backoff);
   CHECK(a.max_failure_backoff == b.max_failure_backoff);
   CHECK(a.follow_pods == b.follow_pods);
+  CHECK(a.sync_latency == b.sync_latency);
 }
 
 void check_same(const Overheads& a, const Overheads& b) {

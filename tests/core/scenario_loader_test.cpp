@@ -273,6 +273,18 @@ TEST_CASE("ScenarioLoader: overhead presets per orchestrator", "[core]") {
     CHECK(c.failure_backoff == Duration::from_s(10));
     CHECK(c.max_failure_backoff == Duration::from_s(360));
   }
+  SECTION("sync_latency: 0 in the preset, set on its own, and less than sync_period") {
+    CHECK(load_scenario_text(base + "overheads: {orchestrator: indexed-job}", "x.yaml")
+              .overheads.control_plane.sync_latency == Duration::zero());
+    CHECK(load_scenario_text(
+              base + "overheads: {orchestrator: indexed-job, control_plane: {sync_latency: 80ms}}", "x.yaml")
+              .overheads.control_plane.sync_latency == Duration::from_ms(80));
+    CHECK_THROWS_WITH(
+        load_scenario_text(base + "overheads: {orchestrator: indexed-job, control_plane: {sync_latency: 1s}}",
+                           "x.yaml"),
+        "x.yaml:4:70: overheads.control_plane.sync_latency: must be less than sync_period (1s): a sync's "
+        "writes land before the next sync it asks for");
+  }
   SECTION("job_sync is the former name of control_plane.sync_period") {
     const Scenario s =
         load_scenario_text(base + "overheads: {orchestrator: indexed-job, job_sync: 500ms}", "x.yaml");

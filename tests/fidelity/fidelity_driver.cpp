@@ -333,20 +333,49 @@ class PodTimes {
       if (!first_bound || *p.bound < *first_bound) first_bound = p.bound;
       if (!last_bound || *p.bound > *last_bound) last_bound = p.bound;
     }
+    // The Job controller's lag: the first pod created after the first end, from that end (the sync the
+    // end asked for, sync_period later, and its write), and the Job's condition from the first end of
+    // the last wave (pods created after the last refill began).
+    std::optional<Clock::time_point> refill_first, last_wave_start, first_created;
+    for (const auto& [name, p] : pods_)
+      if (p.created && (!first_created || *p.created < *first_created)) first_created = p.created;
+    for (const auto& [name, p] : pods_)
+      if (p.created && first_end && *p.created > *first_end) {
+        if (!refill_first || *p.created < *refill_first) refill_first = p.created;
+      }
+    for (const auto& [name, p] : pods_) {
+      if (!p.created) continue;
+      bool after_end = false;
+      for (const auto& [other, q] : pods_)
+        if (q.ended && *q.ended < *p.created) after_end = true;
+      if (after_end && (!last_wave_start || *p.created > *last_wave_start)) last_wave_start = p.created;
+    }
+    std::optional<Clock::time_point> last_wave_first_end;
+    for (const auto& [name, p] : pods_) {
+      // Pods of the last wave: created within 1 s of its latest creation (one sync's slow-start batches).
+      if (!p.created || !p.ended || !last_wave_start ||
+          *p.created + std::chrono::seconds(1) < *last_wave_start)
+        continue;
+      if (!last_wave_first_end || *p.ended < *last_wave_first_end) last_wave_first_end = p.ended;
+    }
     const auto least = [](const std::vector<double>& v) {
       return v.empty() ? -1.0 : *std::min_element(v.begin(), v.end());
     };
-    return {{"first_wave_pods", wave},
-            {"min_created_to_bound", least(bind)},
-            {"min_bound_to_running", least(run)},
-            {"first_wave_min_bind", first_bind},
-            {"first_wave_bind_per_pod",
-             wave > 1 ? ms(*last_bound - *first_bound) / static_cast<double>(wave - 1) : -1.0},
-            {"created_to_bound", median(bind)},
-            {"bound_to_running", median(run)},
-            {"end_to_next_created", median(refill)},
-            {"last_end_to_condition", last_end ? ms(end - *last_end) : -1.0},
-            {"pods_seen", pods_.size()}};
+    return {
+        {"first_wave_pods", wave},
+        {"min_created_to_bound", least(bind)},
+        {"min_bound_to_running", least(run)},
+        {"first_wave_min_bind", first_bind},
+        {"first_wave_bind_per_pod",
+         wave > 1 ? ms(*last_bound - *first_bound) / static_cast<double>(wave - 1) : -1.0},
+        {"created_to_bound", median(bind)},
+        {"bound_to_running", median(run)},
+        {"end_to_next_created", median(refill)},
+        {"last_end_to_condition", last_end ? ms(end - *last_end) : -1.0},
+        {"first_end_to_refill", refill_first ? ms(*refill_first - *first_end) : -1.0},
+        {"first_created_to_first_end", first_created && first_end ? ms(*first_end - *first_created) : -1.0},
+        {"last_wave_first_end_to_condition", last_wave_first_end ? ms(end - *last_wave_first_end) : -1.0},
+        {"pods_seen", pods_.size()}};
   }
 
  private:

@@ -289,6 +289,57 @@ TEST_CASE("ScenarioSettings: the kwok-testenv preset", "[sim]") {
                     Catch::Contains("unknown preset \"kwok\" (expected kwok-testenv)"));
 }
 
+TEST_CASE(
+    "ScenarioSettings: control_plane.sync_latency: a sync's pods and counted tasks land that much later",
+    "[sim]") {
+  // The refill case above with sync_latency 40 ms. The Job's first sync reads at 0 and its write lands
+  // at 0.040: the pods are created at 0.040, 0.045, 0.045, 0.050, 0.050 and run 0.140..2.140 to
+  // 0.150..2.150. Its status write asks for the sync at 1 (counted from the sync, not its write); that one
+  // writes the pods' readiness (at 1.040) and asks for the one at 2, which sees nothing new. The first
+  // end (2.140) asks for the sync at 3.140, which sees all five; its write at 3.180 creates the next
+  // five. So each wave takes 3.140 s. The last wave (3.140 * 9 + 0.040 = 28.300) ends at 30.400 to
+  // 30.410, the sync at 31.400 sees it and its write completes the Job at 31.440; `after` (its own Job:
+  // first sync 31.440, write 31.480) ends at 31.480 + 0.1 + 1 = 32.580.
+  const std::string steps =
+      "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
+      "    - {name: after, after: [work], duration: {base: 1s}}\n";
+  const Run r = run_stats(
+      control_plane_scenario(steps, "orchestrator: indexed-job, control_plane: {sync_latency: 40ms}"));
+  REQUIRE(r.trace.attempts.size() == 51);
+  for (int k = 0; k < 10; ++k) {
+    const SimTime wave = at_ms(3140 * k + 40);
+    INFO("wave " << k);
+    CHECK(r.trace.attempts[5 * k].submitted == wave);
+    CHECK(r.trace.attempts[5 * k + 1].submitted == wave + at_ms(5));
+    CHECK(r.trace.attempts[5 * k + 2].submitted == wave + at_ms(5));
+    CHECK(r.trace.attempts[5 * k + 3].submitted == wave + at_ms(10));
+    CHECK(r.trace.attempts[5 * k + 4].submitted == wave + at_ms(10));
+  }
+  CHECK(r.trace.attempts[49].finished == at_ms(30410));
+  CHECK(r.stats.step_done[0] == at_ms(31440));
+  CHECK(r.trace.attempts.back().submitted == at_ms(31480));
+  CHECK(makespan(r.trace) == at_ms(32580));
+}
+
+TEST_CASE(
+    "ScenarioSettings: with sync_latency a failed pod's replacement waits for the backoff and the write",
+    "[sim]") {
+  // The backoff case below with sync_latency 50 ms: attempt 0 created at 0.050, runs 0.150..2.150; the
+  // sync at 3.150 sees it failed (write 3.200): retry due at 2.150 + 10 = 12.150, whose sync's write
+  // lands at 12.200. Attempt 1 runs 12.300..14.300; sync 15.300 (write 15.350): due 34.300, written
+  // 34.350. Attempt 2 runs 34.450..36.450; the sync at 37.450 sees the last failure, written at 37.500.
+  const Run r = run_stats(
+      control_plane_scenario("    - {name: w, duration: {base: 2s}, failure: {p: 1}, retries: {max: 2}}\n",
+                             "orchestrator: indexed-job, control_plane: {sync_latency: 50ms}"));
+  REQUIRE(r.trace.attempts.size() == 3);
+  CHECK(r.trace.attempts[0].submitted == at_ms(50));
+  CHECK(r.trace.attempts[1].submitted == at_ms(12200));
+  CHECK(r.trace.attempts[2].submitted == at_ms(34350));
+  CHECK(r.trace.attempts[2].finished == at_ms(36450));
+  CHECK(r.stats.step_done[0] == at_ms(37500));
+  CHECK(r.trace.tasks_failed == 1);
+}
+
 TEST_CASE("ScenarioSettings: a sync creates pods in slow-start batches, at most max_creates_per_sync",
           "[sim]") {
   const std::string steps = "    - {name: w, parallel_for: {count: 20}, duration: {base: 5s}}\n";

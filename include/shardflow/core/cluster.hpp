@@ -134,9 +134,13 @@ struct Storage {
 /// All zero (the struct's defaults, `overheads: none`): pods are seen and created at once.
 struct ControlPlane {
   enum class Scope : std::uint8_t { step, run };
-  Duration sync_period = Duration::zero();      // 0 = no controller lag
-  Scope scope = Scope::step;                    // one queue key per step (a Job) or per run (a Workflow)
-  Duration create_batch = Duration::zero();     // one batch of pod creations (API round trip)
+  Duration sync_period = Duration::zero();   // 0 = no controller lag
+  Scope scope = Scope::step;                 // one queue key per step (a Job) or per run (a Workflow)
+  Duration create_batch = Duration::zero();  // one batch of pod creations (API round trip)
+  /// From a sync to its writes: the pods it creates and the tasks it counts done land this much later
+  /// (the controller's watch, its work and its API writes on a loaded control plane). Less than
+  /// sync_period; 0 in every preset.
+  Duration sync_latency = Duration::zero();
   int max_creates_per_sync = 0;                 // 0 = no limit (the Job controller: 500)
   Duration failure_backoff = Duration::zero();  // before a failed pod's replacement, doubling per failure
   Duration max_failure_backoff = Duration::zero();

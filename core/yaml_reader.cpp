@@ -101,7 +101,9 @@ void check_no_more_documents(YAML::Parser& parser, DocumentStarts& docs, const s
 // The detail::node calls (create_node, set_mark, set_tag, insert, push_back) are yaml-cpp's installed
 // headers (yaml-cpp/node/detail/).
 namespace shardflow::detail {
-struct TreeBuilderAccess {};
+namespace {
+struct TreeBuilderAccess {};  // no other file can name it, so no other file's as_if can be this one
+}  // namespace
 }  // namespace shardflow::detail
 
 template <>

@@ -1,10 +1,13 @@
 // The `shardflow` command: CLI11 wiring only; the work lives in the layers.
+#include <array>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -56,6 +59,73 @@ int explain(const std::string& file, bool json, const LoadArgs& args) {
   return 0;
 }
 
+// Every command's arguments, filled by CLI11.
+struct Args {
+  std::vector<std::string> validate_files;
+  LoadArgs validate_load;
+  std::string explain_file;
+  bool explain_json = false;
+  LoadArgs explain_load;
+  SimulateArgs simulate;
+  SimulateArgs run;
+  SweepArgs sweep;
+  MergeArgs merge;
+  CompareArgs compare;
+  CalibrateArgs calibrate;
+  ReportArgs report;
+  K8sArgs k8s;
+};
+
+// The commands, in the order help lists them: each one's name, how its subcommand and options are
+// built, and what runs once CLI11 has parsed it. The one list of them.
+struct Command {
+  const char* name;
+  CLI::App* (*add)(CLI::App& app, Args& args);
+  int (*run)(CLI::App& cmd, Args& args);
+};
+
+constexpr Command kCommands[] = {
+    {"validate",
+     [](CLI::App& app, Args& a) {
+       CLI::App* cmd =
+           app.add_subcommand("validate", "Check scenario files; report every problem with file:line:col");
+       cmd->add_option("files", a.validate_files, "Scenario files (YAML)")
+           ->required()
+           ->check(CLI::ExistingFile);
+       add_load_options(cmd, a.validate_load);
+       return cmd;
+     },
+     [](CLI::App&, Args& a) { return validate(a.validate_files, a.validate_load); }},
+    {"explain",
+     [](CLI::App& app, Args& a) {
+       CLI::App* cmd = app.add_subcommand(
+           "explain",
+           "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
+       cmd->add_option("file", a.explain_file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+       cmd->add_flag("--json", a.explain_json, "Print JSON instead of a table");
+       add_load_options(cmd, a.explain_load);
+       return cmd;
+     },
+     [](CLI::App&, Args& a) { return explain(a.explain_file, a.explain_json, a.explain_load); }},
+    {"simulate", [](CLI::App& app, Args& a) { return add_simulate_command(app, a.simulate); },
+     [](CLI::App&, Args& a) { return run_simulate(a.simulate); }},
+    {"run", [](CLI::App& app, Args& a) { return add_run_command(app, a.run); },
+     [](CLI::App&, Args& a) { return run_simulate(a.run); }},
+    {"sweep", [](CLI::App& app, Args& a) { return add_sweep_command(app, a.sweep); },
+     [](CLI::App&, Args& a) { return run_sweep_command(a.sweep); }},
+    {"merge", [](CLI::App& app, Args& a) { return add_merge_command(app, a.merge); },
+     [](CLI::App&, Args& a) { return run_merge_command(a.merge); }},
+    {"compare", [](CLI::App& app, Args& a) { return add_compare_command(app, a.compare); },
+     [](CLI::App&, Args& a) { return run_compare_command(a.compare); }},
+    {"calibrate", [](CLI::App& app, Args& a) { return add_calibrate_command(app, a.calibrate); },
+     [](CLI::App&, Args& a) { return run_calibrate_command(a.calibrate); }},
+    {"report", [](CLI::App& app, Args& a) { return add_report_command(app, a.report); },
+     [](CLI::App&, Args& a) { return run_report_command(a.report); }},
+    {"k8s", [](CLI::App& app, Args& a) { return add_k8s_command(app, a.k8s); },
+     [](CLI::App& cmd, Args& a) { return run_k8s_command(cmd, a.k8s); }},
+};
+constexpr std::size_t kCommandCount = std::size(kCommands);
+
 }  // namespace
 }  // namespace shardflow::cli
 
@@ -76,11 +146,9 @@ int main(int argc, char** argv) {
   // the named subcommand is built when that cannot change what CLI11 does: argv[1] names it, no later
   // word names another (CLI11 would read it as that subcommand) and no help is asked for. Otherwise
   // (no argument, an option first, an unknown command, --help) all of them are, as before.
-  static constexpr const char* kCommands[] = {"validate", "explain", "simulate",  "run",    "sweep",
-                                              "merge",    "compare", "calibrate", "report", "k8s"};
   const auto is_command = [](const char* word) {
-    for (const char* name : kCommands)
-      if (std::strcmp(word, name) == 0) return true;
+    for (const cli::Command& c : cli::kCommands)
+      if (std::strcmp(word, c.name) == 0) return true;
     return false;
   };
   const char* only = nullptr;
@@ -90,48 +158,11 @@ int main(int argc, char** argv) {
       if (is_command(argv[i]) || std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0)
         only = nullptr;
   }
-  const auto wanted = [&](const char* name) { return only == nullptr || std::strcmp(only, name) == 0; };
-
-  std::vector<std::string> validate_files;
-  CLI::App* validate = nullptr;
-  cli::LoadArgs validate_load, explain_load;
-  if (wanted("validate")) {
-    validate =
-        app.add_subcommand("validate", "Check scenario files; report every problem with file:line:col");
-    validate->add_option("files", validate_files, "Scenario files (YAML)")
-        ->required()
-        ->check(CLI::ExistingFile);
-  }
-
-  std::string explain_file;
-  bool explain_json = false;
-  CLI::App* explain = nullptr;
-  if (wanted("explain")) {
-    explain = app.add_subcommand(
-        "explain",
-        "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
-    explain->add_option("file", explain_file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
-    explain->add_flag("--json", explain_json, "Print JSON instead of a table");
-  }
-  if (validate != nullptr) cli::add_load_options(validate, validate_load);
-  if (explain != nullptr) cli::add_load_options(explain, explain_load);
-
-  cli::SimulateArgs sim_args;
-  CLI::App* simulate = wanted("simulate") ? cli::add_simulate_command(app, sim_args) : nullptr;
-  cli::SimulateArgs run_args;
-  CLI::App* run = wanted("run") ? cli::add_run_command(app, run_args) : nullptr;
-  cli::SweepArgs sweep_args;
-  CLI::App* sweep = wanted("sweep") ? cli::add_sweep_command(app, sweep_args) : nullptr;
-  cli::MergeArgs merge_args;
-  CLI::App* merge = wanted("merge") ? cli::add_merge_command(app, merge_args) : nullptr;
-  cli::CompareArgs compare_args;
-  CLI::App* compare = wanted("compare") ? cli::add_compare_command(app, compare_args) : nullptr;
-  cli::CalibrateArgs calibrate_args;
-  CLI::App* calibrate = wanted("calibrate") ? cli::add_calibrate_command(app, calibrate_args) : nullptr;
-  cli::ReportArgs report_args;
-  CLI::App* report = wanted("report") ? cli::add_report_command(app, report_args) : nullptr;
-  cli::K8sArgs k8s_args;
-  CLI::App* k8s = wanted("k8s") ? cli::add_k8s_command(app, k8s_args) : nullptr;
+  cli::Args args;
+  std::array<CLI::App*, cli::kCommandCount> built{};  // null: not built
+  for (std::size_t i = 0; i < cli::kCommandCount; ++i)
+    if (only == nullptr || std::strcmp(only, cli::kCommands[i].name) == 0)
+      built[i] = cli::kCommands[i].add(app, args);
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -154,18 +185,9 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  const auto parsed = [](const CLI::App* cmd) { return cmd != nullptr && cmd->parsed(); };
   try {
-    if (parsed(validate)) return cli::validate(validate_files, validate_load);
-    if (parsed(explain)) return cli::explain(explain_file, explain_json, explain_load);
-    if (parsed(simulate)) return cli::run_simulate(sim_args);
-    if (parsed(run)) return cli::run_simulate(run_args);
-    if (parsed(sweep)) return cli::run_sweep_command(sweep_args);
-    if (parsed(merge)) return cli::run_merge_command(merge_args);
-    if (parsed(compare)) return cli::run_compare_command(compare_args);
-    if (parsed(calibrate)) return cli::run_calibrate_command(calibrate_args);
-    if (parsed(report)) return cli::run_report_command(report_args);
-    if (parsed(k8s)) return cli::run_k8s_command(*k8s, k8s_args);
+    for (std::size_t i = 0; i < cli::kCommandCount; ++i)
+      if (built[i] != nullptr && built[i]->parsed()) return cli::kCommands[i].run(*built[i], args);
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

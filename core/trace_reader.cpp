@@ -20,145 +20,166 @@ namespace shardflow {
 namespace {
 
 using nlohmann::json;
+using Kind = JsonValue::Kind;
 
+// Reads the document the file was parsed into (json_document.hpp: flat arrays, the place of every
+// value). Its types and its messages are nlohmann's, as when the file was read into an nlohmann::json:
+// a member given twice is read at its last occurrence, an integer is unsigned unless written with a '-',
+// and a value in a message is nlohmann's dump of it.
 class Reader {
  public:
-  Reader(const std::string& file, std::string_view text) : file_(file), text_(text) {}
+  Reader(const JsonDocument& doc, std::string_view text) : doc_(doc), text_(text) {}
 
-  // The field's place is found only now, by reading the text again with a reader that keeps places
-  // (json_document.hpp): nlohmann's keeps none, and a good file never pays for it.
-  [[noreturn]] void fail(const std::string& field, const std::string& message) const {
-    throw InputError(locate(field), field, message);
-  }
-
-  // The place of a field named as in errors (`attempts[3].kind`, `steps`, `the top level`): its value's,
-  // or, for a missing one, the place of the object that lacks it.
-  [[nodiscard]] SourceLocation locate(std::string_view field) const {
-    try {
-      const JsonDocument doc = parse_json_document(text_, file_);
-      const JsonValue* v = &doc.root();
-      std::size_t i = 0;
-      while (i < field.size()) {
-        if (field[i] == '.') {
-          ++i;
-        } else if (field[i] == '[') {
-          const std::size_t close = field.find(']', i);
-          std::uint32_t index = 0;
-          if (close == std::string_view::npos ||
-              std::from_chars(field.data() + i + 1, field.data() + close, index).ec != std::errc{} ||
-              v->kind != JsonValue::Kind::array || index >= v->count)
-            break;
-          v = &doc.item(*v, index);
-          i = close + 1;
-        } else {
-          const std::size_t end = std::min(field.find_first_of(".[", i), field.size());
-          const JsonValue* m =
-              v->kind == JsonValue::Kind::object ? doc.member(*v, field.substr(i, end - i)) : nullptr;
-          if (m == nullptr) break;
-          v = m;
-          i = end;
-        }
-      }
-      return doc.where(*v);
-    } catch (const InputError&) {
-      return {file_, 0, 0};
-    }
+  [[noreturn]] void fail(const JsonValue& v, const std::string& field, const std::string& message) const {
+    throw InputError(doc_.where(v), field, message);
   }
 
   // "a string", "-3", "{...}": what a value is, for messages.
-  static std::string got(const json& v) {
-    std::string text = v.dump();
+  [[nodiscard]] std::string got(const JsonValue& v) const {
+    std::string text = to_json(v).dump();
     if (text.size() > 40) text = text.substr(0, 37) + "...";
     return text;
   }
 
-  const json& get(const json& object, const std::string& key, const std::string& path) const {
-    const auto it = object.find(key);
-    if (it == object.end()) fail(path.empty() ? key : path + "." + key, "missing");
-    return *it;
+  // The member `key` (its last occurrence, as nlohmann keeps it), or nullptr.
+  [[nodiscard]] const JsonValue* find(const JsonValue& object, std::string_view key) const {
+    const JsonValue* found = nullptr;
+    for (std::uint32_t i = 0; i < object.count; ++i)
+      if (doc_.key(object, i) == key) found = &doc_.item(object, i);
+    return found;
   }
 
-  std::string string(const json& v, const std::string& field) const {
-    if (!v.is_string()) fail(field, "expected a string, got " + got(v));
-    return v.get<std::string>();
+  // A missing member is reported at the object that lacks it.
+  const JsonValue& get(const JsonValue& object, const std::string& key, const std::string& path) const {
+    const JsonValue* v = find(object, key);
+    if (v == nullptr) fail(object, path.empty() ? key : path + "." + key, "missing");
+    return *v;
   }
 
-  std::int64_t integer(const json& v, const std::string& field, std::int64_t lo, std::int64_t hi) const {
+  std::string string(const JsonValue& v, const std::string& field) const {
+    if (v.kind != Kind::string) fail(v, field, "expected a string, got " + got(v));
+    return std::string(doc_.text(v));
+  }
+
+  std::int64_t integer(const JsonValue& v, const std::string& field, std::int64_t lo, std::int64_t hi) const {
     bool ok = false;
     std::int64_t x = 0;
-    if (v.is_number_unsigned()) {
-      const auto u = v.get<std::uint64_t>();
+    if (is_unsigned(v)) {
+      const std::uint64_t u = unsigned_value(v);
       ok = u <= static_cast<std::uint64_t>(hi);
       x = ok ? static_cast<std::int64_t>(u) : 0;
-    } else if (v.is_number_integer()) {
-      x = v.get<std::int64_t>();
+    } else if (v.kind == Kind::number && v.integer) {
+      x = signed_value(v);
       ok = x >= lo && x <= hi;
     } else {
-      fail(field, "expected an integer, got " + got(v));
+      fail(v, field, "expected an integer, got " + got(v));
     }
     if (!ok || x < lo)
-      fail(field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
-                      got(v));
+      fail(
+          v, field,
+          "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + got(v));
     return x;
   }
 
-  std::uint64_t unsigned64(const json& v, const std::string& field) const {
-    if (!v.is_number_unsigned())
-      fail(field, "expected an integer from 0 to 18446744073709551615, got " + got(v));
-    return v.get<std::uint64_t>();
+  std::uint64_t unsigned64(const JsonValue& v, const std::string& field) const {
+    if (!is_unsigned(v)) fail(v, field, "expected an integer from 0 to 18446744073709551615, got " + got(v));
+    return unsigned_value(v);
   }
 
-  std::uint32_t u32(const json& v, const std::string& field) const {
+  std::uint32_t u32(const JsonValue& v, const std::string& field) const {
     return static_cast<std::uint32_t>(integer(v, field, 0, std::numeric_limits<std::uint32_t>::max()));
   }
 
-  Duration time(const json& v, const std::string& field) const {
+  Duration time(const JsonValue& v, const std::string& field) const {
     return Duration::from_ns(integer(v, field, -1, std::numeric_limits<std::int64_t>::max()));
   }
-  Duration span(const json& v, const std::string& field) const {
+  Duration span(const JsonValue& v, const std::string& field) const {
     return Duration::from_ns(integer(v, field, 0, std::numeric_limits<std::int64_t>::max()));
   }
 
-  double number(const json& v, const std::string& field) const {
-    if (!v.is_number()) fail(field, "expected a number, got " + got(v));
-    return v.get<double>();
+  double number(const JsonValue& v, const std::string& field) const {
+    if (v.kind != Kind::number) fail(v, field, "expected a number, got " + got(v));
+    return v.number;
   }
 
   // A field of an object by key, named in errors as `path.key` (`key` at the top level).
-  double number_at(const json& object, const std::string& key, const std::string& path) const {
+  double number_at(const JsonValue& object, const std::string& key, const std::string& path) const {
     return number(get(object, key, path), path.empty() ? key : path + "." + key);
   }
-  std::uint64_t unsigned64_at(const json& object, const std::string& key, const std::string& path) const {
+  std::uint64_t unsigned64_at(const JsonValue& object, const std::string& key,
+                              const std::string& path) const {
     return unsigned64(get(object, key, path), path.empty() ? key : path + "." + key);
   }
 
-  const json& array(const json& v, const std::string& field) const {
-    if (!v.is_array()) fail(field, "expected a list, got " + got(v));
+  const JsonValue& array(const JsonValue& v, const std::string& field) const {
+    if (v.kind != Kind::array) fail(v, field, "expected a list, got " + got(v));
     return v;
   }
-  const json& object(const json& v, const std::string& field) const {
-    if (!v.is_object()) fail(field, "expected an object, got " + got(v));
+  const JsonValue& object(const JsonValue& v, const std::string& field) const {
+    if (v.kind != Kind::object) fail(v, field, "expected an object, got " + got(v));
     return v;
   }
+  [[nodiscard]] const JsonValue& item(const JsonValue& v, std::uint32_t i) const { return doc_.item(v, i); }
 
  private:
-  const std::string& file_;
+  // An integer the document holds exactly is read again from its text (its double may round).
+  [[nodiscard]] bool is_unsigned(const JsonValue& v) const {
+    return v.kind == Kind::number && v.integer && text_[v.offset] != '-';
+  }
+  [[nodiscard]] std::uint64_t unsigned_value(const JsonValue& v) const {
+    std::uint64_t u = 0;
+    std::from_chars(text_.data() + v.offset, text_.data() + text_.size(), u);
+    return u;
+  }
+  [[nodiscard]] std::int64_t signed_value(const JsonValue& v) const {
+    std::int64_t x = 0;
+    std::from_chars(text_.data() + v.offset, text_.data() + text_.size(), x);
+    return x;
+  }
+  // The value as nlohmann reads it (for a message only).
+  [[nodiscard]] json to_json(const JsonValue& v) const {
+    switch (v.kind) {
+      case Kind::null:
+        return json(nullptr);
+      case Kind::boolean:
+        return json(v.flag);
+      case Kind::string:
+        return json(std::string(doc_.text(v)));
+      case Kind::number:
+        if (is_unsigned(v)) return json(unsigned_value(v));
+        if (v.integer) return json(signed_value(v));
+        return json(v.number);
+      case Kind::array: {
+        json a = json::array();
+        for (std::uint32_t i = 0; i < v.count; ++i) a.push_back(to_json(doc_.item(v, i)));
+        return a;
+      }
+      case Kind::object: {
+        json o = json::object();
+        for (std::uint32_t i = 0; i < v.count; ++i) o[std::string(doc_.key(v, i))] = to_json(doc_.item(v, i));
+        return o;
+      }
+    }
+    return json();
+  }
+
+  const JsonDocument& doc_;
   std::string_view text_;
 };
 
-Outcome parse_outcome(const Reader& r, const json& v, const std::string& field) {
+Outcome parse_outcome(const Reader& r, const JsonValue& v, const std::string& field) {
   const std::string s = r.string(v, field);
   for (Outcome o : {Outcome::succeeded, Outcome::failed, Outcome::evicted, Outcome::cancelled})
     if (s == to_string(o)) return o;
-  r.fail(field, "expected succeeded, failed, evicted or cancelled, got " + Reader::got(v));
+  r.fail(v, field, "expected succeeded, failed, evicted or cancelled, got " + r.got(v));
 }
 
-AttemptKind parse_kind(const Reader& r, const json& v, const std::string& field) {
+AttemptKind parse_kind(const Reader& r, const JsonValue& v, const std::string& field) {
   const std::string s = r.string(v, field);
   for (AttemptKind k :
        {AttemptKind::first, AttemptKind::retry, AttemptKind::backup, AttemptKind::replacement})
     if (s == to_string(k)) return k;
-  r.fail(field, "expected first, retry, backup or replacement, got " + Reader::got(v));
+  r.fail(v, field, "expected first, retry, backup or replacement, got " + r.got(v));
 }
 
 std::string read_all(std::istream& in, const std::string& file, const char* kind) {
@@ -167,23 +188,31 @@ std::string read_all(std::istream& in, const std::string& file, const char* kind
   return text;
 }
 
-json parse(const std::string& text, const std::string& file) {
-  json doc;
+// Bad JSON gets nlohmann's syntax error message, as before the reader used json_document (which accepts
+// exactly what nlohmann's parser accepts); the text is read by nlohmann only then.
+JsonDocument parse(const std::string& text, const std::string& file) {
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 2, column 3: syntax error while ..."
-    static const std::regex kAt(R"(at line (\d+), column (\d+): (.*))");
-    std::smatch m;
-    const std::string what = e.what();
-    if (std::regex_search(what, m, kAt))
-      throw InputError({file, std::stoi(m[1]), std::stoi(m[2])}, "", "not valid JSON: " + m[3].str());
-    throw InputError({file, 0, 0}, "", "not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
+    return parse_json_document(text, file);
+  } catch (const InputError&) {
+    try {
+      [[maybe_unused]] const json j = json::parse(text);
+    } catch (const json::parse_error& e) {
+      // "[json.exception.parse_error.101] parse error at line 2, column 3: syntax error while ..."
+      static const std::regex kAt(R"(at line (\d+), column (\d+): (.*))");
+      std::smatch m;
+      const std::string what = e.what();
+      if (std::regex_search(what, m, kAt))
+        throw InputError({file, std::stoi(m[1]), std::stoi(m[2])}, "", "not valid JSON: " + m[3].str());
+      throw InputError({file, 0, 0}, "", "not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
+    } catch (const json::exception&) {
+      // A number too large for a double: nlohmann's out_of_range has no place (and ended the command
+      // with exit 1); json_document's error names it.
+    }
+    throw;
   }
-  return doc;
 }
 
-Percentiles read_percentiles(const Reader& r, const json& v, const std::string& field) {
+Percentiles read_percentiles(const Reader& r, const JsonValue& v, const std::string& field) {
   r.object(v, field);
   return {r.number_at(v, "p50", field), r.number_at(v, "p95", field), r.number_at(v, "p99", field),
           r.number_at(v, "max", field), r.number_at(v, "mean", field)};
@@ -193,8 +222,9 @@ Percentiles read_percentiles(const Reader& r, const json& v, const std::string& 
 
 Metrics read_metrics_json(std::istream& in, const std::string& file) {
   const std::string text = read_all(in, file, "metrics");
-  const json doc = parse(text, file);
-  const Reader r(file, text);
+  const JsonDocument d = parse(text, file);
+  const JsonValue& doc = d.root();
+  const Reader r(d, text);
   r.object(doc, "the top level");
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   Metrics m;
@@ -213,18 +243,18 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
   for (auto [key, field] :
        {std::pair{"backups", &m.backups}, std::pair{"backups_won", &m.backups_won},
         std::pair{"replacements", &m.replacements}, std::pair{"cancelled_attempts", &m.cancelled_attempts}})
-    if (const auto it = doc.find(key); it != doc.end()) *field = r.unsigned64(*it, key);
+    if (const JsonValue* v = r.find(doc, key)) *field = r.unsigned64(*v, key);
   m.tasks_failed = r.unsigned64_at(doc, "tasks_failed", "");
-  const json& steps = r.array(r.get(doc, "steps", ""), "steps");
-  for (std::size_t i = 0; i < steps.size(); ++i) {
+  const JsonValue& steps = r.array(r.get(doc, "steps", ""), "steps");
+  for (std::uint32_t i = 0; i < steps.count; ++i) {
     const std::string p = "steps[" + std::to_string(i) + "]";
-    const json& s = r.object(steps[i], p);
+    const JsonValue& s = r.object(r.item(steps, i), p);
     StepMetrics sm;
     sm.step = r.string(r.get(s, "step", p), p + ".step");
     sm.attempts = r.unsigned64_at(s, "attempts", p);
     sm.failures = r.unsigned64_at(s, "failures", p);
     sm.run_seconds = read_percentiles(r, r.get(s, "run_s", p), p + ".run_s");
-    if (const auto q = s.find("requests"); q != s.end()) {
+    if (const JsonValue* q = r.find(s, "requests")) {
       const std::string f = p + ".requests";
       r.object(*q, f);
       sm.requests.cpu = r.integer(r.get(*q, "cpu_milli", f), f + ".cpu_milli", 0, kMax);
@@ -234,25 +264,27 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
     }
     m.per_step.push_back(std::move(sm));
   }
-  if (const auto c = doc.find("critical_path"); c != doc.end()) {
+  if (const JsonValue* c = r.find(doc, "critical_path")) {
     r.array(*c, "critical_path");
-    for (std::size_t i = 0; i < c->size(); ++i)
-      m.critical_path.push_back(r.u32((*c)[i], "critical_path[" + std::to_string(i) + "]"));
+    for (std::uint32_t i = 0; i < c->count; ++i)
+      m.critical_path.push_back(r.u32(r.item(*c, i), "critical_path[" + std::to_string(i) + "]"));
   }
   return m;
 }
 
 Trace read_trace_json(std::istream& in, const std::string& file) {
   const std::string text = read_all(in, file, "trace");
-  const json doc = parse(text, file);
-  const Reader r(file, text);
+  const JsonDocument d = parse(text, file);
+  const JsonValue& doc = d.root();
+  const Reader r(d, text);
   r.object(doc, "the top level");
-  if (const std::string f = r.string(r.get(doc, "format", ""), "format"); f != "shardflow-trace")
-    r.fail("format", "expected \"shardflow-trace\", got " + Reader::got(doc["format"]));
-  if (const json& v = r.get(doc, "version", ""); v != 1)
-    r.fail("version", "this shardflow reads version 1, got " + Reader::got(v));
-  if (const std::string u = r.string(r.get(doc, "time_unit", ""), "time_unit"); u != "ns")
-    r.fail("time_unit", "expected \"ns\", got " + Reader::got(doc["time_unit"]));
+  if (const JsonValue& v = r.get(doc, "format", ""); r.string(v, "format") != "shardflow-trace")
+    r.fail(v, "format", "expected \"shardflow-trace\", got " + r.got(v));
+  // nlohmann's `v != 1`: any number equal to 1 (1, 1.0, 1e0), nothing else.
+  if (const JsonValue& v = r.get(doc, "version", ""); v.kind != Kind::number || v.number != 1)
+    r.fail(v, "version", "this shardflow reads version 1, got " + r.got(v));
+  if (const JsonValue& v = r.get(doc, "time_unit", ""); r.string(v, "time_unit") != "ns")
+    r.fail(v, "time_unit", "expected \"ns\", got " + r.got(v));
 
   Trace t;
   t.backend = r.string(r.get(doc, "backend", ""), "backend");
@@ -260,15 +292,15 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
   t.seed = r.unsigned64(r.get(doc, "seed", ""), "seed");
   t.tasks_failed = r.unsigned64(r.get(doc, "tasks_failed", ""), "tasks_failed");
 
-  const json& steps = r.array(r.get(doc, "steps", ""), "steps");
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    t.steps.push_back(r.string(steps[i], "steps[" + std::to_string(i) + "]"));
+  const JsonValue& steps = r.array(r.get(doc, "steps", ""), "steps");
+  for (std::uint32_t i = 0; i < steps.count; ++i)
+    t.steps.push_back(r.string(r.item(steps, i), "steps[" + std::to_string(i) + "]"));
 
-  const json& nodes = r.array(r.get(doc, "nodes", ""), "nodes");
-  t.nodes.reserve(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
+  const JsonValue& nodes = r.array(r.get(doc, "nodes", ""), "nodes");
+  t.nodes.reserve(nodes.count);
+  for (std::uint32_t i = 0; i < nodes.count; ++i) {
     const std::string p = "nodes[" + std::to_string(i) + "]";
-    const json& n = r.object(nodes[i], p);
+    const JsonValue& n = r.object(r.item(nodes, i), p);
     NodeRecord rec;
     rec.name = r.string(r.get(n, "name", p), p + ".name");
     rec.pool = r.string(r.get(n, "pool", p), p + ".pool");
@@ -284,47 +316,52 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     t.nodes.push_back(std::move(rec));
   }
 
-  const json& attempts = r.array(r.get(doc, "attempts", ""), "attempts");
-  t.attempts.reserve(attempts.size());
-  for (std::size_t i = 0; i < attempts.size(); ++i) {
+  const JsonValue& attempts = r.array(r.get(doc, "attempts", ""), "attempts");
+  t.attempts.reserve(attempts.count);
+  for (std::uint32_t i = 0; i < attempts.count; ++i) {
     const std::string p = "attempts[" + std::to_string(i) + "]";
-    const json& a = r.object(attempts[i], p);
+    const JsonValue& a = r.object(r.item(attempts, i), p);
     AttemptRecord rec;
     rec.task = r.u32(r.get(a, "task", p), p + ".task");
-    rec.step = r.u32(r.get(a, "step", p), p + ".step");
+    const JsonValue& step = r.get(a, "step", p);
+    rec.step = r.u32(step, p + ".step");
     if (rec.step >= t.steps.size())
-      r.fail(p + ".step", std::to_string(rec.step) + " is not an index into steps (" +
-                              std::to_string(t.steps.size()) + " of them)");
+      r.fail(step, p + ".step",
+             std::to_string(rec.step) + " is not an index into steps (" + std::to_string(t.steps.size()) +
+                 " of them)");
     rec.item = r.u32(r.get(a, "item", p), p + ".item");
     rec.attempt = r.u32(r.get(a, "attempt", p), p + ".attempt");
-    rec.node = static_cast<std::int32_t>(
-        r.integer(r.get(a, "node", p), p + ".node", -1, std::numeric_limits<std::int32_t>::max()));
+    const JsonValue& node = r.get(a, "node", p);
+    rec.node =
+        static_cast<std::int32_t>(r.integer(node, p + ".node", -1, std::numeric_limits<std::int32_t>::max()));
     if (rec.node >= 0 && static_cast<std::size_t>(rec.node) >= t.nodes.size())
-      r.fail(p + ".node", std::to_string(rec.node) + " is not an index into nodes (" +
-                              std::to_string(t.nodes.size()) + " of them)");
+      r.fail(node, p + ".node",
+             std::to_string(rec.node) + " is not an index into nodes (" + std::to_string(t.nodes.size()) +
+                 " of them)");
     rec.submitted = r.time(r.get(a, "submitted", p), p + ".submitted");
     rec.scheduled = r.time(r.get(a, "scheduled", p), p + ".scheduled");
     rec.started = r.time(r.get(a, "started", p), p + ".started");
     rec.finished = r.time(r.get(a, "finished", p), p + ".finished");
     rec.outcome = parse_outcome(r, r.get(a, "outcome", p), p + ".outcome");
     // Older traces have no kind: attempt 0 was the first, a later one counted as a retry.
-    if (const auto kind = a.find("kind"); kind != a.end()) {
+    if (const JsonValue* kind = r.find(a, "kind")) {
       rec.kind = parse_kind(r, *kind, p + ".kind");
       if ((rec.kind == AttemptKind::first) != (rec.attempt == 0))
-        r.fail(p + ".kind", rec.attempt == 0 ? "attempt 0 is the first, got " + Reader::got(*kind)
-                                             : "only attempt 0 is the first, this is attempt " +
-                                                   std::to_string(rec.attempt));
+        r.fail(*kind, p + ".kind",
+               rec.attempt == 0
+                   ? "attempt 0 is the first, got " + r.got(*kind)
+                   : "only attempt 0 is the first, this is attempt " + std::to_string(rec.attempt));
     } else {
       rec.kind = rec.attempt == 0 ? AttemptKind::first : AttemptKind::retry;
     }
     rec.image_pull = r.span(r.get(a, "image_pull", p), p + ".image_pull");
     rec.input_read = r.span(r.get(a, "input_read", p), p + ".input_read");
     rec.output_write = r.span(r.get(a, "output_write", p), p + ".output_write");
-    if (const auto pod = a.find("pod"); pod != a.end()) {
+    if (const JsonValue* pod = r.find(a, "pod")) {
       rec.pod = static_cast<std::uint32_t>(t.pod_names.size());
       t.pod_names.push_back(r.string(*pod, p + ".pod"));
     }
-    if (const auto error = a.find("error"); error != a.end()) {
+    if (const JsonValue* error = r.find(a, "error")) {
       rec.error = static_cast<std::uint32_t>(t.errors.size());
       t.errors.push_back(r.string(*error, p + ".error"));
     }

@@ -135,6 +135,13 @@ Node template_document() {
               {"overheads", str("none")}});
 }
 
+// The template document as the loader reads it, once per process (a copy is what each import starts
+// from). Its two steps' and its pool's places, the only ones it has, are each replaced by the import.
+const Scenario& template_scenario() {
+  static const Scenario s = detail::read_scenario_document({template_document(), {}}, "", {}, LoadOptions{});
+  return s;
+}
+
 class Importer {
  public:
   Importer(std::string_view text, const std::string& file, const LoadOptions& options, bool via_document)
@@ -511,7 +518,8 @@ class Importer {
     for (const Machine& m : machines_)
       if (m.name.empty()) return std::nullopt;
 
-    Scenario s = detail::read_scenario_document({template_document(), {}}, file_, {}, LoadOptions{});
+    Scenario s = template_scenario();
+    s.file = file_;
     const Step plain = s.pipeline.steps[0], with_data = s.pipeline.steps[1];
     const NodePool pool = s.cluster.node_pools[0];
     name_and_description(s.name, s.description);

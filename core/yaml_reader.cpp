@@ -7,6 +7,8 @@
 #include <system_error>
 
 #include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/node/detail/memory.h>
+#include <yaml-cpp/node/detail/node.h>
 
 namespace shardflow::detail {
 
@@ -49,6 +51,8 @@ SourceLocation location_of(const YAML::Mark& m, const std::string& file) {
   return SourceLocation{file, m.line + 1, m.column + 1};
 }
 
+namespace {
+
 // Records where each document starts; the events themselves are not needed.
 class DocumentStarts : public YAML::EventHandler {
  public:
@@ -69,11 +73,10 @@ class DocumentStarts : public YAML::EventHandler {
 // A scenario is one YAML document. yaml-cpp's parser does not consume a stray flow token such as ","
 // or "}" at the top level: it reports an empty document and then "another document" at the same place
 // forever (YAML::LoadAll never returns, YAML::Load returns null). So we look at no more than three
-// document starts and call a start that does not move a syntax error.
-void check_single_document(const std::string& text, const std::string& file) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  DocumentStarts docs;
+// document starts and call a start that does not move a syntax error. `docs` holds the starts already
+// seen (the first document's, when the caller has parsed it from the same parser).
+void check_no_more_documents(YAML::Parser& parser, DocumentStarts& docs, const std::string& text,
+                             const std::string& file) {
   while (docs.starts.size() < 3 && parser.HandleNextDocument(docs)) {
     const auto n = docs.starts.size();
     if (n >= 2 && docs.starts[n - 1].pos == docs.starts[n - 2].pos) {
@@ -89,10 +92,137 @@ void check_single_document(const std::string& text, const std::string& file) {
                      "expected one YAML document, found more than one");
 }
 
+}  // namespace
+}  // namespace shardflow::detail
+
+// yaml-cpp builds its tree from the parser's events in a private class (src/nodebuilder.h), and the
+// Node constructor that wraps one of its detail::node objects is private; Node befriends every
+// specialization of YAML::as_if, so this one, for a type of ours, is the one place that reaches it.
+// The detail::node calls (create_node, set_mark, set_tag, insert, push_back) are yaml-cpp's installed
+// headers (yaml-cpp/node/detail/).
+namespace shardflow::detail {
+namespace {
+struct TreeBuilderAccess {};  // no other file can name it, so no other file's as_if can be this one
+}  // namespace
+}  // namespace shardflow::detail
+
+template <>
+struct YAML::as_if<shardflow::detail::TreeBuilderAccess, shardflow::detail::TreeBuilderAccess> {
+  static YAML::Node wrap(YAML::detail::node& n, YAML::detail::shared_memory_holder memory) {
+    return YAML::Node(n, std::move(memory));
+  }
+};
+
+namespace shardflow::detail {
+namespace {
+
+// The tree of one document, built from the parser's events as YAML::Load builds it: every node made
+// once (an alias is the anchored node itself), with its mark, tag and style; a mapping's pairs in file
+// order, duplicate keys kept (Map reports them).
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  TreeBuilder() : memory_(std::make_shared<YAML::detail::memory_holder>()) {
+    anchors_.push_back(nullptr);  // the parser numbers anchors from 1
+  }
+
+  /// The document's root; a null Node when the document had no node.
+  [[nodiscard]] YAML::Node root() const {
+    if (root_ == nullptr) return YAML::Node();
+    return YAML::as_if<TreeBuilderAccess, TreeBuilderAccess>::wrap(*root_, memory_);
+  }
+
+  DocumentStarts starts;  // the first document's start, for the check that no other follows
+
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    YAML::detail::node& n = make(mark, anchor);
+    n.set_null();
+    add(n);
+  }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override { add(*anchors_.at(anchor)); }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    YAML::detail::node& n = make(mark, anchor);
+    n.set_scalar(value);
+    n.set_tag(tag);
+    add(n);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value style) override {
+    open(mark, tag, anchor, style, YAML::NodeType::Sequence);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value style) override {
+    open(mark, tag, anchor, style, YAML::NodeType::Map);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  // An open collection; for a mapping, its key that waits for its value.
+  struct Open {
+    YAML::detail::node* node;
+    YAML::detail::node* key;
+  };
+
+  YAML::detail::node& make(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    YAML::detail::node& n = memory_->create_node();
+    n.set_mark(mark);
+    if (anchor != YAML::NullAnchor) {
+      if (anchor >= anchors_.size()) anchors_.resize(anchor + 1, nullptr);
+      anchors_[anchor] = &n;
+    }
+    return n;
+  }
+  void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+            YAML::EmitterStyle::value style, YAML::NodeType::value type) {
+    YAML::detail::node& n = make(mark, anchor);
+    n.set_type(type);
+    n.set_tag(tag);
+    n.set_style(style);
+    stack_.push_back({&n, nullptr});
+  }
+  void close() {
+    YAML::detail::node& n = *stack_.back().node;
+    stack_.pop_back();
+    add(n);
+  }
+  // A finished node goes into the collection that is open, or is the root.
+  void add(YAML::detail::node& n) {
+    if (stack_.empty()) {
+      root_ = &n;
+      return;
+    }
+    Open& parent = stack_.back();
+    if (parent.node->type() == YAML::NodeType::Sequence) {
+      parent.node->push_back(n, memory_);
+    } else if (parent.key == nullptr) {
+      parent.key = &n;
+    } else {
+      parent.node->insert(*parent.key, n, memory_);
+      parent.key = nullptr;
+    }
+  }
+
+  YAML::detail::shared_memory_holder memory_;
+  std::vector<YAML::detail::node*> anchors_;
+  std::vector<Open> stack_;
+  YAML::detail::node* root_ = nullptr;
+};
+
+}  // namespace
+
+// One parse: the first document is built into a tree while it is parsed, then the same parser looks
+// for a second document (YAML::Load after a separate check parsed everything twice).
 Node parse_document(const std::string& text, const std::string& file) {
   try {
-    check_single_document(text, file);
-    return YAML::Load(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    TreeBuilder tree;
+    if (!parser.HandleNextDocument(tree)) return Node();
+    check_no_more_documents(parser, tree.starts, text, file);
+    return tree.root();
   } catch (const YAML::Exception& e) {
     throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
   }

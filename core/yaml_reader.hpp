@@ -36,9 +36,6 @@ std::string index_path(const std::string& parent, std::size_t i);
 /// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown.
 SourceLocation location_of(const YAML::Mark& m, const std::string& file);
 
-/// Throws an InputError at file:line:col unless `text` holds at most one YAML document (yaml-cpp loops
-/// on some stray tokens; see the definition).
-void check_single_document(const std::string& text, const std::string& file);
 /// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
 YAML::Node parse_document(const std::string& text, const std::string& file);
 

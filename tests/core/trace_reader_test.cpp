@@ -155,6 +155,25 @@ TEST_CASE("Trace: read_trace_json names the file and the field of a bad trace", 
         "\"crashed\"");
   CHECK(read_error(edited("\"error\": \"kernel", "\"error\": [\"kernel\"], \"x\": \"")) ==
         "run/trace.json:15:271: attempts[1].error: expected a string, got [\"kernel\"]");
+  // A key given twice is read at its last occurrence (as nlohmann keeps it), and named there: column 42
+  // is the second "format"'s value (the place was once the first one's, column 13).
+  CHECK(read_error(
+            edited("\"format\": \"shardflow-trace\"", "\"format\": \"shardflow-trace\", \"format\": 7")) ==
+        "run/trace.json:2:42: format: expected a string, got 7");
+  CHECK(read_error(edited("\"version\": 1", "\"version\": 2, \"version\": 1.0")) == "no error");
+  // A number too large for a double is bad input at its place (it was nlohmann's out_of_range, exit 1).
+  CHECK(read_error(edited("\"seed\": 18446744073709551615", "\"seed\": 1e400")) ==
+        "run/trace.json:6:11: invalid JSON: number 1e400 is too large for a double (overflow)");
+  // Integers: unsigned unless written with '-' ("-0" too), exact to 64 bits; a value in a message is
+  // nlohmann's dump of it.
+  CHECK(read_error(edited("\"seed\": 18446744073709551615", "\"seed\": -0")) ==
+        "run/trace.json:6:11: seed: expected an integer from 0 to 18446744073709551615, got 0");
+  CHECK(read_error(edited("\"seed\": 18446744073709551615", "\"seed\": 18446744073709551616")) ==
+        "run/trace.json:6:11: seed: expected an integer from 0 to 18446744073709551615, got "
+        "1.8446744073709552e+19");
+  CHECK(read_error(edited("\"seed\": 18446744073709551615", "\"seed\": {\"b\": 1E2, \"a\": \"\\u00e9\"}")) ==
+        "run/trace.json:6:11: seed: expected an integer from 0 to 18446744073709551615, got "
+        "{\"a\":\"\u00e9\",\"b\":100.0}");
 }
 
 TEST_CASE("Trace: every attempt kind is written, read back and written again the same", "[core][trace]") {

@@ -121,9 +121,12 @@ TEST_CASE("WfCommons import: the direct route and the scenario document give the
     const std::string path = entry.path().string();
     INFO(path);
     const std::string text = read_scenario_file(path);
-    const std::string direct = fingerprint(import_wfcommons(text, path, {}));
-    const std::string document = fingerprint(import_wfcommons(text, path, {}, true));
+    const Scenario direct_scenario = import_wfcommons(text, path, {});
+    const Scenario document_scenario = import_wfcommons(text, path, {}, true);
+    const std::string direct = fingerprint(direct_scenario);
+    const std::string document = fingerprint(document_scenario);
     CHECK(direct == document);
+    CHECK(direct_scenario == document_scenario);  // every field, the fingerprint's and the others
     CHECK(direct.find("step ") != std::string::npos);
   }
   const std::string text = read_scenario_file(kData + "bad/good.json");

@@ -1,0 +1,155 @@
+// parse_document (core/yaml_reader.cpp) builds the tree from one parse with its own builder; YAML::Load
+// is the reference it must equal node for node: type, tag, style, mark, scalar, pair order, duplicate
+// keys and aliases (the same node), on edge cases and on every YAML file the repository holds. Its
+// errors for several documents and bad syntax are the exact texts the loader has always printed.
+#include "core/yaml_reader.hpp"  // core-private
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <shardflow/core/error.hpp>
+
+namespace fs = std::filesystem;
+using shardflow::InputError;
+using shardflow::detail::parse_document;
+
+namespace {
+
+const std::string kSource = SHARDFLOW_SOURCE_DIR;
+
+// Walks both trees side by side; `seen` (when given: its scan is quadratic) pairs each node of `a` met
+// before with its counterpart in `b`, so that an alias must be the same node in both (and a node met
+// once in `a` is met once in `b`).
+using Seen = std::vector<std::pair<YAML::Node, YAML::Node>>;
+void check_same(const YAML::Node& a, const YAML::Node& b, const std::string& path, Seen* seen) {
+  INFO(path);
+  REQUIRE(a.Type() == b.Type());
+  CHECK(a.Tag() == b.Tag());
+  CHECK(a.Mark().pos == b.Mark().pos);
+  CHECK(a.Mark().line == b.Mark().line);
+  CHECK(a.Mark().column == b.Mark().column);
+  if (a.IsNull() && !a.IsDefined()) return;
+  if (seen != nullptr) {
+    for (const auto& [x, y] : *seen) {
+      if (x.is(a)) {
+        CHECK(y.is(b));
+        return;
+      }
+      CHECK_FALSE(y.is(b));
+    }
+    seen->emplace_back(a, b);
+  }
+  if (a.IsScalar()) CHECK(a.Scalar() == b.Scalar());
+  if (a.IsSequence() || a.IsMap()) {
+    CHECK(a.Style() == b.Style());
+    REQUIRE(a.size() == b.size());
+  }
+  auto ia = a.begin();
+  auto ib = b.begin();
+  for (std::size_t i = 0; ia != a.end(); ++ia, ++ib, ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (a.IsMap()) {
+      check_same(ia->first, ib->first, at + ".key", seen);
+      check_same(ia->second, ib->second, at + ".value", seen);
+    } else {
+      check_same(*ia, *ib, at, seen);
+    }
+  }
+}
+
+void check_like_load(const std::string& text, bool identities) {
+  INFO(text);
+  const YAML::Node ours = parse_document(text, "t.yaml");
+  const YAML::Node theirs = YAML::Load(text);
+  Seen seen;
+  check_same(theirs, ours, "root", identities ? &seen : nullptr);
+}
+
+std::string message_of(const std::string& text) {
+  try {
+    parse_document(text, "t.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("parse_document: the tree equals YAML::Load's on edge cases", "[core]") {
+  const std::vector<std::string> texts = {
+      "",
+      "# only a comment\n",
+      "---\n",
+      "--- \n...\n",
+      "~\n",
+      "plain\n",
+      "'quoted'\n",
+      "!custom tagged\n",
+      "a: 1\nb: [x, 'y', \"z\", ~, null, , {}]\nc: {k: v, e: }\nd:\n",
+      "a: 1\na: 2\n",
+      "? [complex, key]\n: value\n? {k: 1}\n: other\n",
+      "base: &b {cpu: 2, mem: 4Gi}\nuse: *b\nagain: *b\nlist: &l [1, 2]\nin: [*l, *l]\n",
+      "&root {self: 1}\n",
+      "key: &k name\n*k : aliased key\n",
+      "s: |\n  block\n  text\nf: >-\n  folded\n  text\n",
+      "- a\n- - nested\n  - list\n- k: v\n  w: [1, {x: y}]\n",
+      "!!map {!!str a: !!int 1}\n",
+      "%YAML 1.2\n---\na: b\n",
+      "a: b\n...\n",
+      "a: &x 1\nb: &x 2\nc: *x\n",
+      "<<: {a: 1}\nb: 2\n",
+  };
+  for (const auto& t : texts) check_like_load(t, true);
+}
+
+TEST_CASE("parse_document: the tree equals YAML::Load's on every YAML file of the repository", "[core]") {
+  std::size_t files = 0;
+  for (const char* dir : {"scenarios", "tests/data", "tests/kube", "tests/fidelity", "tools", "fuzz"}) {
+    if (!fs::exists(kSource + "/" + dir)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(kSource + "/" + dir)) {
+      const auto ext = e.path().extension();
+      if (!e.is_regular_file() || (ext != ".yaml" && ext != ".yml")) continue;
+      std::ifstream in(e.path(), std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      std::string why;
+      try {
+        parse_document(text.str(), e.path().string());
+      } catch (const InputError& err) {
+        why = err.what();
+      }
+      INFO(e.path().string() << ": " << why);
+      if (!why.empty()) continue;  // a bad-input test file: its error is checked where it is used
+      check_like_load(text.str(), false);
+      ++files;
+    }
+  }
+  CHECK(files >= 40);  // 46 when this was written
+}
+
+TEST_CASE("parse_document: several documents and bad syntax get the same exact errors", "[core]") {
+  // The second document is reported where it starts; a syntax error in the second or third document
+  // is found before the second document is (the whole of three documents is parsed, as before).
+  CHECK(message_of("a: 1\n---\nb: 2\n") == "t.yaml:2:1: expected one YAML document, found more than one");
+  CHECK(message_of("a: 1\n---\nb: 2\n---\nc: 3\n---\nd: [\n") ==
+        "t.yaml:2:1: expected one YAML document, found more than one");
+  CHECK(message_of("a: 1\n---\nb: [\n") == "t.yaml:4:1: YAML syntax error: end of sequence flow not found");
+  CHECK(message_of("a: 1\n---\nb: 2\n---\nc: [\n") ==
+        "t.yaml:6:1: YAML syntax error: end of sequence flow not found");
+  CHECK(message_of("a: [\n") == "t.yaml:2:1: YAML syntax error: end of sequence flow not found");
+  CHECK(message_of("}\n") == "t.yaml:1:1: YAML syntax error: illegal flow end");
+  CHECK(message_of("a: 1\n...\n]\n") == "t.yaml:3:1: YAML syntax error: illegal flow end");
+  // A stray "," is where yaml-cpp's parser reports empty documents at the same place forever.
+  CHECK(message_of(", x\n") == "t.yaml:1:1: YAML syntax error: unexpected \",\"");
+  CHECK(message_of("a: 1\n...\n, x\n") == "t.yaml:3:1: YAML syntax error: unexpected \",\"");
+  CHECK(message_of("a: 1\n---\n, x\n") == "t.yaml:2:1: expected one YAML document, found more than one");
+  CHECK(message_of("a: *nope\n") == "t.yaml:1:4: YAML syntax error: the referenced anchor is not defined");
+}

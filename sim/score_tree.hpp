@@ -94,8 +94,11 @@ class ScoreTree {
   static constexpr std::int32_t best_of(Key k) { return static_cast<std::int32_t>(k >> 32) - 1; }
   static constexpr std::uint32_t ties_of(Key k) { return static_cast<std::uint32_t>(k); }
   static constexpr Key combine_keys(Key a, Key b) {
+    // Branch-free (a mask, not a conditional, which GCC -O3 compiles as a branch): whether two ranges
+    // share their best is as good as random.
     const Key hi = a > b ? a : b, lo = a > b ? b : a;
-    return hi + (((hi ^ lo) >> 32) == 0 ? (lo & 0xFFFFFFFFu) : 0);
+    const Key same = Key{0} - static_cast<Key>(((hi ^ lo) >> 32) == 0);
+    return hi + (lo & same & 0xFFFFFFFFu);
   }
   // A range as queries combine them.
   struct Node {

@@ -69,7 +69,12 @@ ScoreTree::Node ScoreTree::query(std::uint32_t lo, std::uint32_t hi) const {
 }
 
 std::uint32_t ScoreTree::count_before(std::uint32_t end) const {
-  return query(0, end).count;
+  // As ties_before: the canonical ranges of [0, end) are right-hand cuts, counted without a branch and
+  // without the keys a query would combine.
+  const std::uint32_t* const count = count_.data();
+  std::uint32_t n = 0;
+  for (std::uint32_t r = end + size_; r > 1; r /= 2) n += count[r - 1] & all_if((r & 1) != 0);
+  return n;
 }
 
 std::uint32_t ScoreTree::select(std::uint32_t k) const {

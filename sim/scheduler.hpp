@@ -34,6 +34,18 @@ enum class ClassState : std::uint8_t { active, backoff, unschedulable };
 
 constexpr Duration kUnschedulableFlush = Duration::from_s(300);  // podMaxInUnschedulablePodsDuration
 
+// A memoized node-only score (Scheduler::node_part): the inputs it reads, and the score.
+struct ScoreMemo {
+  std::int64_t cpu_used = -1;  // -1: empty entry (usage is never negative)
+  std::int64_t memory_used = 0;
+  std::int64_t nz_cpu = 0;
+  std::int64_t nz_memory = 0;
+  std::int32_t gpu_used = 0;
+  std::uint32_t pool = 0;
+  std::int64_t score = 0;
+};
+constexpr std::uint32_t kScoreMemoBits = 7;  // 128 entries a class, direct-mapped
+
 // Pods with the same requirements: the tasks of one step, or all driver pods.
 struct PodClass {
   PodRequest request;
@@ -49,7 +61,12 @@ struct PodClass {
   bool pools_differ = false;   // some eligible pools' raw taint or affinity scores differ
   std::int32_t pool_part = 0;  // else: their weighted, normalized score, the same on every node
   std::vector<std::int64_t> taint_raw, affinity_raw;  // per pool
-  Ring queue;                                         // pending pods (attempt ids), oldest first
+  // The node-only part of score_node (see node_part), memoized by the node's pool and usage when it is
+  // costly (BalancedAllocation's divisions, or the general NodeResourcesFit): nodes of one shape with the
+  // same pods score the same, and a cluster holds few distinct usages at once. Allocated on first use.
+  bool memoize = false;
+  mutable std::vector<ScoreMemo> memo;
+  Ring queue;  // pending pods (attempt ids), oldest first
   ClassState state = ClassState::active;
   int fails = 0;  // consecutive failed scheduling attempts of the head pod
   SimTime backoff_until;
@@ -279,6 +296,15 @@ class Scheduler {
   [[nodiscard, gnu::always_inline]] std::int64_t score_node(const PodClass& pc, std::uint32_t slot,
                                                             const Nodes& nodes) const {
     const Slot& s = nodes.slot(slot);
+    std::int64_t total = pc.memoize ? memoized_node_part(pc, s, nodes) : node_part(pc, s, nodes);
+    if (pc.image != kNoSlot && image_score_[pc.image] > 0 && nodes.has_image(slot, pc.image))
+      total += weights_.image_locality * image_score_[pc.image];
+    return total;
+  }
+
+  /// score_node without ImageLocality: a function of the class, the node's pool and its usage alone.
+  [[nodiscard, gnu::always_inline]] std::int64_t node_part(const PodClass& pc, const Slot& s,
+                                                           const Nodes& nodes) const {
     const NodePool& p = pools_[s.pool];
     const plugins::NodeUsage usage{p.cpu,         p.memory,   p.gpu,    s.cpu_used,
                                    s.memory_used, s.gpu_used, s.nz_cpu, s.nz_memory};
@@ -289,9 +315,25 @@ class Scheduler {
     if (weights_.node_resources_balanced_allocation > 0 && !pc.balance_skips)
       total += weights_.node_resources_balanced_allocation *
                plugins::balanced_allocation_score_v136(plugins::balance_resources(usage, pod));
-    if (pc.image != kNoSlot && image_score_[pc.image] > 0 && nodes.has_image(slot, pc.image))
-      total += weights_.image_locality * image_score_[pc.image];
     return total;
+  }
+
+  /// node_part through the class's memo: the entry for the node's pool and usage, computed on a miss.
+  [[nodiscard, gnu::always_inline]] std::int64_t memoized_node_part(const PodClass& pc, const Slot& s,
+                                                                    const Nodes& nodes) const {
+    if (pc.memo.empty()) pc.memo.resize(std::size_t{1} << kScoreMemoBits);
+    std::uint64_t h = static_cast<std::uint64_t>(s.cpu_used) * 0x9E3779B97F4A7C15ull;
+    h ^= static_cast<std::uint64_t>(s.memory_used) + (h >> 29);
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= static_cast<std::uint64_t>(s.nz_cpu) ^ (static_cast<std::uint64_t>(s.nz_memory) >> 7) ^
+         (static_cast<std::uint64_t>(s.gpu_used) << 40) ^ (std::uint64_t{s.pool} << 48);
+    h *= 0x94D049BB133111EBull;
+    ScoreMemo& e = pc.memo[h >> (64 - kScoreMemoBits)];
+    if (e.cpu_used == s.cpu_used && e.memory_used == s.memory_used && e.nz_cpu == s.nz_cpu &&
+        e.nz_memory == s.nz_memory && e.gpu_used == s.gpu_used && e.pool == s.pool)
+      return e.score;
+    e = {s.cpu_used, s.memory_used, s.nz_cpu, s.nz_memory, s.gpu_used, s.pool, node_part(pc, s, nodes)};
+    return e.score;
   }
 
   /// Class c's score on the node, or -1 if its pod does not fit there: what a score tree holds.
@@ -475,6 +517,9 @@ class Scheduler {
                         fw.memory == 1 && (fw.gpu == 0 || pc.request.gpu == 0);
       pc.balance_skips =
           plugins::balanced_allocation_skips({pc.request.cpu, pc.request.memory, pc.request.gpu});
+      // LeastAllocated or MostAllocated alone (the shortcut) costs less than a memo look-up.
+      pc.memoize = (weights_.node_resources_balanced_allocation > 0 && !pc.balance_skips) ||
+                   (weights_.node_resources_fit > 0 && !pc.fit_shortcut);
       static const std::vector<Toleration> kNone;
       const std::vector<Toleration>& tolerations = driver ? kNone : comp->tolerations;
       std::span<const PreferredSchedulingTerm> terms;

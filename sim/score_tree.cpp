@@ -9,73 +9,78 @@ namespace {
 constexpr std::uint32_t kNoSlot = 0xFFFFFFFFu;
 }
 
-ScoreTree::Node ScoreTree::combine(const Node& a, const Node& b) {
-  // Branch-free: an empty side has best -1 and ties 0, so it adds nothing either way.
-  const std::int32_t best = std::max(a.best, b.best);
-  const std::uint32_t ties = (a.ties & all_if(a.best == best)) + (b.ties & all_if(b.best == best));
-  return Node{a.count + b.count, best, ties};
+void ScoreTree::build_ranges() {
+  for (std::uint32_t i = size_ - 1; i >= 1; --i) {
+    count_[i] = count_[2 * std::size_t{i}] + count_[2 * std::size_t{i} + 1];
+    key_[i] = combine_keys(key_[2 * std::size_t{i}], key_[2 * std::size_t{i} + 1]);
+  }
 }
 
 void ScoreTree::resize(std::uint32_t slots) {
-  if (slots <= slots_ && !tree_.empty()) return;
+  if (slots <= slots_ && !key_.empty()) return;
   std::uint32_t size = 1;
   while (size < slots) size *= 2;
-  if (size != size_ || tree_.empty()) {
-    std::vector<Node> leaves(tree_.empty() ? 0 : slots_);
-    for (std::uint32_t s = 0; s < leaves.size(); ++s) leaves[s] = tree_[size_ + s];
+  if (size != size_ || key_.empty()) {
+    const std::uint32_t kept = key_.empty() ? 0 : slots_;
+    std::vector<Key> keys(key_.begin() + size_, key_.begin() + size_ + kept);
+    std::vector<std::uint32_t> counts(count_.begin() + size_, count_.begin() + size_ + kept);
     size_ = size;
-    tree_.assign(2 * static_cast<std::size_t>(size_), Node{});
-    for (std::uint32_t s = 0; s < leaves.size(); ++s) tree_[size_ + s] = leaves[s];
-    for (std::uint32_t i = size_ - 1; i >= 1; --i)
-      tree_[i] = combine(tree_[2 * std::size_t{i}], tree_[2 * std::size_t{i} + 1]);
+    key_.assign(2 * static_cast<std::size_t>(size_), 0);
+    count_.assign(2 * static_cast<std::size_t>(size_), 0);
+    std::copy(keys.begin(), keys.end(), key_.begin() + size_);
+    std::copy(counts.begin(), counts.end(), count_.begin() + size_);
+    build_ranges();
   }
   slots_ = std::max(slots_, slots);
 }
 
 void ScoreTree::set(std::uint32_t slot, std::int32_t score) {
   assert(slot < slots_);
-  Node* const t = tree_.data();
   std::size_t i = size_ + std::size_t{slot};
-  const Node leaf = score >= 0 ? Node{1, score, 1} : Node{};
-  if (t[i].count == leaf.count && t[i].best == leaf.best) return;
-  // Counts on the path change by the same +-1 (or 0), so they need no recomputing from the children.
-  // Best and ties are carried up in registers, combined with the sibling's (combine is symmetric): each
-  // level loads only the sibling, never the node just written, so there is no store-to-load dependency
-  // from one level to the next. The walk always goes to the root: stopping at the first range left
-  // unchanged needs a load and a compare at every level, which costs more than it saves when a node's
-  // change usually reaches the root (it does while the tree is small or the node was among the best).
-  const std::uint32_t delta = leaf.count - t[i].count;  // modulo 2^32: +1, -1 or 0
-  t[i] = leaf;
-  std::int32_t best = leaf.best;
-  std::uint32_t ties = leaf.ties;
+  Key key = leaf_key(score);
+  Key* const k = key_.data();
+  if (k[i] == key) return;
+  // A node that starts or stops fitting changes the counts on its path by the same +-1 (rare: most
+  // changes move a score). The key is carried up in a register, combined with the sibling's
+  // (combine_keys is symmetric): each level loads only the sibling, never the range just written, so
+  // there is no store-to-load dependency from one level to the next. The walk always goes to the root:
+  // stopping at the first range left unchanged needs a load and a compare at every level, which costs
+  // more than it saves when a node's change usually reaches the root (it does while the tree is small
+  // or the node was among the best).
+  const std::uint32_t fits = score >= 0 ? 1u : 0u;
+  if (std::uint32_t* const c = count_.data(); c[i] != fits) {
+    const std::uint32_t delta = fits - c[i];  // modulo 2^32: +1 or -1
+    for (std::size_t j = i; j >= 1; j /= 2) c[j] += delta;
+  }
+  k[i] = key;
   for (; i > 1; i /= 2) {
-    const Node& sib = t[i ^ 1];
-    const std::int32_t b = std::max(best, sib.best);
-    ties = (ties & all_if(best == b)) + (sib.ties & all_if(sib.best == b));
-    best = b;
-    Node& n = t[i / 2];
-    n.count += delta;
-    n.best = best;
-    n.ties = ties;
+    key = combine_keys(key, k[i ^ 1]);
+    k[i / 2] = key;
   }
 }
 
 ScoreTree::Node ScoreTree::query(std::uint32_t lo, std::uint32_t hi) const {
   Node left, right;
   for (std::uint32_t l = lo + size_, r = hi + size_; l < r; l /= 2, r /= 2) {
-    if (l & 1) left = combine(left, tree_[l++]);
-    if (r & 1) right = combine(tree_[--r], right);
+    if (l & 1) left = combine(left, node(l++));
+    if (r & 1) right = combine(node(--r), right);
   }
   return combine(left, right);
 }
 
 std::uint32_t ScoreTree::count_before(std::uint32_t end) const {
-  return query(0, end).count;
+  // As ties_before: the canonical ranges of [0, end) are right-hand cuts, counted without a branch and
+  // without the keys a query would combine.
+  const std::uint32_t* const count = count_.data();
+  std::uint32_t n = 0;
+  for (std::uint32_t r = end + size_; r > 1; r /= 2) n += count[r - 1] & all_if((r & 1) != 0);
+  return n;
 }
 
 std::uint32_t ScoreTree::select(std::uint32_t k) const {
-  assert(k >= 1 && k <= tree_[1].count);
-  return descend(1, k - 1, [](const Node& n) { return n.count; });
+  assert(k >= 1 && k <= count_[1]);
+  const std::uint32_t* const count = count_.data();
+  return descend(1, k - 1, [count](std::size_t i) { return count[i]; });
 }
 
 ScoreTree::Window ScoreTree::window_counted(std::uint32_t from, std::uint32_t want) const {
@@ -94,13 +99,13 @@ ScoreTree::Window ScoreTree::window_counted(std::uint32_t from, std::uint32_t wa
     w.end = from > 0 ? from : slots_;
     w.passed = slots_;
     w.found = total;
-    w.best = tree_[1].best;
-    w.ties = tree_[1].ties;
+    w.best = best_of(key_[1]);
+    w.ties = ties_of(key_[1]);
     return w;
   }
   const std::uint32_t before = from == 0 ? 0 : count_before(from);
   const std::uint32_t after = total - before;
-  Node n = tree_[1];  // a window of every feasible node needs no query
+  Node n = node(1);  // a window of every feasible node needs no query
   if (want <= after) {
     const std::uint32_t last = select(before + want);
     w.end = last + 1;
@@ -114,8 +119,8 @@ ScoreTree::Window ScoreTree::window_counted(std::uint32_t from, std::uint32_t wa
     if (want != total) n = combine(query(from, slots_), query(0, w.end));
   }
   w.found = n.count;
-  w.best = n.best;
-  w.ties = n.ties;
+  w.best = best_of(n.key);
+  w.ties = ties_of(n.key);
   return w;
 }
 
@@ -129,11 +134,10 @@ std::uint32_t ScoreTree::nth_with(std::uint32_t lo, std::uint32_t hi, std::int32
     if (l & 1) left[nl++] = l++;
     if (r & 1) right[nr++] = --r;
   }
-  const auto with_best = [best](const Node& n) { return n.ties & all_if(n.best == best); };
   std::uint32_t i = 0;
   for (int k = 0; k < nl + nr && i == 0; ++k) {
     const std::uint32_t c = k < nl ? left[k] : right[nr - 1 - (k - nl)];
-    const std::uint32_t here = with_best(tree_[c]);
+    const std::uint32_t here = with_best(key_[c], best);
     if (j < here)
       i = c;
     else
@@ -141,25 +145,24 @@ std::uint32_t ScoreTree::nth_with(std::uint32_t lo, std::uint32_t hi, std::int32
   }
   assert(i != 0 && "nth_with: fewer ties than asked for");
   if (i == 0) return kNoSlot;
-  return descend(i, j, with_best);  // inside a range wholly in the window
+  const Key* const key = key_.data();
+  return descend(i, j, [key, best](std::size_t r) { return with_best(key[r], best); });  // wholly inside
 }
 
 std::uint32_t ScoreTree::ties_before(std::uint32_t end, std::int32_t best) const {
   // The canonical ranges of [0, end) are all right-hand cuts: only the right edge moves.
   // Branch-free, as in kth_with: `end` moves round the cluster, so whether a level counts is random.
-  const Node* const t = tree_.data();
+  const Key* const key = key_.data();
   std::uint32_t n = 0;
-  for (std::uint32_t r = end + size_; r > 1; r /= 2) {
-    const Node& c = t[r - 1];  // a range when r is odd; else unused (and in bounds, r >= 2)
-    n += c.ties & all_if(c.best == best) & all_if((r & 1) != 0);
-  }
+  for (std::uint32_t r = end + size_; r > 1; r /= 2)  // r - 1: a range when r is odd; else unused
+    n += with_best(key[r - 1], best) & all_if((r & 1) != 0);
   return n;
 }
 
 std::uint32_t ScoreTree::nth_best_in_part(const Window& w, std::uint32_t j) const {
   if (!w.wraps) return nth_with(w.from, w.end, w.best, j);
   const Node first = query(w.from, slots_);
-  const std::uint32_t t1 = first.best == w.best ? first.ties : 0;
+  const std::uint32_t t1 = with_best(first.key, w.best);
   return j < t1 ? nth_with(w.from, slots_, w.best, j) : nth_with(0, w.end, w.best, j - t1);
 }
 

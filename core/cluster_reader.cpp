@@ -133,7 +133,7 @@ constexpr std::string_view kOverheadKeys[] = {
     "job_sync",      "control_plane",        "preset",     "repeat_first_attempt"};
 constexpr std::string_view kControlPlaneKeys[] = {
     "sync_period",         "scope",       "create_batch", "max_creates_per_sync", "failure_backoff",
-    "max_failure_backoff", "follow_pods", "sync_latency"};
+    "max_failure_backoff", "follow_pods", "sync_latency", "complete_latency"};
 
 void read_control_plane(const Reader& r, const Node& n, const std::string& field, ControlPlane& c) {
   const Map m(r, n, field, kControlPlaneKeys);
@@ -155,6 +155,8 @@ void read_control_plane(const Reader& r, const Node& n, const std::string& field
   if (auto v = m.get("max_failure_backoff"))
     c.max_failure_backoff = get_duration(r, *v, m.field("max_failure_backoff"));
   if (auto v = m.get("follow_pods")) c.follow_pods = get_bool(r, *v, m.field("follow_pods"));
+  if (auto v = m.get("complete_latency"))
+    c.complete_latency = get_duration(r, *v, m.field("complete_latency"));
   if (auto v = m.get("sync_latency")) {
     c.sync_latency = get_duration(r, *v, m.field("sync_latency"));
     if (c.sync_latency > Duration::zero() && c.sync_latency >= c.sync_period)

@@ -57,6 +57,11 @@ class Model {
     progress_every_ = std::max<std::uint64_t>(1, plan_.size() / 100);
     stats_.step_done.assign(plan_.steps().size(), kNever);
     controlled_ = sc_.overheads.control_plane.enabled();
+    // A step's done time is its Job's condition: complete_latency after the write that counted its last
+    // task (scope step, the Job controller counting the pods; controller.inl).
+    const ControlPlane& cp = sc_.overheads.control_plane;
+    if (controlled_ && cp.scope == ControlPlane::Scope::step && !cp.follow_pods)
+      condition_lag_ = cp.complete_latency;
     if (controlled_) init_keys();
     for (std::size_t i = 0; i < plan_.steps().size(); ++i)
       if (plan_.steps()[i].workers != 0) {
@@ -107,7 +112,7 @@ class Model {
       create_attempt(t);
   }
   void on_resolved(TaskId t) {
-    if (!plan_.is_join(t)) stats_.step_done[plan_.step_of(t)] = engine_.now();
+    if (!plan_.is_join(t)) stats_.step_done[plan_.step_of(t)] = engine_.now() + condition_lag_;
     const std::uint64_t resolved = exec_.resolved_count();
     if (opt_.progress && resolved % progress_every_ == 0)  // no division when nobody listens
       opt_.progress(static_cast<double>(resolved) / static_cast<double>(plan_.size()));
@@ -356,6 +361,7 @@ class Model {
 
   // The orchestrator's controller: one work-queue key per step (or one), when control_plane is on.
   bool controlled_ = false;
+  Duration condition_lag_ = Duration::zero();  // see the constructor
   std::vector<ControllerKey> keys_;
   std::vector<std::uint32_t> task_key_;  // scope step with looped groups: each task's key (step instance)
   std::vector<std::uint32_t> seen_;

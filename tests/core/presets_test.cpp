@@ -26,6 +26,7 @@ void check_same(const ControlPlane& a, const ControlPlane& b) {
   CHECK(a.max_failure_backoff == b.max_failure_backoff);
   CHECK(a.follow_pods == b.follow_pods);
   CHECK(a.sync_latency == b.sync_latency);
+  CHECK(a.complete_latency == b.complete_latency);
 }
 
 void check_same(const Overheads& a, const Overheads& b) {

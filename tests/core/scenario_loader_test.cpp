@@ -279,6 +279,10 @@ TEST_CASE("ScenarioLoader: overhead presets per orchestrator", "[core]") {
     CHECK(load_scenario_text(
               base + "overheads: {orchestrator: indexed-job, control_plane: {sync_latency: 80ms}}", "x.yaml")
               .overheads.control_plane.sync_latency == Duration::from_ms(80));
+    CHECK(load_scenario_text(
+              base + "overheads: {orchestrator: indexed-job, control_plane: {complete_latency: 90ms}}",
+              "x.yaml")
+              .overheads.control_plane.complete_latency == Duration::from_ms(90));
     CHECK_THROWS_WITH(
         load_scenario_text(base + "overheads: {orchestrator: indexed-job, control_plane: {sync_latency: 1s}}",
                            "x.yaml"),

@@ -321,6 +321,32 @@ TEST_CASE(
   CHECK(makespan(r.trace) == at_ms(32580));
 }
 
+TEST_CASE("ScenarioSettings: control_plane.complete_latency moves a Job's done time, not the steps after it",
+          "[sim]") {
+  // The sync_latency case above plus complete_latency 120 ms: the write at 31.440 counts the last pods;
+  // the Job's condition comes at 31.560. `after` is still created at the write (31.480 after its own
+  // Job's first sync) and ends at 32.580. Its Job's syncs come every second from 31.440 while each
+  // writes (creation, then readiness): the one at 33.440 sees the end, its write lands at 33.480 and
+  // `after`'s condition at 33.600.
+  const std::string steps =
+      "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
+      "    - {name: after, after: [work], duration: {base: 1s}}\n";
+  const Run r = run_stats(control_plane_scenario(
+      steps, "orchestrator: indexed-job, control_plane: {sync_latency: 40ms, complete_latency: 120ms}"));
+  REQUIRE(r.trace.attempts.size() == 51);
+  CHECK(r.stats.step_done[0] == at_ms(31560));
+  CHECK(r.trace.attempts.back().submitted == at_ms(31480));
+  CHECK(r.stats.step_done[1] == at_ms(33600));
+  CHECK(makespan(r.trace) == at_ms(32580));
+  SECTION("with follow_pods a step is done when its pods end: no condition lag") {
+    const Run f = run_stats(control_plane_scenario(
+        steps, "orchestrator: indexed-job, control_plane: {complete_latency: 120ms, follow_pods: true}"));
+    const Run g = run_stats(
+        control_plane_scenario(steps, "orchestrator: indexed-job, control_plane: {follow_pods: true}"));
+    CHECK(f.stats.step_done == g.stats.step_done);
+  }
+}
+
 TEST_CASE(
     "ScenarioSettings: with sync_latency a failed pod's replacement waits for the backoff and the write",
     "[sim]") {

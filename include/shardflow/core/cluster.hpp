@@ -141,6 +141,11 @@ struct ControlPlane {
   /// (the controller's watch, its work and its API writes on a loaded control plane). Less than
   /// sync_period; 0 in every preset.
   Duration sync_latency = Duration::zero();
+  /// From the write of the sync that counted a Job's last pod to the Job's Complete (or Failed)
+  /// condition: the controller removes the finished pods' tracking finalizers and writes the status
+  /// first. A step's done time (SimStats::step_done, metrics) is its Job's condition; the steps after it
+  /// still start at the write. Scope step without follow_pods only; 0 in every preset.
+  Duration complete_latency = Duration::zero();
   int max_creates_per_sync = 0;                 // 0 = no limit (the Job controller: 500)
   Duration failure_backoff = Duration::zero();  // before a failed pod's replacement, doubling per failure
   Duration max_failure_backoff = Duration::zero();

@@ -175,6 +175,25 @@ SimTime at_ms(std::int64_t ms) {
   return SimTime::from_ms(ms);
 }
 
+// 50 pods x 2 s, parallelism 5, then a 1 s step: the controller's refill cases below.
+const std::string kRefillSteps =
+    "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
+    "    - {name: after, after: [work], duration: {base: 1s}}\n";
+
+// The 10 waves of kRefillSteps' work: wave k's sync creates its 5 pods in slow-start batches of 1, 2, 2
+// (5 ms apart) from first_ms + period_ms * k.
+void check_waves(const Trace& t, std::int64_t period_ms, std::int64_t first_ms) {
+  for (int k = 0; k < 10; ++k) {
+    const SimTime wave = at_ms(period_ms * k + first_ms);
+    INFO("wave " << k);
+    CHECK(t.attempts[5 * k].submitted == wave);
+    CHECK(t.attempts[5 * k + 1].submitted == wave + at_ms(5));
+    CHECK(t.attempts[5 * k + 2].submitted == wave + at_ms(5));
+    CHECK(t.attempts[5 * k + 3].submitted == wave + at_ms(10));
+    CHECK(t.attempts[5 * k + 4].submitted == wave + at_ms(10));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("ScenarioSettings: indexed-job's controller refills a slot and completes the Job at its next sync",
@@ -186,20 +205,10 @@ TEST_CASE("ScenarioSettings: indexed-job's controller refills a slot and complet
   // creates the next five. So each wave takes 3.1 s: wave k's sync at 3.1 k. The last wave (k = 9,
   // 27.9) ends at 30.0 to 30.01; the sync at 31.0 completes the Job; `after` is created then (its own
   // Job's first sync) and ends at 31.0 + 0.1 + 1 = 32.1.
-  const std::string steps =
-      "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
-      "    - {name: after, after: [work], duration: {base: 1s}}\n";
+  const std::string steps = kRefillSteps;
   const Run r = run_stats(control_plane_scenario(steps, "orchestrator: indexed-job"));
   REQUIRE(r.trace.attempts.size() == 51);
-  for (int k = 0; k < 10; ++k) {
-    const SimTime wave = at_ms(3100 * k);
-    INFO("wave " << k);
-    CHECK(r.trace.attempts[5 * k].submitted == wave);
-    CHECK(r.trace.attempts[5 * k + 1].submitted == wave + at_ms(5));
-    CHECK(r.trace.attempts[5 * k + 2].submitted == wave + at_ms(5));
-    CHECK(r.trace.attempts[5 * k + 3].submitted == wave + at_ms(10));
-    CHECK(r.trace.attempts[5 * k + 4].submitted == wave + at_ms(10));
-  }
+  check_waves(r.trace, 3100, 0);
   CHECK(r.trace.attempts[49].finished == at_ms(30010));
   CHECK(r.stats.step_done[0] == SimTime::from_s(31));
   CHECK(r.trace.attempts.back().submitted == SimTime::from_s(31));
@@ -219,9 +228,7 @@ TEST_CASE(
   // As the first case, but shardflow's k8s controller follows the pods: the waves are the same (the
   // Job controller's syncs create the pods), and `after` is created when the last pod of `work` ends
   // (30.010), not at the sync that completes the Job (31.0).
-  const std::string steps =
-      "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
-      "    - {name: after, after: [work], duration: {base: 1s}}\n";
+  const std::string steps = kRefillSteps;
   const Run r = run_stats(
       control_plane_scenario(steps, "orchestrator: indexed-job, control_plane: {follow_pods: true}"));
   REQUIRE(r.trace.attempts.size() == 51);
@@ -300,21 +307,11 @@ TEST_CASE(
   // five. So each wave takes 3.140 s. The last wave (3.140 * 9 + 0.040 = 28.300) ends at 30.400 to
   // 30.410, the sync at 31.400 sees it and its write completes the Job at 31.440; `after` (its own Job:
   // first sync 31.440, write 31.480) ends at 31.480 + 0.1 + 1 = 32.580.
-  const std::string steps =
-      "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
-      "    - {name: after, after: [work], duration: {base: 1s}}\n";
+  const std::string steps = kRefillSteps;
   const Run r = run_stats(
       control_plane_scenario(steps, "orchestrator: indexed-job, control_plane: {sync_latency: 40ms}"));
   REQUIRE(r.trace.attempts.size() == 51);
-  for (int k = 0; k < 10; ++k) {
-    const SimTime wave = at_ms(3140 * k + 40);
-    INFO("wave " << k);
-    CHECK(r.trace.attempts[5 * k].submitted == wave);
-    CHECK(r.trace.attempts[5 * k + 1].submitted == wave + at_ms(5));
-    CHECK(r.trace.attempts[5 * k + 2].submitted == wave + at_ms(5));
-    CHECK(r.trace.attempts[5 * k + 3].submitted == wave + at_ms(10));
-    CHECK(r.trace.attempts[5 * k + 4].submitted == wave + at_ms(10));
-  }
+  check_waves(r.trace, 3140, 40);
   CHECK(r.trace.attempts[49].finished == at_ms(30410));
   CHECK(r.stats.step_done[0] == at_ms(31440));
   CHECK(r.trace.attempts.back().submitted == at_ms(31480));
@@ -328,9 +325,7 @@ TEST_CASE("ScenarioSettings: control_plane.complete_latency moves a Job's done t
   // Job's first sync) and ends at 32.580. Its Job's syncs come every second from 31.440 while each
   // writes (creation, then readiness): the one at 33.440 sees the end, its write lands at 33.480 and
   // `after`'s condition at 33.600.
-  const std::string steps =
-      "    - {name: work, parallel_for: {count: 50, parallelism: 5}, duration: {base: 2s}}\n"
-      "    - {name: after, after: [work], duration: {base: 1s}}\n";
+  const std::string steps = kRefillSteps;
   const Run r = run_stats(control_plane_scenario(
       steps, "orchestrator: indexed-job, control_plane: {sync_latency: 40ms, complete_latency: 120ms}"));
   REQUIRE(r.trace.attempts.size() == 51);

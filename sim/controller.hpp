@@ -27,11 +27,10 @@ struct ControllerKey {
   std::vector<TaskId> to_create;     // tasks whose pod the next sync creates
   std::vector<std::uint32_t> ended;  // attempts whose pod ended, not yet seen
   /// With sync_latency: the attempts a sync saw, whose effects its write (sync_latency later) applies,
-  /// and when that write lands (kNever: none pending).
+  /// and that sync's time (kNever: no write pending; its follow-up sync counts from it).
   std::vector<std::uint32_t> writing;
-  SimTime write_at = kNever;
-  SimTime write_sync = kNever;  // the sync time of the pending write (its follow-up sync counts from it)
-  bool write_changed = false;   // the pending write updates the Job's status
+  SimTime write_sync = kNever;
+  bool write_changed = false;  // the pending write updates the Job's status
   struct Retry {
     TaskId task;
     SimTime at;  // the failed pod's end plus its backoff

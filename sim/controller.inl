@@ -84,10 +84,9 @@ inline void Model::on_sync(std::uint32_t k, std::uint32_t gen) {
   q.ended.clear();
   q.write_changed = q.write_changed || q.changed;
   q.changed = false;
-  if (q.write_at == kNever) {
-    q.write_at = now + latency;
+  if (q.write_sync == kNever) {
     q.write_sync = now;
-    engine_.schedule_at(q.write_at, kSyncWrite, k, 0);
+    engine_.schedule_at(now + latency, kSyncWrite, k, 0);
   }
 }
 
@@ -95,7 +94,6 @@ inline void Model::on_sync_write(std::uint32_t k) {
   ControllerKey& q = keys_[k];
   const SimTime sync_time = q.write_sync;
   const bool write = q.write_changed;
-  q.write_at = kNever;
   q.write_sync = kNever;
   q.write_changed = false;
   seen_.swap(q.writing);

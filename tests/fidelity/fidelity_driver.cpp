@@ -310,15 +310,20 @@ class PodTimes {
   json summary(Clock::time_point end) {
     const std::lock_guard lock(mu_);
     std::vector<double> bind, run, refill;
-    std::optional<Clock::time_point> last_end;
+    // last_wave_start: the latest creation of a pod created after some pod ended (the last refill).
+    std::optional<Clock::time_point> last_end, first_created, last_wave_start;
     for (const auto& [name, p] : pods_) {
       if (p.created && p.bound) bind.push_back(ms(*p.bound - *p.created));
       if (p.bound && p.running) run.push_back(ms(*p.running - *p.bound));
       if (p.ended && (!last_end || *p.ended > *last_end)) last_end = p.ended;
+      if (!p.created) continue;
+      if (!first_created || *p.created < *first_created) first_created = p.created;
       std::optional<Clock::time_point> before;
       for (const auto& [other, q] : pods_)
         if (q.ended && *q.ended < *p.created && (!before || *q.ended > *before)) before = q.ended;
-      if (before) refill.push_back(ms(*p.created - *before));
+      if (!before) continue;
+      refill.push_back(ms(*p.created - *before));
+      if (!last_wave_start || *p.created > *last_wave_start) last_wave_start = p.created;
     }
     // The first wave (pods created before any pod ended): how fast kube-scheduler binds a burst.
     std::optional<Clock::time_point> first_end, first_bound, last_bound;
@@ -335,28 +340,16 @@ class PodTimes {
     }
     // The Job controller's lag: the first pod created after the first end, from that end (the sync the
     // end asked for, sync_period later, and its write), and the Job's condition from the first end of
-    // the last wave (pods created after the last refill began).
-    std::optional<Clock::time_point> refill_first, last_wave_start, first_created;
-    for (const auto& [name, p] : pods_)
-      if (p.created && (!first_created || *p.created < *first_created)) first_created = p.created;
-    for (const auto& [name, p] : pods_)
-      if (p.created && first_end && *p.created > *first_end) {
-        if (!refill_first || *p.created < *refill_first) refill_first = p.created;
-      }
+    // the last wave: the pods created within 1 s before its latest creation (one sync's slow-start
+    // batches).
+    std::optional<Clock::time_point> refill_first, last_wave_first_end;
     for (const auto& [name, p] : pods_) {
       if (!p.created) continue;
-      bool after_end = false;
-      for (const auto& [other, q] : pods_)
-        if (q.ended && *q.ended < *p.created) after_end = true;
-      if (after_end && (!last_wave_start || *p.created > *last_wave_start)) last_wave_start = p.created;
-    }
-    std::optional<Clock::time_point> last_wave_first_end;
-    for (const auto& [name, p] : pods_) {
-      // Pods of the last wave: created within 1 s of its latest creation (one sync's slow-start batches).
-      if (!p.created || !p.ended || !last_wave_start ||
-          *p.created + std::chrono::seconds(1) < *last_wave_start)
-        continue;
-      if (!last_wave_first_end || *p.ended < *last_wave_first_end) last_wave_first_end = p.ended;
+      if (first_end && *p.created > *first_end && (!refill_first || *p.created < *refill_first))
+        refill_first = p.created;
+      if (p.ended && last_wave_start && *p.created + std::chrono::seconds(1) >= *last_wave_start &&
+          (!last_wave_first_end || *p.ended < *last_wave_first_end))
+        last_wave_first_end = p.ended;
     }
     const auto least = [](const std::vector<double>& v) {
       return v.empty() ? -1.0 : *std::min_element(v.begin(), v.end());

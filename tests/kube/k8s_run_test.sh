@@ -94,7 +94,10 @@ grep -q "nothing with the label shardflow.io/run=retries is left" "$work/status2
 echo "ok k8s cleanup retries: nothing with its label is left (checked with kubectl); k8s status says so"
 
 # e. Resume after SIGKILL in the middle of the loop.
-run "$scen/resume.yaml" --run-id resume --keep --out "$work/resume" >"$work/resume1.out" 2>&1 &
+# Not through run(): `run ... &` is a subshell whose SIGKILL would leave shardflow running, still writing
+# to $work/resume while the resumed run does.
+"$exe" run "$scen/resume.yaml" --backend k8s --emulate --kubeconfig "$kc" --run-id resume --keep \
+  --out "$work/resume" >"$work/resume1.out" 2>&1 &
 pid=$!
 n=0
 for _ in $(seq 240); do
@@ -104,6 +107,7 @@ for _ in $(seq 240); do
 done
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
+! pgrep -f -- "--out $work/resume" >/dev/null || { echo "FAIL: the killed run is still running"; exit 1; }
 [ "$n" -ge 15 ] && [ "$n" -lt 60 ] || { echo "FAIL: $n shards done when the controller was killed"; exit 1; }
 echo "ok controller killed (SIGKILL) with $n of 60 shards done"
 sleep 2  # the Job controller goes on without it

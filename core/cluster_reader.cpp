@@ -133,7 +133,8 @@ constexpr std::string_view kOverheadKeys[] = {
     "job_sync",      "control_plane",        "preset",     "repeat_first_attempt"};
 constexpr std::string_view kControlPlaneKeys[] = {
     "sync_period",         "scope",       "create_batch", "max_creates_per_sync", "failure_backoff",
-    "max_failure_backoff", "follow_pods", "sync_latency", "complete_latency"};
+    "max_failure_backoff", "follow_pods", "sync_latency", "complete_latency",     "timestamp_resolution",
+    "clock_phase"};
 
 void read_control_plane(const Reader& r, const Node& n, const std::string& field, ControlPlane& c) {
   const Map m(r, n, field, kControlPlaneKeys);
@@ -157,6 +158,16 @@ void read_control_plane(const Reader& r, const Node& n, const std::string& field
   if (auto v = m.get("follow_pods")) c.follow_pods = get_bool(r, *v, m.field("follow_pods"));
   if (auto v = m.get("complete_latency"))
     c.complete_latency = get_duration(r, *v, m.field("complete_latency"));
+  if (auto v = m.get("timestamp_resolution"))
+    c.timestamp_resolution = get_duration(r, *v, m.field("timestamp_resolution"));
+  if (auto v = m.get("clock_phase")) {
+    // After timestamp_resolution, whichever comes first in the mapping (the presets' phase is 0).
+    c.clock_phase = get_duration(r, *v, m.field("clock_phase"));
+    if (c.clock_phase > Duration::zero() && c.clock_phase >= c.timestamp_resolution)
+      r.fail(*v, m.field("clock_phase"),
+             "must be less than timestamp_resolution (" + format_duration(c.timestamp_resolution) +
+                 "): the wall clock's time past a multiple of it at simulated time 0");
+  }
   if (auto v = m.get("sync_latency")) {
     c.sync_latency = get_duration(r, *v, m.field("sync_latency"));
     if (c.sync_latency > Duration::zero() && c.sync_latency >= c.sync_period)

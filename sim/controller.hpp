@@ -59,5 +59,18 @@ inline Duration controller_backoff(const ControlPlane& c, int failures) {
   return d;
 }
 
+/// When the Job controller counts a failed pod's backoff from: its end as the API stores it. With
+/// timestamp_resolution R > 0 (a container's `finishedAt`, or the pod's Ready=False transition, is a
+/// metav1.Time: whole seconds) that is the end rounded down to the wall clock's multiples of R, the wall
+/// clock being clock_phase past one at simulated time 0: floor((end + phase) / R) * R - phase.
+/// backoff_utils.go's getFinishedTime; the remaining backoff (and so the sync it requeues the Job for)
+/// counts from it.
+inline SimTime controller_failure_time(const ControlPlane& c, SimTime end) {
+  const std::int64_t r = c.timestamp_resolution.ns();
+  if (r <= 0) return end;
+  const std::int64_t wall = end.ns() + c.clock_phase.ns();  // >= 0: end and the phase are
+  return SimTime::from_ns(wall - wall % r - c.clock_phase.ns());
+}
+
 }  // namespace
 }  // namespace shardflow::sim

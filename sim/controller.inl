@@ -6,7 +6,8 @@
 //   - with follow_pods (shardflow's k8s controller, which watches the pods) a pod's success counts for
 //     its task when the pod ends; the Job's sync still refills its slots and creates the pods;
 //   - a sync sees the pods that ended since the last one (their tasks succeed, or fail and are retried
-//     after the step's backoff or the controller's, whichever is longer), creates the pods of the tasks
+//     after the step's backoff or the controller's, whichever is longer; the controller's counts from
+//     the end rounded down to timestamp_resolution, as the API stores it), creates the pods of the tasks
 //     that may start (in slow-start batches, at most max_creates_per_sync), and, when anything changed,
 //     writes the Job's status, whose update event asks for another sync sync_period later.
 #pragma once
@@ -122,7 +123,11 @@ inline void Model::apply_sync(std::uint32_t k, SimTime sync_time, bool write) {
     } else if (const auto delay = exec_.attempt_failed(t)) {
       // follow_pods (shardflow's k8s backend): the retry is the Job controller's alone.
       const Duration backoff = controller_backoff(cp, static_cast<int>(r.attempt) + 1);
-      const SimTime at = r.finished + (cp.follow_pods ? backoff : std::max(*delay, backoff));
+      // The controller's backoff counts from the end as the API stored it (controller_failure_time); the
+      // step's own from the end itself.
+      const SimTime failed_at = controller_failure_time(cp, r.finished);
+      const SimTime at =
+          cp.follow_pods ? failed_at + backoff : std::max(r.finished + *delay, failed_at + backoff);
       if (at <= now) {
         want_pod(t);
       } else {

@@ -27,6 +27,8 @@ void check_same(const ControlPlane& a, const ControlPlane& b) {
   CHECK(a.follow_pods == b.follow_pods);
   CHECK(a.sync_latency == b.sync_latency);
   CHECK(a.complete_latency == b.complete_latency);
+  CHECK(a.timestamp_resolution == b.timestamp_resolution);
+  CHECK(a.clock_phase == b.clock_phase);
 }
 
 void check_same(const Overheads& a, const Overheads& b) {

@@ -289,6 +289,35 @@ TEST_CASE("ScenarioLoader: overhead presets per orchestrator", "[core]") {
         "x.yaml:4:70: overheads.control_plane.sync_latency: must be less than sync_period (1s): a sync's "
         "writes land before the next sync it asks for");
   }
+  SECTION("timestamp_resolution and clock_phase: 0 in the preset; the phase less than the resolution") {
+    const ControlPlane none =
+        load_scenario_text(base + "overheads: {orchestrator: indexed-job}", "x.yaml").overheads.control_plane;
+    CHECK(none.timestamp_resolution == Duration::zero());
+    CHECK(none.clock_phase == Duration::zero());
+    const ControlPlane c = load_scenario_text(base +
+                                                  "overheads: {orchestrator: indexed-job, control_plane: "
+                                                  "{clock_phase: 250ms, timestamp_resolution: 1s}}",
+                                              "x.yaml")
+                               .overheads.control_plane;
+    CHECK(c.timestamp_resolution == Duration::from_s(1));
+    CHECK(c.clock_phase == Duration::from_ms(250));
+    CHECK_THROWS_WITH(
+        load_scenario_text(
+            base + "overheads: {orchestrator: indexed-job, control_plane: {timestamp_resolution: 1s, "
+                   "clock_phase: 1s}}",
+            "x.yaml"),
+        "x.yaml:4:95: overheads.control_plane.clock_phase: must be less than timestamp_resolution (1s): the "
+        "wall clock's time past a multiple of it at simulated time 0");
+    CHECK_THROWS_WITH(
+        load_scenario_text(base + "overheads: {orchestrator: indexed-job, control_plane: {clock_phase: 1ms}}",
+                           "x.yaml"),
+        Catch::Contains("overheads.control_plane.clock_phase: must be less than timestamp_resolution (0s)"));
+    CHECK_THROWS_WITH(
+        load_scenario_text(
+            base + "overheads: {orchestrator: indexed-job, control_plane: {timestamp_resolution: -1s}}",
+            "x.yaml"),
+        Catch::Contains("overheads.control_plane.timestamp_resolution: must be >= 0, got -1s"));
+  }
   SECTION("job_sync is the former name of control_plane.sync_period") {
     const Scenario s =
         load_scenario_text(base + "overheads: {orchestrator: indexed-job, job_sync: 500ms}", "x.yaml");

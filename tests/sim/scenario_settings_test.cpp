@@ -403,6 +403,66 @@ TEST_CASE("ScenarioSettings: indexed-job re-creates a failed pod after the Job c
 }
 
 TEST_CASE(
+    "ScenarioSettings: with timestamp_resolution the controller's backoff counts from the end the API stored",
+    "[sim]") {
+  // The backoff case above with a 1 s timestamp resolution: the backoff counts from the failed pod's
+  // end rounded down to the wall clock's whole seconds.
+  const std::string steps = "    - {name: w, duration: {base: 2s}, failure: {p: 1}, retries: {max: 2}}\n";
+  SECTION("clock_phase 0: the wall clock's seconds are the simulation's") {
+    // Attempt 0 runs 0.1..2.1 (stored as 2): retry at 2 + 10 = 12. Attempt 1: 12, runs 12.1..14.1
+    // (stored as 14): retry at 34. Attempt 2: 34, runs 34.1..36.1; the sync at 37.1 fails the Job.
+    const Run r = run_stats(control_plane_scenario(
+        steps, "orchestrator: indexed-job, control_plane: {timestamp_resolution: 1s}"));
+    REQUIRE(r.trace.attempts.size() == 3);
+    CHECK(r.trace.attempts[1].submitted == SimTime::from_s(12));
+    CHECK(r.trace.attempts[2].submitted == SimTime::from_s(34));
+    CHECK(r.trace.attempts[2].finished == at_ms(36100));
+    CHECK(r.stats.step_done[0] == at_ms(37100));
+  }
+  SECTION("clock_phase 950ms: the run was created 0.95 s past a wall-clock second") {
+    // Attempt 0 ends at 2.1, wall 3.05 (stored as 3, i.e. 2.05): retry at 12.05. Attempt 1 runs
+    // 12.15..14.15, wall 15.1 (stored as 15, i.e. 14.05): retry at 34.05. Attempt 2 runs 34.15..36.15.
+    const Run r = run_stats(control_plane_scenario(
+        steps, "orchestrator: indexed-job, control_plane: {timestamp_resolution: 1s, clock_phase: 950ms}"));
+    REQUIRE(r.trace.attempts.size() == 3);
+    CHECK(r.trace.attempts[1].submitted == at_ms(12050));
+    CHECK(r.trace.attempts[2].submitted == at_ms(34050));
+    CHECK(r.stats.step_done[0] == at_ms(37150));
+  }
+  SECTION("clock_phase 300ms: the stored end is before the simulation's second") {
+    // 2.1 is wall 2.4 (stored as 2, i.e. 1.7): retry at 11.7; attempt 1 runs 11.8..13.8, wall 14.1
+    // (stored as 13.7): retry at 33.7; attempt 2 runs 33.8..35.8, the sync at 36.8 fails the Job.
+    const Run r = run_stats(control_plane_scenario(
+        steps, "orchestrator: indexed-job, control_plane: {timestamp_resolution: 1s, clock_phase: 300ms}"));
+    REQUIRE(r.trace.attempts.size() == 3);
+    CHECK(r.trace.attempts[1].submitted == at_ms(11700));
+    CHECK(r.trace.attempts[2].submitted == at_ms(33700));
+    CHECK(r.stats.step_done[0] == at_ms(36800));
+  }
+  SECTION("with sync_latency 50 ms: the requeued sync is at the stored end + backoff, its write later") {
+    // The sync_latency case above: attempt 0 runs 0.150..2.150 (stored as 2): the sync at 12 writes at
+    // 12.050. Attempt 1 runs 12.150..14.150 (stored as 14): sync 34, written 34.050. Attempt 2 runs
+    // 34.150..36.150; the sync at 37.150 sees the last failure, written at 37.200.
+    const Run r = run_stats(control_plane_scenario(
+        steps, "orchestrator: indexed-job, control_plane: {sync_latency: 50ms, timestamp_resolution: 1s}"));
+    REQUIRE(r.trace.attempts.size() == 3);
+    CHECK(r.trace.attempts[0].submitted == at_ms(50));
+    CHECK(r.trace.attempts[1].submitted == at_ms(12050));
+    CHECK(r.trace.attempts[2].submitted == at_ms(34050));
+    CHECK(r.stats.step_done[0] == at_ms(37200));
+  }
+  SECTION("the step's own backoff still counts from the end itself") {
+    // retries.backoff 11 s is longer than the controller's 10 s from the stored end (2): attempt 1 at
+    // 2.1 + 11 = 13.1 rather than 12.
+    const Run r = run_stats(control_plane_scenario(
+        "    - {name: w, duration: {base: 2s}, failure: {p: 1}, retries: {max: 1, backoff: 11s}}\n",
+        "orchestrator: indexed-job, control_plane: {timestamp_resolution: 1s}"));
+    REQUIRE(r.trace.attempts.size() == 2);
+    CHECK(r.trace.attempts[1].submitted == at_ms(13100));
+  }
+}
+
+TEST_CASE(
     "ScenarioSettings: argo's and kfp-v2's workflow controller requeues the workflow 10 s after a pod event",
     "[sim]") {
   // One key for the whole workflow; the first pods at 0. A pod's Running asks for a sync 10 s later,

@@ -149,6 +149,14 @@ struct ControlPlane {
   int max_creates_per_sync = 0;                 // 0 = no limit (the Job controller: 500)
   Duration failure_backoff = Duration::zero();  // before a failed pod's replacement, doubling per failure
   Duration max_failure_backoff = Duration::zero();
+  /// The resolution of the pod times the controller counts a failure's backoff from (a container's
+  /// `finishedAt` is a metav1.Time, which the API stores in whole seconds): with R > 0 the backoff counts
+  /// from the failed pod's end rounded down to the wall clock's multiples of R. 0 = exact; 0 in every
+  /// preset.
+  Duration timestamp_resolution = Duration::zero();
+  /// The wall clock's time past a multiple of timestamp_resolution at simulated time 0 (when the run,
+  /// or its Job, was created): in [0, timestamp_resolution); 0 when that is 0.
+  Duration clock_phase = Duration::zero();
   /// The run's own controller follows the pods (shardflow's k8s backend, which watches them): a pod's
   /// end counts for its task at once (the steps after it may start), not at its Job's next sync; the
   /// Job controller still creates the pods, and a failed pod's replacement waits for its backoff only

@@ -12,7 +12,8 @@
 //   fidelity_driver job --kubeconfig K --manifest JOB.json
 //     Creates the Job and watches it until its Complete or Failed condition; prints the seconds from
 //     the creation's answer to the watch event that carried the condition (the Job's own timestamps have
-//     one-second resolution), and its status counts.
+//     one-second resolution), its status counts, and the wall clock's microseconds past its second at
+//     the creation's answer (t0_wall_fraction_us: the simulator's clock_phase for the run).
 //
 //   fidelity_driver predict --scenario S [--set PATH=VALUE ...]
 //     Simulates the scenario; prints {"steps": {name: seconds when its last task was resolved}, ...},
@@ -413,6 +414,12 @@ int run_job(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
   const json created = api.create(base, job);
   const auto t1 = std::chrono::steady_clock::now();
+  // The wall clock at t1 (measured time 0), past its whole second: the pods' finishedAt the Job
+  // controller counts a failure's backoff from are stored in whole seconds of that clock (the
+  // simulator's overheads.control_plane.clock_phase).
+  const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
+  const auto wall_us = std::chrono::duration_cast<std::chrono::microseconds>(since_epoch).count();
+  const std::int64_t t0_wall_fraction_us = wall_us % 1'000'000;
   const std::string name = created["metadata"]["name"];
   std::string rv = created["metadata"]["resourceVersion"];
   json result;
@@ -427,6 +434,7 @@ int run_job(const Args& a) {
                   {"reason", c.value("reason", "")},
                   {"elapsed_s", std::chrono::duration<double>(t2 - t1).count()},
                   {"create_call_s", std::chrono::duration<double>(t1 - t0).count()},
+                  {"t0_wall_fraction_us", t0_wall_fraction_us},
                   {"succeeded", obj["status"].value("succeeded", 0)},
                   {"failed", obj["status"].value("failed", 0)},
                   {"failed_indexes", obj["status"].value("failedIndexes", "")},

@@ -298,13 +298,42 @@ class PodTimes {
     if (!ev.contains("object") || !ev["object"].contains("metadata")) return;
     const json& p = ev["object"];
     const auto now = Clock::now();
+    const auto wall = std::chrono::system_clock::now();
     const std::lock_guard lock(mu_);
     Pod& pod = pods_[p["metadata"].value("name", "")];
-    if (!pod.created) pod.created = now;
+    if (!pod.created) {
+      pod.created = now;
+      if (p["metadata"].contains("annotations"))
+        pod.index = p["metadata"]["annotations"].value("batch.kubernetes.io/job-completion-index", "");
+    }
     if (!pod.bound && p.contains("spec") && !p["spec"].value("nodeName", "").empty()) pod.bound = now;
     const std::string phase = p.contains("status") ? p["status"].value("phase", "") : "";
     if (!pod.running && phase == "Running") pod.running = now;
-    if (!pod.ended && (phase == "Succeeded" || phase == "Failed")) pod.ended = now;
+    if (!pod.ended && (phase == "Succeeded" || phase == "Failed")) {
+      pod.ended = now;
+      pod.ended_wall = wall;
+      pod.failed = phase == "Failed";
+    }
+  }
+  /// For each failed pod whose index got another pod: the wall clock's milliseconds past its second
+  /// when the failure was seen (its finishedAt is that second) and the milliseconds from the failure
+  /// to the replacement's creation (receive times). The Job controller's backoff counts from the
+  /// whole second, so the second falls by about the first.
+  json retries() {
+    const std::lock_guard lock(mu_);
+    json out = json::array();
+    for (const auto& [name, p] : pods_) {
+      if (!p.failed || p.index.empty()) continue;
+      for (const auto& [other, q] : pods_)
+        if (q.index == p.index && q.created && *q.created > *p.ended) {
+          const auto us =
+              std::chrono::duration_cast<std::chrono::microseconds>(p.ended_wall.time_since_epoch()).count();
+          out.push_back({{"index", p.index},
+                         {"failed_wall_fraction_ms", static_cast<double>(us % 1'000'000) / 1000.0},
+                         {"failed_to_replacement_ms", ms(*q.created - *p.ended)}});
+        }
+    }
+    return out;
   }
   /// Medians in milliseconds: creation to bound, bound to Running, a pod's end to the creation of the
   /// next pod (pods created after some pod ended: the Job controller's refill), the last end to `end`.
@@ -375,6 +404,9 @@ class PodTimes {
  private:
   struct Pod {
     std::optional<Clock::time_point> created, bound, running, ended;
+    std::chrono::system_clock::time_point ended_wall;
+    std::string index;  // an Indexed Job's completion index
+    bool failed = false;
   };
   static double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
   static double median(std::vector<double> v) {
@@ -464,6 +496,7 @@ int run_job(const Args& a) {
   stop = true;
   watcher.join();
   result["latencies_ms"] = pods.summary(t_end);
+  result["retries"] = pods.retries();
   std::cout << result.dump() << std::endl;
   return 0;
 }

@@ -339,12 +339,13 @@ class PodTimes {
   /// next pod (pods created after some pod ended: the Job controller's refill), the last end to `end`.
   json summary(Clock::time_point end) {
     const std::lock_guard lock(mu_);
-    std::vector<double> bind, run, refill;
+    std::vector<double> bind, run, refill, whole;
     // last_wave_start: the latest creation of a pod created after some pod ended (the last refill).
     std::optional<Clock::time_point> last_end, first_created, last_wave_start;
     for (const auto& [name, p] : pods_) {
       if (p.created && p.bound) bind.push_back(ms(*p.bound - *p.created));
       if (p.bound && p.running) run.push_back(ms(*p.running - *p.bound));
+      if (p.created && p.ended) whole.push_back(ms(*p.ended - *p.created));
       if (p.ended && (!last_end || *p.ended > *last_end)) last_end = p.ended;
       if (!p.created) continue;
       if (!first_created || *p.created < *first_created) first_created = p.created;
@@ -388,6 +389,7 @@ class PodTimes {
         {"first_wave_pods", wave},
         {"min_created_to_bound", least(bind)},
         {"min_bound_to_running", least(run)},
+        {"min_created_to_end", least(whole)},
         {"first_wave_min_bind", first_bind},
         {"first_wave_bind_per_pod",
          wave > 1 ? ms(*last_bound - *first_bound) / static_cast<double>(wave - 1) : -1.0},

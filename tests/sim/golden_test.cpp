@@ -131,7 +131,8 @@ TEST_CASE("Simulator: a golden trace comes out the same on every machine", "[sim
 
 // A sweep shares each replication's first-attempt draws between its configurations (RunOptions::draws):
 // the trace is the same to the bit with a table made from this plan, from a plan whose step has another
-// sigma (the memoized factor is not used), with one too short, and with one of another seed (ignored).
+// sigma (the memoized factor is not used), from a plan with a shorter loop (its join and the aggregate
+// sit at ids that are shards here), with one too short, and with one of another seed (ignored).
 TEST_CASE("Simulator: the golden trace is the same with the draws made ahead", "[sim]") {
   const Scenario sc = golden_scenario();
   const Plan plan = Plan::unroll(sc.pipeline);
@@ -139,11 +140,16 @@ TEST_CASE("Simulator: the golden trace is the same with the draws made ahead", "
   const std::string want = csv(sim::simulate(sc, plan, sim::SimOptions::with_seed(kSeed)));
   Scenario other = sc;
   other.pipeline.steps[0].component.duration.lognormal_sigma = 0.7;
+  Scenario fewer = sc;
+  fewer.pipeline.steps[0].loop->count = 20;
+  const Plan fewer_plan = Plan::unroll(fewer.pipeline);
+  REQUIRE(fewer_plan.is_join(20));
+  REQUIRE(!plan.is_join(20));
   AttemptDrawTable shorter = make_draw_table(plan, kSeed);
   shorter.first.resize(shorter.first.size() / 2);
-  const AttemptDrawTable tables[] = {make_draw_table(plan, kSeed),
-                                     make_draw_table(Plan::unroll(other.pipeline), kSeed), shorter,
-                                     make_draw_table(plan, kSeed + 1)};
+  const AttemptDrawTable tables[] = {
+      make_draw_table(plan, kSeed), make_draw_table(Plan::unroll(other.pipeline), kSeed),
+      make_draw_table(fewer_plan, kSeed), shorter, make_draw_table(plan, kSeed + 1)};
   for (const AttemptDrawTable& table : tables) {
     sim::SimOptions o = sim::SimOptions::with_seed(kSeed);
     o.draws = &table;

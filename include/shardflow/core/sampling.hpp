@@ -99,9 +99,10 @@ inline AttemptDraws draw_attempt(std::uint64_t seed, TaskId t, std::uint32_t att
   return d;
 }
 
-/// First attempts' draws (attempt key 0) for one seed, per task id, made once for the simulations that
-/// share the seed (RunOptions::draws). Each task's lognormal factor is memoized for its step's sigma in
-/// `plan`; a plan whose step of that task has another sigma computes its own from the shared z.
+/// First attempts' draws (attempt key 0) for one seed, per task id (joins included), made once for the
+/// simulations that share the seed (RunOptions::draws), whatever their plans. Each task's lognormal factor is
+/// memoized for its step's sigma in `plan`; a plan whose step of that task has another sigma computes its own
+/// from the shared z.
 struct AttemptDrawTable {
   std::uint64_t seed = 0;
   std::vector<AttemptDraws> first;  // per task id
@@ -114,10 +115,11 @@ inline AttemptDrawTable make_draw_table(const Plan& plan, std::uint64_t seed) {
   AttemptDrawTable table;
   table.seed = seed;
   table.first.resize(plan.size());
-  for (TaskId t = 0; t < plan.size(); ++t)  // a join runs no attempt: its entry is never read
-    if (!plan.is_join(t))
-      table.first[t] =
-          draw_attempt(seed, t, 0, plan.steps()[plan.step_of(t)].component.duration.lognormal_sigma);
+  // A join runs no attempt, but the draws are the task id's, not the plan's: another plan sharing the
+  // table (a configuration with other loop counts) may have a task at that id.
+  for (TaskId t = 0; t < plan.size(); ++t)
+    table.first[t] = draw_attempt(
+        seed, t, 0, plan.is_join(t) ? 0.0 : plan.steps()[plan.step_of(t)].component.duration.lognormal_sigma);
   return table;
 }
 

@@ -23,6 +23,7 @@
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
+#include <shardflow/core/sampling.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/units.hpp>
 #include <shardflow/planner/pareto.hpp>
@@ -224,6 +225,9 @@ std::size_t view_fingerprint(const Scenario& view) {
 // configuration (its representative); each member's cost is its own prices times the nodes' billed
 // time in that trace, which is the cost its own simulation would have had to the bit. Without reuse
 // (SweepSpec::reuse false, or a backend other than the simulator) every configuration is its own group.
+// The most memory a batch of replications' draw tables takes (Runner::run): 64 MiB, 1.6 million tasks.
+constexpr std::size_t kDrawTableBytes = std::size_t{64} << 20;
+
 class Runner {
  public:
   Runner(const std::string& yaml, const std::string& file, const SweepSpec& spec,
@@ -312,37 +316,32 @@ class Runner {
         }
     }
     if (progress) progress_total = std::max<std::uint64_t>(1, jobs.size());
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, jobs.size()), [&](const tbb::blocked_range<std::size_t>& range) {
-          const std::unique_ptr<Backend> b = make_();
-          for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            const auto [gi, r] = jobs[i];
-            const Group& g = groups_[gi];
-            RunOptions o;
-            o.seed = base_seed + r;
-            const Trace t = b->run(scenarios_[g.representative], plans_[g.representative], o);
-            GroupRun& out = groups_[gi].runs[r];
-            out.makespan_s = makespan_s(t);
-            out.failed = t.tasks_failed > 0 ? 1 : 0;
-            out.bills.reserve(t.nodes.size());
-            const std::vector<NodePool>& pools = scenarios_[g.representative].cluster.node_pools;
-            for (const NodeRecord& n : t.nodes) {
-              const auto pool =
-                  static_cast<std::size_t>(std::find_if(pools.begin(), pools.end(),
-                                                        [&](const NodePool& p) { return p.name == n.pool; }) -
-                                           pools.begin());
-              if (pool == pools.size())
-                throw std::logic_error("sweep: the trace has a node of pool " + n.pool +
-                                       ", which the scenario lacks");
-              out.bills.emplace_back(pool, n.down - n.billed_from);
-            }
-            const std::size_t k = ++progress_done_;
-            if (progress && (k % std::max<std::uint64_t>(1, progress_total / 100) == 0)) {
-              const std::lock_guard<std::mutex> lock(progress_mutex_);
-              progress(std::min(1.0, static_cast<double>(k) / static_cast<double>(progress_total)));
-            }
-          }
-        });
+    // The configurations of a replication share its seed, so their first attempts draw the same random
+    // numbers (common random numbers): each replication simulated more than once gets them drawn once,
+    // in a table its simulations read (AttemptDrawTable; the traces are the same to the bit). The jobs
+    // go by replication, in batches whose tables fit kDrawTableBytes; each job writes its own result,
+    // so their order changes nothing else.
+    std::stable_sort(jobs.begin(), jobs.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (std::size_t first = 0; first < jobs.size();) {
+      std::vector<std::pair<std::size_t, std::size_t>> tables;  // (replication, the largest plan's group)
+      std::size_t last = first, bytes = 0;
+      while (last < jobs.size()) {
+        std::size_t end = last, largest = jobs[last].first;
+        for (; end < jobs.size() && jobs[end].second == jobs[last].second; ++end)
+          if (plans_[groups_[jobs[end].first].representative].size() >
+              plans_[groups_[largest].representative].size())
+            largest = jobs[end].first;
+        const std::size_t size =
+            end - last < 2 ? 0 : plans_[groups_[largest].representative].size() * sizeof(AttemptDraws);
+        if (last > first && bytes + size > kDrawTableBytes) break;
+        if (size > 0) tables.emplace_back(jobs[last].second, largest);
+        bytes += size;
+        last = end;
+      }
+      simulate(jobs, first, last, tables, base_seed);
+      first = last;
+    }
     distinct_ += jobs.size();
     for (std::size_t c : which) {
       const std::size_t from = makespan_[c].size();
@@ -368,6 +367,51 @@ class Runner {
     if (!reuse_)
       for (const auto& [gi, r] : jobs)
         std::vector<std::pair<std::size_t, Duration>>().swap(groups_[gi].runs[r].bills);
+  }
+
+  // Simulates jobs [first, last) in parallel, with the draw tables of `tables` (replication, group whose
+  // plan sizes the table) made first.
+  void simulate(const std::vector<std::pair<std::size_t, std::size_t>>& jobs, std::size_t first,
+                std::size_t last, const std::vector<std::pair<std::size_t, std::size_t>>& tables,
+                std::uint64_t base_seed) {
+    std::vector<AttemptDrawTable> draws(tables.size());
+    tbb::parallel_for(std::size_t{0}, tables.size(), [&](std::size_t k) {
+      draws[k] =
+          make_draw_table(plans_[groups_[tables[k].second].representative], base_seed + tables[k].first);
+    });
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(first, last), [&](const tbb::blocked_range<std::size_t>& range) {
+          const std::unique_ptr<Backend> b = make_();
+          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            const auto [gi, r] = jobs[i];
+            const Group& g = groups_[gi];
+            RunOptions o;
+            o.seed = base_seed + r;
+            for (std::size_t k = 0; k < tables.size(); ++k)
+              if (tables[k].first == r) o.draws = &draws[k];
+            const Trace t = b->run(scenarios_[g.representative], plans_[g.representative], o);
+            GroupRun& out = groups_[gi].runs[r];
+            out.makespan_s = makespan_s(t);
+            out.failed = t.tasks_failed > 0 ? 1 : 0;
+            out.bills.reserve(t.nodes.size());
+            const std::vector<NodePool>& pools = scenarios_[g.representative].cluster.node_pools;
+            for (const NodeRecord& n : t.nodes) {
+              const auto pool =
+                  static_cast<std::size_t>(std::find_if(pools.begin(), pools.end(),
+                                                        [&](const NodePool& p) { return p.name == n.pool; }) -
+                                           pools.begin());
+              if (pool == pools.size())
+                throw std::logic_error("sweep: the trace has a node of pool " + n.pool +
+                                       ", which the scenario lacks");
+              out.bills.emplace_back(pool, n.down - n.billed_from);
+            }
+            const std::size_t k = ++progress_done_;
+            if (progress && (k % std::max<std::uint64_t>(1, progress_total / 100) == 0)) {
+              const std::lock_guard<std::mutex> lock(progress_mutex_);
+              progress(std::min(1.0, static_cast<double>(k) / static_cast<double>(progress_total)));
+            }
+          }
+        });
   }
 
   double mean_cost(std::size_t c, std::size_t first_runs) const {

@@ -18,6 +18,7 @@ class SimBackend final : public Backend {
     o.stop = options.stop;
     o.horizon = options.horizon;
     o.node_search = search_;
+    o.draws = options.draws;
     return simulate(scenario, plan, o);
   }
 

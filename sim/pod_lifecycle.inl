@@ -208,7 +208,12 @@ inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   const std::uint32_t key = r.kind == AttemptKind::backup
                                 ? kBackupKey + r.attempt
                                 : (sc_.overheads.repeat_first_attempt ? 0 : r.attempt);
-  const AttemptSample sample = sample_attempt(component(r.task), plan_, r.task, key, opt_.seed);
+  // Without draws made ahead (a sweep's), the call that draws them: sample_attempt inlines with `pre`
+  // known to be null, as before there was a table to read.
+  const AttemptDraws* pre = key == 0 && opt_.draws != nullptr ? opt_.draws->find(opt_.seed, r.task) : nullptr;
+  const AttemptSample sample = pre == nullptr
+                                   ? sample_attempt(component(r.task), plan_, r.task, key, opt_.seed)
+                                   : sample_attempt(component(r.task), plan_, r.task, key, opt_.seed, pre);
   double ns = sample.run_ns;
   const double speed = sc_.cluster.node_pools[nodes_.slot(at.slot).pool].speed;
   if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1

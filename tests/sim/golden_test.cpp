@@ -16,6 +16,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/sampling.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 #include "sim_builders.hpp"
@@ -126,4 +127,42 @@ TEST_CASE("Simulator: a golden trace comes out the same on every machine", "[sim
   CHECK(t.nodes.size() > 4);
   CHECK(std::any_of(t.attempts.begin(), t.attempts.end(),
                     [](const AttemptRecord& a) { return a.output_write > Duration::zero(); }));
+}
+
+// A sweep shares each replication's first-attempt draws between its configurations (RunOptions::draws):
+// the trace is the same to the bit with a table made from this plan, from a plan whose step has another
+// sigma (the memoized factor is not used), from a plan with a shorter loop (its join and the aggregate
+// sit at ids that are shards here), with one too short, and with one of another seed (ignored).
+TEST_CASE("Simulator: the golden trace is the same with the draws made ahead", "[sim]") {
+  const Scenario sc = golden_scenario();
+  const Plan plan = Plan::unroll(sc.pipeline);
+  constexpr std::uint64_t kSeed = 20261129;
+  const std::string want = csv(sim::simulate(sc, plan, sim::SimOptions::with_seed(kSeed)));
+  Scenario other = sc;
+  other.pipeline.steps[0].component.duration.lognormal_sigma = 0.7;
+  Scenario fewer = sc;
+  fewer.pipeline.steps[0].loop->count = 20;
+  const Plan fewer_plan = Plan::unroll(fewer.pipeline);
+  REQUIRE(fewer_plan.is_join(20));
+  REQUIRE(!plan.is_join(20));
+  AttemptDrawTable shorter = make_draw_table(plan, kSeed);
+  shorter.first.resize(shorter.first.size() / 2);
+  const AttemptDrawTable tables[] = {
+      make_draw_table(plan, kSeed), make_draw_table(Plan::unroll(other.pipeline), kSeed),
+      make_draw_table(fewer_plan, kSeed), shorter, make_draw_table(plan, kSeed + 1)};
+  for (const AttemptDrawTable& table : tables) {
+    sim::SimOptions o = sim::SimOptions::with_seed(kSeed);
+    o.draws = &table;
+    CHECK(csv(sim::simulate(sc, plan, o)) == want);
+  }
+  // The table holds what sample_attempt draws for attempt 0.
+  const AttemptDrawTable& table = tables[0];
+  for (TaskId t = 0; t < plan.size(); ++t) {
+    if (plan.is_join(t)) continue;
+    const Component& c = plan.steps()[plan.step_of(t)].component;
+    const AttemptSample a = sample_attempt(c, plan, t, 0, kSeed);
+    const AttemptSample b = sample_attempt(c, plan, t, 0, kSeed, &table.first[t]);
+    CHECK(a.run_ns == b.run_ns);
+    CHECK(a.fails == b.fails);
+  }
 }

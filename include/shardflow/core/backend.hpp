@@ -23,6 +23,8 @@
 
 namespace shardflow {
 
+struct AttemptDrawTable;  // core/sampling.hpp
+
 /// What happened to a task, as a backend reports it while it runs.
 struct TaskEvent {
   enum class Kind : std::uint8_t {
@@ -56,6 +58,10 @@ struct RunOptions {
   const std::atomic<bool>* stop = nullptr;
   /// Stop at this time since the start (simulated or real) even if tasks remain (reported cancelled).
   Duration horizon = Duration::from_s(10LL * 365 * 24 * 3600);
+  /// Optional: first attempts' random draws made ahead for this seed (a sweep makes one table per
+  /// replication and shares it between its configurations). A backend may read them instead of drawing;
+  /// the results are the same to the bit (core/sampling.hpp). Ignored when its seed is not `seed`.
+  const AttemptDrawTable* draws = nullptr;
 };
 
 class Backend {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include <shardflow/core/det_math.hpp>
 #include <shardflow/core/plan.hpp>
@@ -71,15 +72,74 @@ struct AttemptSample {
   bool fails = false;  // the attempt fails at the end of its run
 };
 
+/// The draws of an attempt's stream (seed, Stream::duration, task, attempt): a standard normal, then the
+/// straggler's and the failure's uniforms. They depend on those four keys alone, not on the component,
+/// so simulations that share a seed (a sweep's replication of many configurations) can share them.
+/// `sigma` and `noise` memoize the lognormal factor exp(sigma z - sigma^2/2) for one sigma (0: none).
+struct AttemptDraws {
+  double z = 0;
+  double u_straggler = 1;
+  double u_fail = 1;
+  double sigma = 0;
+  double noise = 1;
+};
+
+/// The draws of attempt `attempt` of task `t` (Rng::normal, then two Rng::uniform), with the lognormal
+/// factor for `sigma` (> 0) memoized: what sample_attempt draws and computes from them, to the bit.
+inline AttemptDraws draw_attempt(std::uint64_t seed, TaskId t, std::uint32_t attempt, double sigma) {
+  Rng rng = Rng::stream(seed, Stream::duration, t, attempt);
+  AttemptDraws d;
+  d.z = rng.normal();
+  d.u_straggler = rng.uniform();
+  d.u_fail = rng.uniform();
+  if (sigma > 0) {
+    d.sigma = sigma;
+    d.noise = det::exp(sigma * d.z - sigma * sigma / 2);
+  }
+  return d;
+}
+
+/// First attempts' draws (attempt key 0) for one seed, per task id (joins included), made once for the
+/// simulations that share the seed (RunOptions::draws), whatever their plans. Each task's lognormal factor is
+/// memoized for its step's sigma in `plan`; a plan whose step of that task has another sigma computes its own
+/// from the shared z.
+struct AttemptDrawTable {
+  std::uint64_t seed = 0;
+  std::vector<AttemptDraws> first;  // per task id
+  /// The draws of task t's attempt key 0 under `seed`, if the table has them.
+  [[nodiscard]] const AttemptDraws* find(std::uint64_t s, TaskId t) const {
+    return s == seed && t < first.size() ? &first[t] : nullptr;
+  }
+};
+inline AttemptDrawTable make_draw_table(const Plan& plan, std::uint64_t seed) {
+  AttemptDrawTable table;
+  table.seed = seed;
+  table.first.resize(plan.size());
+  // A join runs no attempt, but the draws are the task id's, not the plan's: another plan sharing the
+  // table (a configuration with other loop counts) may have a task at that id.
+  for (TaskId t = 0; t < plan.size(); ++t)
+    table.first[t] = draw_attempt(
+        seed, t, 0, plan.is_join(t) ? 0.0 : plan.steps()[plan.step_of(t)].component.duration.lognormal_sigma);
+  return table;
+}
+
 /// Attempt `attempt` (0-based) of task `t`, a task of component `c`:
 ///   (base + per_gib * input GiB) * share * exp(sigma Z - sigma^2/2) * (factor if straggler)
 /// share is 1 except on the tasks of a tree fan-in (TreeShare), where input GiB is the whole aggregate's.
-/// The input size is sampled only when `per_gib` is not zero.
+/// The input size is sampled only when `per_gib` is not zero. `pre`: this attempt's draws made ahead
+/// (draw_attempt with the same seed, task and attempt), or null to draw them here; the result is the
+/// same to the bit either way (a model without randomness reads none of them: its straggler and failure
+/// probabilities are 0, which no uniform is below).
 [[gnu::always_inline]] inline AttemptSample sample_attempt(const Component& c, const Plan& plan, TaskId t,
-                                                           std::uint32_t attempt, std::uint64_t seed) {
+                                                           std::uint32_t attempt, std::uint64_t seed,
+                                                           const AttemptDraws* pre = nullptr) {
   const DurationModel& m = c.duration;
   double z = 0, u_straggler = 1, u_fail = 1;  // a model without randomness needs no draws
-  if (m.lognormal_sigma > 0 || m.straggler_p > 0 || c.failure.p > 0) {
+  if (pre != nullptr) {
+    z = pre->z;
+    u_straggler = pre->u_straggler;
+    u_fail = pre->u_fail;
+  } else if (m.lognormal_sigma > 0 || m.straggler_p > 0 || c.failure.p > 0) {
     Rng rng = Rng::stream(seed, Stream::duration, t, attempt);
     // Without noise the normal draw is skipped, but its two uniforms are still consumed so that the
     // straggler and failure draws are the same whatever sigma is.
@@ -100,7 +160,9 @@ struct AttemptSample {
   // A tree fan-in task does its share of the flat aggregate's work (the share of inputs it merges).
   if (c.tree.total != 0) ns *= c.tree.share(plan.item(t));
   if (m.lognormal_sigma > 0)
-    ns *= det::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
+    ns *= pre != nullptr && pre->sigma == m.lognormal_sigma
+              ? pre->noise
+              : det::exp(m.lognormal_sigma * z - m.lognormal_sigma * m.lognormal_sigma / 2);
   if (u_straggler < m.straggler_p) ns *= m.straggler_factor;
   return {ns, u_fail < c.failure.p};
 }

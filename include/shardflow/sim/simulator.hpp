@@ -65,6 +65,8 @@ struct SimOptions {
   /// Optional: when it becomes true (from another thread, a signal handler...), the run stops within a
   /// few thousand events; what had not finished is reported as with the horizon.
   const std::atomic<bool>* stop = nullptr;
+  /// Optional: first attempts' draws made ahead for `seed` (RunOptions::draws); the trace is the same.
+  const AttemptDrawTable* draws = nullptr;
 
   /// The defaults with this seed (`SimOptions{.seed = s}` trips -Wmissing-field-initializers on g++ 12).
   [[nodiscard]] static SimOptions with_seed(std::uint64_t s) {

@@ -357,7 +357,8 @@ class PodTimes {
       if (!last_wave_start || *p.created > *last_wave_start) last_wave_start = p.created;
     }
     // The first wave (pods created before any pod ended): how fast kube-scheduler binds a burst.
-    std::optional<Clock::time_point> first_end, first_bound, last_bound;
+    std::optional<Clock::time_point> first_end, first_bound, last_bound, wave_first_created,
+        wave_last_created;
     for (const auto& [name, p] : pods_)
       if (p.ended && (!first_end || *p.ended < *first_end)) first_end = p.ended;
     std::size_t wave = 0;
@@ -368,6 +369,8 @@ class PodTimes {
       if (first_bind < 0 || ms(*p.bound - *p.created) < first_bind) first_bind = ms(*p.bound - *p.created);
       if (!first_bound || *p.bound < *first_bound) first_bound = p.bound;
       if (!last_bound || *p.bound > *last_bound) last_bound = p.bound;
+      if (!wave_first_created || *p.created < *wave_first_created) wave_first_created = p.created;
+      if (!wave_last_created || *p.created > *wave_last_created) wave_last_created = p.created;
     }
     // The Job controller's lag: the first pod created after the first end, from that end (the sync the
     // end asked for, sync_period later, and its write), and the Job's condition from the first end of
@@ -393,6 +396,8 @@ class PodTimes {
         {"first_wave_min_bind", first_bind},
         {"first_wave_bind_per_pod",
          wave > 1 ? ms(*last_bound - *first_bound) / static_cast<double>(wave - 1) : -1.0},
+        // The Job controller's slow-start batches (1, 2, 4, ... pods, each after the last one's creations).
+        {"first_wave_created_span", wave > 1 ? ms(*wave_last_created - *wave_first_created) : -1.0},
         {"created_to_bound", median(bind)},
         {"bound_to_running", median(run)},
         {"end_to_next_created", median(refill)},

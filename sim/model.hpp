@@ -3,7 +3,7 @@
 // parts, each a small class with inline member functions so that the hot paths compile as one:
 //   SharedStorage  storage.hpp    the two processor-sharing channels (reads, writes)
 //   Scheduler      scheduler.hpp  pod classes, queue, backoff, filter and score, the decision
-//   Nodes          nodes.hpp      node slots, pools, image cache, the NodeIndex / ScoreTree upkeep
+//   Nodes          nodes.hpp      node slots, pools, image cache, the NodeIndex / ScoreSearch upkeep
 // and what moves a pod or a node from one part to another is the Model's, in one file per concern:
 //   pod_lifecycle.inl  pods: created, decided, bound, image pull, sandbox, driver pods, read, run, write
 //   node_events.inl    nodes: added, up, removed, failures and spot reclaims

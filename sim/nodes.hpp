@@ -1,6 +1,7 @@
 // Node state and the score index (private to sim/): the slots that hold the nodes that are up, per-pool
 // counts, the per-node image cache, and the search structures the scheduler asks (the NodeIndex, or one
-// ScoreTree per pod class, and the per-node score cache), kept up to date on every node change.
+// ScoreSearch per pod class: score buckets or a score tree; and the per-node score cache), kept up to
+// date on every node change.
 //
 // A slot is reused when its node goes away; `gen` and `idle_gen` tell an event aimed at the old node
 // (a failure, a scale-down) from one aimed at the new. Scoring a node for a class is the scheduler's
@@ -19,7 +20,7 @@
 #include "divisor.hpp"
 #include "node_index.hpp"
 #include "pods.hpp"
-#include "score_tree.hpp"
+#include "score_buckets.hpp"
 
 namespace shardflow::sim {
 namespace {
@@ -70,7 +71,7 @@ class Nodes {
     // A class's tree is kept up to date only from its first pod until its step's last task is
     // resolved, so that node changes update the trees of the steps that are running, not of all.
     if (use_trees_) {
-      trees_.assign(classes, ScoreTree(initial));
+      trees_.assign(classes, ScoreSearch(initial));
       stale_.resize(classes);
       dirty_.reserve(initial);
     }
@@ -112,7 +113,7 @@ class Nodes {
   [[nodiscard]] ScoreCache* score_cache() { return score_cache_.data(); }
   [[nodiscard]] std::uint32_t* top() { return top_.data(); }
   // The class's score tree (score_tree search).
-  [[nodiscard]] const ScoreTree& tree(std::uint32_t c) const { return trees_[c]; }
+  [[nodiscard]] const ScoreSearch& tree(std::uint32_t c) const { return trees_[c]; }
 
   /// A slot for a node of `pool` that came up (its record: Trace::nodes index), reset and alive, every
   /// image absent. The caller then calls update().
@@ -129,7 +130,7 @@ class Nodes {
       image_ready_.resize(image_ready_.size() + images_);
       image_present_.resize(image_present_.size() + images_);
       index_.resize(slot + 1);
-      for (ScoreTree& t : trees_) t.resize(slot + 1);
+      for (ScoreSearch& t : trees_) t.resize(slot + 1);
       if (use_trees_) dirty_.push_back(0);
     }
     Slot& s = slots_[slot];
@@ -235,9 +236,9 @@ class Nodes {
   const std::vector<NodePool>& pools_;
   NodeIndex index_;
   bool use_trees_ = false;
-  std::vector<ScoreTree> trees_;  // per class, when use_trees_
-  std::uint32_t live_mask_ = 0;   // bit c: class c's tree is kept (at most kMaxTreeClasses classes)
-  std::uint32_t eager_mask_ = 0;  // bit c: class c's tree is updated on every change, else noted (lazy)
+  std::vector<ScoreSearch> trees_;  // per class, when use_trees_
+  std::uint32_t live_mask_ = 0;     // bit c: class c's tree is kept (at most kMaxTreeClasses classes)
+  std::uint32_t eager_mask_ = 0;    // bit c: class c's tree is updated on every change, else noted (lazy)
   std::vector<std::vector<std::uint32_t>> stale_;  // per class: slots changed while its tree was lazy
   std::vector<std::uint32_t> dirty_;               // per slot: bit c, the slot is in stale_[c]
   std::vector<std::uint64_t> class_left_;          // unresolved tasks that may still create pods of the class

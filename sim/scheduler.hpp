@@ -425,10 +425,10 @@ class Scheduler {
     // the tree goes lazy until the next decision of the class (Nodes::set_eager).
     nodes.flush(c, *this);
     nodes.set_eager(c, !classes_[c].queue.empty());
-    const ScoreTree& tree = nodes.tree(c);
+    const ScoreSearch& tree = nodes.tree(c);
     if (nodes.alive() == 0 || tree.feasible() == 0) return kNoSlot;
     const std::int64_t want = num_feasible_nodes_to_find(cfg_.percentage_of_nodes_to_score, nodes.alive());
-    const ScoreTree::Window w = tree.window(next_start_, static_cast<std::uint32_t>(want));
+    const ScoreSearch::Window w = tree.window(next_start_, static_cast<std::uint32_t>(want));
     stats.nodes_scored += w.found;
     next_start_ = wrap(next_start_ + w.passed, tree.slots());
     if (classes_[c].pools_differ) {

@@ -114,6 +114,9 @@ class ScoreBuckets {
   /// instructions of `sim_cold 20000 N`, buckets against the tree: 100 nodes -12.5%, 300 -11%, 500 -3.5%,
   /// 1,000 +10%).
   static constexpr std::uint32_t kMaxSlots = 512;
+  /// Scores above this are the tree's (a bucket map of every score up to it: 256 KiB); kube-scheduler's
+  /// default weights score at most 1,000, but score_weights may be up to 1,000,000 a plugin.
+  static constexpr std::int32_t kMaxScore = 65535;
 
   explicit ScoreBuckets(std::uint32_t slots = 0) { resize(slots); }
 
@@ -122,7 +125,7 @@ class ScoreBuckets {
   void resize(std::uint32_t slots);
   /// A node's score for the class, or -1 if the pod cannot be placed there.
   [[gnu::always_inline]] void set(std::uint32_t slot, std::int32_t score) {
-    assert(slot < slots_);
+    assert(slot < slots_ && score <= kMaxScore);
     const std::int32_t old = score_[slot];
     if (old == score) return;
     const std::uint32_t w = slot / 64;
@@ -210,7 +213,8 @@ class ScoreBuckets {
 };
 
 // One class's score search for the scheduler: the buckets while the cluster has at most
-// ScoreBuckets::kMaxSlots slots, the tree from the first growth beyond (an autoscaler adding nodes).
+// ScoreBuckets::kMaxSlots slots and scores of at most kMaxScore, the tree from the first growth or score
+// beyond (an autoscaler adding nodes, large score_weights).
 class ScoreSearch {
  public:
   using Window = ScoreTree::Window;
@@ -225,12 +229,10 @@ class ScoreSearch {
   void resize(std::uint32_t slots) {
     if (!buckets_) return t_.resize(slots);
     if (slots <= ScoreBuckets::kMaxSlots) return b_.resize(slots);
-    t_.resize(slots);
-    t_.rebuild([this](std::uint32_t s) { return s < b_.slots() ? b_.score(s) : -1; });
-    b_ = ScoreBuckets();
-    buckets_ = false;
+    to_tree(slots);
   }
   [[gnu::always_inline]] void set(std::uint32_t slot, std::int32_t score) {
+    if (buckets_ && score > ScoreBuckets::kMaxScore) to_tree(b_.slots());
     if (buckets_)
       b_.set(slot, score);
     else
@@ -255,6 +257,14 @@ class ScoreSearch {
   }
 
  private:
+  // From buckets to the tree, for good: the cluster grew past kMaxSlots or a score past kMaxScore.
+  [[gnu::cold, gnu::noinline]] void to_tree(std::uint32_t slots) {
+    t_.resize(slots);
+    t_.rebuild([this](std::uint32_t s) { return s < b_.slots() ? b_.score(s) : -1; });
+    b_ = ScoreBuckets();
+    buckets_ = false;
+  }
+
   bool buckets_ = true;
   ScoreBuckets b_;
   ScoreTree t_;

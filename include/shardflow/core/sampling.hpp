@@ -84,14 +84,27 @@ struct AttemptDraws {
   double noise = 1;
 };
 
+/// The attempt's stream, in its one order: the standard normal (two raw words; skipped, its words still
+/// consumed, when `normal` is false, so that the uniforms are the same whatever sigma is), then the
+/// straggler's and the failure's uniforms. draw_attempt and sample_attempt both read it through here.
+[[gnu::always_inline]] inline void draw_stream(std::uint64_t seed, TaskId t, std::uint32_t attempt, bool normal,
+                                               double& z, double& u_straggler, double& u_fail) {
+  Rng rng = Rng::stream(seed, Stream::duration, t, attempt);
+  if (normal) {
+    z = rng.normal();
+  } else {
+    rng.next();
+    rng.next();
+  }
+  u_straggler = rng.uniform();
+  u_fail = rng.uniform();
+}
+
 /// The draws of attempt `attempt` of task `t` (Rng::normal, then two Rng::uniform), with the lognormal
 /// factor for `sigma` (> 0) memoized: what sample_attempt draws and computes from them, to the bit.
 inline AttemptDraws draw_attempt(std::uint64_t seed, TaskId t, std::uint32_t attempt, double sigma) {
-  Rng rng = Rng::stream(seed, Stream::duration, t, attempt);
   AttemptDraws d;
-  d.z = rng.normal();
-  d.u_straggler = rng.uniform();
-  d.u_fail = rng.uniform();
+  draw_stream(seed, t, attempt, true, d.z, d.u_straggler, d.u_fail);
   if (sigma > 0) {
     d.sigma = sigma;
     d.noise = det::exp(sigma * d.z - sigma * sigma / 2);
@@ -140,17 +153,7 @@ inline AttemptDrawTable make_draw_table(const Plan& plan, std::uint64_t seed) {
     u_straggler = pre->u_straggler;
     u_fail = pre->u_fail;
   } else if (m.lognormal_sigma > 0 || m.straggler_p > 0 || c.failure.p > 0) {
-    Rng rng = Rng::stream(seed, Stream::duration, t, attempt);
-    // Without noise the normal draw is skipped, but its two uniforms are still consumed so that the
-    // straggler and failure draws are the same whatever sigma is.
-    if (m.lognormal_sigma > 0) {
-      z = rng.normal();
-    } else {
-      rng.next();
-      rng.next();
-    }
-    u_straggler = rng.uniform();
-    u_fail = rng.uniform();
+    draw_stream(seed, t, attempt, m.lognormal_sigma > 0, z, u_straggler, u_fail);
   }
   const double gib =
       m.per_gib == Duration::zero()

@@ -243,10 +243,10 @@ class ScoreSearch {
   }
   template <class ScoreOf>
   void rebuild(ScoreOf&& score_of) {
-    if (buckets_)
-      b_.rebuild(score_of);
-    else
-      t_.rebuild(score_of);
+    if (!buckets_) return t_.rebuild(score_of);
+    // Slot by slot through set(), which turns to the tree at the first score above kMaxScore.
+    const std::uint32_t n = b_.slots();
+    for (std::uint32_t slot = 0; slot < n; ++slot) set(slot, score_of(slot));
   }
   [[nodiscard]] std::uint32_t feasible() const { return buckets_ ? b_.feasible() : t_.feasible(); }
   [[nodiscard]] Window window(std::uint32_t from, std::uint32_t want) const {

@@ -76,6 +76,13 @@ TEST_CASE("Scheduler: LeastAllocated + BalancedAllocation choose another node th
     sc.cluster.scheduler.policy = ScorePolicy::most_allocated;
     CHECK(nodes_of(sc, 1) == std::vector<std::string>{"x-0"});
   }
+  SECTION(
+      "NodeResourcesFit weighted 1,000,000 (the largest score_weights takes): y, 46,000,051 against "
+      "31,000,081") {
+    // Scores far above ScoreBuckets::kMaxScore: the class's search turns from buckets to the tree.
+    sc.cluster.scheduler.score_weights.node_resources_fit = 1'000'000;
+    CHECK(nodes_of(sc, 1) == std::vector<std::string>{"y-0"});
+  }
   SECTION("NodeResourcesFit weighted 3: y, 3 x 46 + 51 = 189 against 3 x 31 + 81 = 174") {
     sc.cluster.scheduler.score_weights.node_resources_fit = 3;
     CHECK(nodes_of(sc, 1) == std::vector<std::string>{"y-0"});

@@ -111,3 +111,18 @@ TEST_CASE("ScoreBuckets: a word's k-th set bit and the bits in a range", "[sim]"
   CHECK(bits::select_range(m, 60, 192, 5) == 66);
   CHECK(bits::select_range(m, 65, 192, 1) == 191);
 }
+
+TEST_CASE("ScoreSearch: a rebuild with a score above the buckets' limit gives the tree every slot", "[sim]") {
+  ScoreSearch t(40);
+  std::vector<std::int32_t> score(40);
+  for (std::uint32_t s = 0; s < 40; ++s)
+    score[s] = s == 7 ? ScoreBuckets::kMaxScore + 5 : static_cast<std::int32_t>(s % 5);
+  t.rebuild([&](std::uint32_t s) { return score[s]; });
+  CHECK_FALSE(t.buckets());
+  for (std::uint32_t s = 0; s < 40; ++s) CHECK(t.score(s) == score[s]);
+  const ScoreSearch::Window w = t.window(0, 40);
+  CHECK(w.best == ScoreBuckets::kMaxScore + 5);
+  CHECK(w.ties == 1);
+  CHECK(t.nth_best(w, 0) == 7);
+  CHECK(t.feasible() == 40);
+}

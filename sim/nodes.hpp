@@ -112,7 +112,7 @@ class Nodes {
   [[nodiscard]] const NodeIndex& index() const { return index_; }
   [[nodiscard]] ScoreCache* score_cache() { return score_cache_.data(); }
   [[nodiscard]] std::uint32_t* top() { return top_.data(); }
-  // The class's score tree (score_tree search).
+  // The class's score search (score_tree search: its buckets or its tree; ScoreSearch picks).
   [[nodiscard]] const ScoreSearch& tree(std::uint32_t c) const { return trees_[c]; }
 
   /// A slot for a node of `pool` that came up (its record: Trace::nodes index), reset and alive, every

@@ -30,12 +30,17 @@ constexpr Word kOnes = ~Word{0};
 constexpr Word kBytes01 = 0x0101010101010101ull;
 constexpr Word kBytes80 = 0x8080808080808080ull;
 
-// Set bits of a word, without the POPCNT instruction (not in the x86-64 baseline this builds for).
-[[gnu::always_inline]] inline std::uint32_t count(Word x) {
+// Each byte of x replaced by its number of set bits, without the POPCNT instruction (not in the x86-64
+// baseline this builds for).
+[[gnu::always_inline]] inline Word byte_counts(Word x) {
   x = x - ((x >> 1) & 0x5555555555555555ull);
   x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-  return static_cast<std::uint32_t>((x * kBytes01) >> 56);
+  return (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+}
+
+// Set bits of a word: the byte counts summed into the top byte by one multiplication.
+[[gnu::always_inline]] inline std::uint32_t count(Word x) {
+  return static_cast<std::uint32_t>((byte_counts(x) * kBytes01) >> 56);
 }
 
 // kSelectInByte[k][v]: the position of the k-th (0-based) set bit of the byte v (8 if none).
@@ -54,10 +59,7 @@ inline constexpr auto kSelectInByte = make_select_in_byte();
 // The position of the k-th (0-based) set bit of x; x has more than k set bits. Byte counts, their
 // running sums by one multiplication, the byte that holds the bit by a compare of all eight at once.
 [[gnu::always_inline]] inline std::uint32_t select(Word x, std::uint32_t k) {
-  Word b = x - ((x >> 1) & 0x5555555555555555ull);
-  b = (b & 0x3333333333333333ull) + ((b >> 2) & 0x3333333333333333ull);
-  b = (b + (b >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-  const Word sums = b * kBytes01;  // byte i: set bits in bytes 0..i (at most 64)
+  const Word sums = byte_counts(x) * kBytes01;  // byte i: set bits in bytes 0..i (at most 64)
   // Bytes whose running sum is at most k lie wholly before the bit: their number is its byte.
   const Word at_most_k = ((Word{k} * kBytes01 | kBytes80) - sums) & kBytes80;
   const auto byte = static_cast<std::uint32_t>(((at_most_k >> 7) * kBytes01) >> 56);
@@ -149,11 +151,6 @@ class ScoreBuckets {
     score_[slot] = score;
   }
   [[nodiscard]] std::int32_t score(std::uint32_t slot) const { return score_[slot]; }
-  /// Sets every slot to `score_of(slot)`.
-  template <class ScoreOf>
-  void rebuild(ScoreOf&& score_of) {
-    for (std::uint32_t s = 0; s < slots_; ++s) set(s, score_of(s));
-  }
   /// Number of feasible nodes.
   [[nodiscard]] std::uint32_t feasible() const { return feasible_; }
 
@@ -244,7 +241,8 @@ class ScoreSearch {
   template <class ScoreOf>
   void rebuild(ScoreOf&& score_of) {
     if (!buckets_) return t_.rebuild(score_of);
-    // Slot by slot through set(), which turns to the tree at the first score above kMaxScore.
+    // Slot by slot through set(), which turns to the tree at the first score above kMaxScore (the
+    // buckets have no rebuild of their own that could go round that).
     const std::uint32_t n = b_.slots();
     for (std::uint32_t slot = 0; slot < n; ++slot) set(slot, score_of(slot));
   }

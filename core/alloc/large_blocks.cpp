@@ -1,8 +1,9 @@
-// The global operator new and delete, with requests of 64 KiB and more served from a range of address space
+// The global operator new and delete, with requests of 16 KiB and more served from a range of address space
 // backed by transparent huge pages. What and why: large_blocks.hpp.
 #include "large_blocks.hpp"
 
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -11,8 +12,8 @@
 namespace shardflow::alloc {
 namespace {
 
-constexpr std::size_t kUnit = kMinLargeBlock;  // block sizes are kUnit << class
-constexpr int kClasses = 21;                   // kUnit << 20 = 64 GiB, the whole range
+constexpr std::size_t kUnit = kMinLargeBlock;                        // block sizes are kUnit << class
+constexpr int kClasses = std::countr_zero(kLargeRange / kUnit) + 1;  // the largest is the whole range
 static_assert((kUnit << (kClasses - 1)) == kLargeRange);
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kKeepLimit = std::size_t{256} << 20;  // kept freed bytes before memory goes back

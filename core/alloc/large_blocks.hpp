@@ -1,15 +1,19 @@
 // Large blocks on huge pages (private; linked into shardflow's executables, not into its libraries).
 //
-// A simulation of 20,000 tasks writes about 4 MiB of records, in arrays of 64 KiB and more. On 4 KiB pages
-// a fresh process takes a page fault for each 4 KiB it first writes, ~3 us each on a virtual machine
+// A simulation of 20,000 tasks writes about 4 MiB of records, mostly in arrays of 16 KiB and more. On 4 KiB
+// pages a fresh process takes a page fault for each 4 KiB it first writes, ~3 us each on a virtual machine
 // (Firecracker: 16 MiB written once costs 14 ms against 2.8 ms on 2 MiB pages). With the kernel's
 // transparent huge pages in `madvise` mode (Debian's default) nothing gets huge pages unless it asks.
-// Measured (CPU time of fresh processes, alternating with the binary before, medians of 15):
-// `bench/sim_cold 20000 100` (the simulation alone) 9.8 -> 7.0 ms; `shardflow simulate` of the seed
-// scenario with 20,000 shards 0.94x, with 200,000 shards 0.945x (kernel time 47 -> 20 ms).
+// Measured (CPU time of fresh processes alternating with the build before, medians of 31 or 7;
+// reports/sim-benchmarks.md, "Huge pages"): `bench/sim_cold 20000 100` 0.73x, `sim_cold 20000 1000` 0.77x,
+// `sim_bench --rss 100000 1000` 0.87x. The cost: a huge page the guest has never touched is faulted in by
+// the hypervisor 4 KiB at a time, so a run that takes hundreds of MiB of fresh huge pages pays that in
+// kernel time (`sim_bench --rss 1000000 10000` alternating with the 4 KiB build: 1.10x, kernel 0.13 ->
+// 0.49 s); run after run, the freed huge pages are taken again and that run is faster (user 2.5 -> 2.2 s,
+// kernel 0.15 -> 0.02 s).
 //
 // This replaces the global operator new and delete of the program it is linked into: a request of at least
-// 64 KiB gets a block of the next power of two (aligned to its size, up to 2 MiB) carved from one reserved
+// 16 KiB gets a block of the next power of two (aligned to its size, up to 2 MiB) carved from one reserved
 // range of address space marked MADV_HUGEPAGE, so the kernel backs it with 2 MiB pages as it is first
 // written; smaller requests go to malloc as before. Freed blocks are kept per size and reused (a sweep's
 // simulations reuse the same blocks without faulting again); past 256 MiB of kept blocks, a freed block's
@@ -43,7 +47,7 @@ struct LargeBlockStats {
 [[nodiscard]] bool is_large_block(const void* p);
 
 /// The smallest request served from the range, and the reserved range's size.
-inline constexpr std::size_t kMinLargeBlock = std::size_t{64} << 10;
+inline constexpr std::size_t kMinLargeBlock = std::size_t{16} << 10;
 inline constexpr std::size_t kLargeRange = std::size_t{64} << 30;
 
 }  // namespace shardflow::alloc

@@ -36,7 +36,7 @@ bool holds(const void* p, std::size_t n, std::uint8_t seed) {
 }  // namespace
 
 TEST_CASE(
-    "large blocks: a request of 64 KiB or more gets a block of the next power of two, aligned to it "
+    "large blocks: a request of 16 KiB or more gets a block of the next power of two, aligned to it "
     "up to 2 MiB",
     "[alloc]") {
   void* small = ::operator new(kMinLargeBlock - 1);

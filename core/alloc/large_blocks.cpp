@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <pthread.h>
 #include <sys/mman.h>
 
 namespace shardflow::alloc {
@@ -120,8 +121,14 @@ class Range {
     free_[c] = f;
   }
 
+  // A fork() while another thread holds the lock would leave the child's copy locked for good: the lock
+  // is taken around fork(), as malloc does for its own.
+  static void lock_for_fork();
+  static void unlock_after_fork();
+
   void reserve() {
     tried_ = true;
+    pthread_atfork(&Range::lock_for_fork, &Range::unlock_after_fork, &Range::unlock_after_fork);
     void* r = mmap(nullptr, kLargeRange + kHugePage, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED) return;
@@ -143,6 +150,13 @@ class Range {
 };
 
 constinit Range g_range;
+
+void Range::lock_for_fork() {
+  g_range.m_.lock();
+}
+void Range::unlock_after_fork() {
+  g_range.m_.unlock();
+}
 
 void* malloc_or_throw(std::size_t n) {
   for (;;) {

@@ -2,10 +2,14 @@
 // here goes through it.
 #include "core/alloc/large_blocks.hpp"
 
+#include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -158,6 +162,43 @@ TEST_CASE("large blocks: past 256 MiB of freed blocks, their memory goes back an
         all && holds(again[static_cast<std::size_t>(i)], std::size_t{8} << 20, static_cast<std::uint8_t>(i));
   CHECK(all);
   for (void* p : again) ::operator delete(p);
+}
+
+TEST_CASE("large blocks: a child forked while another thread allocates can allocate", "[alloc]") {
+  std::atomic<bool> stop{false};
+  std::thread busy([&stop] {
+    while (!stop.load()) {
+      void* p = ::operator new (std::size_t{1} << 20);
+      static_cast<char*>(p)[0] = 1;
+      ::operator delete(p);
+    }
+  });
+  int ok = 0;
+  for (int i = 0; i < 50; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {  // the child: a large block, then out without running the parent's destructors
+      void* p = ::operator new (std::size_t{3} << 20);
+      static_cast<char*>(p)[100] = 7;
+      const int code = static_cast<char*>(p)[100] == 7 ? 0 : 1;
+      ::operator delete(p);
+      _exit(code);
+    }
+    // A child stuck on a lock held at the fork is killed after 10 s and counts as a failure.
+    int status = 0;
+    pid_t done = 0;
+    for (int waited_ms = 0; pid > 0 && done == 0 && waited_ms < 10000; waited_ms += 1) {
+      done = waitpid(pid, &status, WNOHANG);
+      if (done == 0) usleep(1000);
+    }
+    if (pid > 0 && done == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+    if (done == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) ++ok;
+  }
+  stop = true;
+  busy.join();
+  CHECK(ok == 50);
 }
 
 #ifndef __SANITIZE_ADDRESS__  // AddressSanitizer's malloc aborts on such a size instead of returning null

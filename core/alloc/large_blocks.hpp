@@ -4,13 +4,13 @@
 // pages a fresh process takes a page fault for each 4 KiB it first writes, ~3 us each on a virtual machine
 // (Firecracker: 16 MiB written once costs 14 ms against 2.8 ms on 2 MiB pages). With the kernel's
 // transparent huge pages in `madvise` mode (Debian's default) nothing gets huge pages unless it asks.
-// Measured (CPU time of fresh processes alternating with the build before, medians of 31 or 7;
-// reports/sim-benchmarks.md, "Huge pages"): `bench/sim_cold 20000 100` 0.73x, `sim_cold 20000 1000` 0.77x,
-// `sim_bench --rss 100000 1000` 0.87x. The cost: a huge page the guest has never touched is faulted in by
-// the hypervisor 4 KiB at a time, so a run that takes hundreds of MiB of fresh huge pages pays that in
-// kernel time (`sim_bench --rss 1000000 10000` alternating with the 4 KiB build: 1.10x, kernel 0.13 ->
-// 0.49 s); run after run, the freed huge pages are taken again and that run is faster (user 2.5 -> 2.2 s,
-// kernel 0.15 -> 0.02 s).
+// Measured (CPU time of fresh processes alternating with the build before, `bench/ab_cpu`; the table is in
+// reports/sim-benchmarks.md, "Huge pages"): `bench/sim_cold 20000 100` 0.76-0.79x, `sim_cold 20000 1000`
+// 0.77-0.79x, `shardflow simulate` of 20,000 and 200,000 tasks 0.91-0.92x. The cost: a huge page the guest
+// has never touched is faulted in by the hypervisor 4 KiB at a time, so a run that takes hundreds of MiB
+// of fresh huge pages pays that in kernel time (`sim_bench --rss 1000000 10000` alternating with the
+// 4 KiB build: 1.10x, kernel 0.13 -> 0.49 s); run after run, the freed huge pages are taken again and
+// that run is faster (user 2.5 -> 2.2 s, kernel 0.15 -> 0.02 s).
 //
 // This replaces the global operator new and delete of the program it is linked into: a request of at least
 // 16 KiB gets a block of the next power of two (aligned to its size, up to 2 MiB) carved from one reserved

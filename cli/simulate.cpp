@@ -598,6 +598,18 @@ int run_simulate(const SimulateArgs& args) {
       }
       if (n > 20) names += ", and " + std::to_string(n - 20) + " more";
       if (n > 0) std::printf("  failed tasks %s\n", names.c_str());
+      // The others had not finished when the run stopped: interrupted, or a simulation that reached its
+      // horizon (a duration or a count far too large), which would otherwise read as that many failures.
+      const std::uint64_t unfinished = trace.tasks_unfinished;
+      if (unfinished > 0 && !interrupted)
+        std::printf(
+            "  unfinished   %llu task%s had not finished when the run stopped at %s%s (counted in "
+            "tasks failed)\n",
+            static_cast<unsigned long long>(unfinished), unfinished == 1 ? "" : "s",
+            human_seconds(m.makespan_s).c_str(),
+            sim && Duration::from_seconds(m.makespan_s) >= options.horizon
+                ? ", the simulation's horizon: look for a duration or a count far too large"
+                : "");
     }
     for (const AttemptRecord& a : trace.attempts) {
       if (a.error == kNoError) continue;

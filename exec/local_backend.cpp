@@ -524,7 +524,8 @@ class LocalRun {
       }
     }
     trace.errors = std::move(errors_);
-    trace.tasks_failed = exec_.tasks_failed() + exec_.unfinished_tasks();
+    trace.tasks_unfinished = exec_.unfinished_tasks();
+    trace.tasks_failed = exec_.tasks_failed() + trace.tasks_unfinished;
     // No pod names: the local backend runs tasks, not pods.
     for (TaskId t = 0; t < plan_.size(); ++t)
       if (!plan_.is_join(t) && plan_.succs(t).empty() && results_[t])

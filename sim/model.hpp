@@ -325,7 +325,8 @@ class Model {
       r.outcome = Outcome::cancelled;
       if (r.started > end) r.started = kNever;
     }
-    trace_.tasks_failed = exec_.tasks_failed() + exec_.unfinished_tasks();
+    trace_.tasks_unfinished = exec_.unfinished_tasks();
+    trace_.tasks_failed = exec_.tasks_failed() + trace_.tasks_unfinished;
     for (NodeRecord& n : trace_.nodes) {
       if (n.down != kNever) continue;
       n.down = end;

@@ -531,6 +531,26 @@ TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "
   CHECK(rows == 1 + 13);  // a header and the 13 variants
 }
 
+TEST_CASE("cli: a simulation that reaches its horizon says which tasks had not finished", "[cli]") {
+  // A task of 100,000 hours runs past the 10-year horizon (87,600 h); the two after it never become
+  // ready. The one that was running is reported failed, and why; the run exits 1 as with any failed task.
+  const fs::path dir = scratch("simulate-horizon");
+  const fs::path yaml = dir / "long.yaml";
+  std::ofstream(yaml) << "name: long\nseed: 1\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1, price_per_hour: 1}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: a, duration: {base: 100000h}}\n"
+                         "    - {name: b, after: [a], duration: {base: 1s}}\n"
+                         "    - {name: c, after: [b], duration: {base: 1s}}\n";
+  const Result r = run("simulate '" + yaml.string() + "' --no-files");
+  CHECK(r.err == "");
+  CHECK(r.status == 1);
+  CHECK(r.out.find("  retries      0; failed attempts 0; tasks failed 1\n") != std::string::npos);
+  CHECK(r.out.find("  unfinished   1 task had not finished when the run stopped at 87600h, the simulation's "
+                   "horizon: look for a duration or a count far too large (counted in tasks failed)\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("cli: simulate counts a speculative backup apart from retries, in the summary and the files",
           "[cli]") {
   // tests/sim/speculation_test.cpp's case: 10 items of 10 s, one a 4x straggler (seed 4 makes item 5 one);

@@ -78,7 +78,11 @@ struct Trace {
   std::vector<std::string> steps;  // step paths, indexed by AttemptRecord::step
   std::vector<NodeRecord> nodes;
   std::vector<AttemptRecord> attempts;
-  std::uint64_t tasks_failed = 0;  // tasks that exhausted their retries
+  std::uint64_t tasks_failed =
+      0;  // tasks that exhausted their retries, or had not finished when the run stopped
+  /// Of tasks_failed, those that had not finished when the run stopped (interrupted, or a simulation at
+  /// its horizon). Not written to trace.json (a trace read back has 0).
+  std::uint64_t tasks_unfinished = 0;
 
   // Pod names. A backend that learns its pods' names stores them here, each attempt pointing at its own
   // with AttemptRecord::pod. A backend that names pods by rule (the simulator) sets `pod_prefixes`, one

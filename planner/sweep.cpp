@@ -272,7 +272,20 @@ class Runner {
         options.params = spec_.params;
         for (std::size_t d = 0; d < combos_[k].size(); ++d)
           options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
-        scenarios_[k] = load_scenario_text(yaml_, file_, options);
+        try {
+          scenarios_[k] = load_scenario_text(yaml_, file_, options);
+        } catch (const InputError& e) {
+          // An error in a value of --vary: name the --vary the user typed, not a --set they never did.
+          for (std::size_t d = 0; d < combos_[k].size(); ++d) {
+            const Dimension& dim = spec_.dimensions[d];
+            if (e.where().line != 0 || e.where().file != "--set " + dim.path + "=" + combos_[k][d]) continue;
+            std::string all;
+            for (const std::string& v : dim.values) all += (all.empty() ? "" : ",") + v;
+            throw InputError({"--vary " + dim.path + "=" + all, 0, 0}, e.field(),
+                             "value " + combos_[k][d] + ": " + e.message());
+          }
+          throw;
+        }
         plans_[k] = Plan::unroll(scenarios_[k].pipeline);
         if (reuse_) views[i] = sim::simulation_view(scenarios_[k]);
       } catch (...) {

@@ -251,12 +251,20 @@ TEST_CASE("Sweep: overlays reach every configuration, before --set and --vary", 
 TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   SweepSpec spec;
   spec.dimensions = {parse_dimension("cluster.node_pools[gpu].count=1,2")};
-  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
-        "--set cluster.node_pools[gpu].count=1: cluster.node_pools[gpu]: no element named \"gpu\" in "
-        "cluster.node_pools (names: n)");
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--vary cluster.node_pools[gpu].count=1,2: cluster.node_pools[gpu]: value 1: no element named \"gpu\" "
+      "in cluster.node_pools (names: n)");
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,-1")};
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--vary cluster.node_pools[n].count=1,-1: cluster.node_pools[0].count: value -1: must be >= 0, got -1");
+  // A --set of the sweep's own is still named as such.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2")};
+  spec.sets = {"cluster.node_pools[n].cpu=0"};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
-        "--set cluster.node_pools[n].count=-1: cluster.node_pools[0].count: must be >= 0, got -1");
+        "--set cluster.node_pools[n].cpu=0: cluster.node_pools[0].cpu: must be > 0, got 0");
+  spec.sets.clear();
   spec.replications = 0;
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--replications: must be from 1 to 100000, got 0");

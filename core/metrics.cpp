@@ -10,12 +10,14 @@
 
 namespace shardflow {
 
+std::size_t nearest_rank(double p, std::size_t n) {
+  return std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(n))), 1,
+                                 n);
+}
+
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
-  // Nearest rank: the smallest value with at least p% of the values at or below it.
-  const auto n = static_cast<double>(values.size());
-  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * n));
-  rank = std::clamp<std::size_t>(rank, 1, values.size());
+  const std::size_t rank = nearest_rank(p, values.size());
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(rank - 1), values.end());
   return values[rank - 1];
 }
@@ -23,24 +25,17 @@ double percentile(std::vector<double> values, double p) {
 namespace {
 
 // Nearest-rank percentiles as percentile() gives them, from one copy: each nth_element leaves the values
-// above its rank after it, so the next, higher rank is searched among those alone.
+// above its rank after it, and the ranks only rise, so the next is searched among those alone.
 Percentiles percentiles_of(const std::vector<double>& v) {
   Percentiles p;
   if (v.empty()) return p;
   std::vector<double> w = v;
-  const auto n = static_cast<double>(w.size());
   auto from = w.begin();
-  double* const out[] = {&p.p50, &p.p95, &p.p99};
-  const double at[] = {50, 95, 99};
-  for (int i = 0; i < 3; ++i) {
-    const auto rank =
-        std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(at[i] / 100.0 * n)), 1, w.size());
-    const auto nth = w.begin() + static_cast<std::ptrdiff_t>(rank - 1);
-    if (nth >= from) {
-      std::nth_element(from, nth, w.end());
-      from = nth;
-    }
-    *out[i] = *nth;
+  for (auto [at, out] : {std::pair{50.0, &p.p50}, std::pair{95.0, &p.p95}, std::pair{99.0, &p.p99}}) {
+    const auto nth = w.begin() + static_cast<std::ptrdiff_t>(nearest_rank(at, w.size()) - 1);
+    std::nth_element(from, nth, w.end());
+    from = nth;
+    *out = *nth;
   }
   p.max = *std::max_element(from, w.end());
   long double sum = 0;
@@ -191,13 +186,11 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
   m.cost = cost(trace);
   m.mean_cpu_utilization = capacity_core_s > 0 ? m.cpu_work_core_s / capacity_core_s : 0;
 
-  // Peak instantaneous requested/available CPU: sweep both change lists in time order. At equal times
-  // releases come before acquisitions, so back-to-back tasks do not count as overlapping.
-  // (The order within a time does not matter: the sweep takes every change at a time before it divides.)
+  // Peak instantaneous requested/available CPU: sweep both change lists in time order. The sweep takes
+  // every change at a time before it divides, so the order within a time does not matter and back-to-back
+  // tasks do not count as overlapping.
   sort_by_time(load);
-  std::sort(capacity.begin(), capacity.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first < y.first : x.second > y.second;  // additions first
-  });
+  sort_by_time(capacity);
   std::int64_t used = 0, avail = 0;
   std::size_t ci = 0;
   for (std::size_t li = 0; li < load.size();) {

@@ -437,9 +437,8 @@ class Runner {
   // task, and no more runs over the deadline than the quantile lets through (nearest rank).
   bool may_meet(std::size_t c) const {
     const auto reps = static_cast<std::size_t>(spec_.replications);
-    // The rank exactly as percentile() takes it (core/metrics.cpp), so that the verdict is the same.
-    const auto rank = std::clamp<std::size_t>(
-        static_cast<std::size_t>(std::ceil(spec_.quantile / 100.0 * static_cast<double>(reps))), 1, reps);
+    // The rank percentile() takes, so that the verdict is the same.
+    const std::size_t rank = nearest_rank(spec_.quantile, reps);
     std::size_t over = 0;
     for (std::size_t r = 0; r < makespan_[c].size(); ++r) {
       if (failed_[c][r] != 0) return false;

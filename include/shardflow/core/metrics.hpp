@@ -57,6 +57,8 @@ double node_cost(double price_per_hour, Duration billed);
 
 /// Exact nearest-rank percentile (p in [0,100]) of unsorted values; 0 for an empty set.
 double percentile(std::vector<double> values, double p);
+/// The 1-based rank percentile() takes among n > 0 values: the smallest with at least p% at or below it.
+std::size_t nearest_rank(double p, std::size_t n);
 
 void write_metrics_json(std::ostream& out, const Metrics& m);
 /// Reads what write_metrics_json writes; `file` names the input in errors. Throws InputError for text

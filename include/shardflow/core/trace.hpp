@@ -78,8 +78,8 @@ struct Trace {
   std::vector<std::string> steps;  // step paths, indexed by AttemptRecord::step
   std::vector<NodeRecord> nodes;
   std::vector<AttemptRecord> attempts;
-  std::uint64_t tasks_failed =
-      0;  // tasks that exhausted their retries, or had not finished when the run stopped
+  /// Tasks that exhausted their retries, or had not finished when the run stopped.
+  std::uint64_t tasks_failed = 0;
   /// Of tasks_failed, those that had not finished when the run stopped (interrupted, or a simulation at
   /// its horizon). Not written to trace.json (a trace read back has 0).
   std::uint64_t tasks_unfinished = 0;

@@ -593,8 +593,8 @@ int run_simulate(const SimulateArgs& args) {
       for (const auto& [t, a] : last) {
         if (ok.count(t) || a->outcome != Outcome::failed) continue;
         if (++n <= 20)
-          names +=
-              (n == 1 ? "" : ", ") + plan.task_name(t) + " (" + std::to_string(a->attempt + 1) + " attempts)";
+          names += (n == 1 ? "" : ", ") + plan.task_name(t) + " (" + std::to_string(a->attempt + 1) +
+                   (a->attempt == 0 ? " attempt)" : " attempts)");
       }
       if (n > 20) names += ", and " + std::to_string(n - 20) + " more";
       if (n > 0) std::printf("  failed tasks %s\n", names.c_str());
@@ -610,6 +610,17 @@ int run_simulate(const SimulateArgs& args) {
             sim && Duration::from_seconds(m.makespan_s) >= options.horizon
                 ? ", the simulation's horizon: look for a duration or a count far too large"
                 : "");
+    }
+    if (const std::vector<TaskId>& dead = trace.tasks_not_run; !dead.empty()) {
+      // What a failure cost beyond itself: the tasks after it, which a user otherwise sees only as
+      // "N tasks, fewer attempts".
+      std::string names;
+      for (std::size_t i = 0; i < dead.size() && i < 5; ++i)
+        names += (i == 0 ? "" : ", ") + plan.task_name(dead[i]);
+      if (dead.size() > 5) names += ", and " + std::to_string(dead.size() - 5) + " more";
+      std::printf("  not run      %zu task%s never started because a task %s depend%s on failed: %s\n",
+                  dead.size(), dead.size() == 1 ? "" : "s", dead.size() == 1 ? "it" : "they",
+                  dead.size() == 1 ? "s" : "", names.c_str());
     }
     for (const AttemptRecord& a : trace.attempts) {
       if (a.error == kNoError) continue;

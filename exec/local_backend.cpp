@@ -526,6 +526,7 @@ class LocalRun {
     trace.errors = std::move(errors_);
     trace.tasks_unfinished = exec_.unfinished_tasks();
     trace.tasks_failed = exec_.tasks_failed() + trace.tasks_unfinished;
+    trace.tasks_not_run = exec_.dead_tasks();
     // No pod names: the local backend runs tasks, not pods.
     for (TaskId t = 0; t < plan_.size(); ++t)
       if (!plan_.is_join(t) && plan_.succs(t).empty() && results_[t])

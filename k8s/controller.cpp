@@ -351,6 +351,7 @@ class K8sRun {
     // replaces it, after a failed one it is a retry. (The backend refuses speculation: no backups.)
     set_kinds_from_order(trace_);
     trace_.tasks_failed = exec_.tasks_failed();
+    trace_.tasks_not_run = exec_.dead_tasks();
     relists_ = pods.relists() + jobs.relists();
     return std::move(trace_);
   }

@@ -551,6 +551,45 @@ TEST_CASE("cli: a simulation that reaches its horizon says which tasks had not f
         std::string::npos);
 }
 
+TEST_CASE("cli: simulate names the tasks a failure kept from running", "[cli]") {
+  // Every item of w fails (p 1, no retries); m waits on the whole loop (through its join, which is not a
+  // task a user wrote and is not named), and the 7 items of t on m; `free` depends on nothing and runs.
+  const fs::path dir = scratch("simulate-not-run");
+  const fs::path yaml = dir / "fail.yaml";
+  std::ofstream(yaml) << "name: fail\nseed: 1\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1, price_per_hour: 1}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: w, parallel_for: {count: 3}, duration: {base: 1s}, failure: {p: 1},\n"
+                         "       retries: {max: 0}}\n"
+                         "    - {name: m, after: [w], duration: {base: 1s}}\n"
+                         "    - {name: t, after: [m], parallel_for: {count: 7}, duration: {base: 1s}}\n"
+                         "    - {name: free, duration: {base: 1s}}\n";
+  const Result r = run("simulate '" + yaml.string() + "' --no-files");
+  CHECK(r.err == "");
+  CHECK(r.status == 1);
+  CHECK(r.out.find("  retries      0; failed attempts 3; tasks failed 3\n") != std::string::npos);
+  CHECK(r.out.find("  failed tasks w[0] (1 attempt), w[1] (1 attempt), w[2] (1 attempt)\n") !=
+        std::string::npos);
+  CHECK(
+      r.out.find("  not run      8 tasks never started because a task they depend on failed: m, t[0], t[1], "
+                 "t[2], t[3], and 3 more\n") != std::string::npos);
+  // One task kept from running is named in the singular.
+  std::ofstream(yaml) << "name: fail\nseed: 1\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1, price_per_hour: 1}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: a, duration: {base: 1s}, failure: {p: 1}, retries: {max: 1}}\n"
+                         "    - {name: b, after: [a], duration: {base: 1s}}\n";
+  const Result one = run("simulate '" + yaml.string() + "' --no-files");
+  CHECK(one.status == 1);
+  CHECK(one.out.find("  failed tasks a (2 attempts)\n") != std::string::npos);
+  CHECK(one.out.find("  not run      1 task never started because a task it depends on failed: b\n") !=
+        std::string::npos);
+  // Nothing failed: no such line.
+  const Result ok = run("simulate scenarios/shard-preprocess-train.yaml --no-files");
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find("not run") == std::string::npos);
+}
+
 TEST_CASE("cli: simulate counts a speculative backup apart from retries, in the summary and the files",
           "[cli]") {
   // tests/sim/speculation_test.cpp's case: 10 items of 10 s, one a 4x straggler (seed 4 makes item 5 one);

@@ -162,6 +162,14 @@ class Execution {
         ++n;
     return n;
   }
+  /// Tasks that never ran because a task they depend on failed (not joins), in id order.
+  [[nodiscard]] std::vector<TaskId> dead_tasks() const {
+    std::vector<TaskId> dead;
+    if (tasks_failed_ == 0) return dead;  // only a failure makes tasks dead
+    for (TaskId t = 0; t < plan_.size(); ++t)
+      if (state_[t] == TaskState::dead && !plan_.is_join(t)) dead.push_back(t);
+    return dead;
+  }
   /// Iterations (units) of limiter l that are active now.
   [[nodiscard]] std::uint32_t limiter_used(LimiterId l) const { return limiter_used_[l]; }
 

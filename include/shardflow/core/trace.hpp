@@ -83,6 +83,9 @@ struct Trace {
   /// Of tasks_failed, those that had not finished when the run stopped (interrupted, or a simulation at
   /// its horizon). Not written to trace.json (a trace read back has 0).
   std::uint64_t tasks_unfinished = 0;
+  /// Tasks that never ran because a task they depend on failed (not counted in tasks_failed), in id
+  /// order. Not written to trace.json either.
+  std::vector<TaskId> tasks_not_run;
 
   // Pod names. A backend that learns its pods' names stores them here, each attempt pointing at its own
   // with AttemptRecord::pod. A backend that names pods by rule (the simulator) sets `pod_prefixes`, one

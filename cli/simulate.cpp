@@ -607,7 +607,8 @@ int run_simulate(const SimulateArgs& args) {
             "tasks failed)\n",
             static_cast<unsigned long long>(unfinished), unfinished == 1 ? "" : "s",
             human_seconds(m.makespan_s).c_str(),
-            sim && Duration::from_seconds(m.makespan_s) >= options.horizon
+            !trace.stopped_early.empty() ? (": " + trace.stopped_early).c_str()
+            : sim && Duration::from_seconds(m.makespan_s) >= options.horizon
                 ? ", the simulation's horizon: look for a duration or a count far too large"
                 : "");
     }

@@ -383,10 +383,19 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
   p.where = r.at(n);
   p.name = get_nonempty_string(r, m.require("name"), m.field("name"));
   p.cpu = get_cpu(r, m.require("cpu"), m.field("cpu"));
-  p.memory = get_bytes(r, m.require("memory"), m.field("memory"));
+  const Node memory = m.require("memory");
+  p.memory = get_bytes(r, memory, m.field("memory"));
+  // Scores multiply a node's memory by 100 in 64-bit integers, as kube-scheduler's do: a node of more than
+  // about 80 PiB would overflow them. 1 PiB is forty times the largest machine sold today.
+  if (constexpr ByteCount kMaxNodeMemory = 1024 * 1024 * kGiB; p.memory > kMaxNodeMemory)
+    r.fail(memory, m.field("memory"), "must be at most 1Pi (a node's memory), got " + memory.Scalar());
   if (auto v = m.get("gpu")) p.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000));
-  if (auto v = m.get("price_per_hour"))
+  if (auto v = m.get("price_per_hour")) {
     p.price_per_hour = get_number_min(r, *v, m.field("price_per_hour"), 0, true);
+    // So that a run's cost (price x hours x nodes) stays a finite number.
+    if (p.price_per_hour > 1e9)
+      r.fail(*v, m.field("price_per_hour"), "must be at most 1e9 (per node-hour), got " + v->Scalar());
+  }
   if (auto v = m.get("speed")) p.speed = get_number_min(r, *v, m.field("speed"), 0, false);
   if (auto v = m.get("max_pods"))
     p.max_pods = static_cast<int>(get_int(r, *v, m.field("max_pods"), 1, 1'000'000));

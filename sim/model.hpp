@@ -55,6 +55,12 @@ class Model {
     prefault(trace_.attempts.data(), plan_.task_count() * sizeof(AttemptRecord));
     prefault(att_.data(), plan_.task_count() * sizeof(Attempt));
     progress_every_ = std::max<std::uint64_t>(1, plan_.size() / 100);
+    // Nodes that fail, are reclaimed or scaled down faster than tasks finish are replaced for ever: the
+    // run stops (as at the horizon) once it has made this many, rather than fill the memory with them.
+    std::uint64_t most_nodes = 0;
+    for (const NodePool& p : sc_.cluster.node_pools)
+      most_nodes += static_cast<std::uint64_t>(p.count) + static_cast<std::uint64_t>(p.autoscaling.max);
+    node_budget_ = 100'000 + 100 * most_nodes;
     stats_.step_done.assign(plan_.steps().size(), kNever);
     controlled_ = sc_.overheads.control_plane.enabled();
     // A step's done time is its Job's condition: complete_latency after the write that counted its last
@@ -306,6 +312,24 @@ class Model {
   inline void node_up(std::uint32_t record, bool booted = true);
   inline void remove_node(std::uint32_t slot);
   inline void on_node_fail(std::uint32_t slot, std::uint32_t gen);
+  [[gnu::cold, gnu::noinline]] void stop_for_churn() {
+    std::string why;
+    for (const NodePool& p : sc_.cluster.node_pools) {
+      std::string what;
+      if (p.mtbf > Duration::zero()) what += "mtbf " + format_duration(p.mtbf);
+      if (p.spot && p.spot_mean_reclaim > Duration::zero())
+        what += (what.empty() ? "" : ", ") + std::string("spot.mean_reclaim ") +
+                format_duration(p.spot_mean_reclaim);
+      if (p.autoscaling.enabled())
+        what += (what.empty() ? "" : ", ") + std::string("autoscaling.scale_down_idle ") +
+                format_duration(p.autoscaling.scale_down_idle);
+      if (!what.empty()) why += (why.empty() ? "" : "; ") + ("pool " + p.name + ": " + what);
+    }
+    trace_.stopped_early = "it had made " + std::to_string(trace_.nodes.size()) +
+                           " nodes, each replacing one that failed, was reclaimed or was scaled down (" +
+                           why + "): nodes go away faster than the tasks can finish";
+    engine_.stop();
+  }
 
   // ---- the autoscaler (autoscaler.inl) ------------------------------------------------------------------
   inline void became_idle(std::uint32_t slot);
@@ -350,6 +374,7 @@ class Model {
   bool admit_pending_ = false;
   std::uint64_t progress_every_ = 1;
   SimTime end_;
+  std::uint64_t node_budget_ = 0;  // see the constructor
 
   // Pods: one per attempt (Trace::attempts at the same index).
   std::vector<Attempt> att_;

@@ -24,6 +24,8 @@ inline void Model::add_node(std::uint32_t pool, SimTime up, SimTime billed_from)
   r.billed_from = billed_from;
   const auto record = static_cast<std::uint32_t>(trace_.nodes.size());
   trace_.nodes.push_back(std::move(r));
+  if (trace_.nodes.size() == node_budget_) [[unlikely]]
+    stop_for_churn();
   ++nodes_.pool(pool).nodes;
   nodes_.add_record(pool);
   if (up == engine_.now()) {

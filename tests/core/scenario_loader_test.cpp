@@ -732,6 +732,12 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:2:45: overheads.driver_pod: applies only with a driver pod (orchestrator kfp-v2, or "
        "pods_per_task "
        ">= 2)"},
+      {"a node's memory past what scores can hold",
+       with_pools("    - {name: p, cpu: 4, memory: 100Pi, count: 1}\n"),
+       "bad.yaml:7:33: cluster.node_pools[0].memory: must be at most 1Pi (a node's memory), got 100Pi"},
+      {"a price that makes the cost infinite",
+       with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1, price_per_hour: 1e308}\n"),
+       "bad.yaml:7:64: cluster.node_pools[0].price_per_hour: must be at most 1e9 (per node-hour), got 1e308"},
       {"max_pods of 0", with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1, max_pods: 0}\n"),
        "bad.yaml:7:58: cluster.node_pools[0].max_pods: must be >= 1, got 0"},
       {"max_pods not an integer",

@@ -496,6 +496,41 @@ std::uint64_t seed_failing_between(double lo, double hi, double& fail) {
 
 }  // namespace
 
+TEST_CASE("Simulator: nodes that go away faster than tasks finish stop the run, which says why", "[sim]") {
+  // A task of an hour on nodes that fail every second (or an autoscaled pool that removes a node the
+  // instant it is idle, before its pod is bound) would replace nodes until the 10-year horizon, hundreds
+  // of millions of them. The run stops once it has made 100,000 + 100 x (count + autoscaling.max) nodes.
+  NodePool p = pool("p", 4, 8000);
+  std::uint64_t budget = 0;
+  std::string why;
+  SECTION("mtbf") {
+    p.count = 100;
+    p.mtbf = Duration::from_s(1);
+    budget = 100'000 + 100 * 100;
+    why = "pool p: mtbf 1s";
+  }
+  SECTION("scale-down") {
+    p.count = 0;
+    p.autoscaling.min = 0;
+    p.autoscaling.max = 2;
+    p.autoscaling.scale_down_idle = Duration::zero();
+    budget = 100'000 + 100 * 2;
+    why = "pool p: autoscaling.scale_down_idle 0s";
+  }
+  const Trace t = run(scenario({task("w", 3600)}, {p}), 1);
+  CHECK(t.nodes.size() == budget);
+  CHECK(t.tasks_failed == 1);
+  CHECK(t.tasks_unfinished == 1);
+  CHECK(t.stopped_early == "it had made " + std::to_string(budget) +
+                               " nodes, each replacing one that failed, was reclaimed or was scaled down (" +
+                               why + "): nodes go away faster than the tasks can finish");
+  // A run that ends by itself says nothing of the kind.
+  p.mtbf = Duration::zero();
+  p.autoscaling = {};
+  p.count = 1;
+  CHECK(run(scenario({task("w", 3600)}, {p}), 1).stopped_early.empty());
+}
+
 TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {
   // The node fails within the task's run; its replacement outlives the rerun.
   NodePool p = pool("p", 1, 4000);

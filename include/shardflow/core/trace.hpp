@@ -86,6 +86,9 @@ struct Trace {
   /// Tasks that never ran because a task they depend on failed (not counted in tasks_failed), in id
   /// order. Not written to trace.json either.
   std::vector<TaskId> tasks_not_run;
+  /// Why a simulation stopped before its horizon with tasks unfinished, when it did (empty otherwise). Not
+  /// written to trace.json.
+  std::string stopped_early;
 
   // Pod names. A backend that learns its pods' names stores them here, each attempt pointing at its own
   // with AttemptRecord::pod. A backend that names pods by rule (the simulator) sets `pod_prefixes`, one

@@ -63,6 +63,14 @@ void Model::spec_run_done(std::uint32_t a) {
   spec_arm(r.step);
 }
 
+// F x the median run time in ns, or nothing when it lies past any time a simulation reaches (a factor of
+// 1e18x: llround of it is undefined, and came out negative, backing up every run).
+inline std::optional<std::int64_t> spec_threshold(double after, std::int64_t median) {
+  const double t = after * static_cast<double>(median);
+  if (!(t < 4e18)) return std::nullopt;
+  return static_cast<std::int64_t>(std::llround(t));
+}
+
 // The next instant a watched attempt of `step` reaches F x the median (the earliest-started one), if the
 // median exists: one kSpecCheck event, superseding the previous one (gen).
 void Model::spec_arm(std::uint32_t step) {
@@ -71,8 +79,9 @@ void Model::spec_arm(std::uint32_t step) {
     sp.running.erase(sp.running.begin());  // evicted or cancelled since
   const std::int64_t median = sp.median();
   if (median < 0 || sp.running.empty()) return;
-  const auto threshold = static_cast<std::int64_t>(std::llround(sp.after * static_cast<double>(median)));
-  const SimTime at = std::max(engine_.now(), SimTime::from_ns(sp.running.begin()->first + threshold));
+  const std::optional<std::int64_t> threshold = spec_threshold(sp.after, median);
+  if (!threshold) return;  // no run reaches it
+  const SimTime at = std::max(engine_.now(), SimTime::from_ns(sp.running.begin()->first + *threshold));
   engine_.schedule_at(at, kSpecCheck, step, ++sp.gen);
 }
 
@@ -81,15 +90,15 @@ void Model::spec_arm(std::uint32_t step) {
 void Model::on_spec_check(std::uint32_t step, std::uint32_t gen) {
   Speculation& sp = spec_[step];
   if (gen != sp.gen) return;
-  const std::int64_t median = sp.median();
-  const auto threshold = static_cast<std::int64_t>(std::llround(sp.after * static_cast<double>(median)));
+  const std::optional<std::int64_t> threshold = spec_threshold(sp.after, sp.median());
+  if (!threshold) return;
   while (!sp.running.empty()) {
     const auto [started, a] = *sp.running.begin();
     if (att_[a].phase != Phase::running) {
       sp.running.erase(sp.running.begin());
       continue;
     }
-    if (started + threshold > engine_.now().ns()) break;
+    if (started + *threshold > engine_.now().ns()) break;
     sp.running.erase(sp.running.begin());
     const TaskId t = trace_.attempts[a].task;
     SpecTask& task = spec_tasks_[t];

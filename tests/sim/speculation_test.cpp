@@ -146,6 +146,10 @@ TEST_CASE("Speculation: max 0, or nothing straggling, gives the trace without sp
   const Run plain = run_text(spec_yaml(""), seed);
   const Run off = run_text(spec_yaml("{after: 1.5x, max: 0}"), seed);
   CHECK(json(off.trace) == json(plain.trace));
+  // A factor so large that no run reaches it (F x the median past any 64-bit time: its rounding once came
+  // out negative and backed up every run).
+  for (const char* huge : {"{after: 1e9x}", "{after: 1e18x}", "{after: 1e308x}"})
+    CHECK(json(run_text(spec_yaml(huge), seed).trace) == json(plain.trace));
   // No stragglers (p 0): every run is 10 s, never 1.5 x the median.
   const std::string calm =
       "name: spec\noverheads: none\ncluster:\n  node_pools:\n"

@@ -65,7 +65,7 @@ std::optional<double> parse_number(std::string_view s) {
 // ---- the kernels and their parameters -------------------------------------------------------------------
 
 enum class ParamType : std::uint8_t {
-  positive_int,     // integer >= 1
+  rows,             // integer 1..1e12 (rows a kernel generates)
   nonneg_int,       // integer >= 0
   features,         // integer 1..1000
   nonneg_number,    // number >= 0
@@ -85,6 +85,7 @@ struct KernelInfo {
 };
 
 constexpr int kMaxFeatures = 1000;
+constexpr std::uint64_t kMaxRows = 1'000'000'000'000;
 
 const std::vector<KernelInfo>& kernel_table() {
   static const std::vector<KernelInfo> table = {
@@ -95,7 +96,7 @@ const std::vector<KernelInfo>& kernel_table() {
         {"features", ParamType::features},
         {"holdout_item", ParamType::nonneg_int},
         {"noise", ParamType::nonneg_number},
-        {"rows", ParamType::positive_int}}},
+        {"rows", ParamType::rows}}},
       {"noop", {{"fail_attempts", ParamType::nonneg_int}}},
       {"ridge_solve",
        {{"fail_attempts", ParamType::nonneg_int},
@@ -106,7 +107,7 @@ const std::vector<KernelInfo>& kernel_table() {
        {{"fail_attempts", ParamType::nonneg_int},
         {"features", ParamType::features},
         {"noise", ParamType::nonneg_number},
-        {"rows", ParamType::positive_int},
+        {"rows", ParamType::rows},
         {"rows_per_gib", ParamType::positive_number}}},
       {"sleep", {{"fail_attempts", ParamType::nonneg_int}}},
       {"spin", {{"fail_attempts", ParamType::nonneg_int}, {"seconds", ParamType::duration}}},
@@ -117,9 +118,12 @@ const std::vector<KernelInfo>& kernel_table() {
 // What is wrong with `value` for a parameter of type `t`, or nothing.
 std::optional<std::string> type_error(ParamType t, const std::string& value) {
   switch (t) {
-    case ParamType::positive_int: {
+    case ParamType::rows: {
+      // The limit rows_per_gib has too: past it a shard's generation would run for days, and 2^64 - 1
+      // rows made the reduction's recursion overflow the stack.
       const auto v = parse_u64(value);
-      if (!v || *v < 1) return "expected an integer >= 1, got " + quote(value);
+      if (!v || *v < 1 || *v > kMaxRows)
+        return "expected an integer from 1 to 1000000000000 (1e12), got " + quote(value);
       return std::nullopt;
     }
     case ParamType::nonneg_int:
@@ -419,10 +423,10 @@ std::shared_ptr<const Value> run_shard_stats(const KernelSpec& k, const KernelCo
   const auto per_gib = number_param(k, "rows_per_gib", ParamType::positive_number);
   if (has_rows && per_gib) kernel_fail(k, "shard_stats takes rows or rows_per_gib, not both");
   if (has_rows) {
-    rows = int_param(k, "rows", ParamType::positive_int, 1);
+    rows = int_param(k, "rows", ParamType::rows, 1);
   } else if (per_gib) {
     const double r = std::round(*per_gib * ctx.input_bytes / static_cast<double>(kGiB));
-    if (!(r < 1e12))
+    if (!(r <= static_cast<double>(kMaxRows)))
       throw std::runtime_error("shard_stats would generate " + fmt_g(r) + " rows (limit 1e+12)");
     rows = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max(0.0, r)));
   } else {
@@ -530,7 +534,7 @@ std::shared_ptr<const Value> run_evaluate(const KernelSpec& k, const KernelConte
       throw std::runtime_error("evaluate: the model for lambda " + fmt_g(m->lambda) + " has " +
                                std::to_string(m->w.size()) + " weights, but features is " +
                                std::to_string(features));
-  const std::uint64_t rows = int_param(k, "rows", ParamType::positive_int, 10000);
+  const std::uint64_t rows = int_param(k, "rows", ParamType::rows, 10000);
   const double noise = number_param(k, "noise", ParamType::nonneg_number).value_or(0.1);
   const std::uint64_t holdout = int_param(k, "holdout_item", ParamType::nonneg_int, 4294967295ULL);
   const RowGen gen{ctx.seed, holdout, rows, features, noise, true_weights(ctx.seed, features)};

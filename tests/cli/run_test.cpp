@@ -104,7 +104,8 @@ TEST_CASE("cli: run --backend local reports bad kernels, commands and overlays b
        ":5:15: pipeline.steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
        "\"shard_stats\"?)\n"},
       {"      kernel: {name: shard_stats, rows: many}\n",
-       ":5:41: pipeline.steps[0].kernel.rows: expected an integer >= 1, got \"many\"\n"},
+       ":5:41: pipeline.steps[0].kernel.rows: expected an integer from 1 to 1000000000000 (1e12), got "
+       "\"many\"\n"},
       {"      kernel: {name: command}\n      command: [no-such-program-here, x]\n",
        ":5:15: pipeline.steps[0].kernel: command \"no-such-program-here\" not found on PATH\n"},
   };

@@ -380,13 +380,27 @@ TEST_CASE("Kernels: check_kernels names the place and the field of every problem
         "(expected one of: fail_attempts)");
   CHECK(check_error(step("        name: shard_stats\n"
                          "        rows: abc\n")) ==
-        "t.yaml:10:15: pipeline.steps[0].kernel.rows: expected an integer >= 1, got \"abc\"");
+        "t.yaml:10:15: pipeline.steps[0].kernel.rows: expected an integer from 1 to 1000000000000 (1e12), "
+        "got \"abc\"");
   CHECK(check_error(step("        name: shard_stats\n"
                          "        rows: 0\n")) ==
-        "t.yaml:10:15: pipeline.steps[0].kernel.rows: expected an integer >= 1, got \"0\"");
+        "t.yaml:10:15: pipeline.steps[0].kernel.rows: expected an integer from 1 to 1000000000000 (1e12), "
+        "got \"0\"");
   CHECK(check_error(step("        name: shard_stats\n"
                          "        rows: 1.5\n")) ==
-        "t.yaml:10:15: pipeline.steps[0].kernel.rows: expected an integer >= 1, got \"1.5\"");
+        "t.yaml:10:15: pipeline.steps[0].kernel.rows: expected an integer from 1 to 1000000000000 (1e12), "
+        "got \"1.5\"");
+  // 2^64 - 1 rows overflowed the reduction's stack; anything past 1e12 would run for days.
+  CHECK(
+      check_error(step("        name: shard_stats\n"
+                       "        rows: 18446744073709551615\n")) ==
+      "t.yaml:10:15: pipeline.steps[0].kernel.rows: expected an integer from 1 to 1000000000000 (1e12), got "
+      "\"18446744073709551615\"");
+  CHECK(
+      check_error(step("        name: evaluate\n"
+                       "        rows: 1000000000001\n")) ==
+      "t.yaml:10:15: pipeline.steps[0].kernel.rows: expected an integer from 1 to 1000000000000 (1e12), got "
+      "\"1000000000001\"");
   CHECK(check_error(step("        name: shard_stats\n"
                          "        rows_per_gib: -3\n")) ==
         "t.yaml:10:23: pipeline.steps[0].kernel.rows_per_gib: expected a number > 0, got \"-3\"");

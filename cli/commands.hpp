@@ -19,6 +19,15 @@
 
 namespace shardflow::cli {
 
+// Option checks that CLI11's own lack (CLI11 2.1): its number checks let "nan" through (every comparison
+// with it is false) and CLI::PositiveNumber names DBL_MAX in its message; a std::uint64_t option takes
+// "-1" and 2^64 and wraps them.
+
+/// A finite number in [lo, hi] (hi infinite: no upper bound; lo_open: > lo rather than >=).
+CLI::Validator finite_number(double lo, double hi, bool lo_open = false);
+/// A whole number from `lo` to 2^64 - 1, as written (no sign, no wrap).
+CLI::Validator whole_number(std::uint64_t lo);
+
 /// How a command loads its scenario: --set, --overlay and --cluster (add_load_options).
 struct LoadArgs {
   std::vector<std::string> sets;                            // --set PATH=VALUE overrides

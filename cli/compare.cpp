@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -41,8 +42,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
       "Makespan to meet, as a duration (90m, 2h30m): the cheapest variant that meets it is marked");
   cmd->add_option("--quantile", args.quantile,
                   "The makespan percentile that must meet the deadline (default 95)")
-      ->check(CLI::Range(1.0, 100.0));
-  cmd->add_option("--seed", args.seed, "First seed (default: the scenario's `seed`)");
+      ->check(finite_number(1, 100));
+  cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
+      ->check(whole_number(0));
   cmd->add_option(
          "--backend", args.backend,
          "sim (default) or local: also run each variant for real on this machine (one run at a time, "
@@ -56,7 +58,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--time-scale", args.time_scale,
                   "local: model time to real time for `sleep` and `spin` kernels (as for `run`)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, HUGE_VAL, true));
   cmd->add_option("--out", args.out_dir,
                   "Directory for compare.json, compare.csv and report.html (default: out/<scenario name>)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");

@@ -1,4 +1,5 @@
 // `shardflow k8s cleanup` and `shardflow k8s status`: what a Kubernetes run left on the cluster.
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -160,7 +161,7 @@ CLI::App* add_k8s_command(CLI::App& app, K8sArgs& args) {
                "Background, the owner goes at once and the garbage collector follows)");
   cl->add_flag("--no-wait", args.no_wait, "Return once the deletes are sent");
   cl->add_option("--timeout", args.timeout_s, "Seconds to wait for the objects to go (default 120)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, HUGE_VAL, true));
   add_cluster_options(cl, args);
   cl->footer(
       "Examples:\n  shardflow k8s cleanup 3f2a9c1e --namespace ml\n  shardflow k8s cleanup --all\n"

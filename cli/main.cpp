@@ -6,6 +6,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -184,6 +185,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  }
+  // An option given an empty value ('--out ""', '--deadline ""' from an unset shell variable) would read
+  // as the option left out and quietly take its default: refuse it, naming the option.
+  const std::function<std::string(const CLI::App&)> empty_value = [&](const CLI::App& a) -> std::string {
+    for (const CLI::Option* o : a.get_options())
+      if (o->count() > 0 && o->get_items_expected_max() > 0)
+        for (const std::string& v : o->results())
+          if (v.empty()) return o->get_name();
+    for (const CLI::App* sub : a.get_subcommands())
+      if (std::string name = empty_value(*sub); !name.empty()) return name;
+    return "";
+  };
+  if (const std::string name = empty_value(app); !name.empty()) {
+    std::cerr << name << ": the value is empty (leave the option out to take its default)\n";
+    return 2;
   }
   try {
     for (std::size_t i = 0; i < cli::kCommandCount; ++i)

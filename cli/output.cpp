@@ -1,5 +1,9 @@
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -10,7 +14,46 @@
 namespace shardflow::cli {
 
 std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name) {
-  return out_dir.empty() ? std::filesystem::path("out") / scenario_name : std::filesystem::path(out_dir);
+  if (!out_dir.empty()) return out_dir;
+  // The scenario's name as one directory under out/: a name is the user's text ("../x", "/tmp/x", a NUL,
+  // 5,000 characters), not a path, so anything but letters, digits, '.', '-' and '_' becomes '_'.
+  std::string dir;
+  for (const char c : scenario_name.substr(0, 100))
+    dir += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_') ? c : '_';
+  if (dir.empty() || dir.find_first_not_of('.') == std::string::npos) dir = "_" + dir;
+  return std::filesystem::path("out") / dir;
+}
+
+CLI::Validator finite_number(double lo, double hi, bool lo_open) {
+  auto range = [lo, hi, lo_open]() {
+    std::ostringstream s;
+    s << (lo_open ? "> " : ">= ") << lo;
+    if (std::isfinite(hi)) s << " and <= " << hi;
+    return s.str();
+  };
+  return CLI::Validator(
+      [lo, hi, lo_open, range](const std::string& text) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
+            (lo_open ? v <= lo : v < lo) || v > hi)
+          return "want a number " + range() + ", got \"" + text + "\"";
+        return "";
+      },
+      "NUMBER");
+}
+
+CLI::Validator whole_number(std::uint64_t lo) {
+  return CLI::Validator(
+      [lo](const std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < lo)
+          return "want a whole number from " + std::to_string(lo) + " to 18446744073709551615, got \"" +
+                 text + "\"";
+        return "";
+      },
+      "UINT64");
 }
 
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name) {

@@ -1,6 +1,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -214,7 +215,7 @@ void add_load_options(CLI::App* cmd, LoadArgs& args) {
                   "Refuse a pipeline that unrolls to more task instances than this (default 50000000: "
                   "simulating takes about 200 bytes of memory per task, so 10 GiB); the count is known "
                   "before unrolling, and `explain` shows it without unrolling")
-      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()))
+      ->check(whole_number(1))
       ->type_name("N");
 }
 
@@ -299,7 +300,7 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
   cmd->add_option("--time-scale", args.time_scale,
                   "local: model time to real time: multiplies the sampled run times that `sleep` and `spin` "
                   "kernels use and the retry backoffs (0.001 runs a step modelled as 1 hour in 3.6 s)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, HUGE_VAL, true));
   cmd->add_flag("--dry-run", args.dry_run,
                 "k8s: print the Jobs the run would create (a YAML stream for `kubectl apply -f -`) and exit; "
                 "no cluster is contacted");
@@ -312,7 +313,7 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
       ->type_name("FILE");
   cmd->add_option("--context", args.context, "k8s: the kubeconfig context to use (default: current-context)");
   cmd->add_option("--qps", args.qps, "k8s: requests per second to the API server, sustained (default 50)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, HUGE_VAL, true));
   cmd->add_option("--burst", args.burst,
                   "k8s: requests that may go at once after a quiet spell (default 100)")
       ->check(CLI::Range(1, 100000));

@@ -144,8 +144,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   cmd->add_option("--deadline", args.deadline_text, "Makespan to meet, as a duration (90m, 2h30m)");
   cmd->add_option("--quantile", args.quantile,
                   "The makespan percentile that must meet the deadline (default 95: 19 runs in 20)")
-      ->check(CLI::Range(1.0, 100.0));
-  cmd->add_option("--seed", args.seed, "First seed (default: the scenario's `seed`)");
+      ->check(finite_number(1, 100));
+  cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
+      ->check(whole_number(0));
   cmd->add_option("--out", args.out_dir,
                   "Directory for sweep.json, sweep.csv and report.html (default: out/<scenario name>)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");

@@ -551,6 +551,58 @@ TEST_CASE("cli: a simulation that reaches its horizon says which tasks had not f
         std::string::npos);
 }
 
+TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are refused", "[cli]") {
+  const std::string seed = "scenarios/shard-preprocess-train.yaml";
+  const std::string vary =
+      " --vary cluster.node_pools[cpu].count=1,2 -q --out '" + scratch("flags").string() + "'";
+  const struct {
+    std::string args, err;
+  } cases[] = {
+      {"sweep " + seed + vary + " --seed -1",
+       "--seed: want a whole number from 0 to 18446744073709551615, got \"-1\""},
+      {"compare " + seed + " --variant a --variant b --seed 18446744073709551616",
+       "--seed: want a whole number from 0 to 18446744073709551615, got \"18446744073709551616\""},
+      {"validate " + seed + " --max-tasks -1",
+       "--max-tasks: want a whole number from 1 to 18446744073709551615, got \"-1\""},
+      {"sweep " + seed + vary + " --quantile nan", "--quantile: want a number >= 1 and <= 100, got \"nan\""},
+      {"run scenarios/local-ridge.yaml --backend local --time-scale nan",
+       "--time-scale: want a number > 0, got \"nan\""},
+      {"run " + seed + " --backend k8s --dry-run --qps inf", "--qps: want a number > 0, got \"inf\""},
+      {"simulate " + seed + " --out ''",
+       "--out: the value is empty (leave the option out to take its default)"},
+      {"sweep " + seed + vary + " --deadline ''",
+       "--deadline: the value is empty (leave the option out to take its default)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const Result r = run(c.args);
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind(c.err + "\n", 0) == 0);
+  }
+}
+
+TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its characters", "[cli]") {
+  // The default output directory is out/<name>: a name with '/' or '..' must not reach outside out/.
+  const fs::path dir = scratch("name-dir");
+  const fs::path yaml = dir / "n.yaml";
+  const fs::path work = dir / "work";
+  fs::create_directories(work);
+  for (const auto& [name, made] : std::vector<std::pair<std::string, std::string>>{
+           {"../escaped", ".._escaped"}, {"/tmp/abs", "_tmp_abs"}, {"..", "_.."}, {"a b:c", "a_b_c"}}) {
+    std::ofstream(yaml) << "name: '" << name
+                        << "'\noverheads: none\ncluster:\n  node_pools:\n"
+                           "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1}\n"
+                           "pipeline:\n  steps:\n    - {name: a, duration: {base: 1s}}\n";
+    const std::string cmd = "cd '" + work.string() + "' && '" + SHARDFLOW_EXE + "' simulate '" +
+                            yaml.string() + "' -q >/dev/null 2>&1";
+    INFO(name);
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(fs::exists(work / "out" / made / "trace.json"));
+  }
+  CHECK_FALSE(fs::exists(dir / "escaped"));
+  CHECK_FALSE(fs::exists(work / "escaped"));
+}
+
 TEST_CASE("cli: simulate names the tasks a failure kept from running", "[cli]") {
   // Every item of w fails (p 1, no retries); m waits on the whole loop (through its join, which is not a
   // task a user wrote and is not named), and the 7 items of t on m; `free` depends on nothing and runs.

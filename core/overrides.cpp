@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -82,6 +83,10 @@ std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
 
 }  // namespace
 
+// A --set value's limits, an overlay's (kMaxOverlayDepth, kMaxOverlayValues below).
+constexpr int kMaxOverrideDepth = 64;
+constexpr std::size_t kMaxOverrideValues = 100'000;
+
 void apply_override(const Reader& r, Node& root, const std::string& text) {
   const SourceLocation where{"--set " + text, 0, 0};
   const std::size_t eq = text.find('=');
@@ -94,6 +99,24 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
   } catch (const YAML::Exception& e) {
     throw InputError(where, parts_text(parts, parts.size()), "the value is not valid YAML: " + e.msg);
   }
+  // Aliases can make a short value huge (10 levels of 10 aliases: 10^10 values, gigabytes once copied
+  // into the document); the same limits as an overlay's.
+  std::size_t values = 0;
+  const std::function<void(const Node&, int)> count = [&](const Node& n, int depth) {
+    if (depth > kMaxOverrideDepth || ++values > kMaxOverrideValues)
+      throw InputError(where, parts_text(parts, parts.size()),
+                       "the value is too large (more than " + std::to_string(kMaxOverrideValues) +
+                           " values, counting what aliases repeat, or more than " +
+                           std::to_string(kMaxOverrideDepth) + " levels)");
+    if (n.IsMap())
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        count(it->first, depth + 1);
+        count(it->second, depth + 1);
+      }
+    else if (n.IsSequence())
+      for (auto it = n.begin(); it != n.end(); ++it) count(*it, depth + 1);
+  };
+  count(value, 0);
   if (!root.IsMap())
     throw InputError(where, "", "the scenario file is not a mapping, so nothing can be set in it");
   Node cur(root);  // a handle; reset() moves it, `=` would overwrite the node it refers to

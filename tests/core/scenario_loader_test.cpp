@@ -887,6 +887,19 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
           "--set cluster..count=1: an empty key in the path (two dots, or a leading dot)");
     CHECK(error("cluster.node_pools[0=1") == "--set cluster.node_pools[0=1: a '[' in the path has no ']'");
     CHECK(error("seed=[1").rfind("--set seed=[1: seed: the value is not valid YAML: ", 0) == 0);
+    // A short value that aliases make huge (10^7 values in 300 bytes: gigabytes once copied) is refused
+    // before it is copied, as an overlay's is.
+    std::string bomb = "[&l0 [x,x,x,x,x,x,x,x,x,x]";
+    for (int level = 1; level <= 6; ++level) {
+      bomb += ", &l" + std::to_string(level) + " [";
+      for (int k = 0; k < 10; ++k) bomb += (k == 0 ? "*l" : ",*l") + std::to_string(level - 1);
+      bomb += "]";
+    }
+    bomb += "]";
+    CHECK(error("description=" + bomb) ==
+          "--set description=" + bomb +
+              ": description: the value is too large (more than 100000 values, "
+              "counting what aliases repeat, or more than 64 levels)");
     // What the loader finds wrong in a value set this way names the override, not a line of the file.
     CHECK(error("pipeline.steps[a].parallel_for.parallelism=-2") ==
           "--set pipeline.steps[a].parallel_for.parallelism=-2: pipeline.steps[0].parallel_for.parallelism: "

@@ -465,8 +465,10 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
   expect_list(r, pools, f);
   if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
   std::size_t i = 0;
-  std::int64_t nodes = 0;
+  std::int64_t nodes = 0, most_nodes = 0;
   for (const auto& p : pools) {
+    // The simulator's pool sets are 64-bit masks (sim/model.hpp checks it too, for clusters built in code).
+    if (i == 64) r.fail(p, index_path(f, i), "at most 64 node pools, got " + std::to_string(pools.size()));
     NodePool pool = read_pool(r, p, index_path(f, i));
     for (const auto& other : c.node_pools) {
       if (other.name == pool.name)
@@ -475,10 +477,16 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
                    std::to_string(other.where.line) + ")");
     }
     nodes += pool.count + pool.autoscaling.max;
+    most_nodes += std::max(pool.count, pool.autoscaling.max);
     c.node_pools.push_back(std::move(pool));
     ++i;
   }
   if (nodes == 0) r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
+  // Each node costs the simulator memory and its trace a record: 64 pools of a million nodes took 10 GB.
+  if (constexpr std::int64_t kMaxNodes = 1'000'000; most_nodes > kMaxNodes)
+    r.fail(pools, f,
+           "the cluster has up to " + std::to_string(most_nodes) +
+               " nodes (each pool's count, or autoscaling.max); the limit is " + std::to_string(kMaxNodes));
   c.scheduler = read_scheduler(r, m.get("scheduler"), m.field("scheduler"), no_overheads, preset);
   if (auto s = m.get("storage")) {
     const Map sm(r, *s, m.field("storage"), kStorageKeys);

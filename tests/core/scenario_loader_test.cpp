@@ -441,6 +441,16 @@ TEST_CASE("ScenarioLoader: pools, taints, spot, autoscaling, scheduler and stora
   CHECK(s.cluster.storage.write_bytes_per_second == 200.0 * 1024 * 1024);
 }
 
+TEST_CASE("ScenarioLoader: 64 node pools at most, said by validate as by simulate", "[core]") {
+  std::string pools;
+  for (int i = 0; i < 65; ++i)
+    pools += "    - {name: p" + std::to_string(i) + ", cpu: 4, memory: 1Gi, count: 1}\n";
+  CHECK(error_of(with_pools(pools)) ==
+        "bad.yaml:71:7: cluster.node_pools[64]: at most 64 node pools, got 65");
+  pools.resize(pools.rfind("    - "));  // 64 load
+  CHECK(error_of(with_pools(pools)) == "loaded");
+}
+
 TEST_CASE("ScenarioLoader: max_pods, driver_resources and serialize_image_pulls", "[core]") {
   const std::string steps = "pipeline: {steps: [{name: a}]}\n";
   SECTION("read into the model") {
@@ -732,6 +742,11 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:2:45: overheads.driver_pod: applies only with a driver pod (orchestrator kfp-v2, or "
        "pods_per_task "
        ">= 2)"},
+      {"more nodes than the simulator takes",
+       with_pools("    - {name: p, cpu: 4, memory: 1Gi, count: 1000000}\n"
+                  "    - {name: q, cpu: 4, memory: 1Gi, count: 1, autoscaling: {max: 2}}\n"),
+       "bad.yaml:7:5: cluster.node_pools: the cluster has up to 1000002 nodes (each pool's count, or "
+       "autoscaling.max); the limit is 1000000"},
       {"a node's memory past what scores can hold",
        with_pools("    - {name: p, cpu: 4, memory: 100Pi, count: 1}\n"),
        "bad.yaml:7:33: cluster.node_pools[0].memory: must be at most 1Pi (a node's memory), got 100Pi"},

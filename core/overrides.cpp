@@ -134,7 +134,10 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
       } else if (!cur[p.key] || cur[p.key].IsNull()) {
         cur[p.key] = Node(YAML::NodeType::Map);  // made, as a file would have it
         for (auto it = cur.begin(); it != cur.end(); ++it)
-          if (it->first.Scalar() == p.key) r.note_override(it->first, where);
+          if (it->first.Scalar() == p.key) {
+            r.note_override(it->first, where);
+            r.note_override(it->second, where);  // what is wrong with the made mapping names the --set
+          }
       }
       if (!last) cur.reset(cur[p.key]);
       continue;

@@ -530,6 +530,22 @@ class PipelineReader {
     if (auto v = m.get("node_affinity"))
       c.preferred_node_affinity = read_node_affinity(r_, *v, m.field("node_affinity"));
     if (auto problem = fit_problem(cluster_, step)) {
+      // A request no node it may use can hold on its own, given by a --set, an overlay or a variant: name
+      // that, not the file's `resources` that it changed.
+      if (res && res->IsMap())
+        for (auto it = res->begin(); it != res->end(); ++it) {
+          const std::string key = it->first.Scalar();
+          if (r_.at(it->second).file == r_.file()) continue;
+          const bool fits_some =
+              std::any_of(cluster_.node_pools.begin(), cluster_.node_pools.end(), [&](const NodePool& pool) {
+                return (pool.count > 0 || pool.autoscaling.enabled()) &&
+                       pool_admits(pool, c.node_selector, c.tolerations) &&
+                       (key == "cpu"      ? c.resources.cpu <= pool.cpu
+                        : key == "memory" ? c.resources.memory <= pool.memory
+                                          : c.resources.gpu <= pool.gpu);
+              });
+          if (!fits_some) r_.fail(it->second, m.field("resources") + "." + key, *problem);
+        }
       if (res) r_.fail(*res, m.field("resources"), *problem);
       r_.fail(n, path, *problem);
     }

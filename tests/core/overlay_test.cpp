@@ -118,12 +118,13 @@ TEST_CASE("Overlay: an element whose name the list lacks is appended, and valida
   CHECK(ev.where.column == 7);
   CHECK(error_of(with({"pipeline: {steps: [{name: evaluate, after: [nope]}]}\n"})) ==
         "o1.yaml:1:45: pipeline.steps[2].after[0]: unknown step \"nope\" (steps here: preprocess, train)");
-  CHECK(error_of(with({"pipeline:\n"
-                       "  steps:\n"
-                       "    - name: huge\n"
-                       "      resources: {cpu: 100}\n"})) ==
-        "o1.yaml:4:18: pipeline.steps[2].resources: step \"huge\" asks for cpu 100, memory 0, gpu 0, more "
-        "than any node it may use can hold (largest: pool \"big\" with cpu 16, memory 64Gi, gpu 0)");
+  CHECK(
+      error_of(with({"pipeline:\n"
+                     "  steps:\n"
+                     "    - name: huge\n"
+                     "      resources: {cpu: 100}\n"})) ==
+      "o1.yaml:4:24: pipeline.steps[2].resources.cpu: step \"huge\" asks for cpu 100, memory 0, gpu 0, more "
+      "than any node it may use can hold (largest: pool \"big\" with cpu 16, memory 64Gi, gpu 0)");
 }
 
 TEST_CASE("Overlay: scalars, lists without names and changes of type replace", "[core]") {
@@ -249,11 +250,11 @@ TEST_CASE("Cluster preset: --cluster local is this machine with no overheads", "
   CHECK(error_of(with({}, {}, "x")) == "--cluster: expected \"local\", got \"x\"");
   CHECK(error_of(with({}, {}, "x"), "not: [a scenario") == "--cluster: expected \"local\", got \"x\"");
   // What cannot run on this machine gets the loader's usual fit error.
-  CHECK(
-      error_of(with({"pipeline: {steps: [{name: train, resources: {gpu: 1}}]}\n"}, {}, "local"))
-          .rfind("o1.yaml:1:45: pipeline.steps[1].resources: step \"train\" asks for cpu 1, memory 0, gpu 1, "
-                 "more than any node it may use can hold (largest: pool \"local\" with cpu ",
-                 0) == 0);
+  CHECK(error_of(with({"pipeline: {steps: [{name: train, resources: {gpu: 1}}]}\n"}, {}, "local"))
+            .rfind("o1.yaml:1:51: pipeline.steps[1].resources.gpu: step \"train\" asks for cpu 1, memory 0, "
+                   "gpu 1, "
+                   "more than any node it may use can hold (largest: pool \"local\" with cpu ",
+                   0) == 0);
   // The step is the scenario's (the overlay merged into it), so the error points at it there.
   CHECK(error_of(with({"pipeline: {steps: [{name: train, node_selector: {zone: a}}]}\n"}, {}, "local")) ==
         "base.yaml:15:7: pipeline.steps[1]: step \"train\" fits no node pool: its node_selector and "

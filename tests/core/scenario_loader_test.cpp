@@ -902,6 +902,16 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
           "--set cluster..count=1: an empty key in the path (two dots, or a leading dot)");
     CHECK(error("cluster.node_pools[0=1") == "--set cluster.node_pools[0=1: a '[' in the path has no ']'");
     CHECK(error("seed=[1").rfind("--set seed=[1: seed: the value is not valid YAML: ", 0) == 0);
+    // A mapping the --set made on its way, and a request too large for any node, name the --set.
+    CHECK(
+        error("cluster.node_pools[0].labels.a.b=1") ==
+        "--set cluster.node_pools[0].labels.a.b=1: cluster.node_pools[0].labels.a: expected a string, got a "
+        "mapping");
+    CHECK(
+        error("pipeline.steps[a].resources.cpu=100") ==
+        "--set pipeline.steps[a].resources.cpu=100: pipeline.steps[0].resources.cpu: step \"a\" asks for cpu "
+        "100, memory 0, gpu 0, more than any node it may use can hold (largest: pool \"p\" with cpu 4, "
+        "memory 8Gi, gpu 0)");
     // A short value that aliases make huge (10^7 values in 300 bytes: gigabytes once copied) is refused
     // before it is copied, as an overlay's is.
     std::string bomb = "[&l0 [x,x,x,x,x,x,x,x,x,x]";

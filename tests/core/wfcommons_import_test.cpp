@@ -245,12 +245,14 @@ TEST_CASE("WfCommons import: schema errors at the value", "[wfcommons]") {
       error_of("{\"workflow\": {\n  \"tasks\": [1,,2]}}") ==
       "w.json:2:15: invalid JSON: unexpected ','; expected a value (an object, an array, a string, a number, "
       "true, false or null)");
-  // A task that fits no machine after a --set: the loader's check, at the task's place in the JSON (the
-  // scenario document always gives a step `resources`, so the --set changes a value inside it).
+  // A task that fits no machine after a --set: the loader's check, naming the --set that asked for more
+  // than any machine has.
   LoadOptions o;
   o.sets = {"pipeline.steps[b_2].resources.cpu=2"};
-  CHECK(error_of_file("bad/good.json", o) ==
-        "bad/good.json:8:9: pipeline.steps[1].resources: step \"b_2\" asks for cpu 2, memory 0, gpu 0, more "
-        "than any "
-        "node it may use can hold (largest: pool \"m1\" with cpu 1, memory 0, gpu 0)");
+  CHECK(
+      error_of_file("bad/good.json", o) ==
+      "--set pipeline.steps[b_2].resources.cpu=2: pipeline.steps[1].resources.cpu: step \"b_2\" asks for cpu "
+      "2, memory 0, gpu 0, more than any node it may use can hold (largest: pool \"m1\" with cpu 1, memory "
+      "0, "
+      "gpu 0)");
 }

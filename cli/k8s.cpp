@@ -13,6 +13,7 @@
 #include <shardflow/core/trace.hpp>
 #include <shardflow/k8s/client.hpp>
 #include <shardflow/k8s/controller.hpp>
+#include <shardflow/k8s/manifests.hpp>
 
 #include "commands.hpp"
 
@@ -40,11 +41,25 @@ std::string local_time(std::int64_t unix_ns) {
   return buf;
 }
 
+// The namespace a command will put in API paths: a name, not "../x" or "a/b".
+void check_namespace(const std::string& ns) {
+  if (!k8s::is_dns_label(ns, 63))
+    throw InputError(
+        {"--namespace " + ns, 0, 0}, "",
+        "a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a letter or "
+        "digit");
+}
+
 int cleanup(const K8sArgs& args) {
   if (args.all == !args.run_id.empty())
     throw InputError({"k8s cleanup", 0, 0}, "", "give a RUN_ID or --all (not both)");
+  if (!args.all && !k8s::is_dns_label(args.run_id, 20))
+    throw InputError(
+        {"k8s cleanup " + args.run_id, 0, 0}, "",
+        "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter or digit");
   const k8s::Credentials creds = k8s::credentials_for(args.kubeconfig, args.context);
   const std::string ns = args.namespace_name.empty() ? creds.namespace_name : args.namespace_name;
+  check_namespace(ns);
   k8s::Client api(creds);
   const std::string what = args.all ? "every shardflow run" : "run " + args.run_id;
   const k8s::CleanupResult r =
@@ -64,6 +79,8 @@ int cleanup(const K8sArgs& args) {
   return 1;
 }
 
+int show_status(const K8sArgs& args, const std::filesystem::path& dir, const json& run);
+
 int status(const K8sArgs& args) {
   const std::filesystem::path dir(args.dir);
   std::ifstream in(dir / "run.json");
@@ -76,6 +93,16 @@ int status(const K8sArgs& args) {
   } catch (const json::exception& e) {
     throw InputError({(dir / "run.json").string(), 0, 0}, "", std::string("not JSON: ") + e.what());
   }
+  try {
+    return show_status(args, dir, run);
+  } catch (const json::exception& e) {
+    // A field of the wrong type (a hand-edited or damaged run.json).
+    throw InputError({(dir / "run.json").string(), 0, 0}, "",
+                     std::string("not a run.json of shardflow: ") + e.what());
+  }
+}
+
+int show_status(const K8sArgs& args, const std::filesystem::path& dir, const json& run) {
   const std::string id = run.value("run_id", ""), ns0 = run.value("namespace", "");
   const std::string state = run.value("state", "running");
   std::printf("run %s (scenario %s, seed %llu%s) in namespace %s of %s\n", id.c_str(),
@@ -85,12 +112,12 @@ int status(const K8sArgs& args) {
               state == "running" ? "running (or killed: no end recorded)" : state.c_str(),
               local_time(run.value("started_unix_ns", 0LL)).c_str());
   if (run.contains("finished_unix_ns"))
-    std::printf(
-        ", ended %s (%.1f s), %llu API requests",
-        local_time(run["finished_unix_ns"].get<std::int64_t>()).c_str(),
-        static_cast<double>(run["finished_unix_ns"].get<std::int64_t>() - run.value("started_unix_ns", 0LL)) /
-            1e9,
-        static_cast<unsigned long long>(run.value("api_requests", 0ULL)));
+    std::printf(", ended %s (%.1f s), %llu API requests",
+                local_time(run["finished_unix_ns"].get<std::int64_t>()).c_str(),
+                (static_cast<double>(run["finished_unix_ns"].get<std::int64_t>()) -
+                 static_cast<double>(run.value("started_unix_ns", 0LL))) /
+                    1e9,
+                static_cast<unsigned long long>(run.value("api_requests", 0ULL)));
   std::printf("\n");
   if (std::ifstream t(dir / "trace.json"); t) {
     const Trace trace = read_trace_json(t, (dir / "trace.json").string());
@@ -105,6 +132,11 @@ int status(const K8sArgs& args) {
   const std::string kubeconfig = args.kubeconfig.empty() ? run.value("kubeconfig", "") : args.kubeconfig;
   const std::string context = args.context.empty() ? run.value("context", "") : args.context;
   const std::string ns = args.namespace_name.empty() ? ns0 : args.namespace_name;
+  check_namespace(ns);
+  if (!k8s::is_dns_label(id, 20))
+    throw InputError(
+        {(dir / "run.json").string(), 0, 0}, "run_id",
+        "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter or digit");
   k8s::Client api(k8s::credentials_for(kubeconfig, context));
   const std::string sel = "?labelSelector=shardflow.io%2Frun%3D" + id;
   const json jobs = api.get("/apis/batch/v1/namespaces/" + ns + "/jobs" + sel);

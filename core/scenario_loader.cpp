@@ -137,10 +137,25 @@ struct FileBytes {
   [[nodiscard]] std::string text() const { return std::string(view()) + rest; }
 };
 
+// The rest of a stream into `out`, refusing it past 2 GiB (a pipe that never ends).
+void read_rest(std::istream& in, const std::string& path, std::string& out) {
+  constexpr std::size_t kMaxBytes = std::size_t{2} << 30;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    out.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (out.size() >= kMaxBytes)
+      throw InputError(SourceLocation{path, 0, 0}, "", "the file is too large (2 GiB or more)");
+  }
+  if (in.bad()) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the file");
+}
+
 FileBytes read_file_bytes(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(SourceLocation{path, 0, 0}, "", "is a directory, not a scenario file");
+  // /dev/zero and the like never end.
+  if (std::filesystem::is_character_file(path, ec) || std::filesystem::is_block_file(path, ec))
+    throw InputError(SourceLocation{path, 0, 0}, "", "is a device, not a scenario file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw InputError(SourceLocation{path, 0, 0}, "",
@@ -155,16 +170,11 @@ FileBytes read_file_bytes(const std::string& path) {
       bytes.size = static_cast<std::size_t>(in.gcount());
       if (in.peek() == std::char_traits<char>::eof()) return bytes;
       in.clear();  // the file grew while it was read: the rest through the stream
-      std::ostringstream rest;
-      rest << in.rdbuf();
-      bytes.rest = rest.str();
+      read_rest(in, path, bytes.rest);
       return bytes;
     }
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the file");
-  bytes.rest = text.str();
+  read_rest(in, path, bytes.rest);  // a pipe
   return bytes;
 }
 

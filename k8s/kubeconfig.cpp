@@ -86,22 +86,48 @@ struct Field {
   Node value;
 };
 
+// What a value is, never what it says: a kubeconfig's values include tokens and private keys, and a
+// typo ("token:abc" with no space) turns one into a value of the wrong type.
+std::string got_kind(const Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "got nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "got a string";
+    case YAML::NodeType::Sequence:
+      return "got a list";
+    case YAML::NodeType::Map:
+      return "got a mapping";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "got nothing";
+}
+
+// A key as messages may show it: up to its first ':', '=' or blank (a "client-key-data:LS0t..." key is the
+// key data itself), and at most 40 characters.
+std::string shown_key(const std::string& name) {
+  const std::size_t cut = std::min<std::size_t>(name.find_first_of(":= \t"), 40);
+  return cut >= name.size() ? name : name.substr(0, cut) + "...";
+}
+
 // One YAML mapping of a kubeconfig, checked for duplicate and unknown keys, read by key.
 class Obj {
  public:
   Obj(const Doc& doc, const Node& node, const SourceLocation& where, std::string path, Keys known)
       : doc_(doc), where_(where), path_(std::move(path)) {
-    if (!node.IsMap()) throw InputError(where, path_, "expected a mapping, " + got(node));
+    if (!node.IsMap()) throw InputError(where, path_, "expected a mapping, " + got_kind(node));
     for (auto it = node.begin(); it != node.end(); ++it) {
       const Node k = it->first;
-      if (!k.IsScalar()) throw InputError(mark(k), path_, "a key must be a plain name, " + got(k));
+      if (!k.IsScalar()) throw InputError(mark(k), path_, "a key must be a plain name, " + got_kind(k));
       const std::string& name = k.Scalar();
       if (const auto dup = fields_.find(name); dup != fields_.end())
         throw InputError(mark(k), key_path(path_, name),
                          "duplicate key " + quote(name) + " (first at line " +
                              std::to_string(mark(dup->second.key).line) + ")");
       if (std::find(known.begin(), known.end(), name) == known.end())
-        throw InputError(mark(k), key_path(path_, name), detail::Map::unknown_key_message(name, known));
+        throw InputError(mark(k), key_path(path_, shown_key(name)),
+                         detail::Map::unknown_key_message(shown_key(name), known));
       fields_.emplace(name, Field{k, it->second});
     }
   }
@@ -128,7 +154,8 @@ class Obj {
   [[nodiscard]] std::string string(std::string_view key) const {
     const Field* f = get(key);
     if (!f || f->value.IsNull()) return "";
-    if (!f->value.IsScalar()) throw InputError(at(*f), field(key), "expected a string, " + got(f->value));
+    if (!f->value.IsScalar())
+      throw InputError(at(*f), field(key), "expected a string, " + got_kind(f->value));
     return f->value.Scalar();
   }
   [[nodiscard]] std::string required(std::string_view key) const {
@@ -147,7 +174,7 @@ class Obj {
       if (s == "true" || s == "True" || s == "TRUE") return true;
       if (s == "false" || s == "False" || s == "FALSE") return false;
     }
-    throw InputError(at(*f), field(key), "expected true or false, " + got(f->value));
+    throw InputError(at(*f), field(key), "expected true or false, " + got_kind(f->value));
   }
   // A key we know but do not implement: an error naming it, if it is set.
   void unsupported(std::string_view key, const std::string& what) const {
@@ -190,19 +217,32 @@ std::optional<std::string> read_file(const fs::path& path, std::string& reason) 
     reason = "is a directory";
     return std::nullopt;
   }
+  if (fs::is_character_file(path, ec) || fs::is_block_file(path, ec)) {
+    reason = "is a device, not a file";  // /dev/zero would never end
+    return std::nullopt;
+  }
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     reason = errno != 0 ? std::strerror(errno) : "cannot open the file";
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Kubeconfigs, tokens and certificates are kilobytes; a pipe that never ends is refused at 64 MiB.
+  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxBytes) {
+      reason = "is larger than 64 MiB";
+      return std::nullopt;
+    }
+  }
   if (in.bad()) {
     reason = "cannot read the file";
     return std::nullopt;
   }
-  return text.str();
+  return text;
 }
 
 std::unique_ptr<Doc> read_doc(const std::string& file) {
@@ -229,7 +269,7 @@ void read_list(const Doc& d, const Obj& top, std::string_view key, std::string_v
   const Field* f = top.get(key);
   if (!f || f->value.IsNull()) return;
   if (!f->value.IsSequence())
-    throw InputError(top.at(*f), std::string(key), "expected a list, " + got(f->value));
+    throw InputError(top.at(*f), std::string(key), "expected a list, " + got_kind(f->value));
   std::map<std::string, Node> here;
   for (std::size_t i = 0; i < f->value.size(); ++i) {
     const Node n = f->value[i];
@@ -317,12 +357,56 @@ std::string trim(std::string s) {
   return s;
 }
 
+// What is wrong with a cluster's `server`, or "": https:// or http://, a host (a name, an IPv4 address or
+// a bracketed IPv6 one), an optional port from 1 to 65535, an optional path; nothing libcurl would read
+// another way (a user name, blanks, control characters, a backslash).
+std::string server_url_problem(const std::string& url) {
+  const std::string example = " (such as https://127.0.0.1:6443)";
+  if (url.find('@') != std::string::npos)
+    return "a URL with a user name or password in it is not supported" + example;
+  const std::size_t scheme = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
+  if (scheme == 0) return "expected a URL starting with https:// or http://, got " + quote(url);
+  for (const char ch : url)
+    if (static_cast<unsigned char>(ch) <= ' ' || ch == '\\' || ch == 0x7f)
+      return "the URL has a blank, a control character or a backslash" + example;
+  const std::size_t path = url.find('/', scheme);
+  const std::string authority =
+      url.substr(scheme, path == std::string::npos ? std::string::npos : path - scheme);
+  std::string host = authority, port;
+  if (authority.starts_with('[')) {
+    const std::size_t close = authority.find(']');
+    if (close == std::string::npos) return "the URL's IPv6 host has no ']', got " + quote(url);
+    host = authority.substr(0, close + 1);
+    if (close + 1 < authority.size()) {
+      if (authority[close + 1] != ':')
+        return "expected ':' and a port after the IPv6 host, got " + quote(url);
+      port = authority.substr(close + 2);
+      if (port.empty()) return "the URL has ':' but no port, got " + quote(url);
+    }
+    if (host.size() <= 2 || host.find_first_not_of("0123456789abcdefABCDEF:.", 1) != host.size() - 1)
+      return "the URL's IPv6 host is not an address, got " + quote(url);
+  } else {
+    if (const std::size_t colon = authority.find(':'); colon != std::string::npos) {
+      host = authority.substr(0, colon);
+      port = authority.substr(colon + 1);
+      if (port.empty()) return "the URL has ':' but no port, got " + quote(url);
+    }
+    if (host.empty()) return "the URL has no host, got " + quote(url);
+    if (host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+        std::string::npos)
+      return "the URL's host has characters a host name cannot, got " + quote(url);
+  }
+  if (!port.empty() && (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+                        std::stoi(port) < 1 || std::stoi(port) > 65535))
+    return "the URL's port must be a number from 1 to 65535, got " + quote(url);
+  return "";
+}
+
 void read_cluster(const Obj& c, Credentials& out) {
   c.unsupported("tls-server-name", "not supported (shardflow verifies the server by the host of \"server\")");
   c.unsupported("proxy-url", "not supported (set HTTPS_PROXY instead; libcurl honours it)");
   out.server = c.required("server");
-  if (!out.server.starts_with("https://") && !out.server.starts_with("http://"))
-    c.fail("server", "expected a URL starting with https:// or http://, got " + quote(out.server));
+  if (const std::string why = server_url_problem(out.server); !why.empty()) c.fail("server", why);
   while (out.server.ends_with('/')) out.server.pop_back();
   out.insecure_skip_tls_verify = c.boolean("insecure-skip-tls-verify");
   out.ca_pem = pem_pair(c, "certificate-authority", "certificate-authority-data", false);

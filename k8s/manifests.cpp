@@ -227,6 +227,10 @@ std::string dns_label(std::string_view text, std::size_t max) {
   return out + "-" + std::string(hash, 8);
 }
 
+bool is_dns_label(std::string_view s, std::size_t max) {
+  return is_label(s, max);
+}
+
 std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const ManifestOptions& o) {
   refuse_unsupported_strategies(scenario);
   if (!is_label(o.run_id, 20))

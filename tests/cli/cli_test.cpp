@@ -581,6 +581,39 @@ TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are 
   }
 }
 
+TEST_CASE("cli: devices, bad names and damaged run.json files are refused before any request", "[cli]") {
+  const std::string seed = "scenarios/shard-preprocess-train.yaml";
+  // /dev/zero never ends: read whole, it filled the memory.
+  Result r = run("explain /dev/zero");
+  CHECK(r.status == 2);
+  CHECK(r.err == "/dev/zero: is a device, not a scenario file\n");
+  r = run("explain " + seed + " --overlay /dev/zero");
+  CHECK(r.status == 2);
+  CHECK(r.err == "--overlay /dev/zero: is a device, not a scenario file\n");
+  // A namespace and a run id go into API paths: '../x' and 'a/b' are not names.
+  const fs::path dir = scratch("k8s-names");
+  std::ofstream(dir / "kc.yaml")
+      << "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', "
+         "insecure-skip-tls-verify: true}\ncontexts:\n- name: a\n  context: {cluster: "
+         "c, namespace: ml}\ncurrent-context: a\n";
+  const std::string kc = " --kubeconfig '" + (dir / "kc.yaml").string() + "'";
+  r = run("k8s cleanup abc --namespace ../../x" + kc);
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--namespace ../../x: a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a "
+        "letter or digit\n");
+  r = run("k8s cleanup a/b" + kc);
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "k8s cleanup a/b: a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a "
+        "letter or digit\n");
+  // A run.json with a field of the wrong type: named, exit 2, not a library's exception.
+  std::ofstream(dir / "run.json") << "{\"run_id\": \"abc\", \"namespace\": \"ml\", \"seed\": \"x\"}\n";
+  r = run("k8s status '" + dir.string() + "'" + kc);
+  CHECK(r.status == 2);
+  CHECK(r.err.rfind((dir / "run.json").string() + ": not a run.json of shardflow: ", 0) == 0);
+}
+
 TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its characters", "[cli]") {
   // The default output directory is out/<name>: a name with '/' or '..' must not reach outside out/.
   const fs::path dir = scratch("name-dir");

@@ -327,7 +327,7 @@ TEST_CASE("kubeconfig: every error names the file, line, column and field, never
       {"insecure not a boolean",
        "clusters:\n- name: c\n  cluster:\n    server: https://x\n    insecure-skip-tls-verify: maybe\n"
        "contexts:\n- name: a\n  context: {cluster: c}\n",
-       "a", ":5:31: clusters[0].cluster.insecure-skip-tls-verify: expected true or false, got \"maybe\""},
+       "a", ":5:31: clusters[0].cluster.insecure-skip-tls-verify: expected true or false, got a string"},
       {"tls-server-name",
        "clusters:\n- name: c\n  cluster:\n    server: https://x\n    tls-server-name: api.internal\n"
        "contexts:\n- name: a\n  context: {cluster: c}\n",
@@ -374,6 +374,50 @@ TEST_CASE("kubeconfig: every error names the file, line, column and field, never
            "]\n"
            "contexts:\n- name: a\n  context: {cluster: c, user: u}\n",
        "a", ":8:12: users[0].user.token: expected a string, got a list"},
+      // A typo that makes a secret a value of the wrong type, or part of a key: its kind, never its text.
+      {"token: without its space",
+       "clusters:\n" + ok_cluster + "users:\n- name: u\n  user:\n    token:" + kSecretToken +
+           "\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\n",
+       "a", ":8:5: users[0].user: expected a mapping, got a string"},
+      {"client-key-data: without its space",
+       "clusters:\n" + ok_cluster + "users:\n- name: u\n  user:\n    client-certificate-data: " +
+           base64(kCert) + "\n    client-key-data:" + base64(kKey) +
+           ": x\ncontexts:\n- name: a\n  context: "
+           "{cluster: c, user: u}\n",
+       "a",
+       ":9:5: users[0].user.client-key-data...: unknown key \"client-key-data...\" (did you mean "
+       "\"client-key-data\"?)"},
+      {"users a list of tokens",
+       "clusters:\n" + ok_cluster + "users: [" + kSecretToken +
+           "]\ncontexts:\n- name: a\n  context: {cluster: c}\n",
+       "a", ":5:9: users[0]: expected a mapping, got a string"},
+      // A server libcurl would read another way (another host, a bad port) is refused here.
+      {"a server with a user name",
+       "clusters:\n- name: c\n  cluster:\n    server: 'https://127.0.0.1:1\\@evil'\ncontexts:\n- name: a\n"
+       "  context: {cluster: c}\n",
+       "a",
+       ":4:13: clusters[0].cluster.server: a URL with a user name or password in it is not supported (such "
+       "as "
+       "https://127.0.0.1:6443)"},
+      {"a server without a host",
+       "clusters:\n- name: c\n  cluster:\n    server: https://:6443\ncontexts:\n- name: a\n  context: "
+       "{cluster: c}\n",
+       "a", ":4:13: clusters[0].cluster.server: the URL has no host, got \"https://:6443\""},
+      {"a server port out of range",
+       "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:99999\ncontexts:\n- name: a\n"
+       "  context: {cluster: c}\n",
+       "a",
+       ":4:13: clusters[0].cluster.server: the URL's port must be a number from 1 to 65535, got "
+       "\"https://127.0.0.1:99999\""},
+      {"an IPv6 server without its ']'",
+       "clusters:\n- name: c\n  cluster:\n    server: https://[::1\ncontexts:\n- name: a\n  context: "
+       "{cluster: c}\n",
+       "a", ":4:13: clusters[0].cluster.server: the URL's IPv6 host has no ']', got \"https://[::1\""},
+      {"a device as the token file",
+       "clusters:\n" + ok_cluster +
+           "users:\n- name: u\n  user:\n    tokenFile: /dev/zero\n"
+           "contexts:\n- name: a\n  context: {cluster: c, user: u}\n",
+       "a", ":8:16: users[0].user.tokenFile: cannot read \"/dev/zero\" (is a device, not a file)"},
       {"a duplicate name",
        "clusters:\n" + ok_cluster + ok_cluster + "contexts:\n- name: a\n  context: {cluster: c}\n", "a",
        ":5:9: clusters[1].name: duplicate cluster name \"c\" (first at line 2)"},

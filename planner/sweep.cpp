@@ -14,6 +14,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -666,6 +667,25 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
                      "must be from 1 to 100000, got " + std::to_string(spec.replications));
   if (spec.quantile <= 0 || spec.quantile > 100)
     throw InputError({"--quantile", 0, 0}, "", "must be in (0, 100]");
+  // A field varied twice would be set by the last --vary alone, and a value given twice makes the same
+  // configuration twice: both are mistakes.
+  for (std::size_t d = 0; d < spec.dimensions.size(); ++d) {
+    const Dimension& dim = spec.dimensions[d];
+    const SourceLocation where{"--vary " + dim.path + "=" +
+                                   [&] {
+                                     std::string all;
+                                     for (const std::string& v : dim.values)
+                                       all += (all.empty() ? "" : ",") + v;
+                                     return all;
+                                   }(),
+                               0, 0};
+    for (std::size_t e = 0; e < d; ++e)
+      if (spec.dimensions[e].path == dim.path)
+        throw InputError(where, dim.path, "this field is varied twice; give its values in one --vary");
+    std::unordered_set<std::string_view> seen;
+    for (const std::string& v : dim.values)
+      if (!seen.insert(v).second) throw InputError(where, dim.path, "value " + v + " is given twice");
+  }
   if (spec.search == Search::automatic && !spec.deadline_s)
     throw InputError(
         {"--search", 0, 0}, "",

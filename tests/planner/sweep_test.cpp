@@ -265,14 +265,27 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--set cluster.node_pools[n].cpu=0: cluster.node_pools[0].cpu: must be > 0, got 0");
   spec.sets.clear();
+  // A field varied twice, or a value given twice.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2"),
+                     parse_dimension("cluster.node_pools[n].count=3,4")};
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--vary cluster.node_pools[n].count=3,4: cluster.node_pools[n].count: this field is varied twice; give "
+      "its values in one --vary");
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,1")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[n].count=1,2,1: cluster.node_pools[n].count: value 1 is given twice");
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2")};
   spec.replications = 0;
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--replications: must be from 1 to 100000, got 0");
   // 1,000^3 combinations: refused before any is made.
-  std::string thousand = "cluster.node_pools[n].count=1";
+  std::string thousand = "=1";
   for (int i = 2; i <= 1000; ++i) thousand += "," + std::to_string(i);
   spec.replications = 1;
-  spec.dimensions = {parse_dimension(thousand), parse_dimension(thousand), parse_dimension(thousand)};
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count" + thousand),
+                     parse_dimension("cluster.node_pools[n].cpu" + thousand),
+                     parse_dimension("cluster.node_pools[n].price_per_hour" + thousand)};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--vary: the combinations of the values times 1 replications make more than 10,000,000 runs");
 }
@@ -579,11 +592,11 @@ TEST_CASE("Sweep: --search auto refuses what it cannot assume", "[planner]") {
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,two")};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--search: auto needs numbers along cluster.node_pools[n].count, got \"two\"; use --search grid");
-  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,1")};
+  // The same number written two ways (the same text is refused for any search).
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,1.0")};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
-        "--search: auto needs different values along cluster.node_pools[n].count, got \"1\" twice; use "
-        "--search "
-        "grid");
+        "--search: auto needs different values along cluster.node_pools[n].count, got \"1.0\" twice; use "
+        "--search grid");
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2")};
   spec.shard = Shard{0, 2};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==

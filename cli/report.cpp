@@ -1,3 +1,5 @@
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -99,6 +101,20 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
 }
 
 int run_report_command(const ReportArgs& args) {
+  // A file the user named that cannot be written is their input's problem (exit 2, naming --out), found
+  // before any report is made.
+  if (!args.out.empty()) {
+    errno = 0;
+    const bool existed = fs::exists(args.out);
+    std::ofstream probe(args.out, std::ios::app);
+    if (!probe)
+      throw InputError({}, "--out",
+                       "cannot write " + args.out + " (" +
+                           (errno != 0 ? std::string(std::strerror(errno)) : std::string("cannot open it")) +
+                           ")");
+    probe.close();
+    if (!existed) fs::remove(args.out);
+  }
   if (args.predicted.empty() != args.measured.empty())
     throw InputError({args.predicted.empty() ? "--measured" : "--predicted", 0, 0}, "",
                      "--predicted and --measured go together");

@@ -465,6 +465,11 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
     const Result half = run("report --predicted '" + dir.string() + "'");
     CHECK(half.status == 2);
     CHECK(half.err == "--predicted: --predicted and --measured go together\n");
+    // An --out that cannot be written: the user's input (exit 2, the flag named), not a failed run (1).
+    const std::string nowhere = (empty / "no-such-dir" / "r.html").string();
+    const Result o = run("report '" + dir.string() + "' --out '" + nowhere + "'");
+    CHECK(o.status == 2);
+    CHECK(o.err == "--out: cannot write " + nowhere + " (No such file or directory)\n");
     fs::remove(dir / "metrics.json");
     const Result m = run("report '" + dir.string() + "'");
     CHECK(m.status == 2);

@@ -31,8 +31,17 @@ std::string count(std::uint64_t n, const std::string& noun) {
 
 int validate(const std::vector<std::string>& files, const LoadArgs& args) {
   const LoadOptions options = load_options(args);
+  // Every file is checked: one bad file does not hide what is wrong with the next.
+  int status = 0;
   for (const std::string& f : files) {
-    const Scenario s = load_scenario_file(f, options);
+    Scenario s;
+    try {
+      s = load_scenario_file(f, options);
+    } catch (const InputError& e) {
+      std::cerr << e.what() << "\n";
+      status = 2;
+      continue;
+    }
     const Plan plan = Plan::unroll(s.pipeline);
     int nodes = 0;
     for (const NodePool& p : s.cluster.node_pools) nodes += p.count;
@@ -41,7 +50,7 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
               << count(static_cast<std::uint64_t>(nodes), "node") << " in "
               << count(s.cluster.node_pools.size(), "pool") << ")\n";
   }
-  return 0;
+  return status;
 }
 
 int explain(const std::string& file, bool json, const LoadArgs& args) {

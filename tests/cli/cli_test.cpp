@@ -26,6 +26,18 @@ TEST_CASE("cli: validate reports each scenario that loads", "[cli]") {
         "pool)\n");
 }
 
+TEST_CASE("cli: validate checks every file, the bad ones too, and exits 2 if any is bad", "[cli]") {
+  const Result r =
+      run("validate scenarios/argo-parallelism-limit.yaml tests/data/scenario-bad-syntax.yaml "
+          "scenarios/argo-parallelism-nested-dag.yaml");
+  CHECK(r.status == 2);
+  CHECK(r.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 1 node in 1 pool)\n"
+        "scenarios/argo-parallelism-nested-dag.yaml: ok (15 tasks from 15 component steps; 1 node in 1 "
+        "pool)\n");
+  CHECK(r.err == "tests/data/scenario-bad-syntax.yaml:5:4: YAML syntax error: end of map flow not found\n");
+}
+
 TEST_CASE("cli: every scenario in scenarios/ validates", "[cli]") {
   std::string files;
   for (const auto& e : fs::directory_iterator(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios"))

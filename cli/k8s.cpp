@@ -41,25 +41,13 @@ std::string local_time(std::int64_t unix_ns) {
   return buf;
 }
 
-// The namespace a command will put in API paths: a name, not "../x" or "a/b".
-void check_namespace(const std::string& ns) {
-  if (!k8s::is_dns_label(ns, 63))
-    throw InputError(
-        {"--namespace " + ns, 0, 0}, "",
-        "a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a letter or "
-        "digit");
-}
-
 int cleanup(const K8sArgs& args) {
   if (args.all == !args.run_id.empty())
     throw InputError({"k8s cleanup", 0, 0}, "", "give a RUN_ID or --all (not both)");
-  if (!args.all && !k8s::is_dns_label(args.run_id, 20))
-    throw InputError(
-        {"k8s cleanup " + args.run_id, 0, 0}, "",
-        "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter or digit");
+  if (!args.all) k8s::check_run_id(args.run_id, {"k8s cleanup " + args.run_id, 0, 0});
   const k8s::Credentials creds = k8s::credentials_for(args.kubeconfig, args.context);
   const std::string ns = args.namespace_name.empty() ? creds.namespace_name : args.namespace_name;
-  check_namespace(ns);
+  k8s::check_namespace(ns, {"--namespace " + ns, 0, 0});
   k8s::Client api(creds);
   const std::string what = args.all ? "every shardflow run" : "run " + args.run_id;
   const k8s::CleanupResult r =
@@ -132,11 +120,8 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const jso
   const std::string kubeconfig = args.kubeconfig.empty() ? run.value("kubeconfig", "") : args.kubeconfig;
   const std::string context = args.context.empty() ? run.value("context", "") : args.context;
   const std::string ns = args.namespace_name.empty() ? ns0 : args.namespace_name;
-  check_namespace(ns);
-  if (!k8s::is_dns_label(id, 20))
-    throw InputError(
-        {(dir / "run.json").string(), 0, 0}, "run_id",
-        "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter or digit");
+  k8s::check_namespace(ns, {"--namespace " + ns, 0, 0});
+  k8s::check_run_id(id, {(dir / "run.json").string(), 0, 0}, "run_id");
   k8s::Client api(k8s::credentials_for(kubeconfig, context));
   const std::string sel = "?labelSelector=shardflow.io%2Frun%3D" + id;
   const json jobs = api.get("/apis/batch/v1/namespaces/" + ns + "/jobs" + sel);

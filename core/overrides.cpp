@@ -13,6 +13,11 @@
 #include <shardflow/core/text.hpp>
 
 namespace shardflow::detail {
+
+// How large an overlay or a --set value may be, counting what aliases repeat, and how deep it may nest.
+constexpr int kMaxOverlayDepth = 64;
+constexpr std::size_t kMaxOverlayValues = 100'000;
+
 namespace {
 
 using YAML::Node;
@@ -83,10 +88,6 @@ std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
 
 }  // namespace
 
-// A --set value's limits, an overlay's (kMaxOverlayDepth, kMaxOverlayValues below).
-constexpr int kMaxOverrideDepth = 64;
-constexpr std::size_t kMaxOverrideValues = 100'000;
-
 void apply_override(const Reader& r, Node& root, const std::string& text) {
   const SourceLocation where{"--set " + text, 0, 0};
   const std::size_t eq = text.find('=');
@@ -103,11 +104,11 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
   // into the document); the same limits as an overlay's.
   std::size_t values = 0;
   const std::function<void(const Node&, int)> count = [&](const Node& n, int depth) {
-    if (depth > kMaxOverrideDepth || ++values > kMaxOverrideValues)
+    if (depth > kMaxOverlayDepth || ++values > kMaxOverlayValues)
       throw InputError(where, parts_text(parts, parts.size()),
-                       "the value is too large (more than " + std::to_string(kMaxOverrideValues) +
+                       "the value is too large (more than " + std::to_string(kMaxOverlayValues) +
                            " values, counting what aliases repeat, or more than " +
-                           std::to_string(kMaxOverrideDepth) + " levels)");
+                           std::to_string(kMaxOverlayDepth) + " levels)");
     if (n.IsMap())
       for (auto it = n.begin(); it != n.end(); ++it) {
         count(it->first, depth + 1);
@@ -181,8 +182,6 @@ namespace {
 // An overlay is merged with new container nodes (never by assigning into the scenario's nodes: yaml-cpp's
 // `=` rewrites the node a handle refers to, and an alias shares it), so every node keeps its identity and
 // so its registered place.
-constexpr int kMaxOverlayDepth = 64;
-constexpr std::size_t kMaxOverlayValues = 100'000;
 
 // Registers an overlay's nodes (keys too) with their places in the overlay's file; an empty value at its
 // key, as the scenario's own are. Aliases could make this walk endless or huge, hence the limits.

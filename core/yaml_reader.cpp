@@ -15,11 +15,15 @@ namespace shardflow::detail {
 using YAML::Node;
 
 std::string got(const Node& n) {
+  return n.IsScalar() ? "got " + quote(n.Scalar()) : got_kind(n);
+}
+
+std::string got_kind(const Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Null:
       return "got nothing (null)";
     case YAML::NodeType::Scalar:
-      return "got " + quote(n.Scalar());
+      return "got a string";
     case YAML::NodeType::Sequence:
       return "got a list";
     case YAML::NodeType::Map:

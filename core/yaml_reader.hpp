@@ -27,6 +27,8 @@ using Keys = std::span<const std::string_view>;
 
 /// What a value is, for a message: "got nothing (null)", "got \"x\"", "got a list", "got a mapping".
 std::string got(const YAML::Node& n);
+/// The same without a scalar's text ("got a string"): for values that may be secrets (kubeconfigs).
+std::string got_kind(const YAML::Node& n);
 /// "a, b, c" (with sep ", ").
 std::string join(std::span<const std::string> names, std::string_view sep = ", ");
 /// A field's path: "cluster" + "scheduler" -> "cluster.scheduler"; "" + "name" -> "name".

@@ -66,7 +66,7 @@ constexpr std::string_view kContextKeys[] = {"cluster", "user", "namespace", "ex
 
 // The scenario loader's YAML helpers (core/yaml_reader.hpp), so that a kubeconfig's messages read as a
 // scenario file's do.
-using detail::got;
+using detail::got_kind;
 using detail::join;
 using detail::key_path;
 
@@ -85,24 +85,6 @@ struct Field {
   Node key;
   Node value;
 };
-
-// What a value is, never what it says: a kubeconfig's values include tokens and private keys, and a
-// typo ("token:abc" with no space) turns one into a value of the wrong type.
-std::string got_kind(const Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-      return "got nothing (null)";
-    case YAML::NodeType::Scalar:
-      return "got a string";
-    case YAML::NodeType::Sequence:
-      return "got a list";
-    case YAML::NodeType::Map:
-      return "got a mapping";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "got nothing";
-}
 
 // A key as messages may show it: up to its first ':', '=' or blank (a "client-key-data:LS0t..." key is the
 // key data itself), and at most 40 characters.

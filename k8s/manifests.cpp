@@ -227,20 +227,24 @@ std::string dns_label(std::string_view text, std::size_t max) {
   return out + "-" + std::string(hash, 8);
 }
 
-bool is_dns_label(std::string_view s, std::size_t max) {
-  return is_label(s, max);
+void check_run_id(const std::string& id, const SourceLocation& where, const std::string& field) {
+  if (!is_label(id, 20))
+    throw InputError(where, field,
+                     "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter "
+                     "or digit");
+}
+
+void check_namespace(const std::string& ns, const SourceLocation& where) {
+  if (!is_label(ns, 63))
+    throw InputError(where, "",
+                     "a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a letter "
+                     "or digit");
 }
 
 std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const ManifestOptions& o) {
   refuse_unsupported_strategies(scenario);
-  if (!is_label(o.run_id, 20))
-    throw InputError({"--run-id " + o.run_id, 0, 0}, "",
-                     "a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a letter "
-                     "or digit");
-  if (!is_label(o.namespace_name, 63))
-    throw InputError({"--namespace " + o.namespace_name, 0, 0}, "",
-                     "a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a letter "
-                     "or digit");
+  check_run_id(o.run_id, {"--run-id " + o.run_id, 0, 0});
+  check_namespace(o.namespace_name, {"--namespace " + o.namespace_name, 0, 0});
 
   // The step instances, in the order of their first task; each one's tasks by item index.
   struct Instance {

@@ -71,9 +71,10 @@ std::vector<nlohmann::json> job_manifests(const Scenario& scenario, const Plan& 
 /// `text` as a DNS-1123 label: lower case, runs of anything but [a-z0-9] as one '-', no '-' at either end;
 /// longer than `max` characters: its first max-9 characters, '-' and 8 hex digits of a hash of `text`.
 std::string dns_label(std::string_view text, std::size_t max = 63);
-/// Whether `s` is an RFC 1123 label of at most `max` characters (a-z, 0-9 and '-', starting and ending
-/// with a letter or digit): what a namespace (63) and a run id (20) must be.
-bool is_dns_label(std::string_view s, std::size_t max);
+/// A run id and a namespace go into API paths: each must be an RFC 1123 label (a-z, 0-9 and '-', starting
+/// and ending with a letter or digit) of at most 20 and 63 characters. Throws InputError at `where`.
+void check_run_id(const std::string& id, const SourceLocation& where, const std::string& field = "");
+void check_namespace(const std::string& ns, const SourceLocation& where);
 
 /// One YAML document (block style; strings quoted when a plain scalar would read differently).
 std::string to_yaml(const nlohmann::json& value);

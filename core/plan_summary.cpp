@@ -35,6 +35,9 @@ std::string plural(std::uint64_t n, const char* noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
+// A count that saturated at 2^64 - 1 is not that number: it is more.
+constexpr const char* kMoreThan64Bits = "more than 18446744073709551615";
+
 }  // namespace
 
 double cpu_capacity_bound_s(const PlanSummary& s, const Cluster& cluster) {
@@ -58,22 +61,27 @@ namespace {
 
 // Component steps depth first, as Plan::unroll registers them. `outer`: instances of the enclosing
 // group; `item_loop`: the nearest loop (a component without its own loop takes its enclosing item).
+// `outer_exact`: the same count as a double, which does not saturate (a work sum over 2^64 tasks stays
+// right to a double's precision).
 void summarize_steps(const std::vector<Step>& steps, const std::string& prefix, std::uint64_t outer,
-                     const Loop* item_loop, PlanSummary& s) {
+                     double outer_exact, const Loop* item_loop, PlanSummary& s) {
   constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
   for (const Step& step : steps) {
     const std::string path = prefix.empty() ? step.name : prefix + "/" + step.name;
     const std::uint64_t k = std::max<std::uint32_t>(1, step.iterations());
-    const std::uint64_t instances = outer > kMax / k ? kMax : outer * k;
+    const bool saturated = outer == kMax || outer > kMax / k;
+    const std::uint64_t instances = saturated ? kMax : outer * k;
+    const double instances_exact = outer_exact * static_cast<double>(k);
     const Loop* loop = step.loop ? &*step.loop : item_loop;
     if (step.is_group()) {
-      summarize_steps(step.steps, path, instances, loop, s);
+      summarize_steps(step.steps, path, instances, instances_exact, loop, s);
       continue;
     }
     const Component& c = step.component;
     StepSummary st;
     st.path = path;
     st.instances = instances;
+    st.saturated = saturated;
     st.loop_count = step.iterations();
     st.parallelism = step.loop ? step.loop->parallelism : 0;
     st.cpu = c.resources.cpu;
@@ -87,8 +95,9 @@ void summarize_steps(const std::vector<Step>& steps, const std::string& prefix, 
       for (ByteCount b : c.input.per_item) sum += c.duration.mean_seconds(static_cast<double>(b));
       st.mean_duration_s = sum / static_cast<double>(c.input.per_item.size());
     }
-    st.work_s = st.mean_duration_s * static_cast<double>(instances);
-    s.tasks = instances > kMax - s.tasks ? kMax : s.tasks + instances;
+    st.work_s = st.mean_duration_s * instances_exact;
+    s.tasks_saturated = s.tasks_saturated || saturated || instances > kMax - s.tasks;
+    s.tasks = s.tasks_saturated ? kMax : s.tasks + instances;
     s.total_work_s += st.work_s;
     s.total_cpu_core_s += st.work_s * static_cast<double>(st.cpu) / 1000.0;
     s.steps.push_back(std::move(st));
@@ -105,10 +114,11 @@ std::size_t component_steps(const Step& step) {
 }  // namespace
 
 PlanSummary summarize_pipeline(const Pipeline& pipeline) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
   PlanSummary s;
   s.pipeline = pipeline.name;
   s.unrolled = false;
-  summarize_steps(pipeline.steps, "", 1, nullptr, s);
+  summarize_steps(pipeline.steps, "", 1, 1.0, nullptr, s);
   // Tree fan-ins (top-level steps only): Plan::unroll appends their levels after every component step;
   // a level that merges `inputs` of the loop's `total` outputs does inputs/total of the flat step's work,
   // and the root does what the last level leaves.
@@ -132,7 +142,8 @@ PlanSummary summarize_pipeline(const Pipeline& pipeline) {
       st.parallelism = 0;
       st.work_s = flat * inputs / total;
       st.mean_duration_s = st.work_s / static_cast<double>(st.instances);
-      s.tasks += st.instances;
+      s.tasks_saturated = s.tasks_saturated || st.instances > kMax - s.tasks;
+      s.tasks = s.tasks_saturated ? kMax : s.tasks + st.instances;
       s.total_work_s += st.work_s;
       s.total_cpu_core_s += st.work_s * static_cast<double>(st.cpu) / 1000.0;
       levels.push_back(std::move(st));
@@ -209,7 +220,8 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s) 
         << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
         << ", widest fan-in " << s.max_fan_in << ")\n\n";
   else
-    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task")
+    out << "pipeline " << s.pipeline << ": "
+        << (s.tasks_saturated ? std::string(kMoreThan64Bits) + " tasks" : plural(s.tasks, "task"))
         << " (counted, not unrolled: over the --max-tasks limit)\n\n";
   std::size_t w = 4;
   for (const StepSummary& st : s.steps) w = std::max(w, st.path.size());
@@ -220,8 +232,9 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s) 
   for (const StepSummary& st : s.steps) {
     const std::string par = st.parallelism ? std::to_string(st.parallelism) : "-";
     const std::string loop = st.loop_count > 1 || st.parallelism ? std::to_string(st.loop_count) : "-";
-    std::snprintf(line, sizeof line, "  %-*s %10llu %8s %11s %10s %12s %6s %8s %4d\n", static_cast<int>(w),
-                  st.path.c_str(), static_cast<unsigned long long>(st.instances), loop.c_str(), par.c_str(),
+    const std::string tasks = st.saturated ? "> 2^64-1" : std::to_string(st.instances);
+    std::snprintf(line, sizeof line, "  %-*s %10s %8s %11s %10s %12s %6s %8s %4d\n", static_cast<int>(w),
+                  st.path.c_str(), tasks.c_str(), loop.c_str(), par.c_str(),
                   human(st.mean_duration_s).c_str(), human(st.work_s).c_str(), format_cpu(st.cpu).c_str(),
                   format_bytes(st.memory).c_str(), st.gpu);
     out << line;
@@ -247,6 +260,7 @@ void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_boun
   nlohmann::ordered_json j;
   j["pipeline"] = s.pipeline;
   j["tasks"] = s.tasks;
+  if (s.tasks_saturated) j["tasks_saturated"] = true;  // more than `tasks`, which is 2^64 - 1
   if (!s.unrolled) j["unrolled"] = false;  // joins, edges, fan widths and the critical path are left out
   if (s.unrolled) {
     j["joins"] = s.joins;
@@ -270,6 +284,7 @@ void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_boun
                      {"cpu_milli", st.cpu},
                      {"memory_bytes", st.memory},
                      {"gpu", st.gpu}});
+    if (st.saturated) steps.back()["instances_saturated"] = true;  // more than 2^64 - 1
   }
   out << j.dump(2) << "\n";
 }

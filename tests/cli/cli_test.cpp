@@ -533,6 +533,38 @@ TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts
         std::string::npos);
 }
 
+TEST_CASE("cli: explain says a task count past 2^64 - 1 is more, and its work is still right", "[cli]") {
+  // Three nested loops of 2^31: 2^93 tasks of 1 h each, on 4 cores: 2^93 h of work, 2^91 h bound.
+  const fs::path dir = scratch("saturated-count");
+  std::ofstream(dir / "huge.yaml") << "name: huge\n"
+                                      "pipeline:\n"
+                                      "  steps:\n"
+                                      "    - name: a\n"
+                                      "      parallel_for: {count: 2147483648}\n"
+                                      "      steps:\n"
+                                      "        - name: b\n"
+                                      "          parallel_for: {count: 2147483648}\n"
+                                      "          steps:\n"
+                                      "            - name: c\n"
+                                      "              parallel_for: {count: 2147483648}\n"
+                                      "              duration: {base: 1h}\n"
+                                      "cluster:\n"
+                                      "  node_pools: [{name: n, cpu: 4, memory: 8Gi, count: 1}]\n";
+  const Result ex = run("explain '" + (dir / "huge.yaml").string() + "'");
+  CHECK(ex.status == 0);
+  CHECK(ex.out.find("pipeline huge: more than 18446744073709551615 tasks (counted, not unrolled: over the "
+                    "--max-tasks limit)\n") == 0);
+  CHECK(ex.out.find("  a/b/c   > 2^64-1 2147483648           -         1h "
+                    "9903520314283042199192993792h      1") != std::string::npos);
+  CHECK(ex.out.find("CPU capacity bound: 2475880078570760549798248448h") != std::string::npos);
+  const Result js = run("explain --json '" + (dir / "huge.yaml").string() + "'");
+  CHECK(js.status == 0);
+  const auto j = nlohmann::json::parse(js.out);
+  CHECK(j.at("tasks").get<std::uint64_t>() == 18446744073709551615ull);
+  CHECK(j.at("tasks_saturated") == true);
+  CHECK(j.at("steps").at(0).at("instances_saturated") == true);
+}
+
 TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "[cli]") {
   const fs::path dir = scratch("seed-strategies");
   const Result r =

@@ -14,7 +14,8 @@ namespace shardflow {
 
 struct StepSummary {
   std::string path;
-  std::uint64_t instances = 0;    // tasks of this step in the plan
+  std::uint64_t instances = 0;    // tasks of this step in the plan (2^64 - 1 when more: `saturated`)
+  bool saturated = false;         // more than 2^64 - 1 instances (counted, never unrolled)
   std::uint32_t loop_count = 1;   // iterations of its own loop
   std::uint32_t parallelism = 0;  // its loop's limit, 0 = unlimited
   double mean_duration_s = 0;     // mean over its instances (speed-1 node, no overheads)
@@ -26,7 +27,8 @@ struct StepSummary {
 
 struct PlanSummary {
   std::string pipeline;
-  std::uint64_t tasks = 0;
+  std::uint64_t tasks = 0;  // 2^64 - 1 when there are more (tasks_saturated)
+  bool tasks_saturated = false;
   std::uint64_t joins = 0;
   std::uint64_t edges = 0;
   std::uint64_t max_fan_out = 0;           // the most successors of any node

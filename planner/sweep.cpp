@@ -135,14 +135,19 @@ Shard parse_shard(const std::string& text) {
   const std::size_t slash = text.find('/');
   if (slash == std::string::npos) throw bad();
   Shard s;
+  bool too_large = false;
   const auto number = [&](std::string_view t, int& v) {
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    too_large = too_large || (ec == std::errc::result_out_of_range && end == t.data() + t.size());
     return ec == std::errc() && end == t.data() + t.size() && !t.empty();
   };
-  if (!number(std::string_view(text).substr(0, slash), s.index) ||
-      !number(std::string_view(text).substr(slash + 1), s.count) || s.count < 1 || s.index < 0 ||
-      s.index >= s.count)
-    throw bad();
+  const bool index_ok = number(std::string_view(text).substr(0, slash), s.index);
+  const bool count_ok = number(std::string_view(text).substr(slash + 1), s.count);
+  if (too_large)
+    throw InputError({}, "--shard",
+                     "I and N must be at most " + std::to_string(std::numeric_limits<int>::max()) +
+                         ", got \"" + text + "\"");
+  if (!index_ok || !count_ok || s.count < 1 || s.index < 0 || s.index >= s.count) throw bad();
   return s;
 }
 

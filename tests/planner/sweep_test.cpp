@@ -569,6 +569,12 @@ TEST_CASE("Sweep: 1 and 2 threads, and 3 slices merged, write the same bytes", "
     for (const char* bad : {"8/8", "-1/2", "1", "a/2", "1/0", "1/2x"})
       CHECK(error_of([&] { parse_shard(bad); }) ==
             std::string("--shard: expected I/N with 0 <= I < N, as in 2/8, got \"") + bad + "\"");
+    for (const char* big : {"0/4294967295", "2147483648/2147483649", "0/99999999999999999999"})
+      CHECK(error_of([&] { parse_shard(big); }) ==
+            std::string("--shard: I and N must be at most 2147483647, got \"") + big + "\"");
+    CHECK(parse_shard("2147483646/2147483647").count == 2147483647);
+    CHECK(error_of([] { parse_shard("-1/4294967295"); }) ==
+          "--shard: I and N must be at most 2147483647, got \"-1/4294967295\"");
     CHECK(error_of([] { parse_search("smart"); }) == "--search: expected grid or auto, got \"smart\"");
     spec.shard = Shard{0, 9};
     CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==

@@ -3,9 +3,7 @@
 #include <charconv>
 #include <cstdint>
 #include <istream>
-#include <iterator>
 #include <limits>
-#include <regex>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,7 +12,7 @@
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/trace.hpp>
 
-#include "json_document.hpp"
+#include "json_reader.hpp"
 
 namespace shardflow {
 namespace {
@@ -22,159 +20,14 @@ namespace {
 using nlohmann::json;
 using Kind = JsonValue::Kind;
 
-// Reads the document the file was parsed into (json_document.hpp: flat arrays, the place of every
-// value). Its types and its messages are nlohmann's, as when the file was read into an nlohmann::json:
-// a member given twice is read at its last occurrence, an integer is unsigned unless written with a '-',
-// and a value in a message is nlohmann's dump of it.
-class Reader {
- public:
-  Reader(const JsonDocument& doc, std::string_view text) : doc_(doc), text_(text) {}
-
-  [[noreturn]] void fail(const JsonValue& v, const std::string& field, const std::string& message) const {
-    throw InputError(doc_.where(v), field, message);
-  }
-
-  // "a string", "-3", "{...}": what a value is, for messages.
-  [[nodiscard]] std::string got(const JsonValue& v) const {
-    std::string text = to_json(v).dump();
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
-    return text;
-  }
-
-  // The member `key` (its last occurrence, as nlohmann keeps it), or nullptr.
-  [[nodiscard]] const JsonValue* find(const JsonValue& object, std::string_view key) const {
-    const JsonValue* found = nullptr;
-    for (std::uint32_t i = 0; i < object.count; ++i)
-      if (doc_.key(object, i) == key) found = &doc_.item(object, i);
-    return found;
-  }
-
-  // A missing member is reported at the object that lacks it.
-  const JsonValue& get(const JsonValue& object, const std::string& key, const std::string& path) const {
-    const JsonValue* v = find(object, key);
-    if (v == nullptr) fail(object, path.empty() ? key : path + "." + key, "missing");
-    return *v;
-  }
-
-  std::string string(const JsonValue& v, const std::string& field) const {
-    if (v.kind != Kind::string) fail(v, field, "expected a string, got " + got(v));
-    return std::string(doc_.text(v));
-  }
-
-  std::int64_t integer(const JsonValue& v, const std::string& field, std::int64_t lo, std::int64_t hi) const {
-    bool ok = false;
-    std::int64_t x = 0;
-    if (is_unsigned(v)) {
-      const std::uint64_t u = unsigned_value(v);
-      ok = u <= static_cast<std::uint64_t>(hi);
-      x = ok ? static_cast<std::int64_t>(u) : 0;
-    } else if (v.kind == Kind::number && v.integer) {
-      x = signed_value(v);
-      ok = x >= lo && x <= hi;
-    } else {
-      fail(v, field, "expected an integer, got " + got(v));
-    }
-    if (!ok || x < lo)
-      fail(
-          v, field,
-          "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + got(v));
-    return x;
-  }
-
-  std::uint64_t unsigned64(const JsonValue& v, const std::string& field) const {
-    if (!is_unsigned(v)) fail(v, field, "expected an integer from 0 to 18446744073709551615, got " + got(v));
-    return unsigned_value(v);
-  }
-
-  std::uint32_t u32(const JsonValue& v, const std::string& field) const {
-    return static_cast<std::uint32_t>(integer(v, field, 0, std::numeric_limits<std::uint32_t>::max()));
-  }
-
-  Duration time(const JsonValue& v, const std::string& field) const {
-    return Duration::from_ns(integer(v, field, -1, std::numeric_limits<std::int64_t>::max()));
-  }
-  Duration span(const JsonValue& v, const std::string& field) const {
-    return Duration::from_ns(integer(v, field, 0, std::numeric_limits<std::int64_t>::max()));
-  }
-
-  double number(const JsonValue& v, const std::string& field) const {
-    if (v.kind != Kind::number) fail(v, field, "expected a number, got " + got(v));
-    return v.number;
-  }
-
-  // A field of an object by key, named in errors as `path.key` (`key` at the top level).
-  double number_at(const JsonValue& object, const std::string& key, const std::string& path) const {
-    return number(get(object, key, path), path.empty() ? key : path + "." + key);
-  }
-  std::uint64_t unsigned64_at(const JsonValue& object, const std::string& key,
-                              const std::string& path) const {
-    return unsigned64(get(object, key, path), path.empty() ? key : path + "." + key);
-  }
-
-  const JsonValue& array(const JsonValue& v, const std::string& field) const {
-    if (v.kind != Kind::array) fail(v, field, "expected a list, got " + got(v));
-    return v;
-  }
-  const JsonValue& object(const JsonValue& v, const std::string& field) const {
-    if (v.kind != Kind::object) fail(v, field, "expected an object, got " + got(v));
-    return v;
-  }
-  [[nodiscard]] const JsonValue& item(const JsonValue& v, std::uint32_t i) const { return doc_.item(v, i); }
-
- private:
-  // An integer the document holds exactly is read again from its text (its double may round).
-  [[nodiscard]] bool is_unsigned(const JsonValue& v) const {
-    return v.kind == Kind::number && v.integer && text_[v.offset] != '-';
-  }
-  [[nodiscard]] std::uint64_t unsigned_value(const JsonValue& v) const {
-    std::uint64_t u = 0;
-    std::from_chars(text_.data() + v.offset, text_.data() + text_.size(), u);
-    return u;
-  }
-  [[nodiscard]] std::int64_t signed_value(const JsonValue& v) const {
-    std::int64_t x = 0;
-    std::from_chars(text_.data() + v.offset, text_.data() + text_.size(), x);
-    return x;
-  }
-  // The value as nlohmann reads it (for a message only).
-  [[nodiscard]] json to_json(const JsonValue& v) const {
-    switch (v.kind) {
-      case Kind::null:
-        return json(nullptr);
-      case Kind::boolean:
-        return json(v.flag);
-      case Kind::string:
-        return json(std::string(doc_.text(v)));
-      case Kind::number:
-        if (is_unsigned(v)) return json(unsigned_value(v));
-        if (v.integer) return json(signed_value(v));
-        return json(v.number);
-      case Kind::array: {
-        json a = json::array();
-        for (std::uint32_t i = 0; i < v.count; ++i) a.push_back(to_json(doc_.item(v, i)));
-        return a;
-      }
-      case Kind::object: {
-        json o = json::object();
-        for (std::uint32_t i = 0; i < v.count; ++i) o[std::string(doc_.key(v, i))] = to_json(doc_.item(v, i));
-        return o;
-      }
-    }
-    return json();
-  }
-
-  const JsonDocument& doc_;
-  std::string_view text_;
-};
-
-Outcome parse_outcome(const Reader& r, const JsonValue& v, const std::string& field) {
+Outcome parse_outcome(const JsonReader& r, const JsonValue& v, const std::string& field) {
   const std::string s = r.string(v, field);
   for (Outcome o : {Outcome::succeeded, Outcome::failed, Outcome::evicted, Outcome::cancelled})
     if (s == to_string(o)) return o;
   r.fail(v, field, "expected succeeded, failed, evicted or cancelled, got " + r.got(v));
 }
 
-AttemptKind parse_kind(const Reader& r, const JsonValue& v, const std::string& field) {
+AttemptKind parse_kind(const JsonReader& r, const JsonValue& v, const std::string& field) {
   const std::string s = r.string(v, field);
   for (AttemptKind k :
        {AttemptKind::first, AttemptKind::retry, AttemptKind::backup, AttemptKind::replacement})
@@ -182,37 +35,7 @@ AttemptKind parse_kind(const Reader& r, const JsonValue& v, const std::string& f
   r.fail(v, field, "expected first, retry, backup or replacement, got " + r.got(v));
 }
 
-std::string read_all(std::istream& in, const std::string& file, const char* kind) {
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError({file, 0, 0}, "", std::string("cannot read the ") + kind);
-  return text;
-}
-
-// Bad JSON gets nlohmann's syntax error message, as before the reader used json_document (which accepts
-// exactly what nlohmann's parser accepts); the text is read by nlohmann only then.
-JsonDocument parse(const std::string& text, const std::string& file) {
-  try {
-    return parse_json_document(text, file);
-  } catch (const InputError&) {
-    try {
-      [[maybe_unused]] const json j = json::parse(text);
-    } catch (const json::parse_error& e) {
-      // "[json.exception.parse_error.101] parse error at line 2, column 3: syntax error while ..."
-      static const std::regex kAt(R"(at line (\d+), column (\d+): (.*))");
-      std::smatch m;
-      const std::string what = e.what();
-      if (std::regex_search(what, m, kAt))
-        throw InputError({file, std::stoi(m[1]), std::stoi(m[2])}, "", "not valid JSON: " + m[3].str());
-      throw InputError({file, 0, 0}, "", "not valid JSON at byte " + std::to_string(e.byte) + ": " + what);
-    } catch (const json::exception&) {
-      // A number too large for a double: nlohmann's out_of_range has no place (and ended the command
-      // with exit 1); json_document's error names it.
-    }
-    throw;
-  }
-}
-
-Percentiles read_percentiles(const Reader& r, const JsonValue& v, const std::string& field) {
+Percentiles read_percentiles(const JsonReader& r, const JsonValue& v, const std::string& field) {
   r.object(v, field);
   return {r.number_at(v, "p50", field), r.number_at(v, "p95", field), r.number_at(v, "p99", field),
           r.number_at(v, "max", field), r.number_at(v, "mean", field)};
@@ -221,10 +44,10 @@ Percentiles read_percentiles(const Reader& r, const JsonValue& v, const std::str
 }  // namespace
 
 Metrics read_metrics_json(std::istream& in, const std::string& file) {
-  const std::string text = read_all(in, file, "metrics");
-  const JsonDocument d = parse(text, file);
+  const std::string text = read_json_input(in, file, "metrics");
+  const JsonDocument d = parse_json_input(text, file);
   const JsonValue& doc = d.root();
-  const Reader r(d, text);
+  const JsonReader r(d, text);
   r.object(doc, "the top level");
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   Metrics m;
@@ -273,10 +96,10 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
 }
 
 Trace read_trace_json(std::istream& in, const std::string& file) {
-  const std::string text = read_all(in, file, "trace");
-  const JsonDocument d = parse(text, file);
+  const std::string text = read_json_input(in, file, "trace");
+  const JsonDocument d = parse_json_input(text, file);
   const JsonValue& doc = d.root();
-  const Reader r(d, text);
+  const JsonReader r(d, text);
   r.object(doc, "the top level");
   if (const JsonValue& v = r.get(doc, "format", ""); r.string(v, "format") != "shardflow-trace")
     r.fail(v, "format", "expected \"shardflow-trace\", got " + r.got(v));

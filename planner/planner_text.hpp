@@ -10,6 +10,8 @@
 
 #include <shardflow/planner/sweep.hpp>
 
+#include "../core/json_reader.hpp"  // core's reader of the JSON files shardflow writes
+
 namespace shardflow::planner::detail {
 
 /// `s` without leading and trailing blanks and tabs.
@@ -67,6 +69,37 @@ inline Summary read_summary(const nlohmann::json& j) {
   s.ci95_low = j.at("ci95_low").get<double>();
   s.ci95_high = j.at("ci95_high").get<double>();
   s.skewness = j.value("skewness", 0.0);
+  return s;
+}
+
+/// The same from a JsonReader, each bad value at its file:line:col; `non_negative`: a makespan or a cost
+/// (every statistic but the interval's ends and the skewness at least 0), not a paired difference.
+inline Summary read_summary(const JsonReader& r, const JsonValue& v, const std::string& field,
+                            bool non_negative) {
+  r.object(v, field);
+  const auto number = [&](const char* key, bool required, bool signed_ok) {
+    const JsonValue* x = r.find(v, key);
+    if (x == nullptr) {
+      if (required) r.get(v, key, field);  // "missing"
+      return 0.0;
+    }
+    const double d = r.number(*x, field + "." + key);
+    if (non_negative && !signed_ok && d < 0)
+      r.fail(*x, field + "." + key, "must be at least 0, got " + r.got(*x));
+    return d;
+  };
+  Summary s;
+  s.mean = number("mean", true, false);
+  s.stddev = number("stddev", true, false);
+  if (const JsonValue* x = r.find(v, "stddev"); x != nullptr && s.stddev < 0)
+    r.fail(*x, field + ".stddev", "must be at least 0, got " + r.got(*x));
+  s.min = number("min", false, false);
+  s.p50 = number("p50", false, false);
+  s.p95 = number("p95", false, false);
+  s.max = number("max", false, false);
+  s.ci95_low = number("ci95_low", true, true);
+  s.ci95_high = number("ci95_high", true, true);
+  s.skewness = number("skewness", false, true);
   return s;
 }
 

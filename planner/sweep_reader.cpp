@@ -1,79 +1,131 @@
-// read_sweep_json: the inverse of write_sweep_json (planner/sweep.cpp), for `shardflow report DIR`.
+// read_sweep_json: the inverse of write_sweep_json (planner/sweep.cpp), for `shardflow report DIR` and
+// `shardflow merge`. A file someone edited gets each bad value at its file:line:col, with its field.
 #include <algorithm>
 #include <istream>
-#include <iterator>
+#include <limits>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/planner/sweep.hpp>
 
+#include "../core/json_reader.hpp"  // core's reader of the JSON files shardflow writes
 #include "planner_text.hpp"
 
 namespace shardflow::planner {
 
 namespace {
 
-using nlohmann::json;
+using Kind = JsonValue::Kind;
 
-using detail::read_summary;
+std::vector<std::string> read_strings(const JsonReader& r, const JsonValue& v, const std::string& field) {
+  r.array(v, field);
+  std::vector<std::string> out;
+  out.reserve(v.count);
+  for (std::uint32_t i = 0; i < v.count; ++i)
+    out.push_back(r.string(r.item(v, i), field + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// An optional member of an object, or nullptr.
+const JsonValue* optional(const JsonReader& r, const JsonValue& object, const char* key) {
+  const JsonValue* v = r.find(object, key);
+  return v != nullptr && v->kind != Kind::null ? v : nullptr;
+}
+
+double non_negative(const JsonReader& r, const JsonValue& v, const std::string& field) {
+  const double x = r.number(v, field);
+  if (x < 0) r.fail(v, field, "must be at least 0, got " + r.got(v));
+  return x;
+}
 
 }  // namespace
 
 SweepResult read_sweep_json(std::istream& in, const std::string& file) {
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError({file, 0, 0}, "", "cannot read the sweep");
-  // nlohmann's messages name the key or the byte ("key 'cost' not found", "type must be number, but is
-  // string"): enough for a file that shardflow wrote and someone edited.
-  try {
-    const json j = json::parse(text);
-    SweepResult r;
-    r.scenario = j.at("scenario").get<std::string>();
-    r.replications = j.at("replications").get<int>();
-    r.base_seed = j.at("base_seed").get<std::uint64_t>();
-    r.quantile = j.at("quantile").get<double>();
-    if (j.contains("deadline_s")) r.deadline_s = j.at("deadline_s").get<double>();
-    // Written since the Pareto front and the slices (older files have none of these).
-    r.inputs_hash = j.value("inputs_hash", std::string());
-    if (j.value("search", std::string("grid")) == "auto") r.search = Search::automatic;
-    if (j.contains("shard")) {
-      r.shard = Shard{j.at("shard").at("index").get<int>(), j.at("shard").at("count").get<int>()};
-      if (r.shard->count < 1 || r.shard->index < 0 || r.shard->index >= r.shard->count)
-        throw InputError({file, 0, 0}, "shard", "index must be from 0 to count - 1");
-    }
-    for (const json& d : j.at("dimensions"))
-      r.dimensions.push_back(
-          {d.at("path").get<std::string>(), d.at("values").get<std::vector<std::string>>()});
-    for (const json& c : j.at("configurations")) {
-      ConfigResult cr;
-      cr.values = c.at("values").get<std::vector<std::string>>();
-      cr.makespan_s = read_summary(c.at("makespan_s"));
-      cr.quantile_makespan_s = c.at("quantile_makespan_s").get<double>();
-      cr.cost = read_summary(c.at("cost"));
-      cr.runs_with_failed_tasks = c.at("runs_with_failed_tasks").get<int>();
-      cr.p_meets_deadline = c.value("p_meets_deadline", 0.0);
-      cr.meets = c.value("meets", false);
-      r.configs.push_back(std::move(cr));
-    }
-    r.configurations_in_space = j.value("configurations_in_space", r.configs.size());
-    r.simulations = j.value("simulations", static_cast<std::uint64_t>(r.configs.size()) *
-                                               static_cast<std::uint64_t>(std::max(0, r.replications)));
-    for (const ConfigResult& c : r.configs)
-      if (c.values.size() != r.dimensions.size())
-        throw InputError({file, 0, 0}, "configurations",
-                         "a configuration's values do not match the dimensions");
-    finish_sweep(r);  // the Pareto front and the nearest configuration follow from the configurations
-    r.recommended.reset();
-    if (const json& rec = j.at("recommended"); !rec.is_null()) {
-      r.recommended = rec.get<std::size_t>();
-      if (*r.recommended >= r.configs.size())
-        throw InputError({file, 0, 0}, "recommended", "is not an index into configurations");
-    }
-    return r;
-  } catch (const json::exception& e) {
-    throw InputError({file, 0, 0}, "", std::string("not a sweep.json: ") + e.what());
+  const std::string text = read_json_input(in, file, "sweep");
+  const JsonDocument d = parse_json_input(text, file);
+  const JsonReader r(d, text);
+  const JsonValue& doc = r.object(d.root(), "the top level");
+  SweepResult res;
+  res.scenario = r.string(r.get(doc, "scenario", ""), "scenario");
+  res.replications = static_cast<int>(r.integer(r.get(doc, "replications", ""), "replications", 1, 100000));
+  res.base_seed = r.unsigned64_at(doc, "base_seed", "");
+  {
+    const JsonValue& q = r.get(doc, "quantile", "");
+    res.quantile = r.number(q, "quantile");
+    if (res.quantile <= 0 || res.quantile > 100)
+      r.fail(q, "quantile", "must be in (0, 100], got " + r.got(q));
   }
+  if (const JsonValue* v = optional(r, doc, "deadline_s")) {
+    res.deadline_s = r.number(*v, "deadline_s");
+    if (*res.deadline_s <= 0) r.fail(*v, "deadline_s", "must be more than 0, got " + r.got(*v));
+  }
+  // Written since the Pareto front and the slices (older files have none of these).
+  if (const JsonValue* v = optional(r, doc, "inputs_hash")) res.inputs_hash = r.string(*v, "inputs_hash");
+  if (const JsonValue* v = optional(r, doc, "search")) {
+    const std::string s = r.string(*v, "search");
+    if (s != "grid" && s != "auto") r.fail(*v, "search", "expected \"grid\" or \"auto\", got " + r.got(*v));
+    if (s == "auto") res.search = Search::automatic;
+  }
+  if (const JsonValue* v = optional(r, doc, "shard")) {
+    r.object(*v, "shard");
+    constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+    const JsonValue& count = r.get(*v, "count", "shard");
+    const int n = static_cast<int>(r.integer(count, "shard.count", 1, kMaxInt));
+    const int i = static_cast<int>(r.integer(r.get(*v, "index", "shard"), "shard.index", 0, kMaxInt));
+    if (i >= n) r.fail(*v, "shard", "index must be from 0 to count - 1");
+    res.shard = Shard{i, n};
+  }
+  const JsonValue& dims = r.array(r.get(doc, "dimensions", ""), "dimensions");
+  for (std::uint32_t i = 0; i < dims.count; ++i) {
+    const std::string p = "dimensions[" + std::to_string(i) + "]";
+    const JsonValue& dj = r.object(r.item(dims, i), p);
+    res.dimensions.push_back({r.string(r.get(dj, "path", p), p + ".path"),
+                              read_strings(r, r.get(dj, "values", p), p + ".values")});
+  }
+  const JsonValue& configs = r.array(r.get(doc, "configurations", ""), "configurations");
+  for (std::uint32_t i = 0; i < configs.count; ++i) {
+    const std::string p = "configurations[" + std::to_string(i) + "]";
+    const JsonValue& c = r.object(r.item(configs, i), p);
+    ConfigResult cr;
+    const JsonValue& values = r.get(c, "values", p);
+    cr.values = read_strings(r, values, p + ".values");
+    if (cr.values.size() != res.dimensions.size())
+      r.fail(values, p + ".values",
+             "has " + std::to_string(cr.values.size()) + " values for " +
+                 std::to_string(res.dimensions.size()) +
+                 (res.dimensions.size() == 1 ? " dimension" : " dimensions"));
+    cr.makespan_s = detail::read_summary(r, r.get(c, "makespan_s", p), p + ".makespan_s", true);
+    cr.quantile_makespan_s = non_negative(r, r.get(c, "quantile_makespan_s", p), p + ".quantile_makespan_s");
+    cr.cost = detail::read_summary(r, r.get(c, "cost", p), p + ".cost", true);
+    cr.runs_with_failed_tasks = static_cast<int>(
+        r.integer(r.get(c, "runs_with_failed_tasks", p), p + ".runs_with_failed_tasks", 0, res.replications));
+    if (const JsonValue* v = optional(r, c, "p_meets_deadline")) {
+      cr.p_meets_deadline = r.number(*v, p + ".p_meets_deadline");
+      if (cr.p_meets_deadline < 0 || cr.p_meets_deadline > 1)
+        r.fail(*v, p + ".p_meets_deadline", "must be from 0 to 1, got " + r.got(*v));
+    }
+    if (const JsonValue* v = optional(r, c, "meets")) {
+      if (v->kind != Kind::boolean) r.fail(*v, p + ".meets", "expected true or false, got " + r.got(*v));
+      cr.meets = v->flag;
+    }
+    res.configs.push_back(std::move(cr));
+  }
+  res.configurations_in_space = res.configs.size();
+  if (const JsonValue* v = optional(r, doc, "configurations_in_space"))
+    res.configurations_in_space = r.unsigned64(*v, "configurations_in_space");
+  res.simulations =
+      static_cast<std::uint64_t>(res.configs.size()) * static_cast<std::uint64_t>(res.replications);
+  if (const JsonValue* v = optional(r, doc, "simulations")) res.simulations = r.unsigned64(*v, "simulations");
+  finish_sweep(res);  // the Pareto front and the nearest configuration follow from the configurations
+  res.recommended.reset();
+  if (const JsonValue& rec = r.get(doc, "recommended", ""); rec.kind != Kind::null) {
+    res.recommended = static_cast<std::size_t>(r.unsigned64(rec, "recommended"));
+    if (*res.recommended >= res.configs.size())
+      r.fail(rec, "recommended",
+             "is not an index into configurations (there are " + std::to_string(res.configs.size()) +
+                 "), got " + r.got(rec));
+  }
+  return res;
 }
 
 }  // namespace shardflow::planner

@@ -194,7 +194,57 @@ TEST_CASE("Sweep: exact makespans and costs, and the cheapest configuration that
     write_sweep_json(again, back);
     CHECK(again.str() == json.str());
     std::istringstream bad("{\"scenario\": \"x\"}");
-    CHECK_THROWS_AS(read_sweep_json(bad, "bad/sweep.json"), InputError);
+    CHECK(error_of([&] { read_sweep_json(bad, "bad/sweep.json"); }) ==
+          "bad/sweep.json:1:1: replications: missing");
+  }
+  SECTION("an edited sweep.json: each bad value at its line:col, with its field") {
+    std::ostringstream out;
+    write_sweep_json(out, r);
+    const std::string good = out.str();
+    // The first occurrence of `from` replaced by `to`; the message must name the place where `to` stands.
+    const auto error_with = [&](const std::string& from, const std::string& to) {
+      std::string text = good;
+      const std::size_t at = text.find(from);
+      INFO(from);
+      REQUIRE(at != std::string::npos);
+      text.replace(at, from.size(), to);
+      const std::size_t line =
+          1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + at, '\n'));
+      const std::size_t col = at - (at == 0 ? 0 : text.rfind('\n', at - 1) + 1) + 1;
+      std::istringstream in(text);
+      return std::pair{error_of([&] { read_sweep_json(in, "s/sweep.json"); }),
+                       "s/sweep.json:" + std::to_string(line) + ":" + std::to_string(col) + ": "};
+    };
+    const auto check = [&](const std::string& from, const std::string& to, std::size_t shift,
+                           const std::string& message) {
+      auto [err, place] = error_with(from, to);
+      // `shift`: the value starts that many characters into `to`.
+      const std::size_t colon = place.rfind(':', place.size() - 3);
+      place = place.substr(0, colon + 1) + std::to_string(std::stoul(place.substr(colon + 1)) + shift) + ": ";
+      CHECK(err == place + message);
+    };
+    check("\"replications\": 3", "\"replications\": \"x\"", 16,
+          "replications: expected an integer, got \"x\"");
+    check("\"replications\": 3", "\"replications\": 0", 16,
+          "replications: expected an integer from 1 to 100000, got 0");
+    check("\"quantile\": 95.0", "\"quantile\": 400", 12, "quantile: must be in (0, 100], got 400");
+    check("\"mean\": ", "\"mean\": \"s\", \"was\": ", 8,
+          "configurations[0].makespan_s.mean: expected a number, got \"s\"");
+    check("\"p95\": ", "\"p95\": -1, \"was\": ", 7,
+          "configurations[0].makespan_s.p95: must be at least 0, got -1");
+    check("\"runs_with_failed_tasks\": 0", "\"runs_with_failed_tasks\": 4", 26,
+          "configurations[0].runs_with_failed_tasks: expected an integer from 0 to 3, got 4");
+    check("\"simulations\": ", "\"simulations\": -1, \"was\": ", 15,
+          "simulations: expected an integer from 0 to 18446744073709551615, got -1");
+    check("\"1\",", "1,", 0, "dimensions[0].values[0]: expected a string, got 1");
+    check("\"recommended\": 3", "\"recommended\": 8", 15,
+          "recommended: is not an index into configurations (there are 8), got 8");
+    // A paired interval's end may be below 0 (it is not a makespan): read as it is.
+    std::string text = good;
+    const std::size_t at = text.find("\"ci95_low\": ") + 12;
+    text.replace(at, text.find(',', at) - at, "-5");
+    std::istringstream in(text);
+    CHECK(read_sweep_json(in, "s/sweep.json").configs[0].makespan_s.ci95_low == -5);
   }
   SECTION("a deadline nobody meets") {
     spec.deadline_s = 5;

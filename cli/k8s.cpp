@@ -16,6 +16,7 @@
 #include <shardflow/k8s/manifests.hpp>
 
 #include "commands.hpp"
+#include "run_file.hpp"
 
 namespace shardflow::cli {
 namespace {
@@ -67,45 +68,32 @@ int cleanup(const K8sArgs& args) {
   return 1;
 }
 
-int show_status(const K8sArgs& args, const std::filesystem::path& dir, const json& run);
+int show_status(const K8sArgs& args, const std::filesystem::path& dir, const RunFile& run);
 
 int status(const K8sArgs& args) {
   const std::filesystem::path dir(args.dir);
-  std::ifstream in(dir / "run.json");
-  if (!in)
-    throw InputError({(dir / "run.json").string(), 0, 0}, "",
-                     "no run.json here: not the output directory of `shardflow run --backend k8s`");
-  json run;
-  try {
-    run = json::parse(in);
-  } catch (const json::exception& e) {
-    throw InputError({(dir / "run.json").string(), 0, 0}, "", std::string("not JSON: ") + e.what());
-  }
+  const RunFile run = read_run_file(dir);
   try {
     return show_status(args, dir, run);
   } catch (const json::exception& e) {
-    // A field of the wrong type (a hand-edited or damaged run.json).
-    throw InputError({(dir / "run.json").string(), 0, 0}, "",
-                     std::string("not a run.json of shardflow: ") + e.what());
+    // An answer of the API server that is not what Kubernetes sends (run.json was read above).
+    throw InputError({args.dir, 0, 0}, "", std::string("unexpected answer from the API server: ") + e.what());
   }
 }
 
-int show_status(const K8sArgs& args, const std::filesystem::path& dir, const json& run) {
-  const std::string id = run.value("run_id", ""), ns0 = run.value("namespace", "");
-  const std::string state = run.value("state", "running");
-  std::printf("run %s (scenario %s, seed %llu%s) in namespace %s of %s\n", id.c_str(),
-              run.value("scenario", "").c_str(), static_cast<unsigned long long>(run.value("seed", 0ULL)),
-              run.value("emulate", false) ? ", emulated" : "", ns0.c_str(), run.value("server", "").c_str());
+int show_status(const K8sArgs& args, const std::filesystem::path& dir, const RunFile& run) {
+  const std::string& id = run.run_id;
+  const std::string& ns0 = run.namespace_name;
+  const std::string seed = run.seed ? std::to_string(*run.seed) : "unknown";
+  std::printf("run %s (scenario %s, seed %s%s) in namespace %s of %s\n", id.c_str(), run.scenario.c_str(),
+              seed.c_str(), run.emulate ? ", emulated" : "", ns0.c_str(), run.server.c_str());
   std::printf("  controller   %s; started %s",
-              state == "running" ? "running (or killed: no end recorded)" : state.c_str(),
-              local_time(run.value("started_unix_ns", 0LL)).c_str());
-  if (run.contains("finished_unix_ns"))
-    std::printf(", ended %s (%.1f s), %llu API requests",
-                local_time(run["finished_unix_ns"].get<std::int64_t>()).c_str(),
-                (static_cast<double>(run["finished_unix_ns"].get<std::int64_t>()) -
-                 static_cast<double>(run.value("started_unix_ns", 0LL))) /
-                    1e9,
-                static_cast<unsigned long long>(run.value("api_requests", 0ULL)));
+              run.state == "running" ? "running (or killed: no end recorded)" : run.state.c_str(),
+              local_time(run.started_unix_ns).c_str());
+  if (run.finished_unix_ns)
+    std::printf(", ended %s (%.1f s), %llu API requests", local_time(*run.finished_unix_ns).c_str(),
+                (static_cast<double>(*run.finished_unix_ns) - static_cast<double>(run.started_unix_ns)) / 1e9,
+                static_cast<unsigned long long>(run.api_requests));
   std::printf("\n");
   if (std::ifstream t(dir / "trace.json"); t) {
     const Trace trace = read_trace_json(t, (dir / "trace.json").string());
@@ -117,8 +105,8 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const jso
                 static_cast<unsigned long long>(trace.tasks_failed));
   }
 
-  const std::string kubeconfig = args.kubeconfig.empty() ? run.value("kubeconfig", "") : args.kubeconfig;
-  const std::string context = args.context.empty() ? run.value("context", "") : args.context;
+  const std::string kubeconfig = args.kubeconfig.empty() ? run.kubeconfig : args.kubeconfig;
+  const std::string context = args.context.empty() ? run.context : args.context;
   const std::string ns = args.namespace_name.empty() ? ns0 : args.namespace_name;
   k8s::check_namespace(ns, {"--namespace " + ns, 0, 0});
   k8s::check_run_id(id, {(dir / "run.json").string(), 0, 0}, "run_id");
@@ -146,7 +134,7 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const jso
   }
   std::printf("  cluster      %zu Jobs (%d complete, %d failed, %d running); pods: %s\n", njobs, complete,
               failed, other, ph.empty() ? "none" : ph.c_str());
-  if (run.value("objects_deleted", false)) {
+  if (run.objects_deleted) {
     std::printf(
         "               the run deleted its owner when it ended: the garbage collector is removing "
         "these\n");

@@ -31,6 +31,7 @@
 #include <shardflow/sim/simulator.hpp>
 
 #include "commands.hpp"
+#include "run_file.hpp"
 
 namespace shardflow::cli {
 namespace {
@@ -357,43 +358,37 @@ namespace {
 
 // The arguments of the run that `args.resume` (an output directory) continues, from its run.json.
 SimulateArgs resumed_args(const SimulateArgs& args) {
-  const std::filesystem::path file = std::filesystem::path(args.resume) / "run.json";
-  std::ifstream in(file);
-  nlohmann::json run;
-  try {
-    if (!in) throw std::runtime_error("cannot read it");
-    run = nlohmann::json::parse(in);
-    if (!run.contains("invocation")) throw std::runtime_error("it does not say how the run was started");
-  } catch (const std::exception& e) {
-    throw InputError({file.string(), 0, 0}, "",
-                     std::string("not the run.json of a `shardflow run --backend k8s`: ") + e.what());
-  }
-  if (run.value("state", "") == "finished")
+  const RunFile run = read_run_file(args.resume);
+  const std::string file = (std::filesystem::path(args.resume) / "run.json").string();
+  if (!run.invocation || !run.seed)
+    throw InputError({file, 0, 0}, "",
+                     std::string("not the run.json of a `shardflow run --backend k8s`: it does not say ") +
+                         (run.invocation ? "the run's seed" : "how the run was started"));
+  if (run.state == "finished")
     throw InputError({"--resume " + args.resume, 0, 0}, "",
-                     "run " + run.value("run_id", "") + " finished already; nothing to resume");
+                     "run " + run.run_id + " finished already; nothing to resume");
   if (!args.file.empty())
     throw InputError({"--resume " + args.resume, 0, 0}, "",
-                     "give no scenario with --resume: the run's own (" + run["invocation"].value("file", "") +
-                         ") is used");
-  const nlohmann::json& inv = run["invocation"];
+                     "give no scenario with --resume: the run's own (" + run.invocation->file + ") is used");
+  const RunFile::Invocation& inv = *run.invocation;
   SimulateArgs a;
-  a.file = inv.value("file", "");
-  a.load.sets = inv.value("sets", std::vector<std::string>{});
-  a.load.overlays = inv.value("overlays", std::vector<std::string>{});
-  a.load.cluster = inv.value("cluster", "");
-  a.seed_text = std::to_string(run.value("seed", std::uint64_t{1}));
+  a.file = inv.file;
+  a.load.sets = inv.sets;
+  a.load.overlays = inv.overlays;
+  a.load.cluster = inv.cluster;
+  a.seed_text = std::to_string(*run.seed);
   a.out_dir = args.resume;
   a.quiet = args.quiet;
   a.backend = "k8s";
-  a.emulate = run.value("emulate", false);
-  a.keep = run.value("kept", false) || args.keep;
-  a.namespace_name = run.value("namespace", "");
-  a.run_id = run.value("run_id", "");
-  a.kubeconfig = args.kubeconfig.empty() ? run.value("kubeconfig", "") : args.kubeconfig;
-  a.context = args.context.empty() ? run.value("context", "") : args.context;
-  a.qps = inv.value("qps", 50.0);
-  a.burst = inv.value("burst", 100);
-  a.resume_started_unix_ns = run.value("started_unix_ns", std::int64_t{0});
+  a.emulate = run.emulate;
+  a.keep = run.kept || args.keep;
+  a.namespace_name = run.namespace_name;
+  a.run_id = run.run_id;
+  a.kubeconfig = args.kubeconfig.empty() ? run.kubeconfig : args.kubeconfig;
+  a.context = args.context.empty() ? run.context : args.context;
+  a.qps = inv.qps;
+  a.burst = inv.burst;
+  a.resume_started_unix_ns = run.started_unix_ns;
   return a;
 }
 

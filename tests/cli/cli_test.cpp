@@ -660,7 +660,29 @@ TEST_CASE("cli: devices, bad names and damaged run.json files are refused before
   std::ofstream(dir / "run.json") << "{\"run_id\": \"abc\", \"namespace\": \"ml\", \"seed\": \"x\"}\n";
   r = run("k8s status '" + dir.string() + "'" + kc);
   CHECK(r.status == 2);
-  CHECK(r.err.rfind((dir / "run.json").string() + ": not a run.json of shardflow: ", 0) == 0);
+  const std::string rj = (dir / "run.json").string();
+  CHECK(r.err == rj + ":1:46: seed: expected an integer from 0 to 18446744073709551615, got \"x\"\n");
+  // --resume reads the same file: each wrong field at its place, exit 2, before any request.
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml", "sets": "x"}})",
+            ":1:71: invocation.sets: expected a list, got \"x\""},
+           {R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml", "burst": 0}})",
+            ":1:72: invocation.burst: expected an integer from 1 to 100000, got 0"},
+           {R"({"run_id": "abc", "seed": 3, "state": "done", "invocation": {"file": "a.yaml"}})",
+            ":1:39: state: expected \"running\", \"interrupted\" or \"finished\", got \"done\""},
+           {R"({"run_id": "abc", "invocation": {"file": "a.yaml"}})",
+            ": not the run.json of a `shardflow run --backend k8s`: it does not say the run's seed"},
+           {R"({"run_id": "abc", "seed": 3})",
+            ": not the run.json of a `shardflow run --backend k8s`: it does not say how the run was started"},
+           {R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml"})",
+            ":1:62: not valid JSON: syntax error while parsing object - unexpected end of input; expected "
+            "'}'"}}) {
+    std::ofstream(dir / "run.json") << text;
+    r = run("run --resume '" + dir.string() + "'" + kc);
+    INFO(text);
+    CHECK(r.status == 2);
+    CHECK(r.err == rj + message + "\n");
+  }
 }
 
 TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its characters", "[cli]") {

@@ -191,67 +191,96 @@ void write_compare_json(std::ostream& out, const CompareResult& r) {
   out << j.dump(2) << "\n";
 }
 
-namespace {
-
-using nlohmann::json;
-
-using detail::read_summary;
-
-}  // namespace
-
 CompareResult read_compare_json(std::istream& in, const std::string& file) {
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw InputError({file, 0, 0}, "", "cannot read the comparison");
-  try {
-    const json j = json::parse(text);
-    CompareResult r;
-    r.scenario = j.at("scenario").get<std::string>();
-    r.replications = j.at("replications").get<int>();
-    r.base_seed = j.at("base_seed").get<std::uint64_t>();
-    r.quantile = j.at("quantile").get<double>();
-    if (j.contains("deadline_s")) r.deadline_s = j.at("deadline_s").get<double>();
-    for (const json& vj : j.at("variants")) {
-      VariantResult v;
-      v.name = vj.at("name").get<std::string>();
-      v.sets = vj.at("set").get<std::vector<std::string>>();
-      v.makespan_s = read_summary(vj.at("makespan_s"));
-      v.quantile_makespan_s = vj.at("quantile_makespan_s").get<double>();
-      v.cost = read_summary(vj.at("cost"));
-      v.cpu_utilization = read_summary(vj.at("cpu_utilization"));
-      v.runs_with_failed_tasks = vj.at("runs_with_failed_tasks").get<int>();
-      v.p_meets_deadline = vj.value("p_meets_deadline", 0.0);
-      v.meets = vj.value("meets", false);
-      v.diff_makespan_s = read_summary(vj.at("diff_makespan_s"));
-      v.diff_cost = read_summary(vj.at("diff_cost"));
-      for (const json& run : vj.at("runs"))
-        v.runs.push_back({run.at("seed").get<std::uint64_t>(), run.at("makespan_s").get<double>(),
-                          run.at("cost").get<double>(), run.at("cpu_utilization").get<double>(),
-                          run.at("failed").get<bool>()});
-      if (vj.contains("measured")) {
-        const json& mj = vj.at("measured");
-        Measurement m;
-        m.backend = mj.at("backend").get<std::string>();
-        m.seeds = mj.at("seeds").get<std::vector<std::uint64_t>>();
-        m.measured_makespan_s = mj.at("measured_makespan_s").get<std::vector<double>>();
-        m.predicted_makespan_s = mj.at("predicted_makespan_s").get<std::vector<double>>();
-        v.measured = std::move(m);
-      }
-      r.variants.push_back(std::move(v));
-    }
-    const auto index = [&](const char* key) -> std::optional<std::size_t> {
-      const json& x = j.at(key);
-      if (x.is_null()) return std::nullopt;
-      const auto i = x.get<std::size_t>();
-      if (i >= r.variants.size()) throw InputError({file, 0, 0}, key, "is not an index into variants");
-      return i;
-    };
-    r.fastest = index("fastest");
-    r.cheapest = index("cheapest");
-    r.recommended = index("recommended");
-    return r;
-  } catch (const json::exception& e) {
-    throw InputError({file, 0, 0}, "", std::string("not a compare.json: ") + e.what());
+  using detail::non_negative;
+  using detail::optional;
+  using detail::read_strings;
+  using detail::read_summary;
+  const std::string text = read_json_input(in, file, "comparison");
+  const JsonDocument d = parse_json_input(text, file);
+  const JsonReader r(d, text);
+  const JsonValue& doc = r.object(d.root(), "the top level");
+  CompareResult res;
+  res.scenario = r.string(r.get(doc, "scenario", ""), "scenario");
+  res.replications = static_cast<int>(r.integer(r.get(doc, "replications", ""), "replications", 1, 100000));
+  res.base_seed = r.unsigned64_at(doc, "base_seed", "");
+  {
+    const JsonValue& q = r.get(doc, "quantile", "");
+    res.quantile = r.number(q, "quantile");
+    if (res.quantile <= 0 || res.quantile > 100)
+      r.fail(q, "quantile", "must be in (0, 100], got " + r.got(q));
   }
+  if (const JsonValue* v = optional(r, doc, "deadline_s")) {
+    res.deadline_s = r.number(*v, "deadline_s");
+    if (*res.deadline_s <= 0) r.fail(*v, "deadline_s", "must be more than 0, got " + r.got(*v));
+  }
+  const JsonValue& variants = r.array(r.get(doc, "variants", ""), "variants");
+  for (std::uint32_t i = 0; i < variants.count; ++i) {
+    const std::string p = "variants[" + std::to_string(i) + "]";
+    const JsonValue& vj = r.object(r.item(variants, i), p);
+    VariantResult v;
+    v.name = r.string(r.get(vj, "name", p), p + ".name");
+    v.sets = read_strings(r, r.get(vj, "set", p), p + ".set");
+    v.makespan_s = read_summary(r, r.get(vj, "makespan_s", p), p + ".makespan_s", true);
+    v.quantile_makespan_s = non_negative(r, r.get(vj, "quantile_makespan_s", p), p + ".quantile_makespan_s");
+    v.cost = read_summary(r, r.get(vj, "cost", p), p + ".cost", true);
+    v.cpu_utilization = read_summary(r, r.get(vj, "cpu_utilization", p), p + ".cpu_utilization", true);
+    v.runs_with_failed_tasks = static_cast<int>(r.integer(
+        r.get(vj, "runs_with_failed_tasks", p), p + ".runs_with_failed_tasks", 0, res.replications));
+    if (const JsonValue* x = optional(r, vj, "p_meets_deadline")) {
+      v.p_meets_deadline = r.number(*x, p + ".p_meets_deadline");
+      if (v.p_meets_deadline < 0 || v.p_meets_deadline > 1)
+        r.fail(*x, p + ".p_meets_deadline", "must be from 0 to 1, got " + r.got(*x));
+    }
+    if (const JsonValue* x = optional(r, vj, "meets")) v.meets = detail::boolean(r, *x, p + ".meets");
+    v.diff_makespan_s = read_summary(r, r.get(vj, "diff_makespan_s", p), p + ".diff_makespan_s", false);
+    v.diff_cost = read_summary(r, r.get(vj, "diff_cost", p), p + ".diff_cost", false);
+    const JsonValue& runs = r.array(r.get(vj, "runs", p), p + ".runs");
+    for (std::uint32_t k = 0; k < runs.count; ++k) {
+      const std::string q = p + ".runs[" + std::to_string(k) + "]";
+      const JsonValue& run = r.object(r.item(runs, k), q);
+      v.runs.push_back({r.unsigned64_at(run, "seed", q),
+                        non_negative(r, r.get(run, "makespan_s", q), q + ".makespan_s"),
+                        non_negative(r, r.get(run, "cost", q), q + ".cost"),
+                        non_negative(r, r.get(run, "cpu_utilization", q), q + ".cpu_utilization"),
+                        detail::boolean(r, r.get(run, "failed", q), q + ".failed")});
+    }
+    if (const JsonValue* mj = optional(r, vj, "measured")) {
+      const std::string q = p + ".measured";
+      r.object(*mj, q);
+      Measurement m;
+      m.backend = r.string(r.get(*mj, "backend", q), q + ".backend");
+      const JsonValue& seeds = r.array(r.get(*mj, "seeds", q), q + ".seeds");
+      for (std::uint32_t k = 0; k < seeds.count; ++k)
+        m.seeds.push_back(r.unsigned64(r.item(seeds, k), q + ".seeds[" + std::to_string(k) + "]"));
+      for (auto [key, to] : {std::pair{"measured_makespan_s", &m.measured_makespan_s},
+                             std::pair{"predicted_makespan_s", &m.predicted_makespan_s}}) {
+        const std::string f = q + "." + key;
+        const JsonValue& xs = r.array(r.get(*mj, key, q), f);
+        if (xs.count != seeds.count)
+          r.fail(xs, f,
+                 "has " + std::to_string(xs.count) + " values for " + std::to_string(seeds.count) + " seeds");
+        for (std::uint32_t k = 0; k < xs.count; ++k)
+          to->push_back(non_negative(r, r.item(xs, k), f + "[" + std::to_string(k) + "]"));
+      }
+      v.measured = std::move(m);
+    }
+    res.variants.push_back(std::move(v));
+  }
+  const auto index = [&](const char* key) -> std::optional<std::size_t> {
+    const JsonValue& x = r.get(doc, key, "");
+    if (x.kind == JsonValue::Kind::null) return std::nullopt;
+    const auto i = static_cast<std::size_t>(r.unsigned64(x, key));
+    if (i >= res.variants.size())
+      r.fail(x, key,
+             "is not an index into variants (there are " + std::to_string(res.variants.size()) + "), got " +
+                 r.got(x));
+    return i;
+  };
+  res.fastest = index("fastest");
+  res.cheapest = index("cheapest");
+  res.recommended = index("recommended");
+  return res;
 }
 
 void write_compare_csv(std::ostream& out, const CompareResult& r) {

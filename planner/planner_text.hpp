@@ -72,10 +72,41 @@ inline Summary read_summary(const nlohmann::json& j) {
   return s;
 }
 
-/// The same from a JsonReader, each bad value at its file:line:col; `non_negative`: a makespan or a cost
-/// (every statistic but the interval's ends and the skewness at least 0), not a paired difference.
+/// A list of strings, each bad element named field[i].
+inline std::vector<std::string> read_strings(const JsonReader& r, const JsonValue& v,
+                                             const std::string& field) {
+  r.array(v, field);
+  std::vector<std::string> out;
+  out.reserve(v.count);
+  for (std::uint32_t i = 0; i < v.count; ++i)
+    out.push_back(r.string(r.item(v, i), field + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+/// An optional member of an object (absent or null: nullptr).
+inline const JsonValue* optional(const JsonReader& r, const JsonValue& object, const char* key) {
+  const JsonValue* v = r.find(object, key);
+  return v != nullptr && v->kind != JsonValue::Kind::null ? v : nullptr;
+}
+
+/// true or false.
+inline bool boolean(const JsonReader& r, const JsonValue& v, const std::string& field) {
+  if (v.kind != JsonValue::Kind::boolean) r.fail(v, field, "expected true or false, got " + r.got(v));
+  return v.flag;
+}
+
+/// A number at least 0.
+inline double non_negative(const JsonReader& r, const JsonValue& v, const std::string& field) {
+  const double x = r.number(v, field);
+  if (x < 0) r.fail(v, field, "must be at least 0, got " + r.got(v));
+  return x;
+}
+
+/// read_summary from a JsonReader, each bad value at its file:line:col; `of_amounts`: a makespan, cost or
+/// utilization (every statistic but the interval's ends and the skewness at least 0), not a paired
+/// difference.
 inline Summary read_summary(const JsonReader& r, const JsonValue& v, const std::string& field,
-                            bool non_negative) {
+                            bool of_amounts) {
   r.object(v, field);
   const auto number = [&](const char* key, bool required, bool signed_ok) {
     const JsonValue* x = r.find(v, key);
@@ -84,7 +115,7 @@ inline Summary read_summary(const JsonReader& r, const JsonValue& v, const std::
       return 0.0;
     }
     const double d = r.number(*x, field + "." + key);
-    if (non_negative && !signed_ok && d < 0)
+    if (of_amounts && !signed_ok && d < 0)
       r.fail(*x, field + "." + key, "must be at least 0, got " + r.got(*x));
     return d;
   };

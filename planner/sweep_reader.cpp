@@ -16,27 +16,9 @@ namespace shardflow::planner {
 namespace {
 
 using Kind = JsonValue::Kind;
-
-std::vector<std::string> read_strings(const JsonReader& r, const JsonValue& v, const std::string& field) {
-  r.array(v, field);
-  std::vector<std::string> out;
-  out.reserve(v.count);
-  for (std::uint32_t i = 0; i < v.count; ++i)
-    out.push_back(r.string(r.item(v, i), field + "[" + std::to_string(i) + "]"));
-  return out;
-}
-
-// An optional member of an object, or nullptr.
-const JsonValue* optional(const JsonReader& r, const JsonValue& object, const char* key) {
-  const JsonValue* v = r.find(object, key);
-  return v != nullptr && v->kind != Kind::null ? v : nullptr;
-}
-
-double non_negative(const JsonReader& r, const JsonValue& v, const std::string& field) {
-  const double x = r.number(v, field);
-  if (x < 0) r.fail(v, field, "must be at least 0, got " + r.got(v));
-  return x;
-}
+using detail::non_negative;
+using detail::optional;
+using detail::read_strings;
 
 }  // namespace
 
@@ -104,10 +86,7 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
       if (cr.p_meets_deadline < 0 || cr.p_meets_deadline > 1)
         r.fail(*v, p + ".p_meets_deadline", "must be from 0 to 1, got " + r.got(*v));
     }
-    if (const JsonValue* v = optional(r, c, "meets")) {
-      if (v->kind != Kind::boolean) r.fail(*v, p + ".meets", "expected true or false, got " + r.got(*v));
-      cr.meets = v->flag;
-    }
+    if (const JsonValue* v = optional(r, c, "meets")) cr.meets = detail::boolean(r, *v, p + ".meets");
     res.configs.push_back(std::move(cr));
   }
   res.configurations_in_space = res.configs.size();

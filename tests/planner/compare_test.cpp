@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -44,6 +45,46 @@ TEST_CASE("compare: the same output on 1 and on 2 threads", "[planner]") {
   const std::string one = compare_json(1), two = compare_json(2);
   CHECK(one == two);
   CHECK(one.find("\"seed\": 29") != std::string::npos);  // seeds 5..29
+}
+
+TEST_CASE("compare: compare.json reads back, and an edited one gets each bad value at its line:col",
+          "[planner]") {
+  const std::string good = compare_json(1);
+  std::istringstream in(good);
+  std::ostringstream again;
+  write_compare_json(again, read_compare_json(in, "c/compare.json"));
+  CHECK(again.str() == good);
+  // The first `from` replaced by `to`; the error must be at the line:col where `to` starts, plus `shift`.
+  const auto check = [&](const std::string& from, const std::string& to, std::size_t shift,
+                         const std::string& message, const std::string& after = "") {
+    std::string text = good;
+    const std::size_t at = text.find(from, after.empty() ? 0 : text.find(after));
+    INFO(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + at, '\n'));
+    const std::size_t col = at - text.rfind('\n', at) + shift;
+    std::istringstream bad(text);
+    std::string err;
+    try {
+      read_compare_json(bad, "c/compare.json");
+    } catch (const shardflow::InputError& e) {
+      err = e.what();
+    }
+    CHECK(err == "c/compare.json:" + std::to_string(line) + ":" + std::to_string(col) + ": " + message);
+  };
+  check("\"replications\": 25", "\"replications\": 25.5", 16, "replications: expected an integer, got 25.5");
+  check("\"name\": \"four\"", "\"name\": 4", 8, "variants[0].name: expected a string, got 4");
+  check("\"runs_with_failed_tasks\": 0", "\"runs_with_failed_tasks\": 26", 26,
+        "variants[0].runs_with_failed_tasks: expected an integer from 0 to 25, got 26");
+  check("\"failed\": false", "\"failed\": 0", 10,
+        "variants[0].runs[0].failed: expected true or false, got 0");
+  check("\"cost\": ", "\"cost\": -1, \"was\": ", 8, "variants[0].runs[0].cost: must be at least 0, got -1",
+        "\"runs\": [");
+  check("\"fastest\": ", "\"fastest\": 3, \"was\": ", 11,
+        "fastest: is not an index into variants (there are 3), got 3");
+  check("\"variants\": [", "\"variants\": {\"x\": 1}, \"was\": [", 12,
+        "variants: expected a list, got {\"x\":1}");
 }
 
 TEST_CASE("compare: parse_variant splits NAME:PATH=V,... outside brackets and quotes", "[planner]") {

@@ -56,22 +56,6 @@ inline nlohmann::ordered_json summary_json(const Summary& s) {
           {"skewness", s.skewness}};
 }
 
-/// The inverse of summary_json; min, p50, p95 and max may be missing (0), as in a paired difference,
-/// and so may skewness (0), as in files written before the interval corrected for it.
-inline Summary read_summary(const nlohmann::json& j) {
-  Summary s;
-  s.mean = j.at("mean").get<double>();
-  s.stddev = j.at("stddev").get<double>();
-  s.min = j.value("min", 0.0);
-  s.p50 = j.value("p50", 0.0);
-  s.p95 = j.value("p95", 0.0);
-  s.max = j.value("max", 0.0);
-  s.ci95_low = j.at("ci95_low").get<double>();
-  s.ci95_high = j.at("ci95_high").get<double>();
-  s.skewness = j.value("skewness", 0.0);
-  return s;
-}
-
 /// A list of strings, each bad element named field[i].
 inline std::vector<std::string> read_strings(const JsonReader& r, const JsonValue& v,
                                              const std::string& field) {
@@ -102,7 +86,9 @@ inline double non_negative(const JsonReader& r, const JsonValue& v, const std::s
   return x;
 }
 
-/// read_summary from a JsonReader, each bad value at its file:line:col; `of_amounts`: a makespan, cost or
+/// The inverse of summary_json; min, p50, p95 and max may be missing (0), as in a paired difference, and
+/// so may skewness (0), as in files written before the interval corrected for it. Each bad value at its
+/// file:line:col; `of_amounts`: a makespan, cost or
 /// utilization (every statistic but the interval's ends and the skewness at least 0), not a paired
 /// difference.
 inline Summary read_summary(const JsonReader& r, const JsonValue& v, const std::string& field,

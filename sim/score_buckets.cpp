@@ -62,10 +62,15 @@ std::int32_t ScoreBuckets::highest_below(std::uint32_t below) const {
 
 void ScoreBuckets::best_in(std::uint32_t lo1, std::uint32_t hi1, std::uint32_t lo2, std::uint32_t hi2,
                            Window& w) const {
-  // The scores in use from the highest down, until one has a node in the ranges.
   const bits::Word* const feasible = feasible_bits_.data();
   w.found = bits::count_range(feasible, lo1, hi1) + bits::count_range(feasible, lo2, hi2);
   if (w.found == 0) return;
+  best_of(lo1, hi1, lo2, hi2, w);
+}
+
+void ScoreBuckets::best_of(std::uint32_t lo1, std::uint32_t hi1, std::uint32_t lo2, std::uint32_t hi2,
+                           Window& w) const {
+  // The scores in use from the highest down, until one has a node in the ranges.
   for (std::int32_t s = best_; s >= 0; s = highest_below(static_cast<std::uint32_t>(s))) {
     // Most scores have no node in the ranges: a test for any bit, counted only for the one that has.
     const bits::Word* const m = bucket_bits(s);
@@ -94,6 +99,19 @@ ScoreBuckets::Window ScoreBuckets::window(std::uint32_t from, std::uint32_t want
     w.end = from > 0 ? from : slots_;
     w.passed = slots_;
     root(w);
+    return w;
+  }
+  if (total == slots_) {
+    // Every slot feasible (a cluster with room): the window is the next `want` slots, nothing to count.
+    w.passed = want;
+    w.wraps = from + want > slots_;
+    w.end = w.wraps ? from + want - slots_ : from + want;
+    if (want == total) {
+      root(w);
+    } else {
+      w.found = want;
+      best_of(from, w.wraps ? slots_ : w.end, 0, w.wraps ? w.end : 0, w);
+    }
     return w;
   }
   const bits::Word* const feasible = feasible_bits_.data();

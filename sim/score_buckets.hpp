@@ -194,6 +194,8 @@ class ScoreBuckets {
   }
   // In [lo1, hi1) and [lo2, hi2): the best score and how many nodes have it (ties), feasible nodes.
   void best_in(std::uint32_t lo1, std::uint32_t hi1, std::uint32_t lo2, std::uint32_t hi2, Window& w) const;
+  // The same when the ranges are known to hold w.found > 0 feasible nodes: best and ties only.
+  void best_of(std::uint32_t lo1, std::uint32_t hi1, std::uint32_t lo2, std::uint32_t hi2, Window& w) const;
 
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
   std::uint32_t slots_ = 0;

@@ -45,16 +45,20 @@ TEMPLATE_TEST_CASE("ScoreTree: windows and picks match a node-by-node search", "
     TestType t(n / 2 + 1);
     t.resize(n);  // growth keeps what was set
     std::vector<std::int32_t> score(n, -1);
+    // Every fifth round every node fits (a cluster with room: the buckets' window needs no counting).
+    const bool all_fit = round % 5 == 4;
+    if (all_fit)
+      for (std::uint32_t s = 0; s < n; ++s) t.set(s, score[s] = static_cast<std::int32_t>(rng.below(4) * 10));
     for (int change = 0; change < 3 * static_cast<int>(n); ++change) {
       const auto s = static_cast<std::uint32_t>(rng.below(n));
       // Few distinct scores so that ties are common; a third of the nodes do not fit.
       // Now and then a high score: the buckets' map of scores grows; ScoreSearch turns to the tree
       // above ScoreBuckets::kMaxScore.
       const std::int32_t high = std::is_same_v<TestType, ScoreSearch> ? 100'000 : ScoreBuckets::kMaxScore + 1;
-      score[s] = rng.below(3) == 0     ? -1
-                 : rng.below(50) == 0  ? static_cast<std::int32_t>(rng.below(3000))
-                 : rng.below(400) == 0 ? static_cast<std::int32_t>(rng.below(high))
-                                       : static_cast<std::int32_t>(rng.below(4) * 10);
+      score[s] = !all_fit && rng.below(3) == 0 ? -1
+                 : rng.below(50) == 0          ? static_cast<std::int32_t>(rng.below(3000))
+                 : rng.below(400) == 0         ? static_cast<std::int32_t>(rng.below(high))
+                                               : static_cast<std::int32_t>(rng.below(4) * 10);
       t.set(s, score[s]);
     }
     for (int q = 0; q < 20; ++q) {

@@ -1,5 +1,6 @@
 // The `shardflow` command: CLI11 wiring only; the work lives in the layers.
 #include <array>
+#include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -210,9 +211,20 @@ int main(int argc, char** argv) {
     std::cerr << name << ": the value is empty (leave the option out to take its default)\n";
     return 2;
   }
+  // What a command printed and could not write (a full disk, /dev/full) is a failed run, not a success.
+  const auto output_written = [](int code) {
+    std::cout.flush();
+    errno = 0;
+    if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0 && std::cout.good()) return code;
+    const int err = errno;  // set if the last flush failed; an earlier failed write left only ferror
+    std::cerr << "shardflow: could not write all of the output to standard output"
+              << (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string()) << "\n";
+    return code == 0 ? 1 : code;
+  };
   try {
     for (std::size_t i = 0; i < cli::kCommandCount; ++i)
-      if (built[i] != nullptr && built[i]->parsed()) return cli::kCommands[i].run(*built[i], args);
+      if (built[i] != nullptr && built[i]->parsed())
+        return output_written(cli::kCommands[i].run(*built[i], args));
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

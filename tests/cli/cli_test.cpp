@@ -685,6 +685,24 @@ TEST_CASE("cli: devices, bad names and damaged run.json files are refused before
   }
 }
 
+TEST_CASE("cli: output that cannot be written is a failed run, not a success", "[cli]") {
+  // /dev/full refuses every write (ENOSPC): the command's table is lost, so it must not exit 0.
+  const fs::path dir = scratch("dev-full");
+  for (const std::string& command : std::vector<std::string>{
+           "explain scenarios/shard-preprocess-train.yaml",
+           "explain --json scenarios/shard-preprocess-train.yaml",
+           "simulate scenarios/shard-preprocess-train.yaml --out '" + (dir / "sim").string() + "'"}) {
+    const std::string cmd = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && '" + SHARDFLOW_EXE + "' " +
+                            command + " >/dev/full 2>'" + (dir / "err").string() + "'";
+    const int raw = std::system(cmd.c_str());
+    INFO(command);
+    CHECK(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 1);
+    const std::string err = slurp(dir / "err");
+    CHECK(err.rfind("shardflow: could not write all of the output to standard output", 0) == 0);
+  }
+}
+
 TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its characters", "[cli]") {
   // The default output directory is out/<name>: a name with '/' or '..' must not reach outside out/.
   const fs::path dir = scratch("name-dir");

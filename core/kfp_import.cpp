@@ -186,6 +186,10 @@ class Importer {
 
   Scenario run() {
     pool_.push_back(ir_);  // from here on, the pool's memory is the IR's (see fresh())
+    // Every mapping of the IR, read here or not: a key given twice is an error, as in a scenario file,
+    // not one of its values silently taken.
+    const detail::Reader reader(file_);
+    detail::check_keys(reader, ir_, "");
     const Field top{ir_, "", file_, {}};
     top.expect_map(kTopKeys);
     if (top.has("schemaVersion")) {
@@ -279,6 +283,10 @@ class Importer {
       const Node& r = o.root;
       if (r["cluster"]) cluster_given_ = true;
       if (const Node k = r["kfp"]) {
+        // The loader reads the rest of the overlay, its duplicate keys too; the kfp section is read here.
+        const detail::Reader reader(f.path);
+        (void)detail::Map(reader, r, "", {});  // `kfp` given twice
+        detail::check_keys(reader, k, "kfp");
         read_kfp_section(Field{k, "kfp", f.path, {}});
         o.root.remove("kfp");
       }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -229,6 +230,34 @@ Node parse_document(const std::string& text, const std::string& file) {
     return tree.root();
   } catch (const YAML::Exception& e) {
     throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
+  }
+}
+
+void check_keys(const Reader& r, const Node& n, const std::string& path) {
+  // Containers by their place in the file: an alias is the anchored node, met again at the same place,
+  // and is not read twice (aliases of aliases would make the walk exponential, a cycle endless).
+  std::set<std::pair<int, int>> seen;
+  // Depth first, in the file's order: a node's children go on the stack last first. Node handles are
+  // only constructed, never assigned (yaml-cpp's `=` would rewrite the node a handle refers to).
+  std::vector<std::pair<Node, std::string>> todo;
+  todo.emplace_back(n, path);
+  std::vector<Node> items;
+  while (!todo.empty()) {
+    const std::pair<Node, std::string> next(todo.back());
+    todo.pop_back();
+    const Node& node = next.first;
+    if (!node.IsMap() && !node.IsSequence()) continue;
+    const YAML::Mark m = node.Mark();
+    if (m.pos >= 0 && !seen.emplace(m.pos, static_cast<int>(node.Type())).second) continue;
+    if (node.IsMap()) {
+      const Map map(r, node, next.second, {});
+      for (auto e = map.entries().rbegin(); e != map.entries().rend(); ++e)
+        todo.emplace_back(e->value, map.field(e->key));
+    } else {
+      items.clear();
+      for (const auto& e : node) items.push_back(e);
+      for (std::size_t i = items.size(); i-- > 0;) todo.emplace_back(items[i], index_path(next.second, i));
+    }
   }
 }
 

@@ -158,6 +158,11 @@ class Map {
   std::map<std::string, std::size_t, std::less<>> index_;  // key -> entry; big mappings stay fast
 };
 
+/// Every mapping in `n` read as a Map with any keys: a duplicate key or one that is not a plain name is an
+/// error naming its path (`path` is n's), and null values are noted in `r`, for files read by other code
+/// than Map (an imported PipelineSpec). A node reached again through an alias is not read again.
+void check_keys(const Reader& r, const YAML::Node& n, const std::string& path);
+
 // ---- typed getters: each fails at the node, naming `field` ----------------------------------------------
 
 const std::string& scalar(const Reader& r, const YAML::Node& n, const std::string& field,

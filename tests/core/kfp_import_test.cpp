@@ -320,3 +320,19 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
         "p.yaml:14:31: components.comp-l11.dag.tasks.a: the pipeline has more than 5000 tasks "
         "(counting a component DAG once for every task that uses it)");
 }
+
+TEST_CASE("KFP import: a key given twice is an error, in the IR and in an overlay's kfp section", "[kfp]") {
+  // A field shardflow reads (one of the two values was taken), and one it does not read.
+  const std::string ir = read_scenario_file(kValid + "pipeline_with_parallelfor_parallelism.yaml");
+  CHECK(error_of(
+            replace(ir, "parallelismLimit: 2\n", "parallelismLimit: 2\n          parallelismLimit: 5\n")) ==
+        "p.yaml:866:11: root.dag.tasks.for-loop-1.iteratorPolicy.parallelismLimit: duplicate key "
+        "\"parallelismLimit\" (first at line 865)");
+  CHECK(error_of(replace(kIr, "{name: cond-exit}", "{name: cond-exit, name: other}"), options(kCluster)) ==
+        "p.yaml:36:33: pipelineInfo.name: duplicate key \"name\" (first at line 36)");
+  CHECK(error_of(kIr, options(kCluster + "kfp:\n  components:\n    comp-work: {duration: {base: 1m}}\n"
+                                         "    comp-work: {duration: {base: 2m}}\n")) ==
+        "model.yaml:5:5: kfp.components.comp-work: duplicate key \"comp-work\" (first at line 4)");
+  CHECK(error_of(kIr, options(kCluster + "kfp: {conditions: {condition-4: 0}}\nkfp: {conditions: {}}\n")) ==
+        "model.yaml:3:1: kfp: duplicate key \"kfp\" (first at line 2)");
+}

@@ -148,6 +148,7 @@ class Importer {
       : doc_(parse_json_document(text, file)), file_(file), options_(options), via_document_(via_document) {}
 
   Scenario run() {
+    check_keys();
     const JsonValue& root = doc_.root();
     expect(root, "", Kind::object);
     version_ = "1.5";
@@ -177,6 +178,56 @@ class Importer {
   // ---- reading the JSON -------------------------------------------------------------------------------
   [[noreturn]] void fail(const JsonValue& v, const std::string& path, const std::string& message) const {
     throw InputError(doc_.where(v), path, message);
+  }
+  // Every object of the instance, read here or not: a key given twice is an error, as in a scenario file,
+  // not its first value silently taken. Depth first, in the file's order; a path is made for a message only.
+  void check_keys() const {
+    struct Frame {
+      const JsonValue* v;
+      std::uint32_t next;  // the next item to visit; the one visited last is next - 1
+    };
+    std::vector<Frame> stack;
+    std::unordered_map<std::string_view, std::uint32_t> first;  // for a large object: key -> first item
+    const auto enter = [&](const JsonValue& v) {
+      if (v.kind == Kind::object) {
+        std::uint32_t i = 1, j = 0;
+        if (v.count <= 16) {
+          for (; i < v.count; ++i) {
+            j = 0;
+            while (j < i && doc_.key(v, j) != doc_.key(v, i)) ++j;
+            if (j < i) break;
+          }
+        } else {
+          first.clear();
+          for (i = 0; i < v.count; ++i) {
+            const auto [it, added] = first.emplace(doc_.key(v, i), i);
+            if (!added) {
+              j = it->second;
+              break;
+            }
+          }
+        }
+        if (i < v.count) {
+          std::string path;
+          for (const Frame& f : stack)
+            path = f.v->kind == Kind::object ? key_path(path, doc_.key(*f.v, f.next - 1))
+                                             : index_path(path, f.next - 1);
+          const std::string key(doc_.key(v, i));
+          throw InputError(doc_.where(doc_.key_offset(v, i)), key_path(path, key),
+                           detail::duplicate_key_message(key, doc_.where(doc_.key_offset(v, j)).line));
+        }
+      }
+      if (v.kind == Kind::object || v.kind == Kind::array) stack.push_back({&v, 0});
+    };
+    enter(doc_.root());
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next == f.v->count) {
+        stack.pop_back();
+        continue;
+      }
+      enter(doc_.item(*f.v, f.next++));
+    }
   }
   // `path` (a std::string or an IndexPath) is made into text only for a message.
   template <class Path>

@@ -51,6 +51,10 @@ std::string index_path(const std::string& parent, std::size_t i) {
   return parent + "[" + std::to_string(i) + "]";
 }
 
+std::string duplicate_key_message(std::string_view name, int first_line) {
+  return "duplicate key " + quote(name) + " (first at line " + std::to_string(first_line) + ")";
+}
+
 SourceLocation location_of(const YAML::Mark& m, const std::string& file) {
   if (m.is_null() || m.line < 0) return SourceLocation{file, 0, 0};
   return SourceLocation{file, m.line + 1, m.column + 1};

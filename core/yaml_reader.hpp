@@ -35,6 +35,8 @@ std::string join(std::span<const std::string> names, std::string_view sep = ", "
 std::string key_path(const std::string& parent, std::string_view key);
 /// "pipeline.steps" + 2 -> "pipeline.steps[2]".
 std::string index_path(const std::string& parent, std::size_t i);
+/// "duplicate key "name" (first at line 3)": a key given twice in one mapping (or JSON object).
+std::string duplicate_key_message(std::string_view name, int first_line);
 /// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown.
 SourceLocation location_of(const YAML::Mark& m, const std::string& file);
 
@@ -90,8 +92,7 @@ class Map {
       const std::string& name = k.Scalar();
       if (const auto dup = index_.find(name); dup != index_.end())
         r.fail(k, key_path(path_, name),
-               "duplicate key " + quote(name) + " (first at line " +
-                   std::to_string(r.at(entries_[dup->second].key_node).line) + ")");
+               duplicate_key_message(name, r.at(entries_[dup->second].key_node).line));
       if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end())
         r.fail(k, key_path(path_, name), unknown_key_message(name, known));
       if (it->second.IsNull()) r.note_null_value(it->second, k.Mark());

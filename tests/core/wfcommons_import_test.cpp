@@ -256,3 +256,22 @@ TEST_CASE("WfCommons import: schema errors at the value", "[wfcommons]") {
       "0, "
       "gpu 0)");
 }
+
+TEST_CASE("WfCommons import: a key given twice is an error, not its first value taken", "[wfcommons]") {
+  CHECK(
+      error_of(
+          "{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"}]}, \"execution\": {\"tasks\": "
+          "[{\"id\": \"a\", \"runtimeInSeconds\": 1, \"runtimeInSeconds\": 2}]}}}") ==
+      "w.json:1:117: workflow.execution.tasks[0].runtimeInSeconds: duplicate key \"runtimeInSeconds\" (first "
+      "at line 1)");
+  CHECK(error_of("{\"workflow\": {\n  \"specification\": {\"tasks\": [{\"id\": \"a\"}]},\n"
+                 "  \"specification\": {\"tasks\": [{\"id\": \"b\"}]},\n"
+                 "  \"execution\": {\"tasks\": [{\"id\": \"a\", \"runtimeInSeconds\": 1}]}}}") ==
+        "w.json:3:3: workflow.specification: duplicate key \"specification\" (first at line 2)");
+  // An object of more than 16 members (looked up by hash), and a key shardflow does not read.
+  std::string members;
+  for (int i = 0; i < 17; ++i) members += ", \"k" + std::to_string(i) + "\": " + std::to_string(i);
+  CHECK(error_of("{\"workflow\": {\"specification\": {\"tasks\": [{\"id\": \"a\"" + members +
+                 ", \"k3\": 0}]}}}") ==
+        "w.json:1:222: workflow.specification.tasks[0].k3: duplicate key \"k3\" (first at line 1)");
+}

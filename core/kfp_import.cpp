@@ -95,20 +95,26 @@ SourceLocation at(const Node& n, const std::string& file) {
 }
 
 // A value in the IR or an overlay: where it is and what it is called, for messages. A missing key's
-// Field has an undefined node and stands at the mapping that lacks it.
+// Field has an undefined node and stands at the mapping that lacks it; a null value stands at its key
+// (an empty value's mark is the next token's, often on a later line).
 struct Field {
   Node node;
   std::string path;
   std::string file;
-  Node anchor;  // where a missing value is reported; for an overlay's named model, its name (the key)
+  Node anchor;  // a value's key (or, for a missing value, the mapping that lacks it)
   [[noreturn]] void fail(const std::string& message) const {
-    throw InputError(at(node.IsDefined() ? node : anchor, file), path, message);
+    throw InputError(at(place(), file), path, message);
+  }
+  // Where the field is reported: its value; a null value's key; a missing value's mapping.
+  [[nodiscard]] Node place() const {
+    return node.IsDefined() && !(node.IsNull() && anchor.IsDefined()) ? node : anchor;
   }
   [[nodiscard]] Field operator[](std::string_view key) const {
-    const Node& n = node;
-    if (has(key)) return Field{n[std::string(key)], key_path(path, key), file, {}};
-    return Field{Node(YAML::NodeType::Undefined), key_path(path, key), file,
-                 node.IsDefined() ? node : anchor};
+    if (node.IsDefined() && node.IsMap())
+      for (auto it = node.begin(); it != node.end(); ++it)
+        if (it->first.IsScalar() && it->first.Scalar() == key)
+          return Field{it->second, key_path(path, key), file, it->first};
+    return Field{Node(YAML::NodeType::Undefined), key_path(path, key), file, place()};
   }
   [[nodiscard]] bool has(std::string_view key) const {
     const Node& n = node;
@@ -190,6 +196,8 @@ class Importer {
     // not one of its values silently taken.
     const detail::Reader reader(file_);
     detail::check_keys(reader, ir_, "");
+    // A null value the loader reads (put in the document as it is) is reported at its key.
+    for (const auto& [value, key] : reader.null_values()) note(value, detail::location_of(key, file_));
     const Field top{ir_, "", file_, {}};
     top.expect_map(kTopKeys);
     if (top.has("schemaVersion")) {
@@ -254,8 +262,8 @@ class Importer {
   void note_marks(const Node& n, const std::string& file) { walk(n, file, std::nullopt, true); }
   // Aliases can make a value a cycle (&a [*a]) or huge: every walk over one is bounded.
   void walk(const Node& n, const std::string& file, const std::optional<SourceLocation>& where, bool record,
-            int depth = 0) {
-    const SourceLocation here = where ? *where : at(n, file);
+            int depth = 0, const Node& key = Node()) {
+    const SourceLocation here = where ? *where : at(n.IsNull() && key.IsDefined() ? key : n, file);
     if (depth > kMaxValueDepth)
       throw InputError(here, "",
                        "a value nests too deeply (more than " + std::to_string(kMaxValueDepth) + " levels)");
@@ -267,7 +275,7 @@ class Importer {
     if (n.IsMap())
       for (auto it = n.begin(); it != n.end(); ++it) {
         walk(it->first, file, where, record, depth + 1);
-        walk(it->second, file, where, record, depth + 1);
+        walk(it->second, file, where, record, depth + 1, it->first);  // a null value at its key
       }
     else if (n.IsSequence())
       for (auto it = n.begin(); it != n.end(); ++it) walk(*it, file, where, record, depth + 1);
@@ -282,12 +290,12 @@ class Importer {
       detail::ParsedOverlay o = detail::parse_overlay(f);
       const Node& r = o.root;
       if (r["cluster"]) cluster_given_ = true;
-      if (const Node k = r["kfp"]) {
+      if (const Field k = Field{r, "", f.path, {}}["kfp"]; k.node) {
         // The loader reads the rest of the overlay, its duplicate keys too; the kfp section is read here.
         const detail::Reader reader(f.path);
         (void)detail::Map(reader, r, "", {});  // `kfp` given twice
-        detail::check_keys(reader, k, "kfp");
-        read_kfp_section(Field{k, "kfp", f.path, {}});
+        detail::check_keys(reader, k.node, "kfp");
+        read_kfp_section(k);
         o.root.remove("kfp");
       }
       overlays_.push_back(std::move(o));
@@ -610,7 +618,7 @@ class Importer {
     std::vector<std::pair<Node, Field>> made;  // a step and its task, for the dependencies
     for (auto t = tasks.node.begin(); t != tasks.node.end(); ++t) {
       const std::string name = t->first.Scalar();
-      const Field task{t->second, key_path(tasks.path, name), file_, {}};
+      const Field task{t->second, key_path(tasks.path, name), file_, t->first};
       task.expect_map(kTaskKeys);
       if (task.has("triggerPolicy")) {
         const Field trigger = task["triggerPolicy"];
@@ -710,7 +718,7 @@ class Importer {
           const std::string input = in->first.Scalar();
           const bool artifact = kind == "artifacts";
           inputs[(artifact ? "artifact:" : "") + input] =
-              resolve(Field{in->second, key_path(group.path, input), file_, {}}, env, artifact);
+              resolve(Field{in->second, key_path(group.path, input), file_, in->first}, env, artifact);
         }
       }
     }
@@ -903,7 +911,7 @@ class Importer {
     if (!comps.node) return;
     for (auto it = comps.node.begin(); it != comps.node.end(); ++it)
       components_.emplace(it->first.Scalar(),
-                          Field{it->second, key_path("components", it->first.Scalar()), file_, {}});
+                          Field{it->second, key_path("components", it->first.Scalar()), file_, it->first});
   }
 
  private:

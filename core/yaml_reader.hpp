@@ -65,6 +65,10 @@ class Reader {
     throw InputError(at(n), field, message);
   }
   [[nodiscard]] const std::string& file() const { return file_; }
+  /// The null values of the mappings read so far, each with its key's mark (Map notes them).
+  [[nodiscard]] const std::vector<std::pair<YAML::Node, YAML::Mark>>& null_values() const {
+    return null_values_;
+  }
   void note_null_value(const YAML::Node& value, const YAML::Mark& key_mark) const {
     null_values_.emplace_back(value, key_mark);
   }

@@ -336,3 +336,26 @@ TEST_CASE("KFP import: a key given twice is an error, in the IR and in an overla
   CHECK(error_of(kIr, options(kCluster + "kfp: {conditions: {condition-4: 0}}\nkfp: {conditions: {}}\n")) ==
         "model.yaml:3:1: kfp: duplicate key \"kfp\" (first at line 2)");
 }
+
+TEST_CASE("KFP import: a null value is reported at its key", "[kfp]") {
+  // Empty or ~: the loader's error at the IR key (it had no place); the importer's at the key, not at the
+  // next token (the line after).
+  const std::string ir = read_scenario_file(kValid + "pipeline_with_parallelfor_parallelism.yaml");
+  const LoadOptions o = options(
+      "kfp:\n  outputs: {list-dict-maker-0.Output: 2, list-dict-maker-1.Output: 3, "
+      "list-dict-maker-2.Output: 4, list-dict-maker-3.Output: 5, list-dict-maker-1-2.Output: 6}\n",
+      {"loop_parameter=[a, b, c]"});
+  for (const std::string null : {"", " ~"})
+    CHECK(
+        error_of(replace(ir, "parallelismLimit: 2\n", "parallelismLimit:" + null + "\n"), o) ==
+        "p.yaml:865:11: pipeline.steps[0].parallel_for.parallelism: expected an integer, got nothing (null)");
+  CHECK(error_of(replace(kIr, "schemaVersion: 2.1.0\n", "schemaVersion:\n"), options(kCluster)) ==
+        "p.yaml:45:1: schemaVersion: expected a string");
+  CHECK(error_of(replace(kIr, "old: {componentRef: {name: comp-old}}", "old: {componentRef: }"),
+                 options(kCluster)) ==
+        "p.yaml:14:15: components.comp-condition-4.dag.tasks.old.componentRef.name: missing required key");
+  // An overlay's model: the loader's error at the overlay's key.
+  CHECK(
+      error_of(kIr, options(kCluster + "kfp:\n  components:\n    comp-work:\n      duration:\n")) ==
+      "model.yaml:5:7: pipeline.steps[1].steps[1].steps[0].duration: expected a mapping, got nothing (null)");
+}

@@ -152,15 +152,30 @@ struct Value {
   std::string hint;                     // unknown: how to give it
 };
 
+// A loop's items given as text (JSON or YAML), parsed; std::nullopt, with the parser's message in `error`,
+// when the text is not YAML. The values are counted while they are parsed: a list past the loader's limit
+// on loop items is refused there (at `items`), not read whole first.
+std::optional<Node> parse_items(const std::string& text, const std::string& parse_file, const Field& items,
+                                std::string& error) {
+  try {
+    if (auto n = detail::parse_document(text, parse_file, detail::kMaxItemValues + 1))  // + 1: the list
+      return n;
+  } catch (const InputError& e) {
+    error = e.message();
+    return std::nullopt;
+  }
+  items.fail("the loop's items are too large (more than " + std::to_string(detail::kMaxItemValues) +
+             " values; that is the limit for the items of all the pipeline's loops together)");
+}
+
 // The list a loop iterates over, from one value; empty when `v` is not a list.
-std::optional<std::vector<Node>> as_list(const Node& v, const std::string& parse_file) {
+std::optional<std::vector<Node>> as_list(const Node& v, const std::string& parse_file, const Field& items) {
   Node n = v;
   if (n.IsScalar()) {
-    try {
-      n.reset(detail::parse_yaml_document(n.Scalar(), parse_file));
-    } catch (const InputError&) {
-      return std::nullopt;
-    }
+    std::string error;
+    const auto parsed = parse_items(n.Scalar(), parse_file, items, error);
+    if (!parsed) return std::nullopt;
+    n.reset(*parsed);
   }
   if (!n.IsSequence()) return std::nullopt;
   return std::vector<Node>(n.begin(), n.end());
@@ -520,7 +535,7 @@ class Importer {
     std::set<std::string> distinct;
     std::vector<Node> first;
     for (const Node& value : v.values) {
-      auto list = as_list(value, file_);
+      auto list = as_list(value, file_, items);
       if (!list) items.fail("the loop's items are not a list: " + quote(emit(value)));
       if (list->empty()) items.fail("the loop has no items; shardflow's loops have at least one");
       if (width && *width != list->size())
@@ -562,11 +577,10 @@ class Importer {
       const Field raw = items["raw"];
       Node list = raw.node;
       if (raw.node.IsScalar()) {
-        try {
-          list.reset(detail::parse_yaml_document(raw.node.Scalar(), file_));
-        } catch (const InputError& e) {
-          raw.fail("the raw items are not valid JSON: " + e.message());
-        }
+        std::string error;
+        const auto parsed = parse_items(raw.node.Scalar(), file_, raw, error);
+        if (!parsed) raw.fail("the raw items are not valid JSON: " + error);
+        list.reset(*parsed);
       }
       loop = loop_over(known(list), raw);
     } else {

@@ -130,7 +130,11 @@ namespace {
 // order, duplicate keys kept (Map reports them).
 class TreeBuilder : public YAML::EventHandler {
  public:
-  TreeBuilder() : memory_(std::make_shared<YAML::detail::memory_holder>()) {
+  /// Thrown by the builder at the value past `max_values`.
+  struct TooManyValues {};
+
+  explicit TreeBuilder(std::size_t max_values = std::numeric_limits<std::size_t>::max())
+      : memory_(std::make_shared<YAML::detail::memory_holder>()), max_values_(max_values) {
     anchors_.push_back(nullptr);  // the parser numbers anchors from 1
   }
 
@@ -176,6 +180,9 @@ class TreeBuilder : public YAML::EventHandler {
   };
 
   YAML::detail::node& make(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    const bool key =
+        !stack_.empty() && stack_.back().node->type() == YAML::NodeType::Map && stack_.back().key == nullptr;
+    if (!key && ++values_ > max_values_) throw TooManyValues{};
     YAML::detail::node& n = memory_->create_node();
     n.set_mark(mark);
     if (anchor != YAML::NullAnchor) {
@@ -218,23 +225,79 @@ class TreeBuilder : public YAML::EventHandler {
   std::vector<YAML::detail::node*> anchors_;
   std::vector<Open> stack_;
   YAML::detail::node* root_ = nullptr;
+  std::size_t max_values_;
+  std::size_t values_ = 0;
 };
+
+}  // namespace
+
+namespace {
+
+// At least how many values a document that is a flow collection ([...] or {...}, as JSON is) has, from its
+// commas, counted up to `stop`: every comma inside the collection, outside a quoted scalar and a comment,
+// follows an entry and so a value (a mapping entry's value, null if not given), and the collection is one
+// more. yaml-cpp reads a whole flow collection into tokens before the first event (it could be a
+// mapping's key), so the builder's count would only stop after that.
+std::size_t flow_values_at_least(std::string_view text, std::size_t stop) {
+  std::size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || (text[i] != '[' && text[i] != '{')) return 0;
+  std::size_t values = 1, depth = 0;
+  bool boundary = true;  // a scalar may start here: after an indicator or a blank
+  for (; i < text.size() && values < stop; ++i) {
+    const char c = text[i];
+    if (boundary && (c == '"' || c == '\'')) {
+      // Quoted: "..." with backslash escapes, '...' with '' for a quote.
+      for (++i; i < text.size(); ++i) {
+        if (c == '"' && text[i] == '\\') {
+          ++i;
+        } else if (text[i] == c) {
+          if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+            ++i;
+          } else {
+            break;
+          }
+        }
+      }
+      boundary = false;
+      continue;
+    }
+    if (boundary && c == '#') {  // a comment, to the end of the line
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == ',') ++values;
+    if (c == '[' || c == '{') ++depth;
+    if ((c == ']' || c == '}') && --depth == 0) break;  // the end of the document's collection
+    boundary =
+        c == ',' || c == '[' || c == '{' || c == ':' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  }
+  return values;
+}
 
 }  // namespace
 
 // One parse: the first document is built into a tree while it is parsed, then the same parser looks
 // for a second document (YAML::Load after a separate check parsed everything twice).
-Node parse_document(const std::string& text, const std::string& file) {
+std::optional<Node> parse_document(const std::string& text, const std::string& file, std::size_t max_values) {
+  if (max_values < std::numeric_limits<std::size_t>::max() &&
+      flow_values_at_least(text, max_values + 1) > max_values)
+    return std::nullopt;
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
-    TreeBuilder tree;
+    TreeBuilder tree(max_values);
     if (!parser.HandleNextDocument(tree)) return Node();
     check_no_more_documents(parser, tree.starts, text, file);
     return tree.root();
+  } catch (const TreeBuilder::TooManyValues&) {
+    return std::nullopt;
   } catch (const YAML::Exception& e) {
     throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
   }
+}
+
+Node parse_document(const std::string& text, const std::string& file) {
+  return *parse_document(text, file, std::numeric_limits<std::size_t>::max());
 }
 
 void check_keys(const Reader& r, const Node& n, const std::string& path) {

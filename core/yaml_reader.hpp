@@ -42,6 +42,10 @@ SourceLocation location_of(const YAML::Mark& m, const std::string& file);
 
 /// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
 YAML::Node parse_document(const std::string& text, const std::string& file);
+/// The same, of at most `max_values` values (nodes other than a mapping's keys; an alias is not one):
+/// std::nullopt as soon as the parser meets one more, without reading the rest.
+std::optional<YAML::Node> parse_document(const std::string& text, const std::string& file,
+                                         std::size_t max_values);
 
 // Reads one scenario document, remembering the file name for every message.
 class Reader {

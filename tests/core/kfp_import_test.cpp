@@ -359,3 +359,37 @@ TEST_CASE("KFP import: a null value is reported at its key", "[kfp]") {
       error_of(kIr, options(kCluster + "kfp:\n  components:\n    comp-work:\n      duration:\n")) ==
       "model.yaml:5:7: pipeline.steps[1].steps[1].steps[0].duration: expected a mapping, got nothing (null)");
 }
+
+namespace {
+
+// A pipeline of one loop over raw items per width, each item 0.
+std::string raw_loops(const std::vector<std::size_t>& widths) {
+  std::string ir =
+      "components:\n  comp-body: {dag: {tasks: {w: {componentRef: {name: comp-w}}}}}\n"
+      "  comp-w: {executorLabel: exec-w}\n"
+      "deploymentSpec: {executors: {exec-w: {container: {image: alpine}}}}\n"
+      "pipelineInfo: {name: big}\nroot:\n  dag:\n    tasks:\n";
+  for (std::size_t i = 0; i < widths.size(); ++i) {
+    std::string items = "[0";
+    for (std::size_t j = 1; j < widths[i]; ++j) items += ",0";
+    ir += "      l" + std::to_string(i) + ":\n        componentRef: {name: comp-body}\n" +
+          "        parameterIterator: {itemInput: it, items: {raw: '" + items + "]'}}\n";
+  }
+  return ir;
+}
+
+}  // namespace
+
+TEST_CASE("KFP import: raw items past the loader's limit are refused as they are parsed", "[kfp]") {
+  CHECK(error_of(raw_loops({1'000'001})) ==
+        "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the loop's items are too large (more "
+        "than "
+        "1000000 values; that is the limit for the items of all the pipeline's loops together)");
+}
+
+TEST_CASE("KFP import: loops within the limit on items, together past it", "[kfp][slow]") {
+  // The loader's error: the count is of all the loops (the index is the second loop's own).
+  CHECK(error_of(raw_loops({600'000, 400'001})) ==
+        "p.yaml:14:57: pipeline.steps[1].parallel_for.items[400000]: the pipeline's loop items are too large "
+        "(more than 1000000 values in all its loops)");
+}

@@ -269,9 +269,15 @@ class Importer {
     }
   }
 
+  // An instance without tasks is refused, whatever else it has: a scenario's pipeline has a step at least.
+  void expect_tasks(const JsonValue& tasks, const char* path) const {
+    if (tasks.count == 0) fail(tasks, path, "must not be empty (a workflow needs at least one task)");
+  }
+
   void read_v15(const JsonValue& workflow) {
     const JsonValue& spec = require(workflow, "workflow", "specification", Kind::object);
     const JsonValue& tasks = require(spec, "workflow.specification", "tasks", Kind::array);
+    expect_tasks(tasks, "workflow.specification.tasks");
     std::unordered_map<std::string_view, std::int64_t> sizes;
     if (const JsonValue* files = optional(spec, "workflow.specification", "files", Kind::array)) {
       sizes.reserve(files->count);
@@ -362,6 +368,7 @@ class Importer {
 
   void read_v14(const JsonValue& workflow) {
     const JsonValue& tasks = require(workflow, "workflow", "tasks", Kind::array);
+    expect_tasks(tasks, "workflow.tasks");
     for (std::uint32_t i = 0; i < tasks.count; ++i) {
       Task t;
       t.path = {"workflow.tasks", i};

@@ -275,3 +275,27 @@ TEST_CASE("WfCommons import: a key given twice is an error, not its first value 
                  ", \"k3\": 0}]}}}") ==
         "w.json:1:222: workflow.specification.tasks[0].k3: duplicate key \"k3\" (first at line 1)");
 }
+
+TEST_CASE("WfCommons import: an instance without tasks gets one error, whatever else it has", "[wfcommons]") {
+  const std::string machines = R"("machines": [{"nodeName": "m1", "cpu": {"coreCount": 1}}])";
+  const std::string error =
+      "w.json:1:42: workflow.specification.tasks: must not be empty (a workflow needs at least one task)";
+  // No execution tasks either; some; no machines; and with --cluster local (the scenario document's route).
+  const std::string none =
+      R"({"workflow": {"specification": {"tasks": []}, "execution": {"tasks": [], )" + machines + "}}}";
+  CHECK(error_of(none) == error);
+  CHECK(error_of(R"({"workflow": {"specification": {"tasks": []}, "execution": {"tasks": [{"id": "a", )"
+                 R"("runtimeInSeconds": 1}], )" +
+                 machines + "}}}") == error);
+  CHECK(error_of(R"({"workflow": {"specification": {"tasks": []}, "execution": {"tasks": []}}})") == error);
+  LoadOptions local;
+  local.cluster = "local";
+  try {
+    (void)load_scenario_text(none, "w.json", local);
+    FAIL("loaded");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == error);
+  }
+  CHECK(error_of(R"({"schemaVersion": "1.4", "workflow": {"tasks": []}})") ==
+        "w.json:1:48: workflow.tasks: must not be empty (a workflow needs at least one task)");
+}

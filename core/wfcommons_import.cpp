@@ -554,6 +554,7 @@ class Importer {
 
   // The scenario's name and description, from the instance.
   void name_and_description(std::string& name, std::string& description) const {
+    name.clear();  // the direct route's is the template's
     if (const JsonValue* n = doc_.member(doc_.root(), "name"); n != nullptr && n->kind == Kind::string)
       name = std::string(doc_.text(*n));
     if (name.empty()) name = std::filesystem::path(file_).stem().string();

@@ -134,6 +134,12 @@ TEST_CASE("WfCommons import: the direct route and the scenario document give the
         fingerprint(import_wfcommons(text, "good.json", {}, true)));
   CHECK(fingerprint(import_wfcommons(kV14, "old.json", {})) ==
         fingerprint(import_wfcommons(kV14, "old.json", {}, true)));
+  // Without a name, both are named after the file.
+  const std::string unnamed = R"({"workflow": {"specification": {"tasks": [{"id": "a"}]}, "execution": )"
+                              R"({"tasks": [{"id": "a", "runtimeInSeconds": 1}], )"
+                              R"("machines": [{"nodeName": "m1", "cpu": {"coreCount": 1}}]}}})";
+  CHECK(import_wfcommons(unnamed, "dir/unnamed.json", {}).name == "unnamed");
+  CHECK(import_wfcommons(unnamed, "dir/unnamed.json", {}, true).name == "unnamed");
 }
 
 TEST_CASE("WfCommons import: the tiny instance's fields, as mapped", "[wfcommons]") {

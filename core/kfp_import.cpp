@@ -897,7 +897,9 @@ class Importer {
   void add_cluster(Node& doc) {
     if (!options_.cluster.empty() && options_.cluster != "local") {
       const std::string& path = options_.cluster;
-      const Node c = detail::parse_yaml_document(read_scenario_file(path), path);
+      const std::string text = read_scenario_file(path);
+      detail::check_utf8_text(text, path);
+      const Node c = detail::parse_yaml_document(text, path);
       if (!c.IsMap() || !c["cluster"])
         throw InputError(
             at(c, path), "--cluster",

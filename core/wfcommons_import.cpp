@@ -708,7 +708,9 @@ class Importer {
     doc["overheads"] = overheads;
     if (!options_.cluster.empty() && options_.cluster != "local") {
       const std::string& path = options_.cluster;
-      const Node c = detail::parse_yaml_document(read_scenario_file(path), path);
+      const std::string text = read_scenario_file(path);
+      detail::check_utf8_text(text, path);
+      const Node c = detail::parse_yaml_document(text, path);
       if (!c.IsMap() || !c["cluster"])
         throw InputError(
             SourceLocation{path, 1, 1}, "--cluster",

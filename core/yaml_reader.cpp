@@ -1,5 +1,6 @@
 #include "yaml_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -53,6 +54,28 @@ std::string index_path(const std::string& parent, std::size_t i) {
 
 std::string duplicate_key_message(std::string_view name, int first_line) {
   return "duplicate key " + quote(name) + " (first at line " + std::to_string(first_line) + ")";
+}
+
+void check_utf8_text(std::string_view text, const std::string& file) {
+  // yaml-cpp would decode UTF-16 and UTF-32, JSON readers do not; shardflow passes a file's text on as it
+  // is (a sweep's ConfigMap), and reads only UTF-8.
+  static constexpr std::pair<std::string_view, std::string_view> kMarks[] = {
+      {std::string_view("\xFF\xFE\0\0", 4), "UTF-32 (its byte order mark is FF FE 00 00)"},
+      {std::string_view("\0\0\xFE\xFF", 4), "UTF-32 (its byte order mark is 00 00 FE FF)"},
+      {"\xFF\xFE", "UTF-16 (its byte order mark is FF FE)"},
+      {"\xFE\xFF", "UTF-16 (its byte order mark is FE FF)"}};
+  for (const auto& [mark, what] : kMarks)
+    if (text.substr(0, mark.size()) == mark)
+      throw InputError(SourceLocation{file, 0, 0}, "",
+                       "the file is " + std::string(what) + "; save it as UTF-8");
+  const std::size_t nul = text.find('\0');
+  if (nul == std::string_view::npos) return;
+  const std::string_view before = text.substr(0, nul);
+  const std::size_t line_start = before.rfind('\n');
+  const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
+  const auto column = static_cast<int>(line_start == std::string_view::npos ? nul + 1 : nul - line_start);
+  throw InputError(SourceLocation{file, line, column}, "",
+                   "the file has a NUL byte (is it UTF-16?); save it as UTF-8");
 }
 
 SourceLocation location_of(const YAML::Mark& m, const std::string& file) {

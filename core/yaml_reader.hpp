@@ -40,6 +40,10 @@ std::string duplicate_key_message(std::string_view name, int first_line);
 /// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown.
 SourceLocation location_of(const YAML::Mark& m, const std::string& file);
 
+/// A file's text must be UTF-8 (with or without a byte order mark): one that starts with a UTF-16 or UTF-32
+/// byte order mark, or has a NUL byte (as UTF-16 text without one has), is an InputError naming the file.
+void check_utf8_text(std::string_view text, const std::string& file);
+
 /// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
 YAML::Node parse_document(const std::string& text, const std::string& file);
 /// The same, of at most `max_values` values (nodes other than a mapping's keys; an alias is not one):

@@ -393,3 +393,13 @@ TEST_CASE("KFP import: loops within the limit on items, together past it", "[kfp
         "p.yaml:14:57: pipeline.steps[1].parallel_for.items[400000]: the pipeline's loop items are too large "
         "(more than 1000000 values in all its loops)");
 }
+
+TEST_CASE("KFP import: a PipelineSpec saved as UTF-16 is named as such", "[kfp]") {
+  std::string utf16 = "\xFF\xFE";
+  for (const char c : kIr) utf16 += std::string{c, '\0'};
+  CHECK(error_of(utf16, options(kCluster)) ==
+        "p.yaml: the file is UTF-16 (its byte order mark is FF FE); save it as UTF-8");
+  CHECK(error_of(utf16.substr(2), options(kCluster)) ==
+        "p.yaml:1:2: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  CHECK_NOTHROW(load_scenario_text("\xEF\xBB\xBF" + kIr, "p.yaml", options(kCluster)));  // a UTF-8 mark
+}

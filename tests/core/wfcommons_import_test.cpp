@@ -305,3 +305,16 @@ TEST_CASE("WfCommons import: an instance without tasks gets one error, whatever 
   CHECK(error_of(R"({"schemaVersion": "1.4", "workflow": {"tasks": []}})") ==
         "w.json:1:48: workflow.tasks: must not be empty (a workflow needs at least one task)");
 }
+
+TEST_CASE("WfCommons import: an instance saved as UTF-16 is named as such", "[wfcommons]") {
+  const std::string json = read_scenario_file(kData + "bad/good.json");
+  std::string utf16 = "\xFE\xFF";
+  for (const char c : json) utf16 += std::string{'\0', c};
+  CHECK(error_of(utf16) == "w.json: the file is UTF-16 (its byte order mark is FE FF); save it as UTF-8");
+  // It was read as a YAML scenario ("unknown key schemaVersion"): the text has no "workflow" key in ASCII.
+  CHECK(error_of(utf16.substr(2)) == "w.json:1:1: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  // A NUL byte after the document (where nlohmann's parser stops reading) is one too.
+  CHECK(error_of(json + std::string(1, '\0')) ==
+        "w.json:25:1: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  CHECK(error_of("\xEF\xBB\xBF" + json) == "loaded");  // a UTF-8 byte order mark is fine
+}

@@ -34,6 +34,8 @@ using YAML::Node;
 using Kind = JsonValue::Kind;
 
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 62;  // a task's input or output, in all
+// A file's size, a machine's memory, a core count, a speed: an integer, exact in a double.
+constexpr double kMaxCount = 1e15;
 
 // A list element's path, "workflow.specification.tasks[3]", kept as its parts: the text is made only for
 // a message (path_text).
@@ -254,8 +256,10 @@ class Importer {
   }
   std::int64_t count(const JsonValue& v, const std::string& path, std::int64_t min) const {
     expect(v, path, Kind::number);
-    if (!v.integer || v.number < static_cast<double>(min) || v.number > 1e15)
-      fail(v, path, "expected an integer >= " + std::to_string(min) + ", got " + format_seconds(v.number));
+    if (!v.integer || v.number < static_cast<double>(min) || v.number > kMaxCount)
+      fail(v, path,
+           "expected an integer from " + std::to_string(min) + " to 1e15, got " +
+               std::string(doc_.number_text(v)));
     return static_cast<std::int64_t>(v.number);
   }
   // A list of strings (task or file ids), checked; its text stays in the document, and the path
@@ -287,7 +291,7 @@ class Importer {
         const JsonValue* size = doc_.member(f, "sizeInBytes");
         if (f.kind != Kind::object || id == nullptr || id->kind != Kind::string ||
             (size != nullptr && (size->kind != Kind::number || !size->integer || size->number < 0 ||
-                                 size->number > 1e15))) {  // the message, with the path made now
+                                 size->number > kMaxCount))) {  // the message, with the path made now
           const std::string path = index_path("workflow.specification.files", i);
           expect(f, path, Kind::object);
           (void)require(f, path, "id", Kind::string);
@@ -491,7 +495,7 @@ class Importer {
              "must be >= 0 (and at most 1e9 s), got " + format_seconds(r));
       if (t.cores != nullptr &&
           !(t.cores->kind == Kind::number && t.cores->integer && t.cores->number >= 1 &&
-            t.cores->number <= 1e15))  // count()'s checks; the path made for its message
+            t.cores->number <= kMaxCount))  // count()'s checks; the path made for its message
         (void)count(*t.cores, key_path(t.exec_path(), t.exec_index < 0 ? "cores" : "coreCount"), 1);
     }
     // Step names: letters, digits, '-' and '_'; other characters become '_'. Two ids that become one

@@ -318,3 +318,26 @@ TEST_CASE("WfCommons import: an instance saved as UTF-16 is named as such", "[wf
         "w.json:25:1: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
   CHECK(error_of("\xEF\xBB\xBF" + json) == "loaded");  // a UTF-8 byte order mark is fine
 }
+
+TEST_CASE("WfCommons import: a size or a count out of range names the range", "[wfcommons]") {
+  const std::string json = read_scenario_file(kData + "bad/good.json");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = json;
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return error_of(text.replace(at, from.size(), to));
+  };
+  CHECK(with("\"sizeInBytes\": 1000", "\"sizeInBytes\": 2000000000000000") ==
+        "w.json:11:45: workflow.specification.files[0].sizeInBytes: expected an integer from 0 to 1e15, got "
+        "2000000000000000");
+  // The number as the file has it: 1000000000000001 is not "1e+15".
+  CHECK(with("\"coreCount\": 1, \"machines\"", "\"coreCount\": 1000000000000001, \"machines\"") ==
+        "w.json:19:62: workflow.execution.tasks[2].coreCount: expected an integer from 1 to 1e15, got "
+        "1000000000000001");
+  CHECK(with("\"sizeInBytes\": 1000", "\"sizeInBytes\": 1.5e3") ==
+        "w.json:11:45: workflow.specification.files[0].sizeInBytes: expected an integer from 0 to 1e15, got "
+        "1.5e3");
+  CHECK(with("\"speedInMHz\": 2400", "\"speedInMHz\": 0") ==
+        "w.json:21:77: workflow.execution.machines[0].cpu.speedInMHz: expected an integer from 1 to 1e15, "
+        "got 0");
+}

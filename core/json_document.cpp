@@ -37,6 +37,11 @@ const JsonValue* JsonDocument::member(const JsonValue& object, std::string_view 
   return nullptr;
 }
 
+std::string_view JsonDocument::number_text(const JsonValue& v) const {
+  const std::size_t end = text_.find_first_not_of("+-.0123456789eE", v.offset);
+  return text_.substr(v.offset, end == std::string_view::npos ? std::string_view::npos : end - v.offset);
+}
+
 SourceLocation JsonDocument::where(std::size_t offset) const {
   if (lines_.empty()) {
     lines_.push_back(0);

@@ -55,6 +55,8 @@ class JsonDocument {
   [[nodiscard]] std::string_view text(const JsonValue& v) const {
     return v.flag ? std::string_view(chars_).substr(v.first, v.count) : text_.substr(v.first, v.count);
   }
+  /// A number's text as the file has it ("2e+15" reads back as 2000000000000000).
+  [[nodiscard]] std::string_view number_text(const JsonValue& v) const;
   /// The member `key` of an object (the first, if repeated), or nullptr.
   [[nodiscard]] const JsonValue* member(const JsonValue& object, std::string_view key) const;
   /// The place of a byte offset of the file, or of a value.

@@ -95,20 +95,26 @@ SourceLocation at(const Node& n, const std::string& file) {
 }
 
 // A value in the IR or an overlay: where it is and what it is called, for messages. A missing key's
-// Field has an undefined node and stands at the mapping that lacks it.
+// Field has an undefined node and stands at the mapping that lacks it; a null value stands at its key
+// (an empty value's mark is the next token's, often on a later line).
 struct Field {
   Node node;
   std::string path;
   std::string file;
-  Node anchor;  // where a missing value is reported; for an overlay's named model, its name (the key)
+  Node anchor;  // a value's key (or, for a missing value, the mapping that lacks it)
   [[noreturn]] void fail(const std::string& message) const {
-    throw InputError(at(node.IsDefined() ? node : anchor, file), path, message);
+    throw InputError(at(place(), file), path, message);
+  }
+  // Where the field is reported: its value; a null value's key; a missing value's mapping.
+  [[nodiscard]] Node place() const {
+    return node.IsDefined() && !(node.IsNull() && anchor.IsDefined()) ? node : anchor;
   }
   [[nodiscard]] Field operator[](std::string_view key) const {
-    const Node& n = node;
-    if (has(key)) return Field{n[std::string(key)], key_path(path, key), file, {}};
-    return Field{Node(YAML::NodeType::Undefined), key_path(path, key), file,
-                 node.IsDefined() ? node : anchor};
+    if (node.IsDefined() && node.IsMap())
+      for (auto it = node.begin(); it != node.end(); ++it)
+        if (it->first.IsScalar() && it->first.Scalar() == key)
+          return Field{it->second, key_path(path, key), file, it->first};
+    return Field{Node(YAML::NodeType::Undefined), key_path(path, key), file, place()};
   }
   [[nodiscard]] bool has(std::string_view key) const {
     const Node& n = node;
@@ -146,15 +152,30 @@ struct Value {
   std::string hint;                     // unknown: how to give it
 };
 
+// A loop's items given as text (JSON or YAML), parsed; std::nullopt, with the parser's message in `error`,
+// when the text is not YAML. The values are counted while they are parsed: a list past the loader's limit
+// on loop items is refused there (at `items`), not read whole first.
+std::optional<Node> parse_items(const std::string& text, const std::string& parse_file, const Field& items,
+                                std::string& error) {
+  try {
+    if (auto n = detail::parse_document(text, parse_file, detail::kMaxItemValues + 1))  // + 1: the list
+      return n;
+  } catch (const InputError& e) {
+    error = e.message();
+    return std::nullopt;
+  }
+  items.fail("the loop's items are too large (more than " + std::to_string(detail::kMaxItemValues) +
+             " values; that is the limit for the items of all the pipeline's loops together)");
+}
+
 // The list a loop iterates over, from one value; empty when `v` is not a list.
-std::optional<std::vector<Node>> as_list(const Node& v, const std::string& parse_file) {
+std::optional<std::vector<Node>> as_list(const Node& v, const std::string& parse_file, const Field& items) {
   Node n = v;
   if (n.IsScalar()) {
-    try {
-      n.reset(detail::parse_yaml_document(n.Scalar(), parse_file));
-    } catch (const InputError&) {
-      return std::nullopt;
-    }
+    std::string error;
+    const auto parsed = parse_items(n.Scalar(), parse_file, items, error);
+    if (!parsed) return std::nullopt;
+    n.reset(*parsed);
   }
   if (!n.IsSequence()) return std::nullopt;
   return std::vector<Node>(n.begin(), n.end());
@@ -186,6 +207,12 @@ class Importer {
 
   Scenario run() {
     pool_.push_back(ir_);  // from here on, the pool's memory is the IR's (see fresh())
+    // Every mapping of the IR, read here or not: a key given twice is an error, as in a scenario file,
+    // not one of its values silently taken.
+    const detail::Reader reader(file_);
+    detail::check_keys(reader, ir_, "");
+    // A null value the loader reads (put in the document as it is) is reported at its key.
+    for (const auto& [value, key] : reader.null_values()) note(value, detail::location_of(key, file_));
     const Field top{ir_, "", file_, {}};
     top.expect_map(kTopKeys);
     if (top.has("schemaVersion")) {
@@ -250,8 +277,8 @@ class Importer {
   void note_marks(const Node& n, const std::string& file) { walk(n, file, std::nullopt, true); }
   // Aliases can make a value a cycle (&a [*a]) or huge: every walk over one is bounded.
   void walk(const Node& n, const std::string& file, const std::optional<SourceLocation>& where, bool record,
-            int depth = 0) {
-    const SourceLocation here = where ? *where : at(n, file);
+            int depth = 0, const Node& key = Node()) {
+    const SourceLocation here = where ? *where : at(n.IsNull() && key.IsDefined() ? key : n, file);
     if (depth > kMaxValueDepth)
       throw InputError(here, "",
                        "a value nests too deeply (more than " + std::to_string(kMaxValueDepth) + " levels)");
@@ -263,7 +290,7 @@ class Importer {
     if (n.IsMap())
       for (auto it = n.begin(); it != n.end(); ++it) {
         walk(it->first, file, where, record, depth + 1);
-        walk(it->second, file, where, record, depth + 1);
+        walk(it->second, file, where, record, depth + 1, it->first);  // a null value at its key
       }
     else if (n.IsSequence())
       for (auto it = n.begin(); it != n.end(); ++it) walk(*it, file, where, record, depth + 1);
@@ -278,8 +305,12 @@ class Importer {
       detail::ParsedOverlay o = detail::parse_overlay(f);
       const Node& r = o.root;
       if (r["cluster"]) cluster_given_ = true;
-      if (const Node k = r["kfp"]) {
-        read_kfp_section(Field{k, "kfp", f.path, {}});
+      if (const Field k = Field{r, "", f.path, {}}["kfp"]; k.node) {
+        // The loader reads the rest of the overlay, its duplicate keys too; the kfp section is read here.
+        const detail::Reader reader(f.path);
+        (void)detail::Map(reader, r, "", {});  // `kfp` given twice
+        detail::check_keys(reader, k.node, "kfp");
+        read_kfp_section(k);
         o.root.remove("kfp");
       }
       overlays_.push_back(std::move(o));
@@ -504,7 +535,7 @@ class Importer {
     std::set<std::string> distinct;
     std::vector<Node> first;
     for (const Node& value : v.values) {
-      auto list = as_list(value, file_);
+      auto list = as_list(value, file_, items);
       if (!list) items.fail("the loop's items are not a list: " + quote(emit(value)));
       if (list->empty()) items.fail("the loop has no items; shardflow's loops have at least one");
       if (width && *width != list->size())
@@ -546,11 +577,10 @@ class Importer {
       const Field raw = items["raw"];
       Node list = raw.node;
       if (raw.node.IsScalar()) {
-        try {
-          list.reset(detail::parse_yaml_document(raw.node.Scalar(), file_));
-        } catch (const InputError& e) {
-          raw.fail("the raw items are not valid JSON: " + e.message());
-        }
+        std::string error;
+        const auto parsed = parse_items(raw.node.Scalar(), file_, raw, error);
+        if (!parsed) raw.fail("the raw items are not valid JSON: " + error);
+        list.reset(*parsed);
       }
       loop = loop_over(known(list), raw);
     } else {
@@ -602,7 +632,7 @@ class Importer {
     std::vector<std::pair<Node, Field>> made;  // a step and its task, for the dependencies
     for (auto t = tasks.node.begin(); t != tasks.node.end(); ++t) {
       const std::string name = t->first.Scalar();
-      const Field task{t->second, key_path(tasks.path, name), file_, {}};
+      const Field task{t->second, key_path(tasks.path, name), file_, t->first};
       task.expect_map(kTaskKeys);
       if (task.has("triggerPolicy")) {
         const Field trigger = task["triggerPolicy"];
@@ -702,7 +732,7 @@ class Importer {
           const std::string input = in->first.Scalar();
           const bool artifact = kind == "artifacts";
           inputs[(artifact ? "artifact:" : "") + input] =
-              resolve(Field{in->second, key_path(group.path, input), file_, {}}, env, artifact);
+              resolve(Field{in->second, key_path(group.path, input), file_, in->first}, env, artifact);
         }
       }
     }
@@ -867,7 +897,9 @@ class Importer {
   void add_cluster(Node& doc) {
     if (!options_.cluster.empty() && options_.cluster != "local") {
       const std::string& path = options_.cluster;
-      const Node c = detail::parse_yaml_document(read_scenario_file(path), path);
+      const std::string text = read_scenario_file(path);
+      detail::check_utf8_text(text, path);
+      const Node c = detail::parse_yaml_document(text, path);
       if (!c.IsMap() || !c["cluster"])
         throw InputError(
             at(c, path), "--cluster",
@@ -895,7 +927,7 @@ class Importer {
     if (!comps.node) return;
     for (auto it = comps.node.begin(); it != comps.node.end(); ++it)
       components_.emplace(it->first.Scalar(),
-                          Field{it->second, key_path("components", it->first.Scalar()), file_, {}});
+                          Field{it->second, key_path("components", it->first.Scalar()), file_, it->first});
   }
 
  private:

@@ -239,9 +239,7 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
       if (k.IsScalar()) {
         const std::string& name = k.Scalar();
         if (const auto [dup, added] = seen.emplace(name, k); !added)
-          r.fail(k, key_path(path, name),
-                 "duplicate key " + quote(name) + " (first at line " +
-                     std::to_string(r.at(dup->second).line) + ")");
+          r.fail(k, key_path(path, name), duplicate_key_message(name, r.at(dup->second).line));
         if (const auto f = first.find(name); f != first.end()) {
           const std::size_t i = f->second;
           values[i].reset(deep ? merge(r, values[i], it->second, key_path(path, name), depth + 1)
@@ -317,6 +315,7 @@ void apply_cluster_preset(const Reader& r, Node& root, const std::string& cluste
 }
 
 ParsedOverlay parse_overlay(const ScenarioFile& overlay) {
+  check_utf8_text(overlay.text, overlay.path);
   ParsedOverlay p{overlay.path, parse_document(overlay.text, overlay.path)};
   const Node& o = p.root;
   if (!o.IsDefined() || o.IsNull())

@@ -74,7 +74,9 @@ class ItemConverter {
   explicit ItemConverter(const Reader& r) : r_(r) {}
   nlohmann::ordered_json convert(const Node& n, const std::string& field, int depth) {
     if (++values_ > kMaxItemValues)
-      r_.fail(n, field, "loop items are too large (more than " + std::to_string(kMaxItemValues) + " values)");
+      r_.fail(n, field,
+              "the pipeline's loop items are too large (more than " + std::to_string(kMaxItemValues) +
+                  " values in all its loops)");
     if (depth > kMaxItemDepth)
       r_.fail(n, field, "nested too deeply (more than " + std::to_string(kMaxItemDepth) + " levels)");
     switch (n.Type()) {

@@ -106,6 +106,8 @@ Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& 
 }  // namespace detail
 
 Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options) {
+  // UTF-8 only, checked before the formats are told apart (UTF-16 JSON was taken for YAML).
+  detail::check_utf8_text(yaml, file);
   std::error_code ec;  // a file is a cluster for a KFP pipeline only, which is known after parsing
   if (!options.cluster.empty() && options.cluster != "local" &&
       !std::filesystem::is_regular_file(options.cluster, ec))

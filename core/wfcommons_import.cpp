@@ -34,6 +34,8 @@ using YAML::Node;
 using Kind = JsonValue::Kind;
 
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 62;  // a task's input or output, in all
+// A file's size, a machine's memory, a core count, a speed: an integer, exact in a double.
+constexpr double kMaxCount = 1e15;
 
 // A list element's path, "workflow.specification.tasks[3]", kept as its parts: the text is made only for
 // a message (path_text).
@@ -148,6 +150,7 @@ class Importer {
       : doc_(parse_json_document(text, file)), file_(file), options_(options), via_document_(via_document) {}
 
   Scenario run() {
+    check_keys();
     const JsonValue& root = doc_.root();
     expect(root, "", Kind::object);
     version_ = "1.5";
@@ -178,6 +181,56 @@ class Importer {
   [[noreturn]] void fail(const JsonValue& v, const std::string& path, const std::string& message) const {
     throw InputError(doc_.where(v), path, message);
   }
+  // Every object of the instance, read here or not: a key given twice is an error, as in a scenario file,
+  // not its first value silently taken. Depth first, in the file's order; a path is made for a message only.
+  void check_keys() const {
+    struct Frame {
+      const JsonValue* v;
+      std::uint32_t next;  // the next item to visit; the one visited last is next - 1
+    };
+    std::vector<Frame> stack;
+    std::unordered_map<std::string_view, std::uint32_t> first;  // for a large object: key -> first item
+    const auto enter = [&](const JsonValue& v) {
+      if (v.kind == Kind::object) {
+        std::uint32_t i = 1, j = 0;
+        if (v.count <= 16) {
+          for (; i < v.count; ++i) {
+            j = 0;
+            while (j < i && doc_.key(v, j) != doc_.key(v, i)) ++j;
+            if (j < i) break;
+          }
+        } else {
+          first.clear();
+          for (i = 0; i < v.count; ++i) {
+            const auto [it, added] = first.emplace(doc_.key(v, i), i);
+            if (!added) {
+              j = it->second;
+              break;
+            }
+          }
+        }
+        if (i < v.count) {
+          std::string path;
+          for (const Frame& f : stack)
+            path = f.v->kind == Kind::object ? key_path(path, doc_.key(*f.v, f.next - 1))
+                                             : index_path(path, f.next - 1);
+          const std::string key(doc_.key(v, i));
+          throw InputError(doc_.where(doc_.key_offset(v, i)), key_path(path, key),
+                           detail::duplicate_key_message(key, doc_.where(doc_.key_offset(v, j)).line));
+        }
+      }
+      if (v.kind == Kind::object || v.kind == Kind::array) stack.push_back({&v, 0});
+    };
+    enter(doc_.root());
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next == f.v->count) {
+        stack.pop_back();
+        continue;
+      }
+      enter(doc_.item(*f.v, f.next++));
+    }
+  }
   // `path` (a std::string or an IndexPath) is made into text only for a message.
   template <class Path>
   void expect(const JsonValue& v, const Path& path, Kind kind) const {
@@ -203,8 +256,10 @@ class Importer {
   }
   std::int64_t count(const JsonValue& v, const std::string& path, std::int64_t min) const {
     expect(v, path, Kind::number);
-    if (!v.integer || v.number < static_cast<double>(min) || v.number > 1e15)
-      fail(v, path, "expected an integer >= " + std::to_string(min) + ", got " + format_seconds(v.number));
+    if (!v.integer || v.number < static_cast<double>(min) || v.number > kMaxCount)
+      fail(v, path,
+           "expected an integer from " + std::to_string(min) + " to 1e15, got " +
+               std::string(doc_.number_text(v)));
     return static_cast<std::int64_t>(v.number);
   }
   // A list of strings (task or file ids), checked; its text stays in the document, and the path
@@ -218,9 +273,15 @@ class Importer {
     }
   }
 
+  // An instance without tasks is refused, whatever else it has: a scenario's pipeline has a step at least.
+  void expect_tasks(const JsonValue& tasks, const char* path) const {
+    if (tasks.count == 0) fail(tasks, path, "must not be empty (a workflow needs at least one task)");
+  }
+
   void read_v15(const JsonValue& workflow) {
     const JsonValue& spec = require(workflow, "workflow", "specification", Kind::object);
     const JsonValue& tasks = require(spec, "workflow.specification", "tasks", Kind::array);
+    expect_tasks(tasks, "workflow.specification.tasks");
     std::unordered_map<std::string_view, std::int64_t> sizes;
     if (const JsonValue* files = optional(spec, "workflow.specification", "files", Kind::array)) {
       sizes.reserve(files->count);
@@ -230,7 +291,7 @@ class Importer {
         const JsonValue* size = doc_.member(f, "sizeInBytes");
         if (f.kind != Kind::object || id == nullptr || id->kind != Kind::string ||
             (size != nullptr && (size->kind != Kind::number || !size->integer || size->number < 0 ||
-                                 size->number > 1e15))) {  // the message, with the path made now
+                                 size->number > kMaxCount))) {  // the message, with the path made now
           const std::string path = index_path("workflow.specification.files", i);
           expect(f, path, Kind::object);
           (void)require(f, path, "id", Kind::string);
@@ -311,6 +372,7 @@ class Importer {
 
   void read_v14(const JsonValue& workflow) {
     const JsonValue& tasks = require(workflow, "workflow", "tasks", Kind::array);
+    expect_tasks(tasks, "workflow.tasks");
     for (std::uint32_t i = 0; i < tasks.count; ++i) {
       Task t;
       t.path = {"workflow.tasks", i};
@@ -433,7 +495,7 @@ class Importer {
              "must be >= 0 (and at most 1e9 s), got " + format_seconds(r));
       if (t.cores != nullptr &&
           !(t.cores->kind == Kind::number && t.cores->integer && t.cores->number >= 1 &&
-            t.cores->number <= 1e15))  // count()'s checks; the path made for its message
+            t.cores->number <= kMaxCount))  // count()'s checks; the path made for its message
         (void)count(*t.cores, key_path(t.exec_path(), t.exec_index < 0 ? "cores" : "coreCount"), 1);
     }
     // Step names: letters, digits, '-' and '_'; other characters become '_'. Two ids that become one
@@ -496,6 +558,7 @@ class Importer {
 
   // The scenario's name and description, from the instance.
   void name_and_description(std::string& name, std::string& description) const {
+    name.clear();  // the direct route's is the template's
     if (const JsonValue* n = doc_.member(doc_.root(), "name"); n != nullptr && n->kind == Kind::string)
       name = std::string(doc_.text(*n));
     if (name.empty()) name = std::filesystem::path(file_).stem().string();
@@ -649,7 +712,9 @@ class Importer {
     doc["overheads"] = overheads;
     if (!options_.cluster.empty() && options_.cluster != "local") {
       const std::string& path = options_.cluster;
-      const Node c = detail::parse_yaml_document(read_scenario_file(path), path);
+      const std::string text = read_scenario_file(path);
+      detail::check_utf8_text(text, path);
+      const Node c = detail::parse_yaml_document(text, path);
       if (!c.IsMap() || !c["cluster"])
         throw InputError(
             SourceLocation{path, 1, 1}, "--cluster",

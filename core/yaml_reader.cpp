@@ -1,7 +1,9 @@
 #include "yaml_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -48,6 +50,32 @@ std::string key_path(const std::string& parent, std::string_view key) {
 }
 std::string index_path(const std::string& parent, std::size_t i) {
   return parent + "[" + std::to_string(i) + "]";
+}
+
+std::string duplicate_key_message(std::string_view name, int first_line) {
+  return "duplicate key " + quote(name) + " (first at line " + std::to_string(first_line) + ")";
+}
+
+void check_utf8_text(std::string_view text, const std::string& file) {
+  // yaml-cpp would decode UTF-16 and UTF-32, JSON readers do not; shardflow passes a file's text on as it
+  // is (a sweep's ConfigMap), and reads only UTF-8.
+  static constexpr std::pair<std::string_view, std::string_view> kMarks[] = {
+      {std::string_view("\xFF\xFE\0\0", 4), "UTF-32 (its byte order mark is FF FE 00 00)"},
+      {std::string_view("\0\0\xFE\xFF", 4), "UTF-32 (its byte order mark is 00 00 FE FF)"},
+      {"\xFF\xFE", "UTF-16 (its byte order mark is FF FE)"},
+      {"\xFE\xFF", "UTF-16 (its byte order mark is FE FF)"}};
+  for (const auto& [mark, what] : kMarks)
+    if (text.substr(0, mark.size()) == mark)
+      throw InputError(SourceLocation{file, 0, 0}, "",
+                       "the file is " + std::string(what) + "; save it as UTF-8");
+  const std::size_t nul = text.find('\0');
+  if (nul == std::string_view::npos) return;
+  const std::string_view before = text.substr(0, nul);
+  const std::size_t line_start = before.rfind('\n');
+  const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
+  const auto column = static_cast<int>(line_start == std::string_view::npos ? nul + 1 : nul - line_start);
+  throw InputError(SourceLocation{file, line, column}, "",
+                   "the file has a NUL byte (is it UTF-16?); save it as UTF-8");
 }
 
 SourceLocation location_of(const YAML::Mark& m, const std::string& file) {
@@ -125,7 +153,11 @@ namespace {
 // order, duplicate keys kept (Map reports them).
 class TreeBuilder : public YAML::EventHandler {
  public:
-  TreeBuilder() : memory_(std::make_shared<YAML::detail::memory_holder>()) {
+  /// Thrown by the builder at the value past `max_values`.
+  struct TooManyValues {};
+
+  explicit TreeBuilder(std::size_t max_values = std::numeric_limits<std::size_t>::max())
+      : memory_(std::make_shared<YAML::detail::memory_holder>()), max_values_(max_values) {
     anchors_.push_back(nullptr);  // the parser numbers anchors from 1
   }
 
@@ -171,6 +203,9 @@ class TreeBuilder : public YAML::EventHandler {
   };
 
   YAML::detail::node& make(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    const bool key =
+        !stack_.empty() && stack_.back().node->type() == YAML::NodeType::Map && stack_.back().key == nullptr;
+    if (!key && ++values_ > max_values_) throw TooManyValues{};
     YAML::detail::node& n = memory_->create_node();
     n.set_mark(mark);
     if (anchor != YAML::NullAnchor) {
@@ -213,22 +248,106 @@ class TreeBuilder : public YAML::EventHandler {
   std::vector<YAML::detail::node*> anchors_;
   std::vector<Open> stack_;
   YAML::detail::node* root_ = nullptr;
+  std::size_t max_values_;
+  std::size_t values_ = 0;
 };
+
+}  // namespace
+
+namespace {
+
+// At least how many values a document that is a flow collection ([...] or {...}, as JSON is) has, from its
+// commas, counted up to `stop`: every comma inside the collection, outside a quoted scalar and a comment,
+// follows an entry and so a value (a mapping entry's value, null if not given), and the collection is one
+// more. yaml-cpp reads a whole flow collection into tokens before the first event (it could be a
+// mapping's key), so the builder's count would only stop after that.
+std::size_t flow_values_at_least(std::string_view text, std::size_t stop) {
+  std::size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || (text[i] != '[' && text[i] != '{')) return 0;
+  std::size_t values = 1, depth = 0;
+  bool boundary = true;  // a scalar may start here: after an indicator or a blank
+  for (; i < text.size() && values < stop; ++i) {
+    const char c = text[i];
+    if (boundary && (c == '"' || c == '\'')) {
+      // Quoted: "..." with backslash escapes, '...' with '' for a quote.
+      for (++i; i < text.size(); ++i) {
+        if (c == '"' && text[i] == '\\') {
+          ++i;
+        } else if (text[i] == c) {
+          if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+            ++i;
+          } else {
+            break;
+          }
+        }
+      }
+      boundary = false;
+      continue;
+    }
+    if (boundary && c == '#') {  // a comment, to the end of the line
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == ',') ++values;
+    if (c == '[' || c == '{') ++depth;
+    if ((c == ']' || c == '}') && --depth == 0) break;  // the end of the document's collection
+    boundary =
+        c == ',' || c == '[' || c == '{' || c == ':' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  }
+  return values;
+}
 
 }  // namespace
 
 // One parse: the first document is built into a tree while it is parsed, then the same parser looks
 // for a second document (YAML::Load after a separate check parsed everything twice).
-Node parse_document(const std::string& text, const std::string& file) {
+std::optional<Node> parse_document(const std::string& text, const std::string& file, std::size_t max_values) {
+  if (max_values < std::numeric_limits<std::size_t>::max() &&
+      flow_values_at_least(text, max_values + 1) > max_values)
+    return std::nullopt;
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);
-    TreeBuilder tree;
+    TreeBuilder tree(max_values);
     if (!parser.HandleNextDocument(tree)) return Node();
     check_no_more_documents(parser, tree.starts, text, file);
     return tree.root();
+  } catch (const TreeBuilder::TooManyValues&) {
+    return std::nullopt;
   } catch (const YAML::Exception& e) {
     throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
+  }
+}
+
+Node parse_document(const std::string& text, const std::string& file) {
+  return *parse_document(text, file, std::numeric_limits<std::size_t>::max());
+}
+
+void check_keys(const Reader& r, const Node& n, const std::string& path) {
+  // Containers by their place in the file: an alias is the anchored node, met again at the same place,
+  // and is not read twice (aliases of aliases would make the walk exponential, a cycle endless).
+  std::set<std::pair<int, int>> seen;
+  // Depth first, in the file's order: a node's children go on the stack last first. Node handles are
+  // only constructed, never assigned (yaml-cpp's `=` would rewrite the node a handle refers to).
+  std::vector<std::pair<Node, std::string>> todo;
+  todo.emplace_back(n, path);
+  std::vector<Node> items;
+  while (!todo.empty()) {
+    const std::pair<Node, std::string> next(todo.back());
+    todo.pop_back();
+    const Node& node = next.first;
+    if (!node.IsMap() && !node.IsSequence()) continue;
+    const YAML::Mark m = node.Mark();
+    if (m.pos >= 0 && !seen.emplace(m.pos, static_cast<int>(node.Type())).second) continue;
+    if (node.IsMap()) {
+      const Map map(r, node, next.second, {});
+      for (auto e = map.entries().rbegin(); e != map.entries().rend(); ++e)
+        todo.emplace_back(e->value, map.field(e->key));
+    } else {
+      items.clear();
+      for (const auto& e : node) items.push_back(e);
+      for (std::size_t i = items.size(); i-- > 0;) todo.emplace_back(items[i], index_path(next.second, i));
+    }
   }
 }
 

@@ -35,11 +35,21 @@ std::string join(std::span<const std::string> names, std::string_view sep = ", "
 std::string key_path(const std::string& parent, std::string_view key);
 /// "pipeline.steps" + 2 -> "pipeline.steps[2]".
 std::string index_path(const std::string& parent, std::size_t i);
+/// "duplicate key "name" (first at line 3)": a key given twice in one mapping (or JSON object).
+std::string duplicate_key_message(std::string_view name, int first_line);
 /// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown.
 SourceLocation location_of(const YAML::Mark& m, const std::string& file);
 
+/// A file's text must be UTF-8 (with or without a byte order mark): one that starts with a UTF-16 or UTF-32
+/// byte order mark, or has a NUL byte (as UTF-16 text without one has), is an InputError naming the file.
+void check_utf8_text(std::string_view text, const std::string& file);
+
 /// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
 YAML::Node parse_document(const std::string& text, const std::string& file);
+/// The same, of at most `max_values` values (nodes other than a mapping's keys; an alias is not one):
+/// std::nullopt as soon as the parser meets one more, without reading the rest.
+std::optional<YAML::Node> parse_document(const std::string& text, const std::string& file,
+                                         std::size_t max_values);
 
 // Reads one scenario document, remembering the file name for every message.
 class Reader {
@@ -63,6 +73,10 @@ class Reader {
     throw InputError(at(n), field, message);
   }
   [[nodiscard]] const std::string& file() const { return file_; }
+  /// The null values of the mappings read so far, each with its key's mark (Map notes them).
+  [[nodiscard]] const std::vector<std::pair<YAML::Node, YAML::Mark>>& null_values() const {
+    return null_values_;
+  }
   void note_null_value(const YAML::Node& value, const YAML::Mark& key_mark) const {
     null_values_.emplace_back(value, key_mark);
   }
@@ -90,8 +104,7 @@ class Map {
       const std::string& name = k.Scalar();
       if (const auto dup = index_.find(name); dup != index_.end())
         r.fail(k, key_path(path_, name),
-               "duplicate key " + quote(name) + " (first at line " +
-                   std::to_string(r.at(entries_[dup->second].key_node).line) + ")");
+               duplicate_key_message(name, r.at(entries_[dup->second].key_node).line));
       if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end())
         r.fail(k, key_path(path_, name), unknown_key_message(name, known));
       if (it->second.IsNull()) r.note_null_value(it->second, k.Mark());
@@ -157,6 +170,11 @@ class Map {
   std::vector<Entry> entries_;
   std::map<std::string, std::size_t, std::less<>> index_;  // key -> entry; big mappings stay fast
 };
+
+/// Every mapping in `n` read as a Map with any keys: a duplicate key or one that is not a plain name is an
+/// error naming its path (`path` is n's), and null values are noted in `r`, for files read by other code
+/// than Map (an imported PipelineSpec). A node reached again through an alias is not read again.
+void check_keys(const Reader& r, const YAML::Node& n, const std::string& path);
 
 // ---- typed getters: each fails at the node, naming `field` ----------------------------------------------
 

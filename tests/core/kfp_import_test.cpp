@@ -320,3 +320,86 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
         "p.yaml:14:31: components.comp-l11.dag.tasks.a: the pipeline has more than 5000 tasks "
         "(counting a component DAG once for every task that uses it)");
 }
+
+TEST_CASE("KFP import: a key given twice is an error, in the IR and in an overlay's kfp section", "[kfp]") {
+  // A field shardflow reads (one of the two values was taken), and one it does not read.
+  const std::string ir = read_scenario_file(kValid + "pipeline_with_parallelfor_parallelism.yaml");
+  CHECK(error_of(
+            replace(ir, "parallelismLimit: 2\n", "parallelismLimit: 2\n          parallelismLimit: 5\n")) ==
+        "p.yaml:866:11: root.dag.tasks.for-loop-1.iteratorPolicy.parallelismLimit: duplicate key "
+        "\"parallelismLimit\" (first at line 865)");
+  CHECK(error_of(replace(kIr, "{name: cond-exit}", "{name: cond-exit, name: other}"), options(kCluster)) ==
+        "p.yaml:36:33: pipelineInfo.name: duplicate key \"name\" (first at line 36)");
+  CHECK(error_of(kIr, options(kCluster + "kfp:\n  components:\n    comp-work: {duration: {base: 1m}}\n"
+                                         "    comp-work: {duration: {base: 2m}}\n")) ==
+        "model.yaml:5:5: kfp.components.comp-work: duplicate key \"comp-work\" (first at line 4)");
+  CHECK(error_of(kIr, options(kCluster + "kfp: {conditions: {condition-4: 0}}\nkfp: {conditions: {}}\n")) ==
+        "model.yaml:3:1: kfp: duplicate key \"kfp\" (first at line 2)");
+}
+
+TEST_CASE("KFP import: a null value is reported at its key", "[kfp]") {
+  // Empty or ~: the loader's error at the IR key (it had no place); the importer's at the key, not at the
+  // next token (the line after).
+  const std::string ir = read_scenario_file(kValid + "pipeline_with_parallelfor_parallelism.yaml");
+  const LoadOptions o = options(
+      "kfp:\n  outputs: {list-dict-maker-0.Output: 2, list-dict-maker-1.Output: 3, "
+      "list-dict-maker-2.Output: 4, list-dict-maker-3.Output: 5, list-dict-maker-1-2.Output: 6}\n",
+      {"loop_parameter=[a, b, c]"});
+  for (const std::string null : {"", " ~"})
+    CHECK(
+        error_of(replace(ir, "parallelismLimit: 2\n", "parallelismLimit:" + null + "\n"), o) ==
+        "p.yaml:865:11: pipeline.steps[0].parallel_for.parallelism: expected an integer, got nothing (null)");
+  CHECK(error_of(replace(kIr, "schemaVersion: 2.1.0\n", "schemaVersion:\n"), options(kCluster)) ==
+        "p.yaml:45:1: schemaVersion: expected a string");
+  CHECK(error_of(replace(kIr, "old: {componentRef: {name: comp-old}}", "old: {componentRef: }"),
+                 options(kCluster)) ==
+        "p.yaml:14:15: components.comp-condition-4.dag.tasks.old.componentRef.name: missing required key");
+  // An overlay's model: the loader's error at the overlay's key.
+  CHECK(
+      error_of(kIr, options(kCluster + "kfp:\n  components:\n    comp-work:\n      duration:\n")) ==
+      "model.yaml:5:7: pipeline.steps[1].steps[1].steps[0].duration: expected a mapping, got nothing (null)");
+}
+
+namespace {
+
+// A pipeline of one loop over raw items per width, each item 0.
+std::string raw_loops(const std::vector<std::size_t>& widths) {
+  std::string ir =
+      "components:\n  comp-body: {dag: {tasks: {w: {componentRef: {name: comp-w}}}}}\n"
+      "  comp-w: {executorLabel: exec-w}\n"
+      "deploymentSpec: {executors: {exec-w: {container: {image: alpine}}}}\n"
+      "pipelineInfo: {name: big}\nroot:\n  dag:\n    tasks:\n";
+  for (std::size_t i = 0; i < widths.size(); ++i) {
+    std::string items = "[0";
+    for (std::size_t j = 1; j < widths[i]; ++j) items += ",0";
+    ir += "      l" + std::to_string(i) + ":\n        componentRef: {name: comp-body}\n" +
+          "        parameterIterator: {itemInput: it, items: {raw: '" + items + "]'}}\n";
+  }
+  return ir;
+}
+
+}  // namespace
+
+TEST_CASE("KFP import: raw items past the loader's limit are refused as they are parsed", "[kfp]") {
+  CHECK(error_of(raw_loops({1'000'001})) ==
+        "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the loop's items are too large (more "
+        "than "
+        "1000000 values; that is the limit for the items of all the pipeline's loops together)");
+}
+
+TEST_CASE("KFP import: loops within the limit on items, together past it", "[kfp][slow]") {
+  // The loader's error: the count is of all the loops (the index is the second loop's own).
+  CHECK(error_of(raw_loops({600'000, 400'001})) ==
+        "p.yaml:14:57: pipeline.steps[1].parallel_for.items[400000]: the pipeline's loop items are too large "
+        "(more than 1000000 values in all its loops)");
+}
+
+TEST_CASE("KFP import: a PipelineSpec saved as UTF-16 is named as such", "[kfp]") {
+  std::string utf16 = "\xFF\xFE";
+  for (const char c : kIr) utf16 += std::string{c, '\0'};
+  CHECK(error_of(utf16, options(kCluster)) ==
+        "p.yaml: the file is UTF-16 (its byte order mark is FF FE); save it as UTF-8");
+  CHECK(error_of(utf16.substr(2), options(kCluster)) ==
+        "p.yaml:1:2: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  CHECK_NOTHROW(load_scenario_text("\xEF\xBB\xBF" + kIr, "p.yaml", options(kCluster)));  // a UTF-8 mark
+}

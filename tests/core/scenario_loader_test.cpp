@@ -819,6 +819,35 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
   }
 }
 
+TEST_CASE("ScenarioLoader: a file that is not UTF-8 is named as such", "[core]") {
+  const std::string yaml = with_steps("    - {name: a}\n");
+  // ASCII text as UTF-16 (little or big endian) or UTF-32, with the byte order mark or without.
+  const auto wide = [](const std::string& ascii, const std::string& bom, std::size_t width, bool big) {
+    std::string out = bom;
+    for (const char c : ascii) {
+      const std::string zeros(width - 1, '\0');
+      out += big ? zeros + c : c + zeros;
+    }
+    return out;
+  };
+  CHECK(error_of(wide(yaml, "\xFF\xFE", 2, false)) ==
+        "bad.yaml: the file is UTF-16 (its byte order mark is FF FE); save it as UTF-8");
+  CHECK(error_of(wide(yaml, "\xFE\xFF", 2, true)) ==
+        "bad.yaml: the file is UTF-16 (its byte order mark is FE FF); save it as UTF-8");
+  CHECK(error_of(wide(yaml, std::string("\xFF\xFE\0\0", 4), 4, false)) ==
+        "bad.yaml: the file is UTF-32 (its byte order mark is FF FE 00 00); save it as UTF-8");
+  CHECK(error_of(wide(yaml, "", 2, false)) ==
+        "bad.yaml:1:2: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  CHECK(error_of(std::string("name: t\ndescription: a\0b\n", 24)) ==
+        "bad.yaml:2:15: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  // A UTF-8 byte order mark is fine.
+  CHECK(error_of("\xEF\xBB\xBF" + yaml) == "loaded");
+  LoadOptions o;
+  o.overlays.push_back({"o.yaml", wide("seed: 3\n", "\xFF\xFE", 2, false)});
+  CHECK_THROWS_WITH(load_scenario_text(yaml, "s.yaml", o),
+                    "o.yaml: the file is UTF-16 (its byte order mark is FF FE); save it as UTF-8");
+}
+
 TEST_CASE("ScenarioLoader: large groups load, and messages about them stay short", "[core]") {
   std::string steps;
   for (int i = 0; i < 5000; ++i) steps += "    - {name: s" + std::to_string(i) + "}\n";

@@ -134,6 +134,12 @@ TEST_CASE("WfCommons import: the direct route and the scenario document give the
         fingerprint(import_wfcommons(text, "good.json", {}, true)));
   CHECK(fingerprint(import_wfcommons(kV14, "old.json", {})) ==
         fingerprint(import_wfcommons(kV14, "old.json", {}, true)));
+  // Without a name, both are named after the file.
+  const std::string unnamed = R"({"workflow": {"specification": {"tasks": [{"id": "a"}]}, "execution": )"
+                              R"({"tasks": [{"id": "a", "runtimeInSeconds": 1}], )"
+                              R"("machines": [{"nodeName": "m1", "cpu": {"coreCount": 1}}]}}})";
+  CHECK(import_wfcommons(unnamed, "dir/unnamed.json", {}).name == "unnamed");
+  CHECK(import_wfcommons(unnamed, "dir/unnamed.json", {}, true).name == "unnamed");
 }
 
 TEST_CASE("WfCommons import: the tiny instance's fields, as mapped", "[wfcommons]") {
@@ -255,4 +261,87 @@ TEST_CASE("WfCommons import: schema errors at the value", "[wfcommons]") {
       "2, memory 0, gpu 0, more than any node it may use can hold (largest: pool \"m1\" with cpu 1, memory "
       "0, "
       "gpu 0)");
+}
+
+TEST_CASE("WfCommons import: a key given twice is an error, not its first value taken", "[wfcommons]") {
+  const std::string json = read_scenario_file(kData + "bad/good.json");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = json;
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return error_of(text.replace(at, from.size(), to));
+  };
+  CHECK(
+      with("\"runtimeInSeconds\": 10.5,", "\"runtimeInSeconds\": 10.5, \"runtimeInSeconds\": 99,") ==
+      "w.json:17:49: workflow.execution.tasks[0].runtimeInSeconds: duplicate key \"runtimeInSeconds\" (first "
+      "at line 17)");
+  CHECK(with("    \"execution\": {",
+             "    \"specification\": {\"tasks\": [{\"id\": \"z\"}]},\n    \"execution\": {") ==
+        "w.json:13:5: workflow.specification: duplicate key \"specification\" (first at line 5)");
+  // An object of more than 16 members (looked up by hash), and a key shardflow does not read.
+  std::string members;
+  for (int i = 0; i < 17; ++i) members += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  CHECK(with("{\"name\": \"a\", \"id\": \"a_1\", ",
+             "{\"name\": \"a\", \"id\": \"a_1\", " + members + "\"k3\": 0, ") ==
+        "w.json:7:203: workflow.specification.tasks[0].k3: duplicate key \"k3\" (first at line 7)");
+}
+
+TEST_CASE("WfCommons import: an instance without tasks gets one error, whatever else it has", "[wfcommons]") {
+  const std::string machines = R"("machines": [{"nodeName": "m1", "cpu": {"coreCount": 1}}])";
+  const std::string error =
+      "w.json:1:42: workflow.specification.tasks: must not be empty (a workflow needs at least one task)";
+  // No execution tasks either; some; no machines; and with --cluster local (the scenario document's route).
+  const std::string none =
+      R"({"workflow": {"specification": {"tasks": []}, "execution": {"tasks": [], )" + machines + "}}}";
+  CHECK(error_of(none) == error);
+  CHECK(error_of(R"({"workflow": {"specification": {"tasks": []}, "execution": {"tasks": [{"id": "a", )"
+                 R"("runtimeInSeconds": 1}], )" +
+                 machines + "}}}") == error);
+  CHECK(error_of(R"({"workflow": {"specification": {"tasks": []}, "execution": {"tasks": []}}})") == error);
+  LoadOptions local;
+  local.cluster = "local";
+  try {
+    (void)load_scenario_text(none, "w.json", local);
+    FAIL("loaded");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == error);
+  }
+  CHECK(error_of(R"({"schemaVersion": "1.4", "workflow": {"tasks": []}})") ==
+        "w.json:1:48: workflow.tasks: must not be empty (a workflow needs at least one task)");
+}
+
+TEST_CASE("WfCommons import: an instance saved as UTF-16 is named as such", "[wfcommons]") {
+  const std::string json = read_scenario_file(kData + "bad/good.json");
+  std::string utf16 = "\xFE\xFF";
+  for (const char c : json) utf16 += std::string{'\0', c};
+  CHECK(error_of(utf16) == "w.json: the file is UTF-16 (its byte order mark is FE FF); save it as UTF-8");
+  // It was read as a YAML scenario ("unknown key schemaVersion"): the text has no "workflow" key in ASCII.
+  CHECK(error_of(utf16.substr(2)) == "w.json:1:1: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  // A NUL byte after the document (where nlohmann's parser stops reading) is one too.
+  CHECK(error_of(json + std::string(1, '\0')) ==
+        "w.json:25:1: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  CHECK(error_of("\xEF\xBB\xBF" + json) == "loaded");  // a UTF-8 byte order mark is fine
+}
+
+TEST_CASE("WfCommons import: a size or a count out of range names the range", "[wfcommons]") {
+  const std::string json = read_scenario_file(kData + "bad/good.json");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = json;
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return error_of(text.replace(at, from.size(), to));
+  };
+  CHECK(with("\"sizeInBytes\": 1000", "\"sizeInBytes\": 2000000000000000") ==
+        "w.json:11:45: workflow.specification.files[0].sizeInBytes: expected an integer from 0 to 1e15, got "
+        "2000000000000000");
+  // The number as the file has it: 1000000000000001 is not "1e+15".
+  CHECK(with("\"coreCount\": 1, \"machines\"", "\"coreCount\": 1000000000000001, \"machines\"") ==
+        "w.json:19:62: workflow.execution.tasks[2].coreCount: expected an integer from 1 to 1e15, got "
+        "1000000000000001");
+  CHECK(with("\"sizeInBytes\": 1000", "\"sizeInBytes\": 1.5e3") ==
+        "w.json:11:45: workflow.specification.files[0].sizeInBytes: expected an integer from 0 to 1e15, got "
+        "1.5e3");
+  CHECK(with("\"speedInMHz\": 2400", "\"speedInMHz\": 0") ==
+        "w.json:21:77: workflow.execution.machines[0].cpu.speedInMHz: expected an integer from 1 to 1e15, "
+        "got 0");
 }

@@ -153,3 +153,22 @@ TEST_CASE("parse_document: several documents and bad syntax get the same exact e
   CHECK(message_of("a: 1\n---\n, x\n") == "t.yaml:2:1: expected one YAML document, found more than one");
   CHECK(message_of("a: *nope\n") == "t.yaml:1:4: YAML syntax error: the referenced anchor is not defined");
 }
+
+TEST_CASE("parse_document: a limit on the values, met while parsing", "[core]") {
+  // Values are nodes other than a mapping's keys, the root included: [1, 2] has 3.
+  const auto within = [](const std::string& text) {
+    return shardflow::detail::parse_document(text, "t.yaml", 3).has_value();
+  };
+  CHECK(within("[1, 2]"));
+  CHECK_FALSE(within("[1, 2, 3]"));       // counted from the commas before parsing
+  CHECK_FALSE(within("{a: 1, b: [2]}"));  // counted by the tree's builder
+  CHECK_FALSE(within("- 1\n- 2\n- 3\n"));
+  CHECK(within("{a: 1, b: 2}"));
+  CHECK(within("{a, b}"));  // two null values
+  // Commas in quoted scalars, in comments and in a plain scalar with a quote do not count.
+  CHECK(within("['a, b, '', c', \"d, \\\" e\"]"));
+  CHECK(within("[it's, x] # a, b, c\n"));
+  CHECK(within("[x, # a, b, c\n y]"));
+  CHECK_FALSE(within("[[1], [2]]"));
+  CHECK(within("[&a [1], *a]"));  // an alias is not a value of its own
+}

@@ -297,6 +297,23 @@ std::size_t flow_values_at_least(std::string_view text, std::size_t stop) {
   return values;
 }
 
+// "; line 4 is indented with a tab: YAML indents with spaces only" when the line of a syntax error starts
+// with a tab among its blanks (yaml-cpp says "illegal block entry" or "end of map not found").
+std::string tab_hint(const std::string& text, const YAML::Mark& mark) {
+  if (mark.line < 0) return "";
+  std::size_t start = 0;
+  for (int line = 0; line < mark.line; ++line) {
+    start = text.find('\n', start);
+    if (start == std::string::npos) return "";
+    ++start;
+  }
+  for (std::size_t i = start; i < text.size() && (text[i] == ' ' || text[i] == '\t'); ++i)
+    if (text[i] == '\t')
+      return "; line " + std::to_string(mark.line + 1) +
+             " is indented with a tab: YAML indents with spaces only";
+  return "";
+}
+
 }  // namespace
 
 // One parse: the first document is built into a tree while it is parsed, then the same parser looks
@@ -315,7 +332,9 @@ std::optional<Node> parse_document(const std::string& text, const std::string& f
   } catch (const TreeBuilder::TooManyValues&) {
     return std::nullopt;
   } catch (const YAML::Exception& e) {
-    throw InputError(location_of(e.mark, file), "", "YAML syntax error: " + e.msg);
+    throw InputError(location_of(e.mark, file), "",
+                     "YAML syntax error: " + e.msg +
+                         (e.msg.find("tab") == std::string::npos ? tab_hint(text, e.mark) : ""));
   }
 }
 

@@ -152,6 +152,15 @@ TEST_CASE("parse_document: several documents and bad syntax get the same exact e
   CHECK(message_of("a: 1\n...\n, x\n") == "t.yaml:3:1: YAML syntax error: unexpected \",\"");
   CHECK(message_of("a: 1\n---\n, x\n") == "t.yaml:2:1: expected one YAML document, found more than one");
   CHECK(message_of("a: *nope\n") == "t.yaml:1:4: YAML syntax error: the referenced anchor is not defined");
+  // A tab among a line's leading blanks: yaml-cpp's message does not say so; ours does.
+  CHECK(
+      message_of("steps:\n\t- name: a\n") ==
+      "t.yaml:2:2: YAML syntax error: illegal block entry; line 2 is indented with a tab: YAML indents with "
+      "spaces only");
+  CHECK(message_of("a: 1\t\nb: [\n") ==
+        "t.yaml:3:1: YAML syntax error: end of sequence flow not found");  // a tab, but not indenting
+  // yaml-cpp's own message names the tab already: nothing added.
+  CHECK(message_of("a:\n  - x\n\t  b: 1\n").find("indented with a tab") == std::string::npos);
 }
 
 TEST_CASE("parse_document: a limit on the values, met while parsing", "[core]") {

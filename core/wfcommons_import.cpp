@@ -580,12 +580,10 @@ class Importer {
     Node pipeline = fresh(YAML::NodeType::Map);
     note(pipeline, doc_.root());
     Node steps = fresh(YAML::NodeType::Sequence);
-    std::vector<std::pair<Node, SourceLocation>> step_origins;
-    step_origins.reserve(tasks_.size());
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const Task& t = tasks_[i];
       Node step = fresh(YAML::NodeType::Map);
-      step_origins.emplace_back(step, doc_.where(*t.where));
+      note(step, *t.where);
       Node n = scalar(step_names_[i]);
       note(n, *t.id_value);
       step["name"] = n;
@@ -636,8 +634,6 @@ class Importer {
     for (const ScenarioFile& f : options_.overlays) overlays.push_back(detail::parse_overlay(f));
     LoadOptions o = options_;
     if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
-    // The loader looks up each step's place once, newest first, in the order it reads them.
-    origins_.insert(origins_.end(), step_origins.rbegin(), step_origins.rend());
     return detail::read_scenario_document({doc, std::move(origins_)}, file_, overlays, o);
   }
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -454,12 +455,11 @@ class Importer {
     }
   }
 
-  // An edge from a parent to a child, once, noted with the JSON value that gave it.
+  // An edge from a parent to a child, once, noted with the JSON value that first gave it. Known edges are
+  // looked up in a hash set: a search of the child's parents made a join of 50,000 tasks quadratic.
   void add_edge(std::size_t parent, std::size_t child, const JsonValue* v) {
-    auto& a = after_[child];
-    for (const auto& [p, _] : a)
-      if (p == parent) return;
-    a.emplace_back(parent, v);
+    if (!edges_.insert(static_cast<std::uint64_t>(parent) << 32 | child).second) return;
+    after_[child].emplace_back(parent, v);
   }
 
   // ---- the scenario document ---------------------------------------------------------------------------
@@ -714,6 +714,7 @@ class Importer {
   std::vector<Machine> machines_;
   std::vector<std::string> step_names_;
   std::vector<std::vector<std::pair<std::size_t, const JsonValue*>>> after_;  // per task: parents
+  std::unordered_set<std::uint64_t> edges_;  // every edge of after_: parent << 32 | child (tasks < 2^32)
   double makespan_ = -1;
   std::string executed_at_;
   Node pool_{YAML::NodeType::Sequence};

@@ -640,6 +640,16 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:11:29: pipeline.steps[1].steps[1].after[0]: dependency cycle: p -> q -> p (each step runs "
        "before "
        "the next)"},
+      {"a long dependency cycle, named in part",
+       with_steps(
+           "    - {name: s0, after: [s11]}\n    - {name: s1, after: [s0]}\n    - {name: s2, after: [s1]}\n"
+           "    - {name: s3, after: [s2]}\n    - {name: s4, after: [s3]}\n    - {name: s5, after: [s4]}\n"
+           "    - {name: s6, after: [s5]}\n    - {name: s7, after: [s6]}\n    - {name: s8, after: [s7]}\n"
+           "    - {name: s9, after: [s8]}\n    - {name: s10, after: [s9]}\n    - {name: s11, after: "
+           "[s10]}\n"),
+       "bad.yaml:8:26: pipeline.steps[1].after[0]: dependency cycle: s0 -> s1 -> s2 -> s3 -> s4 -> s5 -> s6 "
+       "-> s7 "
+       "-> s8 -> s9 -> ... (and 2 more) -> s0 (each step runs before the next)"},
       {"unknown dependency in a nested group names its own siblings",
        with_steps("    - {name: x}\n    - name: g\n      steps: [{name: p, after: [x]}]\n"),
        "bad.yaml:9:33: pipeline.steps[1].steps[0].after[0]: unknown step \"x\" (no other steps here)"},

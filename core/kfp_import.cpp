@@ -282,13 +282,13 @@ class Importer {
       overlays_.push_back(std::move(o));
     }
     for (const std::string& p : options_.params) {
-      const SourceLocation where{"--param " + p, 0, 0};
+      const SourceLocation where{flag_place("--param", p), 0, 0};
       const auto eq = p.find('=');
       if (eq == std::string::npos || eq == 0)
         throw InputError(where, "", "expected NAME=VALUE (VALUE is YAML or JSON: 3, [1, 2], '{\"a\": 1}')");
       Node v;
       try {
-        v.reset(detail::parse_yaml_document(p.substr(eq + 1), "--param " + p));
+        v.reset(detail::parse_yaml_document(p.substr(eq + 1), where.file));
       } catch (const InputError& e) {
         throw InputError(where, "", e.message());
       }

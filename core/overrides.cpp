@@ -89,7 +89,7 @@ std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
 }  // namespace
 
 void apply_override(const Reader& r, Node& root, const std::string& text) {
-  const SourceLocation where{"--set " + text, 0, 0};
+  const SourceLocation where{flag_place("--set", text), 0, 0};
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos)
     throw InputError(where, "", "expected PATH=VALUE, as in cluster.node_pools[0].count=8");

@@ -7,6 +7,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
 
 using namespace shardflow;
 
@@ -931,10 +932,25 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
       bomb += "]";
     }
     bomb += "]";
+    // The --set is named by its first 100 characters: a message does not repeat a huge value.
+    REQUIRE(bomb.size() == 309);
     CHECK(error("description=" + bomb) ==
-          "--set description=" + bomb +
-              ": description: the value is too large (more than 100000 values, "
+          "--set description=" + bomb.substr(0, 88) +
+              "... (221 more characters): description: the value is too large (more than 100000 values, "
               "counting what aliases repeat, or more than 64 levels)");
+    // A long value is read whole (20,000 items, in a time linear in its size), and named in part.
+    std::string items = "[a";
+    for (int i = 1; i < 20000; ++i) items += ",a";
+    items += "]";  // 40,001 characters
+    const Scenario long_set = load({"pipeline.steps[a].command=" + items});
+    CHECK(long_set.pipeline.steps[0].component.command.size() == 20000);
+    CHECK(error("pipeline.steps[a].image=" + items) ==
+          "--set pipeline.steps[a].image=" + items.substr(0, 76) +
+              "... (39,925 more characters): pipeline.steps[0].image: expected a string, got a list");
+    // Characters, not bytes: a UTF-8 character is never cut in two.
+    CHECK(flag_place("--set", "a=" + std::string(97, 'x') + "\xc3\xa9\xc3\xa9z") ==
+          "--set a=" + std::string(97, 'x') + "\xc3\xa9... (2 more characters)");
+    CHECK(flag_place("--set", "a=" + std::string(98, 'x')) == "--set a=" + std::string(98, 'x'));
     // What the loader finds wrong in a value set this way names the override, not a line of the file.
     CHECK(error("pipeline.steps[a].parallel_for.parallelism=-2") ==
           "--set pipeline.steps[a].parallel_for.parallelism=-2: pipeline.steps[0].parallel_for.parallelism: "

@@ -907,6 +907,20 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
           "--set pipeline.steps[prep].parallel_for.parallelism=2: pipeline.steps[prep]: no element named "
           "\"prep\" "
           "in pipeline.steps (names: a, b)");
+    // A long list's names: the first ten, and how many more.
+    {
+      std::string steps;
+      for (int i = 0; i < 12; ++i) steps += "    - {name: s" + std::to_string(i) + "}\n";
+      std::string message;
+      try {
+        (void)load_scenario_text(with_steps(steps), "x.yaml", {"pipeline.steps[nope].image=x"});
+      } catch (const InputError& e) {
+        message = e.what();
+      }
+      CHECK(message ==
+            "--set pipeline.steps[nope].image=x: pipeline.steps[nope]: no element named \"nope\" in "
+            "pipeline.steps (names: s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, and 2 more)");
+    }
     CHECK(error("name.x=1") == "--set name.x=1: name: is not a mapping: it has no key \"x\"");
     CHECK(error("cluster[0]=1") == "--set cluster[0]=1: cluster: is not a list: [0] selects nothing");
     CHECK(error("cluster..count=1") ==

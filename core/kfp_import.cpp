@@ -32,9 +32,8 @@ using Keys = std::span<const std::string_view>;
 // would recurse forever, one used by many tasks is imported once per use, and aliases can make a value
 // a cycle or huge (every walk over values counts against one budget).
 constexpr int kMaxDagDepth = detail::kMaxGroupDepth;
-// The loader finds where a node made here stands by a linear search (yaml-cpp nodes cannot be hashed),
-// once per step; steps are searched first (see run()), so this many tasks cost at most ~kMaxTasks^2/2
-// comparisons: well under a second. Far more than any KFP pipeline has (loops are not unrolled here).
+// Every use of a component DAG counts (a DAG used by many tasks is imported once per use). Far more than
+// any KFP pipeline has (loops are not unrolled here); 5,000 tasks import in well under a second.
 constexpr std::size_t kMaxTasks = 5'000;
 constexpr int kMaxValueDepth = detail::kMaxItemDepth;
 constexpr std::size_t kMaxVisits = 20 * detail::kMaxItemValues;
@@ -245,8 +244,6 @@ class Importer {
 
     LoadOptions o = options_;
     if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
-    // The loader looks up each step's place once, newest first, in the order it reads them.
-    origins_.insert(origins_.end(), step_origins_.rbegin(), step_origins_.rend());
     Scenario s = detail::read_scenario_document({doc, std::move(origins_)}, file_, overlays_, o);
     if (options_.warn)
       for (const std::string& w : warnings_) options_.warn(w);
@@ -316,13 +313,13 @@ class Importer {
       overlays_.push_back(std::move(o));
     }
     for (const std::string& p : options_.params) {
-      const SourceLocation where{"--param " + p, 0, 0};
+      const SourceLocation where{flag_place("--param", p), 0, 0};
       const auto eq = p.find('=');
       if (eq == std::string::npos || eq == 0)
         throw InputError(where, "", "expected NAME=VALUE (VALUE is YAML or JSON: 3, [1, 2], '{\"a\": 1}')");
       Node v;
       try {
-        v.reset(detail::parse_yaml_document(p.substr(eq + 1), "--param " + p));
+        v.reset(detail::parse_yaml_document(p.substr(eq + 1), where.file));
       } catch (const InputError& e) {
         throw InputError(where, "", e.message());
       }
@@ -702,7 +699,7 @@ class Importer {
       task.fail("the pipeline has more than " + std::to_string(kMaxTasks) +
                 " tasks (counting a component DAG once for every task that uses it)");
     Node step = fresh(YAML::NodeType::Map);
-    step_origins_.emplace_back(step, at(name_node, file_));
+    note(step, at(name_node, file_));
     step["name"] = name_node;
     const Field ref = task["componentRef"];
     if (!ref.node) task.fail("missing required key \"componentRef\"");
@@ -942,7 +939,7 @@ class Importer {
   std::map<std::string, std::pair<Node, SourceLocation>> params_;
   Env root_env_;
   std::set<std::string> used_components_, used_tasks_, used_outputs_, used_conditions_, warned_;
-  std::vector<std::pair<Node, SourceLocation>> origins_, step_origins_;
+  std::vector<std::pair<Node, SourceLocation>> origins_;
   std::vector<std::string> warnings_;
   std::size_t visits_ = 0;
   std::size_t tasks_ = 0;

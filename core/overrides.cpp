@@ -89,7 +89,7 @@ std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
 }  // namespace
 
 void apply_override(const Reader& r, Node& root, const std::string& text) {
-  const SourceLocation where{"--set " + text, 0, 0};
+  const SourceLocation where{flag_place("--set", text), 0, 0};
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos)
     throw InputError(where, "", "expected PATH=VALUE, as in cluster.node_pools[0].count=8");
@@ -153,15 +153,18 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
                          "no such element: " + parts_text(parts, i) + " has " + std::to_string(cur.size()) +
                              (cur.size() == 1 ? " element" : " elements"));
     } else {
+      constexpr std::size_t kListed = 10;  // a message, not a listing of a pipeline's 50,000 steps
       std::string names;
+      std::size_t named = 0;
       for (std::size_t k = 0; k < cur.size() && index == cur.size(); ++k) {
         const Node e = cur[k];
         const Node name = e.IsMap() ? e["name"] : Node();
         if (name && name.IsScalar()) {
           if (name.Scalar() == p.selector) index = k;
-          names += (names.empty() ? "" : ", ") + name.Scalar();
+          if (++named <= kListed) names += (names.empty() ? "" : ", ") + name.Scalar();
         }
       }
+      if (named > kListed) names += ", and " + std::to_string(named - kListed) + " more";
       if (index == cur.size())
         throw InputError(where, here,
                          "no element named " + quote(p.selector) + " in " + parts_text(parts, i) +

@@ -55,4 +55,21 @@ std::string with_commas(std::uint64_t n) {
   return out;
 }
 
+std::string flag_place(std::string_view flag, std::string_view argument) {
+  constexpr std::size_t kShown = 100;
+  const auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
+  std::size_t end = 0, shown = 0;  // the byte after the first kShown characters (UTF-8)
+  while (end < argument.size() && shown < kShown) {
+    ++end;
+    while (end < argument.size() && continuation(argument[end])) ++end;
+    ++shown;
+  }
+  std::string out = std::string(flag) + " " + std::string(argument.substr(0, end));
+  if (end == argument.size()) return out;
+  const auto more =
+      static_cast<std::uint64_t>(std::count_if(argument.begin() + static_cast<std::ptrdiff_t>(end),
+                                               argument.end(), [&](char c) { return !continuation(c); }));
+  return out + "... (" + with_commas(more) + " more characters)";
+}
+
 }  // namespace shardflow

@@ -127,6 +127,35 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
   return find_cycle(steps);
 }
 
+namespace {
+
+// The shortest cycle through the edge "s waits for d" (d reaches s through waits-for edges): a
+// breadth-first search from d, so that a short cycle is not shown the long way round the depth-first
+// search went. Named in run order, d first; at most kShown steps, then how many more.
+std::string describe_cycle(const std::vector<Step>& steps, std::size_t s, std::size_t d) {
+  constexpr std::size_t kShown = 10;  // a message, not a listing of a huge cycle
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> reached_from(steps.size(), kNone);
+  std::vector<std::size_t> queue{d};
+  reached_from[d] = d;
+  for (std::size_t head = 0; head < queue.size() && reached_from[s] == kNone; ++head)
+    for (const StepIndex next : steps[queue[head]].deps)
+      if (reached_from[next] == kNone) {
+        reached_from[next] = queue[head];
+        queue.push_back(next);
+      }
+  // d waits for ... waits for s, and s waits for d: in run order d, s, ..., the step d waits for.
+  std::vector<std::size_t> order{d};
+  for (std::size_t at = s; at != d; at = reached_from[at]) order.push_back(at);
+  std::string out;
+  for (std::size_t i = 0; i < order.size() && i < kShown; ++i)
+    out += (i ? " -> " : "") + steps[order[i]].name;
+  if (order.size() > kShown) out += " -> ... (and " + std::to_string(order.size() - kShown) + " more)";
+  return out + " -> " + steps[d].name;
+}
+
+}  // namespace
+
 std::optional<StepProblem> find_cycle(const std::vector<Step>& steps) {
   // Iterative depth-first search over "waits for" edges; a grey step met again closes a cycle.
   enum : std::uint8_t { white, grey, black };
@@ -149,12 +178,10 @@ std::optional<StepProblem> find_cycle(const std::vector<Step>& steps) {
         color[d] = grey;
         stack.emplace_back(d, 0);
       } else if (color[d] == grey) {
-        // Waits-for chain d ... s, then s waits for d. In run order that is d -> s -> ... -> d.
-        std::string cycle = steps[d].name;
-        for (auto it = stack.rbegin(); it != stack.rend() && it->first != d; ++it)
-          cycle += " -> " + steps[it->first].name;
-        cycle += " -> " + steps[d].name;
-        return StepProblem{s, dep_pos, "dependency cycle: " + cycle + " (each step runs before the next)"};
+        // d is on the stack: d waits for ... waits for s, and s waits for d.
+        return StepProblem{
+            s, dep_pos,
+            "dependency cycle: " + describe_cycle(steps, s, d) + " (each step runs before the next)"};
       }
     }
   }

@@ -42,11 +42,12 @@ using StepNames = std::map<std::string, std::size_t, std::less<>>;
 
 /// Resolves each step's `after` names into `deps` (indices among `steps`, named in `by_name`), then
 /// looks for a dependency cycle. The first problem in reading order: a step waiting for itself, an
-/// unknown name (listing up to 10 sibling names), or a cycle (named in run order, reported at the entry
-/// that closes it).
+/// unknown name (listing up to 10 sibling names), or a cycle (reported at the entry that closes it: the
+/// shortest cycle through that entry, named in run order, its first 10 steps and how many more).
 std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name);
 
-/// The first dependency cycle among `steps` (whose `deps` are resolved), as resolve_dependencies reports it.
+/// The first dependency cycle among `steps` (whose `deps` are resolved), as resolve_dependencies reports
+/// it; one depth-first search, then one breadth-first search for the cycle's shortest form.
 std::optional<StepProblem> find_cycle(const std::vector<Step>& steps);
 
 /// Sets `fan_in_of` of each step with a `fan_in`: the one component loop among its `deps`. The first

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -516,12 +517,11 @@ class Importer {
     }
   }
 
-  // An edge from a parent to a child, once, noted with the JSON value that gave it.
+  // An edge from a parent to a child, once, noted with the JSON value that first gave it. Known edges are
+  // looked up in a hash set: a search of the child's parents made a join of 50,000 tasks quadratic.
   void add_edge(std::size_t parent, std::size_t child, const JsonValue* v) {
-    auto& a = after_[child];
-    for (const auto& [p, _] : a)
-      if (p == parent) return;
-    a.emplace_back(parent, v);
+    if (!edges_.insert(static_cast<std::uint64_t>(parent) << 32 | child).second) return;
+    after_[child].emplace_back(parent, v);
   }
 
   // ---- the scenario document ---------------------------------------------------------------------------
@@ -643,12 +643,10 @@ class Importer {
     Node pipeline = fresh(YAML::NodeType::Map);
     note(pipeline, doc_.root());
     Node steps = fresh(YAML::NodeType::Sequence);
-    std::vector<std::pair<Node, SourceLocation>> step_origins;
-    step_origins.reserve(tasks_.size());
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const Task& t = tasks_[i];
       Node step = fresh(YAML::NodeType::Map);
-      step_origins.emplace_back(step, doc_.where(*t.where));
+      note(step, *t.where);
       Node n = scalar(step_names_[i]);
       note(n, *t.id_value);
       step["name"] = n;
@@ -699,8 +697,6 @@ class Importer {
     for (const ScenarioFile& f : options_.overlays) overlays.push_back(detail::parse_overlay(f));
     LoadOptions o = options_;
     if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
-    // The loader looks up each step's place once, newest first, in the order it reads them.
-    origins_.insert(origins_.end(), step_origins.rbegin(), step_origins.rend());
     return detail::read_scenario_document({doc, std::move(origins_)}, file_, overlays, o);
   }
 
@@ -783,6 +779,7 @@ class Importer {
   std::vector<Machine> machines_;
   std::vector<std::string> step_names_;
   std::vector<std::vector<std::pair<std::size_t, const JsonValue*>>> after_;  // per task: parents
+  std::unordered_set<std::uint64_t> edges_;  // every edge of after_: parent << 32 | child (tasks < 2^32)
   double makespan_ = -1;
   std::string executed_at_;
   Node pool_{YAML::NodeType::Sequence};

@@ -129,12 +129,14 @@ void check_no_more_documents(YAML::Parser& parser, DocumentStarts& docs, const s
 
 // yaml-cpp builds its tree from the parser's events in a private class (src/nodebuilder.h), and the
 // Node constructor that wraps one of its detail::node objects is private; Node befriends every
-// specialization of YAML::as_if, so this one, for a type of ours, is the one place that reaches it.
-// The detail::node calls (create_node, set_mark, set_tag, insert, push_back) are yaml-cpp's installed
-// headers (yaml-cpp/node/detail/).
+// specialization of YAML::as_if, so these, for types of ours, are the one place that reaches it (and the
+// node a Node refers to, whose identity Node::is() compares: node_identity()). The detail::node calls
+// (create_node, set_mark, set_tag, insert, push_back, ref) are yaml-cpp's installed headers
+// (yaml-cpp/node/detail/).
 namespace shardflow::detail {
 namespace {
-struct TreeBuilderAccess {};  // no other file can name it, so no other file's as_if can be this one
+struct TreeBuilderAccess {};  // no other file can name them, so no other file's as_if can be these
+struct NodeIdentityAccess {};
 }  // namespace
 }  // namespace shardflow::detail
 
@@ -145,7 +147,19 @@ struct YAML::as_if<shardflow::detail::TreeBuilderAccess, shardflow::detail::Tree
   }
 };
 
+template <>
+struct YAML::as_if<shardflow::detail::NodeIdentityAccess, shardflow::detail::NodeIdentityAccess> {
+  static const void* identity(const YAML::Node& n) {
+    return n.m_isValid && n.m_pNode != nullptr ? n.m_pNode->ref() : nullptr;
+  }
+};
+
 namespace shardflow::detail {
+
+const void* node_identity(const YAML::Node& n) {
+  return YAML::as_if<NodeIdentityAccess, NodeIdentityAccess>::identity(n);
+}
+
 namespace {
 
 // The tree of one document, built from the parser's events as YAML::Load builds it: every node made

@@ -15,6 +15,7 @@
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/planner/compare.hpp>
 #include <shardflow/sim/simulator.hpp>
 
@@ -76,7 +77,7 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
     // An error in one of the variant's own sets: name where the variant gave it, not a --set flag that
     // the user never typed.
     for (std::size_t i = 0; i < var.sets.size(); ++i)
-      if (e.where().file == "--set " + var.sets[i] && e.where().line == 0) {
+      if (e.where().file == flag_place("--set", var.sets[i]) && e.where().line == 0) {
         const SourceLocation& w = i < var.set_where.size() ? var.set_where[i] : var.where;
         throw InputError(w, e.field(), "variant " + var.name + ": " + e.message());
       }

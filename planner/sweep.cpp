@@ -26,6 +26,7 @@
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/sampling.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/units.hpp>
 #include <shardflow/planner/pareto.hpp>
 #include <shardflow/planner/sweep.hpp>
@@ -284,7 +285,8 @@ class Runner {
           // An error in a value of --vary: name the --vary the user typed, not a --set they never did.
           for (std::size_t d = 0; d < combos_[k].size(); ++d) {
             const Dimension& dim = spec_.dimensions[d];
-            if (e.where().line != 0 || e.where().file != "--set " + dim.path + "=" + combos_[k][d]) continue;
+            if (e.where().line != 0 || e.where().file != flag_place("--set", dim.path + "=" + combos_[k][d]))
+              continue;
             std::string all;
             for (const std::string& v : dim.values) all += (all.empty() ? "" : ",") + v;
             throw InputError({"--vary " + dim.path + "=" + all, 0, 0}, e.field(),

@@ -79,6 +79,27 @@ TEST_CASE("KFP import: parallelfor_pipeline_param: limits 1 and 2, a loop inside
   CHECK(Plan::unroll(s.pipeline).task_count() == 4 + 4 + 2 * 4 + 1);
 }
 
+TEST_CASE("KFP import: a long --param is read whole, and a message names it by its first 100 characters",
+          "[kfp]") {
+  std::string items = "[0";
+  for (int i = 1; i < 20000; ++i) items += ",0";
+  items += "]";  // 40,001 characters
+  const std::string file = kValid + "pipeline_with_parallelfor_pipeline_param.yaml";
+  const Scenario s = load_scenario_file(file, options("", {"loop_parameter=" + items}));
+  REQUIRE(s.pipeline.steps[0].loop.has_value());
+  CHECK(s.pipeline.steps[0].loop->count == 20000);
+  std::string message;
+  try {
+    (void)load_scenario_file(file, options("", {"loop_parameter=" + items, "nope=" + items}));
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  CHECK(message ==
+        "--param nope=" + items.substr(0, 95) +
+            "... (39,906 more characters): --param: unknown pipeline parameter \"nope\" (parameters: "
+            "loop_parameter, prefix)");
+}
+
 TEST_CASE("KFP import: pipeline_with_loops: a parameter's default, an upstream output given as a list, raw",
           "[kfp]") {
   const Scenario s = load_scenario_file(

@@ -7,6 +7,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
 
 using namespace shardflow;
 
@@ -640,6 +641,16 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:11:29: pipeline.steps[1].steps[1].after[0]: dependency cycle: p -> q -> p (each step runs "
        "before "
        "the next)"},
+      {"a long dependency cycle, named in part",
+       with_steps(
+           "    - {name: s0, after: [s11]}\n    - {name: s1, after: [s0]}\n    - {name: s2, after: [s1]}\n"
+           "    - {name: s3, after: [s2]}\n    - {name: s4, after: [s3]}\n    - {name: s5, after: [s4]}\n"
+           "    - {name: s6, after: [s5]}\n    - {name: s7, after: [s6]}\n    - {name: s8, after: [s7]}\n"
+           "    - {name: s9, after: [s8]}\n    - {name: s10, after: [s9]}\n    - {name: s11, after: "
+           "[s10]}\n"),
+       "bad.yaml:8:26: pipeline.steps[1].after[0]: dependency cycle: s0 -> s1 -> s2 -> s3 -> s4 -> s5 -> s6 "
+       "-> s7 "
+       "-> s8 -> s9 -> ... (and 2 more) -> s0 (each step runs before the next)"},
       {"unknown dependency in a nested group names its own siblings",
        with_steps("    - {name: x}\n    - name: g\n      steps: [{name: p, after: [x]}]\n"),
        "bad.yaml:9:33: pipeline.steps[1].steps[0].after[0]: unknown step \"x\" (no other steps here)"},
@@ -925,6 +936,20 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
           "--set pipeline.steps[prep].parallel_for.parallelism=2: pipeline.steps[prep]: no element named "
           "\"prep\" "
           "in pipeline.steps (names: a, b)");
+    // A long list's names: the first ten, and how many more.
+    {
+      std::string steps;
+      for (int i = 0; i < 12; ++i) steps += "    - {name: s" + std::to_string(i) + "}\n";
+      std::string message;
+      try {
+        (void)load_scenario_text(with_steps(steps), "x.yaml", {"pipeline.steps[nope].image=x"});
+      } catch (const InputError& e) {
+        message = e.what();
+      }
+      CHECK(message ==
+            "--set pipeline.steps[nope].image=x: pipeline.steps[nope]: no element named \"nope\" in "
+            "pipeline.steps (names: s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, and 2 more)");
+    }
     CHECK(error("name.x=1") == "--set name.x=1: name: is not a mapping: it has no key \"x\"");
     CHECK(error("cluster[0]=1") == "--set cluster[0]=1: cluster: is not a list: [0] selects nothing");
     CHECK(error("cluster..count=1") ==
@@ -950,10 +975,25 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
       bomb += "]";
     }
     bomb += "]";
+    // The --set is named by its first 100 characters: a message does not repeat a huge value.
+    REQUIRE(bomb.size() == 309);
     CHECK(error("description=" + bomb) ==
-          "--set description=" + bomb +
-              ": description: the value is too large (more than 100000 values, "
+          "--set description=" + bomb.substr(0, 88) +
+              "... (221 more characters): description: the value is too large (more than 100000 values, "
               "counting what aliases repeat, or more than 64 levels)");
+    // A long value is read whole (20,000 items, in a time linear in its size), and named in part.
+    std::string items = "[a";
+    for (int i = 1; i < 20000; ++i) items += ",a";
+    items += "]";  // 40,001 characters
+    const Scenario long_set = load({"pipeline.steps[a].command=" + items});
+    CHECK(long_set.pipeline.steps[0].component.command.size() == 20000);
+    CHECK(error("pipeline.steps[a].image=" + items) ==
+          "--set pipeline.steps[a].image=" + items.substr(0, 76) +
+              "... (39,925 more characters): pipeline.steps[0].image: expected a string, got a list");
+    // Characters, not bytes: a UTF-8 character is never cut in two.
+    CHECK(flag_place("--set", "a=" + std::string(97, 'x') + "\xc3\xa9\xc3\xa9z") ==
+          "--set a=" + std::string(97, 'x') + "\xc3\xa9... (2 more characters)");
+    CHECK(flag_place("--set", "a=" + std::string(98, 'x')) == "--set a=" + std::string(98, 'x'));
     // What the loader finds wrong in a value set this way names the override, not a line of the file.
     CHECK(error("pipeline.steps[a].parallel_for.parallelism=-2") ==
           "--set pipeline.steps[a].parallel_for.parallelism=-2: pipeline.steps[0].parallel_for.parallelism: "

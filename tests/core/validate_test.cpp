@@ -89,6 +89,35 @@ TEST_CASE("Validate: dependency problems name the step, the after entry and the 
     REQUIRE(again.has_value());
     CHECK((again->step == 1 && again->entry == 0 && again->message == p->message));
   }
+  SECTION("a cycle is named the shortest way through the entry that closes it") {
+    // The depth-first search goes a, b, c, d and finds d waiting for a; a also waits for d directly.
+    std::vector<Step> steps{waits_for("a", {"b", "d"}), waits_for("b", {"c"}), waits_for("c", {"d"}),
+                            waits_for("d", {"a"})};
+    const auto p = resolve_dependencies(steps, names_of(steps));
+    REQUIRE(p.has_value());
+    CHECK((p->step == 3 && p->entry == 0));
+    CHECK(p->message == "dependency cycle: a -> d -> a (each step runs before the next)");
+  }
+  SECTION("a long cycle names its first ten steps and how many more") {
+    std::vector<Step> steps;
+    for (int i = 0; i < 25; ++i)
+      steps.push_back(waits_for("s" + std::to_string(i), {"s" + std::to_string((i + 24) % 25)}));
+    const auto p = resolve_dependencies(steps, names_of(steps));
+    REQUIRE(p.has_value());
+    CHECK((p->step == 1 && p->entry == 0));
+    CHECK(p->message ==
+          "dependency cycle: s0 -> s1 -> s2 -> s3 -> s4 -> s5 -> s6 -> s7 -> s8 -> s9 -> ... (and 15 more) "
+          "-> s0 "
+          "(each step runs before the next)");
+    steps.resize(10);  // exactly ten: every one named
+    steps[0].after = {"s9"};
+    for (Step& s : steps) s.deps.clear();
+    const auto ten = resolve_dependencies(steps, names_of(steps));
+    REQUIRE(ten.has_value());
+    CHECK(ten->message ==
+          "dependency cycle: s0 -> s1 -> s2 -> s3 -> s4 -> s5 -> s6 -> s7 -> s8 -> s9 -> s0 (each step runs "
+          "before the next)");
+  }
 }
 
 TEST_CASE("Validate: fan_in merges exactly one component loop", "[core]") {

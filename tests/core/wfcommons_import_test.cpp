@@ -223,6 +223,25 @@ TEST_CASE("WfCommons import: bad input gets one error at file:line:col", "[wfcom
         "(expected a form such as 2020-12-25T20:10:08+00:00, 20200415T183333+0000 or 03-23-21T06:04:36Z)");
 }
 
+TEST_CASE("WfCommons import: a long dependency cycle is named in part, at the edge that closes it",
+          "[wfcommons]") {
+  // t_0 -> t_1 -> ... -> t_29 -> t_0: each task on a line of its own, listing its parent.
+  std::string tasks, runtimes;
+  for (int i = 0; i < 30; ++i) {
+    const std::string id = "t_" + std::to_string(i), parent = "t_" + std::to_string((i + 29) % 30);
+    tasks += std::string(i ? ",\n" : "") + R"({"id": ")" + id + R"(", "parents": [")" + parent + "\"]}";
+    runtimes += std::string(i ? ", " : "") + R"({"id": ")" + id + R"(", "runtimeInSeconds": 1})";
+  }
+  const std::string text = "{\"workflow\": {\"specification\": {\"tasks\": [\n" + tasks +
+                           "\n]}, \"execution\": {\"tasks\": [" + runtimes +
+                           R"(], "machines": [{"nodeName": "m", "cpu": {"coreCount": 1}}]}}})";
+  // The edge t_0 -> t_1, from t_1's parents (line 3).
+  CHECK(
+      error_of(text) ==
+      "w.json:3:27: pipeline.steps[1].after[0]: dependency cycle: t_0 -> t_1 -> t_2 -> t_3 -> t_4 -> t_5 -> "
+      "t_6 -> t_7 -> t_8 -> t_9 -> ... (and 20 more) -> t_0 (each step runs before the next)");
+}
+
 TEST_CASE("WfCommons import: schema errors at the value", "[wfcommons]") {
   CHECK(error_of("{\"workflow\": 3}") == "w.json:1:14: workflow: expected an object, got a number");
   CHECK(error_of("{\"schemaVersion\": \"1.3\", \"workflow\": {}}") ==

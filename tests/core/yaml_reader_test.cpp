@@ -181,3 +181,33 @@ TEST_CASE("parse_document: a limit on the values, met while parsing", "[core]") 
   CHECK_FALSE(within("[[1], [2]]"));
   CHECK(within("[&a [1], *a]"));  // an alias is not a value of its own
 }
+
+// Reader::at finds a noted place by the node's identity (a hash lookup, not a search of every note): the
+// newest note of a node that `is` the one asked about, through handles and `=` as Node::is() sees them.
+TEST_CASE("Reader::at: the newest note of the same node, found through any handle", "[core]") {
+  using shardflow::SourceLocation;
+  const std::string file = "s.yaml";
+  const shardflow::detail::Reader r(file);
+  YAML::Node doc = parse_document("a: 1\nb: [x, y]\nc:\n", file);
+  CHECK(r.at(doc["a"]) == SourceLocation{file, 1, 4});
+  r.note_override(doc["a"], {"--set a=1", 0, 0});
+  r.note_override(doc["a"], {"--set a=2", 0, 0});
+  CHECK(r.at(doc["a"]) == SourceLocation{"--set a=2", 0, 0});  // newest first
+  CHECK(r.at(doc["b"][1]) == SourceLocation{file, 2, 8});      // not noted: its own mark
+  r.note_override(doc["b"], {"o.yaml", 3, 5});
+  YAML::Node b(doc["b"]);  // another handle of the same node
+  CHECK(r.at(b) == SourceLocation{"o.yaml", 3, 5});
+  CHECK(r.at(doc["b"][1]) == SourceLocation{file, 2, 8});  // its element is another node
+
+  // `=` gives the slot the value's identity: the slot is then found by the value's note.
+  YAML::Node value("3");
+  r.note_override(value, {"--set c=3", 0, 0});
+  doc["c"] = value;
+  CHECK(r.at(doc["c"]) == SourceLocation{"--set c=3", 0, 0});
+
+  // An empty value is placed at its key once the Map reading it notes that.
+  YAML::Node empty = parse_document("d:\ne: 1\n", file);
+  const shardflow::detail::Map m(r, empty, "", {});
+  CHECK(r.at(*m.get("d")) == SourceLocation{file, 1, 1});
+  CHECK(r.at(YAML::Node()) == SourceLocation{file, 0, 0});  // no mark, no identity
+}

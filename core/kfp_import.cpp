@@ -211,7 +211,8 @@ class Importer {
     const detail::Reader reader(file_);
     detail::check_keys(reader, ir_, "");
     // A null value the loader reads (put in the document as it is) is reported at its key.
-    for (const auto& [value, key] : reader.null_values()) note(value, detail::location_of(key, file_));
+    reader.null_values().for_each(
+        [&](const Node& value, const YAML::Mark& key) { note(value, detail::location_of(key, file_)); });
     const Field top{ir_, "", file_, {}};
     top.expect_map(kTopKeys);
     if (top.has("schemaVersion")) {

@@ -81,6 +81,11 @@ class NodeFacts {
       if (entries_[i].node.is(n)) return &entries_[i].fact;
     return nullptr;
   }
+  /// Every fact in the order added: f(node, fact).
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Entry& e : entries_) f(e.node, e.fact);
+  }
 
  private:
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
@@ -114,9 +119,7 @@ class Reader {
   }
   [[nodiscard]] const std::string& file() const { return file_; }
   /// The null values of the mappings read so far, each with its key's mark (Map notes them).
-  [[nodiscard]] const std::vector<std::pair<YAML::Node, YAML::Mark>>& null_values() const {
-    return null_values_;
-  }
+  [[nodiscard]] const NodeFacts<YAML::Mark>& null_values() const { return null_values_; }
   void note_null_value(const YAML::Node& value, const YAML::Mark& key_mark) const {
     null_values_.add(value, key_mark);
   }

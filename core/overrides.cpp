@@ -184,7 +184,8 @@ namespace {
 
 // An overlay is merged with new container nodes (never by assigning into the scenario's nodes: yaml-cpp's
 // `=` rewrites the node a handle refers to, and an alias shares it), so every node keeps its identity and
-// so its registered place.
+// so its registered place. They are made in the scenario's memory (make_node_beside), so that putting its
+// nodes into them copies nothing.
 
 // Registers an overlay's nodes (keys too) with their places in the overlay's file; an empty value at its
 // key, as the scenario's own are. Aliases could make this walk endless or huge, hence the limits.
@@ -253,7 +254,7 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
       keys.push_back(k);  // a key the scenario lacks (or not a plain name: reading reports that)
       values.push_back(it->second);
     }
-    Node out(YAML::NodeType::Map);
+    Node out = make_node_beside(base, YAML::NodeType::Map);
     for (std::size_t i = 0; i < keys.size(); ++i) out.force_insert(keys[i], values[i]);
     r.note_override(out, r.at(base));
     return out;
@@ -272,7 +273,7 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
       else
         elements.push_back(*it);
     }
-    Node out(YAML::NodeType::Sequence);
+    Node out = make_node_beside(base, YAML::NodeType::Sequence);
     for (const Node& e : elements) out.push_back(e);
     r.note_override(out, r.at(base));
     return out;

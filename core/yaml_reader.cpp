@@ -129,14 +129,14 @@ void check_no_more_documents(YAML::Parser& parser, DocumentStarts& docs, const s
 
 // yaml-cpp builds its tree from the parser's events in a private class (src/nodebuilder.h), and the
 // Node constructor that wraps one of its detail::node objects is private; Node befriends every
-// specialization of YAML::as_if, so these, for types of ours, are the one place that reaches it (and the
-// node a Node refers to, whose identity Node::is() compares: node_identity()). The detail::node calls
-// (create_node, set_mark, set_tag, insert, push_back, ref) are yaml-cpp's installed headers
-// (yaml-cpp/node/detail/).
+// specialization of YAML::as_if, so these, for types of ours, are the one place that reaches it (and a
+// Node's node, whose identity Node::is() compares, and memory: node_identity(), make_node_beside()). The
+// detail::node calls (create_node, set_mark, set_tag, set_type, insert, push_back, ref) are yaml-cpp's
+// installed headers (yaml-cpp/node/detail/).
 namespace shardflow::detail {
 namespace {
 struct TreeBuilderAccess {};  // no other file can name them, so no other file's as_if can be these
-struct NodeIdentityAccess {};
+struct NodeAccess {};
 }  // namespace
 }  // namespace shardflow::detail
 
@@ -148,16 +148,26 @@ struct YAML::as_if<shardflow::detail::TreeBuilderAccess, shardflow::detail::Tree
 };
 
 template <>
-struct YAML::as_if<shardflow::detail::NodeIdentityAccess, shardflow::detail::NodeIdentityAccess> {
+struct YAML::as_if<shardflow::detail::NodeAccess, shardflow::detail::NodeAccess> {
   static const void* identity(const YAML::Node& n) {
     return n.m_isValid && n.m_pNode != nullptr ? n.m_pNode->ref() : nullptr;
+  }
+  static YAML::Node make_beside(const YAML::Node& in, YAML::NodeType::value type) {
+    if (!in.m_isValid || in.m_pMemory == nullptr) return YAML::Node(type);
+    YAML::detail::node& n = in.m_pMemory->create_node();  // what Node(type) does, in `in`'s memory
+    n.set_type(type);
+    return YAML::Node(n, in.m_pMemory);
   }
 };
 
 namespace shardflow::detail {
 
 const void* node_identity(const YAML::Node& n) {
-  return YAML::as_if<NodeIdentityAccess, NodeIdentityAccess>::identity(n);
+  return YAML::as_if<NodeAccess, NodeAccess>::identity(n);
+}
+
+YAML::Node make_node_beside(const YAML::Node& in, YAML::NodeType::value type) {
+  return YAML::as_if<NodeAccess, NodeAccess>::make_beside(in, type);
 }
 
 namespace {

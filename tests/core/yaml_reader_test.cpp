@@ -211,3 +211,19 @@ TEST_CASE("Reader::at: the newest note of the same node, found through any handl
   CHECK(r.at(*m.get("d")) == SourceLocation{file, 1, 1});
   CHECK(r.at(YAML::Node()) == SourceLocation{file, 0, 0});  // no mark, no identity
 }
+
+// make_node_beside: a container in the memory of another tree; what is put into it is the same nodes.
+TEST_CASE("make_node_beside: a container of a tree's own nodes", "[core]") {
+  const YAML::Node doc = parse_document("a: [1, 2]\nb: {c: 3}\n", "s.yaml");
+  YAML::Node map = shardflow::detail::make_node_beside(doc, YAML::NodeType::Map);
+  YAML::Node list = shardflow::detail::make_node_beside(doc, YAML::NodeType::Sequence);
+  CHECK(map.IsMap());
+  CHECK(list.IsSequence());
+  for (auto it = doc.begin(); it != doc.end(); ++it) map.force_insert(it->first, it->second);
+  list.push_back(doc["a"][1]);
+  CHECK(map.size() == 2);
+  CHECK(map["b"].is(doc["b"]));
+  CHECK(map["b"]["c"].as<int>() == 3);
+  CHECK(list[0].is(doc["a"][1]));
+  CHECK(shardflow::detail::make_node_beside(YAML::Node(), YAML::NodeType::Map).IsMap());  // no tree: its own
+}

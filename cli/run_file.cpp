@@ -12,32 +12,9 @@ namespace shardflow::cli {
 
 namespace {
 
-using Kind = JsonValue::Kind;
-
-// An optional member (absent or null: nullptr).
-const JsonValue* optional(const JsonReader& r, const JsonValue& object, const char* key) {
-  const JsonValue* v = r.find(object, key);
-  return v != nullptr && v->kind != Kind::null ? v : nullptr;
-}
-
 void read_string(const JsonReader& r, const JsonValue& object, const char* key, const std::string& path,
                  std::string& to) {
-  if (const JsonValue* v = optional(r, object, key)) to = r.string(*v, path.empty() ? key : path + "." + key);
-}
-
-void read_bool(const JsonReader& r, const JsonValue& object, const char* key, bool& to) {
-  if (const JsonValue* v = optional(r, object, key)) {
-    if (v->kind != Kind::boolean) r.fail(*v, key, "expected true or false, got " + r.got(*v));
-    to = v->flag;
-  }
-}
-
-std::vector<std::string> read_strings(const JsonReader& r, const JsonValue& v, const std::string& field) {
-  r.array(v, field);
-  std::vector<std::string> out;
-  for (std::uint32_t i = 0; i < v.count; ++i)
-    out.push_back(r.string(r.item(v, i), field + "[" + std::to_string(i) + "]"));
-  return out;
+  if (const JsonValue* v = r.optional(object, key)) to = r.string(*v, path.empty() ? key : path + "." + key);
 }
 
 }  // namespace
@@ -64,30 +41,29 @@ RunFile read_run_file(const std::filesystem::path& dir) {
   if (f.state != "running" && f.state != "interrupted" && f.state != "finished")
     r.fail(r.get(doc, "state", ""), "state",
            "expected \"running\", \"interrupted\" or \"finished\", got " + r.got(r.get(doc, "state", "")));
-  if (const JsonValue* v = optional(r, doc, "seed")) f.seed = r.unsigned64(*v, "seed");
-  read_bool(r, doc, "emulate", f.emulate);
-  read_bool(r, doc, "kept", f.kept);
-  read_bool(r, doc, "objects_deleted", f.objects_deleted);
-  if (const JsonValue* v = optional(r, doc, "started_unix_ns"))
+  if (const JsonValue* v = r.optional(doc, "seed")) f.seed = r.unsigned64(*v, "seed");
+  if (const JsonValue* v = r.optional(doc, "emulate")) f.emulate = r.boolean(*v, "emulate");
+  if (const JsonValue* v = r.optional(doc, "kept")) f.kept = r.boolean(*v, "kept");
+  if (const JsonValue* v = r.optional(doc, "objects_deleted"))
+    f.objects_deleted = r.boolean(*v, "objects_deleted");
+  if (const JsonValue* v = r.optional(doc, "started_unix_ns"))
     f.started_unix_ns = r.integer(*v, "started_unix_ns", 0, kMaxNs);
-  if (const JsonValue* v = optional(r, doc, "finished_unix_ns"))
+  if (const JsonValue* v = r.optional(doc, "finished_unix_ns"))
     f.finished_unix_ns = r.integer(*v, "finished_unix_ns", 0, kMaxNs);
-  if (const JsonValue* v = optional(r, doc, "api_requests"))
-    f.api_requests = r.unsigned64(*v, "api_requests");
-  if (const JsonValue* v = optional(r, doc, "invocation")) {
+  if (const JsonValue* v = r.optional(doc, "api_requests")) f.api_requests = r.unsigned64(*v, "api_requests");
+  if (const JsonValue* v = r.optional(doc, "invocation")) {
     const JsonValue& inv = r.object(*v, "invocation");
     RunFile::Invocation i;
     read_string(r, inv, "file", "invocation", i.file);
     read_string(r, inv, "cluster", "invocation", i.cluster);
-    if (const JsonValue* s = optional(r, inv, "sets")) i.sets = read_strings(r, *s, "invocation.sets");
-    if (const JsonValue* s = optional(r, inv, "overlays"))
-      i.overlays = read_strings(r, *s, "invocation.overlays");
-    if (const JsonValue* q = optional(r, inv, "qps")) {
+    if (const JsonValue* s = r.optional(inv, "sets")) i.sets = r.strings(*s, "invocation.sets");
+    if (const JsonValue* s = r.optional(inv, "overlays")) i.overlays = r.strings(*s, "invocation.overlays");
+    if (const JsonValue* q = r.optional(inv, "qps")) {
       i.qps = r.number(*q, "invocation.qps");
       if (!(i.qps > 0) || !std::isfinite(i.qps))
         r.fail(*q, "invocation.qps", "must be more than 0, got " + r.got(*q));
     }
-    if (const JsonValue* b = optional(r, inv, "burst"))
+    if (const JsonValue* b = r.optional(inv, "burst"))
       i.burst = static_cast<int>(r.integer(*b, "invocation.burst", 1, 100000));  // as --burst
     f.invocation = std::move(i);
   }

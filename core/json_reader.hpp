@@ -16,6 +16,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -125,6 +126,32 @@ class JsonReader {
     return v;
   }
   [[nodiscard]] const JsonValue& item(const JsonValue& v, std::uint32_t i) const { return doc_.item(v, i); }
+
+  /// An optional member of an object (absent or null: nullptr).
+  [[nodiscard]] const JsonValue* optional(const JsonValue& object, std::string_view key) const {
+    const JsonValue* v = find(object, key);
+    return v != nullptr && v->kind != JsonValue::Kind::null ? v : nullptr;
+  }
+  /// A list of strings, each bad element named field[i].
+  [[nodiscard]] std::vector<std::string> strings(const JsonValue& v, const std::string& field) const {
+    array(v, field);
+    std::vector<std::string> out;
+    out.reserve(v.count);
+    for (std::uint32_t i = 0; i < v.count; ++i)
+      out.push_back(string(item(v, i), field + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  /// true or false.
+  [[nodiscard]] bool boolean(const JsonValue& v, const std::string& field) const {
+    if (v.kind != JsonValue::Kind::boolean) fail(v, field, "expected true or false, got " + got(v));
+    return v.flag;
+  }
+  /// A number at least 0.
+  [[nodiscard]] double non_negative(const JsonValue& v, const std::string& field) const {
+    const double x = number(v, field);
+    if (x < 0) fail(v, field, "must be at least 0, got " + got(v));
+    return x;
+  }
 
  private:
   // An integer the document holds exactly is read again from its text (its double may round).

@@ -192,47 +192,32 @@ void write_compare_json(std::ostream& out, const CompareResult& r) {
 }
 
 CompareResult read_compare_json(std::istream& in, const std::string& file) {
-  using detail::non_negative;
-  using detail::optional;
-  using detail::read_strings;
   using detail::read_summary;
   const std::string text = read_json_input(in, file, "comparison");
   const JsonDocument d = parse_json_input(text, file);
   const JsonReader r(d, text);
   const JsonValue& doc = r.object(d.root(), "the top level");
   CompareResult res;
-  res.scenario = r.string(r.get(doc, "scenario", ""), "scenario");
-  res.replications = static_cast<int>(r.integer(r.get(doc, "replications", ""), "replications", 1, 100000));
-  res.base_seed = r.unsigned64_at(doc, "base_seed", "");
-  {
-    const JsonValue& q = r.get(doc, "quantile", "");
-    res.quantile = r.number(q, "quantile");
-    if (res.quantile <= 0 || res.quantile > 100)
-      r.fail(q, "quantile", "must be in (0, 100], got " + r.got(q));
-  }
-  if (const JsonValue* v = optional(r, doc, "deadline_s")) {
-    res.deadline_s = r.number(*v, "deadline_s");
-    if (*res.deadline_s <= 0) r.fail(*v, "deadline_s", "must be more than 0, got " + r.got(*v));
-  }
+  detail::read_run_header(r, doc, res);
   const JsonValue& variants = r.array(r.get(doc, "variants", ""), "variants");
   for (std::uint32_t i = 0; i < variants.count; ++i) {
     const std::string p = "variants[" + std::to_string(i) + "]";
     const JsonValue& vj = r.object(r.item(variants, i), p);
     VariantResult v;
     v.name = r.string(r.get(vj, "name", p), p + ".name");
-    v.sets = read_strings(r, r.get(vj, "set", p), p + ".set");
+    v.sets = r.strings(r.get(vj, "set", p), p + ".set");
     v.makespan_s = read_summary(r, r.get(vj, "makespan_s", p), p + ".makespan_s", true);
-    v.quantile_makespan_s = non_negative(r, r.get(vj, "quantile_makespan_s", p), p + ".quantile_makespan_s");
+    v.quantile_makespan_s = r.non_negative(r.get(vj, "quantile_makespan_s", p), p + ".quantile_makespan_s");
     v.cost = read_summary(r, r.get(vj, "cost", p), p + ".cost", true);
     v.cpu_utilization = read_summary(r, r.get(vj, "cpu_utilization", p), p + ".cpu_utilization", true);
     v.runs_with_failed_tasks = static_cast<int>(r.integer(
         r.get(vj, "runs_with_failed_tasks", p), p + ".runs_with_failed_tasks", 0, res.replications));
-    if (const JsonValue* x = optional(r, vj, "p_meets_deadline")) {
+    if (const JsonValue* x = r.optional(vj, "p_meets_deadline")) {
       v.p_meets_deadline = r.number(*x, p + ".p_meets_deadline");
       if (v.p_meets_deadline < 0 || v.p_meets_deadline > 1)
         r.fail(*x, p + ".p_meets_deadline", "must be from 0 to 1, got " + r.got(*x));
     }
-    if (const JsonValue* x = optional(r, vj, "meets")) v.meets = detail::boolean(r, *x, p + ".meets");
+    if (const JsonValue* x = r.optional(vj, "meets")) v.meets = r.boolean(*x, p + ".meets");
     v.diff_makespan_s = read_summary(r, r.get(vj, "diff_makespan_s", p), p + ".diff_makespan_s", false);
     v.diff_cost = read_summary(r, r.get(vj, "diff_cost", p), p + ".diff_cost", false);
     const JsonValue& runs = r.array(r.get(vj, "runs", p), p + ".runs");
@@ -240,12 +225,12 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
       const std::string q = p + ".runs[" + std::to_string(k) + "]";
       const JsonValue& run = r.object(r.item(runs, k), q);
       v.runs.push_back({r.unsigned64_at(run, "seed", q),
-                        non_negative(r, r.get(run, "makespan_s", q), q + ".makespan_s"),
-                        non_negative(r, r.get(run, "cost", q), q + ".cost"),
-                        non_negative(r, r.get(run, "cpu_utilization", q), q + ".cpu_utilization"),
-                        detail::boolean(r, r.get(run, "failed", q), q + ".failed")});
+                        r.non_negative(r.get(run, "makespan_s", q), q + ".makespan_s"),
+                        r.non_negative(r.get(run, "cost", q), q + ".cost"),
+                        r.non_negative(r.get(run, "cpu_utilization", q), q + ".cpu_utilization"),
+                        r.boolean(r.get(run, "failed", q), q + ".failed")});
     }
-    if (const JsonValue* mj = optional(r, vj, "measured")) {
+    if (const JsonValue* mj = r.optional(vj, "measured")) {
       const std::string q = p + ".measured";
       r.object(*mj, q);
       Measurement m;
@@ -261,7 +246,7 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
           r.fail(xs, f,
                  "has " + std::to_string(xs.count) + " values for " + std::to_string(seeds.count) + " seeds");
         for (std::uint32_t k = 0; k < xs.count; ++k)
-          to->push_back(non_negative(r, r.item(xs, k), f + "[" + std::to_string(k) + "]"));
+          to->push_back(r.non_negative(r.item(xs, k), f + "[" + std::to_string(k) + "]"));
       }
       v.measured = std::move(m);
     }

@@ -56,36 +56,6 @@ inline nlohmann::ordered_json summary_json(const Summary& s) {
           {"skewness", s.skewness}};
 }
 
-/// A list of strings, each bad element named field[i].
-inline std::vector<std::string> read_strings(const JsonReader& r, const JsonValue& v,
-                                             const std::string& field) {
-  r.array(v, field);
-  std::vector<std::string> out;
-  out.reserve(v.count);
-  for (std::uint32_t i = 0; i < v.count; ++i)
-    out.push_back(r.string(r.item(v, i), field + "[" + std::to_string(i) + "]"));
-  return out;
-}
-
-/// An optional member of an object (absent or null: nullptr).
-inline const JsonValue* optional(const JsonReader& r, const JsonValue& object, const char* key) {
-  const JsonValue* v = r.find(object, key);
-  return v != nullptr && v->kind != JsonValue::Kind::null ? v : nullptr;
-}
-
-/// true or false.
-inline bool boolean(const JsonReader& r, const JsonValue& v, const std::string& field) {
-  if (v.kind != JsonValue::Kind::boolean) r.fail(v, field, "expected true or false, got " + r.got(v));
-  return v.flag;
-}
-
-/// A number at least 0.
-inline double non_negative(const JsonReader& r, const JsonValue& v, const std::string& field) {
-  const double x = r.number(v, field);
-  if (x < 0) r.fail(v, field, "must be at least 0, got " + r.got(v));
-  return x;
-}
-
 /// The inverse of summary_json; min, p50, p95 and max may be missing (0), as in a paired difference, and
 /// so may skewness (0), as in files written before the interval corrected for it. Each bad value at its
 /// file:line:col; `of_amounts`: a makespan, cost or
@@ -118,6 +88,22 @@ inline Summary read_summary(const JsonReader& r, const JsonValue& v, const std::
   s.ci95_high = number("ci95_high", true, true);
   s.skewness = number("skewness", false, true);
   return s;
+}
+
+/// The fields sweep.json and compare.json both begin with, read into `out` (a SweepResult or a
+/// CompareResult).
+template <class Result>
+void read_run_header(const JsonReader& r, const JsonValue& doc, Result& out) {
+  out.scenario = r.string(r.get(doc, "scenario", ""), "scenario");
+  out.replications = static_cast<int>(r.integer(r.get(doc, "replications", ""), "replications", 1, 100000));
+  out.base_seed = r.unsigned64_at(doc, "base_seed", "");
+  const JsonValue& q = r.get(doc, "quantile", "");
+  out.quantile = r.number(q, "quantile");
+  if (out.quantile <= 0 || out.quantile > 100) r.fail(q, "quantile", "must be in (0, 100], got " + r.got(q));
+  if (const JsonValue* v = r.optional(doc, "deadline_s")) {
+    out.deadline_s = r.number(*v, "deadline_s");
+    if (*out.deadline_s <= 0) r.fail(*v, "deadline_s", "must be more than 0, got " + r.got(*v));
+  }
 }
 
 }  // namespace shardflow::planner::detail

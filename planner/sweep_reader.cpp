@@ -16,9 +16,6 @@ namespace shardflow::planner {
 namespace {
 
 using Kind = JsonValue::Kind;
-using detail::non_negative;
-using detail::optional;
-using detail::read_strings;
 
 }  // namespace
 
@@ -28,27 +25,15 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
   const JsonReader r(d, text);
   const JsonValue& doc = r.object(d.root(), "the top level");
   SweepResult res;
-  res.scenario = r.string(r.get(doc, "scenario", ""), "scenario");
-  res.replications = static_cast<int>(r.integer(r.get(doc, "replications", ""), "replications", 1, 100000));
-  res.base_seed = r.unsigned64_at(doc, "base_seed", "");
-  {
-    const JsonValue& q = r.get(doc, "quantile", "");
-    res.quantile = r.number(q, "quantile");
-    if (res.quantile <= 0 || res.quantile > 100)
-      r.fail(q, "quantile", "must be in (0, 100], got " + r.got(q));
-  }
-  if (const JsonValue* v = optional(r, doc, "deadline_s")) {
-    res.deadline_s = r.number(*v, "deadline_s");
-    if (*res.deadline_s <= 0) r.fail(*v, "deadline_s", "must be more than 0, got " + r.got(*v));
-  }
+  detail::read_run_header(r, doc, res);
   // Written since the Pareto front and the slices (older files have none of these).
-  if (const JsonValue* v = optional(r, doc, "inputs_hash")) res.inputs_hash = r.string(*v, "inputs_hash");
-  if (const JsonValue* v = optional(r, doc, "search")) {
+  if (const JsonValue* v = r.optional(doc, "inputs_hash")) res.inputs_hash = r.string(*v, "inputs_hash");
+  if (const JsonValue* v = r.optional(doc, "search")) {
     const std::string s = r.string(*v, "search");
     if (s != "grid" && s != "auto") r.fail(*v, "search", "expected \"grid\" or \"auto\", got " + r.got(*v));
     if (s == "auto") res.search = Search::automatic;
   }
-  if (const JsonValue* v = optional(r, doc, "shard")) {
+  if (const JsonValue* v = r.optional(doc, "shard")) {
     r.object(*v, "shard");
     constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
     const JsonValue& count = r.get(*v, "count", "shard");
@@ -61,8 +46,8 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
   for (std::uint32_t i = 0; i < dims.count; ++i) {
     const std::string p = "dimensions[" + std::to_string(i) + "]";
     const JsonValue& dj = r.object(r.item(dims, i), p);
-    res.dimensions.push_back({r.string(r.get(dj, "path", p), p + ".path"),
-                              read_strings(r, r.get(dj, "values", p), p + ".values")});
+    res.dimensions.push_back(
+        {r.string(r.get(dj, "path", p), p + ".path"), r.strings(r.get(dj, "values", p), p + ".values")});
   }
   const JsonValue& configs = r.array(r.get(doc, "configurations", ""), "configurations");
   for (std::uint32_t i = 0; i < configs.count; ++i) {
@@ -70,31 +55,31 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
     const JsonValue& c = r.object(r.item(configs, i), p);
     ConfigResult cr;
     const JsonValue& values = r.get(c, "values", p);
-    cr.values = read_strings(r, values, p + ".values");
+    cr.values = r.strings(values, p + ".values");
     if (cr.values.size() != res.dimensions.size())
       r.fail(values, p + ".values",
              "has " + std::to_string(cr.values.size()) + " values for " +
                  std::to_string(res.dimensions.size()) +
                  (res.dimensions.size() == 1 ? " dimension" : " dimensions"));
     cr.makespan_s = detail::read_summary(r, r.get(c, "makespan_s", p), p + ".makespan_s", true);
-    cr.quantile_makespan_s = non_negative(r, r.get(c, "quantile_makespan_s", p), p + ".quantile_makespan_s");
+    cr.quantile_makespan_s = r.non_negative(r.get(c, "quantile_makespan_s", p), p + ".quantile_makespan_s");
     cr.cost = detail::read_summary(r, r.get(c, "cost", p), p + ".cost", true);
     cr.runs_with_failed_tasks = static_cast<int>(
         r.integer(r.get(c, "runs_with_failed_tasks", p), p + ".runs_with_failed_tasks", 0, res.replications));
-    if (const JsonValue* v = optional(r, c, "p_meets_deadline")) {
+    if (const JsonValue* v = r.optional(c, "p_meets_deadline")) {
       cr.p_meets_deadline = r.number(*v, p + ".p_meets_deadline");
       if (cr.p_meets_deadline < 0 || cr.p_meets_deadline > 1)
         r.fail(*v, p + ".p_meets_deadline", "must be from 0 to 1, got " + r.got(*v));
     }
-    if (const JsonValue* v = optional(r, c, "meets")) cr.meets = detail::boolean(r, *v, p + ".meets");
+    if (const JsonValue* v = r.optional(c, "meets")) cr.meets = r.boolean(*v, p + ".meets");
     res.configs.push_back(std::move(cr));
   }
   res.configurations_in_space = res.configs.size();
-  if (const JsonValue* v = optional(r, doc, "configurations_in_space"))
+  if (const JsonValue* v = r.optional(doc, "configurations_in_space"))
     res.configurations_in_space = r.unsigned64(*v, "configurations_in_space");
   res.simulations =
       static_cast<std::uint64_t>(res.configs.size()) * static_cast<std::uint64_t>(res.replications);
-  if (const JsonValue* v = optional(r, doc, "simulations")) res.simulations = r.unsigned64(*v, "simulations");
+  if (const JsonValue* v = r.optional(doc, "simulations")) res.simulations = r.unsigned64(*v, "simulations");
   finish_sweep(res);  // the Pareto front and the nearest configuration follow from the configurations
   res.recommended.reset();
   if (const JsonValue& rec = r.get(doc, "recommended", ""); rec.kind != Kind::null) {

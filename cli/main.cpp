@@ -22,6 +22,7 @@
 #include <shardflow/core/scenario.hpp>
 
 #include "commands.hpp"
+#include "suggest.hpp"
 
 namespace shardflow::cli {
 namespace {
@@ -178,21 +179,31 @@ int main(int argc, char** argv) {
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
     std::string names;
+    std::vector<std::string> list;
     bool known = false;
     const auto subs = app.get_subcommands([](CLI::App*) { return true; });
     for (std::size_t i = 0; i < subs.size(); ++i) {
       known = known || subs[i]->check_name(argv[1]);
       names += (i == 0 ? "" : i + 1 == subs.size() ? " and " : ", ") + subs[i]->get_name();
+      list.push_back(subs[i]->get_name());
     }
     if (!known) {
-      std::cerr << "shardflow: unknown command \"" << argv[1] << "\"; the commands are " << names
-                << " (shardflow --help)\n";
+      std::cerr << "shardflow: unknown command \"" << argv[1] << "\"" << cli::did_you_mean(argv[1], list)
+                << "; the commands are " << names << " (shardflow --help)\n";
       return 2;
     }
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A mistyped option is the likeliest cause of any refusal, and CLI11 names it poorly (as an extra
+    // argument after its value, or not at all behind a required option's absence): name it, and what
+    // the user probably meant.
+    if (e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success))
+      if (const auto message = cli::unknown_option_message(app, argc, argv)) {
+        std::cerr << *message;
+        return 2;
+      }
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }

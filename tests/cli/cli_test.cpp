@@ -96,7 +96,8 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
     CHECK(r.status == 2);
     CHECK(r.err ==
-          "shardflow: unknown command \"simualte\"; the commands are validate, explain, simulate, run, "
+          "shardflow: unknown command \"simualte\" (did you mean simulate?); the commands are validate, "
+          "explain, simulate, run, "
           "sweep, merge, compare, "
           "calibrate, report and k8s (shardflow --help)\n");
   }
@@ -135,7 +136,7 @@ TEST_CASE("cli: building only the named command changes nothing a user sees", "[
                      std::string(SHARDFLOW_EXE) + " simulate [OPTIONS] file\n\nPositionals:\n") == 0);
   }
   SECTION("an error of the one command built") {
-    for (const char* args : {"simulate", "simulate --bogus", "sweep"}) {
+    for (const char* args : {"simulate", "sweep"}) {
       const Result r = run(args);
       CHECK(r.status == 2);
       CHECK(r.out == "");
@@ -149,6 +150,71 @@ TEST_CASE("cli: building only the named command changes nothing a user sees", "[
     const Result r = run("validate tests/data/wfcommons/bad/good.json explain");
     CHECK(r.status == 2);
     CHECK(r.err == "files: File does not exist: explain\nRun with --help for more information.\n");
+  }
+}
+
+// CLI11 names a mistyped option as an extra argument after its value ("The following arguments were not
+// expected: 3 --sead") or not at all ("file is required" when the file is missing too); main() names it,
+// with the options (or commands) closest to it: containing it or contained in it, else a small edit
+// distance, a transposition counting as one edit.
+TEST_CASE("cli: a mistyped option or command is named, with what was probably meant", "[cli]") {
+  const std::string f = " scenarios/argo-parallelism-limit.yaml";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"simulate" + f + " --sead 3",  // one edit from --seed, two from --set
+       "shardflow simulate: unknown option \"--sead\" (did you mean --seed?); shardflow simulate --help "
+       "lists "
+       "the options\n"},
+      {"simulate" + f + " --sed 3",  // one edit from both
+       "shardflow simulate: unknown option \"--sed\" (did you mean --seed or --set?); shardflow simulate "
+       "--help "
+       "lists the options\n"},
+      {"run" + f + " --scale 0.01",  // contained in --time-scale
+       "shardflow run: unknown option \"--scale\" (did you mean --time-scale?); shardflow run --help lists "
+       "the "
+       "options\n"},
+      {"sweep" + f + " --vary-x a",  // contains --vary; CLI11 said "--vary is required"
+       "shardflow sweep: unknown option \"--vary-x\" (did you mean --vary?); shardflow sweep --help lists "
+       "the "
+       "options\n"},
+      {"sweep" + f + " --vary a=1 --deadlien=3s",  // a transposition, given with =
+       "shardflow sweep: unknown option \"--deadlien\" (did you mean --deadline?); shardflow sweep --help "
+       "lists "
+       "the options\n"},
+      {"simulate --bogus",  // nothing close; CLI11 said "file is required"
+       "shardflow simulate: unknown option \"--bogus\"; shardflow simulate --help lists the options\n"},
+      {"simulate" + f + " -x",
+       "shardflow simulate: unknown option \"-x\"; shardflow simulate --help lists the options\n"},
+      {"k8s status --kubeconfg x",
+       "shardflow k8s status: unknown option \"--kubeconfg\" (did you mean --kubeconfig?); shardflow k8s "
+       "status "
+       "--help lists the options\n"},
+      {"k8s stat x",
+       "shardflow k8s: unknown command \"stat\" (did you mean status?); the commands are cleanup and status "
+       "(shardflow k8s --help)\n"},
+      {"simulat" + f,
+       "shardflow: unknown command \"simulat\" (did you mean simulate?); the commands are validate, explain, "
+       "simulate, run, sweep, merge, compare, calibrate, report and k8s (shardflow --help)\n"},
+      {"xyzzy",
+       "shardflow: unknown command \"xyzzy\"; the commands are validate, explain, simulate, run, sweep, "
+       "merge, "
+       "compare, calibrate, report and k8s (shardflow --help)\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    const Result r = run(args);
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    CHECK(r.err == message);
+  }
+  SECTION("values that look like options are values: a negative seed is still the seed's error") {
+    const Result r = run("simulate" + f + " --seed -1");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--seed: want a whole number from 0 to 18446744073709551615, got \"-1\"") == 0);
+  }
+  SECTION("after --, words are positional") {
+    const Result r = run("validate -- --not-an-option");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("unknown option") == std::string::npos);
   }
 }
 

@@ -1,0 +1,135 @@
+#include "suggest.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+
+namespace shardflow::cli {
+namespace {
+
+// Edit distance with adjacent transpositions (optimal string alignment): "simualte" is 1 from "simulate".
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= n; ++i)
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[n][m];
+}
+
+std::string strip_dashes(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size() && s[i] == '-') ++i;
+  return s.substr(i);
+}
+
+// "shardflow k8s status" for the chain app, k8s, status.
+std::string command_of(const std::vector<CLI::App*>& chain) {
+  std::string command = "shardflow";
+  for (std::size_t c = 1; c < chain.size(); ++c) command += " " + chain[c]->get_name();
+  return command;
+}
+
+}  // namespace
+
+std::vector<std::string> closest(const std::string& raw, const std::vector<std::string>& candidates) {
+  const std::string word = strip_dashes(raw);
+  if (word.empty() || word.size() > 64) return {};  // a long word is a value, not a typo of a name
+  // Scores: containment first (by how much the lengths differ), then edits; lower is closer.
+  constexpr std::size_t kContains = 0, kEdits = 1000;
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const std::string& c : candidates) {
+    if (c.empty() || c == word) continue;
+    const std::string& shorter = c.size() < word.size() ? c : word;
+    const std::string& longer = c.size() < word.size() ? word : c;
+    if (shorter.size() >= 3 && longer.find(shorter) != std::string::npos) {
+      scored.emplace_back(kContains + (longer.size() - shorter.size()), c);
+      continue;
+    }
+    const std::size_t d = edit_distance(word, c);
+    if (d <= std::max<std::size_t>(1, std::min(word.size(), c.size()) / 3))
+      scored.emplace_back(kEdits + d, c);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (const auto& [score, name] : scored) {
+    if (out.size() == 2 || score != scored.front().first) break;  // only the equally close best ones
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates,
+                         const std::string& prefix) {
+  const std::vector<std::string> best = closest(word, candidates);
+  if (best.empty()) return "";
+  std::string s = " (did you mean " + prefix + best[0];
+  if (best.size() > 1) s += " or " + prefix + best[1];
+  return s + "?)";
+}
+
+std::optional<std::string> unknown_option_message(CLI::App& app, int argc, const char* const* argv) {
+  std::vector<CLI::App*> chain{&app};  // the app and the subcommands named so far
+  bool value_next = false;             // the previous word was an option that takes a value
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;  // what follows is positional
+    if (value_next) {
+      value_next = false;
+      continue;
+    }
+    if (word.size() < 2 || word[0] != '-' || (word[1] >= '0' && word[1] <= '9') || word[1] == '.') {
+      // A positional or a negative number; a subcommand's name moves down the chain.
+      const auto subs = chain.back()->get_subcommands([](CLI::App*) { return true; });
+      const auto named =
+          std::find_if(subs.begin(), subs.end(), [&](CLI::App* s) { return s->check_name(word); });
+      if (named != subs.end()) {
+        chain.push_back(*named);
+        continue;
+      }
+      // A command made only of subcommands (k8s) takes no other word: this one is a mistyped command.
+      const auto options = chain.back()->get_options();
+      const bool takes_positionals = std::any_of(options.begin(), options.end(),
+                                                 [](const CLI::Option* o) { return o->get_positional(); });
+      if (chain.size() > 1 && !subs.empty() && !takes_positionals) {
+        std::vector<std::string> names;
+        std::string list;
+        for (std::size_t k = 0; k < subs.size(); ++k) {
+          names.push_back(subs[k]->get_name());
+          list += (k == 0 ? "" : k + 1 == subs.size() ? " and " : ", ") + subs[k]->get_name();
+        }
+        const std::string command = command_of(chain);
+        return command + ": unknown command \"" + word + "\"" + did_you_mean(word, names) +
+               "; the commands are " + list + " (" + command + " --help)\n";
+      }
+      continue;
+    }
+    const bool long_form = word[1] == '-';
+    const std::string name = long_form ? word.substr(0, word.find('=')) : word.substr(0, 2);
+    const CLI::Option* known = nullptr;
+    for (auto it = chain.rbegin(); it != chain.rend() && known == nullptr; ++it)
+      known = (*it)->get_option_no_throw(name);
+    if (known != nullptr) {
+      // `--opt value` (not `--opt=value`, not `-xVALUE`) takes the next word as its value.
+      value_next = known->get_items_expected_min() > 0 && word == name;
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const CLI::Option* o : chain.back()->get_options())
+      for (const std::string& l : o->get_lnames()) names.push_back(l);
+    const std::string command = command_of(chain);
+    return command + ": unknown option \"" + name + "\"" + did_you_mean(name, names, "--") + "; " + command +
+           " --help lists the options\n";
+  }
+  return std::nullopt;
+}
+
+}  // namespace shardflow::cli

@@ -6,14 +6,17 @@ from the program.
 
 Every fenced code block is read; each line that starts with `shardflow ` or `$ shardflow ` (with its
 backslash continuations) is a command. It runs in a scratch directory that links the repository's
-top-level entries (scenarios/, tests/, ...), with `shardflow` meaning the built binary:
+top-level entries (scenarios/, tests/, ...), with `shardflow` meaning the built binary; a line of a block
+that only sets shell variables (`S=scenarios/x.yaml; V=...`) has them expanded in the block's commands:
 
 - a `$ ` command is shown with its output: the lines after it, up to the next `$ ` or the end of the
   block, must appear in what it prints (stdout then stderr), in order; a line `...` stands for any lines;
 - any other command must exit 0.
 
-A command is skipped, and listed with the reason, when it cannot run here: it names a file or directory
-that neither the repository nor tests/data has (a placeholder such as S.yaml, or a file the reader makes
+The commands run in the order the docs show them, in one directory: a command may read what an earlier
+one wrote (run, then calibrate on its output). A command is skipped, and listed with the reason, when it
+cannot run here: it names a file or directory that neither the repository, an earlier command nor
+tests/data has (a placeholder such as S.yaml, or a file the reader makes
 first, such as a compiled pipeline.yaml), it pipes into another program, it elides arguments (`...`), or
 it needs a live cluster (`--backend k8s` without `--dry-run`, `shardflow k8s`). A bare file name that is
 not at the top of the repository is looked up by name under tests/data/ (the WfCommons instances the docs
@@ -28,23 +31,54 @@ import subprocess
 import sys
 import tempfile
 
-MIN_RUN = 12
+MIN_RUN = 20
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
 
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def assignments(line):
+    """The variables a line such as `S=scenarios/x.yaml; V='a=1,2'` sets, or None if it is not one."""
+    parts = [p.strip() for p in line.split(";") if p.strip()]
+    if not parts or not all(ASSIGNMENT.match(p) for p in parts):
+        return None
+    out = {}
+    for p in parts:
+        name, value = p.split("=", 1)
+        words = shlex.split(value)
+        out[name] = words[0] if words else ""
+    return out
+
+
+def expand(command, variables):
+    """$NAME and ${NAME} replaced by the variable's value, as the shell would (the values hold no spaces)."""
+    for name, value in variables.items():
+        command = command.replace("${" + name + "}", value)
+        command = re.sub(r"\$" + name + r"(?![A-Za-z0-9_])", lambda _: value, command)
+    return command
+
+
 def commands(path):
-    """(line number, command, documented output lines or None) for each command in path's code blocks."""
+    """(line number, command, documented output lines or None) for each command in path's code blocks;
+    the variables that lines of a block set before a command are expanded in it."""
     out = []
     lines = path.read_text(encoding="utf-8").splitlines()
     in_block = False
+    variables = {}
     i = 0
     while i < len(lines):
         line = lines[i]
         if line.lstrip().startswith("```"):
             in_block = not in_block
+            variables = {}
             i += 1
             continue
         stripped = line.strip()
+        if in_block and (set_here := assignments(stripped)) is not None:
+            variables.update(set_here)
+            i += 1
+            continue
         shown = stripped.startswith("$ shardflow ")
         if in_block and (stripped.startswith("shardflow ") or shown):
             start = i + 1
@@ -61,7 +95,7 @@ def commands(path):
                         break
                     expected.append(nxt.rstrip())
                     i += 1
-            out.append((start, cmd, expected))
+            out.append((start, expand(cmd, variables), expected))
         i += 1
     return out
 
@@ -84,18 +118,19 @@ def why_skipped(cmd, words, repo, work):
     for k, w in enumerate(words[2:], start=2):
         if w.startswith("-") or "=" in w or words[k - 1] in ("--out", "--run-id", "--namespace"):
             continue
-        looks_like_path = w.endswith(FILE_SUFFIXES) or "/" in w or any(c in w for c in "*?")
+        slice_or_ratio = re.fullmatch(r"[0-9]+/[0-9]+", w) is not None  # --shard 0/3
+        looks_like_path = w.endswith(FILE_SUFFIXES) or ("/" in w and not slice_or_ratio) or any(c in w for c in "*?")
         placeholder = re.fullmatch(r"[A-Z][A-Z0-9_]*", w) is not None  # S, DIR, FILE
         if not (looks_like_path or placeholder):
             continue
-        if (repo / w).exists():
+        if (work / w).exists():  # the repository's, or made by a command the docs show before it
             continue
         if "/" not in w and (hit := find_data(repo, w)) is not None:
             link = work / w
             if not link.exists():
                 link.symlink_to(hit)
             continue
-        return f"names {w}, which is not in the repository"
+        return f"names {w}, which neither the repository nor an earlier command has"
     return None
 
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,5 +47,16 @@ struct ScenarioDocument {
 /// `overlays` in order, then options.sets; options.overlays are not read (the caller parsed them).
 Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& file,
                                 const std::vector<ParsedOverlay>& overlays, const LoadOptions& options);
+
+/// The same for an importer that built and checked the pipeline's steps itself (their order, names and
+/// dependencies resolved, no cycle): `doc` has no `pipeline`, and the steps are taken as they are. nullopt
+/// when anything would need the pipeline in the document: an overlay or --set that gives it a pipeline,
+/// a step that fits no node pool of the cluster read, more tasks than options.max_tasks, or any error (the
+/// caller then reads the whole document, whose messages name the place).
+std::optional<Scenario> read_scenario_document_with_steps(const ScenarioDocument& doc,
+                                                          const std::string& file,
+                                                          const std::vector<ParsedOverlay>& overlays,
+                                                          const LoadOptions& options,
+                                                          std::vector<Step> steps);
 
 }  // namespace shardflow::detail

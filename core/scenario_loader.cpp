@@ -15,6 +15,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/text.hpp>
 
@@ -35,13 +36,9 @@ using namespace detail;
 
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 
-Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_tasks) {
-  if (!root.IsDefined() || root.IsNull())
-    throw InputError(SourceLocation{r.file(), 1, 1}, "",
-                     "the file is empty; expected a mapping with name, pipeline and cluster");
-  if (!root.IsMap())
-    r.fail(root, "", "the top level must be a mapping with name, pipeline and cluster, " + got(root));
-  const Map m(r, root, "", kTopKeys);
+// Everything but the pipeline: name, description, seed, overheads and cluster (the pipeline is read
+// against the cluster). `m` is the top-level mapping.
+Scenario read_scenario_head(const Reader& r, const Map& m) {
   Scenario s;
   s.file = r.file();
   s.name = get_nonempty_string(r, m.require("name"), "name");
@@ -61,6 +58,17 @@ Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_task
   s.cluster = read_cluster(r, cluster_node, no_overheads, s.overheads.preset);
   check_driver_pod(r, s.cluster, s.overheads, over, cluster_node);
   s.pipeline.name = s.name;
+  return s;
+}
+
+Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_tasks) {
+  if (!root.IsDefined() || root.IsNull())
+    throw InputError(SourceLocation{r.file(), 1, 1}, "",
+                     "the file is empty; expected a mapping with name, pipeline and cluster");
+  if (!root.IsMap())
+    r.fail(root, "", "the top level must be a mapping with name, pipeline and cluster, " + got(root));
+  const Map m(r, root, "", kTopKeys);
+  Scenario s = read_scenario_head(r, m);
   s.pipeline.steps = read_pipeline(r, m.require("pipeline"), s.cluster);
   check_task_limit(s.pipeline, max_tasks, r.file());
   return s;
@@ -100,6 +108,36 @@ Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& 
   } catch (const YAML::Exception& e) {
     // Only reached if a yaml-cpp accessor misbehaves; still a clear error rather than a crash.
     throw InputError(location_of(e.mark, file), "", e.msg);
+  }
+}
+
+std::optional<Scenario> read_scenario_document_with_steps(const ScenarioDocument& doc,
+                                                          const std::string& file,
+                                                          const std::vector<ParsedOverlay>& overlays,
+                                                          const LoadOptions& options,
+                                                          std::vector<Step> steps) {
+  if (!options.cluster.empty() && options.cluster != "local") return std::nullopt;
+  try {
+    const Reader r(file);
+    for (const auto& [n, where] : doc.origins) r.note_override(n, where);
+    Node root = doc.root;
+    if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
+    for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o);
+    for (const std::string& o : options.sets) apply_override(r, root, o);
+    // An overlay or --set that gives the document a pipeline changes the steps: not this route.
+    if (!root.IsMap() || root["pipeline"]) return std::nullopt;
+    Scenario s = read_scenario_head(r, Map(r, root, "", kTopKeys));
+    // The checks read_pipeline makes against the cluster, and the task limit; their messages need the
+    // steps' places in the document, which the caller's route has.
+    for (const Step& st : steps)
+      if (fit_problem(s.cluster, st)) return std::nullopt;
+    s.pipeline.steps = std::move(steps);
+    if (Plan::count_tasks(s.pipeline) > options.max_tasks) return std::nullopt;
+    return s;
+  } catch (const InputError&) {
+    return std::nullopt;  // the document route reports it, with the pipeline in place
+  } catch (const YAML::Exception&) {
+    return std::nullopt;
   }
 }
 

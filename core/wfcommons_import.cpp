@@ -150,6 +150,8 @@ class Importer {
   Importer(std::string_view text, const std::string& file, const LoadOptions& options, bool via_document)
       : doc_(parse_json_document(text, file)), file_(file), options_(options), via_document_(via_document) {}
 
+  [[nodiscard]] WfRoute route() const { return route_; }
+
   Scenario run() {
     check_keys();
     const JsonValue& root = doc_.root();
@@ -568,27 +570,17 @@ class Importer {
     if (!executed_at_.empty()) description += ", executed at " + executed_at_;
   }
 
-  // The scenario without the scenario document, when nothing changes it (no overlay, --set or --cluster)
-  // and the loader would accept it: step names valid and unique (above), parents resolved (above), then
-  // the loader's own checks on the built model (no cycle, every task fits a machine). The parts the loader
-  // fills in (every default) come from the loader itself, reading a one-step, one-pool document of the
-  // same shape; tests/core/wfcommons_import_test.cpp checks that both routes give the same scenario. Any
-  // input the loader would reject goes through it, so its errors read the same either way.
-  std::optional<Scenario> direct() const {
-    if (!options_.overlays.empty() || !options_.sets.empty() || !options_.cluster.empty() ||
-        machines_.empty() || tasks_.size() > detail::kMaxSteps || via_document_)
-      return std::nullopt;
-    for (const Machine& m : machines_)
-      if (m.name.empty()) return std::nullopt;
-
-    Scenario s = template_scenario();
-    s.file = file_;
-    const Step plain = s.pipeline.steps[0], with_data = s.pipeline.steps[1];
-    const NodePool pool = s.cluster.node_pools[0];
-    name_and_description(s.name, s.description);
-    s.pipeline.name = s.name;
-    s.pipeline.steps.clear();
-    s.pipeline.steps.reserve(tasks_.size());
+  // The steps as the loader would read them from the scenario document, built directly: the parts the
+  // loader fills in (every default) come from the loader itself, reading a one-step, one-pool document of
+  // the same shape (template_scenario); tests/core/wfcommons_import_test.cpp checks that the routes
+  // that use them give the scenario the document gives. Step names are valid and unique and parents
+  // resolved (above); the cycle and fit checks are the caller's.
+  [[nodiscard]] std::vector<Step> direct_steps() const {
+    const Scenario& s = template_scenario();
+    const Step& plain = s.pipeline.steps[0];
+    const Step& with_data = s.pipeline.steps[1];
+    std::vector<Step> steps;
+    steps.reserve(tasks_.size());
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const Task& t = tasks_[i];
       Step st = t.input_bytes > 0 || t.output_bytes > 0 ? with_data : plain;
@@ -611,8 +603,28 @@ class Importer {
         if (t.output_bytes > 0)
           c.output = with_data.component.output, c.output.dist.a = static_cast<double>(t.output_bytes);
       }
-      s.pipeline.steps.push_back(std::move(st));
+      steps.push_back(std::move(st));
     }
+    return steps;
+  }
+
+  // The scenario without the scenario document, when nothing changes it (no overlay, --set or --cluster)
+  // and the loader would accept it: the steps above, a pool per machine from the template's pool, then
+  // the loader's own checks on the built model (no cycle, every task fits a machine). Any input the
+  // loader would reject goes through it, so its errors read the same either way.
+  std::optional<Scenario> direct() const {
+    if (!options_.overlays.empty() || !options_.sets.empty() || !options_.cluster.empty() ||
+        machines_.empty() || tasks_.size() > detail::kMaxSteps || via_document_)
+      return std::nullopt;
+    for (const Machine& m : machines_)
+      if (m.name.empty()) return std::nullopt;
+
+    Scenario s = template_scenario();
+    s.file = file_;
+    const NodePool pool = s.cluster.node_pools[0];
+    name_and_description(s.name, s.description);
+    s.pipeline.name = s.name;
+    s.pipeline.steps = direct_steps();
     s.cluster.node_pools.clear();
     for (const Machine& m : machines_) {
       NodePool p = pool;
@@ -631,14 +643,45 @@ class Importer {
     return s;
   }
 
-  Scenario build() {
-    if (auto s = direct()) return std::move(*s);
+  // With an overlay, --set or --cluster that leave the pipeline alone (the usual: a cluster's counts,
+  // shapes, scheduler or overheads): the scenario document without its pipeline (name, cluster,
+  // overheads) read by the loader with them, and the steps built directly. On 50,000 tasks this is what
+  // the route without them costs, where the whole document took six times the time and five times the
+  // memory. Anything else (an overlay or --set that gives the pipeline, a step that fits no node pool,
+  // any error) goes through the whole document, which reports it at its place.
+  std::optional<Scenario> with_direct_steps() {
+    if (tasks_.size() > detail::kMaxSteps || via_document_) return std::nullopt;
+    std::vector<Step> steps = direct_steps();
+    if (detail::find_cycle(steps)) return std::nullopt;
+    const std::size_t origins = origins_.size();
+    Node doc = head_document();
+    std::vector<detail::ParsedOverlay> overlays;
+    for (const ScenarioFile& f : options_.overlays) overlays.push_back(detail::parse_overlay(f));
+    LoadOptions o = options_;
+    if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
+    auto s = detail::read_scenario_document_with_steps({doc, origins_}, file_, overlays, o, std::move(steps));
+    origins_.resize(origins);  // the whole document's route notes its own nodes
+    return s;
+  }
+
+  // The scenario document's name, description, overheads and cluster.
+  Node head_document() {
     Node doc = fresh(YAML::NodeType::Map);
     note(doc, doc_.root());
     std::string name, description;
     name_and_description(name, description);
     doc["name"] = scalar(name);
     doc["description"] = scalar(description);
+    add_cluster(doc);
+    return doc;
+  }
+
+  Scenario build() {
+    if (auto s = direct()) return std::move(*s);
+    route_ = WfRoute::direct_steps;
+    if (auto s = with_direct_steps()) return std::move(*s);
+    route_ = WfRoute::document;
+    Node doc = head_document();
 
     Node pipeline = fresh(YAML::NodeType::Map);
     note(pipeline, doc_.root());
@@ -691,7 +734,6 @@ class Importer {
     pipeline["steps"] = steps;
     note(steps, doc_.root());
     doc["pipeline"] = pipeline;
-    add_cluster(doc);
 
     std::vector<detail::ParsedOverlay> overlays;
     for (const ScenarioFile& f : options_.overlays) overlays.push_back(detail::parse_overlay(f));
@@ -774,6 +816,7 @@ class Importer {
   std::string file_;
   const LoadOptions& options_;
   bool via_document_ = false;
+  WfRoute route_ = WfRoute::direct;
   std::string version_;
   std::vector<Task> tasks_;
   std::vector<Machine> machines_;
@@ -896,9 +939,11 @@ bool looks_like_wfcommons(std::string_view text) {
 }
 
 Scenario import_wfcommons(std::string_view text, const std::string& file, const LoadOptions& options,
-                          bool via_document) {
+                          bool via_document, WfRoute* route) {
   Importer importer(text, file, options, via_document);
-  return importer.run();
+  Scenario s = importer.run();
+  if (route != nullptr) *route = importer.route();
+  return s;
 }
 
 }  // namespace shardflow

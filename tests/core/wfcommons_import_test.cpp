@@ -112,6 +112,16 @@ std::string fingerprint(const Scenario& s) {
   return o.str();
 }
 
+// LoadOptions with these sets, overlays (path, text) and --cluster.
+LoadOptions with(std::vector<std::string> sets, std::vector<ScenarioFile> overlays = {},
+                 std::string cluster = "") {
+  LoadOptions o;
+  o.sets = std::move(sets);
+  o.overlays = std::move(overlays);
+  o.cluster = std::move(cluster);
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("WfCommons import: the direct route and the scenario document give the same scenario",
@@ -140,6 +150,74 @@ TEST_CASE("WfCommons import: the direct route and the scenario document give the
                               R"("machines": [{"nodeName": "m1", "cpu": {"coreCount": 1}}]}}})";
   CHECK(import_wfcommons(unnamed, "dir/unnamed.json", {}).name == "unnamed");
   CHECK(import_wfcommons(unnamed, "dir/unnamed.json", {}, true).name == "unnamed");
+}
+
+// With overlays, --set or --cluster that leave the pipeline alone, the steps are built directly and only
+// the name, cluster and overheads go through a scenario document: the same scenario as the whole document
+// gives, field by field. Changes to the pipeline, and errors, take the whole document.
+TEST_CASE("WfCommons import: cluster changes keep the direct steps and give the document's scenario",
+          "[wfcommons]") {
+  const std::vector<std::pair<std::string, LoadOptions>> changes = {
+      {"--set count", with({"cluster.node_pools[0].count=2"})},
+      {"--set cpu and the scheduler",
+       with({"cluster.node_pools[0].cpu=96", "cluster.scheduler.policy=least-allocated",
+             "cluster.scheduler.decisions_per_second=50"})},
+      {"an overlay with overheads, a name and a seed",
+       with({}, {{"pegasus.yaml",
+                  "name: renamed\nseed: 9\noverheads: {orchestrator: none, sandbox_start: 2s}\n"
+                  "cluster: {scheduler: {decisions_per_second: 0.5}}\n"}})},
+      {"--cluster local", with({}, {}, "local")},
+      {"--cluster local and a --set", with({"cluster.node_pools[local].cpu=64"}, {}, "local")},
+  };
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kData)) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    const std::string path = entry.path().string();
+    const std::string text = read_scenario_file(path);
+    for (const auto& [what, options] : changes) {
+      INFO(path << ": " << what);
+      WfRoute route = WfRoute::document;
+      const Scenario fast = import_wfcommons(text, path, options, false, &route);
+      CHECK(route == WfRoute::direct_steps);
+      const Scenario whole = import_wfcommons(text, path, options, true);
+      CHECK(fingerprint(fast) == fingerprint(whole));
+      CHECK(fast == whole);
+    }
+  }
+  CHECK(files == 8);
+  const std::string path = kData + "seismology-chameleon-100p-001.json";
+  const std::string text = read_scenario_file(path);
+  SECTION("a change to the pipeline takes the whole document") {
+    WfRoute route = WfRoute::direct;
+    const LoadOptions options = with({"pipeline.steps[0].duration.base=7s"});
+    const Scenario s = import_wfcommons(text, path, options, false, &route);
+    CHECK(route == WfRoute::document);
+    CHECK(s.pipeline.steps[0].component.duration.base == Duration::from_s(7));
+    CHECK(s == import_wfcommons(text, path, options, true));
+  }
+  SECTION("errors read as the whole document's") {
+    // The machine made too small for a task, a bad value, an overlay with a pipeline error.
+    const std::vector<LoadOptions> bad = {
+        with({"cluster.node_pools[0].cpu=0"}), with({"cluster.node_pools[0].count=-1"}),
+        with({}, {{"o.yaml", "pipeline: {steps: [{name: nope, after: [missing]}]}\n"}})};
+    for (const LoadOptions& options : bad) {
+      std::string fast, whole;
+      try {
+        import_wfcommons(text, path, options);
+      } catch (const InputError& e) {
+        fast = e.what();
+      }
+      try {
+        import_wfcommons(text, path, options, true);
+      } catch (const InputError& e) {
+        whole = e.what();
+      }
+      INFO(fast);
+      CHECK(!fast.empty());
+      CHECK(fast == whole);
+    }
+  }
 }
 
 TEST_CASE("WfCommons import: the tiny instance's fields, as mapped", "[wfcommons]") {

@@ -20,6 +20,7 @@
 #include <shardflow/sim/simulator.hpp>
 
 #include "planner_text.hpp"
+#include "progress.hpp"
 #include "variant_name.hpp"
 
 namespace shardflow::planner {
@@ -132,8 +133,7 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
 
   const std::size_t runs = nv * reps;
   std::vector<CompareRun> out(runs);
-  std::atomic<std::size_t> done{0};
-  std::mutex progress_mutex;
+  ProgressGate gate(progress, runs);
   const BackendFactory make = backend ? backend : [] { return sim::make_backend(); };
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, runs),
                     [&](const tbb::blocked_range<std::size_t>& range) {
@@ -145,11 +145,7 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
                         const Trace t = b->run(scenarios[v], plans[v], o);
                         const Metrics m = compute_metrics(t, plans[v]);
                         out[i] = {o.seed, m.makespan_s, m.cost, m.mean_cpu_utilization, t.tasks_failed > 0};
-                        const std::size_t k = ++done;
-                        if (progress && (k % std::max<std::size_t>(1, runs / 100) == 0 || k == runs)) {
-                          const std::lock_guard<std::mutex> lock(progress_mutex);
-                          progress(static_cast<double>(k) / static_cast<double>(runs));
-                        }
+                        gate.finished();
                       }
                     });
 

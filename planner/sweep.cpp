@@ -6,6 +6,7 @@
 #include <exception>
 #include <iomanip>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -33,6 +34,7 @@
 #include <shardflow/sim/simulator.hpp>
 
 #include "planner_text.hpp"
+#include "progress.hpp"
 
 namespace shardflow::planner {
 
@@ -337,6 +339,7 @@ class Runner {
         }
     }
     if (progress) progress_total = std::max<std::uint64_t>(1, jobs.size());
+    gate_ = std::make_unique<ProgressGate>(progress, progress_total);
     // The configurations of a replication share its seed, so their first attempts draw the same random
     // numbers (common random numbers): each replication simulated more than once gets them drawn once,
     // in a table its simulations read (AttemptDrawTable; the traces are the same to the bit). The jobs
@@ -426,11 +429,7 @@ class Runner {
                                        ", which the scenario lacks");
               out.bills.emplace_back(pool, n.down - n.billed_from);
             }
-            const std::size_t k = ++progress_done_;
-            if (progress && (k % std::max<std::uint64_t>(1, progress_total / 100) == 0)) {
-              const std::lock_guard<std::mutex> lock(progress_mutex_);
-              progress(std::min(1.0, static_cast<double>(k) / static_cast<double>(progress_total)));
-            }
+            gate_->finished();
           }
         });
   }
@@ -473,6 +472,7 @@ class Runner {
 
   std::function<void(double)> progress;
   std::uint64_t progress_total = 1;
+  std::unique_ptr<ProgressGate> gate_;  // of the run() under way
 
  private:
   // One replication of a group, as simulated by its representative: what each member's figures need.
@@ -504,8 +504,6 @@ class Runner {
   std::vector<std::vector<std::uint8_t>> failed_;
   std::uint64_t simulations_ = 0;
   std::uint64_t distinct_ = 0;
-  std::atomic<std::uint64_t> progress_done_{0};
-  std::mutex progress_mutex_;
 };
 
 // The auto search (docs/planner.md). Returns the configurations it ran with every replication.

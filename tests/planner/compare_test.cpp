@@ -1,12 +1,14 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <tbb/global_control.h>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/planner/compare.hpp>
+#include <shardflow/planner/sweep.hpp>
 
 using namespace shardflow;
 using namespace shardflow::planner;
@@ -103,4 +105,27 @@ TEST_CASE("compare: a variants file's sets keep their YAML values and places", "
   CHECK(vs[1].set_where[0].str() == "v.yaml:5:7");
   CHECK(vs[1].set_where[1].str() == "v.yaml:6:7");
   CHECK(vs[1].where.str() == "v.yaml:3:5");  // the mapping after "  - "
+}
+
+// Progress is reported by whichever thread finishes a run (planner/progress.hpp; its own test shows the
+// reordering it drops): what a sweep and a comparison show only goes forward, and ends at 1.
+TEST_CASE("compare and sweep: progress only goes forward, to 1", "[planner]") {
+  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+  std::vector<double> shown;
+  CompareSpec spec;
+  spec.variants = {parse_variant("four"), parse_variant("two:pipeline.steps[w].parallel_for.parallelism=2")};
+  spec.replications = 400;
+  run_compare_text(kNoisy, "noisy.yaml", spec, [&](double f) { shown.push_back(f); });
+  CHECK(shown.size() == 100);  // 800 runs: every 8th
+  CHECK(std::is_sorted(shown.begin(), shown.end()));
+  CHECK(shown.back() == 1.0);
+
+  shown.clear();
+  SweepSpec sweep;
+  sweep.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,2,4,8")};
+  sweep.replications = 200;
+  run_sweep_text(kNoisy, "noisy.yaml", sweep, [&](double f) { shown.push_back(f); });
+  CHECK(shown.size() >= 100);
+  CHECK(std::is_sorted(shown.begin(), shown.end()));
+  CHECK(shown.back() == 1.0);
 }

@@ -14,9 +14,10 @@ namespace shardflow::planner {
 
 class ProgressGate {
  public:
-  /// `show` (may be empty: nothing is counted) gets done / total, from 0 to 1.
-  ProgressGate(std::function<void(double)> show, std::uint64_t total)
-      : show_(std::move(show)), total_(std::max<std::uint64_t>(1, total)) {}
+  /// `show` (may be empty: nothing is counted) gets done / total, from 0 to 1. An `estimated` total may
+  /// be passed: the fraction then stops at 0.99 (the caller shows 1 when it is done).
+  ProgressGate(std::function<void(double)> show, std::uint64_t total, bool estimated = false)
+      : show_(std::move(show)), total_(std::max<std::uint64_t>(1, total)), estimated_(estimated) {}
 
   /// A run finished: counts it, and shows the fraction done at every hundredth of the total and at the
   /// end.
@@ -31,7 +32,10 @@ class ProgressGate {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (k <= shown_) return;
     shown_ = k;
-    show_(std::min(1.0, static_cast<double>(k) / static_cast<double>(total_)));
+    const double f = std::min(estimated_ ? 0.99 : 1.0, static_cast<double>(k) / static_cast<double>(total_));
+    if (f <= shown_fraction_) return;  // an estimate passed: stays at 0.99
+    shown_fraction_ = f;
+    show_(f);
   }
 
  private:
@@ -39,7 +43,9 @@ class ProgressGate {
   std::uint64_t total_;
   std::atomic<std::uint64_t> done_{0};
   std::mutex mutex_;
+  bool estimated_;
   std::uint64_t shown_ = 0;  // under mutex_
+  double shown_fraction_ = -1;
 };
 
 }  // namespace shardflow::planner

@@ -338,8 +338,13 @@ class Runner {
           jobs.emplace_back(group_of_[c], r);
         }
     }
-    if (progress) progress_total = std::max<std::uint64_t>(1, jobs.size());
-    gate_ = std::make_unique<ProgressGate>(progress, progress_total);
+    // The grid's one run() counts what it needs; auto's runs count against one estimate, across them.
+    if (!progress_estimated) {
+      if (progress) progress_total = std::max<std::uint64_t>(1, jobs.size());
+      gate_ = std::make_unique<ProgressGate>(progress, progress_total);
+    } else if (!gate_) {
+      gate_ = std::make_unique<ProgressGate>(progress, progress_total, true);
+    }
     // The configurations of a replication share its seed, so their first attempts draw the same random
     // numbers (common random numbers): each replication simulated more than once gets them drawn once,
     // in a table its simulations read (AttemptDrawTable; the traces are the same to the bit). The jobs
@@ -472,6 +477,7 @@ class Runner {
 
   std::function<void(double)> progress;
   std::uint64_t progress_total = 1;
+  bool progress_estimated = false;      // progress_total is an estimate for every run() (the auto search)
   std::unique_ptr<ProgressGate> gate_;  // of the run() under way
 
  private:
@@ -748,6 +754,8 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   if (spec.search == Search::automatic) {
     // Progress: against the grid's count, which auto stays well below.
     run.progress_total = combos.size() * static_cast<std::uint64_t>(spec.replications) / 5 + 1;
+    run.progress_estimated = true;
+    run.progress = progress;
     full = auto_search(run, spec, result.base_seed);
   } else {
     for (std::size_t c = 0; c < combos.size(); ++c)

@@ -128,4 +128,16 @@ TEST_CASE("compare and sweep: progress only goes forward, to 1", "[planner]") {
   CHECK(shown.size() >= 100);
   CHECK(std::is_sorted(shown.begin(), shown.end()));
   CHECK(shown.back() == 1.0);
+
+  // The auto search too (it showed nothing but the end), against its estimate of the runs it needs.
+  shown.clear();
+  sweep.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,2,3,4,5,6,7,8"),
+                      parse_dimension("cluster.node_pools[n].price_per_hour=1,2,3,4")};
+  sweep.search = Search::automatic;
+  sweep.deadline_s = 45;
+  run_sweep_text(kNoisy, "noisy.yaml", sweep, [&](double f) { shown.push_back(f); });
+  CHECK(shown.size() >= 10);
+  CHECK(std::is_sorted(shown.begin(), shown.end()));
+  CHECK(shown[shown.size() - 2] <= 0.99);
+  CHECK(shown.back() == 1.0);
 }

@@ -33,3 +33,11 @@ TEST_CASE("progress: every hundredth of the total and the end are shown", "[plan
   ProgressGate none({}, 10);  // nothing to show to: nothing counted
   for (int i = 0; i < 10; ++i) none.finished();
 }
+
+// The auto search counts its runs against an estimate of them: past it, the fraction stays at 0.99.
+TEST_CASE("progress: an estimated total stops at 0.99", "[planner]") {
+  std::vector<double> shown;
+  ProgressGate gate([&](double f) { shown.push_back(f); }, 4, true);
+  for (int i = 0; i < 7; ++i) gate.finished();
+  CHECK(shown == std::vector<double>{0.25, 0.5, 0.75, 0.99});
+}

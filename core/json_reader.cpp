@@ -3,6 +3,8 @@
 #include <iterator>
 #include <regex>
 
+#include "yaml_reader.hpp"  // check_utf8_text
+
 namespace shardflow {
 
 std::string read_json_input(std::istream& in, const std::string& file, const char* kind) {
@@ -14,6 +16,9 @@ std::string read_json_input(std::istream& in, const std::string& file, const cha
 // Bad JSON gets nlohmann's syntax error message, as before the reader used json_document (which accepts
 // exactly what nlohmann's parser accepts); the text is read by nlohmann only then.
 JsonDocument parse_json_input(const std::string& text, const std::string& file) {
+  // A NUL byte ends JSON input for nlohmann (and json_document, which accepts what it accepts): a file
+  // cut by one read as "unexpected end of input" where it went on. shardflow writes UTF-8 without NULs.
+  detail::check_utf8_text(text, file);
   try {
     return parse_json_document(text, file);
   } catch (const InputError&) {

@@ -123,6 +123,11 @@ TEST_CASE("Trace: read_trace_json names the file and the field of a bad trace", 
         "run/trace.json:2:13: not valid JSON: syntax error while parsing value - invalid literal; last read: "
         "'\"format\": s'");
   CHECK(read_error("[1]") == "run/trace.json:1:1: the top level: expected an object, got [1]");
+  // A NUL byte (a file cut short by a crash, or saved as UTF-16) read as the end of the input.
+  CHECK(read_error(edited("\"version\": 1", std::string("\"version\": 1\0", 13))) ==
+        "run/trace.json:3:15: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  CHECK(read_error("\xFF\xFE{") ==
+        "run/trace.json: the file is UTF-16 (its byte order mark is FF FE); save it as UTF-8");
   CHECK(read_error(edited("\"format\": \"shardflow-trace\"", "\"format\": \"csv\"")) ==
         "run/trace.json:2:13: format: expected \"shardflow-trace\", got \"csv\"");
   CHECK(read_error(edited("\"version\": 1", "\"version\": 2")) ==

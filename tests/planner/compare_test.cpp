@@ -141,3 +141,30 @@ TEST_CASE("compare and sweep: progress only goes forward, to 1", "[planner]") {
   CHECK(shown[shown.size() - 2] <= 0.99);
   CHECK(shown.back() == 1.0);
 }
+
+// The differences table: a significant difference smaller than the column's precision gets the decimals
+// that show it (it printed as "+0.00 (+0.00..+0.01) yes"); others keep the column's.
+TEST_CASE("compare: a small significant difference is printed with the digits that show it", "[planner]") {
+  CompareResult r;
+  r.scenario = "s";
+  r.replications = 10;
+  VariantResult base, small;
+  base.name = "base";
+  small.name = "small";
+  small.diff_makespan_s = {.mean = 0.04, .ci95_low = 0.02, .ci95_high = 0.06};  // 0.02 shows at 0.1: +0.0
+  small.diff_cost = {.mean = 0.004, .ci95_low = 0.0031, .ci95_high = 0.0049};
+  r.variants = {base, small};
+  std::ostringstream out;
+  print_compare(out, r);
+  const std::string text = out.str();
+  INFO(text);
+  CHECK(text.find("  small    +0.04 (+0.02..+0.06)          yes  +0.004 (+0.003..+0.005)          yes\n") !=
+        std::string::npos);
+  VariantResult wide = small;
+  wide.name = "wide";
+  wide.diff_cost = {.mean = 0.004, .ci95_low = -0.2, .ci95_high = 0.3};  // not significant: as it was
+  r.variants = {base, wide};
+  std::ostringstream out2;
+  print_compare(out2, r);
+  CHECK(out2.str().find("+0.00 (-0.20..+0.30)           no") != std::string::npos);
+}

@@ -284,12 +284,7 @@ void table(std::ostream& out, const std::vector<std::string>& head,
 }
 
 std::string diff_cell(const Summary& d, int decimals) {
-  // A significant difference below the column's precision printed as +0.00 (+0.00..+0.01): more decimals,
-  // until the bound nearer 0 shows a digit.
-  if (significant(d)) {
-    const double nearer = std::min(std::abs(d.ci95_low), std::abs(d.ci95_high));
-    while (decimals < 6 && nearer < 0.5 * std::pow(10.0, -decimals)) ++decimals;
-  }
+  decimals = difference_decimals(d, decimals);
   return signed_fixed(d.mean, decimals) + " (" + signed_fixed(d.ci95_low, decimals) + ".." +
          signed_fixed(d.ci95_high, decimals) + ")";
 }

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <ostream>
@@ -24,8 +25,15 @@ struct Quantity {
 std::string value_text(double v, bool time) {
   return time ? human_duration(v) : num(v, 2);
 }
-std::string signed_text(double v, bool time) {
-  return (v < 0 ? "−" : "+") + value_text(std::abs(v), time);
+std::string signed_text(double v, bool time, int decimals = 2) {
+  return (v < 0 ? "−" : "+") + (time ? human_duration(std::abs(v)) : num(std::abs(v), decimals));
+}
+// A paired difference, its mean then its interval's bounds, with the decimals that show a significant
+// one (planner::difference_decimals).
+std::array<std::string, 3> diff_texts(const planner::Summary& d, bool time) {
+  const int decimals = planner::difference_decimals(d, 2);
+  return {signed_text(d.mean, time, decimals), signed_text(d.ci95_low, time, decimals),
+          signed_text(d.ci95_high, time, decimals)};
 }
 
 // Horizontal bars from 0 to each variant's mean, with the 95% interval of the mean as a whisker.
@@ -95,9 +103,9 @@ void diff_chart(std::string& b, const planner::CompareResult& r, const Quantity&
     b += "<path class=\"ci\" d=\"M" + num(x(d.ci95_low)) + " " + num(yc) + "H" + num(x(d.ci95_high)) + "M" +
          num(x(d.ci95_low)) + " " + num(yc - 6) + "V" + num(yc + 6) + "M" + num(x(d.ci95_high)) + " " +
          num(yc - 6) + "V" + num(yc + 6) + "\"/>\n";
+    const auto [mean, low, high] = diff_texts(d, q.time);
     const std::string tip =
-        v.name + " − " + r.variants.front().name + ": " + signed_text(d.mean, q.time) + " (95% CI " +
-        signed_text(d.ci95_low, q.time) + " to " + signed_text(d.ci95_high, q.time) + ")\n" +
+        v.name + " − " + r.variants.front().name + ": " + mean + " (95% CI " + low + " to " + high + ")\n" +
         (sig ? "significant: the interval excludes 0" : "not significant: the interval holds 0");
     b += std::string("<circle class=\"diff") + (sig ? " sig" : "") + "\" cx=\"" + num(x(d.mean)) +
          "\" cy=\"" + num(yc) + "\" r=\"6\"><title>" + esc(tip) + "</title></circle>\n";
@@ -240,10 +248,9 @@ void write_compare_report(std::ostream& out, const planner::CompareResult& r, co
     for (const std::string& s : v.sets) sets += (sets.empty() ? "" : ", ") + s;
     const auto diff = [&](const planner::Summary& d, bool time) {
       if (i == 0) return std::string("<td class=\"n\" data-v=\"0\">baseline</td>");
+      const auto [mean, low, high] = diff_texts(d, time);
       return "<td class=\"n\" data-v=\"" + num(d.mean, 6) + "\">" +
-             esc(signed_text(d.mean, time) + " (" + signed_text(d.ci95_low, time) + " to " +
-                 signed_text(d.ci95_high, time) + ")") +
-             (planner::significant(d) ? " *" : "") + "</td>";
+             esc(mean + " (" + low + " to " + high + ")") + (planner::significant(d) ? " *" : "") + "</td>";
     };
     b += std::string("<tr") + (r.recommended == i ? " class=\"rec\" title=\"recommended\"" : "") + "><td>" +
          esc(v.name) + "</td><td>" + esc(sets.empty() ? "(as the scenario is)" : sets) +

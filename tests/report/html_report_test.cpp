@@ -253,3 +253,22 @@ TEST_CASE("Run report: 100,000 attempts with long names and errors stay under 10
   CHECK(occurrences(page, "<rect class=\"bar ") == 11'800);
   CHECK(page.size() < 10'000'000);
 }
+
+// A significant difference smaller than two decimals shows its digits in the table and the chart's tooltip
+// (it read "+0 (95% CI +0 to +0.01)"), as in the command's table (planner::difference_decimals).
+TEST_CASE("compare report: a small significant difference is shown with the digits that show it", "[report]") {
+  planner::CompareResult r;
+  r.scenario = "s";
+  r.replications = 10;
+  planner::VariantResult base, small;
+  base.name = "base";
+  small.name = "small";
+  small.diff_cost = {.mean = 0.004, .ci95_low = 0.0031, .ci95_high = 0.0049};
+  small.diff_makespan_s = {.mean = 5, .ci95_low = -1, .ci95_high = 11};
+  r.variants = {base, small};
+  std::ostringstream out;
+  write_compare_report(out, r, ReportOptions{});
+  const std::string html = out.str();
+  CHECK(html.find("+0.004 (+0.003 to +0.005) *</td>") != std::string::npos);
+  CHECK(html.find("small − base: +0.004 (95% CI +0.003 to +0.005)") != std::string::npos);
+}

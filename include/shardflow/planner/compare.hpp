@@ -18,6 +18,8 @@
 //   print_compare(std::cout, r);
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -109,6 +111,21 @@ struct VariantResult {
 /// A difference is significant when its 95% interval excludes 0.
 [[nodiscard]] inline bool significant(const Summary& diff) {
   return diff.ci95_low > 0 || diff.ci95_high < 0;
+}
+
+/// The decimals to print a difference with: `decimals`, or more for a significant difference whose bound
+/// nearer 0 would round to 0 with them (up to 6), so that "significant" never reads +0.00 (+0.00..+0.01).
+/// (Inline: the report layer uses it without linking the planner.)
+[[nodiscard]] inline int difference_decimals(const Summary& diff, int decimals) {
+  if (!significant(diff)) return decimals;
+  const double nearer = std::min(std::abs(diff.ci95_low), std::abs(diff.ci95_high));
+  double step = 0.5;  // half a unit of the last decimal: what rounds to 0
+  for (int i = 0; i < decimals; ++i) step /= 10;
+  while (decimals < 6 && nearer < step) {
+    ++decimals;
+    step /= 10;
+  }
+  return decimals;
 }
 
 struct CompareResult {

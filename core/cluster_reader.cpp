@@ -101,7 +101,8 @@ namespace {
 
 using YAML::Node;
 
-constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage"};
+constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage", "autoscaler"};
+constexpr std::string_view kAutoscalerKeys[] = {"scale_down_delay_after_add"};
 constexpr std::string_view kPoolKeys[] = {"name",           "cpu",         "memory",  "gpu",    "count",
                                           "price_per_hour", "speed",       "labels",  "taints", "mtbf",
                                           "spot",           "autoscaling", "max_pods"};
@@ -494,6 +495,11 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
       c.storage.read_bytes_per_second = get_rate(r, *b, sm.field("read_bandwidth"));
     if (auto b = sm.get("write_bandwidth"))
       c.storage.write_bytes_per_second = get_rate(r, *b, sm.field("write_bandwidth"));
+  }
+  if (auto a = m.get("autoscaler")) {
+    const Map am(r, *a, m.field("autoscaler"), kAutoscalerKeys);
+    if (auto d = am.get("scale_down_delay_after_add"))
+      c.autoscaler.scale_down_delay_after_add = get_duration(r, *d, am.field("scale_down_delay_after_add"));
   }
   return c;
 }

@@ -1,5 +1,5 @@
-// Reading a scenario's `cluster:` (node pools, the scheduler, storage) and `overheads:` into the model,
-// and the named presets their defaults come from. Private to core.
+// Reading a scenario's `cluster:` (node pools, the scheduler, storage, the autoscaler) and `overheads:`
+// into the model, and the named presets their defaults come from. Private to core.
 #pragma once
 
 #include <optional>

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <shardflow/core/error.hpp>
@@ -202,6 +203,9 @@ class Model {
       case kScaleDown:
         on_scale_down(e.target, e.gen);
         break;
+      case kScaleDownResume:
+        on_scale_down_resume();
+        break;
       case kSync:
         on_sync(e.target, e.gen);
         break;
@@ -336,6 +340,10 @@ class Model {
   inline void arm_autoscaler(std::uint32_t c);
   inline void on_scale_up_check(std::uint32_t c);
   inline void on_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
+  // Within scale_down_delay_after_add of a scale-up: rare, out of line.
+  [[gnu::noinline, gnu::cold]] void hold_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
+  [[gnu::noinline]] void release_held_scale_downs();
+  void on_scale_down_resume();
 
   // ---- the end ----------------------------------------------------------------------------------------
   void finish() {
@@ -397,6 +405,12 @@ class Model {
   Scheduler sched_;
   Nodes nodes_;
   SharedStorage storage_;
+  // The autoscaler: no scale-down before scale_down_from_ (the last scale-up + scale_down_delay_after_add);
+  // the nodes that became due before it wait in held_, (slot, idle_gen) in the order they became due, for
+  // one kScaleDownResume event (resume_pending_).
+  SimTime scale_down_from_ = SimTime::zero();
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> held_;
+  bool resume_pending_ = false;
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ enum Kind : std::uint8_t {
   kImagePulled,   // an image ImageLocality scores is on a node (target: slot * images + image; gen: slot's)
   kSpecCheck,     // a speculative step's earliest running attempt may have become a straggler (target: step)
   kSyncWrite,     // a controller sync's writes land, sync_latency after it (controller.inl)
+  kScaleDownResume,  // scale_down_delay_after_add after the last scale-up: the nodes it held back may go
 };
 
 enum class Phase : std::uint8_t {

@@ -442,6 +442,43 @@ TEST_CASE("ScenarioLoader: pools, taints, spot, autoscaling, scheduler and stora
   CHECK(s.cluster.storage.write_bytes_per_second == 200.0 * 1024 * 1024);
 }
 
+TEST_CASE("ScenarioLoader: cluster.autoscaler.scale_down_delay_after_add", "[core]") {
+  // An autoscaled pool, and the cluster-wide autoscaler settings after it (line 8).
+  const auto with_autoscaler = [](const std::string& autoscaler) {
+    return with_pools("    - {name: p, cpu: 4, memory: 1Gi, autoscaling: {max: 3}}\n") + autoscaler;
+  };
+  SECTION("Cluster Autoscaler's 10 minutes unless set, with or without overheads") {
+    CHECK(load_scenario_text(with_autoscaler(""), "x.yaml").cluster.autoscaler.scale_down_delay_after_add ==
+          Duration::from_s(600));
+    CHECK(load_scenario_text(with_autoscaler("overheads: none\n"), "x.yaml")
+              .cluster.autoscaler.scale_down_delay_after_add == Duration::from_s(600));
+    CHECK(load_scenario_text(with_autoscaler("  autoscaler: {}\n"), "x.yaml")
+              .cluster.autoscaler.scale_down_delay_after_add == Duration::from_s(600));
+  }
+  SECTION("read as a duration; 0s turns it off") {
+    CHECK(load_scenario_text(with_autoscaler("  autoscaler: {scale_down_delay_after_add: 5m30s}\n"), "x.yaml")
+              .cluster.autoscaler.scale_down_delay_after_add == Duration::from_s(330));
+    CHECK(load_scenario_text(with_autoscaler("  autoscaler:\n    scale_down_delay_after_add: 0s\n"), "x.yaml")
+              .cluster.autoscaler.scale_down_delay_after_add == Duration::zero());
+  }
+  SECTION("bad input: file:line:col, the field, what is wrong") {
+    CHECK(error_of(with_autoscaler("  autoscaler: {scale_down_delay_after_add: -1m}\n")) ==
+          "bad.yaml:8:44: cluster.autoscaler.scale_down_delay_after_add: must be >= 0, got -1m");
+    CHECK(error_of(with_autoscaler("  autoscaler: {scale_down_delay_after_add: 10}\n")) == "loaded");  // 10 s
+    CHECK(error_of(with_autoscaler("  autoscaler: {scale_down_delay_after_add: 10 minutes}\n")) ==
+          "bad.yaml:8:44: cluster.autoscaler.scale_down_delay_after_add: missing unit in duration \"10 "
+          "minutes\" (use h, m, s, ms, us or ns)");
+    CHECK(
+        error_of(with_autoscaler("  autoscaler: {scale_down_delay: 5m}\n")) ==
+        "bad.yaml:8:16: cluster.autoscaler.scale_down_delay: unknown key \"scale_down_delay\" (expected one "
+        "of: scale_down_delay_after_add)");
+    CHECK(error_of(with_autoscaler("  autoscaler: 10m\n")) ==
+          "bad.yaml:8:15: cluster.autoscaler: expected a mapping, got \"10m\"");
+    CHECK(error_of(with_autoscaler("  autoscaling: {scale_down_delay_after_add: 5m}\n")) ==
+          "bad.yaml:8:3: cluster.autoscaling: unknown key \"autoscaling\" (did you mean \"autoscaler\"?)");
+  }
+}
+
 TEST_CASE("ScenarioLoader: 64 node pools at most, said by validate as by simulate", "[core]") {
   std::string pools;
   for (int i = 0; i < 65; ++i)
@@ -912,6 +949,12 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
     CHECK(s.cluster.storage.write_bytes_per_second == static_cast<double>(kGiB));
     CHECK(s.seed == 99);
   }
+  SECTION("the cluster autoscaler's delay, made where the file has no cluster.autoscaler") {
+    CHECK(load({"cluster.autoscaler.scale_down_delay_after_add=2m"})
+              .cluster.autoscaler.scale_down_delay_after_add == Duration::from_s(120));
+    CHECK(load({"cluster.autoscaler={scale_down_delay_after_add: 0s}"})
+              .cluster.autoscaler.scale_down_delay_after_add == Duration::zero());
+  }
   SECTION("the last of two overrides of one key wins") {
     CHECK(load({"cluster.node_pools[p].count=2", "cluster.node_pools[p].count=5"})
               .cluster.node_pools[0]
@@ -999,6 +1042,9 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
           "--set pipeline.steps[a].parallel_for.parallelism=-2: pipeline.steps[0].parallel_for.parallelism: "
           "must "
           "be >= 0, got -2");
+    CHECK(error("cluster.autoscaler.scale_down_delay_after_add=-5s") ==
+          "--set cluster.autoscaler.scale_down_delay_after_add=-5s: "
+          "cluster.autoscaler.scale_down_delay_after_add: must be >= 0, got -5s");
     CHECK(error("cluster.node_pools[0].coutn=3") ==
           "--set cluster.node_pools[0].coutn=3: cluster.node_pools[0].coutn: unknown key \"coutn\" (did you "
           "mean "

@@ -156,6 +156,7 @@ TEST_CASE("Sweep reuse: fields the simulator reads are never shared", "[planner]
   CHECK_FALSE(view == with("cluster.node_pools[n].speed=2"));
   CHECK_FALSE(view == with("pipeline.steps[w].duration.base=31s"));
   CHECK_FALSE(view == with("cluster.storage={read_bandwidth: 2GiB/s}"));
+  CHECK_FALSE(view == with("cluster.autoscaler.scale_down_delay_after_add=5m"));
   CHECK_FALSE(view == with("name=other"));
   // The view keeps `spot` (spot nodes are reclaimed) and the prices' effect on a node is
   // node_price_per_hour: the discount applies to spot pools only.

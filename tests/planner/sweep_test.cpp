@@ -298,6 +298,50 @@ TEST_CASE("Sweep: overlays reach every configuration, before --set and --vary", 
         "bad.yaml:1:47: pipeline.steps[0].duration.base: must be >= 0, got -1s");
 }
 
+TEST_CASE("Sweep: --vary cluster.autoscaler.scale_down_delay_after_add, exact costs", "[planner]") {
+  // The case of tests/sim/simulator_test.cpp ("a scale-up delays the removal of nodes idle before it")
+  // as a file: scale-ups at 10 s and 110 s; the idle node of pool a is due at 60 s and goes at
+  // max(60, 110 + d) for these delays d (the scale-up at 110 comes before 10 + d is reached), or at 60.
+  // Billed node-seconds: pool a 1055 + its removal time at 0.001 a second, pool b 1650 at 0.002.
+  const std::string text =
+      "name: delay\n"
+      "seed: 5\n"
+      "overheads: none\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: x, duration: {base: 100s}, resources: {cpu: 1}}\n"
+      "    - {name: big, duration: {base: 1000s}, resources: {cpu: 2}}\n"
+      "    - {name: big2, after: [x], duration: {base: 500s}, resources: {cpu: 2}}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: a, cpu: 1, memory: 64Gi, count: 2, price_per_hour: 3.6,\n"
+      "       autoscaling: {min: 1, max: 2, scale_down_idle: 60s}}\n"
+      "    - {name: b, cpu: 2, memory: 64Gi, count: 0, price_per_hour: 7.2,\n"
+      "       autoscaling: {min: 0, max: 2, scale_up_delay: 10s, boot_time: 45s, scale_down_idle: 60s}}\n";
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.autoscaler.scale_down_delay_after_add=0s,30s,5m,10m")};
+  spec.replications = 2;
+  const SweepResult r = run_sweep_text(text, "delay.yaml", spec);
+  REQUIRE(r.configs.size() == 4);
+  // Removal of the idle node of pool a: 60, 60, 410 (110 + 300), 710 (110 + 600).
+  const double removed[] = {60, 60, 410, 710};
+  for (std::size_t c = 0; c < 4; ++c) {
+    INFO("configuration " << c);
+    CHECK(r.configs[c].makespan_s.mean == 1055);
+    CHECK(r.configs[c].cost.mean == Approx((1055 + removed[c]) * 0.001 + 1650 * 0.002).epsilon(1e-12));
+  }
+  // 4.415, 4.415, 4.765, 5.065.
+  CHECK(r.configs[0].cost.mean == Approx(4.415).epsilon(1e-12));
+  CHECK(r.configs[3].cost.mean == Approx(5.065).epsilon(1e-12));
+  // The simulator reads the delay: no two configurations share a simulation.
+  CHECK(r.distinct_simulations == 4 * 2);
+  // A bad value is named by the --vary that gave it.
+  spec.dimensions = {parse_dimension("cluster.autoscaler.scale_down_delay_after_add=0s,-1s")};
+  CHECK(error_of([&] { run_sweep_text(text, "delay.yaml", spec); }) ==
+        "--vary cluster.autoscaler.scale_down_delay_after_add=0s,-1s: "
+        "cluster.autoscaler.scale_down_delay_after_add: value -1s: must be >= 0, got -1s");
+}
+
 TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   SweepSpec spec;
   spec.dimensions = {parse_dimension("cluster.node_pools[gpu].count=1,2")};

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -374,6 +375,140 @@ TEST_CASE("Simulator: the autoscaler removes idle nodes down to min", "[sim]") {
   CHECK(removed == 2);
 }
 
+namespace {
+
+// Two autoscaled pools for the scale-down delay after a scale-up (cluster.autoscaler), no overheads:
+// - pool a: two 1-CPU nodes from 0 (min 1, max 2), 3.6 an hour (0.001 a second), scale_down_idle 60 s;
+// - pool b: no node at first (min 0, max 2), 2 CPUs, 7.2 an hour (0.002 a second), scale_up_delay 10 s,
+//   boot_time 45 s (not a multiple of the 10 s scan, so that no scan falls on a node's coming up: see
+//   the report of this change), scale_down_idle 60 s.
+// Steps: x (1 CPU, 100 s) and big (2 CPUs, 1000 s) from 0; big2 (2 CPUs, 500 s) after x. Only pool b
+// holds big and big2.
+Scenario scale_down_delay_scenario(Duration delay_after_add) {
+  NodePool a = pool("a", 2, 1000);
+  a.price_per_hour = 3.6;
+  a.autoscaling.min = 1;
+  a.autoscaling.max = 2;
+  a.autoscaling.scale_down_idle = Duration::from_s(60);
+  NodePool b = pool("b", 0, 2000);
+  b.price_per_hour = 7.2;
+  b.autoscaling.min = 0;
+  b.autoscaling.max = 2;
+  b.autoscaling.scale_up_delay = Duration::from_s(10);
+  b.autoscaling.boot_time = Duration::from_s(45);
+  b.autoscaling.scale_down_idle = Duration::from_s(60);
+  Scenario sc = scenario({task("x", 100), task("big", 1000, {}, 2000), task("big2", 500, {0}, 2000)}, {a, b});
+  sc.cluster.autoscaler.scale_down_delay_after_add = delay_after_add;
+  return sc;
+}
+
+std::int64_t billed_s(const NodeRecord& n) {
+  return (n.down - n.billed_from).ns() / 1'000'000'000;
+}
+
+}  // namespace
+
+TEST_CASE("Simulator: a scale-up delays the removal of nodes idle before it (scale_down_delay_after_add)",
+          "[sim]") {
+  // By hand. x runs 0-100 on one node of pool a (whichever the tie-break picks); the other, "a-idle",
+  // is idle from 0. big is unschedulable from 0 (only pool b holds it): the autoscaler adds b-0 at 10
+  // (billed from 10, up at 55), big runs 55-1055. When x ends at 100, big2 is unschedulable (b-0 is
+  // full): b-1 is added at 110 (up at 155), big2 runs 155-655. The run ends at 1055 with big.
+  // a-idle goes at max(0 + 60, S + delay), S the last scale-up before then (10, then 110). The node that
+  // ran x, idle from 100, is due at 160 and held as long, but after a-idle (due first, it goes first)
+  // pool a is at min (1): it stays to the end. b-1, idle from 655, goes at max(655 + 60, 110 + delay) =
+  // 715 for every delay below (10 min: 710, the delay has passed already). b-0 runs to the end.
+  Duration delay = Duration::zero();
+  std::int64_t a_idle_down = 0;
+  SECTION("Cluster Autoscaler's default, 10 min: a-idle waits for both scale-ups") {
+    // Due at 60; the scale-up at 10 holds it to 610; at 610 the one at 110 holds it to 710: gone at 710.
+    delay = Duration::from_s(600);
+    a_idle_down = 710;
+  }
+  SECTION("5 min: the second scale-up still moves it") {
+    // Due at 60 -> 310 (10 + 300) -> 410 (110 + 300): gone at 410.
+    delay = Duration::from_s(300);
+    a_idle_down = 410;
+  }
+  SECTION("30 s: the delay has passed already when a-idle is due") {
+    // 10 + 30 = 40 <= 60: gone at 60, as without the delay.
+    delay = Duration::from_s(30);
+    a_idle_down = 60;
+  }
+  SECTION("0 s: the behaviour before the delay existed") {
+    delay = Duration::zero();
+    a_idle_down = 60;
+  }
+  const Trace t = run(scale_down_delay_scenario(delay));
+  CHECK(makespan(t) == s(1055));
+  CHECK(t.tasks_failed == 0);
+  REQUIRE(t.attempts.size() == 3);
+  CHECK(t.attempts[0].started == s(0));    // x
+  CHECK(t.attempts[1].started == s(55));   // big, on b-0
+  CHECK(t.attempts[2].started == s(155));  // big2, on b-1
+  CHECK(t.attempts[2].finished == s(655));
+  REQUIRE(t.nodes.size() == 4);
+  const auto ran_x = static_cast<std::size_t>(t.attempts[0].node);
+  REQUIRE(ran_x < 2);
+  const NodeRecord& a_x = t.nodes[ran_x];
+  const NodeRecord& a_idle = t.nodes[1 - ran_x];
+  const NodeRecord& b0 = t.nodes[2];
+  const NodeRecord& b1 = t.nodes[3];
+  CHECK(b0.name == "b-0");
+  CHECK(b1.name == "b-1");
+  CHECK(a_idle.down == s(a_idle_down));
+  CHECK(a_x.down == s(1055));
+  CHECK(b0.billed_from == s(10));
+  CHECK(b0.up == s(55));
+  CHECK(b0.down == s(1055));
+  CHECK(b1.billed_from == s(110));
+  CHECK(b1.up == s(155));
+  CHECK(b1.down == s(715));
+  // Node-seconds: pool a 1055 + a_idle_down, pool b (1055 - 10) + (715 - 110) = 1650. Cost: pool a at
+  // 0.001 a second, pool b at 0.002 (3.30): 10 min 1.765 + 3.30 = 5.065, 5 min 1.465 + 3.30 = 4.765, 30 s
+  // and 0 s 1.115 + 3.30 = 4.415. Node-hours: (2705 + a_idle_down) / 3600, 0.9653 at 10 min.
+  CHECK(billed_s(a_x) + billed_s(a_idle) == 1055 + a_idle_down);
+  CHECK(billed_s(b0) + billed_s(b1) == 1650);
+  const double want = delay == Duration::from_s(600) ? 5.065 : delay == Duration::from_s(300) ? 4.765 : 4.415;
+  CHECK(cost(t) == Approx(want).epsilon(1e-12));
+  CHECK(cost(t) == Approx((1055.0 + static_cast<double>(a_idle_down)) * 0.001 + 1650 * 0.002).epsilon(1e-12));
+}
+
+TEST_CASE("Simulator: runs with the scale-down delay are reproducible, with either node search", "[sim]") {
+  const Scenario sc = scale_down_delay_scenario(Duration::from_s(600));
+  const Plan plan = Plan::unroll(sc.pipeline);
+  std::string first;
+  for (const sim::NodeSearch search : {sim::NodeSearch::score_tree, sim::NodeSearch::node_index}) {
+    for (int i = 0; i < 2; ++i) {
+      sim::SimOptions o = sim::SimOptions::with_seed(3);
+      o.node_search = search;
+      std::ostringstream out;
+      write_trace_json(out, sim::simulate(sc, plan, o));
+      if (first.empty()) first = out.str();
+      CHECK(out.str() == first);
+    }
+  }
+}
+
+TEST_CASE("Simulator: scale-downs wait for a scale-up's delay only when some scale-up happened", "[sim]") {
+  // No scale-up in the run: the delay changes nothing (the existing case "removes idle nodes down to
+  // min", with the default 10 min delay and with none).
+  NodePool p = pool("auto", 3, 1000);
+  p.autoscaling.min = 1;
+  p.autoscaling.max = 3;
+  p.autoscaling.scale_down_idle = Duration::from_s(60);
+  Scenario sc = scenario({task("a", 100), task("b", 100, {0})}, {p});
+  REQUIRE(sc.cluster.autoscaler.scale_down_delay_after_add == Duration::from_s(600));  // the default
+  for (const Duration delay : {Duration::from_s(600), Duration::zero()}) {
+    sc.cluster.autoscaler.scale_down_delay_after_add = delay;
+    const Trace t = run(sc);
+    CHECK(makespan(t) == s(200));
+    int removed = 0;
+    for (const NodeRecord& n : t.nodes) removed += n.down == s(60) ? 1 : 0;
+    CHECK(removed == 2);
+  }
+}
+
 TEST_CASE("Simulator: failed and reclaimed nodes evict pods, which run again", "[sim]") {
   NodePool p = pool("flaky", 4, 2000);
   p.autoscaling.boot_time = Duration::from_s(30);
@@ -503,6 +638,7 @@ TEST_CASE("Simulator: nodes that go away faster than tasks finish stop the run, 
   NodePool p = pool("p", 4, 8000);
   std::uint64_t budget = 0;
   std::string why;
+  Duration sc_delay = AutoscalerConfig{}.scale_down_delay_after_add;
   SECTION("mtbf") {
     p.count = 100;
     p.mtbf = Duration::from_s(1);
@@ -514,10 +650,16 @@ TEST_CASE("Simulator: nodes that go away faster than tasks finish stop the run, 
     p.autoscaling.min = 0;
     p.autoscaling.max = 2;
     p.autoscaling.scale_down_idle = Duration::zero();
+    // Without the scale-down delay after a scale-up. With it (the default 10 min) the first node, up at
+    // 70 s, is held past the scale-up at 10 s until 610 s, the pod binds at 70 s and runs to 3670 s; a
+    // second node, asked for by the scan at 70 s (the pod was not yet bound), goes at 670 s.
+    sc_delay = Duration::zero();
     budget = 100'000 + 100 * 2;
     why = "pool p: autoscaling.scale_down_idle 0s";
   }
-  const Trace t = run(scenario({task("w", 3600)}, {p}), 1);
+  Scenario sc = scenario({task("w", 3600)}, {p});
+  sc.cluster.autoscaler.scale_down_delay_after_add = sc_delay;
+  const Trace t = run(sc, 1);
   CHECK(t.nodes.size() == budget);
   CHECK(t.tasks_failed == 1);
   CHECK(t.tasks_unfinished == 1);

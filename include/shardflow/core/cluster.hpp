@@ -188,10 +188,22 @@ struct Overheads {
   friend bool operator==(const Overheads&, const Overheads&) = default;
 };
 
+/// The cluster autoscaler's cluster-wide settings (`cluster.autoscaler`); the per-pool ones are each
+/// pool's Autoscaling. Read by the simulator only when some pool autoscales.
+struct AutoscalerConfig {
+  /// Cluster Autoscaler's `--scale-down-delay-after-add` (default 10 minutes): no node of any pool is
+  /// removed until this long after the most recent scale-up of any pool. A node idle since t is removed
+  /// at max(t + its pool's scale_down_idle, last scale-up + this), if still idle and its pool above min
+  /// then. 0 = scale-downs do not wait for scale-ups.
+  Duration scale_down_delay_after_add = Duration::from_s(600);
+  friend bool operator==(const AutoscalerConfig&, const AutoscalerConfig&) = default;
+};
+
 struct Cluster {
   std::vector<NodePool> node_pools;
   SchedulerConfig scheduler;
   Storage storage;
+  AutoscalerConfig autoscaler;
   friend bool operator==(const Cluster&, const Cluster&) = default;
 };
 

@@ -161,10 +161,10 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
         const Node name = e.IsMap() ? e["name"] : Node();
         if (name && name.IsScalar()) {
           if (name.Scalar() == p.selector) index = k;
-          if (++named <= kListed) names += (names.empty() ? "" : ", ") + name.Scalar();
+          if (++named <= kListed) names += (names.empty() ? "" : ", ") + shortened(name.Scalar());
         }
       }
-      if (named > kListed) names += ", and " + std::to_string(named - kListed) + " more";
+      if (named > kListed) names += ", and " + with_commas(named - kListed) + " more";
       if (index == cur.size())
         throw InputError(where, here,
                          "no element named " + quote(p.selector) + " in " + parts_text(parts, i) +

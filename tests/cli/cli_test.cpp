@@ -797,3 +797,21 @@ TEST_CASE("cli: simulate counts a speculative backup apart from retries, in the 
   const std::string html = slurp(dir / "out" / "report.html");
   CHECK(html.find("<div class=\"label\">backups</div><div class=\"value\">1</div>") != std::string::npos);
 }
+
+TEST_CASE("cli: a 10,000-character step name is shortened in what simulate prints", "[cli]") {
+  const fs::path dir = scratch("long-name");
+  const std::string name(10'000, 'x');
+  const std::string shown = std::string(100, 'x') + "... (9,900 more characters)";
+  std::ofstream(dir / "s.yaml") << "name: t\noverheads: none\ncluster:\n  node_pools:\n"
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                                   "pipeline:\n  steps:\n    - {name: "
+                                << name
+                                << ", failure: {p: 1}, duration: {base: 1s}}\n    - {name: b, after: ["
+                                << name << "]}\n";
+  const Result r = run("simulate '" + (dir / "s.yaml").string() + "' --out '" + (dir / "out").string() + "'");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.out, Catch::Contains("\n  failed tasks " + shown + " (1 attempt)\n"));
+  CHECK_THAT(r.out, Catch::Contains(
+                        "\n  not run      1 task never started because a task it depends on failed: b\n"));
+  CHECK(r.out.size() < 2000);
+}

@@ -408,6 +408,21 @@ TEST_CASE("KFP import: raw items past the loader's limit are refused as they are
         "1000000 values; that is the limit for the items of all the pipeline's loops together)");
 }
 
+TEST_CASE("KFP import: a task name of 1,000 characters is shortened in a field's path", "[kfp]") {
+  // (YAML refuses a plain key longer than 1,024 characters.)
+  const std::string name(1000, 't');
+  const std::string ir =
+      "components:\n  comp-w: {executorLabel: exec-w}\n"
+      "deploymentSpec: {executors: {exec-w: {container: {image: alpine}}}}\n"
+      "pipelineInfo: {name: big}\nroot:\n  dag:\n    tasks:\n      " +
+      name + ":\n        componentRef: {name: comp-w}\n        bogus: 1\n";
+  CHECK(error_of(ir) ==
+        "p.yaml:10:9: root.dag.tasks." + std::string(100, 't') +
+            "... (900 more characters).bogus: unsupported PipelineSpec field \"bogus\" (shardflow "
+            "reads: taskInfo, inputs, dependentTasks, cachingOptions, componentRef, triggerPolicy, "
+            "parameterIterator, artifactIterator, iteratorPolicy, retryPolicy)");
+}
+
 TEST_CASE("KFP import: loops within the limit on items, together past it", "[kfp][slow]") {
   // The loader's error: the count is of all the loops (the index is the second loop's own).
   CHECK(error_of(raw_loops({600'000, 400'001})) ==

@@ -815,3 +815,29 @@ TEST_CASE("cli: a 10,000-character step name is shortened in what simulate print
                         "\n  not run      1 task never started because a task it depends on failed: b\n"));
   CHECK(r.out.size() < 2000);
 }
+
+TEST_CASE("cli: --help and --version that cannot be written are a failure, not a success", "[cli]") {
+  // The help is what the user asked for: lost to a full disk (/dev/full), it must not exit 0 silently.
+  const fs::path dir = scratch("dev-full-help");
+  for (const std::string args :
+       {"--help", "-h", "--version", "validate --help", "explain --help", "simulate --help", "run --help",
+        "sweep --help", "merge --help", "compare --help", "calibrate --help", "report --help", "k8s --help",
+        "k8s cleanup --help", "k8s status --help"}) {
+    const std::string cmd = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && '" + SHARDFLOW_EXE + "' " +
+                            args + " >/dev/full 2>'" + (dir / "err").string() + "'";
+    const int raw = std::system(cmd.c_str());
+    INFO(args);
+    CHECK(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 1);
+    // With the reason when the last write failed; a help larger than the buffer failed at an earlier
+    // write, whose errno is gone by then.
+    const std::string err = slurp(dir / "err");
+    const std::string message = "shardflow: could not write all of the output to standard output";
+    CHECK((err == message + "\n" || err == message + " (No space left on device)\n"));
+    // Written where it can be, the same help exits 0.
+    const Result ok = run(args);
+    CHECK(ok.status == 0);
+    CHECK(!ok.out.empty());
+    CHECK(ok.err.empty());
+  }
+}

@@ -153,7 +153,13 @@ std::optional<Node> parse_items(const std::string& text, const std::string& pars
     if (auto n = detail::parse_document(text, parse_file, detail::kMaxItemValues + 1))  // + 1: the list
       return n;
   } catch (const InputError& e) {
-    error = e.message();
+    // Where in the string: the string's own line and column, not the file's.
+    const SourceLocation& w = e.where();
+    error = (w.line == 0   ? std::string()
+             : w.line == 1 ? "at column " + std::to_string(w.column) + " of the string: "
+                           : "at line " + std::to_string(w.line) + ", column " + std::to_string(w.column) +
+                                 " of the string: ") +
+            e.message();
     return std::nullopt;
   }
   items.fail("the loop's items are too large (more than " + std::to_string(detail::kMaxItemValues) +
@@ -570,7 +576,8 @@ class Importer {
       if (raw.node.IsScalar()) {
         std::string error;
         const auto parsed = parse_items(raw.node.Scalar(), file_, raw, error);
-        if (!parsed) raw.fail("the raw items are not valid JSON: " + error);
+        // KFP writes JSON here; it is read as YAML, of which JSON is a part (YAML flow lists pass too).
+        if (!parsed) raw.fail("the raw items are not a valid JSON or YAML list: " + error);
         list.reset(*parsed);
       }
       loop = loop_over(known(list), raw);

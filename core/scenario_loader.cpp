@@ -94,7 +94,10 @@ Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& 
   Node root = doc.root;
   if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
   for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o);
-  for (const std::string& o : options.sets) apply_override(r, root, o);
+  for (std::size_t i = 0; i < options.sets.size(); ++i) {
+    const std::string field = apply_override(r, root, options.sets[i]);
+    if (options.set_field) options.set_field(i, field);
+  }
   try {
     return read_scenario(r, root, options.max_tasks);
   } catch (const YAML::Exception& e) {

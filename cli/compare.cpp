@@ -24,9 +24,11 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
                                  "each differs from the first (the baseline) in makespan and cost, with "
                                  "paired 95% confidence intervals");
   cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--variant", args.variant,
-                  "A variant, as NAME:PATH=VALUE[,PATH=VALUE...] (repeatable, in order; the first is the "
-                  "baseline). PATH as for --set; NAME alone is the scenario as it is")
+  cmd->add_option(
+         "--variant", args.variant,
+         "A variant, as NAME:PATH=VALUE[,PATH=VALUE...] (repeatable, in order; the first is the "
+         "baseline). PATH as for --set, each field once per variant (in any spelling: [cpu] or [0]); "
+         "a variant's fields override the common --set. NAME alone is the scenario as it is")
       ->allow_extra_args(false)
       ->type_name("NAME:PATH=V,...");
   cmd->add_option("--variants", args.variants_file,

@@ -193,6 +193,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // What a command printed and could not write (a full disk, /dev/full) is a failed run, not a success.
+  const auto output_written = [](int code) {
+    std::cout.flush();
+    errno = 0;
+    if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0 && std::cout.good()) return code;
+    const int err = errno;  // set if the last flush failed; an earlier failed write left only ferror
+    std::cerr << "shardflow: could not write all of the output to standard output"
+              << (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string()) << "\n";
+    return code == 0 ? 1 : code;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -204,8 +214,10 @@ int main(int argc, char** argv) {
         std::cerr << *message;
         return 2;
       }
+    // --help and --version print to standard output: help that could not be written is lost, as a
+    // command's output would be.
     const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return code == 0 ? output_written(0) : 2;
   }
   // An option given an empty value ('--out ""', '--deadline ""' from an unset shell variable) would read
   // as the option left out and quietly take its default: refuse it, naming the option.
@@ -222,16 +234,6 @@ int main(int argc, char** argv) {
     std::cerr << name << ": the value is empty (leave the option out to take its default)\n";
     return 2;
   }
-  // What a command printed and could not write (a full disk, /dev/full) is a failed run, not a success.
-  const auto output_written = [](int code) {
-    std::cout.flush();
-    errno = 0;
-    if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0 && std::cout.good()) return code;
-    const int err = errno;  // set if the last flush failed; an earlier failed write left only ferror
-    std::cerr << "shardflow: could not write all of the output to standard output"
-              << (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string()) << "\n";
-    return code == 0 ? 1 : code;
-  };
   try {
     for (std::size_t i = 0; i < cli::kCommandCount; ++i)
       if (built[i] != nullptr && built[i]->parsed())

@@ -23,6 +23,7 @@
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/trace.hpp>
 #include <shardflow/exec/local_backend.hpp>
 #include <shardflow/k8s/controller.hpp>
@@ -181,8 +182,8 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
   cmd->add_option(
          "--set", sets,
          "Change the scenario before it is read, as PATH=VALUE (repeatable): PATH names keys with dots "
-         "and list elements with [index] or [name]; VALUE is YAML. "
-         "E.g. --set cluster.node_pools[gpu].count=4 --set "
+         "and list elements with [index] or [name]; VALUE is YAML. Of two --set of one field, in any "
+         "spelling ([gpu] or [1]), the last wins. E.g. --set cluster.node_pools[gpu].count=4 --set "
          "pipeline.steps[preprocess].parallel_for.parallelism=20")
       ->allow_extra_args(false)
       ->type_name("PATH=VALUE");
@@ -589,8 +590,8 @@ int run_simulate(const SimulateArgs& args) {
       for (const auto& [t, a] : last) {
         if (ok.count(t) || a->outcome != Outcome::failed) continue;
         if (++n <= 20)
-          names += (n == 1 ? "" : ", ") + plan.task_name(t) + " (" + std::to_string(a->attempt + 1) +
-                   (a->attempt == 0 ? " attempt)" : " attempts)");
+          names += (n == 1 ? "" : ", ") + shortened(plan.task_name(t)) + " (" +
+                   std::to_string(a->attempt + 1) + (a->attempt == 0 ? " attempt)" : " attempts)");
       }
       if (n > 20) names += ", and " + std::to_string(n - 20) + " more";
       if (n > 0) std::printf("  failed tasks %s\n", names.c_str());
@@ -613,7 +614,7 @@ int run_simulate(const SimulateArgs& args) {
       // "N tasks, fewer attempts".
       std::string names;
       for (std::size_t i = 0; i < dead.size() && i < 5; ++i)
-        names += (i == 0 ? "" : ", ") + plan.task_name(dead[i]);
+        names += (i == 0 ? "" : ", ") + shortened(plan.task_name(dead[i]));
       if (dead.size() > 5) names += ", and " + std::to_string(dead.size() - 5) + " more";
       std::printf("  not run      %zu task%s never started because a task %s depend%s on failed: %s\n",
                   dead.size(), dead.size() == 1 ? "" : "s", dead.size() == 1 ? "it" : "they",
@@ -621,7 +622,7 @@ int run_simulate(const SimulateArgs& args) {
     }
     for (const AttemptRecord& a : trace.attempts) {
       if (a.error == kNoError) continue;
-      std::printf("  first error  %s attempt %u: %s\n", plan.task_name(a.task).c_str(), a.attempt,
+      std::printf("  first error  %s attempt %u: %s\n", shortened(plan.task_name(a.task)).c_str(), a.attempt,
                   std::string(trace.error_text(a)).c_str());
       break;
     }

@@ -133,7 +133,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   cmd->add_option("file", args.file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--vary", args.vary,
                   "A field to vary and its values, as PATH=V1,V2,... (repeatable; every combination is run). "
-                  "PATH as for --set")
+                  "PATH as for --set; a field may be varied once, in any spelling ([cpu] or [0]), and not "
+                  "also given by --set")
       ->allow_extra_args(false)
       ->type_name("PATH=V1,V2,...")
       ->required();

@@ -80,13 +80,6 @@ constexpr std::string_view kDefaultCluster =
     "  - {name: cpu, cpu: 16, memory: 64Gi, count: 20, price_per_hour: 0.77}\n"
     "  - {name: gpu, cpu: 32, memory: 256Gi, gpu: 4, count: 2, price_per_hour: 12.0}\n";
 
-std::string join(const std::vector<std::string>& names, std::size_t limit = 10) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size() && i < limit; ++i) out += (i ? ", " : "") + names[i];
-  if (names.size() > limit) out += ", and " + std::to_string(names.size() - limit) + " more";
-  return out;
-}
-
 SourceLocation at(const Node& n, const std::string& file) {
   const YAML::Mark m = n.Mark();
   if (m.is_null() || m.line < 0) return SourceLocation{file, 0, 0};
@@ -160,7 +153,13 @@ std::optional<Node> parse_items(const std::string& text, const std::string& pars
     if (auto n = detail::parse_document(text, parse_file, detail::kMaxItemValues + 1))  // + 1: the list
       return n;
   } catch (const InputError& e) {
-    error = e.message();
+    // Where in the string: the string's own line and column, not the file's.
+    const SourceLocation& w = e.where();
+    error = (w.line == 0   ? std::string()
+             : w.line == 1 ? "at column " + std::to_string(w.column) + " of the string: "
+                           : "at line " + std::to_string(w.line) + ", column " + std::to_string(w.column) +
+                                 " of the string: ") +
+            e.message();
     return std::nullopt;
   }
   items.fail("the loop's items are too large (more than " + std::to_string(detail::kMaxItemValues) +
@@ -391,7 +390,7 @@ class Importer {
       }
     }
     std::vector<std::string> names(declared.begin(), declared.end());
-    const std::string listing = names.empty() ? "the pipeline has none" : "parameters: " + join(names);
+    const std::string listing = names.empty() ? "the pipeline has none" : "parameters: " + listed(names);
     for (const auto& [name, value] : params_)
       if (!declared.count(name))
         throw InputError(value.second, "--param",
@@ -577,7 +576,8 @@ class Importer {
       if (raw.node.IsScalar()) {
         std::string error;
         const auto parsed = parse_items(raw.node.Scalar(), file_, raw, error);
-        if (!parsed) raw.fail("the raw items are not valid JSON: " + error);
+        // KFP writes JSON here; it is read as YAML, of which JSON is a part (YAML flow lists pass too).
+        if (!parsed) raw.fail("the raw items are not a valid JSON or YAML list: " + error);
         list.reset(*parsed);
       }
       loop = loop_over(known(list), raw);
@@ -687,7 +687,7 @@ class Importer {
     for (auto& [step, task] : made) steps.push_back(step);
     // dsl.If/Elif/Else: one branch runs in KFP; here every branch not set to 0 does.
     if (branches.size() > 1 && component.path.rfind("components.comp-condition-branches-", 0) == 0)
-      warn("the branches " + join(branches) +
+      warn("the branches " + listed(branches) +
            " of one dsl.If/Elif/Else all run (a condition is taken unless the "
            "overlay says 0: kfp: {conditions: {" +
            branches.back() + ": 0}})");
@@ -712,7 +712,7 @@ class Importer {
       for (const auto& [n, f] : components_) names.push_back(n);
       comp_name.fail("unknown component " + quote(cname) +
                      (names.empty() ? std::string(" (the file has no components)")
-                                    : " (components: " + join(names) + ")"));
+                                    : " (components: " + listed(names) + ")"));
     }
     const Field& comp = c->second;
     comp.expect_map(kComponentKeys);
@@ -886,7 +886,7 @@ class Importer {
     std::vector<std::string> comps;
     for (const auto& [n, f] : components_)
       if (f.has("executorLabel")) comps.push_back(n);
-    check(models_.components, used_components_, "component", " (components: " + join(comps) + ")");
+    check(models_.components, used_components_, "component", " (components: " + listed(comps) + ")");
     check(models_.tasks, used_tasks_, "container task", "");
     check(models_.outputs, used_outputs_, "loop over the output", " (only a loop's items are modelled)");
     check(models_.conditions, used_conditions_, "condition task", "");

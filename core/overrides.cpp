@@ -88,7 +88,7 @@ std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
 
 }  // namespace
 
-void apply_override(const Reader& r, Node& root, const std::string& text) {
+std::string apply_override(const Reader& r, Node& root, const std::string& text) {
   const SourceLocation where{flag_place("--set", text), 0, 0};
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos)
@@ -120,7 +120,8 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
   count(value, 0);
   if (!root.IsMap())
     throw InputError(where, "", "the scenario file is not a mapping, so nothing can be set in it");
-  Node cur(root);  // a handle; reset() moves it, `=` would overwrite the node it refers to
+  Node cur(root);     // a handle; reset() moves it, `=` would overwrite the node it refers to
+  std::string field;  // what is set, every list element by index: one text for every spelling
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const PathPart& p = parts[i];
     const bool last = i + 1 == parts.size();
@@ -141,6 +142,7 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
           }
       }
       if (!last) cur.reset(cur[p.key]);
+      field += (field.empty() ? "" : ".") + p.key;
       continue;
     }
     if (!cur.IsSequence())
@@ -161,10 +163,10 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
         const Node name = e.IsMap() ? e["name"] : Node();
         if (name && name.IsScalar()) {
           if (name.Scalar() == p.selector) index = k;
-          if (++named <= kListed) names += (names.empty() ? "" : ", ") + name.Scalar();
+          if (++named <= kListed) names += (names.empty() ? "" : ", ") + shortened(name.Scalar());
         }
       }
-      if (named > kListed) names += ", and " + std::to_string(named - kListed) + " more";
+      if (named > kListed) names += ", and " + with_commas(named - kListed) + " more";
       if (index == cur.size())
         throw InputError(where, here,
                          "no element named " + quote(p.selector) + " in " + parts_text(parts, i) +
@@ -174,8 +176,11 @@ void apply_override(const Reader& r, Node& root, const std::string& text) {
       cur[index] = value;
     else
       cur.reset(cur[index]);
+    field += "[" + std::to_string(index) + "]";
+    continue;
   }
   note_override_tree(r, value, where);
+  return field;
 }
 
 namespace {

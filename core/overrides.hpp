@@ -14,7 +14,9 @@
 namespace shardflow::detail {
 
 /// Applies one `--set PATH=VALUE` to `root` (see load_scenario_text in shardflow/core/scenario.hpp).
-void apply_override(const Reader& r, YAML::Node& root, const std::string& text);
+/// Returns the field it set with every list element by index, as "cluster.node_pools[0].count": the
+/// same text for every spelling of one field ([cpu], [0], [00]).
+std::string apply_override(const Reader& r, YAML::Node& root, const std::string& text);
 
 /// Merges `overlay` over `root`: mappings key by key, lists of named mappings element by element,
 /// anything else replaced (LoadOptions::overlays).

@@ -102,7 +102,10 @@ Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& 
   Node root = doc.root;
   if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
   for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o);
-  for (const std::string& o : options.sets) apply_override(r, root, o);
+  for (std::size_t i = 0; i < options.sets.size(); ++i) {
+    const std::string field = apply_override(r, root, options.sets[i]);
+    if (options.set_field) options.set_field(i, field);
+  }
   try {
     return read_scenario(r, root, options.max_tasks);
   } catch (const YAML::Exception& e) {
@@ -117,28 +120,33 @@ std::optional<Scenario> read_scenario_document_with_steps(const ScenarioDocument
                                                           const LoadOptions& options,
                                                           std::vector<Step> steps) {
   if (!options.cluster.empty() && options.cluster != "local") return std::nullopt;
+  std::optional<Scenario> s;
+  std::vector<std::string> fields;  // each --set's field, for options.set_field
   try {
     const Reader r(file);
     for (const auto& [n, where] : doc.origins) r.note_override(n, where);
     Node root = doc.root;
     if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
     for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o);
-    for (const std::string& o : options.sets) apply_override(r, root, o);
+    for (const std::string& o : options.sets) fields.push_back(apply_override(r, root, o));
     // An overlay or --set that gives the document a pipeline changes the steps: not this route.
     if (!root.IsMap() || root["pipeline"]) return std::nullopt;
-    Scenario s = read_scenario_head(r, Map(r, root, "", kTopKeys));
+    s = read_scenario_head(r, Map(r, root, "", kTopKeys));
     // The checks read_pipeline makes against the cluster, and the task limit; their messages need the
     // steps' places in the document, which the caller's route has.
     for (const Step& st : steps)
-      if (fit_problem(s.cluster, st)) return std::nullopt;
-    s.pipeline.steps = std::move(steps);
-    if (Plan::count_tasks(s.pipeline) > options.max_tasks) return std::nullopt;
-    return s;
+      if (fit_problem(s->cluster, st)) return std::nullopt;
+    s->pipeline.steps = std::move(steps);
+    if (Plan::count_tasks(s->pipeline) > options.max_tasks) return std::nullopt;
   } catch (const InputError&) {
     return std::nullopt;  // the document route reports it, with the pipeline in place
   } catch (const YAML::Exception&) {
     return std::nullopt;
   }
+  // Outside the try: what the caller's callback throws is the load's error, as on the document route.
+  if (options.set_field)
+    for (std::size_t i = 0; i < fields.size(); ++i) options.set_field(i, fields[i]);
+  return s;
 }
 
 }  // namespace detail

@@ -55,21 +55,37 @@ std::string with_commas(std::uint64_t n) {
   return out;
 }
 
-std::string flag_place(std::string_view flag, std::string_view argument) {
+std::string shortened(std::string_view text) {
   constexpr std::size_t kShown = 100;
   const auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
   std::size_t end = 0, shown = 0;  // the byte after the first kShown characters (UTF-8)
-  while (end < argument.size() && shown < kShown) {
+  while (end < text.size() && shown < kShown) {
     ++end;
-    while (end < argument.size() && continuation(argument[end])) ++end;
+    while (end < text.size() && continuation(text[end])) ++end;
     ++shown;
   }
-  std::string out = std::string(flag) + " " + std::string(argument.substr(0, end));
-  if (end == argument.size()) return out;
-  const auto more =
-      static_cast<std::uint64_t>(std::count_if(argument.begin() + static_cast<std::ptrdiff_t>(end),
-                                               argument.end(), [&](char c) { return !continuation(c); }));
+  std::string out(text.substr(0, end));
+  if (end == text.size()) return out;
+  const auto more = static_cast<std::uint64_t>(std::count_if(
+      text.begin() + static_cast<std::ptrdiff_t>(end), text.end(), [&](char c) { return !continuation(c); }));
   return out + "... (" + with_commas(more) + " more characters)";
+}
+
+std::string flag_place(std::string_view flag, std::string_view argument) {
+  return std::string(flag) + " " + shortened(argument);
+}
+
+std::string listed(std::size_t count, const std::function<std::string(std::size_t)>& name,
+                   std::size_t shown) {
+  std::string out;
+  for (std::size_t i = 0; i < count && i < shown; ++i) out += (i ? ", " : "") + shortened(name(i));
+  if (count > shown) out += ", and " + with_commas(count - shown) + " more";
+  return out;
+}
+
+std::string listed(const std::vector<std::string>& names, std::size_t shown) {
+  return listed(
+      names.size(), [&](std::size_t i) { return names[i]; }, shown);
 }
 
 }  // namespace shardflow

@@ -44,19 +44,8 @@ std::string describe(const Resources& res) {
          std::to_string(res.gpu);
 }
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& s : names) {
-    if (!out.empty()) out += ", ";
-    out += s;
-  }
-  return out;
-}
-
 std::string pool_names(const Cluster& cluster) {
-  std::vector<std::string> names;
-  for (const auto& pool : cluster.node_pools) names.push_back(pool.name);
-  return join(names);
+  return listed(cluster.node_pools.size(), [&](std::size_t i) { return cluster.node_pools[i].name; });
 }
 
 }  // namespace
@@ -109,17 +98,13 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
       if (want == steps[i].name) return StepProblem{i, j, "step " + quote(want) + " cannot wait for itself"};
       const auto it = by_name.find(want);
       if (it == by_name.end()) {
-        constexpr std::size_t kListed = 10;  // a message, not a listing of a huge group
-        std::vector<std::string> others;
-        for (const auto& s : steps)
-          if (&s != &steps[i] && others.size() < kListed) others.push_back(s.name);
-        const std::size_t rest = steps.size() - 1 - others.size();
+        // A message, not a listing of a huge group: the first 10 of the other steps.
+        const auto other = [&](std::size_t k) { return steps[k < i ? k : k + 1].name; };
         return StepProblem{
             i, j,
             "unknown step " + quote(want) +
-                (others.empty() ? std::string(" (no other steps here)")
-                                : " (steps here: " + join(others) +
-                                      (rest ? ", and " + std::to_string(rest) + " more" : "") + ")")};
+                (steps.size() == 1 ? std::string(" (no other steps here)")
+                                   : " (steps here: " + listed(steps.size() - 1, other) + ")")};
       }
       steps[i].deps.push_back(static_cast<StepIndex>(it->second));
     }
@@ -149,9 +134,9 @@ std::string describe_cycle(const std::vector<Step>& steps, std::size_t s, std::s
   for (std::size_t at = s; at != d; at = reached_from[at]) order.push_back(at);
   std::string out;
   for (std::size_t i = 0; i < order.size() && i < kShown; ++i)
-    out += (i ? " -> " : "") + steps[order[i]].name;
-  if (order.size() > kShown) out += " -> ... (and " + std::to_string(order.size() - kShown) + " more)";
-  return out + " -> " + steps[d].name;
+    out += (i ? " -> " : "") + shortened(steps[order[i]].name);
+  if (order.size() > kShown) out += " -> ... (and " + with_commas(order.size() - kShown) + " more)";
+  return out + " -> " + shortened(steps[d].name);
 }
 
 }  // namespace
@@ -201,8 +186,8 @@ std::optional<StepProblem> resolve_fan_in(std::vector<Step>& steps) {
                          "needs an `after` step with a parallel_for (the loop whose outputs it merges)"};
     if (loops.size() > 1)
       return StepProblem{i, 0,
-                         "waits for two loops (" + steps[loops[0]].name + " and " + steps[loops[1]].name +
-                             "); fan_in merges one"};
+                         "waits for two loops (" + shortened(steps[loops[0]].name) + " and " +
+                             shortened(steps[loops[1]].name) + "); fan_in merges one"};
     if (steps[loops[0]].is_group())
       return StepProblem{
           i, 0, "merges the outputs of a component loop; " + quote(steps[loops[0]].name) + " is a group"};

@@ -46,7 +46,8 @@ std::string join(std::span<const std::string> names, std::string_view sep) {
 }
 
 std::string key_path(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+  // A path is for messages: a key of 1,000 characters (a KFP task's name) is shortened in it.
+  return parent.empty() ? shortened(key) : parent + "." + shortened(key);
 }
 std::string index_path(const std::string& parent, std::size_t i) {
   return parent + "[" + std::to_string(i) + "]";

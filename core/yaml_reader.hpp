@@ -32,7 +32,8 @@ std::string got(const YAML::Node& n);
 std::string got_kind(const YAML::Node& n);
 /// "a, b, c" (with sep ", ").
 std::string join(std::span<const std::string> names, std::string_view sep = ", ");
-/// A field's path: "cluster" + "scheduler" -> "cluster.scheduler"; "" + "name" -> "name".
+/// A field's path: "cluster" + "scheduler" -> "cluster.scheduler"; "" + "name" -> "name". A key of more
+/// than 100 characters is shortened (shortened() in shardflow/core/text.hpp): paths are for messages.
 std::string key_path(const std::string& parent, std::string_view key);
 /// "pipeline.steps" + 2 -> "pipeline.steps[2]".
 std::string index_path(const std::string& parent, std::size_t i);

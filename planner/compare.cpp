@@ -34,7 +34,7 @@ using detail::trim;
 
 Variant parse_variant(const std::string& text) {
   Variant v;
-  v.where = {"--variant " + text, 0, 0};
+  v.where = {flag_place("--variant", text), 0, 0};
   const std::size_t colon = text.find(':');
   v.name = trim(text.substr(0, colon));
   if (colon == 0 || v.name.empty())
@@ -73,6 +73,22 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
   options.sets.insert(options.sets.end(), extra_sets.begin(), extra_sets.end());
   options.cluster = extra_cluster.empty() ? spec.cluster : extra_cluster;
   options.params = spec.params;
+  // One field set twice in a variant, in any spelling ([cpu] or [0]): the first would be lost. (The
+  // common --set come first and a variant's own sets override them, as documented.)
+  const std::size_t first = spec.sets.size();
+  std::vector<std::string> fields(var.sets.size());
+  options.set_field = [&](std::size_t i, const std::string& field) {
+    if (i < first || i - first >= var.sets.size()) return;
+    fields[i - first] = field;
+    for (std::size_t j = 0; j < i - first; ++j)
+      if (fields[j] == field) {
+        const std::size_t k = i - first;
+        const SourceLocation& w = k < var.set_where.size() ? var.set_where[k] : var.where;
+        throw InputError(w, field,
+                         "variant " + var.name + ": this field is set twice, by " + shortened(var.sets[j]) +
+                             " and by " + shortened(var.sets[k]) + "; give it once");
+      }
+  };
   try {
     return load_scenario_text(yaml, file, options);
   } catch (const InputError& e) {

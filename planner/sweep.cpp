@@ -62,10 +62,32 @@ std::string assignment_text(const std::vector<Dimension>& dims, const std::vecto
   return out;
 }
 
+// Where a message names a --vary: the flag, its path and values, shortened (a list of 10,000 values is
+// not repeated in every message about it).
+SourceLocation vary_place(const Dimension& dim) {
+  std::string values;
+  for (const std::string& v : dim.values) values += (values.empty() ? "" : ",") + v;
+  return {flag_place("--vary", dim.path + "=" + values), 0, 0};
+}
+
+// A field given by `later` (a --vary) after `earlier` (a --vary or a --set, named by its place): one of
+// them would set it in every configuration alone. `field` is what both set, when their spellings differ.
+InputError given_twice(const Dimension& later, const std::string& earlier, bool earlier_is_set,
+                       const std::string& field) {
+  const std::string both = field.empty() ? "" : " (both set " + field + ")";
+  if (earlier_is_set)
+    return InputError(vary_place(later), later.path,
+                      "this field is also given by " + earlier + both +
+                          ", which no configuration would use; leave out the --set");
+  return InputError(
+      vary_place(later), later.path,
+      "this field is varied twice, here and by " + earlier + both + "; give its values in one --vary");
+}
+
 }  // namespace
 
 Dimension parse_dimension(const std::string& text) {
-  const SourceLocation where{"--vary " + text, 0, 0};
+  const SourceLocation where{flag_place("--vary", text), 0, 0};
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError(where, "", "expected PATH=V1,V2,..., as in cluster.node_pools[cpu].count=10,20,40");
@@ -281,6 +303,24 @@ class Runner {
         options.params = spec_.params;
         for (std::size_t d = 0; d < combos_[k].size(); ++d)
           options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
+        // A --vary of a field that a --set or another --vary also gives, in any spelling ([cpu] or [0]):
+        // the later would set it alone in every configuration, so the earlier is lost.
+        const std::size_t ns = spec_.sets.size();
+        std::vector<std::string> fields(options.sets.size());
+        options.set_field = [&](std::size_t at, const std::string& field) {
+          fields[at] = field;
+          if (at < ns) return;
+          for (std::size_t j = 0; j < at; ++j) {
+            if (fields[j] != field) continue;
+            const Dimension& later = spec_.dimensions[at - ns];
+            const bool set = j < ns;
+            const std::string earlier =
+                set ? flag_place("--set", spec_.sets[j]) : vary_place(spec_.dimensions[j - ns]).file;
+            const std::string& path =
+                set ? spec_.sets[j].substr(0, spec_.sets[j].find('=')) : spec_.dimensions[j - ns].path;
+            throw given_twice(later, earlier, set, trim(path) == later.path ? "" : field);
+          }
+        };
         try {
           scenarios_[k] = load_scenario_text(yaml_, file_, options);
         } catch (const InputError& e) {
@@ -289,10 +329,8 @@ class Runner {
             const Dimension& dim = spec_.dimensions[d];
             if (e.where().line != 0 || e.where().file != flag_place("--set", dim.path + "=" + combos_[k][d]))
               continue;
-            std::string all;
-            for (const std::string& v : dim.values) all += (all.empty() ? "" : ",") + v;
-            throw InputError({"--vary " + dim.path + "=" + all, 0, 0}, e.field(),
-                             "value " + combos_[k][d] + ": " + e.message());
+            throw InputError(vary_place(dim), e.field(),
+                             "value " + shortened(combos_[k][d]) + ": " + e.message());
           }
           throw;
         }
@@ -680,22 +718,17 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
     throw InputError({"--quantile", 0, 0}, "", "must be in (0, 100]");
   // A field varied twice would be set by the last --vary alone, and a value given twice makes the same
   // configuration twice: both are mistakes.
+  // (The same field in two spellings, cluster.node_pools[cpu] and [0], is found as the scenario is
+  // loaded: Runner::load.)
   for (std::size_t d = 0; d < spec.dimensions.size(); ++d) {
     const Dimension& dim = spec.dimensions[d];
-    const SourceLocation where{"--vary " + dim.path + "=" +
-                                   [&] {
-                                     std::string all;
-                                     for (const std::string& v : dim.values)
-                                       all += (all.empty() ? "" : ",") + v;
-                                     return all;
-                                   }(),
-                               0, 0};
     for (std::size_t e = 0; e < d; ++e)
       if (spec.dimensions[e].path == dim.path)
-        throw InputError(where, dim.path, "this field is varied twice; give its values in one --vary");
+        throw given_twice(dim, vary_place(spec.dimensions[e]).file, false, "");
     std::unordered_set<std::string_view> seen;
     for (const std::string& v : dim.values)
-      if (!seen.insert(v).second) throw InputError(where, dim.path, "value " + v + " is given twice");
+      if (!seen.insert(v).second)
+        throw InputError(vary_place(dim), dim.path, "value " + shortened(v) + " is given twice");
   }
   if (spec.search == Search::automatic && !spec.deadline_s)
     throw InputError(

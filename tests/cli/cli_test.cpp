@@ -863,3 +863,108 @@ TEST_CASE("cli: simulate counts a speculative backup apart from retries, in the 
   const std::string html = slurp(dir / "out" / "report.html");
   CHECK(html.find("<div class=\"label\">backups</div><div class=\"value\">1</div>") != std::string::npos);
 }
+
+TEST_CASE("cli: --help and --version that cannot be written are a failure, not a success", "[cli]") {
+  // The help is what the user asked for: lost to a full disk (/dev/full), it must not exit 0 silently.
+  const fs::path dir = scratch("dev-full-help");
+  for (const std::string args :
+       {"--help", "-h", "--version", "validate --help", "explain --help", "simulate --help", "run --help",
+        "sweep --help", "merge --help", "compare --help", "calibrate --help", "report --help", "k8s --help",
+        "k8s cleanup --help", "k8s status --help"}) {
+    const std::string cmd = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && '" + SHARDFLOW_EXE + "' " +
+                            args + " >/dev/full 2>'" + (dir / "err").string() + "'";
+    const int raw = std::system(cmd.c_str());
+    INFO(args);
+    CHECK(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 1);
+    // With the reason when the last write failed; a help larger than the buffer failed at an earlier
+    // write, whose errno is gone by then.
+    const std::string err = slurp(dir / "err");
+    const std::string message = "shardflow: could not write all of the output to standard output";
+    CHECK((err == message + "\n" || err == message + " (No space left on device)\n"));
+    // Written where it can be, the same help exits 0.
+    const Result ok = run(args);
+    CHECK(ok.status == 0);
+    CHECK(!ok.out.empty());
+    CHECK(ok.err.empty());
+  }
+}
+
+TEST_CASE("cli: a field given twice in two spellings is refused like one given twice", "[cli]") {
+  // pool `cpu` is cluster.node_pools[0] in the seed scenario.
+  const std::string sweep =
+      "sweep scenarios/shard-preprocess-train.yaml -r 1 -q --out '" + scratch("sweep-alias").string() + "' ";
+  SECTION("two --vary of one field, by name and by index") {
+    const Result r =
+        run(sweep + "--vary 'cluster.node_pools[cpu].count=2,3' --vary 'cluster.node_pools[0].count=4,5'");
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    CHECK(r.err ==
+          "--vary cluster.node_pools[0].count=4,5: cluster.node_pools[0].count: this field is varied twice, "
+          "here "
+          "and by --vary cluster.node_pools[cpu].count=2,3 (both set cluster.node_pools[0].count); give its "
+          "values in one --vary\n");
+  }
+  SECTION("two --vary of one field in the same spelling: the same message, naming both") {
+    const Result r =
+        run(sweep + "--vary 'cluster.node_pools[cpu].count=2,3' --vary 'cluster.node_pools[cpu].count=4,5'");
+    CHECK(r.status == 2);
+    CHECK(r.err ==
+          "--vary cluster.node_pools[cpu].count=4,5: cluster.node_pools[cpu].count: this field is varied "
+          "twice, "
+          "here and by --vary cluster.node_pools[cpu].count=2,3; give its values in one --vary\n");
+  }
+  SECTION("an index with a leading zero, and no dot after ']'") {
+    const Result r =
+        run(sweep + "--vary 'cluster.node_pools[0].count=2,3' --vary 'cluster.node_pools[00]count=4,5'");
+    CHECK(r.status == 2);
+    CHECK(
+        r.err ==
+        "--vary cluster.node_pools[00]count=4,5: cluster.node_pools[00]count: this field is varied twice, "
+        "here and by --vary cluster.node_pools[0].count=2,3 (both set cluster.node_pools[0].count); give its "
+        "values in one --vary\n");
+  }
+  SECTION("a --vary of a field a --set gives: the --set would be lost") {
+    const Result r =
+        run(sweep + "--set 'cluster.node_pools[0].count=40' --vary 'cluster.node_pools[cpu].count=2,3'");
+    CHECK(r.status == 2);
+    CHECK(
+        r.err ==
+        "--vary cluster.node_pools[cpu].count=2,3: cluster.node_pools[cpu].count: this field is also given "
+        "by "
+        "--set cluster.node_pools[0].count=40 (both set cluster.node_pools[0].count), which no configuration "
+        "would use; leave out the --set\n");
+  }
+  SECTION("two --set of one field: the last wins, in any spelling") {
+    const std::string validate = "validate scenarios/shard-preprocess-train.yaml ";
+    for (const std::string sets :
+         {"--set 'cluster.node_pools[cpu].count=2' --set 'cluster.node_pools[0].count=3'",
+          "--set 'cluster.node_pools[0].count=2' --set 'cluster.node_pools[cpu].count=3'",
+          "--set 'cluster.node_pools[cpu].count=2' --set 'cluster.node_pools[cpu].count=3'"}) {
+      const Result r = run(validate + sets);
+      INFO(sets);
+      CHECK(r.status == 0);
+      CHECK(r.out ==
+            "scenarios/shard-preprocess-train.yaml: ok (104 tasks from 3 component steps; 5 nodes in 2 "
+            "pools)\n");
+    }
+  }
+}
+
+TEST_CASE("cli: a 10,000-character step name is shortened in what simulate prints", "[cli]") {
+  const fs::path dir = scratch("long-name");
+  const std::string name(10'000, 'x');
+  const std::string shown = std::string(100, 'x') + "... (9,900 more characters)";
+  std::ofstream(dir / "s.yaml") << "name: t\noverheads: none\ncluster:\n  node_pools:\n"
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                                   "pipeline:\n  steps:\n    - {name: "
+                                << name
+                                << ", failure: {p: 1}, duration: {base: 1s}}\n    - {name: b, after: ["
+                                << name << "]}\n";
+  const Result r = run("simulate '" + (dir / "s.yaml").string() + "' --out '" + (dir / "out").string() + "'");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.out, Catch::Contains("\n  failed tasks " + shown + " (1 attempt)\n"));
+  CHECK_THAT(r.out, Catch::Contains(
+                        "\n  not run      1 task never started because a task it depends on failed: b\n"));
+  CHECK(r.out.size() < 2000);
+}

@@ -195,6 +195,17 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
         "1\n");
   CHECK(err("--variant a --variant a:seed=2") ==
         "--variant a:seed=2: name: variant name \"a\" is given twice\n");
+  // One field twice in a variant, by name and by index (cpu is pool 0), or in one spelling: refused,
+  // naming both; the common --set of a field a variant also sets is overridden, as documented.
+  CHECK(err("--variant a --variant 'b:cluster.node_pools[cpu].count=2,cluster.node_pools[0].count=3'") ==
+        "--variant b:cluster.node_pools[cpu].count=2,cluster.node_pools[0].count=3: "
+        "cluster.node_pools[0].count: "
+        "variant b: this field is set twice, by cluster.node_pools[cpu].count=2 and by "
+        "cluster.node_pools[0].count=3; give it once\n");
+  CHECK(
+      err("--variant a --variant 'b:seed=2,seed=3'") ==
+      "--variant b:seed=2,seed=3: seed: variant b: this field is set twice, by seed=2 and by seed=3; give it "
+      "once\n");
   // A PATH that does not exist: the message names the variant as it was typed, and the field.
   CHECK(
       err("--variant a --variant 'gpu:cluster.node_pools[gpu].count=4'") ==
@@ -219,6 +230,10 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
       file_err("variants:\n  - name: a\n  - name: b\n    set:\n      cluster.node_pools[gpu].count: 4\n") ==
       v + ":5:7: cluster.node_pools[gpu]: variant b: no element named \"gpu\" in cluster.node_pools (names: "
           "cpu)\n");
+  CHECK(file_err("variants:\n  - name: a\n  - name: b\n    set:\n      cluster.node_pools[cpu].count: 2\n"
+                 "      cluster.node_pools[0].count: 3\n") ==
+        v + ":6:7: cluster.node_pools[0].count: variant b: this field is set twice, by "
+            "cluster.node_pools[cpu].count=2 and by cluster.node_pools[0].count=3; give it once\n");
   CHECK(file_err("variants:\n  - name: a\n  - set: {seed: 2}\n") ==
         v + ":3:5: variants[1].name: every variant "
             "needs a name\n");

@@ -35,6 +35,19 @@ TEST_CASE("cli: a WfCommons instance in sweep and with --set", "[cli][wfcommons]
           scratch("wfc-sweep").string());
   CHECK(s.status == 0);
   CHECK(s.err.empty());
+  // A cluster change keeps the directly built steps (core/wfcommons_import.cpp): the sweep still knows
+  // which field each --vary sets, so one field given by name and by index is refused there too.
+  const Result twice =
+      run("sweep " + kData +
+          "bad/good.json --vary cluster.node_pools[0].cpu=1,2 --vary cluster.node_pools[m1].cpu=3 "
+          "-r 1 -q --out " +
+          scratch("wfc-sweep-twice").string());
+  CHECK(twice.status == 2);
+  CHECK(
+      twice.err ==
+      "--vary cluster.node_pools[m1].cpu=3: cluster.node_pools[m1].cpu: this field is varied twice, here and "
+      "by --vary cluster.node_pools[0].cpu=1,2 (both set cluster.node_pools[0].cpu); give its values in one "
+      "--vary\n");
 }
 
 TEST_CASE("cli: bad WfCommons input exits 2 with one line naming file:line:col and the field",

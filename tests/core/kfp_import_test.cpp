@@ -408,6 +408,39 @@ TEST_CASE("KFP import: raw items past the loader's limit are refused as they are
         "1000000 values; that is the limit for the items of all the pipeline's loops together)");
 }
 
+TEST_CASE("KFP import: raw items that do not parse say what is read, and where in the string", "[kfp]") {
+  // KFP writes JSON there; it is read as YAML, of which JSON is a part, so a YAML flow list passes too.
+  const auto with_raw = [](const std::string& raw) {
+    std::string ir = raw_loops({1});
+    return ir.replace(ir.find("'[0]'"), 5, raw);
+  };
+  CHECK(error_of(with_raw("'[a, b]'")) == "loaded");
+  CHECK(error_of(with_raw("'[1, 2'")) ==
+        "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the raw items are not a valid JSON or "
+        "YAML list: at column 1 of the string: YAML syntax error: end of sequence flow not found");
+  CHECK(error_of(with_raw("\"[1,\\n 2,\\n {\\\"a\\\": 1, ]\"")) ==
+        "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the raw items are not a valid JSON or "
+        "YAML list: at line 3, column 11 of the string: YAML syntax error: illegal flow end");
+  CHECK(error_of(with_raw("'{a: 1}'")) ==
+        "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the loop's items are not a list: "
+        "\"{a: 1}\"");
+}
+
+TEST_CASE("KFP import: a task name of 1,000 characters is shortened in a field's path", "[kfp]") {
+  // (YAML refuses a plain key longer than 1,024 characters.)
+  const std::string name(1000, 't');
+  const std::string ir =
+      "components:\n  comp-w: {executorLabel: exec-w}\n"
+      "deploymentSpec: {executors: {exec-w: {container: {image: alpine}}}}\n"
+      "pipelineInfo: {name: big}\nroot:\n  dag:\n    tasks:\n      " +
+      name + ":\n        componentRef: {name: comp-w}\n        bogus: 1\n";
+  CHECK(error_of(ir) ==
+        "p.yaml:10:9: root.dag.tasks." + std::string(100, 't') +
+            "... (900 more characters).bogus: unsupported PipelineSpec field \"bogus\" (shardflow "
+            "reads: taskInfo, inputs, dependentTasks, cachingOptions, componentRef, triggerPolicy, "
+            "parameterIterator, artifactIterator, iteratorPolicy, retryPolicy)");
+}
+
 TEST_CASE("KFP import: loops within the limit on items, together past it", "[kfp][slow]") {
   // The loader's error: the count is of all the loops (the index is the second loop's own).
   CHECK(error_of(raw_loops({600'000, 400'001})) ==

@@ -911,7 +911,7 @@ TEST_CASE("ScenarioLoader: large groups load, and messages about them stay short
     CHECK(error_of(with_steps(steps + "    - {name: x, after: [nope]}\n")) ==
           "bad.yaml:5007:25: pipeline.steps[5000].after[0]: unknown step \"nope\" (steps here: s0, s1, s2, "
           "s3, "
-          "s4, s5, s6, s7, s8, s9, and 4990 more)");
+          "s4, s5, s6, s7, s8, s9, and 4,990 more)");
   }
 }
 

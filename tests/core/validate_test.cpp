@@ -163,6 +163,40 @@ TEST_CASE("Validate: a task that fits no node, and the driver pod", "[core]") {
   CHECK_FALSE(driver_fit_problem(cluster, o).has_value());
 }
 
+TEST_CASE("Validate: messages stay short whatever the number of pools and the length of names", "[core]") {
+  // A cluster built in code is not held to the loader's 64 pools: 1,000 pools, none selected.
+  Cluster cluster;
+  for (int i = 0; i < 1000; ++i) {
+    cluster.node_pools.push_back(one_pool(4000, 8 * kGiB).node_pools.front());
+    cluster.node_pools.back().name = "p" + std::to_string(i);
+  }
+  Step a = component("a", 1);
+  a.component.node_selector = {{"accel", "a100"}};
+  CHECK(fit_problem(cluster, a) ==
+        "step \"a\" fits no node pool: its node_selector and tolerations match none of the pools with nodes "
+        "(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, and 990 more)");
+  // A pool name of 10,000 characters: its first 100, and how many more.
+  cluster.node_pools.resize(1);
+  cluster.node_pools[0].name = std::string(10'000, 'n');
+  CHECK(
+      fit_problem(cluster, a) ==
+      "step \"a\" fits no node pool: its node_selector and tolerations match none of the pools with nodes (" +
+          std::string(100, 'n') + "... (9,900 more characters))");
+  // Step names of 10,000 characters: in a cycle, in an unknown dependency's listing, in a fan-in.
+  const std::string x(10'000, 'x'), y(10'000, 'y');
+  const std::string x100 = std::string(100, 'x') + "... (9,900 more characters)";
+  const std::string y100 = std::string(100, 'y') + "... (9,900 more characters)";
+  std::vector<Step> cycle{waits_for(x, {y}), waits_for(y, {x})};
+  const auto c = resolve_dependencies(cycle, names_of(cycle));
+  REQUIRE(c.has_value());
+  CHECK(c->message ==
+        "dependency cycle: " + x100 + " -> " + y100 + " -> " + x100 + " (each step runs before the next)");
+  std::vector<Step> unknown{waits_for(x, {}), waits_for("b", {"nope"})};
+  const auto u = resolve_dependencies(unknown, names_of(unknown));
+  REQUIRE(u.has_value());
+  CHECK(u->message == "unknown step \"nope\" (steps here: " + x100 + ")");
+}
+
 TEST_CASE("Validate: the task limit is reported at the widest loop", "[core]") {
   Pipeline p = testing::pipeline({testing::with_loop(component("wide", 1), 1000)});
   p.steps[0].loop_where = SourceLocation{"x.yaml", 3, 9};

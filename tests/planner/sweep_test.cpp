@@ -10,6 +10,7 @@
 #include <tbb/global_control.h>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 using namespace shardflow;
@@ -364,8 +365,30 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
                      parse_dimension("cluster.node_pools[n].count=3,4")};
   CHECK(
       error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
-      "--vary cluster.node_pools[n].count=3,4: cluster.node_pools[n].count: this field is varied twice; give "
-      "its values in one --vary");
+      "--vary cluster.node_pools[n].count=3,4: cluster.node_pools[n].count: this field is varied twice, here "
+      "and by --vary cluster.node_pools[n].count=1,2; give its values in one --vary");
+  // In two spellings (by name and by index): the same, and what both set.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2"),
+                     parse_dimension("cluster.node_pools[0].count=3,4")};
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--vary cluster.node_pools[0].count=3,4: cluster.node_pools[0].count: this field is varied twice, here "
+      "and by --vary cluster.node_pools[n].count=1,2 (both set cluster.node_pools[0].count); give its values "
+      "in one --vary");
+  // A --vary of 1,000 values is named by its first 100 characters, not repeated whole.
+  std::string many = "cluster.node_pools[n].count=-1";
+  for (int i = 1; i < 1000; ++i) many += "," + std::to_string(i);
+  spec.dimensions = {parse_dimension(many)};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary " + many.substr(0, 100) + "... (" + with_commas(many.size() - 100) +
+            " more characters): cluster.node_pools[0].count: value -1: must be >= 0, got -1");
+  // A value of 10,000 characters, given twice: the value too is cut.
+  const std::string v(10'000, '7');
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=" + v + "," + v)};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[n].count=" + v.substr(0, 72) +
+            "... (19,929 more characters): cluster.node_pools[n].count: value " + v.substr(0, 100) +
+            "... (9,900 more characters) is given twice");
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,1")};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--vary cluster.node_pools[n].count=1,2,1: cluster.node_pools[n].count: value 1 is given twice");

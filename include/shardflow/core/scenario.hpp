@@ -67,8 +67,14 @@ struct LoadOptions {
   /// that name (a name the base list lacks is appended); anything else (a scalar, a list without names,
   /// a change of type) replaces. Errors about a value from an overlay name the overlay's file:line:col.
   std::vector<ScenarioFile> overlays;
-  /// --set PATH=VALUE overrides (see above), applied after the overlays.
+  /// --set PATH=VALUE overrides (see above), applied after the overlays, in order: when two set one
+  /// field, the last wins, whatever the spelling of its path.
   std::vector<std::string> sets;
+  /// If given, called as each of `sets` is applied, with its index and the field it sets, every list
+  /// element by index ("cluster.node_pools[0].count" for cluster.node_pools[cpu].count when `cpu` is
+  /// the first pool then): two spellings of one field give one text. A caller that must not let one
+  /// set override another (sweep's --vary) compares them; an InputError it throws is the load's.
+  std::function<void(std::size_t, const std::string&)> set_field;
   /// "" keeps the scenario's cluster. "local" replaces `cluster` and `overheads` with this machine: one
   /// node pool `local` (count 1, cpu = the CPUs this process may run on, memory = physical memory, no
   /// GPUs, price 0, no pod limit), a free scheduler, no storage model, and the overheads of the local

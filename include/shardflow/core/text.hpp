@@ -3,8 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace shardflow {
 
@@ -18,10 +20,19 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 /// A count with thousands separators: 50000000 -> "50,000,000".
 std::string with_commas(std::uint64_t n);
 
-/// A command-line flag with its argument, as the place a message names: "--set a.b=3". An argument of
-/// more than 100 characters is cut there, with "... (N more characters)": a message about a huge --set
-/// value names the flag without repeating the value (and each node of the value, which carries its
-/// place, does not carry a copy of it).
+/// A user's text (a name, a value) as a message shows it: whole up to 100 characters (UTF-8); longer, its
+/// first 100 and "... (N more characters)". A message about a 10,000-character step name stays short.
+std::string shortened(std::string_view text);
+
+/// A command-line flag with its argument, as the place a message names: "--set a.b=3". The argument is
+/// shortened: a message about a huge --set value names the flag without repeating the value (and each
+/// node of the value, which carries its place, does not carry a copy of it).
 std::string flag_place(std::string_view flag, std::string_view argument);
+
+/// At most `shown` of `count` names for a message, each shortened, joined with ", ", then ", and N more"
+/// for the rest: "cpu, gpu, and 998 more". `name(i)` gives the i-th; only the shown ones are asked for.
+std::string listed(std::size_t count, const std::function<std::string(std::size_t)>& name,
+                   std::size_t shown = 10);
+std::string listed(const std::vector<std::string>& names, std::size_t shown = 10);
 
 }  // namespace shardflow

@@ -14,7 +14,8 @@ namespace shardflow {
 /// after 60 characters with "...".
 std::string quote(std::string_view s);
 
-/// Levenshtein distance, for "did you mean ...?" suggestions.
+/// Edit distance (insertions, deletions, substitutions, and swaps of adjacent characters: "simualte" is
+/// 1 from "simulate"), for "did you mean ...?" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 /// A count with thousands separators: 50000000 -> "50,000,000".

@@ -189,7 +189,7 @@ std::string names_of(const std::map<std::string, Named>& m) {
   if (m.empty()) return "none are defined";
   std::vector<std::string> names;
   for (const auto& [name, _] : m) names.push_back(name);
-  return join(names);
+  return listed(names);
 }
 
 // Reads a whole file; nullopt with the reason when it cannot.
@@ -447,7 +447,7 @@ std::vector<std::string> kubeconfig_files(const std::string& path) {
     if (present.empty())
       throw InputError(SourceLocation{"$KUBECONFIG", 0, 0}, "",
                        "none of its files exists (" +
-                           (listed.empty() ? std::string("it lists none") : join(listed)) + ")");
+                           (listed.empty() ? std::string("it lists none") : shardflow::listed(listed)) + ")");
     return present;
   }
   const char* home = std::getenv("HOME");

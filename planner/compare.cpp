@@ -52,9 +52,8 @@ Variant parse_variant(const std::string& text) {
           v.where, "",
           "assignment " + std::to_string(i + 1) + " of " + std::to_string(parts.size()) + " is empty");
     if (eq == std::string::npos || eq == 0)
-      throw InputError(
-          v.where, "",
-          "\"" + p + "\" is not PATH=VALUE (a comma inside a value needs [...], {...} or quotes)");
+      throw InputError(v.where, "",
+                       quote(p) + " is not PATH=VALUE (a comma inside a value needs [...], {...} or quotes)");
     v.sets.push_back(trim(p.substr(0, eq)) + "=" + trim(p.substr(eq + 1)));
     v.set_where.push_back(v.where);
   }

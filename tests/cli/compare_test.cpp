@@ -188,6 +188,10 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
   CHECK(err("--variant a --variant 'b:cluster.node_pools[cpu].count'") ==
         "--variant b:cluster.node_pools[cpu].count: \"cluster.node_pools[cpu].count\" is not PATH=VALUE (a "
         "comma inside a value needs [...], {...} or quotes)\n");
+  // A long one is named by its first 100 characters, and quoted by its first 60.
+  CHECK(err("--variant a --variant 'b:" + std::string(300, 'x') + "'") ==
+        "--variant b:" + std::string(98, 'x') + "... (202 more characters): \"" + std::string(60, 'x') +
+            "...\" is not PATH=VALUE (a comma inside a value needs [...], {...} or quotes)\n");
   CHECK(err("--variant a --variant 'b:cluster.node_pools[cpu].count=4,,seed=2'") ==
         "--variant b:cluster.node_pools[cpu].count=4,,seed=2: assignment 2 of 3 is empty\n");
   CHECK(err("--variant a") ==

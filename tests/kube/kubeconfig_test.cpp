@@ -258,6 +258,16 @@ TEST_CASE("kubeconfig: every error names the file, line, column and field, never
       {"current-context names a missing context",
        "current-context: gone\ncontexts:\n- name: a\n  context: {cluster: c}\n", "",
        ":1:18: current-context: no context named \"gone\" (contexts: a)"},
+      {"a missing context among 25: the first 10 named",
+       [] {
+         std::string y = "contexts:\n";
+         for (int i = 10; i < 35; ++i) y += "- name: k" + std::to_string(i) + "\n  context: {cluster: c}\n";
+         return y;
+       }(),
+       "x",
+       ": contexts: no context named \"x\" (contexts: k10, k11, k12, k13, k14, k15, k16, k17, k18, k19, and "
+       "15 "
+       "more)"},
       {"a context naming a missing cluster",
        "clusters:\n" + ok_cluster + "contexts:\n- name: a\n  context:\n    cluster: prod\n", "a",
        ":8:14: contexts[0].context.cluster: no cluster named \"prod\" (clusters: c)"},

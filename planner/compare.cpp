@@ -1,11 +1,9 @@
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <iomanip>
-#include <mutex>
 #include <numeric>
 #include <ostream>
 

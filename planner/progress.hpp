@@ -27,14 +27,13 @@ class ProgressGate {
     if (k % std::max<std::uint64_t>(1, total_ / 100) == 0 || k == total_) show(k);
   }
 
-  /// Shows k / total unless a count at least as high was shown (what finished() calls).
+  /// Shows k / total unless as much was shown (what finished() calls): a count taken earlier, or one past
+  /// an estimate (held at 0.99).
   void show(std::uint64_t k) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (k <= shown_) return;
-    shown_ = k;
     const double f = std::min(estimated_ ? 0.99 : 1.0, static_cast<double>(k) / static_cast<double>(total_));
-    if (f <= shown_fraction_) return;  // an estimate passed: stays at 0.99
-    shown_fraction_ = f;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (f <= shown_) return;
+    shown_ = f;
     show_(f);
   }
 
@@ -42,10 +41,9 @@ class ProgressGate {
   std::function<void(double)> show_;
   std::uint64_t total_;
   std::atomic<std::uint64_t> done_{0};
-  std::mutex mutex_;
   bool estimated_;
-  std::uint64_t shown_ = 0;  // under mutex_
-  double shown_fraction_ = -1;
+  std::mutex mutex_;
+  double shown_ = 0;  // the fraction shown last (under mutex_)
 };
 
 }  // namespace shardflow::planner

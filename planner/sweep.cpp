@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -7,7 +6,6 @@
 #include <iomanip>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <ostream>
@@ -377,12 +375,7 @@ class Runner {
         }
     }
     // The grid's one run() counts what it needs; auto's runs count against one estimate, across them.
-    if (!progress_estimated) {
-      if (progress) progress_total = std::max<std::uint64_t>(1, jobs.size());
-      gate_ = std::make_unique<ProgressGate>(progress, progress_total);
-    } else if (!gate_) {
-      gate_ = std::make_unique<ProgressGate>(progress, progress_total, true);
-    }
+    if (!progress_across_runs) gate_ = std::make_unique<ProgressGate>(progress, jobs.size());
     // The configurations of a replication share its seed, so their first attempts draw the same random
     // numbers (common random numbers): each replication simulated more than once gets them drawn once,
     // in a table its simulations read (AttemptDrawTable; the traces are the same to the bit). The jobs
@@ -513,10 +506,9 @@ class Runner {
     return cr;
   }
 
-  std::function<void(double)> progress;
-  std::uint64_t progress_total = 1;
-  bool progress_estimated = false;      // progress_total is an estimate for every run() (the auto search)
-  std::unique_ptr<ProgressGate> gate_;  // of the run() under way
+  std::function<void(double)> progress;  // for a run() against the simulations it needs
+  bool progress_across_runs = false;     // gate_ was set for every run() (the auto search's estimate)
+  std::unique_ptr<ProgressGate> gate_;   // of the run() under way
 
  private:
   // One replication of a group, as simulated by its representative: what each member's figures need.
@@ -786,9 +778,9 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   std::vector<std::size_t> full;
   if (spec.search == Search::automatic) {
     // Progress: against the grid's count, which auto stays well below.
-    run.progress_total = combos.size() * static_cast<std::uint64_t>(spec.replications) / 5 + 1;
-    run.progress_estimated = true;
-    run.progress = progress;
+    run.gate_ = std::make_unique<ProgressGate>(
+        progress, combos.size() * static_cast<std::uint64_t>(spec.replications) / 5 + 1, true);
+    run.progress_across_runs = true;
     full = auto_search(run, spec, result.base_seed);
   } else {
     for (std::size_t c = 0; c < combos.size(); ++c)

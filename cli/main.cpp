@@ -177,22 +177,11 @@ int main(int argc, char** argv) {
       built[i] = cli::kCommands[i].add(app, args);
 
   // CLI11 reads an unknown first word as a stray argument ("A subcommand is required"); name it instead.
-  if (argc >= 2 && argv[1][0] != '-') {
-    std::string names;
-    std::vector<std::string> list;
-    bool known = false;
-    const auto subs = app.get_subcommands([](CLI::App*) { return true; });
-    for (std::size_t i = 0; i < subs.size(); ++i) {
-      known = known || subs[i]->check_name(argv[1]);
-      names += (i == 0 ? "" : i + 1 == subs.size() ? " and " : ", ") + subs[i]->get_name();
-      list.push_back(subs[i]->get_name());
-    }
-    if (!known) {
-      std::cerr << "shardflow: unknown command \"" << argv[1] << "\"" << cli::did_you_mean(argv[1], list)
-                << "; the commands are " << names << " (shardflow --help)\n";
+  if (argc >= 2 && argv[1][0] != '-')
+    if (const auto message = cli::unknown_command_message(app, argv[1])) {
+      std::cerr << *message;
       return 2;
     }
-  }
   // What a command printed and could not write (a full disk, /dev/full) is a failed run, not a success.
   const auto output_written = [](int code) {
     std::cout.flush();

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstring>
-#include <limits>
 
 #include <shardflow/core/text.hpp>
 
@@ -23,7 +21,28 @@ std::string command_of(const std::vector<CLI::App*>& chain) {
   return command;
 }
 
+// "shardflow k8s: unknown command "stat" (did you mean status?); the commands are cleanup and status
+// (shardflow k8s --help)", for a word that is none of the last command's subcommands.
+std::string unknown_command(const std::vector<CLI::App*>& chain, const std::string& word) {
+  const auto subs = chain.back()->get_subcommands([](CLI::App*) { return true; });
+  std::vector<std::string> names;
+  std::string list;
+  for (std::size_t k = 0; k < subs.size(); ++k) {
+    names.push_back(subs[k]->get_name());
+    list += (k == 0 ? "" : k + 1 == subs.size() ? " and " : ", ") + subs[k]->get_name();
+  }
+  const std::string command = command_of(chain);
+  return command + ": unknown command \"" + word + "\"" + did_you_mean(word, names) + "; the commands are " +
+         list + " (" + command + " --help)\n";
+}
+
 }  // namespace
+
+std::optional<std::string> unknown_command_message(CLI::App& app, const std::string& word) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    if (sub->check_name(word)) return std::nullopt;
+  return unknown_command({&app}, word);
+}
 
 std::vector<std::string> closest(const std::string& raw, const std::vector<std::string>& candidates) {
   const std::string word = strip_dashes(raw);
@@ -85,17 +104,7 @@ std::optional<std::string> unknown_option_message(CLI::App& app, int argc, const
       const auto options = chain.back()->get_options();
       const bool takes_positionals = std::any_of(options.begin(), options.end(),
                                                  [](const CLI::Option* o) { return o->get_positional(); });
-      if (chain.size() > 1 && !subs.empty() && !takes_positionals) {
-        std::vector<std::string> names;
-        std::string list;
-        for (std::size_t k = 0; k < subs.size(); ++k) {
-          names.push_back(subs[k]->get_name());
-          list += (k == 0 ? "" : k + 1 == subs.size() ? " and " : ", ") + subs[k]->get_name();
-        }
-        const std::string command = command_of(chain);
-        return command + ": unknown command \"" + word + "\"" + did_you_mean(word, names) +
-               "; the commands are " + list + " (" + command + " --help)\n";
-      }
+      if (chain.size() > 1 && !subs.empty() && !takes_positionals) return unknown_command(chain, word);
       continue;
     }
     const bool long_form = word[1] == '-';

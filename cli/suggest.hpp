@@ -18,6 +18,10 @@ std::vector<std::string> closest(const std::string& word, const std::vector<std:
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates,
                          const std::string& prefix = "");
 
+/// If `word` names none of app's commands: "shardflow: unknown command "simulat" (did you mean simulate?);
+/// the commands are ... (shardflow --help)", with a newline.
+std::optional<std::string> unknown_command_message(CLI::App& app, const std::string& word);
+
 /// After CLI11 refused the command line: the first word of argv that looks like an option (-x, --name,
 /// --name=value) and that no option of the command it is given to knows, as the message to print
 /// instead of CLI11's ("A is required" or "The following arguments were not expected: VALUE --typo" name

@@ -59,6 +59,7 @@ std::string with_commas(std::uint64_t n) {
 
 std::string shortened(std::string_view text) {
   constexpr std::size_t kShown = 100;
+  if (text.size() <= kShown) return std::string(text);  // bytes: at most as many characters (every path)
   const auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
   std::size_t end = 0, shown = 0;  // the byte after the first kShown characters (UTF-8)
   while (end < text.size() && shown < kShown) {

@@ -22,11 +22,11 @@ struct Quantity {
   std::function<const planner::Summary&(const planner::VariantResult&)> get;
 };
 
-std::string value_text(double v, bool time) {
-  return time ? human_duration(v) : num(v, 2);
+std::string value_text(double v, bool time, int decimals = 2) {
+  return time ? human_duration(v) : num(v, decimals);
 }
-std::string signed_text(double v, bool time, int decimals = 2) {
-  return (v < 0 ? "−" : "+") + (time ? human_duration(std::abs(v)) : num(std::abs(v), decimals));
+std::string signed_text(double v, bool time, int decimals) {
+  return (v < 0 ? "−" : "+") + value_text(std::abs(v), time, decimals);
 }
 // A paired difference, its mean then its interval's bounds, with the decimals that show a significant
 // one (planner::difference_decimals).

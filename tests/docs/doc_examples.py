@@ -106,15 +106,15 @@ def find_data(repo, name):
     return hits[0] if len(hits) == 1 else None
 
 
-def why_skipped(cmd, words, repo, work):
+def why_skipped(words, repo, work):
     """The reason the command cannot run here, or None; links the data files it names into work."""
     if "|" in words or any(w in ("...", "…") for w in words):
         return "pipes into another program or elides arguments"
     if len(words) > 1 and words[1] == "k8s":
         return "needs a live cluster (shardflow k8s)"
-    if "--backend" in words and words[words.index("--backend") + 1 : words.index("--backend") + 2] == ["k8s"]:
-        if "--dry-run" not in words:
-            return "needs a live cluster (--backend k8s)"
+    backend = words[words.index("--backend") + 1 :][:1] if "--backend" in words else []
+    if backend == ["k8s"] and "--dry-run" not in words:
+        return "needs a live cluster (--backend k8s)"
     for k, w in enumerate(words[2:], start=2):
         if w.startswith("-") or "=" in w or words[k - 1] in ("--out", "--run-id", "--namespace"):
             continue
@@ -126,9 +126,7 @@ def why_skipped(cmd, words, repo, work):
         if (work / w).exists():  # the repository's, or made by a command the docs show before it
             continue
         if "/" not in w and (hit := find_data(repo, w)) is not None:
-            link = work / w
-            if not link.exists():
-                link.symlink_to(hit)
+            (work / w).symlink_to(hit)  # not there (above): a later command finds it
             continue
         return f"names {w}, which neither the repository nor an earlier command has"
     return None
@@ -167,7 +165,7 @@ def main():
                 except ValueError as e:
                     failures.append(f"{where}: `{command}`: not a valid shell command ({e})")
                     continue
-                reason = why_skipped(command, words, repo, work)
+                reason = why_skipped(words, repo, work)
                 if reason:
                     skipped.append(f"{where}: {reason}")
                     continue

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -93,19 +94,32 @@ YAML::Node parse_yaml_document(const std::string& text, const std::string& file)
   return parse_document(text, file);
 }
 
-Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& file,
-                                const std::vector<ParsedOverlay>& overlays, const LoadOptions& options) {
-  if (!options.cluster.empty() && options.cluster != "local")
-    throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
-  const Reader r(file);
+namespace {
+
+// `doc` registered with `r`, then changed as LoadOptions says: the --cluster preset ("" or "local"), the
+// overlays in order, the --set in order, each one's field told to `field` (if given) as it is applied.
+Node changed_document(const Reader& r, const ScenarioDocument& doc,
+                      const std::vector<ParsedOverlay>& overlays, const LoadOptions& options,
+                      const std::function<void(std::size_t, const std::string&)>& field) {
   for (const auto& [n, where] : doc.origins) r.note_override(n, where);
   Node root = doc.root;
   if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
   for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o);
   for (std::size_t i = 0; i < options.sets.size(); ++i) {
-    const std::string field = apply_override(r, root, options.sets[i]);
-    if (options.set_field) options.set_field(i, field);
+    const std::string set = apply_override(r, root, options.sets[i]);
+    if (field) field(i, set);
   }
+  return root;
+}
+
+}  // namespace
+
+Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& file,
+                                const std::vector<ParsedOverlay>& overlays, const LoadOptions& options) {
+  if (!options.cluster.empty() && options.cluster != "local")
+    throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
+  const Reader r(file);
+  const Node root = changed_document(r, doc, overlays, options, options.set_field);
   try {
     return read_scenario(r, root, options.max_tasks);
   } catch (const YAML::Exception& e) {
@@ -124,11 +138,8 @@ std::optional<Scenario> read_scenario_document_with_steps(const ScenarioDocument
   std::vector<std::string> fields;  // each --set's field, for options.set_field
   try {
     const Reader r(file);
-    for (const auto& [n, where] : doc.origins) r.note_override(n, where);
-    Node root = doc.root;
-    if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
-    for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o);
-    for (const std::string& o : options.sets) fields.push_back(apply_override(r, root, o));
+    const Node root = changed_document(
+        r, doc, overlays, options, [&](std::size_t, const std::string& field) { fields.push_back(field); });
     // An overlay or --set that gives the document a pipeline changes the steps: not this route.
     if (!root.IsMap() || root["pipeline"]) return std::nullopt;
     s = read_scenario_head(r, Map(r, root, "", kTopKeys));

@@ -432,22 +432,22 @@ std::vector<std::string> kubeconfig_files(const std::string& path) {
   if (!path.empty()) return {path};
   const char* env = std::getenv("KUBECONFIG");
   if (env && *env) {
-    std::vector<std::string> listed, present;
+    std::vector<std::string> named, present;
     std::string_view rest(env);
     while (true) {
       const auto colon = rest.find(':');
       const std::string one(rest.substr(0, colon));
-      if (!one.empty() && std::find(listed.begin(), listed.end(), one) == listed.end()) listed.push_back(one);
+      if (!one.empty() && std::find(named.begin(), named.end(), one) == named.end()) named.push_back(one);
       if (colon == std::string_view::npos) break;
       rest.remove_prefix(colon + 1);
     }
     std::error_code ec;
-    for (const auto& f : listed)
+    for (const auto& f : named)
       if (fs::exists(f, ec)) present.push_back(f);
     if (present.empty())
       throw InputError(SourceLocation{"$KUBECONFIG", 0, 0}, "",
                        "none of its files exists (" +
-                           (listed.empty() ? std::string("it lists none") : shardflow::listed(listed)) + ")");
+                           (named.empty() ? std::string("it lists none") : listed(named)) + ")");
     return present;
   }
   const char* home = std::getenv("HOME");

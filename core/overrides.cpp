@@ -167,10 +167,26 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
         }
       }
       if (named > kListed) names += ", and " + with_commas(named - kListed) + " more";
-      if (index == cur.size())
+      if (index == cur.size()) {
+        // An element an earlier --set (or --vary) replaced by a mapping without a `name` can no longer
+        // be selected by name: say which, as the likely cause.
+        std::string unnamed;
+        for (std::size_t k = 0; k < cur.size() && unnamed.empty(); ++k) {
+          const Node e = cur[k];
+          const Node name = e.IsMap() ? e["name"] : Node();
+          const SourceLocation from = r.at(e);
+          // The flag's text without its name: a sweep's --vary reaches here as a --set.
+          const std::size_t space = from.file.find(' ');
+          if (e.IsMap() && !name && from.line == 0 && from.file.rfind("--", 0) == 0 &&
+              space != std::string::npos)
+            unnamed = "; " + parts_text(parts, i) + "[" + std::to_string(k) + "] has no name since " +
+                      from.file.substr(space + 1) + " replaced it: give `name: " + p.selector +
+                      "` in that value to keep it";
+        }
         throw InputError(where, here,
                          "no element named " + quote(p.selector) + " in " + parts_text(parts, i) +
-                             (names.empty() ? "" : " (names: " + names + ")"));
+                             (names.empty() ? "" : " (names: " + names + ")") + unnamed);
+      }
     }
     if (last)
       cur[index] = value;

@@ -979,6 +979,19 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
           "--set pipeline.steps[prep].parallel_for.parallelism=2: pipeline.steps[prep]: no element named "
           "\"prep\" "
           "in pipeline.steps (names: a, b)");
+    // An earlier --set that replaced the element without its name is named as the likely cause.
+    {
+      std::string message;
+      try {
+        (void)load({"cluster.node_pools[0]={cpu: 8, memory: 32Gi}", "cluster.node_pools[p].count=3"});
+      } catch (const InputError& e) {
+        message = e.what();
+      }
+      CHECK(message ==
+            "--set cluster.node_pools[p].count=3: cluster.node_pools[p]: no element named \"p\" in "
+            "cluster.node_pools; cluster.node_pools[0] has no name since cluster.node_pools[0]={cpu: 8, "
+            "memory: 32Gi} replaced it: give `name: p` in that value to keep it");
+    }
     // A long list's names: the first ten, and how many more.
     {
       std::string steps;

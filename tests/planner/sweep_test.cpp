@@ -350,6 +350,13 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
       error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
       "--vary cluster.node_pools[gpu].count=1,2: cluster.node_pools[gpu]: value 1: no element named \"gpu\" "
       "in cluster.node_pools (names: n)");
+  // A node shape varied as a whole pool element must keep its name for a later --vary to select it.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n]={cpu: 8, memory: 32Gi},{cpu: 32, memory: 128Gi}"),
+                     parse_dimension("cluster.node_pools[n].count=1,2")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[n].count=1,2: cluster.node_pools[n]: value 1: no element named \"n\" in "
+        "cluster.node_pools; cluster.node_pools[0] has no name since cluster.node_pools[n]={cpu: 8, memory: "
+        "32Gi} replaced it: give `name: n` in that value to keep it");
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,-1")};
   CHECK(
       error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==

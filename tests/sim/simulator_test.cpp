@@ -387,7 +387,11 @@ TEST_CASE("Simulator: a scale-up check at the instant its nodes come up adds non
   p.autoscaling.scale_up_delay = Duration::from_s(10);
   p.autoscaling.boot_time = Duration::from_s(60);
   p.autoscaling.scale_down_idle = Duration::from_s(600);
-  const Scenario sc = scenario({loop(task("w", 100), 3)}, {p});
+  Scenario sc = scenario({loop(task("w", 100), 3)}, {p});
+  SECTION("kube-scheduler's default profile") {}
+  SECTION("policy list (the pending pods in the list's order)") {
+    sc.cluster.scheduler.policy = ScorePolicy::list;
+  }
   const Trace t = run(sc);
   // By hand. w0 runs 0-100 on auto-0; w1 and w2 are unschedulable from 0. The check at 10 adds auto-1
   // and auto-2 (billed from 10, up at 70); the checks at 20..60 see them booting. At 70 both come up,

@@ -30,12 +30,14 @@ inline void Model::arm_autoscaler(std::uint32_t c) {
 }
 
 // Cluster-autoscaler-like scale up: pods of the class unschedulable for at least the delay get enough
-// new nodes (from the first eligible pool with room) to hold the ones the booting nodes will not.
+// new nodes (from the first eligible pool with room) to hold the ones that neither the free room of the
+// nodes that are up (pods_without_room) nor the booting nodes will.
 inline void Model::on_scale_up_check(std::uint32_t c) {
   PodClass& pc = sched_.cls(c);
   pc.scale_check_pending = false;
   if (pc.queue.empty() || pc.blocked_since == kNever) return;
   const auto& pools = sc_.cluster.node_pools;
+  std::int64_t unplaced = -1;  // pods_without_room(c), once a pool is past its delay
   for (std::uint32_t p = 0; p < pools.size(); ++p) {
     const NodePool& np = pools[p];
     const std::int64_t per_node = pods_per_node(pc, np);
@@ -45,8 +47,9 @@ inline void Model::on_scale_up_check(std::uint32_t c) {
       engine_.schedule_at(pc.blocked_since + np.autoscaling.scale_up_delay, kScaleUpCheck, c);
       return;
     }
+    if (unplaced < 0) unplaced = pods_without_room(c);
     const PoolState& ps = nodes_.pool(p);
-    const std::int64_t uncovered = static_cast<std::int64_t>(pc.queue.size()) - ps.booting * per_node;
+    const std::int64_t uncovered = unplaced - ps.booting * per_node;
     const std::int64_t room = np.autoscaling.max - ps.nodes;
     if (uncovered <= 0) break;
     if (room <= 0) continue;
@@ -64,6 +67,66 @@ inline void Model::on_scale_up_check(std::uint32_t c) {
   // Look again later while the backlog lasts (the cluster autoscaler scans every 10 s).
   pc.scale_check_pending = true;
   engine_.schedule(Duration::from_s(10), kScaleUpCheck, c);
+}
+
+// How many of class c's pending pods find no room on the nodes that are up: Cluster Autoscaler's "filter
+// out schedulable" step before a scale-up (FilterOutSchedulablePodListProcessor, kubernetes/autoscaler
+// cluster-autoscaler/core/podlistprocessor/filter_out_schedulable.go; the FAQ's "How does scale-up
+// work?"). CA lists the pods the scheduler marked unschedulable (PodScheduled false, reason
+// Unschedulable), packs them one by one onto the free capacity of the existing nodes with the
+// scheduler's predicates, each node filled as it goes (filterOutSchedulableByPacking: the cluster
+// snapshot takes every pod placed), and only the pods left over drive the scale-up. Without it, a check
+// at the instant a node comes up, before the scheduler has bound the pods waiting for it, would see them
+// pending with nothing booting and add a node nobody needs.
+//
+// Here: the pending pods of every class that found no node (blocked_since set: its pods are the ones
+// marked unschedulable; a class not yet tried has none), in the scheduler's order (by creation across
+// classes, Scheduler::for_each_pending_run), go first fit onto the nodes that are up in slot order,
+// with the scheduler's fit test (an eligible pool, cpu, memory, gpu and pod slots free: fits_on). A
+// class's pods are identical, so a run of them is placed by counts, pods_fitting per node, not pod by
+// pod; and a node that cannot take one more pod of a class never can during the packing (room only
+// shrinks), so each class keeps a cursor to the first node that may. The packing stops at class c's
+// last pod (pods after it cannot take its room), or as soon as no node has room for c. Cost:
+// O(nodes) to read the free room, plus O(nodes) cursor steps per class, plus O(classes + log pods) per
+// run of one class in creation order (one run per class when the steps' pods are created together); not
+// O(pods x nodes). (CA orders the pods by priority alone, which is equal here; it also packs onto the
+// upcoming nodes in the same step, which this model counts per class and pool after, in
+// on_scale_up_check.)
+inline std::int64_t Model::pods_without_room(std::uint32_t c) {
+  rooms_.clear();
+  for (std::uint32_t slot = 0; slot < nodes_.slots().size(); ++slot)
+    if (nodes_.slot(slot).alive) rooms_.push_back({nodes_.slot(slot).pool, nodes_.room(slot)});
+  room_from_.assign(sched_.size(), 0);
+  const auto nodes = static_cast<std::uint32_t>(rooms_.size());
+  std::int64_t left = sched_.cls(c).queue.size();  // c's pods not packed yet
+  std::int64_t unplaced = 0;
+  sched_.for_each_pending_run(
+      att_, [&](std::uint32_t k) { return sched_.cls(k).blocked_since != kNever; },
+      [&](std::uint32_t k, std::uint32_t n) {
+        const PodClass& pk = sched_.cls(k);
+        std::int64_t rest = n;
+        std::uint32_t& at = room_from_[k];
+        while (rest > 0 && at < nodes) {
+          NodeRoom& r = rooms_[at];
+          const std::int64_t fit = (pk.pools >> r.pool & 1) ? pods_fitting(pk, r.room) : 0;
+          const std::int64_t put = std::min(fit, rest);
+          r.room.cpu -= put * pk.request.cpu;
+          r.room.memory -= put * pk.request.memory;
+          r.room.gpu -= static_cast<int>(put * pk.request.gpu);
+          r.room.pods -= static_cast<int>(put);
+          rest -= put;
+          if (put == fit) ++at;  // the node takes no more pods of the class
+        }
+        if (k != c) return true;
+        unplaced += rest;
+        left -= n;
+        if (at == nodes) {  // no node has room for c's other pods
+          unplaced += left;
+          return false;
+        }
+        return left > 0;
+      });
+  return unplaced;
 }
 
 // The node has been idle for its pool's scale_down_idle (idle_gen says it has not been busy since).

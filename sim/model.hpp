@@ -339,6 +339,7 @@ class Model {
   inline void became_idle(std::uint32_t slot);
   inline void arm_autoscaler(std::uint32_t c);
   inline void on_scale_up_check(std::uint32_t c);
+  inline std::int64_t pods_without_room(std::uint32_t c);
   inline void on_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
   // Within scale_down_delay_after_add of a scale-up: rare, out of line.
   [[gnu::noinline, gnu::cold]] void hold_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
@@ -411,6 +412,14 @@ class Model {
   SimTime scale_down_from_ = SimTime::zero();
   std::vector<std::pair<std::uint32_t, std::uint32_t>> held_;
   bool resume_pending_ = false;
+  // Scratch for pods_without_room: the free room of each node that is up, and per class the first of
+  // them that may still hold one of its pods.
+  struct NodeRoom {
+    std::uint32_t pool = 0;
+    Room room;
+  };
+  std::vector<NodeRoom> rooms_;
+  std::vector<std::uint32_t> room_from_;
 };
 
 }  // namespace

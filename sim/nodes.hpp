@@ -43,6 +43,15 @@ struct Slot {
   std::uint32_t idle_gen = 0;    // bumped when the node stops being idle
 };
 
+// What a node has left for more pods: its pool's allocatable less the requests of the pods bound to it
+// (Slot's *_used), and its free pod slots (max_pods less its pods).
+struct Room {
+  MilliCpu cpu = 0;
+  ByteCount memory = 0;
+  int gpu = 0;
+  int pods = 0;
+};
+
 // A node's score for one class (cls = class + 1; 0 = nothing cached).
 struct ScoreCache {
   std::uint32_t cls = 0;
@@ -86,6 +95,12 @@ class Nodes {
   [[nodiscard]] const Slot& slot(std::uint32_t i) const { return slots_[i]; }
   [[nodiscard]] const std::vector<Slot>& slots() const { return slots_; }
   [[nodiscard]] PoolState& pool(std::uint32_t p) { return pool_[p]; }
+  /// The free room of the node in the slot (which is alive: up).
+  [[nodiscard]] Room room(std::uint32_t slot) const {
+    const Slot& s = slots_[slot];
+    const NodePool& p = pools_[s.pool];
+    return {p.cpu - s.cpu_used, p.memory - s.memory_used, p.gpu - s.gpu_used, p.max_pods - s.pods};
+  }
   [[nodiscard]] const CapacityDivisors& capacity_divisors(std::uint32_t p) const { return capacity_div_[p]; }
   [[nodiscard]] std::int64_t alive() const { return alive_nodes_; }
   /// The pool of a node, by its record (Trace::nodes index).

@@ -89,12 +89,19 @@ int initial_count(const NodePool& p) {
   return std::clamp(p.count, p.autoscaling.min, p.autoscaling.max);
 }
 
-std::int64_t pods_per_node(const PodClass& c, const NodePool& p) {
-  std::int64_t n = p.max_pods;
-  if (c.request.cpu > 0) n = std::min<std::int64_t>(n, p.cpu / c.request.cpu);
-  if (c.request.memory > 0) n = std::min<std::int64_t>(n, p.memory / c.request.memory);
-  if (c.request.gpu > 0) n = std::min<std::int64_t>(n, p.gpu / c.request.gpu);
+// How many pods of the class fit in the room, one after the other: the resource part of fits_on (the
+// pool's eligibility aside), counted rather than tried pod by pod, as the class's pods are identical.
+std::int64_t pods_fitting(const PodClass& c, const Room& r) {
+  std::int64_t n = r.pods;
+  if (c.request.cpu > 0) n = std::min<std::int64_t>(n, r.cpu / c.request.cpu);
+  if (c.request.memory > 0) n = std::min<std::int64_t>(n, r.memory / c.request.memory);
+  if (c.request.gpu > 0) n = std::min<std::int64_t>(n, r.gpu / c.request.gpu);
   return std::max<std::int64_t>(0, n);
+}
+
+// How many pods of the class an empty node of the pool holds.
+std::int64_t pods_per_node(const PodClass& c, const NodePool& p) {
+  return pods_fitting(c, Room{p.cpu, p.memory, p.gpu, p.max_pods});
 }
 
 class Scheduler {
@@ -226,6 +233,52 @@ class Scheduler {
       }
     }
     return best;
+  }
+
+  /// The pending pods of the classes that `counts` picks, in the order the scheduler takes them: by
+  /// creation (seq) across classes, as next_class does (policy list: by the list's rank, a class's pods
+  /// together). Calls run(c, n) for the next n pods, all of class c, until it returns false or no pod is
+  /// left. A class's queue is in creation order, so the end of a run is a binary search: O(classes +
+  /// log pods) a run, and a run per change of class in that order.
+  template <class Counts, class Run>
+  void for_each_pending_run(const std::vector<Attempt>& att, Counts counts, Run run) const {
+    if (list_) {
+      for (const auto& [rank, c] : list_ready_)
+        if (!classes_[c].queue.empty() && counts(c) && !run(c, classes_[c].queue.size())) return;
+      return;
+    }
+    std::vector<std::uint32_t> next(classes_.size(), 0);  // per class: its first pod not yet in a run
+    for (std::uint32_t c = 0; c < classes_.size(); ++c)
+      if (!counts(c)) next[c] = classes_[c].queue.size();
+    const auto seq_at = [&](std::uint32_t c, std::uint32_t i) { return att[classes_[c].queue[i]].seq; };
+    for (;;) {
+      std::uint32_t first = kNoSlot, second = kNoSlot;  // the classes whose next pods are the oldest two
+      for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+        if (next[c] == classes_[c].queue.size()) continue;
+        if (first == kNoSlot || seq_at(c, next[c]) < seq_at(first, next[first])) {
+          second = first;
+          first = c;
+        } else if (second == kNoSlot || seq_at(c, next[c]) < seq_at(second, next[second])) {
+          second = c;
+        }
+      }
+      if (first == kNoSlot) return;
+      // The run: first's pods older than second's next one.
+      std::uint32_t lo = next[first] + 1, hi = classes_[first].queue.size();
+      if (second != kNoSlot) {
+        const std::uint64_t limit = seq_at(second, next[second]);
+        while (lo < hi) {
+          const std::uint32_t mid = lo + (hi - lo) / 2;
+          if (seq_at(first, mid) < limit)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      }
+      const std::uint32_t n = hi - next[first];
+      next[first] = hi;
+      if (!run(first, n)) return;
+    }
   }
 
   /// The head pod of class c found no node: the class waits for a cluster change, with backoff.

@@ -375,6 +375,133 @@ TEST_CASE("Simulator: the autoscaler removes idle nodes down to min", "[sim]") {
   CHECK(removed == 2);
 }
 
+// Cluster Autoscaler's "filter out schedulable" step (sim/autoscaler.inl, pods_without_room): a scale-up
+// check counts only the pending pods that the free room of the nodes already up cannot take. The
+// scale-up check repeats every 10 s; with a boot time that is a multiple of 10 s, a check falls on the
+// instant its nodes come up, after they are up but before the scheduler has bound the pods to them.
+TEST_CASE("Simulator: a scale-up check at the instant its nodes come up adds none", "[sim]") {
+  NodePool p = pool("auto", 1, 1000);
+  p.price_per_hour = 3.6;  // 0.001 a second
+  p.autoscaling.min = 1;
+  p.autoscaling.max = 5;
+  p.autoscaling.scale_up_delay = Duration::from_s(10);
+  p.autoscaling.boot_time = Duration::from_s(60);
+  p.autoscaling.scale_down_idle = Duration::from_s(600);
+  Scenario sc = scenario({loop(task("w", 100), 3)}, {p});
+  SECTION("kube-scheduler's default profile") {}
+  SECTION("policy list (the pending pods in the list's order)") {
+    sc.cluster.scheduler.policy = ScorePolicy::list;
+  }
+  const Trace t = run(sc);
+  // By hand. w0 runs 0-100 on auto-0; w1 and w2 are unschedulable from 0. The check at 10 adds auto-1
+  // and auto-2 (billed from 10, up at 70); the checks at 20..60 see them booting. At 70 both come up,
+  // then the check at 70 (scheduled at 60) runs before the decisions (scheduled at 70): w1 and w2 are
+  // still pending, nothing boots. They fit the free room of auto-1 and auto-2, so no node is added (the
+  // simulator before this check added auto-3 and auto-4 at 70, up at 130 and idle to the end: 5 nodes,
+  // cost 0.69). w1 and w2 run 70-170. Node-seconds 170 + 160 + 160 = 490: cost 0.49.
+  CHECK(makespan(t) == s(170));
+  REQUIRE(t.nodes.size() == 3);
+  CHECK(t.nodes[0].billed_from == s(0));
+  CHECK(t.nodes[0].up == s(0));
+  CHECK(t.nodes[0].down == s(170));
+  for (std::size_t i = 1; i < 3; ++i) {
+    CHECK(t.nodes[i].billed_from == s(10));
+    CHECK(t.nodes[i].up == s(70));
+    CHECK(t.nodes[i].down == s(170));
+  }
+  std::vector<SimTime> starts;
+  for (const AttemptRecord& a : t.attempts) starts.push_back(a.started);
+  std::sort(starts.begin(), starts.end());
+  CHECK(starts == std::vector<SimTime>{s(0), s(70), s(70)});
+  CHECK(cost(t) == Approx(0.49).epsilon(1e-12));
+}
+
+TEST_CASE("Simulator: the free room goes to the pending pods in the scheduler's order, every class's",
+          "[sim]") {
+  // Pool y (listed first): 1-CPU nodes at 7.2 an hour (0.002 a second), none at first, scale_up_delay
+  // 55 s. Pool x: 2.5-CPU nodes at 3.6 an hour (0.001 a second), one at first, scale_up_delay 10 s.
+  // Both: boot 60 s, scale_down_idle 1 h (nothing goes before the end). Steps: a (2 x 2 CPUs, 1000 s;
+  // only x holds it), pre (0.5 CPU, 15 s), then b (2 x 1 CPU, 100 s; its first pool is y).
+  NodePool y = pool("y", 0, 1000);
+  y.price_per_hour = 7.2;
+  y.autoscaling.min = 0;
+  y.autoscaling.max = 5;
+  y.autoscaling.scale_up_delay = Duration::from_s(55);
+  y.autoscaling.boot_time = Duration::from_s(60);
+  y.autoscaling.scale_down_idle = Duration::from_s(3600);
+  NodePool x = pool("x", 1, 2500);
+  x.price_per_hour = 3.6;
+  x.autoscaling.min = 1;
+  x.autoscaling.max = 5;
+  x.autoscaling.scale_up_delay = Duration::from_s(10);
+  x.autoscaling.boot_time = Duration::from_s(60);
+  x.autoscaling.scale_down_idle = Duration::from_s(3600);
+  const Scenario sc = scenario(
+      {loop(task("a", 1000, {}, 2000), 2), task("pre", 15, {}, 500), loop(task("b", 100, {1}), 2)}, {y, x});
+  const Trace t = run(sc);
+  // By hand. At 0: a0 and pre go to x-0; a1 is unschedulable from 0. Its check at 10 adds x-1 (billed
+  // from 10, up at 70). pre ends at 15: b0 and b1 are created, find no room (x-0 has 0.5 CPU left) and
+  // are unschedulable from 15; b's check is at 15 + 55 = 70, scheduled at 15, after x-1's coming up
+  // (scheduled at 10). At 70, x-1 comes up, then b's check and a's (scheduled at 60), then the
+  // decisions. The pending pods in the scheduler's order are a1 (created at 0), b0, b1 (at 15): a1 takes
+  // x-1 (2.5 CPUs, 0.5 left), b0 and b1 find no room. b's check adds y-0 and y-1 (2 pods, one a node;
+  // billed from 70, up at 130); a's adds nothing. Packed the other way (b first), b0 and b1 would have
+  // taken x-1 and a's check would have added x-2; counting each class's own free room alone, neither
+  // check would add a node at 70 and y-0, y-1 would come at 80, 10 s later. a1 runs 70-1070 on x-1. At
+  // 130 y-0 and y-1 come up before b's check of 130, which finds b0 and b1 room there and adds none
+  // (the simulator before this check added x-2 at 70 and y-2, y-3 at 130: 7 nodes, cost 10.89). b0 and
+  // b1 run 130-230. The run ends at 1070 with a1.
+  CHECK(makespan(t) == s(1070));
+  REQUIRE(t.nodes.size() == 4);
+  const std::vector<std::string> names = {"x-0", "x-1", "y-0", "y-1"};
+  const std::vector<std::int64_t> billed = {0, 10, 70, 70}, up = {0, 70, 130, 130};
+  for (std::size_t i = 0; i < 4; ++i) {
+    INFO(i);
+    CHECK(t.nodes[i].name == names[i]);
+    CHECK(t.nodes[i].billed_from == s(billed[i]));
+    CHECK(t.nodes[i].up == s(up[i]));
+    CHECK(t.nodes[i].down == s(1070));
+  }
+  REQUIRE(t.attempts.size() == 5);
+  for (const AttemptRecord& r : t.attempts) {
+    INFO(r.task);
+    const std::string& node = t.nodes.at(static_cast<std::size_t>(r.node)).name;
+    if (r.step == 0) CHECK(node == (r.item == 0 ? "x-0" : "x-1"));
+    if (r.step == 0) CHECK(r.started == s(r.item == 0 ? 0 : 70));
+    if (r.step == 2) CHECK(node.rfind("y-", 0) == 0);
+    if (r.step == 2) CHECK(r.started == s(130));
+  }
+  // Node-seconds: x 1070 + 1060 = 2130 at 0.001 (2.13), y 2 x 1000 = 2000 at 0.002 (4.00): 6.13.
+  CHECK(cost(t) == Approx(6.13).epsilon(1e-12));
+}
+
+TEST_CASE("Simulator: a big backlog's scale-up check packs it onto the nodes that came up", "[sim]") {
+  // 20,000 pods of 1 CPU for 1000 s; one 40-CPU node at first, up to 1000, 3.6 an hour (0.001 a second),
+  // boot 60 s. By hand: 40 pods run 0-1000 on auto-0; the check at 10 adds ceil(19,960 / 40) = 499 nodes
+  // (billed from 10, up at 70). At 70 they come up and the check then finds room for all 19,960 pods
+  // on them: no node is added (the simulator before this check added 499 more at 70, up at 130 and
+  // scaled down idle at 730: 999 nodes, cost 859.35). The pods run 70-1070. Node-seconds 1070 + 499 x
+  // 1060 = 530,010: cost 530.01.
+  NodePool p = pool("auto", 1, 40000);
+  p.price_per_hour = 3.6;
+  p.autoscaling.min = 1;
+  p.autoscaling.max = 1000;
+  p.autoscaling.scale_up_delay = Duration::from_s(10);
+  p.autoscaling.boot_time = Duration::from_s(60);
+  p.autoscaling.scale_down_idle = Duration::from_s(600);
+  const Trace t = run(scenario({loop(task("w", 1000), 20000)}, {p}));
+  CHECK(makespan(t) == s(1070));
+  CHECK(t.tasks_failed == 0);
+  REQUIRE(t.nodes.size() == 500);
+  for (std::size_t i = 1; i < t.nodes.size(); ++i) {
+    INFO(i);
+    CHECK(t.nodes[i].billed_from == s(10));
+    CHECK(t.nodes[i].up == s(70));
+    CHECK(t.nodes[i].down == s(1070));
+  }
+  CHECK(cost(t) == Approx(530.01).epsilon(1e-12));
+}
+
 namespace {
 
 // Two autoscaled pools for the scale-down delay after a scale-up (cluster.autoscaler), no overheads:

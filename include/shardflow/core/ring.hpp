@@ -26,6 +26,8 @@ class BasicRing {
   [[nodiscard]] std::uint32_t size() const { return size_; }
   [[nodiscard]] const T& front() const { return buf_[head_]; }
   [[nodiscard]] const T& back() const { return buf_[(head_ + size_ - 1) & mask_]; }
+  /// The i-th from the front (i < size()).
+  [[nodiscard]] const T& operator[](std::uint32_t i) const { return buf_[(head_ + i) & mask_]; }
   // Always inlined: the simulator's event lanes push 24-byte events built in registers, and an out-of-line
   // call stores them to the stack only to reload them (GCC left it out of line in some callers).
   [[gnu::always_inline]] void push_back(const T& v) {

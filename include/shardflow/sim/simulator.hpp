@@ -9,7 +9,8 @@
 // - Node pools (cpu, memory, GPUs, max pods, labels, taints, speed, price), node failures (MTBF,
 //   exponential) and spot reclaims: the node's pods are evicted and run again as new attempts, and
 //   the pool replaces the node after its boot time. An autoscaler adds nodes to a pool when pods of a
-//   class stay unschedulable for `scale_up_delay` (they come up after `boot_time`) and removes nodes
+//   class stay unschedulable for `scale_up_delay` and the free room of the nodes up cannot take them
+//   (Cluster Autoscaler's filter-out-schedulable step; they come up after `boot_time`) and removes nodes
 //   idle for `scale_down_idle`, none within `scale_down_delay_after_add` of a scale-up (any pool's).
 //   Cost is billed per node-second, after any spot discount.
 // - A kube-scheduler: one decision at a time (1 / decisions_per_second each), FIFO by pod creation;

@@ -101,11 +101,14 @@ namespace {
 
 using YAML::Node;
 
-constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage", "autoscaler"};
+constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage", "autoscaler",
+                                             "daemonsets"};
+constexpr std::string_view kReservedKeys[] = {"cpu", "memory"};
+constexpr std::string_view kDaemonSetKeys[] = {"name", "cpu", "memory", "gpu", "pools"};
 constexpr std::string_view kAutoscalerKeys[] = {"scale_down_delay_after_add"};
-constexpr std::string_view kPoolKeys[] = {"name",           "cpu",         "memory",  "gpu",    "count",
-                                          "price_per_hour", "speed",       "labels",  "taints", "mtbf",
-                                          "spot",           "autoscaling", "max_pods"};
+constexpr std::string_view kPoolKeys[] = {"name",           "cpu",         "memory",   "gpu",     "count",
+                                          "price_per_hour", "speed",       "labels",   "taints",  "mtbf",
+                                          "spot",           "autoscaling", "max_pods", "reserved"};
 constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
 constexpr std::string_view kSpotKeys[] = {"discount", "mean_reclaim"};
 constexpr std::string_view kAutoscalingKeys[] = {"min", "max", "scale_up_delay", "boot_time",
@@ -378,6 +381,135 @@ SchedulerConfig read_scheduler(const Reader& r, const std::optional<Node>& n, co
   return s;
 }
 
+// GKE's reservation for a node of `cpu` millicores (docs.cloud.google.com/kubernetes-engine/docs/concepts/
+// plan-node-sizes, "Memory and CPU reservations"): 6% of the first core, 1% of the second, 0.5% of the
+// third and fourth, 0.25% of every core above four; each part rounded down to a millicore.
+MilliCpu gke_reserved_cpu(MilliCpu cpu) {
+  const auto part = [&](MilliCpu from, MilliCpu to) {
+    return std::clamp<MilliCpu>(cpu - from, 0, to - from);
+  };
+  return part(0, 1000) * 6 / 100 + part(1000, 2000) / 100 + part(2000, 4000) * 5 / 1000 +
+         part(4000, std::numeric_limits<MilliCpu>::max()) * 25 / 10000;
+}
+
+// GKE's memory reservation (the same page): 255 MiB on a machine of less than 1 GiB, else 25% of the first
+// 4 GiB, 20% of the next 4, 10% of the next 8, 6% of the next 112 and 2% above 128 GiB, each part rounded
+// down to a byte; plus the 100 MiB of kubelet's eviction threshold on every node.
+ByteCount gke_reserved_memory(ByteCount memory) {
+  constexpr ByteCount kEviction = 100 * kMiB;
+  if (memory < kGiB) return 255 * kMiB + kEviction;
+  const auto part = [&](ByteCount from, ByteCount to) {
+    return std::clamp<ByteCount>(memory - from, 0, to - from);
+  };
+  constexpr ByteCount kEnd = std::numeric_limits<ByteCount>::max();
+  return part(0, 4 * kGiB) / 4 + part(4 * kGiB, 8 * kGiB) / 5 + part(8 * kGiB, 16 * kGiB) / 10 +
+         part(16 * kGiB, 128 * kGiB) * 6 / 100 + part(128 * kGiB, kEnd) / 50 + kEviction;
+}
+
+// `reserved`: what the node keeps for itself, taken off cpu and memory (which become the allocatable).
+void read_reserved(const Reader& r, const Node& v, const std::string& field, NodePool& p) {
+  if (v.IsScalar()) {
+    const std::string preset = v.Scalar();
+    if (preset == "gke") {
+      p.reserved_cpu = gke_reserved_cpu(p.cpu);
+      p.reserved_memory = gke_reserved_memory(p.memory);
+    } else if (preset != "none") {
+      r.fail(
+          v, field,
+          "unknown preset " + quote(preset) + " (expected gke, none, or a mapping {cpu: ..., memory: ...})");
+    }
+  } else {
+    const Map m(r, v, field, kReservedKeys);
+    if (auto c = m.get("cpu")) p.reserved_cpu = get_cpu(r, *c, m.field("cpu"));
+    if (auto b = m.get("memory")) p.reserved_memory = get_bytes(r, *b, m.field("memory"));
+  }
+  if (p.reserved_cpu >= p.cpu)
+    r.fail(v, field,
+           "reserves cpu " + format_cpu(p.reserved_cpu) + " of the node's " + format_cpu(p.cpu) +
+               ": nothing is left for pods");
+  if (p.reserved_memory >= p.memory)
+    r.fail(v, field,
+           "reserves memory " + format_bytes(p.reserved_memory) + " of the node's " + format_bytes(p.memory) +
+               ": nothing is left for pods");
+  p.cpu -= p.reserved_cpu;
+  p.memory -= p.reserved_memory;
+}
+
+// `cluster.daemonsets`: each one's requests added to the pools it runs on.
+std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std::string& field,
+                                       std::vector<NodePool>& pools) {
+  expect_list(r, v, field);
+  std::vector<DaemonSet> out;
+  std::size_t i = 0;
+  for (const auto& d : v) {
+    const std::string f = index_path(field, i++);
+    const Map m(r, d, f, kDaemonSetKeys);
+    DaemonSet ds;
+    ds.where = r.at(d);
+    ds.name = get_nonempty_string(r, m.require("name"), m.field("name"));
+    for (const DaemonSet& other : out)
+      if (other.name == ds.name)
+        r.fail(d, m.field("name"),
+               "duplicate daemonset name " + quote(ds.name) + " (first at line " +
+                   std::to_string(other.where.line) + ")");
+    if (auto c = m.get("cpu")) ds.cpu = get_cpu(r, *c, m.field("cpu"));
+    if (auto b = m.get("memory")) ds.memory = get_bytes(r, *b, m.field("memory"));
+    if (auto g = m.get("gpu")) ds.gpu = static_cast<int>(get_int(r, *g, m.field("gpu"), 0, 1'000'000));
+    std::vector<bool> on(pools.size(), true);
+    if (auto ps = m.get("pools")) {
+      const std::string pf = m.field("pools");
+      expect_list(r, *ps, pf);
+      std::fill(on.begin(), on.end(), false);
+      std::size_t k = 0;
+      for (const auto& name_node : *ps) {
+        const std::string name = get_nonempty_string(r, name_node, index_path(pf, k++));
+        const auto it =
+            std::find_if(pools.begin(), pools.end(), [&](const NodePool& p) { return p.name == name; });
+        if (it == pools.end())
+          r.fail(name_node, index_path(pf, k - 1),
+                 "no node pool named " + quote(name) +
+                     " (pools: " + listed(pools.size(), [&](std::size_t j) { return pools[j].name; }) + ")");
+        on[static_cast<std::size_t>(it - pools.begin())] = true;
+        ds.pools.push_back(name);
+      }
+    }
+    // kube-scheduler's scoring counts a pod without a cpu or memory request as 100m and 200 MiB
+    // (sim/scoring.hpp's kDefaultMilliCpuRequest, kDefaultMemoryRequest).
+    const MilliCpu nonzero_cpu = ds.cpu != 0 ? ds.cpu : 100;
+    const ByteCount nonzero_memory = ds.memory != 0 ? ds.memory : 200 * kMiB;
+    for (std::size_t p = 0; p < pools.size(); ++p) {
+      if (!on[p]) continue;
+      NodePool& pool = pools[p];
+      pool.daemon_cpu += ds.cpu;
+      pool.daemon_memory += ds.memory;
+      pool.daemon_gpu += ds.gpu;
+      pool.daemon_nonzero_cpu += nonzero_cpu;
+      pool.daemon_nonzero_memory += nonzero_memory;
+      ++pool.daemon_pods;
+      const char* over = pool.daemon_cpu > pool.cpu         ? "cpu"
+                         : pool.daemon_memory > pool.memory ? "memory"
+                         : pool.daemon_gpu > pool.gpu       ? "gpu"
+                         : pool.daemon_pods > pool.max_pods ? "max_pods"
+                                                            : nullptr;
+      if (over != nullptr)
+        r.fail(d, f,
+               "the daemonsets up to " + quote(ds.name) + " need more " + over + " than a node of pool " +
+                   quote(pool.name) + " has for pods (" +
+                   (std::string(over) == "cpu" ? format_cpu(pool.daemon_cpu) + " of " + format_cpu(pool.cpu)
+                    : std::string(over) == "memory"
+                        ? format_bytes(pool.daemon_memory) + " of " + format_bytes(pool.memory)
+                    : std::string(over) == "gpu"
+                        ? std::to_string(pool.daemon_gpu) + " of " + std::to_string(pool.gpu)
+                        : std::to_string(pool.daemon_pods) + " pods of " + std::to_string(pool.max_pods)) +
+                   "); leave it off that pool with `pools:`");
+    }
+    out.push_back(std::move(ds));
+  }
+  // max_pods counts the DaemonSet pods (kubelet's maxPods): what is left is the pipeline's.
+  for (NodePool& pool : pools) pool.max_pods -= pool.daemon_pods;
+  return out;
+}
+
 NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
   const Map m(r, n, field, kPoolKeys);
   NodePool p;
@@ -400,6 +532,7 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
   if (auto v = m.get("speed")) p.speed = get_number_min(r, *v, m.field("speed"), 0, false);
   if (auto v = m.get("max_pods"))
     p.max_pods = static_cast<int>(get_int(r, *v, m.field("max_pods"), 1, 1'000'000));
+  if (auto v = m.get("reserved")) read_reserved(r, *v, m.field("reserved"), p);
   if (auto v = m.get("labels")) p.labels = get_string_map(r, *v, m.field("labels"));
   if (auto v = m.get("taints")) {
     const std::string f = m.field("taints");
@@ -488,6 +621,8 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
     r.fail(pools, f,
            "the cluster has up to " + std::to_string(most_nodes) +
                " nodes (each pool's count, or autoscaling.max); the limit is " + std::to_string(kMaxNodes));
+  if (auto d = m.get("daemonsets"))
+    c.daemonsets = read_daemonsets(r, *d, m.field("daemonsets"), c.node_pools);
   c.scheduler = read_scheduler(r, m.get("scheduler"), m.field("scheduler"), no_overheads, preset);
   if (auto s = m.get("storage")) {
     const Map sm(r, *s, m.field("storage"), kStorageKeys);

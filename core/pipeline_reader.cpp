@@ -542,9 +542,9 @@ class PipelineReader {
               std::any_of(cluster_.node_pools.begin(), cluster_.node_pools.end(), [&](const NodePool& pool) {
                 return (pool.count > 0 || pool.autoscaling.enabled()) &&
                        pool_admits(pool, c.node_selector, c.tolerations) &&
-                       (key == "cpu"      ? c.resources.cpu <= pool.cpu
-                        : key == "memory" ? c.resources.memory <= pool.memory
-                                          : c.resources.gpu <= pool.gpu);
+                       (key == "cpu"      ? c.resources.cpu <= pool.pod_cpu()
+                        : key == "memory" ? c.resources.memory <= pool.pod_memory()
+                                          : c.resources.gpu <= pool.pod_gpu());
               });
           if (!fits_some) r_.fail(it->second, m.field("resources") + "." + key, *problem);
         }

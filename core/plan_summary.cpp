@@ -44,7 +44,7 @@ double cpu_capacity_bound_s(const PlanSummary& s, const Cluster& cluster) {
   double cores = 0;
   for (const NodePool& p : cluster.node_pools) {
     const int nodes = std::max(p.count, p.autoscaling.max);
-    cores += static_cast<double>(p.cpu) / 1000.0 * nodes * p.speed;
+    cores += static_cast<double>(p.pod_cpu()) / 1000.0 * nodes * p.speed;  // allocatable, less DaemonSets
   }
   return cores > 0 ? s.total_cpu_core_s / cores : 0;
 }

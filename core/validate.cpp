@@ -57,10 +57,11 @@ std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step)
   for (const auto& pool : cluster.node_pools) {
     if (pool.count == 0 && !pool.autoscaling.enabled()) continue;
     if (!pool_admits(pool, c.node_selector, c.tolerations)) continue;
-    if (c.resources.cpu <= pool.cpu && c.resources.memory <= pool.memory && c.resources.gpu <= pool.gpu)
+    if (c.resources.cpu <= pool.pod_cpu() && c.resources.memory <= pool.pod_memory() &&
+        c.resources.gpu <= pool.pod_gpu() && pool.pod_slots() > 0)
       return std::nullopt;
-    if (!largest ||
-        std::tie(pool.cpu, pool.memory, pool.gpu) > std::tie(largest->cpu, largest->memory, largest->gpu))
+    if (!largest || std::tuple(pool.pod_cpu(), pool.pod_memory(), pool.pod_gpu()) >
+                        std::tuple(largest->pod_cpu(), largest->pod_memory(), largest->pod_gpu()))
       largest = &pool;
   }
   if (!largest)
@@ -69,7 +70,9 @@ std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step)
            pool_names(cluster) + ")";
   return "step " + quote(step.name) + " asks for " + describe(step.component.resources) +
          ", more than any node it may use can hold (largest: pool " + quote(largest->name) + " with " +
-         describe(Resources{largest->cpu, largest->memory, largest->gpu}) + ")";
+         describe(Resources{largest->pod_cpu(), largest->pod_memory(), largest->pod_gpu()}) +
+         (largest->has_overhead() ? " for pods, after its reserved resources and daemonsets" : "") +
+         (largest->pod_slots() <= 0 ? ", and its daemonsets take all of its max_pods" : "") + ")";
 }
 
 std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Overheads& o) {
@@ -78,8 +81,10 @@ std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Over
   const NodePool* largest = nullptr;
   for (const auto& pool : cluster.node_pools) {
     if ((pool.count == 0 && !pool.autoscaling.enabled()) || (any_untainted && !untainted(pool))) continue;
-    if (o.driver_cpu <= pool.cpu && o.driver_memory <= pool.memory) return std::nullopt;
-    if (!largest || std::tie(pool.cpu, pool.memory) > std::tie(largest->cpu, largest->memory))
+    if (o.driver_cpu <= pool.pod_cpu() && o.driver_memory <= pool.pod_memory() && pool.pod_slots() > 0)
+      return std::nullopt;
+    if (!largest ||
+        std::tuple(pool.pod_cpu(), pool.pod_memory()) > std::tuple(largest->pod_cpu(), largest->pod_memory()))
       largest = &pool;
   }
   if (!largest)
@@ -87,8 +92,9 @@ std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Over
            "NoExecute taints have no nodes";
   return "the driver pod asks for cpu " + format_cpu(o.driver_cpu) + ", memory " +
          format_bytes(o.driver_memory) + ", more than any node it may use can hold (largest: pool " +
-         quote(largest->name) + " with cpu " + format_cpu(largest->cpu) + ", memory " +
-         format_bytes(largest->memory) + ")";
+         quote(largest->name) + " with cpu " + format_cpu(largest->pod_cpu()) + ", memory " +
+         format_bytes(largest->pod_memory()) +
+         (largest->has_overhead() ? " for pods, after its reserved resources and daemonsets" : "") + ")";
 }
 
 std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name) {

@@ -34,7 +34,7 @@ struct Slot {
   MilliCpu cpu_used = 0;
   ByteCount memory_used = 0;
   int gpu_used = 0;
-  int pods = 0;
+  int pods = 0;  // the pipeline's (the loader took the DaemonSet pods off max_pods)
   MilliCpu nz_cpu = 0;
   ByteCount nz_memory = 0;
   SimTime pull_free;
@@ -157,6 +157,13 @@ class Nodes {
     s.pool = pool;
     s.record = record;
     s.alive = true;
+    // DaemonSet pods run on the node from its start: kube-scheduler counts them as requested.
+    const NodePool& p = pools_[pool];
+    s.cpu_used = p.daemon_cpu;
+    s.memory_used = p.daemon_memory;
+    s.gpu_used = p.daemon_gpu;
+    s.nz_cpu = p.daemon_nonzero_cpu;
+    s.nz_memory = p.daemon_nonzero_memory;
     std::fill_n(image_ready_.begin() + static_cast<std::ptrdiff_t>(slot) * images_, images_, kNever);
     std::fill_n(image_present_.begin() + static_cast<std::ptrdiff_t>(slot) * images_, images_, 0);
     ++alive_nodes_;

@@ -99,9 +99,10 @@ std::int64_t pods_fitting(const PodClass& c, const Room& r) {
   return std::max<std::int64_t>(0, n);
 }
 
-// How many pods of the class an empty node of the pool holds.
-std::int64_t pods_per_node(const PodClass& c, const NodePool& p) {
-  return pods_fitting(c, Room{p.cpu, p.memory, p.gpu, p.max_pods});
+// How many pods of the class an empty node of the pool holds, beside its DaemonSet pods. Out of line:
+// the autoscaler's checks that call it are cold, and inlined they cost the decision's hot path registers.
+[[gnu::noinline]] std::int64_t pods_per_node(const PodClass& c, const NodePool& p) {
+  return pods_fitting(c, Room{p.pod_cpu(), p.pod_memory(), p.pod_gpu(), p.pod_slots()});
 }
 
 class Scheduler {

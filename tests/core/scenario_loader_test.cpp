@@ -1107,3 +1107,93 @@ TEST_CASE("ScenarioLoader: a pipeline over the task limit is refused at its wide
           "unrolling)");
   }
 }
+
+TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
+  const auto pools_of = [](const std::string& pools) {
+    return load_scenario_text(with_pools(pools), "r.yaml").cluster.node_pools;
+  };
+  SECTION("GKE's reservation, worked out by hand from its published rates") {
+    // 16 cores: 6% of the first (60m), 1% of the second (10m), 0.5% of the next two (10m), 0.25% of the
+    // other 12 (30m). 64 GiB: 25% of 4 GiB (1073741824), 20% of 4 GiB (858993459.2, down to a byte),
+    // 10% of 8 GiB (858993459), 6% of 48 GiB (3092376453), and the 100 MiB eviction threshold.
+    const auto big = pools_of("    - {name: n, cpu: 16, memory: 64Gi, count: 1, reserved: gke}\n");
+    CHECK(big[0].reserved_cpu == 110);
+    CHECK(big[0].cpu == 15890);
+    CHECK(big[0].reserved_memory == ByteCount{1073741824} + 858993459 + 858993459 + 3092376453 + 100 * kMiB);
+    CHECK(big[0].memory == 64 * kGiB - big[0].reserved_memory);
+    // 2 cores, 8 GiB (an e2-standard-2: GKE lists 1930m allocatable): 70m; 1 GiB + 858993459 + 100 MiB.
+    // 200 GiB: 1 GiB + 858993459 + 858993459 + 6% of 112 GiB (7215545057) + 2% of 72 GiB (1546188226).
+    const auto two = pools_of(
+        "    - {name: a, cpu: 2, memory: 8Gi, count: 1, reserved: gke}\n"
+        "    - {name: b, cpu: 1500m, memory: 512Mi, count: 1, reserved: gke}\n"
+        "    - {name: c, cpu: 96, memory: 200Gi, count: 1, reserved: gke}\n");
+    CHECK(two[0].cpu == 1930);
+    CHECK(two[0].reserved_memory == kGiB + 858993459 + 100 * kMiB);
+    CHECK(two[1].reserved_cpu == 65);                  // 60m + 1% of 500m
+    CHECK(two[1].reserved_memory == 355 * kMiB);       // under 1 GiB: 255 MiB, and the eviction threshold
+    CHECK(two[2].reserved_cpu == 60 + 10 + 10 + 230);  // 0.25% of 92 cores
+    CHECK(two[2].reserved_memory == kGiB + 858993459 + 858993459 + 7215545057 + 1546188226 + 100 * kMiB);
+  }
+  SECTION("given, or none") {
+    const auto p = pools_of(
+        "    - {name: a, cpu: 8, memory: 32Gi, count: 1, reserved: {cpu: 500m, memory: 2Gi}}\n"
+        "    - {name: b, cpu: 8, memory: 32Gi, count: 1, reserved: none}\n");
+    CHECK(p[0].cpu == 7500);
+    CHECK(p[0].memory == 30 * kGiB);
+    CHECK(p[1].cpu == 8000);
+    CHECK(p[1].reserved_cpu == 0);
+  }
+  SECTION("DaemonSets add up on the pools they run on") {
+    const Scenario s =
+        load_scenario_text(with_pools("    - {name: cpu, cpu: 16, memory: 64Gi, count: 1}\n"
+                                      "    - {name: gpu, cpu: 32, memory: 128Gi, gpu: 4, count: 1}\n"
+                                      "  daemonsets:\n"
+                                      "    - {name: logging, cpu: 100m, memory: 200Mi}\n"
+                                      "    - {name: device-plugin, memory: 64Mi, pools: [gpu]}\n"),
+                           "r.yaml");
+    const NodePool& cpu = s.cluster.node_pools[0];
+    const NodePool& gpu = s.cluster.node_pools[1];
+    CHECK(cpu.daemon_pods == 1);
+    CHECK(cpu.daemon_cpu == 100);
+    CHECK(cpu.pod_cpu() == 15900);
+    CHECK(gpu.daemon_pods == 2);
+    CHECK(gpu.daemon_cpu == 100);
+    CHECK(gpu.daemon_memory == 264 * kMiB);
+    CHECK(gpu.daemon_nonzero_cpu == 200);  // the plugin's missing request counts 100m for scoring
+    CHECK(gpu.pod_slots() == 108);
+    REQUIRE(s.cluster.daemonsets.size() == 2);
+    CHECK(s.cluster.daemonsets[1].pools == std::vector<std::string>{"gpu"});
+  }
+  SECTION("bad input") {
+    CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: aks}\n")) ==
+          "bad.yaml:7:58: cluster.node_pools[0].reserved: unknown preset \"aks\" (expected gke, none, or a "
+          "mapping {cpu: ..., memory: ...})");
+    CHECK(
+        error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: {cpu: 4}}\n")) ==
+        "bad.yaml:7:58: cluster.node_pools[0].reserved: reserves cpu 4 of the node's 4: nothing is left for "
+        "pods");
+    CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                              "  daemonsets:\n"
+                              "    - {name: x, cpu: 1, pools: [gpu]}\n")) ==
+          "bad.yaml:9:33: cluster.daemonsets[0].pools[0]: no node pool named \"gpu\" (pools: p)");
+    CHECK(
+        error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                            "  daemonsets:\n"
+                            "    - {name: x, cpu: 3}\n"
+                            "    - {name: y, cpu: 2}\n")) ==
+        "bad.yaml:10:7: cluster.daemonsets[1]: the daemonsets up to \"y\" need more cpu than a node of pool "
+        "\"p\" has for pods (5 of 4); leave it off that pool with `pools:`");
+    CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                              "  daemonsets:\n"
+                              "    - {name: x, cpu: 1}\n"
+                              "    - {name: x, cpu: 1}\n")) ==
+          "bad.yaml:10:7: cluster.daemonsets[1].name: duplicate daemonset name \"x\" (first at line 9)");
+    // A step that fits the node but not beside its DaemonSet pods and reservation.
+    CHECK(error_of(with_pools("    - {name: p, cpu: 2, memory: 8Gi, count: 1, reserved: gke}\n"
+                              "  daemonsets:\n"
+                              "    - {name: x, cpu: 950m}\n")) ==
+          "bad.yaml:4:28: pipeline.steps[0].resources: step \"a\" asks for cpu 1, memory 0, gpu 0, more than "
+          "any node it may use can hold (largest: pool \"p\" with cpu 980m, memory 6.1Gi, gpu 0 for pods, "
+          "after its reserved resources and daemonsets)");
+  }
+}

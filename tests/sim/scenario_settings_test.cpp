@@ -490,3 +490,88 @@ TEST_CASE(
     CHECK(r.stats.step_done[1] == SimTime::from_s(50));
   }
 }
+
+TEST_CASE("ScenarioSettings: reserved resources and DaemonSet pods take room from every node", "[sim]") {
+  // Two 16-core nodes and 16 tasks of 4 cores, 60 s each, nothing else charged. As written, a node
+  // holds 4 of them: 8 at once, two waves, 120 s. Anything that takes a little of a node's 16 cores
+  // leaves room for 3: 6 at once, three waves, 180 s.
+  const std::string base =
+      "name: room\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: w, parallel_for: {count: 16}, duration: {base: 60s}, resources: {cpu: 4, memory: 1Gi}}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: n, cpu: 16, memory: 64Gi, count: 2, price_per_hour: 1.0";
+  const std::string tail = "overheads: none\n";
+  CHECK(makespan_s(run_text(base + "}\n" + tail)) == Approx(120.0).epsilon(1e-12));
+  // GKE's reservation: 16000m - (60 + 10 + 2 x 5 + 12 x 2.5) = 15890m allocatable.
+  const Trace gke = run_text(base + ", reserved: gke}\n" + tail);
+  CHECK(makespan_s(gke) == Approx(180.0).epsilon(1e-12));
+  // The trace keeps the node's capacity (what is paid for), not its allocatable.
+  REQUIRE(gke.nodes.size() == 2);
+  CHECK(gke.nodes[0].cpu == 16000);
+  CHECK(gke.nodes[0].memory == 64 * kGiB);
+  // Memory reserved only: the cores are all there.
+  CHECK(makespan_s(run_text(base + ", reserved: {memory: 4Gi}}\n" + tail)) == Approx(120.0).epsilon(1e-12));
+  // A DaemonSet of 1m on every node.
+  CHECK(makespan_s(run_text(base + "}\n  daemonsets:\n    - {name: logging, cpu: 1m, memory: 256Mi}\n" +
+                            tail)) == Approx(180.0).epsilon(1e-12));
+  // Or only on another pool: no change.
+  CHECK(makespan_s(run_text(base +
+                            "}\n    - {name: other, cpu: 2, memory: 4Gi, count: 0}\n  daemonsets:\n"
+                            "    - {name: logging, cpu: 1, pools: [other]}\n" +
+                            tail)) == Approx(120.0).epsilon(1e-12));
+  // max_pods counts the DaemonSet pods: 4 of them (no requests) and max_pods 7 leave 3 for the tasks.
+  CHECK(makespan_s(run_text(base +
+                            ", max_pods: 7}\n  daemonsets:\n"
+                            "    - {name: a}\n    - {name: b}\n    - {name: c}\n    - {name: d}\n" +
+                            tail)) == Approx(180.0).epsilon(1e-12));
+}
+
+TEST_CASE("ScenarioSettings: kube-scheduler scores a node with its DaemonSet pods as requested", "[sim]") {
+  // One pod of 1 core and 1 GiB; LeastAllocated alone, as kube-scheduler computes it (integer
+  // percentages of the allocatable, averaged). Pool a: 8 cores, 16 GiB, an agent DaemonSet of 4 cores
+  // and no memory request (scoring counts 200 MiB for it). Pool b: 2 cores, 16 GiB, no DaemonSet.
+  //   a: cpu (8000 - 4000 - 1000) x 100 / 8000 = 37, memory (16384 - 200 - 1024) x 100 / 16384 = 92: 64
+  //   b: cpu (2000 - 1000) x 100 / 2000 = 50, memory (16384 - 1024) x 100 / 16384 = 93: 71
+  // so b. Had the DaemonSet been taken off a's capacity instead, a would score (75 + 92) / 2 = 83 and win.
+  const Trace t = run_text(
+      "name: score\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: one, duration: {base: 10s}, resources: {cpu: 1, memory: 1Gi}}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: a, cpu: 8, memory: 16Gi, count: 1}\n"
+      "    - {name: b, cpu: 2, memory: 16Gi, count: 1}\n"
+      "  daemonsets:\n"
+      "    - {name: agent, cpu: 4, pools: [a]}\n"
+      "  scheduler: {score_weights: {NodeResourcesBalancedAllocation: 0, ImageLocality: 0}}\n"
+      "overheads: none\n");
+  REQUIRE(t.attempts.size() == 1);
+  REQUIRE(t.attempts[0].node >= 0);
+  CHECK(t.nodes[static_cast<std::size_t>(t.attempts[0].node)].pool == "b");
+}
+
+TEST_CASE("ScenarioSettings: a node with only DaemonSet pods is idle for the autoscaler", "[sim]") {
+  // Two nodes, one task of 100 s: the node without it has only its DaemonSet pod and is removed after
+  // scale_down_idle (60 s); the other goes when the run ends at 100 s.
+  const Trace t = run_text(
+      "name: idle\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: one, duration: {base: 100s}, resources: {cpu: 4, memory: 1Gi}}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: n, cpu: 16, memory: 64Gi, count: 2,\n"
+      "       autoscaling: {min: 0, max: 2, scale_down_idle: 60s}}\n"
+      "  daemonsets:\n"
+      "    - {name: logging, cpu: 200m, memory: 128Mi}\n"
+      "overheads: none\n");
+  REQUIRE(t.nodes.size() == 2);
+  std::vector<double> downs{t.nodes[0].down.seconds(), t.nodes[1].down.seconds()};
+  std::sort(downs.begin(), downs.end());
+  CHECK(downs[0] == Approx(60.0).epsilon(1e-12));
+  CHECK(downs[1] == Approx(100.0).epsilon(1e-12));
+}

@@ -41,7 +41,7 @@ struct NodePool {
   int count = 0;              // nodes at the start of the run
   double price_per_hour = 0;  // per node, before any spot discount
   double speed = 1.0;         // run times are divided by this
-  int max_pods = 110;         // pods per node (kubelet maxPods)
+  int max_pods = 110;         // the pipeline's pods a node runs at once: kubelet maxPods less daemon_pods
   std::map<std::string, std::string> labels;
   std::vector<Taint> taints;
   Duration mtbf = Duration::zero();  // mean time between node failures; 0 = nodes never fail
@@ -49,6 +49,30 @@ struct NodePool {
   double spot_discount = 0.0;                     // fraction taken off price_per_hour for spot nodes
   Duration spot_mean_reclaim = Duration::zero();  // mean time until a spot node is reclaimed; 0 = never
   Autoscaling autoscaling;
+  // What each node keeps for itself (`reserved`: kube-reserved, system-reserved and the eviction
+  // threshold). `cpu` and `memory` above are what is left, the node's allocatable, which is what
+  // kube-scheduler fits and scores against; the node's capacity (in the trace, and what is paid for) is
+  // allocatable + reserved.
+  MilliCpu reserved_cpu = 0;
+  ByteCount reserved_memory = 0;
+  // The DaemonSet pods on each node of the pool (cluster.daemonsets): there from the node's start, their
+  // requests part of what kube-scheduler counts as the node's requested (the non-zero ones as its
+  // scoring counts a pod without requests: 100m, 200Mi); their number is taken off max_pods.
+  MilliCpu daemon_cpu = 0;
+  ByteCount daemon_memory = 0;
+  int daemon_gpu = 0;
+  MilliCpu daemon_nonzero_cpu = 0;
+  ByteCount daemon_nonzero_memory = 0;
+  int daemon_pods = 0;
+  /// What pods can have on an empty node of the pool: allocatable less the DaemonSet pods' requests.
+  [[nodiscard]] MilliCpu pod_cpu() const { return cpu - daemon_cpu; }
+  [[nodiscard]] ByteCount pod_memory() const { return memory - daemon_memory; }
+  [[nodiscard]] int pod_gpu() const { return gpu - daemon_gpu; }
+  [[nodiscard]] int pod_slots() const { return max_pods; }
+  /// Whether reserved resources or DaemonSets take part of the node.
+  [[nodiscard]] bool has_overhead() const {
+    return reserved_cpu != 0 || reserved_memory != 0 || daemon_pods != 0;
+  }
   friend bool operator==(const NodePool&, const NodePool&) = default;
 };
 
@@ -199,8 +223,21 @@ struct AutoscalerConfig {
   friend bool operator==(const AutoscalerConfig&, const AutoscalerConfig&) = default;
 };
 
+/// Pods that run on every node of some pools (node agents: logging, monitoring, CNI, device plugins).
+/// The loader adds their requests to each pool's daemon_* fields; the simulator reads those.
+struct DaemonSet {
+  std::string name;
+  SourceLocation where;
+  MilliCpu cpu = 0;
+  ByteCount memory = 0;
+  int gpu = 0;
+  std::vector<std::string> pools;  // the pools it runs on; empty: every pool
+  friend bool operator==(const DaemonSet&, const DaemonSet&) = default;
+};
+
 struct Cluster {
   std::vector<NodePool> node_pools;
+  std::vector<DaemonSet> daemonsets;
   SchedulerConfig scheduler;
   Storage storage;
   AutoscalerConfig autoscaler;

@@ -65,9 +65,9 @@ int explain(const std::string& file, bool json, const LoadArgs& args) {
                                   : summarize(Plan::unroll(s.pipeline), s.pipeline);
   const double cpu_bound = cpu_capacity_bound_s(summary, s.cluster);
   if (json)
-    write_summary_json(std::cout, summary, cpu_bound);
+    write_summary_json(std::cout, summary, cpu_bound, &s.cluster);
   else
-    print_summary(std::cout, summary, cpu_bound);
+    print_summary(std::cout, summary, cpu_bound, &s.cluster);
   return 0;
 }
 

@@ -40,6 +40,15 @@ constexpr const char* kMoreThan64Bits = "more than 18446744073709551615";
 
 }  // namespace
 
+namespace {
+
+bool has_node_overhead(const Cluster& c) {
+  return std::any_of(c.node_pools.begin(), c.node_pools.end(),
+                     [](const NodePool& p) { return p.has_overhead(); });
+}
+
+}  // namespace
+
 double cpu_capacity_bound_s(const PlanSummary& s, const Cluster& cluster) {
   double cores = 0;
   for (const NodePool& p : cluster.node_pools) {
@@ -214,7 +223,7 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
   return s;
 }
 
-void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s) {
+void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, const Cluster* cluster) {
   if (s.unrolled)
     out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task") << ", " << plural(s.joins, "join")
         << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
@@ -254,9 +263,22 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s) 
   if (cpu_bound_s > 0)
     out << "CPU capacity bound: " << human(cpu_bound_s)
         << "  -- the requested core-hours spread over every core of the cluster (at its largest)\n";
+  if (cluster == nullptr || !has_node_overhead(*cluster)) return;
+  out << "\nwhat pods can use of a node (reserved resources and DaemonSets):\n";
+  for (const NodePool& p : cluster->node_pools) {
+    out << "  pool " << p.name << ": cpu " << format_cpu(p.cpu + p.reserved_cpu) << ", memory "
+        << format_bytes(p.memory + p.reserved_memory);
+    if (p.reserved_cpu != 0 || p.reserved_memory != 0)
+      out << "; allocatable cpu " << format_cpu(p.cpu) << ", memory " << format_bytes(p.memory);
+    if (p.daemon_pods != 0)
+      out << "; for the pipeline, beside " << p.daemon_pods << " DaemonSet pod"
+          << (p.daemon_pods == 1 ? "" : "s") << ": cpu " << format_cpu(p.pod_cpu()) << ", memory "
+          << format_bytes(p.pod_memory()) << ", " << p.pod_slots() << " pods";
+    out << "\n";
+  }
 }
 
-void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_bound_s) {
+void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_bound_s, const Cluster* cluster) {
   nlohmann::ordered_json j;
   j["pipeline"] = s.pipeline;
   j["tasks"] = s.tasks;
@@ -285,6 +307,20 @@ void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_boun
                      {"memory_bytes", st.memory},
                      {"gpu", st.gpu}});
     if (st.saturated) steps.back()["instances_saturated"] = true;  // more than 2^64 - 1
+  }
+  if (cluster != nullptr && has_node_overhead(*cluster)) {
+    auto& room = j["node_room"] = nlohmann::ordered_json::array();
+    for (const NodePool& p : cluster->node_pools)
+      room.push_back({{"pool", p.name},
+                      {"capacity_cpu_milli", p.cpu + p.reserved_cpu},
+                      {"capacity_memory_bytes", p.memory + p.reserved_memory},
+                      {"allocatable_cpu_milli", p.cpu},
+                      {"allocatable_memory_bytes", p.memory},
+                      {"daemonset_pods", p.daemon_pods},
+                      {"pod_cpu_milli", p.pod_cpu()},
+                      {"pod_memory_bytes", p.pod_memory()},
+                      {"pod_gpu", p.pod_gpu()},
+                      {"pods", p.pod_slots()}});
   }
   out << j.dump(2) << "\n";
 }

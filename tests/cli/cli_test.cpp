@@ -437,6 +437,42 @@ TEST_CASE("cli: explain --json gives counts, critical path and work", "[cli]") {
   CHECK(j["steps"][0]["parallelism"] == 2);
 }
 
+TEST_CASE("cli: explain shows what pods can use of a node after reserved resources and DaemonSets", "[cli]") {
+  const fs::path dir = scratch("node-room");
+  std::ofstream(dir / "room.yaml") << "name: room\n"
+                                      "pipeline:\n"
+                                      "  steps:\n"
+                                      "    - {name: w, resources: {cpu: 4, memory: 1Gi}}\n"
+                                      "cluster:\n"
+                                      "  node_pools:\n"
+                                      "    - {name: n, cpu: 16, memory: 64Gi, count: 2, reserved: gke}\n"
+                                      "    - {name: g, cpu: 8, memory: 32Gi, gpu: 1, count: 1}\n"
+                                      "  daemonsets:\n"
+                                      "    - {name: logging, cpu: 100m, memory: 200Mi, pools: [n]}\n";
+  const std::string file = (dir / "room.yaml").string();
+  const Result text = run("explain '" + file + "'");
+  REQUIRE(text.status == 0);
+  // 16 cores less GKE's 110m; 64 GiB less 5988962795 bytes (58.42 GiB); less the DaemonSet's 100m, 200 MiB.
+  CHECK(
+      text.out.find("what pods can use of a node (reserved resources and DaemonSets):\n"
+                    "  pool n: cpu 16, memory 64Gi; allocatable cpu 15890m, memory 58.4Gi; for the pipeline, "
+                    "beside 1 DaemonSet pod: cpu 15790m, memory 58.2Gi, 109 pods\n"
+                    "  pool g: cpu 8, memory 32Gi\n") != std::string::npos);
+  const Result json = run("explain --json '" + file + "'");
+  REQUIRE(json.status == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j["node_room"].size() == 2);
+  CHECK(j["node_room"][0]["allocatable_memory_bytes"] == 68719476736 - 5988962795);
+  CHECK(j["node_room"][0]["pod_memory_bytes"] == 68719476736 - 5988962795 - 200 * 1048576);
+  CHECK(j["node_room"][0]["pods"] == 109);
+  CHECK(j["node_room"][1]["pod_gpu"] == 1);
+  // Without either, explain says nothing about it.
+  CHECK(run("explain scenarios/argo-parallelism-limit.yaml").out.find("what pods can use") ==
+        std::string::npos);
+  CHECK(nlohmann::json::parse(run("explain --json scenarios/argo-parallelism-limit.yaml").out)
+            .count("node_room") == 0);
+}
+
 TEST_CASE("cli: simulate prints a summary and writes trace and metrics", "[cli]") {
   const fs::path dir = scratch("simulate");
   const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'");

@@ -59,8 +59,10 @@ PlanSummary summarize_pipeline(const Pipeline& pipeline);
 double cpu_capacity_bound_s(const PlanSummary& s, const Cluster& cluster);
 
 /// Human-readable, for `shardflow explain`; `cpu_bound_s` is printed when > 0.
-void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s = 0);
+void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s = 0,
+                   const Cluster* cluster = nullptr);
 /// Machine-readable, for `shardflow explain --json`.
-void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_bound_s = 0);
+void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_bound_s = 0,
+                        const Cluster* cluster = nullptr);
 
 }  // namespace shardflow

@@ -31,7 +31,7 @@ inline void Model::arm_autoscaler(std::uint32_t c) {
 
 // Cluster-autoscaler-like scale up: pods of the class unschedulable for at least the delay get enough
 // new nodes (from the first eligible pool with room) to hold the ones that neither the free room of the
-// nodes that are up (pods_without_room) nor the booting nodes will.
+// nodes that are up nor the booting nodes will (pods_without_room: both, shared by every class).
 inline void Model::on_scale_up_check(std::uint32_t c) {
   PodClass& pc = sched_.cls(c);
   pc.scale_check_pending = false;
@@ -47,13 +47,12 @@ inline void Model::on_scale_up_check(std::uint32_t c) {
       engine_.schedule_at(pc.blocked_since + np.autoscaling.scale_up_delay, kScaleUpCheck, c);
       return;
     }
-    if (unplaced < 0) unplaced = pods_without_room(c);
+    if (unplaced < 0) unplaced = pods_without_room(c);  // the booting nodes' room counted in it
     const PoolState& ps = nodes_.pool(p);
-    const std::int64_t uncovered = unplaced - ps.booting * per_node;
     const std::int64_t room = np.autoscaling.max - ps.nodes;
-    if (uncovered <= 0) break;
+    if (unplaced <= 0) break;
     if (room <= 0) continue;
-    const std::int64_t add = std::min(room, (uncovered + per_node - 1) / per_node);
+    const std::int64_t add = std::min(room, (unplaced + per_node - 1) / per_node);
     for (std::int64_t i = 0; i < add; ++i) {
       add_node(p, engine_.now() + np.autoscaling.boot_time, engine_.now());
       ++stats_.nodes_added;
@@ -89,13 +88,19 @@ inline void Model::on_scale_up_check(std::uint32_t c) {
 // last pod (pods after it cannot take its room), or as soon as no node has room for c. Cost:
 // O(nodes) to read the free room, plus O(nodes) cursor steps per class, plus O(classes + log pods) per
 // run of one class in creation order (one run per class when the steps' pods are created together); not
-// O(pods x nodes). (CA orders the pods by priority alone, which is equal here; it also packs onto the
-// upcoming nodes in the same step, which this model counts per class and pool after, in
-// on_scale_up_check.)
+// O(pods x nodes), and O(booting nodes) more. (CA orders the pods by priority alone, which is equal here.)
 inline std::int64_t Model::pods_without_room(std::uint32_t c) {
   rooms_.clear();
   for (std::uint32_t slot = 0; slot < nodes_.slots().size(); ++slot)
     if (nodes_.slot(slot).alive) rooms_.push_back({nodes_.slot(slot).pool, nodes_.room(slot)});
+  // Then the nodes still booting, empty (beside their DaemonSet pods): CA adds the upcoming nodes to its
+  // cluster snapshot before this step (StaticAutoscaler::RunOnce, addUpcomingNodesToClusterSnapshot), so
+  // every class's pods share them, in the same first-fit order.
+  const auto& pools = sc_.cluster.node_pools;
+  for (std::uint32_t p = 0; p < pools.size(); ++p)
+    for (int i = 0; i < nodes_.pool(p).booting; ++i)
+      rooms_.push_back(
+          {p, Room{pools[p].pod_cpu(), pools[p].pod_memory(), pools[p].pod_gpu(), pools[p].pod_slots()}});
   room_from_.assign(sched_.size(), 0);
   const auto nodes = static_cast<std::uint32_t>(rooms_.size());
   std::int64_t left = sched_.cls(c).queue.size();  // c's pods not packed yet

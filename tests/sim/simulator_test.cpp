@@ -475,6 +475,36 @@ TEST_CASE("Simulator: the free room goes to the pending pods in the scheduler's 
   CHECK(cost(t) == Approx(6.13).epsilon(1e-12));
 }
 
+TEST_CASE("Simulator: the nodes still booting are shared by every class's pending pods", "[sim]") {
+  // One pool of 4-CPU nodes, none at first, up to 10, 3.6 an hour (0.001 a second), scale_up_delay 10 s,
+  // boot 60 s. Two steps from 0, each 4 pods of 4 CPUs (one a node) for 100 s: a, then b. By hand: all 8
+  // pods are unschedulable from 0. a's check at 10 packs the pending pods (a's 4, then b's 4) onto the
+  // nodes that are up (none) and booting (none): 4 of a's are left, so it adds x-0..x-3 (billed from 10,
+  // up at 70). b's check at 10 packs them again: a's 4 take the 4 booting nodes (CA has the upcoming nodes
+  // in its snapshot), b's 4 are left: it adds x-4..x-7. All 8 come up at 70 and every pod runs 70-170.
+  // Node-seconds 8 x 160: cost 1.28. Counting each class's booting nodes on its own (the simulator before
+  // this), b's check saw the 4 booting nodes as its own and added nothing; b's nodes came at 70, up at
+  // 130: makespan 230, cost 1.52.
+  NodePool p = pool("x", 0, 4000);
+  p.price_per_hour = 3.6;
+  p.autoscaling.min = 0;
+  p.autoscaling.max = 10;
+  p.autoscaling.scale_up_delay = Duration::from_s(10);
+  p.autoscaling.boot_time = Duration::from_s(60);
+  p.autoscaling.scale_down_idle = Duration::from_s(600);
+  const Trace t = run(scenario({loop(task("a", 100, {}, 4000), 4), loop(task("b", 100, {}, 4000), 4)}, {p}));
+  CHECK(makespan(t) == s(170));
+  REQUIRE(t.nodes.size() == 8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    INFO(i);
+    CHECK(t.nodes[i].billed_from == s(10));
+    CHECK(t.nodes[i].up == s(70));
+    CHECK(t.nodes[i].down == s(170));
+  }
+  for (const AttemptRecord& r : t.attempts) CHECK(r.started == s(70));
+  CHECK(cost(t) == Approx(1.28).epsilon(1e-12));
+}
+
 TEST_CASE("Simulator: a big backlog's scale-up check packs it onto the nodes that came up", "[sim]") {
   // 20,000 pods of 1 CPU for 1000 s; one 40-CPU node at first, up to 1000, 3.6 an hour (0.001 a second),
   // boot 60 s. By hand: 40 pods run 0-1000 on auto-0; the check at 10 adds ceil(19,960 / 40) = 499 nodes

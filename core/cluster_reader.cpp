@@ -406,6 +406,13 @@ ByteCount gke_reserved_memory(ByteCount memory) {
          part(16 * kGiB, 128 * kGiB) * 6 / 100 + part(128 * kGiB, kEnd) / 50 + kEviction;
 }
 
+// The EKS AMIs' reservation (their bootstrap's kubeReserved; Bottlerocket computes the same): memory
+// 11 MiB per pod of the node's maxPods plus 255 MiB, CPU as GKE's rates; plus kubelet's default 100 MiB
+// eviction threshold.
+ByteCount eks_reserved_memory(int max_pods) {
+  return (11 * ByteCount{max_pods} + 255 + 100) * kMiB;
+}
+
 // `reserved`: what the node keeps for itself, taken off cpu and memory (which become the allocatable).
 void read_reserved(const Reader& r, const Node& v, const std::string& field, NodePool& p) {
   if (v.IsScalar()) {
@@ -413,10 +420,13 @@ void read_reserved(const Reader& r, const Node& v, const std::string& field, Nod
     if (preset == "gke") {
       p.reserved_cpu = gke_reserved_cpu(p.cpu);
       p.reserved_memory = gke_reserved_memory(p.memory);
+    } else if (preset == "eks") {
+      p.reserved_cpu = gke_reserved_cpu(p.cpu);
+      p.reserved_memory = eks_reserved_memory(p.max_pods);
     } else if (preset != "none") {
-      r.fail(
-          v, field,
-          "unknown preset " + quote(preset) + " (expected gke, none, or a mapping {cpu: ..., memory: ...})");
+      r.fail(v, field,
+             "unknown preset " + quote(preset) +
+                 " (expected gke, eks, none, or a mapping {cpu: ..., memory: ...})");
     }
   } else {
     const Map m(r, v, field, kReservedKeys);

@@ -1134,6 +1134,16 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
     CHECK(two[2].reserved_cpu == 60 + 10 + 10 + 230);  // 0.25% of 92 cores
     CHECK(two[2].reserved_memory == kGiB + 858993459 + 858993459 + 7215545057 + 1546188226 + 100 * kMiB);
   }
+  SECTION("EKS's: memory by the node's max_pods") {
+    // 4 cores: 60m + 10m + 2 x 5m. max_pods 58 (an m5.xlarge's): 11 x 58 + 255 = 893 MiB, and 100 MiB
+    // of eviction threshold. max_pods given after `reserved` in the file counts all the same.
+    const auto p = pools_of(
+        "    - {name: a, cpu: 4, memory: 16Gi, count: 1, reserved: eks, max_pods: 58}\n"
+        "    - {name: b, cpu: 4, memory: 16Gi, count: 1, reserved: eks}\n");
+    CHECK(p[0].cpu == 3920);
+    CHECK(p[0].reserved_memory == 993 * kMiB);
+    CHECK(p[1].reserved_memory == (11 * 110 + 355) * kMiB);  // the default max_pods, 110
+  }
   SECTION("given, or none") {
     const auto p = pools_of(
         "    - {name: a, cpu: 8, memory: 32Gi, count: 1, reserved: {cpu: 500m, memory: 2Gi}}\n"
@@ -1166,8 +1176,8 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
   }
   SECTION("bad input") {
     CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: aks}\n")) ==
-          "bad.yaml:7:58: cluster.node_pools[0].reserved: unknown preset \"aks\" (expected gke, none, or a "
-          "mapping {cpu: ..., memory: ...})");
+          "bad.yaml:7:58: cluster.node_pools[0].reserved: unknown preset \"aks\" (expected gke, eks, none, "
+          "or a mapping {cpu: ..., memory: ...})");
     CHECK(
         error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: {cpu: 4}}\n")) ==
         "bad.yaml:7:58: cluster.node_pools[0].reserved: reserves cpu 4 of the node's 4: nothing is left for "

@@ -483,10 +483,8 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
         ds.pools.push_back(name);
       }
     }
-    // kube-scheduler's scoring counts a pod without a cpu or memory request as 100m and 200 MiB
-    // (sim/scoring.hpp's kDefaultMilliCpuRequest, kDefaultMemoryRequest).
-    const MilliCpu nonzero_cpu = ds.cpu != 0 ? ds.cpu : 100;
-    const ByteCount nonzero_memory = ds.memory != 0 ? ds.memory : 200 * kMiB;
+    const MilliCpu nonzero_cpu = ds.cpu != 0 ? ds.cpu : kDefaultMilliCpuRequest;
+    const ByteCount nonzero_memory = ds.memory != 0 ? ds.memory : kDefaultMemoryRequest;
     for (std::size_t p = 0; p < pools.size(); ++p) {
       if (!on[p]) continue;
       NodePool& pool = pools[p];
@@ -496,22 +494,18 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
       pool.daemon_nonzero_cpu += nonzero_cpu;
       pool.daemon_nonzero_memory += nonzero_memory;
       ++pool.daemon_pods;
-      const char* over = pool.daemon_cpu > pool.cpu         ? "cpu"
-                         : pool.daemon_memory > pool.memory ? "memory"
-                         : pool.daemon_gpu > pool.gpu       ? "gpu"
-                         : pool.daemon_pods > pool.max_pods ? "max_pods"
-                                                            : nullptr;
-      if (over != nullptr)
+      const auto over = [&](const char* what, const std::string& need, const std::string& have) {
         r.fail(d, f,
-               "the daemonsets up to " + quote(ds.name) + " need more " + over + " than a node of pool " +
-                   quote(pool.name) + " has for pods (" +
-                   (std::string(over) == "cpu" ? format_cpu(pool.daemon_cpu) + " of " + format_cpu(pool.cpu)
-                    : std::string(over) == "memory"
-                        ? format_bytes(pool.daemon_memory) + " of " + format_bytes(pool.memory)
-                    : std::string(over) == "gpu"
-                        ? std::to_string(pool.daemon_gpu) + " of " + std::to_string(pool.gpu)
-                        : std::to_string(pool.daemon_pods) + " pods of " + std::to_string(pool.max_pods)) +
+               "the daemonsets up to " + quote(ds.name) + " need more " + what + " than a node of pool " +
+                   quote(pool.name) + " has for pods (" + need + " of " + have +
                    "); leave it off that pool with `pools:`");
+      };
+      if (pool.daemon_cpu > pool.cpu) over("cpu", format_cpu(pool.daemon_cpu), format_cpu(pool.cpu));
+      if (pool.daemon_memory > pool.memory)
+        over("memory", format_bytes(pool.daemon_memory), format_bytes(pool.memory));
+      if (pool.daemon_gpu > pool.gpu) over("gpu", std::to_string(pool.daemon_gpu), std::to_string(pool.gpu));
+      if (pool.daemon_pods > pool.max_pods)
+        over("max_pods", std::to_string(pool.daemon_pods) + " pods", std::to_string(pool.max_pods));
     }
     out.push_back(std::move(ds));
   }

@@ -158,34 +158,34 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
       constexpr std::size_t kListed = 10;  // a message, not a listing of a pipeline's 50,000 steps
       std::string names;
       std::size_t named = 0;
+      std::size_t unnamed = cur.size();  // the first mapping without a name (see below)
       for (std::size_t k = 0; k < cur.size() && index == cur.size(); ++k) {
         const Node e = cur[k];
         const Node name = e.IsMap() ? e["name"] : Node();
         if (name && name.IsScalar()) {
           if (name.Scalar() == p.selector) index = k;
           if (++named <= kListed) names += (names.empty() ? "" : ", ") + shortened(name.Scalar());
+        } else if (e.IsMap() && !name && unnamed == cur.size()) {
+          unnamed = k;
         }
       }
       if (named > kListed) names += ", and " + with_commas(named - kListed) + " more";
       if (index == cur.size()) {
         // An element an earlier --set (or --vary) replaced by a mapping without a `name` can no longer
-        // be selected by name: say which, as the likely cause.
-        std::string unnamed;
-        for (std::size_t k = 0; k < cur.size() && unnamed.empty(); ++k) {
-          const Node e = cur[k];
-          const Node name = e.IsMap() ? e["name"] : Node();
-          const SourceLocation from = r.at(e);
-          // The flag's text without its name: a sweep's --vary reaches here as a --set.
+        // be selected by name: say which, as the likely cause. Its place is the flag's text; without
+        // the flag's name, as a sweep's --vary reaches here as a --set.
+        std::string cause;
+        if (unnamed < cur.size()) {
+          const SourceLocation from = r.at(cur[unnamed]);
           const std::size_t space = from.file.find(' ');
-          if (e.IsMap() && !name && from.line == 0 && from.file.rfind("--", 0) == 0 &&
-              space != std::string::npos)
-            unnamed = "; " + parts_text(parts, i) + "[" + std::to_string(k) + "] has no name since " +
-                      from.file.substr(space + 1) + " replaced it: give `name: " + p.selector +
-                      "` in that value to keep it";
+          if (from.line == 0 && from.file.rfind("--", 0) == 0 && space != std::string::npos)
+            cause = "; " + parts_text(parts, i) + "[" + std::to_string(unnamed) + "] has no name since " +
+                    from.file.substr(space + 1) + " replaced it: give `name: " + p.selector +
+                    "` in that value to keep it";
         }
         throw InputError(where, here,
                          "no element named " + quote(p.selector) + " in " + parts_text(parts, i) +
-                             (names.empty() ? "" : " (names: " + names + ")") + unnamed);
+                             (names.empty() ? "" : " (names: " + names + ")") + cause);
       }
     }
     if (last)

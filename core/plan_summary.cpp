@@ -38,10 +38,6 @@ std::string plural(std::uint64_t n, const char* noun) {
 // A count that saturated at 2^64 - 1 is not that number: it is more.
 constexpr const char* kMoreThan64Bits = "more than 18446744073709551615";
 
-}  // namespace
-
-namespace {
-
 bool has_node_overhead(const Cluster& c) {
   return std::any_of(c.node_pools.begin(), c.node_pools.end(),
                      [](const NodePool& p) { return p.has_overhead(); });
@@ -266,14 +262,14 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
   if (cluster == nullptr || !has_node_overhead(*cluster)) return;
   out << "\nwhat pods can use of a node (reserved resources and DaemonSets):\n";
   for (const NodePool& p : cluster->node_pools) {
-    out << "  pool " << p.name << ": cpu " << format_cpu(p.cpu + p.reserved_cpu) << ", memory "
-        << format_bytes(p.memory + p.reserved_memory);
+    out << "  pool " << p.name << ": cpu " << format_cpu(p.capacity_cpu()) << ", memory "
+        << format_bytes(p.capacity_memory());
     if (p.reserved_cpu != 0 || p.reserved_memory != 0)
       out << "; allocatable cpu " << format_cpu(p.cpu) << ", memory " << format_bytes(p.memory);
     if (p.daemon_pods != 0)
       out << "; for the pipeline, beside " << p.daemon_pods << " DaemonSet pod"
           << (p.daemon_pods == 1 ? "" : "s") << ": cpu " << format_cpu(p.pod_cpu()) << ", memory "
-          << format_bytes(p.pod_memory()) << ", " << p.pod_slots() << " pods";
+          << format_bytes(p.pod_memory()) << ", " << p.max_pods << " pods";
     out << "\n";
   }
 }
@@ -312,15 +308,15 @@ void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_boun
     auto& room = j["node_room"] = nlohmann::ordered_json::array();
     for (const NodePool& p : cluster->node_pools)
       room.push_back({{"pool", p.name},
-                      {"capacity_cpu_milli", p.cpu + p.reserved_cpu},
-                      {"capacity_memory_bytes", p.memory + p.reserved_memory},
+                      {"capacity_cpu_milli", p.capacity_cpu()},
+                      {"capacity_memory_bytes", p.capacity_memory()},
                       {"allocatable_cpu_milli", p.cpu},
                       {"allocatable_memory_bytes", p.memory},
                       {"daemonset_pods", p.daemon_pods},
                       {"pod_cpu_milli", p.pod_cpu()},
                       {"pod_memory_bytes", p.pod_memory()},
                       {"pod_gpu", p.pod_gpu()},
-                      {"pods", p.pod_slots()}});
+                      {"pods", p.max_pods}});
   }
   out << j.dump(2) << "\n";
 }

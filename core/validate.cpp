@@ -58,7 +58,7 @@ std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step)
     if (pool.count == 0 && !pool.autoscaling.enabled()) continue;
     if (!pool_admits(pool, c.node_selector, c.tolerations)) continue;
     if (c.resources.cpu <= pool.pod_cpu() && c.resources.memory <= pool.pod_memory() &&
-        c.resources.gpu <= pool.pod_gpu() && pool.pod_slots() > 0)
+        c.resources.gpu <= pool.pod_gpu() && pool.max_pods > 0)
       return std::nullopt;
     if (!largest || std::tuple(pool.pod_cpu(), pool.pod_memory(), pool.pod_gpu()) >
                         std::tuple(largest->pod_cpu(), largest->pod_memory(), largest->pod_gpu()))
@@ -72,7 +72,7 @@ std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step)
          ", more than any node it may use can hold (largest: pool " + quote(largest->name) + " with " +
          describe(Resources{largest->pod_cpu(), largest->pod_memory(), largest->pod_gpu()}) +
          (largest->has_overhead() ? " for pods, after its reserved resources and daemonsets" : "") +
-         (largest->pod_slots() <= 0 ? ", and its daemonsets take all of its max_pods" : "") + ")";
+         (largest->max_pods <= 0 ? ", and its daemonsets take all of its max_pods" : "") + ")";
 }
 
 std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Overheads& o) {
@@ -81,7 +81,7 @@ std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Over
   const NodePool* largest = nullptr;
   for (const auto& pool : cluster.node_pools) {
     if ((pool.count == 0 && !pool.autoscaling.enabled()) || (any_untainted && !untainted(pool))) continue;
-    if (o.driver_cpu <= pool.pod_cpu() && o.driver_memory <= pool.pod_memory() && pool.pod_slots() > 0)
+    if (o.driver_cpu <= pool.pod_cpu() && o.driver_memory <= pool.pod_memory() && pool.max_pods > 0)
       return std::nullopt;
     if (!largest ||
         std::tuple(pool.pod_cpu(), pool.pod_memory()) > std::tuple(largest->pod_cpu(), largest->pod_memory()))

@@ -68,10 +68,10 @@ inline void Model::on_scale_up_check(std::uint32_t c) {
   engine_.schedule(Duration::from_s(10), kScaleUpCheck, c);
 }
 
-// How many of class c's pending pods find no room on the nodes that are up: Cluster Autoscaler's "filter
-// out schedulable" step before a scale-up (FilterOutSchedulablePodListProcessor, kubernetes/autoscaler
-// cluster-autoscaler/core/podlistprocessor/filter_out_schedulable.go; the FAQ's "How does scale-up
-// work?"). CA lists the pods the scheduler marked unschedulable (PodScheduled false, reason
+// How many of class c's pending pods find no room on the nodes that are up or booting: Cluster Autoscaler's
+// "filter out schedulable" step before a scale-up (FilterOutSchedulablePodListProcessor,
+// kubernetes/autoscaler cluster-autoscaler/core/podlistprocessor/filter_out_schedulable.go; the FAQ's "How
+// does scale-up work?"). CA lists the pods the scheduler marked unschedulable (PodScheduled false, reason
 // Unschedulable), packs them one by one onto the free capacity of the existing nodes with the
 // scheduler's predicates, each node filled as it goes (filterOutSchedulableByPacking: the cluster
 // snapshot takes every pod placed), and only the pods left over drive the scale-up. Without it, a check
@@ -98,9 +98,7 @@ inline std::int64_t Model::pods_without_room(std::uint32_t c) {
   // every class's pods share them, in the same first-fit order.
   const auto& pools = sc_.cluster.node_pools;
   for (std::uint32_t p = 0; p < pools.size(); ++p)
-    for (int i = 0; i < nodes_.pool(p).booting; ++i)
-      rooms_.push_back(
-          {p, Room{pools[p].pod_cpu(), pools[p].pod_memory(), pools[p].pod_gpu(), pools[p].pod_slots()}});
+    for (int i = 0; i < nodes_.pool(p).booting; ++i) rooms_.push_back({p, empty_room(pools[p])});
   room_from_.assign(sched_.size(), 0);
   const auto nodes = static_cast<std::uint32_t>(rooms_.size());
   std::int64_t left = sched_.cls(c).queue.size();  // c's pods not packed yet

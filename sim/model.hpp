@@ -412,8 +412,8 @@ class Model {
   SimTime scale_down_from_ = SimTime::zero();
   std::vector<std::pair<std::uint32_t, std::uint32_t>> held_;
   bool resume_pending_ = false;
-  // Scratch for pods_without_room: the free room of each node that is up, and per class the first of
-  // them that may still hold one of its pods.
+  // Scratch for pods_without_room: the free room of each node that is up or booting, and per class the
+  // first of them that may still hold one of its pods.
   struct NodeRoom {
     std::uint32_t pool = 0;
     Room room;

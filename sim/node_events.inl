@@ -15,8 +15,8 @@ inline void Model::add_node(std::uint32_t pool, SimTime up, SimTime billed_from)
   NodeRecord r;
   r.name = p.name + "-" + std::to_string(nodes_.pool(pool).made++);
   r.pool = p.name;
-  r.cpu = p.cpu + p.reserved_cpu;  // the node's capacity: allocatable and what it reserves
-  r.memory = p.memory + p.reserved_memory;
+  r.cpu = p.capacity_cpu();
+  r.memory = p.capacity_memory();
   r.gpu = p.gpu;
   r.price_per_hour = node_price_per_hour(p);
   r.up = up;

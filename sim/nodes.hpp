@@ -52,6 +52,11 @@ struct Room {
   int pods = 0;
 };
 
+// The room of an empty node of the pool, beside its DaemonSet pods.
+inline Room empty_room(const NodePool& p) {
+  return {p.pod_cpu(), p.pod_memory(), p.pod_gpu(), p.max_pods};
+}
+
 // A node's score for one class (cls = class + 1; 0 = nothing cached).
 struct ScoreCache {
   std::uint32_t cls = 0;

@@ -102,7 +102,7 @@ std::int64_t pods_fitting(const PodClass& c, const Room& r) {
 // How many pods of the class an empty node of the pool holds, beside its DaemonSet pods. Out of line:
 // the autoscaler's checks that call it are cold, and inlined they cost the decision's hot path registers.
 [[gnu::noinline]] std::int64_t pods_per_node(const PodClass& c, const NodePool& p) {
-  return pods_fitting(c, Room{p.pod_cpu(), p.pod_memory(), p.pod_gpu(), p.pod_slots()});
+  return pods_fitting(c, empty_room(p));
 }
 
 class Scheduler {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <shardflow/core/cluster.hpp>
 #include <shardflow/core/units.hpp>
 
 #include "divisor.hpp"
@@ -15,9 +16,9 @@
 namespace shardflow::sim {
 
 inline constexpr std::int64_t kMaxNodeScore = 100;
-/// What kube-scheduler assumes for a pod that requests no CPU or memory, for scoring only.
-inline constexpr MilliCpu kDefaultMilliCpuRequest = 100;
-inline constexpr ByteCount kDefaultMemoryRequest = 200 * kMiB;
+/// What kube-scheduler assumes for a pod that requests no CPU or memory, for scoring only (core's).
+using shardflow::kDefaultMemoryRequest;
+using shardflow::kDefaultMilliCpuRequest;
 
 /// Requested and allocatable amounts of cpu (millicores) and memory (bytes) on one node.
 struct CpuMem {

@@ -81,8 +81,8 @@ inline constexpr std::int64_t kMaxNodeScore = 100;
 /// config.MaxCustomPriorityScore: RequestedToCapacityRatio's shape scores run 0..10.
 inline constexpr std::int64_t kMaxCustomPriorityScore = 10;
 /// What kube-scheduler counts for a container without a cpu or memory request (NodeResourcesFit only).
-inline constexpr std::int64_t kDefaultMilliCpuRequest = 100;
-inline constexpr std::int64_t kDefaultMemoryRequest = 200 * kMiB;
+using shardflow::kDefaultMemoryRequest;
+using shardflow::kDefaultMilliCpuRequest;
 
 // ---- NodeResourcesFit ------------------------------------------------------------------------------
 

@@ -1170,7 +1170,7 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
     CHECK(gpu.daemon_cpu == 100);
     CHECK(gpu.daemon_memory == 264 * kMiB);
     CHECK(gpu.daemon_nonzero_cpu == 200);  // the plugin's missing request counts 100m for scoring
-    CHECK(gpu.pod_slots() == 108);
+    CHECK(gpu.max_pods == 108);
     REQUIRE(s.cluster.daemonsets.size() == 2);
     CHECK(s.cluster.daemonsets[1].pools == std::vector<std::string>{"gpu"});
   }

@@ -31,6 +31,11 @@ struct Autoscaling {
   friend bool operator==(const Autoscaling&, const Autoscaling&) = default;
 };
 
+/// What kube-scheduler's scoring counts for a pod that requests no cpu or no memory (its non-zero
+/// requests): the simulator's scoring, and the DaemonSet pods' part of a node's usage.
+inline constexpr MilliCpu kDefaultMilliCpuRequest = 100;
+inline constexpr ByteCount kDefaultMemoryRequest = 200 * kMiB;
+
 /// A set of identical nodes.
 struct NodePool {
   std::string name;
@@ -68,7 +73,9 @@ struct NodePool {
   [[nodiscard]] MilliCpu pod_cpu() const { return cpu - daemon_cpu; }
   [[nodiscard]] ByteCount pod_memory() const { return memory - daemon_memory; }
   [[nodiscard]] int pod_gpu() const { return gpu - daemon_gpu; }
-  [[nodiscard]] int pod_slots() const { return max_pods; }
+  /// The machine's (what the trace records and the cost counts): allocatable and what it reserves.
+  [[nodiscard]] MilliCpu capacity_cpu() const { return cpu + reserved_cpu; }
+  [[nodiscard]] ByteCount capacity_memory() const { return memory + reserved_memory; }
   /// Whether reserved resources or DaemonSets take part of the node.
   [[nodiscard]] bool has_overhead() const {
     return reserved_cpu != 0 || reserved_memory != 0 || daemon_pods != 0;

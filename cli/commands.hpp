@@ -150,6 +150,10 @@ std::filesystem::path out_dir_path(const std::string& out_dir, const std::string
 /// Writes `path` through `write`; a failure to open or write names the path.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
+/// The help of a command's input file: every command that loads one reads the three formats.
+inline constexpr const char* kInputFileHelp =
+    "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON)";
+
 /// Adds the repeatable `--set PATH=VALUE` option (scenario overrides) to a command.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 /// Adds --set (add_set_option), the repeatable `--overlay FILE` and `--cluster local` to a command.

@@ -99,12 +99,23 @@ struct Command {
 constexpr Command kCommands[] = {
     {"validate",
      [](CLI::App& app, Args& a) {
-       CLI::App* cmd =
-           app.add_subcommand("validate", "Check scenario files; report every problem with file:line:col");
-       cmd->add_option("files", a.validate_files, "Scenario files (YAML)")
+       CLI::App* cmd = app.add_subcommand(
+           "validate",
+           "Check scenario files: each file's first problem with file:line:col and field, or "
+           "`FILE: ok` and what it unrolls to");
+       cmd->add_option("files", a.validate_files, std::string(kInputFileHelp) + "; several at once")
            ->required()
            ->check(CLI::ExistingFile);
        add_load_options(cmd, a.validate_load);
+       cmd->footer(
+           "Examples:\n"
+           "  shardflow validate scenarios/*.yaml\n"
+           "  shardflow validate scenarios/shard-preprocess-train.yaml --set "
+           "cluster.node_pools[cpu].count=40\n"
+           "  shardflow validate pipeline.yaml --overlay model.yaml      # a compiled KFP pipeline and its "
+           "model\n"
+           "Every file is checked; a file stops at its first problem: fix it and run again.\n"
+           "Exit status: 0 every file is valid, 2 some file is not.");
        return cmd;
      },
      [](CLI::App&, Args& a) { return validate(a.validate_files, a.validate_load); }},
@@ -113,9 +124,15 @@ constexpr Command kCommands[] = {
        CLI::App* cmd = app.add_subcommand(
            "explain",
            "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
-       cmd->add_option("file", a.explain_file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+       cmd->add_option("file", a.explain_file, kInputFileHelp)->required()->check(CLI::ExistingFile);
        cmd->add_flag("--json", a.explain_json, "Print JSON instead of a table");
        add_load_options(cmd, a.explain_load);
+       cmd->footer(
+           "Examples:\n"
+           "  shardflow explain scenarios/shard-preprocess-train.yaml\n"
+           "  shardflow explain scenarios/regional-evaluation.yaml --json | python3 -m json.tool\n"
+           "  shardflow explain pipeline.yaml --param shards=100   # a compiled KFP pipeline\n"
+           "--set, --vary and --variant select a step it prints as a/b with pipeline.steps[a].steps[b].");
        return cmd;
      },
      [](CLI::App&, Args& a) { return explain(a.explain_file, a.explain_json, a.explain_load); }},

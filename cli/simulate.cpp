@@ -235,10 +235,7 @@ LoadOptions load_options(const LoadArgs& args) {
 namespace {
 
 void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
-  cmd->add_option("file", args.file,
-                  "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  cmd->add_option("file", args.file, kInputFileHelp)->required()->check(CLI::ExistingFile);
   // CLI11 2.1 wraps "-1" and 2^64 into a uint64 silently, so the seed is read as text and checked here.
   cmd->add_option("--seed", args.seed_text, "Random seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(CLI::Validator(
@@ -337,12 +334,15 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
   cmd->footer(
       "Examples:\n"
       "  shardflow run scenarios/local-ridge.yaml --backend local --cores 2\n"
-      "  shardflow run scenarios/shard-preprocess-train.yaml --backend k8s --dry-run | kubectl apply -f -\n"
+      "  shardflow run scenarios/argo-parallelism-limit.yaml --backend k8s --dry-run | kubectl apply -f -\n"
       "  shardflow run scenarios/shard-preprocess-train.yaml --backend local \\\n"
       "      --overlay scenarios/local-overlays/shard-preprocess-train.yaml --time-scale 0.001\n"
       "  shardflow run scenarios/shard-preprocess-train.yaml            # = shardflow simulate\n"
-      "  shardflow run scenarios/shard-preprocess-train.yaml --backend k8s --kubeconfig kc.yaml \\\n"
+      "  shardflow run scenarios/argo-parallelism-limit.yaml --backend k8s --kubeconfig kc.yaml \\\n"
       "      --namespace ml --out out/live                               # on a live cluster\n"
+      "  shardflow run scenarios/shard-preprocess-train.yaml --backend k8s --dry-run --emulate\n"
+      "      # a step without an image (the seed's aggregate, train) runs on a live cluster only with\n"
+      "      # --emulate, on the KWOK test cluster; a real cluster needs an image for every step\n"
       "The local backend honours dependencies, every parallelism limit and the CPU and memory requests\n"
       "against --cores and --memory; a task larger than that is an error before anything runs (exit 2).\n"
       "Ctrl-C stops a run cleanly: running tasks are cancelled, the partial trace is written, exit 130\n"

@@ -117,7 +117,14 @@ Node changed_document(const Reader& r, const ScenarioDocument& doc,
 Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& file,
                                 const std::vector<ParsedOverlay>& overlays, const LoadOptions& options) {
   if (!options.cluster.empty() && options.cluster != "local")
-    throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
+    throw InputError({}, "--cluster",
+                     "a cluster file is for an imported pipeline (compiled KFP, WfCommons); " + file +
+                         " is a scenario with a cluster of its own: change it with --overlay " +
+                         options.cluster + " or --set, or give --cluster local");
+  if (!options.params.empty())
+    throw InputError({}, "--param",
+                     "a compiled Kubeflow pipeline's parameter; " + file +
+                         " is a scenario, which has none: change its fields with --set");
   const Reader r(file);
   const Node root = changed_document(r, doc, overlays, options, options.set_field);
   try {
@@ -168,7 +175,12 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file, cons
   std::error_code ec;  // a file is a cluster for a KFP pipeline only, which is known after parsing
   if (!options.cluster.empty() && options.cluster != "local" &&
       !std::filesystem::is_regular_file(options.cluster, ec))
-    throw InputError({}, "--cluster", "expected \"local\", got " + quote(options.cluster));
+    throw InputError({}, "--cluster",
+                     "expected \"local\" or a cluster file (YAML with `cluster:`, for an imported pipeline), "
+                     "got " +
+                         quote(options.cluster) +
+                         (std::filesystem::exists(options.cluster, ec) ? ", which is not a regular file"
+                                                                       : ", which does not exist"));
   if (looks_like_wfcommons(yaml)) return import_wfcommons(yaml, file, options);
   const Node root = detail::parse_document(std::string(yaml), file);
   if (auto imported = import_foreign_document(root, file, options)) return std::move(*imported);

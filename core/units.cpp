@@ -95,6 +95,11 @@ Duration parse_duration(std::string_view text) {
     s.remove_prefix(u);
     long double scale = 0;
     if (unit.empty()) {
+      if (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        throw std::invalid_argument(
+            "a space in duration " + quoted(text) +
+            ": write each number with its unit, without spaces (h, m, s, ms, us or ns: "
+            "90s, 2h30m, 500ms)");
       if (!first || !s.empty())
         throw std::invalid_argument("missing unit in duration " + quoted(text) +
                                     " (use h, m, s, ms, us or ns)");

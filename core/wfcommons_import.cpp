@@ -940,6 +940,10 @@ bool looks_like_wfcommons(std::string_view text) {
 
 Scenario import_wfcommons(std::string_view text, const std::string& file, const LoadOptions& options,
                           bool via_document, WfRoute* route) {
+  if (!options.params.empty())
+    throw InputError({}, "--param",
+                     "a compiled Kubeflow pipeline's parameter; " + file +
+                         " is a WfCommons instance, which has none: change its fields with --set");
   Importer importer(text, file, options, via_document);
   Scenario s = importer.run();
   if (route != nullptr) *route = importer.route();

@@ -453,7 +453,13 @@ std::vector<std::string> kubeconfig_files(const std::string& path) {
   const char* home = std::getenv("HOME");
   if (!home || !*home)
     throw InputError({}, "kubeconfig", "no file given, $KUBECONFIG is not set and $HOME is not set");
-  return {std::string(home) + "/.kube/config"};
+  std::string file = std::string(home) + "/.kube/config";
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    throw InputError(SourceLocation{file, 0, 0}, "",
+                     "no kubeconfig: this default does not exist and $KUBECONFIG is not set; give the "
+                     "cluster's with --kubeconfig FILE");
+  return {file};
 }
 
 }  // namespace

@@ -35,10 +35,11 @@ Variant parse_variant(const std::string& text) {
   v.where = {flag_place("--variant", text), 0, 0};
   const std::size_t colon = text.find(':');
   v.name = trim(text.substr(0, colon));
-  if (colon == 0 || v.name.empty())
+  // No name, or a name that holds an assignment (`wide=pipeline...=100`: the colon forgotten).
+  if (colon == 0 || v.name.empty() || v.name.find('=') != std::string::npos)
     throw InputError(v.where, "",
-                     "expected NAME:PATH=VALUE[,PATH=VALUE...], as in "
-                     "wide:pipeline.steps[shard].parallel_for.parallelism=20");
+                     "expected NAME:PATH=VALUE[,PATH=VALUE...], the variant's name, a colon, then the fields "
+                     "it changes, as in wide:pipeline.steps[shard].parallel_for.parallelism=20");
   check_variant_name(v.name, v.where);
   if (colon == std::string::npos || trim(text.substr(colon + 1)).empty()) return v;  // the scenario as is
   const std::vector<std::string> parts = detail::split_top_level(text.substr(colon + 1));

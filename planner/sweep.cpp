@@ -327,8 +327,15 @@ class Runner {
             const Dimension& dim = spec_.dimensions[d];
             if (e.where().line != 0 || e.where().file != flag_place("--set", dim.path + "=" + combos_[k][d]))
               continue;
+            // One value that looks like several (`=[10,20]`, `=10 20 40`): say how a --vary lists them.
+            const std::string& v = combos_[k][d];
+            const bool one_like_many =
+                dim.values.size() == 1 && (v.front() == '[' || v.find(' ') != std::string::npos);
             throw InputError(vary_place(dim), e.field(),
-                             "value " + shortened(combos_[k][d]) + ": " + e.message());
+                             "value " + shortened(v) + ": " + e.message() +
+                                 (one_like_many ? " (a --vary separates its values with commas, no brackets: "
+                                                  "PATH=10,20,40)"
+                                                : ""));
           }
           throw;
         }

@@ -74,6 +74,8 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vect
   std::vector<std::size_t> file_of(n, 0);
   for (std::size_t i = 0; i < slices.size(); ++i) {
     const auto k = static_cast<std::size_t>(slices[i].shard->index);
+    if (by_index[k] != nullptr && files[file_of[k]] == files[i])
+      throw InputError({files[i], 0, 0}, "", "given twice: name each slice's directory once");
     if (by_index[k] != nullptr)
       throw InputError({files[i], 0, 0}, "shard",
                        "slice " + std::to_string(k) + "/" + std::to_string(n) + " again (also in " +
@@ -81,11 +83,18 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vect
     by_index[k] = &slices[i];
     file_of[k] = i;
   }
-  for (std::size_t k = 0; k < n; ++k)
-    if (by_index[k] == nullptr)
-      throw InputError(
-          {files[0], 0, 0}, "shard",
-          "slice " + std::to_string(k) + "/" + std::to_string(n) + " is missing: give every slice");
+  for (std::size_t k = 0; k < n; ++k) {
+    if (by_index[k] != nullptr) continue;
+    // No file is at fault: the merge is, so it names the slices it was given.
+    std::string given;
+    for (std::size_t j = 0; j < n; ++j)
+      if (by_index[j] != nullptr)
+        given += (given.empty() ? "" : ", ") + std::to_string(j) + "/" + std::to_string(n) + " in " +
+                 files[file_of[j]];
+    throw InputError({}, "merge",
+                     "slice " + std::to_string(k) + "/" + std::to_string(n) +
+                         " is missing: give every slice (given: " + given + ")");
+  }
 
   SweepResult r = first;
   r.shard.reset();

@@ -274,7 +274,31 @@ TEST_CASE("cli: --overlay and --cluster change the scenario for one run", "[cli]
   CHECK(local.out.find("; 1 node in 1 pool)\n") != std::string::npos);
   const Result other = run("validate scenarios/argo-parallelism-limit.yaml --cluster gke");
   CHECK(other.status == 2);
-  CHECK(other.err == "--cluster: expected \"local\", got \"gke\"\n");
+  CHECK(
+      other.err ==
+      "--cluster: expected \"local\" or a cluster file (YAML with `cluster:`, for an imported pipeline), got "
+      "\"gke\", which does not exist\n");
+  // A cluster file or a --param given to a scenario, which has its own cluster and no parameters.
+  const Result file =
+      run("validate scenarios/argo-parallelism-limit.yaml --cluster scenarios/local-ridge.yaml");
+  CHECK(file.status == 2);
+  CHECK(file.err ==
+        "--cluster: a cluster file is for an imported pipeline (compiled KFP, WfCommons); "
+        "scenarios/argo-parallelism-limit.yaml is a scenario with a cluster of its own: change it with "
+        "--overlay "
+        "scenarios/local-ridge.yaml or --set, or give --cluster local\n");
+  const Result param = run("validate scenarios/argo-parallelism-limit.yaml --param shards=3");
+  CHECK(param.status == 2);
+  CHECK(param.err ==
+        "--param: a compiled Kubeflow pipeline's parameter; scenarios/argo-parallelism-limit.yaml is a "
+        "scenario, "
+        "which has none: change its fields with --set\n");
+  const Result wf = run("validate tests/data/wfcommons/blast-chameleon-small-001.json --param shards=3");
+  CHECK(wf.status == 2);
+  CHECK(wf.err ==
+        "--param: a compiled Kubeflow pipeline's parameter; "
+        "tests/data/wfcommons/blast-chameleon-small-001.json is "
+        "a WfCommons instance, which has none: change its fields with --set\n");
 }
 
 TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "[cli]") {
@@ -360,8 +384,9 @@ TEST_CASE("cli: sweep --shard slices merge into the one-machine sweep, byte for 
 
   const Result missing = run("merge '" + (dir / "s0").string() + "' '" + (dir / "s2").string() + "'");
   CHECK(missing.status == 2);
-  CHECK(missing.err ==
-        (dir / "s0" / "sweep.json").string() + ": shard: slice 1/3 is missing: give every slice\n");
+  CHECK(missing.err == "merge: slice 1/3 is missing: give every slice (given: 0/3 in " +
+                           (dir / "s0" / "sweep.json").string() + ", 2/3 in " +
+                           (dir / "s2" / "sweep.json").string() + ")\n");
   const Result other = run(
       "sweep scenarios/argo-parallelism-limit.yaml --vary "
       "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "

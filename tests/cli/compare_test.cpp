@@ -180,7 +180,13 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
     return r.err;
   };
   CHECK(err("--variant ':cluster.node_pools[cpu].count=4' --variant b") ==
-        "--variant :cluster.node_pools[cpu].count=4: expected NAME:PATH=VALUE[,PATH=VALUE...], as in "
+        "--variant :cluster.node_pools[cpu].count=4: expected NAME:PATH=VALUE[,PATH=VALUE...], the variant's "
+        "name, a colon, then the fields it changes, as in "
+        "wide:pipeline.steps[shard].parallel_for.parallelism=20\n");
+  // The colon forgotten: the name would hold the assignment.
+  CHECK(err("--variant 'wide=cluster.node_pools[cpu].count=4' --variant b") ==
+        "--variant wide=cluster.node_pools[cpu].count=4: expected NAME:PATH=VALUE[,PATH=VALUE...], the "
+        "variant's name, a colon, then the fields it changes, as in "
         "wide:pipeline.steps[shard].parallel_for.parallelism=20\n");
   CHECK(err("--variant 'a b:cluster.node_pools[cpu].count=4' --variant b") ==
         "--variant a b:cluster.node_pools[cpu].count=4: name: \"a b\": a variant's name is letters, digits, "

@@ -247,8 +247,11 @@ TEST_CASE("Cluster preset: --cluster local is this machine with no overheads", "
   CHECK(s.overheads.default_image_size == 0);
   CHECK(s.pipeline.steps.size() == 2);
 
-  CHECK(error_of(with({}, {}, "x")) == "--cluster: expected \"local\", got \"x\"");
-  CHECK(error_of(with({}, {}, "x"), "not: [a scenario") == "--cluster: expected \"local\", got \"x\"");
+  const std::string x_error =
+      "--cluster: expected \"local\" or a cluster file (YAML with `cluster:`, for an imported pipeline), got "
+      "\"x\", which does not exist";
+  CHECK(error_of(with({}, {}, "x")) == x_error);
+  CHECK(error_of(with({}, {}, "x"), "not: [a scenario") == x_error);
   // What cannot run on this machine gets the loader's usual fit error.
   CHECK(error_of(with({"pipeline: {steps: [{name: train, resources: {gpu: 1}}]}\n"}, {}, "local"))
             .rfind("o1.yaml:1:51: pipeline.steps[1].resources.gpu: step \"train\" asks for cpu 1, memory 0, "

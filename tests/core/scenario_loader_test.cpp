@@ -466,8 +466,8 @@ TEST_CASE("ScenarioLoader: cluster.autoscaler.scale_down_delay_after_add", "[cor
           "bad.yaml:8:44: cluster.autoscaler.scale_down_delay_after_add: must be >= 0, got -1m");
     CHECK(error_of(with_autoscaler("  autoscaler: {scale_down_delay_after_add: 10}\n")) == "loaded");  // 10 s
     CHECK(error_of(with_autoscaler("  autoscaler: {scale_down_delay_after_add: 10 minutes}\n")) ==
-          "bad.yaml:8:44: cluster.autoscaler.scale_down_delay_after_add: missing unit in duration \"10 "
-          "minutes\" (use h, m, s, ms, us or ns)");
+          "bad.yaml:8:44: cluster.autoscaler.scale_down_delay_after_add: a space in duration \"10 minutes\": "
+          "write each number with its unit, without spaces (h, m, s, ms, us or ns: 90s, 2h30m, 500ms)");
     CHECK(
         error_of(with_autoscaler("  autoscaler: {scale_down_delay: 5m}\n")) ==
         "bad.yaml:8:16: cluster.autoscaler.scale_down_delay: unknown key \"scale_down_delay\" (expected one "
@@ -634,8 +634,8 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:7:33: cluster.node_pools[0].memory: expected a size such as 16Gi, 512Mi, 10GiB or 1e9, got "
        "\"16GX\""},
       {"bad duration", with_steps("    - {name: a, duration: {base: 5 minutes}}\n"),
-       "bad.yaml:7:34: pipeline.steps[0].duration.base: missing unit in duration \"5 minutes\" (use h, m, s, "
-       "ms, us or ns)"},
+       "bad.yaml:7:34: pipeline.steps[0].duration.base: a space in duration \"5 minutes\": write each number "
+       "with its unit, without spaces (h, m, s, ms, us or ns: 90s, 2h30m, 500ms)"},
       {"negative parallelism", with_steps("    - {name: a, parallel_for: {count: 3, parallelism: -2}}\n"),
        "bad.yaml:7:55: pipeline.steps[0].parallel_for.parallelism: must be >= 0, got -2"},
       {"negative duration", with_steps("    - {name: a, retries: {backoff: -5s}}\n"),

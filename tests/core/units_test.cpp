@@ -48,7 +48,10 @@ TEST_CASE("parse_duration: errors say what was expected", "[core][units]") {
   CHECK(error_of(dur, "-") == "expected a duration such as 90s, 2h30m or 500ms, got \"-\"");
   CHECK(error_of(dur, "s") == "expected a duration such as 90s, 2h30m or 500ms, got \"s\"");
   CHECK(error_of(dur, "5x") == "unknown unit \"x\" in duration \"5x\" (use h, m, s, ms, us or ns)");
-  CHECK(error_of(dur, "5 s") == "missing unit in duration \"5 s\" (use h, m, s, ms, us or ns)");
+  CHECK(
+      error_of(dur, "5 s") ==
+      "a space in duration \"5 s\": write each number with its unit, without spaces (h, m, s, ms, us or ns: "
+      "90s, 2h30m, 500ms)");
   CHECK(error_of(dur, "1m30") == "missing unit in duration \"1m30\" (use h, m, s, ms, us or ns)");
   CHECK(error_of(dur, "1h-5m") == "expected a duration such as 90s, 2h30m or 500ms, got \"1h-5m\"");
   CHECK(error_of(dur, "3000000h") == "duration \"3000000h\" is too large");

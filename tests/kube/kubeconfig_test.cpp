@@ -187,6 +187,15 @@ TEST_CASE("kubeconfig: KUBECONFIG is merged as kubectl merges it, else ~/.kube/c
     const Env home("HOME", (dir / "home").c_str());
     CHECK(load_kubeconfig("", "").server == "https://home");
   }
+  {
+    // Neither $KUBECONFIG nor ~/.kube/config: say where to give one.
+    const Env env("KUBECONFIG", "");
+    const Env home("HOME", (dir / "nohome").c_str());
+    CHECK(message_of("") ==
+          (dir / "nohome").string() +
+              "/.kube/config: no kubeconfig: this default does not exist and $KUBECONFIG is "
+              "not set; give the cluster's with --kubeconfig FILE");
+  }
 }
 
 TEST_CASE("kubeconfig: in-cluster credentials from the service account", "[kube]") {

@@ -361,6 +361,17 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   CHECK(
       error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
       "--vary cluster.node_pools[n].count=1,-1: cluster.node_pools[0].count: value -1: must be >= 0, got -1");
+  // One value that reads as several: how a --vary lists values.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=[1,2]")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[n].count=[1,2]: cluster.node_pools[0].count: value [1,2]: expected an "
+        "integer, "
+        "got a list (a --vary separates its values with commas, no brackets: PATH=10,20,40)");
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1 2")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[n].count=1 2: cluster.node_pools[0].count: value 1 2: expected an "
+        "integer, got "
+        "\"1 2\" (a --vary separates its values with commas, no brackets: PATH=10,20,40)");
   // A --set of the sweep's own is still named as such.
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2")};
   spec.sets = {"cluster.node_pools[n].cpu=0"};
@@ -647,12 +658,17 @@ TEST_CASE("Sweep: 1 and 2 threads, and 3 slices merged, write the same bytes", "
   SECTION("what is not the slices of one sweep") {
     std::vector<SweepResult> bad = slices;
     bad.pop_back();
-    CHECK(error_of([&] { merge_sweeps(bad, files); }) ==
-          "s2/sweep.json: shard: slice 1/3 is missing: give every slice");
+    CHECK(
+        error_of([&] { merge_sweeps(bad, files); }) ==
+        "merge: slice 1/3 is missing: give every slice (given: 0/3 in s0/sweep.json, 2/3 in s2/sweep.json)");
     bad = slices;
     bad[2] = slices[1];
     CHECK(error_of([&] { merge_sweeps(bad, files); }) ==
           "s1/sweep.json: shard: slice 0/3 again (also in s0/sweep.json)");
+    std::vector<std::string> twice = files;
+    twice[2] = files[1];
+    CHECK(error_of([&] { merge_sweeps(bad, twice); }) ==
+          "s0/sweep.json: given twice: name each slice's directory once");
     bad = slices;
     bad[1].replications = 7;
     CHECK(error_of([&] { merge_sweeps(bad, files); }) ==

@@ -851,13 +851,19 @@ void finish_sweep(SweepResult& result) {
         }
     }
     const std::vector<double>& q = f.quantile_makespan_s;
+    // Makespans within 0.1% of the largest count as equal: a 0.1 s wiggle on 6,000 s is not a trend.
+    const double tol = q.empty() ? 0.0 : 1e-3 * *std::max_element(q.begin(), q.end());
     bool up = true, down = true;
     for (std::size_t i = 1; i < q.size(); ++i) {
-      up = up && q[i] >= q[i - 1];
-      down = down && q[i] <= q[i - 1];
+      up = up && q[i] >= q[i - 1] - tol;
+      down = down && q[i] <= q[i - 1] + tol;
     }
+    // Falling, then flat over the last values: more of the field will not help.
+    const bool levels_off =
+        down && !up && q.size() >= 3 && std::abs(q[q.size() - 1] - q[q.size() - 2]) <= tol;
     f.trend = q.size() < 2 ? "one value"
               : up && down ? "flat"
+              : levels_off ? "levels off"
               : down       ? "falls"
               : up         ? "rises"
                            : "lowest inside";
@@ -968,7 +974,16 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         out << "only " << f.values[0] << " was run\n";
       else if (f.trend == "flat")
         out << "no effect on the " << q << " makespan (" << at(0) << " and " << f.values[last] << ")\n";
-      else if (f.trend == "falls")
+      else if (f.trend == "levels off") {
+        // The first value from which it stays within the tolerance of the last.
+        std::size_t from = last;
+        const double tol =
+            1e-3 * *std::max_element(f.quantile_makespan_s.begin(), f.quantile_makespan_s.end());
+        while (from > 0 && std::abs(f.quantile_makespan_s[from - 1] - f.quantile_makespan_s[last]) <= tol)
+          --from;
+        out << "the " << q << " makespan falls, then levels off from " << f.values[from] << " (" << at(0)
+            << ", " << at(from) << "): more of this field alone will not do it\n";
+      } else if (f.trend == "falls")
         out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
             << "): try beyond " << f.values[last] << "\n";
       else if (f.trend == "rises")

@@ -563,6 +563,21 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
         "  cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10: cost 0.01, p95 10.0 "
         "s\n");
   }
+  SECTION("a field that falls, then levels off") {
+    SweepSpec spec;
+    // Ten 10 s tasks: parallelism 1, 5, 10, 20 take 100, 20, 10 and 10 s (20 has no more tasks to run).
+    spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,5,10,20")};
+    spec.replications = 1;
+    spec.deadline_s = 5;
+    const SweepResult r = run_sweep_text(kLimited, "limited.yaml", spec);
+    REQUIRE(r.nearest);
+    CHECK(r.nearest->fields[0].trend == "levels off");
+    CHECK(tail_from(table(r), "  pipeline.steps[w].parallel_for.parallelism: none")
+              .starts_with(
+                  "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan "
+                  "falls, then levels off from 10 (100.0 s at 1, 10.0 s at 10): more of this field alone "
+                  "will not do it\n"));
+  }
   SECTION("values given high to low, and a field with its best inside the range") {
     SweepSpec spec;
     spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=10,5,1"),

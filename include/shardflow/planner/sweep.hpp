@@ -110,7 +110,9 @@ struct Nearest {
     std::string path;
     std::vector<std::string> values;  // the field's values the sweep ran on this line, in --vary order
     std::vector<double> quantile_makespan_s;  // the quantile makespan at each
-    std::string trend;                        // "falls", "rises", "flat", "lowest inside", "one value"
+    // "falls", "levels off" (falls, then flat to the last value), "rises", "flat", "lowest inside", "one
+    // value"; makespans within 0.1% of the field's largest count as equal.
+    std::string trend;
   };
   std::vector<Field> fields;
 };

@@ -8,16 +8,10 @@
 #include <vector>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/taint.hpp>
 #include <shardflow/core/units.hpp>
 
 namespace shardflow {
-
-struct Taint {
-  std::string key;
-  std::string value;
-  std::string effect = "NoSchedule";  // NoSchedule, PreferNoSchedule or NoExecute
-  friend bool operator==(const Taint&, const Taint&) = default;
-};
 
 /// Scale the pool between min and max nodes: add nodes when pods stay unschedulable for
 /// `scale_up_delay`; remove nodes idle for `scale_down_idle`. Disabled when max == 0.

@@ -104,7 +104,7 @@ using YAML::Node;
 constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage", "autoscaler",
                                              "daemonsets"};
 constexpr std::string_view kReservedKeys[] = {"cpu", "memory"};
-constexpr std::string_view kDaemonSetKeys[] = {"name", "cpu", "memory", "gpu", "pools"};
+constexpr std::string_view kDaemonSetKeys[] = {"name", "cpu", "memory", "gpu", "tolerations", "pools"};
 constexpr std::string_view kAutoscalerKeys[] = {"scale_down_delay_after_add"};
 constexpr std::string_view kPoolKeys[] = {"name",           "cpu",         "memory",   "gpu",     "count",
                                           "price_per_hour", "speed",       "labels",   "taints",  "mtbf",
@@ -445,6 +445,27 @@ void read_reserved(const Reader& r, const Node& v, const std::string& field, Nod
   p.memory -= p.reserved_memory;
 }
 
+// The tolerations the DaemonSet controller adds to every DaemonSet pod (kube-controller-manager's
+// pkg/controller/daemon/util/daemonset_util.go, AddOrUpdateDaemonPodTolerations, as of v1.32): the
+// taints of node conditions. It adds network-unavailable to hostNetwork pods only; node agents are.
+std::vector<Toleration> daemon_pod_tolerations(std::vector<Toleration> own) {
+  constexpr std::string_view kAdded[][2] = {{"node.kubernetes.io/not-ready", "NoExecute"},
+                                            {"node.kubernetes.io/unreachable", "NoExecute"},
+                                            {"node.kubernetes.io/disk-pressure", "NoSchedule"},
+                                            {"node.kubernetes.io/memory-pressure", "NoSchedule"},
+                                            {"node.kubernetes.io/pid-pressure", "NoSchedule"},
+                                            {"node.kubernetes.io/unschedulable", "NoSchedule"},
+                                            {"node.kubernetes.io/network-unavailable", "NoSchedule"}};
+  for (const auto& [key, effect] : kAdded)
+    own.push_back({std::string(key), "Exists", "", std::string(effect)});
+  return own;
+}
+
+// A taint as kubectl writes it: key=value:Effect, or key:Effect without a value.
+std::string taint_text(const Taint& t) {
+  return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
+}
+
 // `cluster.daemonsets`: each one's requests added to the pools it runs on.
 std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std::string& field,
                                        std::vector<NodePool>& pools) {
@@ -465,11 +486,12 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
     if (auto c = m.get("cpu")) ds.cpu = get_cpu(r, *c, m.field("cpu"));
     if (auto b = m.get("memory")) ds.memory = get_bytes(r, *b, m.field("memory"));
     if (auto g = m.get("gpu")) ds.gpu = static_cast<int>(get_int(r, *g, m.field("gpu"), 0, 1'000'000));
-    std::vector<bool> on(pools.size(), true);
+    if (auto t = m.get("tolerations")) ds.tolerations = read_tolerations(r, *t, m.field("tolerations"));
+    const std::vector<Toleration> tolerations = daemon_pod_tolerations(ds.tolerations);
+    std::vector<bool> on(pools.size(), false);
     if (auto ps = m.get("pools")) {
       const std::string pf = m.field("pools");
       expect_list(r, *ps, pf);
-      std::fill(on.begin(), on.end(), false);
       std::size_t k = 0;
       for (const auto& name_node : *ps) {
         const std::string name = get_nonempty_string(r, name_node, index_path(pf, k++));
@@ -479,9 +501,16 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
           r.fail(name_node, index_path(pf, k - 1),
                  "no node pool named " + quote(name) +
                      " (pools: " + listed(pools.size(), [&](std::size_t j) { return pools[j].name; }) + ")");
+        if (const Taint* taint = untolerated_taint(*it, tolerations))
+          r.fail(name_node, index_path(pf, k - 1),
+                 "daemonset " + quote(ds.name) + " does not tolerate pool " + quote(name) + "'s taint " +
+                     taint_text(*taint) + " (give it a toleration of that taint, or leave the pool out)");
         on[static_cast<std::size_t>(it - pools.begin())] = true;
         ds.pools.push_back(name);
       }
+    } else {
+      for (std::size_t p = 0; p < pools.size(); ++p)
+        on[p] = untolerated_taint(pools[p], tolerations) == nullptr;
     }
     const MilliCpu nonzero_cpu = ds.cpu != 0 ? ds.cpu : kDefaultMilliCpuRequest;
     const ByteCount nonzero_memory = ds.memory != 0 ? ds.memory : kDefaultMemoryRequest;

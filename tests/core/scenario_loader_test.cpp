@@ -1174,6 +1174,77 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
     REQUIRE(s.cluster.daemonsets.size() == 2);
     CHECK(s.cluster.daemonsets[1].pools == std::vector<std::string>{"gpu"});
   }
+  SECTION("DaemonSets run only on the pools whose NoSchedule and NoExecute taints they tolerate") {
+    // gpu's taint (NoSchedule by default) and ml's NoExecute keep logging off; spot's PreferNoSchedule
+    // does not; cordoned's node.kubernetes.io/unschedulable is one the DaemonSet controller tolerates.
+    // gpu-agent tolerates gpu's taint, so runs on every pool but ml; device-plugin on the pool it names.
+    const Scenario s = load_scenario_text(
+        with_pools(
+            "    - {name: cpu, cpu: 16, memory: 64Gi, count: 1}\n"
+            "    - {name: gpu, cpu: 32, memory: 128Gi, gpu: 4, count: 1,\n"
+            "       taints: [{key: nvidia.com/gpu, value: present}]}\n"
+            "    - {name: spot, cpu: 8, memory: 32Gi, count: 1, taints: [{key: spot, effect: "
+            "PreferNoSchedule}]}\n"
+            "    - {name: ml, cpu: 8, memory: 32Gi, count: 1, taints: [{key: team, value: ml, effect: "
+            "NoExecute}]}\n"
+            "    - {name: cordoned, cpu: 8, memory: 32Gi, count: 1, taints: [{key: "
+            "node.kubernetes.io/unschedulable}]}\n"
+            "  daemonsets:\n"
+            "    - {name: logging, cpu: 100m, memory: 200Mi}\n"
+            "    - {name: gpu-agent, cpu: 10m, tolerations: [{key: nvidia.com/gpu, operator: Exists}]}\n"
+            "    - {name: device-plugin, cpu: 50m, pools: [gpu],\n"
+            "       tolerations: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]}\n"),
+        "r.yaml");
+    const auto& p = s.cluster.node_pools;
+    CHECK(p[0].daemon_pods == 2);  // logging, gpu-agent
+    CHECK(p[0].daemon_cpu == 110);
+    CHECK(p[1].daemon_pods == 2);  // gpu-agent, device-plugin
+    CHECK(p[1].daemon_cpu == 60);
+    CHECK(p[1].daemon_memory == 0);
+    CHECK(p[1].daemon_nonzero_memory == 400 * kMiB);  // two pods without a memory request
+    CHECK(p[1].max_pods == 108);
+    CHECK(p[2].daemon_pods == 2);  // logging, gpu-agent
+    CHECK(p[2].daemon_cpu == 110);
+    CHECK(p[3].daemon_pods == 0);  // gpu-agent tolerates nvidia.com/gpu only
+    CHECK(p[3].max_pods == 110);
+    CHECK(p[4].daemon_pods == 2);  // logging, gpu-agent
+    CHECK(p[4].daemon_cpu == 110);
+    REQUIRE(s.cluster.daemonsets.size() == 3);
+    CHECK(s.cluster.daemonsets[0].tolerations.empty());  // the controller's are not the DaemonSet's own
+    CHECK(s.cluster.daemonsets[1].pools.empty());
+    CHECK(s.cluster.daemonsets[2].tolerations ==
+          std::vector<Toleration>{{"nvidia.com/gpu", "Equal", "present", "NoSchedule"}});
+  }
+  SECTION("a DaemonSet's pools must all be ones whose taints it tolerates") {
+    const std::string pools =
+        "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+        "    - {name: gpu, cpu: 8, memory: 32Gi, gpu: 1, count: 1, taints: [{key: nvidia.com/gpu, value: "
+        "present}]}\n"
+        "  daemonsets:\n";
+    CHECK(error_of(with_pools(pools + "    - {name: x, cpu: 1, pools: [p, gpu]}\n")) ==
+          "bad.yaml:10:36: cluster.daemonsets[0].pools[1]: daemonset \"x\" does not tolerate pool \"gpu\"'s "
+          "taint "
+          "nvidia.com/gpu=present:NoSchedule (give it a toleration of that taint, or leave the pool out)");
+    // A toleration of another value, or of another effect, is no toleration of it.
+    CHECK(error_of(with_pools(
+              pools + "    - {name: x, cpu: 1, pools: [gpu], tolerations: [{key: nvidia.com/gpu, "
+                      "value: absent}, {key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]}\n")) ==
+          "bad.yaml:10:33: cluster.daemonsets[0].pools[0]: daemonset \"x\" does not tolerate pool \"gpu\"'s "
+          "taint "
+          "nvidia.com/gpu=present:NoSchedule (give it a toleration of that taint, or leave the pool out)");
+    CHECK(error_of(with_pools(
+              pools + "    - {name: x, cpu: 1, pools: [gpu], tolerations: [{key: nvidia.com/gpu}]}\n")) ==
+          "bad.yaml:10:33: cluster.daemonsets[0].pools[0]: daemonset \"x\" does not tolerate pool \"gpu\"'s "
+          "taint "
+          "nvidia.com/gpu=present:NoSchedule (give it a toleration of that taint, or leave the pool out)");
+    CHECK(
+        error_of(with_pools(pools + "    - {name: x, tolerations: [{key: a, operator: In}]}\n")) ==
+        "bad.yaml:10:50: cluster.daemonsets[0].tolerations[0].operator: must be Equal or Exists, got \"In\"");
+    CHECK(error_of(with_pools(
+              pools +
+              "    - {name: x, pools: [gpu], tolerations: [{key: nvidia.com/gpu, operator: Exists}]}\n")) ==
+          "loaded");
+  }
   SECTION("bad input") {
     CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: aks}\n")) ==
           "bad.yaml:7:58: cluster.node_pools[0].reserved: unknown preset \"aks\" (expected gke, eks, none, "

@@ -1144,6 +1144,45 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
     CHECK(p[0].reserved_memory == 993 * kMiB);
     CHECK(p[1].reserved_memory == (11 * 110 + 355) * kMiB);  // the default max_pods, 110
   }
+  SECTION("AKS's: CPU by its table, memory by max_pods up to a quarter of the node") {
+    // 16 cores: 60m + 40m (4% of the second core) + 2 x 20m + 12 x 10m = 260m, the page's value for 16.
+    // max_pods 30: 20 MiB x 30 + 50 MiB = 650 MiB (less than 16 GiB, a quarter of 64), and the 100 MiB
+    // eviction threshold. 4 cores: 140m; the default max_pods 110: 2250 MiB (less than 4 GiB) + 100 MiB.
+    const auto p = pools_of(
+        "    - {name: a, cpu: 16, memory: 64Gi, count: 1, reserved: aks, max_pods: 30}\n"
+        "    - {name: b, cpu: 4, memory: 16Gi, count: 1, reserved: aks}\n");
+    CHECK(p[0].reserved_cpu == 260);
+    CHECK(p[0].cpu == 15740);
+    CHECK(p[0].reserved_memory == 750 * kMiB);
+    CHECK(p[0].memory == 64 * kGiB - 750 * kMiB);
+    CHECK(p[1].reserved_cpu == 140);
+    CHECK(p[1].cpu == 3860);
+    CHECK(p[1].reserved_memory == 2350 * kMiB);
+    // The page's second example, 4 GB and 70 pods: 25% of 4 GiB (1 GiB) is less than 1450 MiB. Between and
+    // beyond the table's points: 3 cores 120m; 1.5 cores 60m + 20m; 96 cores 60m + 40m + 40m + 920m.
+    const auto q = pools_of(
+        "    - {name: a, cpu: 2, memory: 4Gi, count: 1, reserved: aks, max_pods: 70}\n"
+        "    - {name: b, cpu: 3, memory: 16Gi, count: 1, reserved: aks}\n"
+        "    - {name: c, cpu: 1500m, memory: 16Gi, count: 1, reserved: aks}\n"
+        "    - {name: d, cpu: 96, memory: 384Gi, count: 1, reserved: aks, max_pods: 250}\n");
+    CHECK(q[0].reserved_cpu == 100);
+    CHECK(q[0].reserved_memory == kGiB + 100 * kMiB);
+    CHECK(q[1].reserved_cpu == 120);
+    CHECK(q[2].reserved_cpu == 80);
+    CHECK(q[3].reserved_cpu == 1060);
+    CHECK(q[3].reserved_memory == (20 * 250 + 50 + 100) * kMiB);
+    // The table's other points.
+    std::string table;
+    for (const int cores : {1, 2, 8, 32, 64})
+      table += "    - {name: n" + std::to_string(cores) + ", cpu: " + std::to_string(cores) +
+               ", memory: 8Gi, count: 1, reserved: aks}\n";
+    const auto t = pools_of(table);
+    CHECK(t[0].reserved_cpu == 60);
+    CHECK(t[1].reserved_cpu == 100);
+    CHECK(t[2].reserved_cpu == 180);
+    CHECK(t[3].reserved_cpu == 420);
+    CHECK(t[4].reserved_cpu == 740);
+  }
   SECTION("given, or none") {
     const auto p = pools_of(
         "    - {name: a, cpu: 8, memory: 32Gi, count: 1, reserved: {cpu: 500m, memory: 2Gi}}\n"
@@ -1246,9 +1285,9 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
           "loaded");
   }
   SECTION("bad input") {
-    CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: aks}\n")) ==
-          "bad.yaml:7:58: cluster.node_pools[0].reserved: unknown preset \"aks\" (expected gke, eks, none, "
-          "or a mapping {cpu: ..., memory: ...})");
+    CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: azure}\n")) ==
+          "bad.yaml:7:58: cluster.node_pools[0].reserved: unknown preset \"azure\" (expected gke, eks, aks, "
+          "none, or a mapping {cpu: ..., memory: ...})");
     CHECK(
         error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: {cpu: 4}}\n")) ==
         "bad.yaml:7:58: cluster.node_pools[0].reserved: reserves cpu 4 of the node's 4: nothing is left for "

@@ -1007,6 +1007,17 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
             "pipeline.steps (names: s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, and 2 more)");
     }
     CHECK(error("name.x=1") == "--set name.x=1: name: is not a mapping: it has no key \"x\"");
+    // A list's element selected with a dot, by name or by index: the selector's syntax.
+    CHECK(error("cluster.node_pools.n.count=20") ==
+          "--set cluster.node_pools.n.count=20: cluster.node_pools: is a list: select an element by name or "
+          "index, as cluster.node_pools[n] or cluster.node_pools[0]");
+    CHECK(error("cluster.node_pools.0.count=20") ==
+          "--set cluster.node_pools.0.count=20: cluster.node_pools: is a list: select an element by name or "
+          "index, as cluster.node_pools[0]");
+    CHECK(
+        error("pipeline.steps.b.after=[]") ==
+        "--set pipeline.steps.b.after=[]: pipeline.steps: is a list: select an element by name or index, as "
+        "pipeline.steps[b] or pipeline.steps[0]");
     CHECK(error("cluster[0]=1") == "--set cluster[0]=1: cluster: is not a list: [0] selects nothing");
     CHECK(error("cluster..count=1") ==
           "--set cluster..count=1: an empty key in the path (two dots, or a leading dot)");

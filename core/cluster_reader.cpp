@@ -104,7 +104,7 @@ using YAML::Node;
 constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage", "autoscaler",
                                              "daemonsets"};
 constexpr std::string_view kReservedKeys[] = {"cpu", "memory"};
-constexpr std::string_view kDaemonSetKeys[] = {"name", "cpu", "memory", "gpu", "pools"};
+constexpr std::string_view kDaemonSetKeys[] = {"name", "cpu", "memory", "gpu", "tolerations", "pools"};
 constexpr std::string_view kAutoscalerKeys[] = {"scale_down_delay_after_add"};
 constexpr std::string_view kPoolKeys[] = {"name",           "cpu",         "memory",   "gpu",     "count",
                                           "price_per_hour", "speed",       "labels",   "taints",  "mtbf",
@@ -413,6 +413,28 @@ ByteCount eks_reserved_memory(int max_pods) {
   return (11 * ByteCount{max_pods} + 255 + 100) * kMiB;
 }
 
+// AKS's reservation on Kubernetes 1.29 and later (learn.microsoft.com/azure/aks/node-resource-reservations).
+// CPU: the page's table for 1, 2, 4, 8, 16, 32 and 64 cores (60m, 100m, 140m, 180m, 260m, 420m, 740m),
+// which these rates give at every one of its points and which fill it in between (and above 64 cores):
+// 6% of the first core, 4% of the second, 2% of the third and fourth, 1% of every core above four
+// (Azure/karpenter-provider-azure's reservedCPUTaxVCPU); each part rounded down to a millicore.
+MilliCpu aks_reserved_cpu(MilliCpu cpu) {
+  const auto part = [&](MilliCpu from, MilliCpu to) {
+    return std::clamp<MilliCpu>(cpu - from, 0, to - from);
+  };
+  return part(0, 1000) * 6 / 100 + part(1000, 2000) * 4 / 100 + part(2000, 4000) * 2 / 100 +
+         part(4000, std::numeric_limits<MilliCpu>::max()) / 100;
+}
+
+// AKS's memory reservation (the same page): the lesser of 20 MB per pod of max_pods + 50 MB and 25% of the
+// node's memory (rounded down to a byte), plus kubelet's 100 MiB eviction threshold. The page's MB are
+// taken as MiB: AKS gives kubelet its kube-reserved memory in Mi (`--kube-reserved=cpu=100m,memory=1638Mi`),
+// and the rates the page gave before 1.29, in GB, are what nodes reserved in GiB (a 7 GiB DS2 v2 node kept
+// 1638 MiB: 25% of 4 GiB and 20% of 3 GiB). No 1.29 node's flags were found to check the new rates' unit.
+ByteCount aks_reserved_memory(ByteCount memory, int max_pods) {
+  return std::min((20 * ByteCount{max_pods} + 50) * kMiB, memory / 4) + 100 * kMiB;
+}
+
 // `reserved`: what the node keeps for itself, taken off cpu and memory (which become the allocatable).
 void read_reserved(const Reader& r, const Node& v, const std::string& field, NodePool& p) {
   if (v.IsScalar()) {
@@ -423,10 +445,13 @@ void read_reserved(const Reader& r, const Node& v, const std::string& field, Nod
     } else if (preset == "eks") {
       p.reserved_cpu = gke_reserved_cpu(p.cpu);
       p.reserved_memory = eks_reserved_memory(p.max_pods);
+    } else if (preset == "aks") {
+      p.reserved_cpu = aks_reserved_cpu(p.cpu);
+      p.reserved_memory = aks_reserved_memory(p.memory, p.max_pods);
     } else if (preset != "none") {
       r.fail(v, field,
              "unknown preset " + quote(preset) +
-                 " (expected gke, eks, none, or a mapping {cpu: ..., memory: ...})");
+                 " (expected gke, eks, aks, none, or a mapping {cpu: ..., memory: ...})");
     }
   } else {
     const Map m(r, v, field, kReservedKeys);
@@ -443,6 +468,27 @@ void read_reserved(const Reader& r, const Node& v, const std::string& field, Nod
                ": nothing is left for pods");
   p.cpu -= p.reserved_cpu;
   p.memory -= p.reserved_memory;
+}
+
+// The tolerations the DaemonSet controller adds to every DaemonSet pod (kube-controller-manager's
+// pkg/controller/daemon/util/daemonset_util.go, AddOrUpdateDaemonPodTolerations, as of v1.32): the
+// taints of node conditions. It adds network-unavailable to hostNetwork pods only; node agents are.
+std::vector<Toleration> daemon_pod_tolerations(std::vector<Toleration> own) {
+  constexpr std::string_view kAdded[][2] = {{"node.kubernetes.io/not-ready", "NoExecute"},
+                                            {"node.kubernetes.io/unreachable", "NoExecute"},
+                                            {"node.kubernetes.io/disk-pressure", "NoSchedule"},
+                                            {"node.kubernetes.io/memory-pressure", "NoSchedule"},
+                                            {"node.kubernetes.io/pid-pressure", "NoSchedule"},
+                                            {"node.kubernetes.io/unschedulable", "NoSchedule"},
+                                            {"node.kubernetes.io/network-unavailable", "NoSchedule"}};
+  for (const auto& [key, effect] : kAdded)
+    own.push_back({std::string(key), "Exists", "", std::string(effect)});
+  return own;
+}
+
+// A taint as kubectl writes it: key=value:Effect, or key:Effect without a value.
+std::string taint_text(const Taint& t) {
+  return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
 }
 
 // `cluster.daemonsets`: each one's requests added to the pools it runs on.
@@ -465,11 +511,12 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
     if (auto c = m.get("cpu")) ds.cpu = get_cpu(r, *c, m.field("cpu"));
     if (auto b = m.get("memory")) ds.memory = get_bytes(r, *b, m.field("memory"));
     if (auto g = m.get("gpu")) ds.gpu = static_cast<int>(get_int(r, *g, m.field("gpu"), 0, 1'000'000));
-    std::vector<bool> on(pools.size(), true);
+    if (auto t = m.get("tolerations")) ds.tolerations = read_tolerations(r, *t, m.field("tolerations"));
+    const std::vector<Toleration> tolerations = daemon_pod_tolerations(ds.tolerations);
+    std::vector<bool> on(pools.size(), false);
     if (auto ps = m.get("pools")) {
       const std::string pf = m.field("pools");
       expect_list(r, *ps, pf);
-      std::fill(on.begin(), on.end(), false);
       std::size_t k = 0;
       for (const auto& name_node : *ps) {
         const std::string name = get_nonempty_string(r, name_node, index_path(pf, k++));
@@ -479,9 +526,16 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
           r.fail(name_node, index_path(pf, k - 1),
                  "no node pool named " + quote(name) +
                      " (pools: " + listed(pools.size(), [&](std::size_t j) { return pools[j].name; }) + ")");
+        if (const Taint* taint = untolerated_taint(*it, tolerations))
+          r.fail(name_node, index_path(pf, k - 1),
+                 "daemonset " + quote(ds.name) + " does not tolerate pool " + quote(name) + "'s taint " +
+                     taint_text(*taint) + " (give it a toleration of that taint, or leave the pool out)");
         on[static_cast<std::size_t>(it - pools.begin())] = true;
         ds.pools.push_back(name);
       }
+    } else {
+      for (std::size_t p = 0; p < pools.size(); ++p)
+        on[p] = untolerated_taint(pools[p], tolerations) == nullptr;
     }
     const MilliCpu nonzero_cpu = ds.cpu != 0 ? ds.cpu : kDefaultMilliCpuRequest;
     const ByteCount nonzero_memory = ds.memory != 0 ? ds.memory : kDefaultMemoryRequest;

@@ -127,6 +127,14 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
     const bool last = i + 1 == parts.size();
     const std::string here = parts_text(parts, i + 1);
     if (!p.key.empty()) {
+      if (cur.IsSequence()) {
+        // A list element is selected with [name] or [index]; a dotted key is the likely slip.
+        const std::string list = parts_text(parts, i);
+        const bool index = p.key.find_first_not_of("0123456789") == std::string::npos;
+        throw InputError(where, list,
+                         "is a list: select an element by name or index, as " + list + "[" + p.key + "]" +
+                             (index ? "" : " or " + list + "[0]"));
+      }
       if (!cur.IsMap())
         throw InputError(where, parts_text(parts, i), "is not a mapping: it has no key " + quote(p.key));
       if (last) {

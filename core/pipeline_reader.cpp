@@ -341,39 +341,6 @@ RetryPolicy read_retries(const Reader& r, const Node& n, const std::string& fiel
   return p;
 }
 
-std::vector<Toleration> read_tolerations(const Reader& r, const Node& n, const std::string& field) {
-  expect_list(r, n, field);
-  std::vector<Toleration> out;
-  std::size_t i = 0;
-  for (const auto& t : n) {
-    const Map m(r, t, index_path(field, i++), kTolerationKeys);
-    Toleration tol;
-    if (auto v = m.get("key")) tol.key = get_string(r, *v, m.field("key"));
-    if (auto v = m.get("operator")) {
-      tol.op = get_string(r, *v, m.field("operator"));
-      if (tol.op != "Equal" && tol.op != "Exists")
-        r.fail(*v, m.field("operator"), "must be Equal or Exists, got " + quote(tol.op));
-    }
-    if (auto v = m.get("value")) {
-      tol.value = get_string(r, *v, m.field("value"));
-      if (tol.op == "Exists" && !tol.value.empty())
-        r.fail(*v, m.field("value"), "must be empty when the operator is Exists");
-    }
-    if (auto v = m.get("effect")) {
-      tol.effect = get_string(r, *v, m.field("effect"));
-      if (!tol.effect.empty() && tol.effect != "NoSchedule" && tol.effect != "PreferNoSchedule" &&
-          tol.effect != "NoExecute")
-        r.fail(
-            *v, m.field("effect"),
-            "must be NoSchedule, PreferNoSchedule or NoExecute (or empty for any), got " + quote(tol.effect));
-    }
-    if (tol.key.empty() && tol.op != "Exists")
-      r.fail(m.node(), m.path(), "a toleration without a key must use operator Exists");
-    out.push_back(std::move(tol));
-  }
-  return out;
-}
-
 // A component's node_affinity: {preferred: [{weight: 1-100, match_labels: {key: value, ...}}, ...]}.
 std::vector<PreferredSchedulingTerm> read_node_affinity(const Reader& r, const Node& n,
                                                         const std::string& field) {
@@ -604,6 +571,39 @@ class PipelineReader {
 };
 
 }  // namespace
+
+std::vector<Toleration> read_tolerations(const Reader& r, const Node& n, const std::string& field) {
+  expect_list(r, n, field);
+  std::vector<Toleration> out;
+  std::size_t i = 0;
+  for (const auto& t : n) {
+    const Map m(r, t, index_path(field, i++), kTolerationKeys);
+    Toleration tol;
+    if (auto v = m.get("key")) tol.key = get_string(r, *v, m.field("key"));
+    if (auto v = m.get("operator")) {
+      tol.op = get_string(r, *v, m.field("operator"));
+      if (tol.op != "Equal" && tol.op != "Exists")
+        r.fail(*v, m.field("operator"), "must be Equal or Exists, got " + quote(tol.op));
+    }
+    if (auto v = m.get("value")) {
+      tol.value = get_string(r, *v, m.field("value"));
+      if (tol.op == "Exists" && !tol.value.empty())
+        r.fail(*v, m.field("value"), "must be empty when the operator is Exists");
+    }
+    if (auto v = m.get("effect")) {
+      tol.effect = get_string(r, *v, m.field("effect"));
+      if (!tol.effect.empty() && tol.effect != "NoSchedule" && tol.effect != "PreferNoSchedule" &&
+          tol.effect != "NoExecute")
+        r.fail(
+            *v, m.field("effect"),
+            "must be NoSchedule, PreferNoSchedule or NoExecute (or empty for any), got " + quote(tol.effect));
+    }
+    if (tol.key.empty() && tol.op != "Exists")
+      r.fail(m.node(), m.path(), "a toleration without a key must use operator Exists");
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
 
 Resources read_resources(const Reader& r, const Node& n, const std::string& field, Resources res) {
   const Map m(r, n, field, kResourceKeys);

@@ -18,6 +18,9 @@ namespace shardflow::detail {
 /// The steps of the `pipeline:` mapping `n`; every step must fit a node pool of `cluster`.
 std::vector<Step> read_pipeline(const Reader& r, const YAML::Node& n, const Cluster& cluster);
 
+/// A `tolerations` list ({key, operator, value, effect}): a step's, and a DaemonSet's.
+std::vector<Toleration> read_tolerations(const Reader& r, const YAML::Node& n, const std::string& field);
+
 /// Pod requests (`cpu`, `memory`, `gpu`) over `res`, the defaults; for a step's pods and the driver pod.
 Resources read_resources(const Reader& r, const YAML::Node& n, const std::string& field, Resources res);
 

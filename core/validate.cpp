@@ -14,29 +14,32 @@
 
 namespace shardflow {
 
-namespace {
-bool tolerates(const std::vector<Toleration>& tols, const Taint& taint) {
-  return std::any_of(tols.begin(), tols.end(), [&](const Toleration& t) {
-    const bool key_ok = t.key.empty() ? t.op == "Exists" : t.key == taint.key;
-    const bool value_ok = t.op == "Exists" || t.value == taint.value;
-    const bool effect_ok = t.effect.empty() || t.effect == taint.effect;
-    return key_ok && value_ok && effect_ok;
-  });
-}
-}  // namespace
-
 bool pool_admits(const NodePool& pool, const std::map<std::string, std::string>& node_selector,
                  const std::vector<Toleration>& tolerations) {
   const bool selected = std::all_of(node_selector.begin(), node_selector.end(), [&](const auto& kv) {
     const auto it = pool.labels.find(kv.first);
     return it != pool.labels.end() && it->second == kv.second;
   });
-  return selected && std::all_of(pool.taints.begin(), pool.taints.end(), [&](const Taint& t) {
-           return t.effect == "PreferNoSchedule" || tolerates(tolerations, t);
-         });
+  return selected && detail::untolerated_taint(pool, tolerations) == nullptr;
 }
 
 namespace detail {
+
+const Taint* untolerated_taint(const NodePool& pool, const std::vector<Toleration>& tolerations) {
+  const auto tolerated = [&](const Taint& taint) {
+    return std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) {
+      const bool key_ok = t.key.empty() ? t.op == "Exists" : t.key == taint.key;
+      const bool value_ok = t.op == "Exists" || t.value == taint.value;
+      const bool effect_ok = t.effect.empty() || t.effect == taint.effect;
+      return key_ok && value_ok && effect_ok;
+    });
+  };
+  const auto it = std::find_if(pool.taints.begin(), pool.taints.end(), [&](const Taint& t) {
+    return t.effect != "PreferNoSchedule" && !tolerated(t);
+  });
+  return it == pool.taints.end() ? nullptr : &*it;
+}
+
 namespace {
 
 std::string describe(const Resources& res) {

@@ -20,6 +20,10 @@
 
 namespace shardflow::detail {
 
+/// The first of the pool's NoSchedule/NoExecute taints that none of `tolerations` tolerates, or nullptr
+/// (PreferNoSchedule only steers scoring). pool_admits, and the reader's check of a DaemonSet's pools.
+const Taint* untolerated_taint(const NodePool& pool, const std::vector<Toleration>& tolerations);
+
 /// Why no node of `cluster` could ever hold a task of component step `step` (its node_selector and
 /// tolerations match no pool with nodes, or it asks for more than the largest pool it may use holds);
 /// nullopt when one can. Pools with no nodes and no autoscaling do not count.

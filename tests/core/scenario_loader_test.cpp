@@ -1007,6 +1007,17 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
             "pipeline.steps (names: s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, and 2 more)");
     }
     CHECK(error("name.x=1") == "--set name.x=1: name: is not a mapping: it has no key \"x\"");
+    // A list's element selected with a dot, by name or by index: the selector's syntax.
+    CHECK(error("cluster.node_pools.n.count=20") ==
+          "--set cluster.node_pools.n.count=20: cluster.node_pools: is a list: select an element by name or "
+          "index, as cluster.node_pools[n] or cluster.node_pools[0]");
+    CHECK(error("cluster.node_pools.0.count=20") ==
+          "--set cluster.node_pools.0.count=20: cluster.node_pools: is a list: select an element by name or "
+          "index, as cluster.node_pools[0]");
+    CHECK(
+        error("pipeline.steps.b.after=[]") ==
+        "--set pipeline.steps.b.after=[]: pipeline.steps: is a list: select an element by name or index, as "
+        "pipeline.steps[b] or pipeline.steps[0]");
     CHECK(error("cluster[0]=1") == "--set cluster[0]=1: cluster: is not a list: [0] selects nothing");
     CHECK(error("cluster..count=1") ==
           "--set cluster..count=1: an empty key in the path (two dots, or a leading dot)");
@@ -1144,6 +1155,45 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
     CHECK(p[0].reserved_memory == 993 * kMiB);
     CHECK(p[1].reserved_memory == (11 * 110 + 355) * kMiB);  // the default max_pods, 110
   }
+  SECTION("AKS's: CPU by its table, memory by max_pods up to a quarter of the node") {
+    // 16 cores: 60m + 40m (4% of the second core) + 2 x 20m + 12 x 10m = 260m, the page's value for 16.
+    // max_pods 30: 20 MiB x 30 + 50 MiB = 650 MiB (less than 16 GiB, a quarter of 64), and the 100 MiB
+    // eviction threshold. 4 cores: 140m; the default max_pods 110: 2250 MiB (less than 4 GiB) + 100 MiB.
+    const auto p = pools_of(
+        "    - {name: a, cpu: 16, memory: 64Gi, count: 1, reserved: aks, max_pods: 30}\n"
+        "    - {name: b, cpu: 4, memory: 16Gi, count: 1, reserved: aks}\n");
+    CHECK(p[0].reserved_cpu == 260);
+    CHECK(p[0].cpu == 15740);
+    CHECK(p[0].reserved_memory == 750 * kMiB);
+    CHECK(p[0].memory == 64 * kGiB - 750 * kMiB);
+    CHECK(p[1].reserved_cpu == 140);
+    CHECK(p[1].cpu == 3860);
+    CHECK(p[1].reserved_memory == 2350 * kMiB);
+    // The page's second example, 4 GB and 70 pods: 25% of 4 GiB (1 GiB) is less than 1450 MiB. Between and
+    // beyond the table's points: 3 cores 120m; 1.5 cores 60m + 20m; 96 cores 60m + 40m + 40m + 920m.
+    const auto q = pools_of(
+        "    - {name: a, cpu: 2, memory: 4Gi, count: 1, reserved: aks, max_pods: 70}\n"
+        "    - {name: b, cpu: 3, memory: 16Gi, count: 1, reserved: aks}\n"
+        "    - {name: c, cpu: 1500m, memory: 16Gi, count: 1, reserved: aks}\n"
+        "    - {name: d, cpu: 96, memory: 384Gi, count: 1, reserved: aks, max_pods: 250}\n");
+    CHECK(q[0].reserved_cpu == 100);
+    CHECK(q[0].reserved_memory == kGiB + 100 * kMiB);
+    CHECK(q[1].reserved_cpu == 120);
+    CHECK(q[2].reserved_cpu == 80);
+    CHECK(q[3].reserved_cpu == 1060);
+    CHECK(q[3].reserved_memory == (20 * 250 + 50 + 100) * kMiB);
+    // The table's other points.
+    std::string table;
+    for (const int cores : {1, 2, 8, 32, 64})
+      table += "    - {name: n" + std::to_string(cores) + ", cpu: " + std::to_string(cores) +
+               ", memory: 8Gi, count: 1, reserved: aks}\n";
+    const auto t = pools_of(table);
+    CHECK(t[0].reserved_cpu == 60);
+    CHECK(t[1].reserved_cpu == 100);
+    CHECK(t[2].reserved_cpu == 180);
+    CHECK(t[3].reserved_cpu == 420);
+    CHECK(t[4].reserved_cpu == 740);
+  }
   SECTION("given, or none") {
     const auto p = pools_of(
         "    - {name: a, cpu: 8, memory: 32Gi, count: 1, reserved: {cpu: 500m, memory: 2Gi}}\n"
@@ -1174,10 +1224,81 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
     REQUIRE(s.cluster.daemonsets.size() == 2);
     CHECK(s.cluster.daemonsets[1].pools == std::vector<std::string>{"gpu"});
   }
+  SECTION("DaemonSets run only on the pools whose NoSchedule and NoExecute taints they tolerate") {
+    // gpu's taint (NoSchedule by default) and ml's NoExecute keep logging off; spot's PreferNoSchedule
+    // does not; cordoned's node.kubernetes.io/unschedulable is one the DaemonSet controller tolerates.
+    // gpu-agent tolerates gpu's taint, so runs on every pool but ml; device-plugin on the pool it names.
+    const Scenario s = load_scenario_text(
+        with_pools(
+            "    - {name: cpu, cpu: 16, memory: 64Gi, count: 1}\n"
+            "    - {name: gpu, cpu: 32, memory: 128Gi, gpu: 4, count: 1,\n"
+            "       taints: [{key: nvidia.com/gpu, value: present}]}\n"
+            "    - {name: spot, cpu: 8, memory: 32Gi, count: 1, taints: [{key: spot, effect: "
+            "PreferNoSchedule}]}\n"
+            "    - {name: ml, cpu: 8, memory: 32Gi, count: 1, taints: [{key: team, value: ml, effect: "
+            "NoExecute}]}\n"
+            "    - {name: cordoned, cpu: 8, memory: 32Gi, count: 1, taints: [{key: "
+            "node.kubernetes.io/unschedulable}]}\n"
+            "  daemonsets:\n"
+            "    - {name: logging, cpu: 100m, memory: 200Mi}\n"
+            "    - {name: gpu-agent, cpu: 10m, tolerations: [{key: nvidia.com/gpu, operator: Exists}]}\n"
+            "    - {name: device-plugin, cpu: 50m, pools: [gpu],\n"
+            "       tolerations: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]}\n"),
+        "r.yaml");
+    const auto& p = s.cluster.node_pools;
+    CHECK(p[0].daemon_pods == 2);  // logging, gpu-agent
+    CHECK(p[0].daemon_cpu == 110);
+    CHECK(p[1].daemon_pods == 2);  // gpu-agent, device-plugin
+    CHECK(p[1].daemon_cpu == 60);
+    CHECK(p[1].daemon_memory == 0);
+    CHECK(p[1].daemon_nonzero_memory == 400 * kMiB);  // two pods without a memory request
+    CHECK(p[1].max_pods == 108);
+    CHECK(p[2].daemon_pods == 2);  // logging, gpu-agent
+    CHECK(p[2].daemon_cpu == 110);
+    CHECK(p[3].daemon_pods == 0);  // gpu-agent tolerates nvidia.com/gpu only
+    CHECK(p[3].max_pods == 110);
+    CHECK(p[4].daemon_pods == 2);  // logging, gpu-agent
+    CHECK(p[4].daemon_cpu == 110);
+    REQUIRE(s.cluster.daemonsets.size() == 3);
+    CHECK(s.cluster.daemonsets[0].tolerations.empty());  // the controller's are not the DaemonSet's own
+    CHECK(s.cluster.daemonsets[1].pools.empty());
+    CHECK(s.cluster.daemonsets[2].tolerations ==
+          std::vector<Toleration>{{"nvidia.com/gpu", "Equal", "present", "NoSchedule"}});
+  }
+  SECTION("a DaemonSet's pools must all be ones whose taints it tolerates") {
+    const std::string pools =
+        "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+        "    - {name: gpu, cpu: 8, memory: 32Gi, gpu: 1, count: 1, taints: [{key: nvidia.com/gpu, value: "
+        "present}]}\n"
+        "  daemonsets:\n";
+    CHECK(error_of(with_pools(pools + "    - {name: x, cpu: 1, pools: [p, gpu]}\n")) ==
+          "bad.yaml:10:36: cluster.daemonsets[0].pools[1]: daemonset \"x\" does not tolerate pool \"gpu\"'s "
+          "taint "
+          "nvidia.com/gpu=present:NoSchedule (give it a toleration of that taint, or leave the pool out)");
+    // A toleration of another value, or of another effect, is no toleration of it.
+    CHECK(error_of(with_pools(
+              pools + "    - {name: x, cpu: 1, pools: [gpu], tolerations: [{key: nvidia.com/gpu, "
+                      "value: absent}, {key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]}\n")) ==
+          "bad.yaml:10:33: cluster.daemonsets[0].pools[0]: daemonset \"x\" does not tolerate pool \"gpu\"'s "
+          "taint "
+          "nvidia.com/gpu=present:NoSchedule (give it a toleration of that taint, or leave the pool out)");
+    CHECK(error_of(with_pools(
+              pools + "    - {name: x, cpu: 1, pools: [gpu], tolerations: [{key: nvidia.com/gpu}]}\n")) ==
+          "bad.yaml:10:33: cluster.daemonsets[0].pools[0]: daemonset \"x\" does not tolerate pool \"gpu\"'s "
+          "taint "
+          "nvidia.com/gpu=present:NoSchedule (give it a toleration of that taint, or leave the pool out)");
+    CHECK(
+        error_of(with_pools(pools + "    - {name: x, tolerations: [{key: a, operator: In}]}\n")) ==
+        "bad.yaml:10:50: cluster.daemonsets[0].tolerations[0].operator: must be Equal or Exists, got \"In\"");
+    CHECK(error_of(with_pools(
+              pools +
+              "    - {name: x, pools: [gpu], tolerations: [{key: nvidia.com/gpu, operator: Exists}]}\n")) ==
+          "loaded");
+  }
   SECTION("bad input") {
-    CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: aks}\n")) ==
-          "bad.yaml:7:58: cluster.node_pools[0].reserved: unknown preset \"aks\" (expected gke, eks, none, "
-          "or a mapping {cpu: ..., memory: ...})");
+    CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: azure}\n")) ==
+          "bad.yaml:7:58: cluster.node_pools[0].reserved: unknown preset \"azure\" (expected gke, eks, aks, "
+          "none, or a mapping {cpu: ..., memory: ...})");
     CHECK(
         error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: {cpu: 4}}\n")) ==
         "bad.yaml:7:58: cluster.node_pools[0].reserved: reserves cpu 4 of the node's 4: nothing is left for "

@@ -8,16 +8,10 @@
 #include <vector>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/taint.hpp>
 #include <shardflow/core/units.hpp>
 
 namespace shardflow {
-
-struct Taint {
-  std::string key;
-  std::string value;
-  std::string effect = "NoSchedule";  // NoSchedule, PreferNoSchedule or NoExecute
-  friend bool operator==(const Taint&, const Taint&) = default;
-};
 
 /// Scale the pool between min and max nodes: add nodes when pods stay unschedulable for
 /// `scale_up_delay`; remove nodes idle for `scale_down_idle`. Disabled when max == 0.
@@ -231,14 +225,18 @@ struct AutoscalerConfig {
 };
 
 /// Pods that run on every node of some pools (node agents: logging, monitoring, CNI, device plugins).
-/// The loader adds their requests to each pool's daemon_* fields; the simulator reads those.
+/// The loader adds their requests to each pool's daemon_* fields; the simulator reads those. Like the
+/// DaemonSet controller, it puts them only on the pools whose NoSchedule/NoExecute taints they tolerate,
+/// by their own tolerations or those the controller adds to every DaemonSet pod (the node.kubernetes.io
+/// condition taints: docs/scenario-format.md).
 struct DaemonSet {
   std::string name;
   SourceLocation where;
   MilliCpu cpu = 0;
   ByteCount memory = 0;
   int gpu = 0;
-  std::vector<std::string> pools;  // the pools it runs on; empty: every pool
+  std::vector<Toleration> tolerations;  // as written; without the controller's
+  std::vector<std::string> pools;       // as written; empty: every pool whose taints it tolerates
   friend bool operator==(const DaemonSet&, const DaemonSet&) = default;
 };
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/taint.hpp>
 #include <shardflow/core/units.hpp>
 
 namespace shardflow {
@@ -95,15 +96,6 @@ struct KernelSpec {
   SourceLocation where;
   std::map<std::string, SourceLocation> param_where;
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
-};
-
-/// A key=value toleration in the Kubernetes sense.
-struct Toleration {
-  std::string key;
-  std::string op = "Equal";  // Equal or Exists
-  std::string value;
-  std::string effect;  // empty = any effect
-  friend bool operator==(const Toleration&, const Toleration&) = default;
 };
 
 /// A preferredDuringSchedulingIgnoredDuringExecution node affinity term: nodes whose labels include

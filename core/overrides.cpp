@@ -122,6 +122,8 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
     throw InputError(where, "", "the scenario file is not a mapping, so nothing can be set in it");
   Node cur(root);     // a handle; reset() moves it, `=` would overwrite the node it refers to
   std::string field;  // what is set, every list element by index: one text for every spelling
+  // The keys beside the one this --set made (it was not in the scenario), for a did-you-mean.
+  std::optional<std::vector<std::string>> made_beside;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const PathPart& p = parts[i];
     const bool last = i + 1 == parts.size();
@@ -142,6 +144,10 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
         for (auto it = cur.begin(); it != cur.end(); ++it)
           if (it->first.Scalar() == p.key) r.note_override(it->first, where);
       } else if (!cur[p.key] || cur[p.key].IsNull()) {
+        std::vector<std::string> beside;
+        for (auto it = cur.begin(); it != cur.end(); ++it)
+          if (it->first.IsScalar() && it->first.Scalar() != p.key) beside.push_back(it->first.Scalar());
+        made_beside = std::move(beside);
         cur[p.key] = Node(YAML::NodeType::Map);  // made, as a file would have it
         for (auto it = cur.begin(); it != cur.end(); ++it)
           if (it->first.Scalar() == p.key) {
@@ -151,7 +157,17 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
       }
       if (!last) cur.reset(cur[p.key]);
       field += (field.empty() ? "" : ".") + p.key;
+      if (i + 1 < parts.size() && !parts[i + 1].key.empty()) made_beside.reset();  // only the last made
       continue;
+    }
+    if (!cur.IsSequence() && made_beside && i > 0 && !parts[i - 1].key.empty()) {
+      // `cluster.node_pool[cpu]`: the --set made node_pool, a key the scenario does not have.
+      const std::string& key = parts[i - 1].key;
+      std::vector<std::string_view> known(made_beside->begin(), made_beside->end());
+      const std::string unknown =
+          known.empty() ? "unknown key " + quote(key) : Map::unknown_key_message(key, known);
+      throw InputError(where, parts_text(parts, i),
+                       unknown + ": the scenario has no such list, so [" + p.selector + "] selects nothing");
     }
     if (!cur.IsSequence())
       throw InputError(where, parts_text(parts, i), "is not a list: [" + p.selector + "] selects nothing");

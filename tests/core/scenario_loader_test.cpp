@@ -1019,6 +1019,10 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
         "--set pipeline.steps.b.after=[]: pipeline.steps: is a list: select an element by name or index, as "
         "pipeline.steps[b] or pipeline.steps[0]");
     CHECK(error("cluster[0]=1") == "--set cluster[0]=1: cluster: is not a list: [0] selects nothing");
+    // A key the scenario does not have, then a selector: the key's likely spelling.
+    CHECK(error("cluster.node_pool[n].count=4") ==
+          "--set cluster.node_pool[n].count=4: cluster.node_pool: unknown key \"node_pool\" (did you mean "
+          "\"node_pools\"?): the scenario has no such list, so [n] selects nothing");
     CHECK(error("cluster..count=1") ==
           "--set cluster..count=1: an empty key in the path (two dots, or a leading dot)");
     CHECK(error("cluster.node_pools[0=1") == "--set cluster.node_pools[0=1: a '[' in the path has no ']'");

@@ -39,13 +39,16 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args) {
   cmd->add_option("traces", args.traces, "Traces: trace.json files, or directories holding one")->required();
   cmd->add_option("--out", args.out, "The overlay to write (YAML)")->required();
   add_set_option(cmd, args.sets);
-  cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
+  cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors and warnings");
   cmd->footer(
       "Example:\n"
       "  shardflow calibrate scenarios/shard-preprocess-train.yaml out/run1 out/run2 --out calibrated.yaml\n"
       "Each step's run time (finished - started - output_write) is fitted by least squares against its\n"
       "input size in GiB; the noise sigma is the spread of log(measured / fitted). Evicted and cancelled\n"
-      "attempts are left out. The traces must be runs of this scenario (with the same --set changes).");
+      "attempts are left out. The traces must be runs of this scenario (with the same --set changes).\n"
+      "A run at a --time-scale (its trace records it) has the run times of its sleep and spin steps\n"
+      "divided by it, back into model time; other kernels ran at their own speed and are fitted as\n"
+      "measured.");
   return cmd;
 }
 
@@ -67,6 +70,7 @@ int run_calibrate_command(const CalibrateArgs& args) {
     names.push_back(name);
   }
   planner::CalibrationResult result = planner::calibrate(scenario, plan, traces, names);
+  for (const std::string& w : result.warnings) std::cerr << "warning: " << w << "\n";
   // The steps and tasks matched (calibrate checks them); a renamed scenario is worth a word only.
   for (std::size_t i = 0; i < traces.size(); ++i)
     if (!args.quiet && traces[i].scenario != scenario.name)

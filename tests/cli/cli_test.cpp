@@ -551,6 +551,40 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
   }
 }
 
+TEST_CASE("cli: calibrate turns a local run at --time-scale 0.05 back into model time", "[cli]") {
+  const fs::path dir = scratch("calibrate-time-scale");
+  REQUIRE(
+      run("run scenarios/argo-parallelism-limit.yaml --backend local --cores 2 --time-scale 0.05 -q --out '" +
+          dir.string() + "'")
+          .status == 0);
+  const auto trace = nlohmann::json::parse(slurp(dir / "trace.json"));
+  CHECK(trace["time_scale"] == 0.05);
+  CHECK(trace["time_scaled_steps"] == nlohmann::json::array({0}));
+  const std::string overlay = (dir / "cal.yaml").string();
+  const Result r =
+      run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " + overlay);
+  REQUIRE(r.status == 0);
+  const std::string name = (dir / "trace.json").string();
+  CHECK(r.out.find(
+            "\n" + name +
+            ": a run at time scale 0.05: the run times of sleep (sleep and spin, which --time-scale "
+            "scales) are divided by 0.05, into model time; the dispatch times are fitted as measured\n") !=
+        std::string::npos);
+  CHECK(r.err.find("warning: " + name +
+                   ": each attempt of sleep also holds real-time latency (timer wake-up, thread hand-off), "
+                   "which is divided by 0.05 with its run time: it counts 20 times over in the fit; the "
+                   "shortest of those attempts ran 0.5") == 0);
+  // Each sleep took its 0.5 s and a little more: the model's 10 s, and 20 times that little more.
+  const std::string text = slurp(overlay);
+  const std::size_t at = text.find("duration: {base: ");
+  REQUIRE(at != std::string::npos);
+  std::size_t used = 0;
+  const double base = std::stod(text.substr(at + 17), &used);
+  CHECK(text.substr(at + 17 + used, 2) == "s,");
+  CHECK(base >= 10);
+  CHECK(base < 11);
+}
+
 TEST_CASE("cli: report rebuilds a run's report.html from its files, and names what is missing", "[cli]") {
   const fs::path dir = scratch("report");
   REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'").status == 0);

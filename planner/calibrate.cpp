@@ -209,8 +209,8 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
     const std::string name = k < trace_names.size() ? trace_names[k] : "trace " + std::to_string(k + 1);
     r.traces.push_back(name);
     if (t.steps != plan_steps)
-      throw InputError(
-          {name, 0, 0}, "steps",
+      throw TraceMismatchError(
+          k, {name, 0, 0}, "steps",
           "the trace's steps (" + join(t.steps) + ") are not the scenario's (" + join(plan_steps) + ")");
     // A run at another time scale: its time-scaled steps' run times go back into model time.
     std::vector<char> scaled(t.steps.size(), 0);
@@ -225,11 +225,12 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       const AttemptRecord& a = t.attempts[i];
       if (a.task >= plan.size() || plan.is_join(a.task) || plan.step_of(a.task) != a.step ||
           plan.item(a.task) != a.item)
-        throw InputError({name, 0, 0}, "attempts[" + std::to_string(i) + "].task",
-                         "task " + std::to_string(a.task) + " (step " + t.steps[a.step] + ", item " +
-                             std::to_string(a.item) +
-                             ") is not a task of the scenario's plan (a run of another scenario, or of "
-                             "other settings?)");
+        throw TraceMismatchError(
+            k, {name, 0, 0}, "attempts[" + std::to_string(i) + "].task",
+            "task " + std::to_string(a.task) + " (step " + t.steps[a.step] + ", item " +
+                std::to_string(a.item) +
+                ") is not a task of the scenario's plan (a run of another scenario, or of "
+                "other settings?)");
       if (a.started == kNever || (a.outcome != Outcome::succeeded && a.outcome != Outcome::failed)) continue;
       double run = std::max(0.0, static_cast<double>((a.finished - a.started - a.output_write).ns()));
       ran[a.step] = 1;

@@ -541,7 +541,8 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
     CHECK(other.err == (dir / "trace.json").string() +
                            ": steps: the trace's steps (sleep) are not the scenario's (A/b1/c1, A/b1/c2, "
                            "A/b1/c3, A/b2/c1, A/b2/c2, A/b2/c3, A/b3/c1, A/b3/c2, A/b3/c3, A/b4/c1, A/b4/c2, "
-                           "A/b4/c3, A/b5/c1, A/b5/c2, A/b5/c3)\n");
+                           "A/b4/c3, A/b5/c1, A/b5/c2, A/b5/c3): give calibrate the same --set/--overlay "
+                           "options the run had\n");
   }
   SECTION("a missing trace is bad input") {
     const Result missing = run("calibrate scenarios/argo-parallelism-limit.yaml " + (dir / "none").string() +
@@ -583,6 +584,43 @@ TEST_CASE("cli: calibrate turns a local run at --time-scale 0.05 back into model
   CHECK(text.substr(at + 17 + used, 2) == "s,");
   CHECK(base >= 10);
   CHECK(base < 11);
+}
+
+TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hint when it differs",
+          "[cli]") {
+  const fs::path dir = scratch("calibrate-overlay");
+  REQUIRE(
+      run("run scenarios/local-ridge.yaml --overlay tests/data/ridge-small.yaml --backend local --cores 2 "
+          "-q --out '" +
+          dir.string() + "'")
+          .status == 0);
+  const std::string overlay = (dir / "cal.yaml").string();
+  const Result ok = run("calibrate scenarios/local-ridge.yaml " + dir.string() +
+                        " --overlay tests/data/ridge-small.yaml -q --out " + overlay);
+  CHECK(ok.err == "");
+  CHECK(ok.status == 0);
+  CHECK(slurp(overlay).find("# made by: shardflow calibrate scenarios/local-ridge.yaml " + dir.string() +
+                            " --out " + overlay + " --overlay tests/data/ridge-small.yaml\n") !=
+        std::string::npos);
+
+  const std::string mismatch = (dir / "trace.json").string() +
+                               ": attempts[4].task: task 5 (step aggregate, item 0) is not a task of the "
+                               "scenario's plan (a run of another scenario, or of other settings?): ";
+  const Result without = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
+  CHECK(without.status == 2);
+  CHECK(without.err == mismatch + "give calibrate the same --set/--overlay options the run had\n");
+
+  SECTION("a run directory that records its options (a k8s run's run.json) names them") {
+    const std::string small = (fs::path(SHARDFLOW_SOURCE_DIR) / "tests/data/ridge-small.yaml").string();
+    std::ofstream(dir / "run.json")
+        << "{\"state\": \"finished\", \"invocation\": {\"file\": \"/x/local-ridge.yaml\", "
+           "\"overlays\": [\""
+        << small << "\"], \"sets\": [\"seed=3\"], \"cluster\": \"\"}}\n";
+    const Result named = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
+    CHECK(named.status == 2);
+    CHECK(named.err == mismatch + "the run had --overlay " + small + " --set seed=3 (" +
+                           (dir / "run.json").string() + "): give calibrate the same\n");
+  }
 }
 
 TEST_CASE("cli: report rebuilds a run's report.html from its files, and names what is missing", "[cli]") {

@@ -318,6 +318,14 @@ TEST_CASE("Calibrate: a trace of another scenario is refused", "[planner][calibr
   CHECK(error_of([&] { calibrate(run_5.scenario, run_5.plan, run.traces); }) ==
         "trace 1: attempts[6].task: task 7 (step b, item 2) is not a task of the scenario's plan (a run of "
         "another scenario, or of other settings?)");
+  // The error says which of the traces it is (the command line adds what it knows of that run's settings).
+  std::size_t which = 99;
+  try {
+    calibrate(run_5.scenario, run_5.plan, {run_5.traces[0], run.traces[0]});
+  } catch (const TraceMismatchError& e) {
+    which = e.trace();
+  }
+  CHECK(which == 1);
 }
 
 TEST_CASE("Calibrate: a run at time scale 0.05 has its sleep run times divided by it, not its kernels'",

@@ -33,8 +33,10 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <shardflow/core/error.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
@@ -85,10 +87,23 @@ struct CalibrationResult {
   std::vector<std::string> warnings;
 };
 
+/// What calibrate throws for a trace that is not a run of the scenario's plan (other steps, or attempts
+/// of tasks that the plan does not have): a run of another scenario, or of this one with other settings.
+/// `trace()` is its index in the traces given, for a caller that can say which settings that run had.
+class TraceMismatchError : public InputError {
+ public:
+  TraceMismatchError(std::size_t trace, SourceLocation where, std::string field, std::string message)
+      : InputError(std::move(where), std::move(field), std::move(message)), trace_(trace) {}
+  [[nodiscard]] std::size_t trace() const { return trace_; }
+
+ private:
+  std::size_t trace_;
+};
+
 /// Fits every component step of `plan` (unrolled from `scenario`) to the traces, which must come from
 /// runs of that scenario. `trace_names` (optional, one per trace) name the traces in errors and in the
-/// result. Throws InputError ("NAME: steps: ...") for a trace whose steps are not the plan's, or whose
-/// attempts name tasks that are not the plan's.
+/// result. Throws TraceMismatchError ("NAME: steps: ...") for a trace whose steps are not the plan's, or
+/// whose attempts name tasks that are not the plan's.
 CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const std::vector<Trace>& traces,
                             const std::vector<std::string>& trace_names = {});
 

@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <shardflow/planner/calibrate.hpp>
 
 #include "commands.hpp"
+#include "run_file.hpp"
 
 namespace shardflow::cli {
 namespace {
@@ -26,6 +28,50 @@ std::string shell_word(const std::string& s) {
   return out + "'";
 }
 
+// The load options as shell words, each with a leading space (" --overlay f.yaml --set a=1").
+std::string load_words(const LoadArgs& load) {
+  std::string out;
+  for (const std::string& o : load.overlays) out += " --overlay " + shell_word(o);
+  for (const std::string& s : load.sets) out += " --set " + shell_word(s);
+  if (!load.cluster.empty()) out += " --cluster " + shell_word(load.cluster);
+  for (const std::string& p : load.params) out += " --param " + shell_word(p);
+  if (load.max_tasks != LoadOptions::kDefaultMaxTasks)
+    out += " --max-tasks " + std::to_string(load.max_tasks);
+  return out;
+}
+
+// What to add to the error for a trace that is not a run of the scenario as loaded: the options its run
+// had, when its directory records them (a k8s run's run.json), or which options to look at.
+std::string settings_hint(const std::filesystem::path& trace, const LoadArgs& load) {
+  const std::string generic = ": give calibrate the same --set/--overlay options the run had";
+  const std::filesystem::path dir = trace.parent_path().empty() ? "." : trace.parent_path();
+  std::error_code ec;
+  if (!std::filesystem::exists(dir / "run.json", ec)) return generic;
+  std::optional<RunFile::Invocation> inv;
+  try {
+    inv = read_run_file(dir).invocation;
+  } catch (const InputError&) {
+    return generic;  // the trace's own error is the one to show
+  }
+  if (!inv) return generic;
+  LoadArgs ran, given;  // what run.json records: overlays by absolute path, no --param or --max-tasks
+  ran.overlays = inv->overlays;
+  ran.sets = inv->sets;
+  ran.cluster = inv->cluster;
+  for (const std::string& o : load.overlays) given.overlays.push_back(std::filesystem::absolute(o).string());
+  given.sets = load.sets;
+  given.cluster = load.cluster;
+  const std::string words = load_words(ran);
+  const std::string where = " (" + (dir / "run.json").string() + ")";
+  if (words == load_words(given))  // then another scenario file, or one changed since
+    return ": the run had " +
+           std::string(words.empty() ? "no --set, --overlay or --cluster either" : "these same options") +
+           where + "; it ran the scenario file " + inv->file;
+  if (words.empty())
+    return ": the run had no --set, --overlay or --cluster" + where + ": give calibrate none";
+  return ": the run had" + words + where + ": give calibrate the same";
+}
+
 }  // namespace
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args) {
@@ -38,19 +84,22 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args) {
       ->check(CLI::ExistingFile);
   cmd->add_option("traces", args.traces, "Traces: trace.json files, or directories holding one")->required();
   cmd->add_option("--out", args.out, "The overlay to write (YAML)")->required();
-  add_set_option(cmd, args.sets);
-  cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
+  add_load_options(cmd, args.load);
+  cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors and warnings");
   cmd->footer(
       "Example:\n"
       "  shardflow calibrate scenarios/shard-preprocess-train.yaml out/run1 out/run2 --out calibrated.yaml\n"
       "Each step's run time (finished - started - output_write) is fitted by least squares against its\n"
       "input size in GiB; the noise sigma is the spread of log(measured / fitted). Evicted and cancelled\n"
-      "attempts are left out. The traces must be runs of this scenario (with the same --set changes).");
+      "attempts are left out. The traces must be runs of this scenario, loaded with the same --set,\n"
+      "--overlay, --cluster and --param options as the runs were. A run at a --time-scale (its trace\n"
+      "records it) has the run times of its sleep and spin steps divided by it, back into model time;\n"
+      "other kernels ran at their own speed and are fitted as measured.");
   return cmd;
 }
 
 int run_calibrate_command(const CalibrateArgs& args) {
-  const Scenario scenario = load_scenario_file(args.file, args.sets);
+  const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
   std::vector<Trace> traces;
   std::vector<std::string> names;
@@ -66,7 +115,13 @@ int run_calibrate_command(const CalibrateArgs& args) {
     traces.push_back(read_trace_json(in, name));
     names.push_back(name);
   }
-  planner::CalibrationResult result = planner::calibrate(scenario, plan, traces, names);
+  planner::CalibrationResult result;
+  try {
+    result = planner::calibrate(scenario, plan, traces, names);
+  } catch (const planner::TraceMismatchError& e) {
+    throw InputError(e.where(), e.field(), e.message() + settings_hint(names.at(e.trace()), args.load));
+  }
+  for (const std::string& w : result.warnings) std::cerr << "warning: " << w << "\n";
   // The steps and tasks matched (calibrate checks them); a renamed scenario is worth a word only.
   for (std::size_t i = 0; i < traces.size(); ++i)
     if (!args.quiet && traces[i].scenario != scenario.name)
@@ -74,8 +129,7 @@ int run_calibrate_command(const CalibrateArgs& args) {
                 << scenario.name << "\"\n";
   result.command = "shardflow calibrate " + shell_word(args.file);
   for (const std::string& t : args.traces) result.command += " " + shell_word(t);
-  result.command += " --out " + shell_word(args.out);
-  for (const std::string& s : args.sets) result.command += " --set " + shell_word(s);
+  result.command += " --out " + shell_word(args.out) + load_words(args.load);
   try {
     write_file(args.out, [&](std::ostream& o) { planner::write_overlay_yaml(o, result); });
   } catch (const std::runtime_error& e) {

@@ -120,7 +120,7 @@ struct CalibrateArgs {
   std::string file;
   std::vector<std::string> traces;  // trace.json files, or directories holding one
   std::string out;                  // the overlay to write
-  std::vector<std::string> sets;
+  LoadArgs load;
   bool quiet = false;
 };
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -113,6 +114,13 @@ void json_number(std::ostream& out, double v) {
   out << buf;
 }
 
+// The shortest text that reads back as `v` ("0.05", not "0.050000000000000003").
+void json_shortest(std::ostream& out, double v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out << std::string_view(buf, ec == std::errc() ? static_cast<std::size_t>(end - buf) : 0);
+}
+
 // Exact decimal seconds from integer nanoseconds ("12.000000001"); empty for kNever.
 std::string seconds_text(Duration d) {
   if (d == kNever) return "";
@@ -142,8 +150,17 @@ void write_trace_json(std::ostream& out, const Trace& t) {
   write_json_string(out, t.backend);
   out << ",\n  \"scenario\": ";
   write_json_string(out, t.scenario);
-  out << ",\n  \"seed\": " << t.seed << ",\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": " << t.tasks_failed
-      << ",\n  \"steps\": [";
+  out << ",\n  \"seed\": " << t.seed << ",\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": " << t.tasks_failed;
+  // Only a scaled run has these: a trace of any other run reads and writes as before they existed.
+  if (t.time_scale != 1) {
+    out << ",\n  \"time_scale\": ";
+    json_shortest(out, t.time_scale);
+    out << ", \"time_scaled_steps\": [";
+    for (std::size_t i = 0; i < t.time_scaled_steps.size(); ++i)
+      out << (i ? ", " : "") << t.time_scaled_steps[i];
+    out << "]";
+  }
+  out << ",\n  \"steps\": [";
   for (std::size_t i = 0; i < t.steps.size(); ++i) {
     out << (i ? ", " : "");
     write_json_string(out, t.steps[i]);

@@ -118,6 +118,21 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
   const JsonValue& steps = r.array(r.get(doc, "steps", ""), "steps");
   for (std::uint32_t i = 0; i < steps.count; ++i)
     t.steps.push_back(r.string(r.item(steps, i), "steps[" + std::to_string(i) + "]"));
+  // Only a run at a time scale other than 1 has these; older traces never do (scale 1, nothing scaled).
+  if (const JsonValue* v = r.find(doc, "time_scale")) {
+    t.time_scale = r.number(*v, "time_scale");
+    if (t.time_scale <= 0) r.fail(*v, "time_scale", "expected a number > 0, got " + r.got(*v));
+    const JsonValue& scaled = r.array(r.get(doc, "time_scaled_steps", ""), "time_scaled_steps");
+    for (std::uint32_t i = 0; i < scaled.count; ++i) {
+      const std::string p = "time_scaled_steps[" + std::to_string(i) + "]";
+      const JsonValue& step = r.item(scaled, i);
+      t.time_scaled_steps.push_back(r.u32(step, p));
+      if (t.time_scaled_steps.back() >= t.steps.size())
+        r.fail(step, p,
+               std::to_string(t.time_scaled_steps.back()) + " is not an index into steps (" +
+                   std::to_string(t.steps.size()) + " of them)");
+    }
+  }
 
   const JsonValue& nodes = r.array(r.get(doc, "nodes", ""), "nodes");
   t.nodes.reserve(nodes.count);

@@ -811,6 +811,9 @@ bool kernel_blocks(const KernelSpec& k) {
 bool kernel_sleeps(const KernelSpec& k) {
   return k.name.empty() || k.name == "sleep";
 }
+bool kernel_runs_sampled_time(const KernelSpec& k) {
+  return kernel_sleeps(k) || (k.name == "spin" && !k.params.contains("seconds"));
+}
 bool kernel_uses_upstream(const KernelSpec& k) {
   return k.name == "aggregate" || k.name == "ridge_solve" || k.name == "evaluate" || k.name == "select_best";
 }

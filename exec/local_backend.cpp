@@ -506,6 +506,11 @@ class LocalRun {
     trace.scenario = sc_.name;
     trace.seed = opt_.seed;
     for (const PlanStep& s : plan_.steps()) trace.steps.push_back(s.path);
+    if (lo_.time_scale != 1) {  // what calibrate needs to turn the run times back into model time
+      trace.time_scale = lo_.time_scale;
+      for (std::uint32_t s = 0; s < plan_.steps().size(); ++s)
+        if (kernel_runs_sampled_time(plan_.steps()[s].component.kernel)) trace.time_scaled_steps.push_back(s);
+    }
     NodeRecord node;
     node.name = "local";
     node.pool = "local";

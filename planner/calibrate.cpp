@@ -26,6 +26,47 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+// The first five, then how many more.
+std::string join_some(const std::vector<std::string>& v) {
+  if (v.size() <= 5) return join(v);
+  return join({v.begin(), v.begin() + 5}) + " and " + std::to_string(v.size() - 5) + " more";
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// How a scaled run's times were converted.
+std::string conversion_text(const ScaledTrace& s) {
+  const std::string x = number_text(s.time_scale);
+  if (s.scaled_steps.empty())
+    return "a run at time scale " + x +
+           ", but none of its steps sleeps or spins (what --time-scale scales): every run time is real, and "
+           "fitted as measured";
+  return "a run at time scale " + x + ": the run times of " + join_some(s.scaled_steps) +
+         " (sleep and spin, which --time-scale scales) are divided by " + x + ", into model time; " +
+         (s.real_steps.empty() ? std::string()
+                               : join_some(s.real_steps) + " (other kernels, not scaled) and ") +
+         "the dispatch times are fitted as measured";
+}
+
+// What a scaled run's real-time latency amounts to once divided by its time scale.
+std::string latency_warning(const ScaledTrace& s) {
+  std::string text =
+      s.trace + ": each attempt of " + join_some(s.scaled_steps) +
+      " also holds real-time latency (timer wake-up, thread hand-off), which is divided by " +
+      number_text(s.time_scale) + " with its run time: it counts " + number_text(1 / s.time_scale) +
+      " times over in the fit; the shortest of those attempts ran " + number_text(s.shortest_scaled_s) + " s";
+  if (s.shortest_scaled_s > 0) {
+    char percent[32];
+    std::snprintf(percent, sizeof percent, "%.2g%%", 0.1 / s.shortest_scaled_s);
+    text += std::string(", so 1 ms of latency adds ") + percent + " to it";
+  }
+  return text;
+}
+
 // The points of one step: input GiB and run time in nanoseconds on a node of speed 1.
 struct Points {
   std::vector<double> gib;
@@ -168,9 +209,15 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
     const std::string name = k < trace_names.size() ? trace_names[k] : "trace " + std::to_string(k + 1);
     r.traces.push_back(name);
     if (t.steps != plan_steps)
-      throw InputError(
-          {name, 0, 0}, "steps",
+      throw TraceMismatchError(
+          k, {name, 0, 0}, "steps",
           "the trace's steps (" + join(t.steps) + ") are not the scenario's (" + join(plan_steps) + ")");
+    // A run at another time scale: its time-scaled steps' run times go back into model time.
+    std::vector<char> scaled(t.steps.size(), 0);
+    for (std::uint32_t s : t.time_scaled_steps)
+      if (s < scaled.size()) scaled[s] = 1;
+    std::vector<char> ran(t.steps.size(), 0);  // steps with attempts fitted from this trace
+    double shortest_scaled_ns = -1;
     std::vector<double> speed(t.nodes.size(), 1.0);
     for (std::size_t i = 0; i < t.nodes.size(); ++i)
       if (const auto it = pool_speed.find(t.nodes[i].pool); it != pool_speed.end()) speed[i] = it->second;
@@ -178,13 +225,19 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       const AttemptRecord& a = t.attempts[i];
       if (a.task >= plan.size() || plan.is_join(a.task) || plan.step_of(a.task) != a.step ||
           plan.item(a.task) != a.item)
-        throw InputError({name, 0, 0}, "attempts[" + std::to_string(i) + "].task",
-                         "task " + std::to_string(a.task) + " (step " + t.steps[a.step] + ", item " +
-                             std::to_string(a.item) +
-                             ") is not a task of the scenario's plan (a run of another scenario, or of "
-                             "other settings?)");
+        throw TraceMismatchError(
+            k, {name, 0, 0}, "attempts[" + std::to_string(i) + "].task",
+            "task " + std::to_string(a.task) + " (step " + t.steps[a.step] + ", item " +
+                std::to_string(a.item) +
+                ") is not a task of the scenario's plan (a run of another scenario, or of "
+                "other settings?)");
       if (a.started == kNever || (a.outcome != Outcome::succeeded && a.outcome != Outcome::failed)) continue;
-      const double run = static_cast<double>((a.finished - a.started - a.output_write).ns());
+      double run = std::max(0.0, static_cast<double>((a.finished - a.started - a.output_write).ns()));
+      ran[a.step] = 1;
+      if (scaled[a.step] != 0) {
+        shortest_scaled_ns = shortest_scaled_ns < 0 ? run : std::min(shortest_scaled_ns, run);
+        run /= t.time_scale;
+      }
       const double s = a.node >= 0 && static_cast<std::size_t>(a.node) < speed.size() ? speed[a.node] : 1.0;
       // A tree fan-in's tasks each do a share of the root step's work (core/sampling.hpp): scaled back to
       // the whole, they are samples of the root's duration model, fitted with the root's own attempts.
@@ -195,9 +248,19 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
                                ? sample_data_bytes(ps.component.input, a.item, a.task, t.seed, Stream::input)
                                : sample_input_bytes(plan, a.task, t.seed);
       points[fit_as].gib.push_back(bytes / static_cast<double>(kGiB));
-      points[fit_as].run_ns.push_back(std::max(0.0, run) * s / share);
+      points[fit_as].run_ns.push_back(run * s / share);
       const SimTime placed = a.scheduled != kNever ? a.scheduled : a.submitted;
       dispatch_ns.push_back(static_cast<double>((a.started - placed - a.image_pull - a.input_read).ns()));
+    }
+    if (t.time_scale != 1) {
+      ScaledTrace st;
+      st.trace = name;
+      st.time_scale = t.time_scale;
+      for (std::size_t s = 0; s < t.steps.size(); ++s)
+        if (ran[s] != 0) (scaled[s] != 0 ? st.scaled_steps : st.real_steps).push_back(t.steps[s]);
+      st.shortest_scaled_s = std::max(0.0, shortest_scaled_ns) / 1e9;
+      if (!st.scaled_steps.empty()) r.warnings.push_back(latency_warning(st));
+      r.scaled_traces.push_back(std::move(st));
     }
   }
   for (std::size_t s = 0; s < plan_steps.size(); ++s) {
@@ -273,6 +336,8 @@ void write_overlay_yaml(std::ostream& out, const CalibrationResult& r) {
   out << "# Calibration of scenario \"" << one_line(r.scenario) << "\" from " << r.traces.size()
       << (r.traces.size() == 1 ? " trace" : " traces") << ":\n";
   for (const std::string& t : r.traces) out << "#   " << one_line(t) << "\n";
+  for (const ScaledTrace& st : r.scaled_traces)
+    out << "# " << one_line(st.trace) << ": " << conversion_text(st) << "\n";
   if (!r.command.empty()) out << "# made by: " << one_line(r.command) << "\n";
   out << "# Lay it over the scenario: steps are matched by name (inside their groups).\n";
   OverlayStep root;
@@ -334,6 +399,7 @@ void print_calibration(std::ostream& out, const CalibrationResult& r) {
   if (r.sandbox_start)
     out << "sandbox_start " << format_duration(*r.sandbox_start) << " (10th percentile of "
         << r.dispatch_samples << " attempts' dispatch times)\n";
+  for (const ScaledTrace& st : r.scaled_traces) out << st.trace << ": " << conversion_text(st) << "\n";
 }
 
 }  // namespace shardflow::planner

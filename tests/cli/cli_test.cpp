@@ -566,13 +566,85 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
     CHECK(other.err == (dir / "trace.json").string() +
                            ": steps: the trace's steps (sleep) are not the scenario's (A/b1/c1, A/b1/c2, "
                            "A/b1/c3, A/b2/c1, A/b2/c2, A/b2/c3, A/b3/c1, A/b3/c2, A/b3/c3, A/b4/c1, A/b4/c2, "
-                           "A/b4/c3, A/b5/c1, A/b5/c2, A/b5/c3)\n");
+                           "A/b4/c3, A/b5/c1, A/b5/c2, A/b5/c3): give calibrate the same --set/--overlay "
+                           "options the run had\n");
   }
   SECTION("a missing trace is bad input") {
     const Result missing = run("calibrate scenarios/argo-parallelism-limit.yaml " + (dir / "none").string() +
                                " --out " + overlay);
     CHECK(missing.status == 2);
     CHECK(missing.err == (dir / "none").string() + ": no such file\n");
+  }
+}
+
+TEST_CASE("cli: calibrate turns a local run at --time-scale 0.05 back into model time", "[cli]") {
+  const fs::path dir = scratch("calibrate-time-scale");
+  REQUIRE(
+      run("run scenarios/argo-parallelism-limit.yaml --backend local --cores 2 --time-scale 0.05 -q --out '" +
+          dir.string() + "'")
+          .status == 0);
+  const auto trace = nlohmann::json::parse(slurp(dir / "trace.json"));
+  CHECK(trace["time_scale"] == 0.05);
+  CHECK(trace["time_scaled_steps"] == nlohmann::json::array({0}));
+  const std::string overlay = (dir / "cal.yaml").string();
+  const Result r =
+      run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " + overlay);
+  REQUIRE(r.status == 0);
+  const std::string name = (dir / "trace.json").string();
+  CHECK(r.out.find(
+            "\n" + name +
+            ": a run at time scale 0.05: the run times of sleep (sleep and spin, which --time-scale "
+            "scales) are divided by 0.05, into model time; the dispatch times are fitted as measured\n") !=
+        std::string::npos);
+  CHECK(r.err.find("warning: " + name +
+                   ": each attempt of sleep also holds real-time latency (timer wake-up, thread hand-off), "
+                   "which is divided by 0.05 with its run time: it counts 20 times over in the fit; the "
+                   "shortest of those attempts ran 0.5") == 0);
+  // Each sleep took its 0.5 s and a little more: the model's 10 s, and 20 times that little more.
+  const std::string text = slurp(overlay);
+  const std::size_t at = text.find("duration: {base: ");
+  REQUIRE(at != std::string::npos);
+  std::size_t used = 0;
+  const double base = std::stod(text.substr(at + 17), &used);
+  CHECK(text.substr(at + 17 + used, 2) == "s,");
+  CHECK(base >= 10);
+  CHECK(base < 11);
+}
+
+TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hint when it differs",
+          "[cli]") {
+  const fs::path dir = scratch("calibrate-overlay");
+  REQUIRE(
+      run("run scenarios/local-ridge.yaml --overlay tests/data/ridge-small.yaml --backend local --cores 2 "
+          "-q --out '" +
+          dir.string() + "'")
+          .status == 0);
+  const std::string overlay = (dir / "cal.yaml").string();
+  const Result ok = run("calibrate scenarios/local-ridge.yaml " + dir.string() +
+                        " --overlay tests/data/ridge-small.yaml -q --out " + overlay);
+  CHECK(ok.err == "");
+  CHECK(ok.status == 0);
+  CHECK(slurp(overlay).find("# made by: shardflow calibrate scenarios/local-ridge.yaml " + dir.string() +
+                            " --out " + overlay + " --overlay tests/data/ridge-small.yaml\n") !=
+        std::string::npos);
+
+  const std::string mismatch = (dir / "trace.json").string() +
+                               ": attempts[4].task: task 5 (step aggregate, item 0) is not a task of the "
+                               "scenario's plan (a run of another scenario, or of other settings?): ";
+  const Result without = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
+  CHECK(without.status == 2);
+  CHECK(without.err == mismatch + "give calibrate the same --set/--overlay options the run had\n");
+
+  SECTION("a run directory that records its options (a k8s run's run.json) names them") {
+    const std::string small = (fs::path(SHARDFLOW_SOURCE_DIR) / "tests/data/ridge-small.yaml").string();
+    std::ofstream(dir / "run.json")
+        << "{\"state\": \"finished\", \"invocation\": {\"file\": \"/x/local-ridge.yaml\", "
+           "\"overlays\": [\""
+        << small << "\"], \"sets\": [\"seed=3\"], \"cluster\": \"\"}}\n";
+    const Result named = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
+    CHECK(named.status == 2);
+    CHECK(named.err == mismatch + "the run had --overlay " + small + " --set seed=3 (" +
+                           (dir / "run.json").string() + "): give calibrate the same\n");
   }
 }
 

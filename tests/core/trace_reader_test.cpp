@@ -281,3 +281,48 @@ TEST_CASE("Trace: set_kinds_from_order: first, then replacement after an evictio
                                          AttemptKind::retry, AttemptKind::retry, AttemptKind::replacement};
   for (std::size_t i = 0; i < want.size(); ++i) CHECK(t.attempts[i].kind == want[i]);
 }
+
+TEST_CASE("Trace: a run's time scale and its scaled steps are written, read back and written again the same",
+          "[core][trace]") {
+  Trace t = sample_trace();
+  t.time_scale = 0.05;
+  t.time_scaled_steps = {1};
+  const std::string written = json(t);
+  CHECK(
+      written.find("\"tasks_failed\": 1,\n  \"time_scale\": 0.05, \"time_scaled_steps\": [1],\n  \"steps\": "
+                   "[\"prep\", \"grp/train\"],") != std::string::npos);
+  std::istringstream in(written);
+  const Trace back = read_trace_json(in, "x.json");
+  CHECK(back.time_scale == 0.05);
+  CHECK(back.time_scaled_steps == std::vector<std::uint32_t>{1});
+  CHECK(json(back) == written);
+  // A scale that no short decimal gives back is written with every digit it needs.
+  t.time_scale = 1.0 / 3;
+  std::istringstream third(json(t));
+  CHECK(read_trace_json(third, "x.json").time_scale == 1.0 / 3);
+}
+
+TEST_CASE("Trace: a trace without a time scale (any run at scale 1, or an older shardflow) reads as scale 1",
+          "[core][trace]") {
+  const std::string text = json(sample_trace());
+  REQUIRE(text.find("time_scale") == std::string::npos);
+  std::istringstream in(text);
+  const Trace back = read_trace_json(in, "old.json");
+  CHECK(back.time_scale == 1);
+  CHECK(back.time_scaled_steps.empty());
+  CHECK(json(back) == text);
+}
+
+TEST_CASE("Trace: read_trace_json refuses a time scale that is not > 0, and a scaled step it does not have",
+          "[core][trace]") {
+  const std::string tasks_failed = "\"tasks_failed\": 1";
+  CHECK(read_error(edited(tasks_failed, tasks_failed + ", \"time_scale\": 0, \"time_scaled_steps\": []")) ==
+        "run/trace.json:8:36: time_scale: expected a number > 0, got 0");
+  CHECK(read_error(edited(tasks_failed, tasks_failed + ", \"time_scale\": \"fast\"")) ==
+        "run/trace.json:8:36: time_scale: expected a number, got \"fast\"");
+  CHECK(read_error(edited(tasks_failed, tasks_failed + ", \"time_scale\": 0.5")) ==
+        "run/trace.json:1:1: time_scaled_steps: missing");
+  CHECK(read_error(
+            edited(tasks_failed, tasks_failed + ", \"time_scale\": 0.5, \"time_scaled_steps\": [0, 2]")) ==
+        "run/trace.json:8:66: time_scaled_steps[1]: 2 is not an index into steps (2 of them)");
+}

@@ -242,6 +242,26 @@ TEST_CASE("Local: failing attempts are retried after the policy's backoff, with 
   CHECK(gap2 < 0.250);
 }
 
+TEST_CASE("Local: a run at a time scale records it, and the steps whose run times it scaled", "[exec]") {
+  // Sleep (no kernel) and spin run for the sampled time, times the scale; spin with `seconds` and noop
+  // do not.
+  const Scenario s = scenario(R"(pipeline:
+  steps:
+    - {name: wait, duration: {base: 200ms}}
+    - {name: burn, duration: {base: 100ms}, kernel: {name: spin}}
+    - {name: fixed, duration: {base: 100ms}, kernel: {name: spin, seconds: 1ms}}
+    - {name: none, kernel: {name: noop}}
+)");
+  const Trace t = run(s, 2, 0.05).trace;
+  CHECK(t.time_scale == 0.05);
+  CHECK(t.time_scaled_steps == std::vector<std::uint32_t>{0, 1});
+  REQUIRE(t.attempts.size() == 4);
+  CHECK((t.attempts[0].finished - t.attempts[0].started) >= Duration::from_ms(10));
+  const Trace unscaled = run(s, 2).trace;
+  CHECK(unscaled.time_scale == 1);
+  CHECK(unscaled.time_scaled_steps.empty());
+}
+
 TEST_CASE("Local: a command that fails until a marker exists is retried, its stderr in the trace", "[exec]") {
   const std::filesystem::path dir = std::filesystem::path(SHARDFLOW_BINARY_DIR) / "test-out" / "marker";
   std::filesystem::remove_all(dir);

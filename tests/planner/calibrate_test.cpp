@@ -318,6 +318,82 @@ TEST_CASE("Calibrate: a trace of another scenario is refused", "[planner][calibr
   CHECK(error_of([&] { calibrate(run_5.scenario, run_5.plan, run.traces); }) ==
         "trace 1: attempts[6].task: task 7 (step b, item 2) is not a task of the scenario's plan (a run of "
         "another scenario, or of other settings?)");
+  // The error says which of the traces it is (the command line adds what it knows of that run's settings).
+  std::size_t which = 99;
+  try {
+    calibrate(run_5.scenario, run_5.plan, {run_5.traces[0], run.traces[0]});
+  } catch (const TraceMismatchError& e) {
+    which = e.trace();
+  }
+  CHECK(which == 1);
+}
+
+TEST_CASE("Calibrate: a run at time scale 0.05 has its sleep run times divided by it, not its kernels'",
+          "[planner][calibrate]") {
+  // As `run --backend local --time-scale 0.05` records it: the sleeps (modelled 10 s) took 0.5 s, the
+  // solve (a real kernel, not scaled) 300 ms.
+  const std::string yaml =
+      "name: scaled\n"
+      "overheads: none\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: sleep, parallel_for: {count: 3}, duration: {base: 10s}}\n"
+      "    - {name: solve, after: [sleep], duration: {base: 300ms}, kernel: {name: ridge_solve}}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: local, cpu: 4, memory: 8Gi, count: 1}\n";
+  Run run = simulate(yaml, {1});
+  Trace& t = run.traces[0];
+  t.backend = "local";
+  t.time_scale = 0.05;
+  t.time_scaled_steps = {0};
+  for (AttemptRecord& a : t.attempts)
+    a.finished = a.started + (a.step == 0 ? Duration::from_ms(500) : Duration::from_ms(300));
+  CalibrationResult r = calibrate(run.scenario, run.plan, run.traces, {"out/ts/trace.json"});
+  REQUIRE(r.steps.size() == 2);
+  CHECK(r.steps[0].base == Duration::from_s(10));  // 0.5 s / 0.05
+  CHECK(r.steps[0].mean_measured_s == 10);
+  CHECK(r.steps[1].base == Duration::from_ms(300));  // as measured
+  REQUIRE(r.scaled_traces.size() == 1);
+  CHECK(r.scaled_traces[0].scaled_steps == std::vector<std::string>{"sleep"});
+  CHECK(r.scaled_traces[0].real_steps == std::vector<std::string>{"solve"});
+  CHECK(r.scaled_traces[0].shortest_scaled_s == 0.5);
+  CHECK(r.warnings ==
+        std::vector<std::string>{
+            "out/ts/trace.json: each attempt of sleep also holds real-time latency (timer "
+            "wake-up, thread hand-off), which is divided by 0.05 with its run time: it counts 20 "
+            "times over in the fit; the shortest of those attempts ran 0.5 s, so 1 ms of latency "
+            "adds 0.2% to it"});
+  std::ostringstream printed;
+  print_calibration(printed, r);
+  CHECK(
+      printed.str().find(
+          "\nout/ts/trace.json: a run at time scale 0.05: the run times of sleep (sleep and spin, which "
+          "--time-scale scales) are divided by 0.05, into model time; solve (other kernels, not scaled) and "
+          "the dispatch times are fitted as measured\n") != std::string::npos);
+  CHECK(overlay(r).find("#   out/ts/trace.json\n# out/ts/trace.json: a run at time scale 0.05: the run times "
+                        "of sleep (") != std::string::npos);
+
+  SECTION("a run at a time scale with nothing that sleeps or spins is fitted as measured, and says so") {
+    t.time_scaled_steps.clear();
+    r = calibrate(run.scenario, run.plan, run.traces, {"out/ts/trace.json"});
+    CHECK(r.steps[0].base == Duration::from_ms(500));
+    CHECK(r.warnings.empty());
+    std::ostringstream out;
+    print_calibration(out, r);
+    CHECK(
+        out.str().find("\nout/ts/trace.json: a run at time scale 0.05, but none of its steps sleeps or spins "
+                       "(what --time-scale scales): every run time is real, and fitted as measured\n") !=
+        std::string::npos);
+  }
+  SECTION("a trace at scale 1 says nothing of it") {
+    t.time_scale = 1;
+    t.time_scaled_steps.clear();
+    r = calibrate(run.scenario, run.plan, run.traces, {"out/ts/trace.json"});
+    CHECK(r.steps[0].base == Duration::from_ms(500));
+    CHECK(r.scaled_traces.empty());
+    CHECK(r.warnings.empty());
+  }
 }
 
 TEST_CASE("Calibrate: a simulator trace reads back and writes the same bytes", "[planner][calibrate]") {

@@ -80,6 +80,14 @@ struct Trace {
   std::vector<AttemptRecord> attempts;
   /// Tasks that exhausted their retries, or had not finished when the run stopped.
   std::uint64_t tasks_failed = 0;
+  /// The local backend's --time-scale (model time to real time): the run times of the steps in
+  /// `time_scaled_steps` (sleep, and spin without `seconds`: the kernels that run for the attempt's
+  /// sampled run time) and the retry backoffs were multiplied by it. Every time in the trace is real
+  /// time, as measured; the other steps' kernels ran at their own speed. 1 for the other backends, and
+  /// for a trace written before the field existed.
+  double time_scale = 1;
+  /// Indexes into `steps`; empty when time_scale is 1.
+  std::vector<std::uint32_t> time_scaled_steps;
   /// Of tasks_failed, those that had not finished when the run stopped (interrupted, or a simulation at
   /// its horizon). Not written to trace.json (a trace read back has 0).
   std::uint64_t tasks_unfinished = 0;

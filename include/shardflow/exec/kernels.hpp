@@ -112,6 +112,9 @@ std::string item_json(const Plan& plan, TaskId t);
 bool kernel_blocks(const KernelSpec& k);
 /// Whether the kernel is `sleep` (or none): the backend waits on a timer instead of calling run_kernel.
 bool kernel_sleeps(const KernelSpec& k);
+/// Whether the kernel runs for the attempt's sampled run time (sleep, and spin without `seconds`): the
+/// time that LocalOptions::time_scale multiplies. The others run at their own speed.
+bool kernel_runs_sampled_time(const KernelSpec& k);
 /// Whether the kernel reads its upstream results (aggregate, ridge_solve, evaluate, select_best): only
 /// then does the backend gather them (a task after a join of a million tasks would otherwise copy a
 /// million pointers for nothing).

@@ -14,8 +14,9 @@
 // holding a thread; `command` tasks wait for their process off the CPU workers.
 //
 // Every sampled number is core's (sampling.hpp): the attempt's run time (for sleep and spin, times
-// `time_scale`) and whether it fails (a sampled failure is recorded after the kernel ran). A kernel that
-// throws fails its attempt with the exception's message in the trace; the task is retried per its policy.
+// `time_scale`, which the trace records with the steps it scaled) and whether it fails (a sampled failure
+// is recorded after the kernel ran). A kernel that throws fails its attempt with the exception's message
+// in the trace; the task is retried per its policy.
 // When RunOptions::stop becomes true the run stops: waiting tasks are cancelled, running kernels are asked
 // to stop (a command gets SIGTERM), and the partial trace is returned.
 #pragma once
@@ -36,7 +37,8 @@ struct LocalOptions {
   int cores = 0;         // CPU capacity in cores; 0: the CPUs this process may use
   ByteCount memory = 0;  // memory capacity; 0: this machine's physical memory
   /// Model time to real time: multiplies the sampled run times that sleep and spin use, and the retry
-  /// backoffs (0.001 runs a step modelled as 1 hour in 3.6 s).
+  /// backoffs (0.001 runs a step modelled as 1 hour in 3.6 s). The trace records it
+  /// (Trace::time_scale, with the steps whose run times it scaled), so that calibrate can undo it.
   double time_scale = 1;
   /// Where `command` kernels write their stdout and stderr (made when needed); empty: the current
   /// directory's `shardflow-commands/`.

@@ -13,6 +13,11 @@
 // run = (base + per_gib * GiB) * exp(sigma Z - sigma^2/2). A step whose scenario model has stragglers is
 // fitted as a mixture (StepFit::straggler_reset): its stragglers' p and factor, the rest as above.
 //
+// A trace of a run at a time scale other than 1 (the local backend's --time-scale, Trace::time_scale) has
+// the run times of its time-scaled steps (sleep, and spin without `seconds`) divided by the scale, back
+// into model time; its other steps' kernels ran at their own speed, and their run times are fitted as
+// measured, as are the dispatch times (the backend's own, not scaled).
+//
 // The dispatch overhead, from placement to the main container's start, is the 10th percentile (nearest
 // rank) over all those attempts of started - scheduled - image_pull - input_read (started - submitted -
 // ... for an attempt without `scheduled`): queue waits, scheduler decisions, driver pods, pulls and
@@ -28,8 +33,10 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <shardflow/core/error.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
@@ -57,6 +64,15 @@ struct StepFit {
   double straggler_factor = 1;  // their mean ratio to the fit, over the others' (at least 1)
 };
 
+/// A trace of a run at a time scale other than 1, and how its run times were converted.
+struct ScaledTrace {
+  std::string trace;  // its name
+  double time_scale = 1;
+  std::vector<std::string> scaled_steps;  // steps of its attempts whose run times were divided by the scale
+  std::vector<std::string> real_steps;    // steps of its attempts that ran in real time (fitted as measured)
+  double shortest_scaled_s = 0;           // the shortest real run time of those divided, in seconds
+};
+
 struct CalibrationResult {
   std::string scenario;             // the scenario's name
   std::vector<std::string> traces;  // where the traces came from, for the overlay's header
@@ -65,12 +81,29 @@ struct CalibrationResult {
   /// Fitted overheads.sandbox_start; none when no attempt ran.
   std::optional<Duration> sandbox_start;
   std::uint64_t dispatch_samples = 0;
+  /// The traces of runs at a time scale other than 1, in the order given.
+  std::vector<ScaledTrace> scaled_traces;
+  /// What could not be converted exactly, one line each, for people (no "warning: " prefix).
+  std::vector<std::string> warnings;
+};
+
+/// What calibrate throws for a trace that is not a run of the scenario's plan (other steps, or attempts
+/// of tasks that the plan does not have): a run of another scenario, or of this one with other settings.
+/// `trace()` is its index in the traces given, for a caller that can say which settings that run had.
+class TraceMismatchError : public InputError {
+ public:
+  TraceMismatchError(std::size_t trace, SourceLocation where, std::string field, std::string message)
+      : InputError(std::move(where), std::move(field), std::move(message)), trace_(trace) {}
+  [[nodiscard]] std::size_t trace() const { return trace_; }
+
+ private:
+  std::size_t trace_;
 };
 
 /// Fits every component step of `plan` (unrolled from `scenario`) to the traces, which must come from
 /// runs of that scenario. `trace_names` (optional, one per trace) name the traces in errors and in the
-/// result. Throws InputError ("NAME: steps: ...") for a trace whose steps are not the plan's, or whose
-/// attempts name tasks that are not the plan's.
+/// result. Throws TraceMismatchError ("NAME: steps: ...") for a trace whose steps are not the plan's, or
+/// whose attempts name tasks that are not the plan's.
 CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const std::vector<Trace>& traces,
                             const std::vector<std::string>& trace_names = {});
 
@@ -81,12 +114,14 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
 ///       - name: train
 ///         duration: {base: 1.234567891s, per_gib: 2.5s, noise: {lognormal_sigma: 0.05}}
 ///   overheads: {sandbox_start: 120us}
-/// with a comment header naming the traces and the command. Steps without attempts are left out; a step
+/// with a comment header naming the traces, how the times of runs at another time scale than 1 were
+/// converted, and the command. Steps without attempts are left out; a step
 /// whose scenario model has stragglers also gets its fitted `straggler: {p: P, factor: F}`, or
 /// `straggler: {p: 0}` when no run stood out (see StepFit::straggler_reset).
 void write_overlay_yaml(std::ostream& out, const CalibrationResult& result);
 
-/// A per-step table for people (step, attempts, base, per_gib, sigma, R^2, mean measured and fitted).
+/// A per-step table for people (step, attempts, base, per_gib, sigma, R^2, mean measured and fitted), then
+/// a line for each trace of a run at another time scale than 1 saying how its times were converted.
 void print_calibration(std::ostream& out, const CalibrationResult& result);
 
 }  // namespace shardflow::planner

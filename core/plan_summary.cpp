@@ -220,14 +220,19 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
 }
 
 void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, const Cluster* cluster) {
-  if (s.unrolled)
-    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task") << ", " << plural(s.joins, "join")
-        << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
+  if (s.unrolled) {
+    // A join node is the plan's own barrier, not a fan-in of the workflow: a WfCommons task with a thousand
+    // parents has a fan-in of 1000 and no join. So joins are named as nodes, and only when there are any.
+    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task");
+    if (s.joins != 0)
+      out << " and " << plural(s.joins, "join node") << " (a barrier where a step waits for a loop or group)";
+    out << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
         << ", widest fan-in " << s.max_fan_in << ")\n\n";
-  else
+  } else {
     out << "pipeline " << s.pipeline << ": "
         << (s.tasks_saturated ? std::string(kMoreThan64Bits) + " tasks" : plural(s.tasks, "task"))
         << " (counted, not unrolled: over the --max-tasks limit)\n\n";
+  }
   std::size_t w = 4;
   for (const StepSummary& st : s.steps) w = std::max(w, st.path.size());
   char line[512];
@@ -251,7 +256,8 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
     for (std::size_t i = 0; i < shown; ++i) out << (i ? " -> " : "") << s.critical_path[i];
     if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";
   } else {
-    out << "\ncritical path, joins and edges: not known without unrolling (raise --max-tasks to see them)";
+    out << "\ncritical path, join nodes and edges: not known without unrolling (raise --max-tasks to see "
+           "them)";
   }
   char buf[128];
   std::snprintf(buf, sizeof buf, "%.2f", s.total_cpu_core_s / 3600.0);

@@ -29,8 +29,9 @@ struct PlanSummary {
   std::string pipeline;
   std::uint64_t tasks = 0;  // 2^64 - 1 when there are more (tasks_saturated)
   bool tasks_saturated = false;
+  /// Join nodes: the barriers the plan adds where a step waits for a loop or group (not tasks).
   std::uint64_t joins = 0;
-  std::uint64_t edges = 0;
+  std::uint64_t edges = 0;                 // dependency edges between the plan's nodes, joins included
   std::uint64_t max_fan_out = 0;           // the most successors of any node
   std::uint64_t max_fan_in = 0;            // the most predecessors of any node
   double critical_path_s = 0;              // longest path by mean durations: a lower bound on the makespan

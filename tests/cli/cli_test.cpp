@@ -38,6 +38,21 @@ TEST_CASE("cli: validate checks every file, the bad ones too, and exits 2 if any
   CHECK(r.err == "tests/data/scenario-bad-syntax.yaml:5:4: YAML syntax error: end of map flow not found\n");
 }
 
+TEST_CASE("cli: validate refuses an unknown kernel as run --backend local does", "[cli]") {
+  const std::string set = " --set 'pipeline.steps[shard].kernel.name=shard_stat'";
+  const std::string message =
+      "scenarios/local-ridge.yaml:17:15: pipeline.steps[0].kernel.name: unknown kernel \"shard_stat\" (did "
+      "you mean \"shard_stats\"?)\n";
+  const Result v = run("validate scenarios/local-ridge.yaml" + set);
+  CHECK(v.status == 2);
+  CHECK(v.out == "");
+  CHECK(v.err == message);
+  const Result r = run("run scenarios/local-ridge.yaml --backend local -q --out '" +
+                       scratch("bad-kernel").string() + "'" + set);
+  CHECK(r.status == 2);
+  CHECK(r.err == message);
+}
+
 TEST_CASE("cli: every scenario in scenarios/ validates", "[cli]") {
   std::string files;
   for (const auto& e : fs::directory_iterator(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios"))

@@ -20,6 +20,7 @@
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/plan_summary.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/exec/kernels.hpp>
 
 #include "commands.hpp"
 #include "suggest.hpp"
@@ -39,6 +40,8 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
     Scenario s;
     try {
       s = load_scenario_file(f, options);
+      // A misspelled kernel is refused by `run --backend local`; say so here, with the same message.
+      exec::check_kernel_names(s);
     } catch (const InputError& e) {
       std::cerr << e.what() << "\n";
       status = 2;

@@ -109,6 +109,37 @@ void summarize_steps(const std::vector<Step>& steps, const std::string& prefix, 
   }
 }
 
+// Group steps depth first, each with the index of its first component step (in Plan::unroll's order,
+// which summarize_steps follows too) and its runs counted as summarize_steps counts instances.
+void summarize_groups(const std::vector<Step>& steps, const std::string& prefix, std::uint64_t outer,
+                      std::size_t& component, PlanSummary& s) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  for (const Step& step : steps) {
+    if (!step.is_group()) {
+      ++component;
+      continue;
+    }
+    const std::uint64_t k = std::max<std::uint32_t>(1, step.iterations());
+    GroupSummary g;
+    g.path = prefix.empty() ? step.name : prefix + "/" + step.name;
+    g.saturated = outer == kMax || outer > kMax / k;
+    g.instances = g.saturated ? kMax : outer * k;
+    g.loop_count = step.iterations();
+    g.parallelism = step.loop ? step.loop->parallelism : 0;
+    g.group_parallelism = step.parallelism;
+    g.first_step = component;
+    const std::string path = g.path;
+    const std::uint64_t runs = g.instances;
+    s.groups.push_back(std::move(g));
+    summarize_groups(step.steps, path, runs, component, s);
+  }
+}
+
+void summarize_groups(const Pipeline& pipeline, PlanSummary& s) {
+  std::size_t component = 0;
+  summarize_groups(pipeline.steps, "", 1, component, s);
+}
+
 std::size_t component_steps(const Step& step) {
   if (!step.is_group()) return 1;
   std::size_t n = 0;
@@ -124,6 +155,7 @@ PlanSummary summarize_pipeline(const Pipeline& pipeline) {
   s.pipeline = pipeline.name;
   s.unrolled = false;
   summarize_steps(pipeline.steps, "", 1, 1.0, nullptr, s);
+  summarize_groups(pipeline, s);
   // Tree fan-ins (top-level steps only): Plan::unroll appends their levels after every component step;
   // a level that merges `inputs` of the loop's `total` outputs does inputs/total of the flat step's work,
   // and the root does what the last level leaves.
@@ -183,6 +215,7 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
     st.gpu = ps.component.resources.gpu;
     s.steps.push_back(st);
   }
+  summarize_groups(pipeline, s);
   // Longest path by mean durations; ids are a topological order, so one forward pass suffices.
   const std::uint32_t n = plan.size();
   std::vector<double> finish(n, 0.0);
@@ -220,28 +253,53 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
 }
 
 void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, const Cluster* cluster) {
-  if (s.unrolled)
-    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task") << ", " << plural(s.joins, "join")
-        << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
+  if (s.unrolled) {
+    // A join node is the plan's own barrier, not a fan-in of the workflow: a WfCommons task with a thousand
+    // parents has a fan-in of 1000 and no join. So joins are named as nodes, and only when there are any.
+    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task");
+    if (s.joins != 0)
+      out << " and " << plural(s.joins, "join node") << " (a barrier where a step waits for a loop or group)";
+    out << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
         << ", widest fan-in " << s.max_fan_in << ")\n\n";
-  else
+  } else {
     out << "pipeline " << s.pipeline << ": "
         << (s.tasks_saturated ? std::string(kMoreThan64Bits) + " tasks" : plural(s.tasks, "task"))
         << " (counted, not unrolled: over the --max-tasks limit)\n\n";
+  }
   std::size_t w = 4;
   for (const StepSummary& st : s.steps) w = std::max(w, st.path.size());
+  for (const GroupSummary& g : s.groups) w = std::max(w, g.path.size());
+  const auto loop_text = [](std::uint32_t count, std::uint32_t parallelism) {
+    return count > 1 || parallelism ? std::to_string(count) : std::string("-");
+  };
+  const auto limit_text = [](std::uint32_t parallelism) {
+    return parallelism ? std::to_string(parallelism) : std::string("-");
+  };
   char line[512];
   std::snprintf(line, sizeof line, "  %-*s %10s %8s %11s %10s %12s %6s %8s %4s\n", static_cast<int>(w),
                 "step", "tasks", "loop", "parallelism", "mean", "work", "cpu", "memory", "gpu");
   out << line;
-  for (const StepSummary& st : s.steps) {
-    const std::string par = st.parallelism ? std::to_string(st.parallelism) : "-";
-    const std::string loop = st.loop_count > 1 || st.parallelism ? std::to_string(st.loop_count) : "-";
+  // A group's row comes just before its first component step's, so that the loop and limit that apply
+  // to a component are on its row or on the rows of the groups its path names.
+  std::size_t group = 0;
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    for (; group < s.groups.size() && s.groups[group].first_step == i; ++group) {
+      const GroupSummary& g = s.groups[group];
+      const std::string note =
+          g.group_parallelism ? "group, at most " + std::to_string(g.group_parallelism) + " steps at once"
+                              : std::string("group");
+      std::snprintf(line, sizeof line, "  %-*s %10s %8s %11s  %s\n", static_cast<int>(w), g.path.c_str(), "-",
+                    loop_text(g.loop_count, g.parallelism).c_str(), limit_text(g.parallelism).c_str(),
+                    note.c_str());
+      out << line;
+    }
+    const StepSummary& st = s.steps[i];
     const std::string tasks = st.saturated ? "> 2^64-1" : std::to_string(st.instances);
     std::snprintf(line, sizeof line, "  %-*s %10s %8s %11s %10s %12s %6s %8s %4d\n", static_cast<int>(w),
-                  st.path.c_str(), tasks.c_str(), loop.c_str(), par.c_str(),
-                  human(st.mean_duration_s).c_str(), human(st.work_s).c_str(), format_cpu(st.cpu).c_str(),
-                  format_bytes(st.memory).c_str(), st.gpu);
+                  st.path.c_str(), tasks.c_str(), loop_text(st.loop_count, st.parallelism).c_str(),
+                  limit_text(st.parallelism).c_str(), human(st.mean_duration_s).c_str(),
+                  human(st.work_s).c_str(), format_cpu(st.cpu).c_str(), format_bytes(st.memory).c_str(),
+                  st.gpu);
     out << line;
   }
   if (s.unrolled) {
@@ -251,7 +309,8 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
     for (std::size_t i = 0; i < shown; ++i) out << (i ? " -> " : "") << s.critical_path[i];
     if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";
   } else {
-    out << "\ncritical path, joins and edges: not known without unrolling (raise --max-tasks to see them)";
+    out << "\ncritical path, join nodes and edges: not known without unrolling (raise --max-tasks to see "
+           "them)";
   }
   char buf[128];
   std::snprintf(buf, sizeof buf, "%.2f", s.total_cpu_core_s / 3600.0);
@@ -303,6 +362,15 @@ void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_boun
                      {"memory_bytes", st.memory},
                      {"gpu", st.gpu}});
     if (st.saturated) steps.back()["instances_saturated"] = true;  // more than 2^64 - 1
+  }
+  auto& groups = j["groups"] = nlohmann::ordered_json::array();
+  for (const GroupSummary& g : s.groups) {
+    groups.push_back({{"path", g.path},
+                      {"instances", g.instances},
+                      {"loop_count", g.loop_count},
+                      {"parallelism", g.parallelism},
+                      {"group_parallelism", g.group_parallelism}});
+    if (g.saturated) groups.back()["instances_saturated"] = true;  // more than 2^64 - 1 runs
   }
   if (cluster != nullptr && has_node_overhead(*cluster)) {
     auto& room = j["node_room"] = nlohmann::ordered_json::array();

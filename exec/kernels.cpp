@@ -338,13 +338,15 @@ void check_component(const Component& c, const Loop* loop) {
   }
 }
 
-void check_steps(const std::vector<Step>& steps, const Loop* enclosing) {
+// Calls check(component, its nearest loop) for every component step, depth first.
+template <typename Check>
+void check_steps(const std::vector<Step>& steps, const Loop* enclosing, const Check& check) {
   for (const Step& s : steps) {
     const Loop* loop = s.loop ? &*s.loop : enclosing;
     if (s.is_group())
-      check_steps(s.steps, loop);
+      check_steps(s.steps, loop, check);
     else
-      check_component(s.component, loop);
+      check(s.component, loop);
   }
 }
 
@@ -828,7 +830,12 @@ std::vector<std::string> kernel_names() {
 }
 
 void check_kernels(const Scenario& scenario) {
-  check_steps(scenario.pipeline.steps, nullptr);
+  check_steps(scenario.pipeline.steps, nullptr, check_component);
+}
+
+void check_kernel_names(const Scenario& scenario) {
+  check_steps(scenario.pipeline.steps, nullptr,
+              [](const Component& c, const Loop*) { find_kernel(c.kernel); });
 }
 
 std::shared_ptr<const Value> run_kernel(const KernelSpec& kernel, const KernelContext& ctx) {

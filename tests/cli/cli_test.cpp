@@ -38,6 +38,21 @@ TEST_CASE("cli: validate checks every file, the bad ones too, and exits 2 if any
   CHECK(r.err == "tests/data/scenario-bad-syntax.yaml:5:4: YAML syntax error: end of map flow not found\n");
 }
 
+TEST_CASE("cli: validate refuses an unknown kernel as run --backend local does", "[cli]") {
+  const std::string set = " --set 'pipeline.steps[shard].kernel.name=shard_stat'";
+  const std::string message =
+      "scenarios/local-ridge.yaml:17:15: pipeline.steps[0].kernel.name: unknown kernel \"shard_stat\" (did "
+      "you mean \"shard_stats\"?)\n";
+  const Result v = run("validate scenarios/local-ridge.yaml" + set);
+  CHECK(v.status == 2);
+  CHECK(v.out == "");
+  CHECK(v.err == message);
+  const Result r = run("run scenarios/local-ridge.yaml --backend local -q --out '" +
+                       scratch("bad-kernel").string() + "'" + set);
+  CHECK(r.status == 2);
+  CHECK(r.err == message);
+}
+
 TEST_CASE("cli: every scenario in scenarios/ validates", "[cli]") {
   std::string files;
   for (const auto& e : fs::directory_iterator(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios"))
@@ -460,6 +475,54 @@ TEST_CASE("cli: explain --json gives counts, critical path and work", "[cli]") {
   CHECK(j["total_work_s"] == 100.0);
   CHECK(j["cpu_capacity_bound_s"] == 100.0 / 16.0);  // 100 core-s over one 16-core node
   CHECK(j["steps"][0]["parallelism"] == 2);
+}
+
+TEST_CASE("cli: explain shows each group with its loop and limits, before the steps inside it", "[cli]") {
+  // 12 items, at most 4 at once: the group's loop; train and evaluate have no loop of their own.
+  const Result r = run("explain scenarios/hyperparameter-sweep.yaml");
+  REQUIRE(r.status == 0);
+  CHECK(
+      r.out.find("pipeline hyperparameter-sweep: 26 tasks and 1 join node (a barrier where a step waits for "
+                 "a loop or group), 37 dependency edges (widest fan-out 12, widest fan-in 12)\n") == 0);
+  CHECK(r.out.find(
+            "  step                tasks     loop parallelism       mean         work    cpu   memory  gpu\n"
+            "  features                1        -           -         6m           6m      8     32Gi    0\n"
+            "  sweep                   -       12           4  group\n"
+            "  sweep/train            12        -           -        21m        4h12m      8     48Gi    1\n"
+            "  sweep/evaluate         12        -           -         2m          24m      4     16Gi    0\n"
+            "  pick-best               1        -           -        10s          10s   500m      1Gi    "
+            "0\n") != std::string::npos);
+  const auto j = nlohmann::json::parse(run("explain --json scenarios/hyperparameter-sweep.yaml").out);
+  REQUIRE(j["groups"].size() == 1);
+  CHECK(j["groups"][0] == nlohmann::json{{"path", "sweep"},
+                                         {"instances", 12},
+                                         {"loop_count", 12},
+                                         {"parallelism", 4},
+                                         {"group_parallelism", 0}});
+  // A component's own fields keep their meaning: its own loop (none here).
+  CHECK(j["steps"][1]["path"] == "sweep/train");
+  CHECK(j["steps"][1]["loop_count"] == 1);
+  CHECK(j["steps"][1]["parallelism"] == 0);
+
+  // A group's own parallelism (its direct steps at once), and groups inside groups, in nesting order.
+  const Result a = run("explain scenarios/argo-parallelism-nested-dag.yaml");
+  REQUIRE(a.status == 0);
+  CHECK(a.out.find(
+            "  A                -        -           -  group, at most 2 steps at once\n"
+            "  A/b1             -        -           -  group\n"
+            "  A/b1/c1          1        -           -        10s          10s      1        0    0\n") !=
+        std::string::npos);
+  const auto aj = nlohmann::json::parse(run("explain --json scenarios/argo-parallelism-nested-dag.yaml").out);
+  REQUIRE(aj["groups"].size() == 6);
+  CHECK(aj["groups"][0]["path"] == "A");
+  CHECK(aj["groups"][0]["group_parallelism"] == 2);
+  CHECK(aj["groups"][0]["parallelism"] == 0);
+  CHECK(aj["groups"][5]["path"] == "A/b5");
+  // Without groups the list is there, empty, and the header names no join nodes when there are none.
+  const Result flat = run("explain --json scenarios/argo-parallelism-limit.yaml");
+  CHECK(nlohmann::json::parse(flat.out)["groups"] == nlohmann::json::array());
+  CHECK(run("explain scenarios/argo-parallelism-limit.yaml")
+            .out.find("pipeline argo-parallelism-limit: 10 tasks, 0 dependency edges") == 0);
 }
 
 TEST_CASE("cli: explain shows what pods can use of a node after reserved resources and DaemonSets", "[cli]") {

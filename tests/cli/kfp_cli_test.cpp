@@ -3,6 +3,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
 
@@ -57,6 +58,41 @@ TEST_CASE("cli: --param and --cluster FILE for a KFP pipeline, in sweep too", "[
   CHECK(u.err ==
         "--param nope=1: --param: unknown pipeline parameter \"nope\" (parameters: loop_parameter, "
         "prefix)\n");
+}
+
+TEST_CASE("cli: explain shows each KFP loop as a group with its count and parallelismLimit", "[cli][kfp]") {
+  // for-loop-1 (parallelismLimit 1) and for-loop-2 (none) over the parameter's 4 items; for-loop-4
+  // (parallelismLimit 2) over 2 items holds for-loop-5 over 4: its components have no loop of their own.
+  const std::string args = kParam + " --param 'loop_parameter=[1, 2, 3, 4]'";
+  const Result r = run("explain " + args);
+  REQUIRE(r.status == 0);
+  CHECK(
+      r.out.find("  for-loop-1                                         -        4           1  group\n"
+                 "  for-loop-1/print-with-prefix                       4        -           -         1m") !=
+      std::string::npos);
+  CHECK(r.out.find("  for-loop-2                                         -        4           -  group\n") !=
+        std::string::npos);
+  CHECK(
+      r.out.find("  for-loop-4                                         -        2           2  group\n"
+                 "  for-loop-4/for-loop-5                              -        4           -  group\n"
+                 "  for-loop-4/for-loop-5/print-with-prefix-3          8        -           -         1m") !=
+      std::string::npos);
+  const Result j = run("explain --json " + args);
+  REQUIRE(j.status == 0);
+  const auto groups = nlohmann::json::parse(j.out).at("groups");
+  REQUIRE(groups.size() == 4);
+  CHECK(groups[0] == nlohmann::json{{"path", "for-loop-1"},
+                                    {"instances", 4},
+                                    {"loop_count", 4},
+                                    {"parallelism", 1},
+                                    {"group_parallelism", 0}});
+  CHECK(groups[2]["path"] == "for-loop-4");
+  CHECK(groups[2]["parallelism"] == 2);
+  CHECK(groups[3] == nlohmann::json{{"path", "for-loop-4/for-loop-5"},
+                                    {"instances", 8},
+                                    {"loop_count", 4},
+                                    {"parallelism", 0},
+                                    {"group_parallelism", 0}});
 }
 
 TEST_CASE("cli: bad KFP input exits 2 with one line naming file:line:col and the IR field", "[cli][kfp]") {

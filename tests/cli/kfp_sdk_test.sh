@@ -45,4 +45,17 @@ test -s "$out/sweep/sweep.csv"
 "$shardflow" simulate "$out/pipeline.yaml" --out "$out/default" -q 2> "$out/stderr"
 test "$(grep -c 'warning: no cluster given' "$out/stderr")" = 1
 test "$(grep -c 'has no duration model' "$out/stderr")" = 3
-echo "ok: kfp $have compiled the seed pipeline; shardflow planned, simulated and swept it"
+# explain shows the loop that --set pipeline.steps[for-loop-2].parallel_for.parallelism changes, with its
+# 100 items and the ParallelFor's parallelism=50, in the table and in --json.
+"$shardflow" explain "$out/pipeline.yaml" --overlay "$model" > "$out/explain.txt"
+grep -qx '  for-loop-2                     -      100          50  group' "$out/explain.txt" ||
+  { cat "$out/explain.txt" >&2; exit 1; }
+"$shardflow" explain --json "$out/pipeline.yaml" --overlay "$model" > "$out/explain.json"
+python3 - "$out/explain.json" <<'PY'
+import json, sys
+groups = {g["path"]: g for g in json.load(open(sys.argv[1]))["groups"]}
+want = {"path": "for-loop-2", "instances": 100, "loop_count": 100, "parallelism": 50, "group_parallelism": 0}
+if groups.get("for-loop-2") != want:
+    sys.exit(f"explain --json: for-loop-2 is {groups.get('for-loop-2')}, want {want}")
+PY
+echo "ok: kfp $have compiled the seed pipeline; shardflow planned, explained, simulated and swept it"

@@ -11,6 +11,16 @@ namespace {
 const std::string kData = "tests/data/wfcommons/";
 }  // namespace
 
+TEST_CASE("cli: explain a WfCommons instance: a task's thousand parents are its fan-in, not a join node",
+          "[cli][wfcommons]") {
+  // The instance's last task waits for the other 1000 directly: the plan adds no join node for it.
+  const Result r = run("explain " + kData + "seismology-chameleon-1000p-001.json");
+  CHECK(r.status == 0);
+  CHECK(
+      r.out.find("pipeline seismology-0: 1001 tasks, 1000 dependency edges (widest fan-out 1, widest fan-in "
+                 "1000)\n\n") == 0);
+}
+
 TEST_CASE("cli: simulate a WfCommons instance: the zero-overhead makespan, no files with --no-files",
           "[cli][wfcommons]") {
   const Result r = run("simulate " + kData + "seismology-chameleon-100p-001.json --no-files");

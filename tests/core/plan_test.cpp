@@ -223,6 +223,19 @@ TEST_CASE("PlanSummary: summarize_pipeline agrees with the unrolled summary with
     CHECK(counted.steps[i].parallelism == full.steps[i].parallelism);
     CHECK(counted.steps[i].work_s == Approx(full.steps[i].work_s));
   }
+  // The group g: 7 runs, at most 3 at once; its first component step is leaf, after preprocess.
+  REQUIRE(full.groups.size() == 1);
+  CHECK(full.groups[0].path == "g");
+  CHECK(full.groups[0].instances == 7);
+  CHECK(full.groups[0].loop_count == 7);
+  CHECK(full.groups[0].parallelism == 3);
+  CHECK(full.groups[0].group_parallelism == 0);
+  CHECK(full.groups[0].first_step == 1);
+  REQUIRE(counted.groups.size() == 1);
+  CHECK(counted.groups[0].path == full.groups[0].path);
+  CHECK(counted.groups[0].instances == full.groups[0].instances);
+  CHECK(counted.groups[0].parallelism == full.groups[0].parallelism);
+  CHECK(counted.groups[0].first_step == full.groups[0].first_step);
   // (75 + 120 + 480 + 30) * 2 cores for preprocess, then 7 * (5 * 3 + 2) + 10 seconds of one core.
   CHECK(counted.total_work_s == Approx(705 + 7 * 17 + 10));
   CHECK(counted.total_cpu_core_s == Approx(full.total_cpu_core_s));

@@ -519,6 +519,39 @@ TEST_CASE("Kernels: check_kernels names the place and the field of every problem
                     "    - name: e\n") == "ok");
 }
 
+TEST_CASE("Kernels: check_kernel_names refuses an unknown name as check_kernels does, and nothing else",
+          "[exec]") {
+  const auto names_error = [](const std::string& steps) -> std::string {
+    const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
+    try {
+      check_kernel_names(s);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "ok";
+  };
+  // In a group, after a component without a kernel (sleep): the name is found at any depth.
+  const std::string misspelled =
+      "    - name: a\n"
+      "    - name: g\n"
+      "      steps:\n"
+      "        - name: b\n"
+      "          kernel: {name: shard_stat, rows: 10}\n";
+  CHECK(names_error(misspelled) ==
+        "t.yaml:11:19: pipeline.steps[1].steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
+        "\"shard_stats\"?)");
+  CHECK(names_error(misspelled) == check_error(misspelled));
+  // A known kernel whose parameters or program are wrong is left to check_kernels.
+  const std::string known =
+      "    - name: a\n"
+      "      command: [nosuchprog-shardflow, x]\n"
+      "      kernel: {name: command}\n"
+      "    - name: b\n"
+      "      kernel: {name: shard_stats, rowz: 10}\n";
+  CHECK(names_error(known) == "ok");
+  CHECK(check_error(known) != "ok");
+}
+
 TEST_CASE("Kernels: the scenarios in scenarios/ pass check_kernels", "[exec]") {
   for (const auto& entry :
        std::filesystem::directory_iterator(std::string(SHARDFLOW_SOURCE_DIR) + "/scenarios")) {

@@ -2,6 +2,7 @@
 // work from mean durations. `shardflow explain` prints this.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -25,12 +26,26 @@ struct StepSummary {
   int gpu = 0;
 };
 
+/// A group step (a sub-DAG, looped or not): how often its sub-DAG runs and what limits it. The limits a
+/// component inside it runs under are its own loop's and those of every group on its path.
+struct GroupSummary {
+  std::string path;
+  std::uint64_t instances = 0;    // runs of its sub-DAG in the plan (2^64 - 1 when more: `saturated`)
+  bool saturated = false;         // more than 2^64 - 1 runs
+  std::uint32_t loop_count = 1;   // iterations of its own loop
+  std::uint32_t parallelism = 0;  // its loop's limit (iterations at once), 0 = unlimited
+  /// The group's own `parallelism`: how many of its direct steps run at once in each run, 0 = unlimited.
+  std::uint32_t group_parallelism = 0;
+  std::size_t first_step = 0;  // index in PlanSummary::steps of its first component step
+};
+
 struct PlanSummary {
   std::string pipeline;
   std::uint64_t tasks = 0;  // 2^64 - 1 when there are more (tasks_saturated)
   bool tasks_saturated = false;
+  /// Join nodes: the barriers the plan adds where a step waits for a loop or group (not tasks).
   std::uint64_t joins = 0;
-  std::uint64_t edges = 0;
+  std::uint64_t edges = 0;                 // dependency edges between the plan's nodes, joins included
   std::uint64_t max_fan_out = 0;           // the most successors of any node
   std::uint64_t max_fan_in = 0;            // the most predecessors of any node
   double critical_path_s = 0;              // longest path by mean durations: a lower bound on the makespan
@@ -38,6 +53,8 @@ struct PlanSummary {
   double total_cpu_core_s = 0;             // sum of mean duration x requested cores
   std::vector<std::string> critical_path;  // task names along it
   std::vector<StepSummary> steps;
+  /// Depth first, as the pipeline nests them: an enclosing group before the groups inside it.
+  std::vector<GroupSummary> groups;
   /// false: made from the pipeline alone (summarize_pipeline); joins, edges, fan widths and the critical
   /// path are then unknown (0 and empty), and the printers say so.
   bool unrolled = true;

@@ -82,6 +82,19 @@ InputError given_twice(const Dimension& later, const std::string& earlier, bool 
       "this field is varied twice, here and by " + earlier + both + "; give its values in one --vary");
 }
 
+// Makespans within 0.1% of the largest of them count as equal: a 0.1 s wiggle on 6,000 s is not a trend.
+double makespan_tolerance(const std::vector<double>& q) {
+  return q.empty() ? 0.0 : 1e-3 * *std::max_element(q.begin(), q.end());
+}
+
+// The first index from which every makespan is within the tolerance of the last (q.size() - 1: only it).
+std::size_t flat_from(const std::vector<double>& q) {
+  const double tol = makespan_tolerance(q);
+  std::size_t from = q.empty() ? 0 : q.size() - 1;
+  while (from > 0 && std::abs(q[from - 1] - q.back()) <= tol) --from;
+  return from;
+}
+
 }  // namespace
 
 Dimension parse_dimension(const std::string& text) {
@@ -851,16 +864,14 @@ void finish_sweep(SweepResult& result) {
         }
     }
     const std::vector<double>& q = f.quantile_makespan_s;
-    // Makespans within 0.1% of the largest count as equal: a 0.1 s wiggle on 6,000 s is not a trend.
-    const double tol = q.empty() ? 0.0 : 1e-3 * *std::max_element(q.begin(), q.end());
+    const double tol = makespan_tolerance(q);
     bool up = true, down = true;
     for (std::size_t i = 1; i < q.size(); ++i) {
       up = up && q[i] >= q[i - 1] - tol;
       down = down && q[i] <= q[i - 1] + tol;
     }
     // Falling, then flat over the last values: more of the field will not help.
-    const bool levels_off =
-        down && !up && q.size() >= 3 && std::abs(q[q.size() - 1] - q[q.size() - 2]) <= tol;
+    const bool levels_off = down && !up && q.size() >= 3 && flat_from(q) + 1 < q.size();
     f.trend = q.size() < 2 ? "one value"
               : up && down ? "flat"
               : levels_off ? "levels off"
@@ -975,12 +986,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       else if (f.trend == "flat")
         out << "no effect on the " << q << " makespan (" << at(0) << " and " << f.values[last] << ")\n";
       else if (f.trend == "levels off") {
-        // The first value from which it stays within the tolerance of the last.
-        std::size_t from = last;
-        const double tol =
-            1e-3 * *std::max_element(f.quantile_makespan_s.begin(), f.quantile_makespan_s.end());
-        while (from > 0 && std::abs(f.quantile_makespan_s[from - 1] - f.quantile_makespan_s[last]) <= tol)
-          --from;
+        const std::size_t from = flat_from(f.quantile_makespan_s);
         out << "the " << q << " makespan falls, then levels off from " << f.values[from] << " (" << at(0)
             << ", " << at(from) << "): more of this field alone will not do it\n";
       } else if (f.trend == "falls")

@@ -10,6 +10,7 @@
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/taint.hpp>
 #include <shardflow/core/text.hpp>
 
 namespace shardflow {
@@ -27,12 +28,8 @@ namespace detail {
 
 const Taint* untolerated_taint(const NodePool& pool, const std::vector<Toleration>& tolerations) {
   const auto tolerated = [&](const Taint& taint) {
-    return std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) {
-      const bool key_ok = t.key.empty() ? t.op == "Exists" : t.key == taint.key;
-      const bool value_ok = t.op == "Exists" || t.value == taint.value;
-      const bool effect_ok = t.effect.empty() || t.effect == taint.effect;
-      return key_ok && value_ok && effect_ok;
-    });
+    return std::any_of(tolerations.begin(), tolerations.end(),
+                       [&](const Toleration& t) { return tolerates(t, taint); });
   };
   const auto it = std::find_if(pool.taints.begin(), pool.taints.end(), [&](const Taint& t) {
     return t.effect != "PreferNoSchedule" && !tolerated(t);

@@ -73,6 +73,7 @@
 
 #include <shardflow/core/cluster.hpp>
 #include <shardflow/core/pipeline.hpp>
+#include <shardflow/core/taint.hpp>
 #include <shardflow/core/units.hpp>
 
 namespace shardflow::sim::plugins {
@@ -299,14 +300,6 @@ inline std::int64_t balanced_allocation_score_v136(std::span<const BalanceResour
 
 // ---- TaintToleration ----------------------------------------------------------------------------------
 
-/// v1.Toleration.ToleratesTaint.
-inline bool toleration_tolerates(const Toleration& t, const Taint& taint) {
-  if (!t.effect.empty() && t.effect != taint.effect) return false;
-  if (!t.key.empty() && t.key != taint.key) return false;
-  if (t.op == "Exists") return true;
-  return t.value == taint.value;  // "Equal" (or empty)
-}
-
 /// The raw score: how many of the node's PreferNoSchedule taints no toleration of the pod tolerates
 /// (only tolerations with an empty or PreferNoSchedule effect count, which the effect check implies).
 inline std::int64_t taint_toleration_raw(const std::vector<Taint>& node_taints,
@@ -315,7 +308,7 @@ inline std::int64_t taint_toleration_raw(const std::vector<Taint>& node_taints,
   for (const Taint& taint : node_taints) {
     if (taint.effect != "PreferNoSchedule") continue;
     if (std::none_of(tolerations.begin(), tolerations.end(),
-                     [&](const Toleration& t) { return toleration_tolerates(t, taint); }))
+                     [&](const Toleration& t) { return tolerates(t, taint); }))
       ++n;
   }
   return n;

@@ -216,6 +216,24 @@ TEST_CASE("TaintToleration: intolerable PreferNoSchedule taints, normalized reve
   CHECK(normalize_score(1, 3, true) == 67);
 }
 
+TEST_CASE("tolerates: one ToleratesTaint for the filter (core) and the score (sim)", "[sim]") {
+  const Taint gpu{"nvidia.com/gpu", "present", "NoSchedule"};
+  CHECK(tolerates({"nvidia.com/gpu", "Exists", "", ""}, gpu));
+  CHECK(tolerates({"nvidia.com/gpu", "Equal", "present", "NoSchedule"}, gpu));
+  CHECK_FALSE(tolerates({"nvidia.com/gpu", "Equal", "absent", ""}, gpu));      // value
+  CHECK_FALSE(tolerates({"nvidia.com/gpu", "Exists", "", "NoExecute"}, gpu));  // effect
+  CHECK_FALSE(tolerates({"other", "Exists", "", ""}, gpu));                    // key
+  CHECK(tolerates({"", "Exists", "", ""}, gpu));                               // every key
+  CHECK(tolerates({"", "Exists", "", "NoSchedule"}, gpu));
+  CHECK_FALSE(tolerates({"", "Exists", "", "PreferNoSchedule"}, gpu));
+  // The filter uses the same test: a pool with that taint admits exactly the tolerating pods.
+  NodePool pool;
+  pool.taints = {gpu};
+  CHECK(pool_admits(pool, {}, {{"nvidia.com/gpu", "Exists", "", ""}}));
+  CHECK_FALSE(pool_admits(pool, {}, {{"nvidia.com/gpu", "Equal", "absent", ""}}));
+  CHECK_FALSE(pool_admits(pool, {}, {}));
+}
+
 TEST_CASE("NodeAffinity: sum of matching preferred terms' weights, normalized", "[sim]") {
   const std::vector<PreferredSchedulingTerm> terms{
       {50, {{"zone", "a"}}}, {30, {{"zone", "a"}, {"disk", "ssd"}}}, {20, {{"gpu", "true"}}}};

@@ -26,4 +26,14 @@ struct Toleration {
   friend bool operator==(const Toleration&, const Toleration&) = default;
 };
 
+/// Whether `t` tolerates `taint`, as v1.Toleration.ToleratesTaint decides it: the effects agree (an
+/// empty effect matches every effect), the keys agree (an empty key, which the loader allows only with
+/// Exists, matches every key), and Exists matches any value where Equal needs the same value.
+inline bool tolerates(const Toleration& t, const Taint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (!t.key.empty() && t.key != taint.key) return false;
+  if (t.op == "Exists") return true;
+  return t.value == taint.value;
+}
+
 }  // namespace shardflow

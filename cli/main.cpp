@@ -37,16 +37,23 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
   // Every file is checked: one bad file does not hide what is wrong with the next.
   int status = 0;
   for (const std::string& f : files) {
-    Scenario s;
-    try {
-      s = load_scenario_file(f, options);
-      // A misspelled kernel is refused by `run --backend local`; say so here, with the same message.
-      exec::check_kernel_names(s);
-    } catch (const InputError& e) {
-      std::cerr << e.what() << "\n";
+    ScenarioCheck check = check_scenario_file(f, options);
+    if (check.scenario) {
+      try {
+        // A kernel `run --backend local` would refuse; say so here, with the same message.
+        exec::check_kernel_specs(*check.scenario);
+      } catch (const InputError& e) {
+        check.problems.push_back(e);
+      }
+    }
+    if (!check.problems.empty()) {
+      for (const InputError& e : check.problems) std::cerr << e.what() << "\n";
+      if (check.problems.size() > 1)
+        std::cerr << f << ": " << count(check.problems.size(), "problem") << "\n";
       status = 2;
       continue;
     }
+    const Scenario& s = *check.scenario;
     const Plan plan = Plan::unroll(s.pipeline);
     int nodes = 0;
     for (const NodePool& p : s.cluster.node_pools) nodes += p.count;
@@ -104,7 +111,7 @@ constexpr Command kCommands[] = {
      [](CLI::App& app, Args& a) {
        CLI::App* cmd = app.add_subcommand(
            "validate",
-           "Check scenario files: each file's first problem with file:line:col and field, or "
+           "Check scenario files: every problem found, each with file:line:col and field, or "
            "`FILE: ok` and what it unrolls to");
        cmd->add_option("files", a.validate_files, std::string(kInputFileHelp) + "; several at once")
            ->required()
@@ -117,7 +124,10 @@ constexpr Command kCommands[] = {
            "cluster.node_pools[cpu].count=40\n"
            "  shardflow validate pipeline.yaml --overlay model.yaml      # a compiled KFP pipeline and its "
            "model\n"
-           "Every file is checked; a file stops at its first problem: fix it and run again.\n"
+           "Every file is checked, and each scenario file past its problems: a step, node pool or section\n"
+           "with a problem is left out and the rest is read, and checks that need what was left out\n"
+           "are skipped (so fixing one problem may bring up another: run again). YAML syntax errors,\n"
+           "--set/--overlay problems and imported files (compiled KFP, WfCommons) stop at the first.\n"
            "Exit status: 0 every file is valid, 2 some file is not.");
        return cmd;
      },

@@ -658,42 +658,58 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
   if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
   std::size_t i = 0;
   std::int64_t nodes = 0, most_nodes = 0;
+  bool pools_broken = false;
   for (const auto& p : pools) {
     // The simulator's pool sets are 64-bit masks (sim/model.hpp checks it too, for clusters built in code).
     if (i == 64) r.fail(p, index_path(f, i), "at most 64 node pools, got " + std::to_string(pools.size()));
-    NodePool pool = read_pool(r, p, index_path(f, i));
-    for (const auto& other : c.node_pools) {
-      if (other.name == pool.name)
-        r.fail(p, index_path(f, i) + ".name",
+    NodePool pool;
+    // Collecting: a pool with a problem is left out, and the checks of the whole cluster are not made.
+    if (!r.attempt([&] { pool = read_pool(r, p, index_path(f, i)); })) {
+      pools_broken = true;
+      ++i;
+      continue;
+    }
+    const auto other = std::find_if(c.node_pools.begin(), c.node_pools.end(),
+                                    [&](const NodePool& o) { return o.name == pool.name; });
+    if (other != c.node_pools.end()) {
+      r.report(p, index_path(f, i) + ".name",
                "duplicate pool name " + quote(pool.name) + " (first at line " +
-                   std::to_string(other.where.line) + ")");
+                   std::to_string(other->where.line) + ")");
+      ++i;
+      continue;
     }
     nodes += pool.count + pool.autoscaling.max;
     most_nodes += std::max(pool.count, pool.autoscaling.max);
     c.node_pools.push_back(std::move(pool));
     ++i;
   }
-  if (nodes == 0) r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
+  if (nodes == 0 && !pools_broken)
+    r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
   // Each node costs the simulator memory and its trace a record: 64 pools of a million nodes took 10 GB.
   if (constexpr std::int64_t kMaxNodes = 1'000'000; most_nodes > kMaxNodes)
     r.fail(pools, f,
            "the cluster has up to " + std::to_string(most_nodes) +
                " nodes (each pool's count, or autoscaling.max); the limit is " + std::to_string(kMaxNodes));
-  if (auto d = m.get("daemonsets"))
-    c.daemonsets = read_daemonsets(r, *d, m.field("daemonsets"), c.node_pools);
-  c.scheduler = read_scheduler(r, m.get("scheduler"), m.field("scheduler"), no_overheads, preset);
-  if (auto s = m.get("storage")) {
-    const Map sm(r, *s, m.field("storage"), kStorageKeys);
-    if (auto b = sm.get("read_bandwidth"))
-      c.storage.read_bytes_per_second = get_rate(r, *b, sm.field("read_bandwidth"));
-    if (auto b = sm.get("write_bandwidth"))
-      c.storage.write_bytes_per_second = get_rate(r, *b, sm.field("write_bandwidth"));
-  }
-  if (auto a = m.get("autoscaler")) {
-    const Map am(r, *a, m.field("autoscaler"), kAutoscalerKeys);
-    if (auto d = am.get("scale_down_delay_after_add"))
-      c.autoscaler.scale_down_delay_after_add = get_duration(r, *d, am.field("scale_down_delay_after_add"));
-  }
+  // DaemonSets name pools: read against a cluster with a pool left out, they would report it missing.
+  if (auto d = m.get("daemonsets"); d && !pools_broken)
+    r.attempt([&] { c.daemonsets = read_daemonsets(r, *d, m.field("daemonsets"), c.node_pools); });
+  r.attempt([&] {
+    c.scheduler = read_scheduler(r, m.get("scheduler"), m.field("scheduler"), no_overheads, preset);
+  });
+  if (auto s = m.get("storage"))
+    r.attempt([&] {
+      const Map sm(r, *s, m.field("storage"), kStorageKeys);
+      if (auto b = sm.get("read_bandwidth"))
+        c.storage.read_bytes_per_second = get_rate(r, *b, sm.field("read_bandwidth"));
+      if (auto b = sm.get("write_bandwidth"))
+        c.storage.write_bytes_per_second = get_rate(r, *b, sm.field("write_bandwidth"));
+    });
+  if (auto a = m.get("autoscaler"))
+    r.attempt([&] {
+      const Map am(r, *a, m.field("autoscaler"), kAutoscalerKeys);
+      if (auto d = am.get("scale_down_delay_after_add"))
+        c.autoscaler.scale_down_delay_after_add = get_duration(r, *d, am.field("scale_down_delay_after_add"));
+    });
   return c;
 }
 

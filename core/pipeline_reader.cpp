@@ -386,7 +386,8 @@ bool valid_step_name(std::string_view s) {
 
 class PipelineReader {
  public:
-  PipelineReader(const Reader& r, const Cluster& cluster) : r_(r), cluster_(cluster), items_(r) {}
+  PipelineReader(const Reader& r, const Cluster& cluster, bool check_fit)
+      : r_(r), cluster_(cluster), check_fit_(check_fit), items_(r) {}
 
   std::vector<Step> read_steps(const Node& n, const std::string& field, int depth) {
     expect_list(r_, n, field);
@@ -396,23 +397,40 @@ class PipelineReader {
     std::vector<Step> steps;
     std::vector<Pending> pending;
     Names by_name;
+    std::set<std::string, std::less<>> broken;  // collecting: the steps left out for their problems
+    bool unnamed_broken = false;                // ... and one whose name could not be read
     std::size_t i = 0;
     for (const auto& s : n) {
       if (++total_steps_ > kMaxSteps)
         r_.fail(s, index_path(field, i),
                 "the pipeline has more than " + std::to_string(kMaxSteps) + " steps");
       Pending p;
-      steps.push_back(read_step(s, index_path(field, i), depth, p));
-      const auto [first, added] = by_name.emplace(steps.back().name, steps.size() - 1);
-      if (!added)
-        r_.fail(*p.name_node, p.path + ".name",
-                "duplicate step name " + quote(steps.back().name) + " (first at line " +
-                    std::to_string(steps[first->second].where.line) + ")");
+      Step step;
+      if (!r_.attempt([&] { step = read_step(s, index_path(field, i), depth, p); })) {
+        // Collecting: the step is left out, and naming it in `after` is not a problem of its own.
+        if (p.name_node && p.name_node->IsScalar())
+          broken.insert(p.name_node->Scalar());
+        else
+          unnamed_broken = true;
+        ++i;
+        continue;
+      }
+      const auto [first, added] = by_name.emplace(step.name, steps.size());
+      if (!added) {
+        r_.report(*p.name_node, p.path + ".name",
+                  "duplicate step name " + quote(step.name) + " (first at line " +
+                      std::to_string(steps[first->second].where.line) + ")");
+        ++i;
+        continue;
+      }
+      steps.push_back(std::move(step));
       pending.push_back(std::move(p));
       ++i;
     }
+    if (unnamed_broken) return steps;  // collecting: what `after` names cannot be told from a typo
+    if (!broken.empty()) forget_broken(steps, pending, broken);
     resolve(steps, pending, by_name);
-    resolve_fan_in(steps, pending);
+    if (broken.empty()) resolve_fan_in(steps, pending);
     return steps;
   }
 
@@ -423,6 +441,7 @@ class PipelineReader {
     std::string path;
     std::optional<Node> name_node;  // optional: yaml-cpp's Node::operator= rewrites the node it refers to
     std::vector<Node> after_nodes;
+    std::vector<std::size_t> after_index;  // each entry's place in the file's `after` list
     std::optional<Node> fan_in_key;  // the `fan_in` key, when the step has one
   };
 
@@ -446,6 +465,7 @@ class PipelineReader {
         if (!seen.insert(name).second) r_.fail(dep, index_path(f, i), quote(name) + " is listed twice");
         step.after.push_back(std::move(name));
         p.after_nodes.push_back(dep);
+        p.after_index.push_back(i);
         ++i;
       }
     }
@@ -498,7 +518,7 @@ class PipelineReader {
     if (auto v = m.get("tolerations")) c.tolerations = read_tolerations(r_, *v, m.field("tolerations"));
     if (auto v = m.get("node_affinity"))
       c.preferred_node_affinity = read_node_affinity(r_, *v, m.field("node_affinity"));
-    if (auto problem = fit_problem(cluster_, step)) {
+    if (auto problem = check_fit_ ? fit_problem(cluster_, step) : std::nullopt) {
       // A request no node it may use can hold on its own, given by a --set, an overlay or a variant: name
       // that, not the file's `resources` that it changed.
       if (res && res->IsMap())
@@ -557,15 +577,35 @@ class PipelineReader {
       r_.fail(*pending[p->step].fan_in_key, pending[p->step].path + ".fan_in", p->message);
   }
 
+  // Collecting: `after` entries that name a step left out for its problems are dropped.
+  static void forget_broken(std::vector<Step>& steps, std::vector<Pending>& pending,
+                            const std::set<std::string, std::less<>>& broken) {
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      std::vector<std::string> after;
+      std::vector<Node> nodes;
+      std::vector<std::size_t> index;
+      for (std::size_t e = 0; e < steps[s].after.size(); ++e) {
+        if (broken.count(steps[s].after[e]) != 0) continue;
+        after.push_back(std::move(steps[s].after[e]));
+        nodes.push_back(pending[s].after_nodes[e]);
+        index.push_back(pending[s].after_index[e]);
+      }
+      steps[s].after = std::move(after);
+      pending[s].after_nodes = std::move(nodes);
+      pending[s].after_index = std::move(index);
+    }
+  }
+
   // `after` names into sibling indices, then no cycle (validate.cpp), reported at the `after` entry.
   void resolve(std::vector<Step>& steps, const std::vector<Pending>& pending, const Names& by_name) const {
     if (auto p = resolve_dependencies(steps, by_name))
-      r_.fail(pending[p->step].after_nodes[p->entry], index_path(pending[p->step].path + ".after", p->entry),
-              p->message);
+      r_.fail(pending[p->step].after_nodes[p->entry],
+              index_path(pending[p->step].path + ".after", pending[p->step].after_index[p->entry]), p->message);
   }
 
   const Reader& r_;
   const Cluster& cluster_;
+  bool check_fit_;
   ItemConverter items_;
   std::size_t total_steps_ = 0;
 };
@@ -613,9 +653,9 @@ Resources read_resources(const Reader& r, const Node& n, const std::string& fiel
   return res;
 }
 
-std::vector<Step> read_pipeline(const Reader& r, const Node& n, const Cluster& cluster) {
+std::vector<Step> read_pipeline(const Reader& r, const Node& n, const Cluster& cluster, bool check_fit) {
   const Map p(r, n, "pipeline", kPipelineKeys);
-  PipelineReader pr(r, cluster);
+  PipelineReader pr(r, cluster, check_fit);
   return pr.read_steps(p.require("steps"), "pipeline.steps", 0);
 }
 

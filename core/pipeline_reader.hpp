@@ -15,8 +15,10 @@
 
 namespace shardflow::detail {
 
-/// The steps of the `pipeline:` mapping `n`; every step must fit a node pool of `cluster`.
-std::vector<Step> read_pipeline(const Reader& r, const YAML::Node& n, const Cluster& cluster);
+/// The steps of the `pipeline:` mapping `n`; every step must fit a node pool of `cluster` (checked only
+/// with `check_fit`: a reader collecting problems skips it when the cluster had some).
+std::vector<Step> read_pipeline(const Reader& r, const YAML::Node& n, const Cluster& cluster,
+                                bool check_fit = true);
 
 /// A `tolerations` list ({key, operator, value, effect}): a step's, and a DaemonSet's.
 std::vector<Toleration> read_tolerations(const Reader& r, const YAML::Node& n, const std::string& field);

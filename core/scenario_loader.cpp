@@ -2,6 +2,7 @@
 // from an imported format, then the scenario document read in parts: the YAML reader (yaml_reader.cpp),
 // --set and overlays (overrides.cpp), the cluster and overheads (cluster_reader.cpp), the pipeline
 // (pipeline_reader.cpp) and the checks on the model (validate.cpp).
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -38,26 +40,34 @@ using namespace detail;
 constexpr std::string_view kTopKeys[] = {"name", "description", "seed", "pipeline", "cluster", "overheads"};
 
 // Everything but the pipeline: name, description, seed, overheads and cluster (the pipeline is read
-// against the cluster). `m` is the top-level mapping.
-Scenario read_scenario_head(const Reader& r, const Map& m) {
+// against the cluster). `m` is the top-level mapping. Collecting, each of these is read on its own, and
+// `cluster_sound` tells whether the cluster was read without a problem (the pipeline's checks against it
+// are made only then).
+Scenario read_scenario_head(const Reader& r, const Map& m, bool* cluster_sound = nullptr) {
   Scenario s;
   s.file = r.file();
-  s.name = get_nonempty_string(r, m.require("name"), "name");
-  if (auto d = m.get("description")) s.description = get_string(r, *d, "description");
-  if (auto v = m.get("seed")) {
-    const std::string& text = scalar(r, *v, "seed", "a non-negative integer");
-    std::string_view t = text;
-    if (!t.empty() && t.front() == '+') t.remove_prefix(1);
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), s.seed);
-    if (t.empty() || ec != std::errc() || end != t.data() + t.size())
-      r.fail(*v, "seed", "expected an integer from 0 to 18446744073709551615, got " + quote(text));
-  }
+  r.attempt([&] { s.name = get_nonempty_string(r, m.require("name"), "name"); });
+  if (auto d = m.get("description")) r.attempt([&] { s.description = get_string(r, *d, "description"); });
+  if (auto v = m.get("seed"))
+    r.attempt([&] {
+      const std::string& text = scalar(r, *v, "seed", "a non-negative integer");
+      std::string_view t = text;
+      if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), s.seed);
+      if (t.empty() || ec != std::errc() || end != t.data() + t.size())
+        r.fail(*v, "seed", "expected an integer from 0 to 18446744073709551615, got " + quote(text));
+    });
   const auto over = m.get("overheads");
-  s.overheads = read_overheads(r, over);
+  const bool overheads_read = r.attempt([&] { s.overheads = read_overheads(r, over); });
   const bool no_overheads = over && over->IsScalar();
   const Node cluster_node = m.require("cluster");
-  s.cluster = read_cluster(r, cluster_node, no_overheads, s.overheads.preset);
-  check_driver_pod(r, s.cluster, s.overheads, over, cluster_node);
+  const std::size_t before = r.problem_count();
+  const bool cluster_read =
+      r.attempt([&] { s.cluster = read_cluster(r, cluster_node, no_overheads, s.overheads.preset); });
+  const bool sound = cluster_read && r.problem_count() == before;
+  if (cluster_sound != nullptr) *cluster_sound = sound;
+  if (sound && overheads_read)
+    r.attempt([&] { check_driver_pod(r, s.cluster, s.overheads, over, cluster_node); });
   s.pipeline.name = s.name;
   return s;
 }
@@ -69,9 +79,11 @@ Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_task
   if (!root.IsMap())
     r.fail(root, "", "the top level must be a mapping with name, pipeline and cluster, " + got(root));
   const Map m(r, root, "", kTopKeys);
-  Scenario s = read_scenario_head(r, m);
-  s.pipeline.steps = read_pipeline(r, m.require("pipeline"), s.cluster);
-  check_task_limit(s.pipeline, max_tasks, r.file());
+  bool cluster_sound = true;
+  Scenario s = read_scenario_head(r, m, &cluster_sound);
+  const Node pipeline = m.require("pipeline");
+  r.attempt([&] { s.pipeline.steps = read_pipeline(r, pipeline, s.cluster, cluster_sound); });
+  if (r.problem_count() == 0) check_task_limit(s.pipeline, max_tasks, r.file());
   return s;
 }
 
@@ -125,7 +137,8 @@ Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& 
     throw InputError({}, "--param",
                      "a compiled Kubeflow pipeline's parameter; " + file +
                          " is a scenario, which has none: change its fields with --set");
-  const Reader r(file);
+  Reader r(file);
+  r.collect_into(options.problems);
   const Node root = changed_document(r, doc, overlays, options, options.set_field);
   try {
     return read_scenario(r, root, options.max_tasks);
@@ -265,6 +278,29 @@ Scenario load_scenario_file(const std::string& path, const LoadOptions& options)
   const FileBytes bytes = read_file_bytes(path);
   if (bytes.whole()) return load_scenario_text(bytes.view(), path, options);
   return load_scenario_text(bytes.text(), path, options);
+}
+
+ScenarioCheck check_scenario_file(const std::string& path, LoadOptions options) {
+  ScenarioCheck check;
+  options.problems = &check.problems;
+  try {
+    Scenario s = load_scenario_file(path, options);
+    if (check.problems.empty()) check.scenario = std::move(s);
+  } catch (const detail::AlreadyReported&) {
+  } catch (const InputError& e) {
+    check.problems.push_back(e);
+  }
+  // The options' problems (no line) first, then the file's, then an overlay's, each by line and column.
+  const auto rank = [&](const InputError& e) {
+    const SourceLocation& w = e.where();
+    return std::tuple(w.line == 0      ? 0
+                      : w.file == path ? 1
+                                       : 2,
+                      w.file == path ? std::string() : w.file, w.line, w.column);
+  };
+  std::stable_sort(check.problems.begin(), check.problems.end(),
+                   [&](const InputError& a, const InputError& b) { return rank(a) < rank(b); });
+  return check;
 }
 
 ScenarioFile read_overlay_file(const std::string& path) {

@@ -107,6 +107,13 @@ class NodeFacts {
 };
 
 // Reads one scenario document, remembering the file name for every message.
+/// A problem already recorded in another form (collecting only): stops the reading of a part without
+/// being reported again.
+class AlreadyReported : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 class Reader {
  public:
   explicit Reader(const std::string& file) : file_(file) {}
@@ -125,6 +132,36 @@ class Reader {
   [[noreturn]] void fail(const YAML::Node& n, const std::string& field, const std::string& message) const {
     throw InputError(at(n), field, message);
   }
+
+  // Collecting (LoadOptions::problems, for `validate`): a problem that leaves the rest readable is
+  // recorded and the reading goes on; otherwise each of these throws as fail() does.
+  void collect_into(std::vector<InputError>* problems) { problems_ = problems; }
+  [[nodiscard]] bool collecting() const { return problems_ != nullptr; }
+  /// How many problems have been recorded (0 when not collecting): a part read with no new ones is sound.
+  [[nodiscard]] std::size_t problem_count() const { return problems_ ? problems_->size() : 0; }
+  /// Records the problem when collecting (the caller then skips what it concerns), else throws it.
+  void report(const YAML::Node& n, const std::string& field, const std::string& message) const {
+    if (problems_ == nullptr) fail(n, field, message);
+    problems_->push_back(InputError(at(n), field, message));
+  }
+  /// Runs `read`; when collecting, an InputError it throws is recorded and false returned (the caller
+  /// leaves out what `read` was reading), else it propagates.
+  template <class F>
+  bool attempt(F&& read) const {
+    if (problems_ == nullptr) {
+      read();
+      return true;
+    }
+    try {
+      read();
+      return true;
+    } catch (const AlreadyReported&) {
+      return false;
+    } catch (const InputError& e) {
+      problems_->push_back(e);
+      return false;
+    }
+  }
   [[nodiscard]] const std::string& file() const { return file_; }
   /// The null values of the mappings read so far, each with its key's mark (Map notes them).
   [[nodiscard]] const NodeFacts<YAML::Mark>& null_values() const { return null_values_; }
@@ -137,6 +174,7 @@ class Reader {
 
  private:
   const std::string& file_;
+  std::vector<InputError>* problems_ = nullptr;
   mutable NodeFacts<YAML::Mark> null_values_;
   mutable NodeFacts<SourceLocation> overridden_;
 };
@@ -149,13 +187,22 @@ class Map {
     if (!node.IsMap()) r.fail(node, path_, "expected a mapping, " + got(node));
     for (auto it = node.begin(); it != node.end(); ++it) {
       const YAML::Node k = it->first;
-      if (!k.IsScalar()) r.fail(k, path_, "a key must be a plain name, " + got(k));
+      // Collecting, a bad key is recorded and left out, and the mapping's other keys are read.
+      if (!k.IsScalar()) {
+        r.report(k, path_, "a key must be a plain name, " + got(k));
+        continue;
+      }
       const std::string& name = k.Scalar();
-      if (const auto dup = index_.find(name); dup != index_.end())
-        r.fail(k, key_path(path_, name),
-               duplicate_key_message(name, r.at(entries_[dup->second].key_node).line));
-      if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end())
-        r.fail(k, key_path(path_, name), unknown_key_message(name, known));
+      if (const auto dup = index_.find(name); dup != index_.end()) {
+        r.report(k, key_path(path_, name),
+                 duplicate_key_message(name, r.at(entries_[dup->second].key_node).line));
+        continue;
+      }
+      if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end()) {
+        r.report(k, key_path(path_, name), unknown_key_message(name, known));
+        if (const auto meant = closest_name(name, known)) misspelled_.emplace_back(*meant);
+        continue;
+      }
       if (it->second.IsNull()) r.note_null_value(it->second, k.Mark());
       index_.emplace(name, entries_.size());
       entries_.push_back({name, k, it->second});
@@ -166,7 +213,8 @@ class Map {
     return unknown_name_message("key", name, known);
   }
   /// "unknown WHAT "name" (did you mean "x"?)", or the list of known names when none is close.
-  static std::string unknown_name_message(std::string_view what, const std::string& name, Keys known) {
+  /// The known name `name` is probably a misspelling of, if one is close enough.
+  static std::optional<std::string_view> closest_name(std::string_view name, Keys known) {
     std::string_view best;
     std::size_t best_d = std::numeric_limits<std::size_t>::max();
     for (auto k : known) {
@@ -176,9 +224,13 @@ class Map {
         best = k;
       }
     }
+    if (best_d <= std::max<std::size_t>(2, name.size() / 3)) return best;
+    return std::nullopt;
+  }
+  static std::string unknown_name_message(std::string_view what, const std::string& name, Keys known) {
     const std::string head = "unknown " + std::string(what) + " " + quote(name);
-    if (best_d <= std::max<std::size_t>(2, name.size() / 3))
-      return head + " (did you mean \"" + std::string(best) + "\"?)";
+    if (const auto best = closest_name(name, known))
+      return head + " (did you mean \"" + std::string(*best) + "\"?)";
     std::string list;
     for (auto k : known) {
       if (!list.empty()) list += ", ";
@@ -194,6 +246,9 @@ class Map {
   }
   [[nodiscard]] YAML::Node require(std::string_view key) const {
     if (auto v = get(key)) return *v;
+    // Collecting: a key missing because it was misspelled has been reported as unknown already.
+    if (std::find(misspelled_.begin(), misspelled_.end(), key) != misspelled_.end())
+      throw AlreadyReported(r_.at(node_), path_, "missing required key \"" + std::string(key) + "\"");
     r_.fail(node_, path_, "missing required key \"" + std::string(key) + "\"");
   }
   [[nodiscard]] bool has(std::string_view key) const { return get(key).has_value(); }
@@ -218,6 +273,7 @@ class Map {
   std::string path_;
   std::vector<Entry> entries_;
   std::map<std::string, std::size_t, std::less<>> index_;  // key -> entry; big mappings stay fast
+  std::vector<std::string_view> misspelled_;  // collecting: the known keys that unknown ones were close to
 };
 
 /// Every mapping in `n` read as a Map with any keys: a duplicate key or one that is not a plain name is an

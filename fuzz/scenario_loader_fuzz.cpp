@@ -1,7 +1,8 @@
 // libFuzzer entry for the scenario loader. Any input must either load or throw InputError: another
 // exception escapes to libFuzzer and counts as a finding, as does a crash or a sanitizer report.
 // Lines after a line "#--set" are overrides (PATH=VALUE, as `--set` gives them), so the override paths
-// are fuzzed along with the file they change.
+// are fuzzed along with the file they change. Each input is loaded twice, the second time collecting
+// every problem (check_scenario_file's mode): that finds no problem exactly when the first load succeeds.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -24,10 +25,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     }
   }
+  bool loaded = true;
   try {
     (void)shardflow::load_scenario_text(text, "fuzz.yaml", sets);
   } catch (const shardflow::InputError&) {
-    // Bad input, reported properly: the expected outcome for most inputs.
+    loaded = false;  // bad input, reported properly: the expected outcome for most inputs
   }
+  // Collecting every problem (shardflow validate) finds none exactly when the load succeeds.
+  std::vector<shardflow::InputError> problems;
+  shardflow::LoadOptions options;
+  options.sets = sets;
+  options.problems = &problems;
+  bool thrown = false;
+  try {
+    (void)shardflow::load_scenario_text(text, "fuzz.yaml", options);
+  } catch (const shardflow::InputError&) {
+    thrown = true;
+  }
+  if (loaded != (problems.empty() && !thrown)) std::abort();
   return 0;
 }

@@ -38,6 +38,32 @@ TEST_CASE("cli: validate checks every file, the bad ones too, and exits 2 if any
   CHECK(r.err == "tests/data/scenario-bad-syntax.yaml:5:4: YAML syntax error: end of map flow not found\n");
 }
 
+TEST_CASE("cli: validate reports every problem of a file, then how many", "[cli]") {
+  const fs::path dir = scratch("validate-many");
+  const std::string bad = (dir / "bad.yaml").string();
+  std::ofstream(bad) << "name: bad\n"
+                        "pipeline:\n"
+                        "  steps:\n"
+                        "    - name: a\n"
+                        "      duraton: {base: 1s}\n"
+                        "    - name: b\n"
+                        "      after: [a]\n"
+                        "      resources: {memory: 2Gb}\n"
+                        "cluster:\n"
+                        "  node_pools:\n"
+                        "    - {name: p, cpu: 4, memory: 8Gi, count: -2}\n";
+  const Result r = run("validate '" + bad + "' scenarios/argo-parallelism-limit.yaml");
+  CHECK(r.status == 2);
+  CHECK(r.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 1 node in 1 pool)\n");
+  CHECK(r.err ==
+        bad + ":5:7: pipeline.steps[0].duraton: unknown key \"duraton\" (did you mean \"duration\"?)\n" +
+            bad +
+            ":8:27: pipeline.steps[1].resources.memory: expected a size such as 16Gi, 512Mi, 10GiB or 1e9, "
+            "got \"2Gb\"\n" +
+            bad + ":11:45: cluster.node_pools[0].count: must be >= 0, got -2\n" + bad + ": 3 problems\n");
+}
+
 TEST_CASE("cli: validate refuses an unknown kernel as run --backend local does", "[cli]") {
   const std::string set = " --set 'pipeline.steps[shard].kernel.name=shard_stat'";
   const std::string message =

@@ -519,12 +519,12 @@ TEST_CASE("Kernels: check_kernels names the place and the field of every problem
                     "    - name: e\n") == "ok");
 }
 
-TEST_CASE("Kernels: check_kernel_names refuses an unknown name as check_kernels does, and nothing else",
+TEST_CASE("Kernels: check_kernel_specs refuses what check_kernels does, but a program missing here",
           "[exec]") {
-  const auto names_error = [](const std::string& steps) -> std::string {
+  const auto specs_error = [](const std::string& steps) -> std::string {
     const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
     try {
-      check_kernel_names(s);
+      check_kernel_specs(s);
     } catch (const InputError& e) {
       return e.what();
     }
@@ -537,19 +537,30 @@ TEST_CASE("Kernels: check_kernel_names refuses an unknown name as check_kernels 
       "      steps:\n"
       "        - name: b\n"
       "          kernel: {name: shard_stat, rows: 10}\n";
-  CHECK(names_error(misspelled) ==
+  CHECK(specs_error(misspelled) ==
         "t.yaml:11:19: pipeline.steps[1].steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
         "\"shard_stats\"?)");
-  CHECK(names_error(misspelled) == check_error(misspelled));
-  // A known kernel whose parameters or program are wrong is left to check_kernels.
-  const std::string known =
-      "    - name: a\n"
-      "      command: [nosuchprog-shardflow, x]\n"
-      "      kernel: {name: command}\n"
+  CHECK(specs_error(misspelled) == check_error(misspelled));
+  // A parameter: the same message as a local run's.
+  const std::string param =
       "    - name: b\n"
       "      kernel: {name: shard_stats, rowz: 10}\n";
-  CHECK(names_error(known) == "ok");
-  CHECK(check_error(known) != "ok");
+  CHECK(specs_error(param) != "ok");
+  CHECK(specs_error(param) == check_error(param));
+  // A program that does not exist on this machine is a local run's problem only; its {{item.KEY}} is not.
+  const std::string program =
+      "    - name: a\n"
+      "      command: [nosuchprog-shardflow, x]\n"
+      "      kernel: {name: command}\n";
+  CHECK(specs_error(program) == "ok");
+  CHECK(check_error(program) != "ok");
+  const std::string placeholder =
+      "    - name: a\n"
+      "      parallel_for: {count: 2}\n"
+      "      command: [sh, \"{{item.x}}\"]\n"
+      "      kernel: {name: command}\n";
+  CHECK(specs_error(placeholder) != "ok");
+  CHECK(specs_error(placeholder) == check_error(placeholder));
 }
 
 TEST_CASE("Kernels: the scenarios in scenarios/ pass check_kernels", "[exec]") {

@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <shardflow/core/cluster.hpp>
+#include <shardflow/core/error.hpp>
 #include <shardflow/core/pipeline.hpp>
 
 namespace shardflow {
@@ -91,6 +93,8 @@ struct LoadOptions {
   /// (shardflow --max-tasks); the count is known before unrolling (Plan::count_tasks).
   std::uint64_t max_tasks = kDefaultMaxTasks;
   static constexpr std::uint64_t kDefaultMaxTasks = 50'000'000;
+  /// Set by check_scenario_file: where the scenario reader records the problems it can read past.
+  std::vector<InputError>* problems = nullptr;
 };
 
 Scenario load_scenario_file(const std::string& path, const LoadOptions& options);
@@ -99,5 +103,19 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file, cons
 /// An overlay file's text; like read_scenario_file, but its errors say it is the overlay
 /// ("--overlay PATH: cannot open the file ...").
 ScenarioFile read_overlay_file(const std::string& path);
+
+/// What check_scenario_file found: the scenario when it loads, else every problem found.
+struct ScenarioCheck {
+  std::optional<Scenario> scenario;
+  std::vector<InputError> problems;  // by place: options first, then the file by line and column
+};
+
+/// Loads like load_scenario_file, but reports every problem it can find in a scenario file rather than
+/// the first (shardflow validate): a step, node pool or section with a problem is left out and the rest
+/// is read; checks that need what was left out (a step's fit on a cluster whose pools had problems, the
+/// `after` entries naming a step left out, a misspelled required key's absence) are skipped, so that
+/// one mistake is one message. YAML syntax errors, problems with --set, --overlay or --cluster, and
+/// imported formats (KFP, WfCommons) give one problem, their first.
+ScenarioCheck check_scenario_file(const std::string& path, LoadOptions options);
 
 }  // namespace shardflow

@@ -125,10 +125,11 @@ bool kernel_is_noop(const KernelSpec& k);
 /// Checks every component's kernel: a known name, parameters of the right type and range, a command
 /// whose program exists. Throws InputError at the parameter (file:line:col, field) for the first problem.
 void check_kernels(const Scenario& scenario);
-/// Checks only that every component's kernel name is known (an empty name is sleep), throwing what
-/// check_kernels throws for an unknown one. `shardflow validate` calls it, so that a misspelled kernel
-/// is reported before `run --backend local` refuses it, whatever backend the scenario is meant for.
-void check_kernel_names(const Scenario& scenario);
+/// Everything check_kernels checks but whether a command's program exists on this machine (the scenario
+/// may be meant for another): names, parameters, a command's {{item.KEY}} placeholders. `shardflow
+/// validate` calls it, so that a mistake in a kernel is reported before `run --backend local` refuses
+/// it, with the same message, whatever backend the scenario is meant for.
+void check_kernel_specs(const Scenario& scenario);
 
 /// Runs the task's kernel (not sleep). Returns its result (may be null); throws std::exception with a
 /// message for the trace when the attempt fails.

@@ -1,0 +1,214 @@
+// check_scenario_file (shardflow validate): every problem a scenario file has, each once, in file order;
+// what it skips so that one mistake is one message; and that load_scenario_file is unchanged by it.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include <shardflow/core/error.hpp>
+#include <shardflow/core/scenario.hpp>
+
+using namespace shardflow;
+namespace fs = std::filesystem;
+
+namespace {
+
+// `text` written to a file of its own (test cases run in parallel processes); its path.
+std::string write_file(const std::string& name, const std::string& text) {
+  const fs::path dir =
+      fs::path(SHARDFLOW_BINARY_DIR) / "test-scratch" / "check-scenario" / std::to_string(getpid());
+  fs::create_directories(dir);
+  const fs::path p = dir / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+std::vector<std::string> messages(const ScenarioCheck& c) {
+  std::vector<std::string> out;
+  for (const InputError& e : c.problems) out.emplace_back(e.what());
+  return out;
+}
+
+// The message load_scenario_file throws, or "loaded".
+std::string first_error(const std::string& path, const LoadOptions& options = {}) {
+  try {
+    (void)load_scenario_file(path, options);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "loaded";
+}
+
+}  // namespace
+
+TEST_CASE("check_scenario_file: every problem of a file, in the file's order", "[core]") {
+  const std::string f = write_file("many.yaml",
+                                   "name: many\n"                                           // 1
+                                   "sede: 3\n"                                              // 2
+                                   "pipeline:\n"                                            // 3
+                                   "  steps:\n"                                             // 4
+                                   "    - name: a\n"                                        // 5
+                                   "      duration: {base: 10 parsecs}\n"                   // 6
+                                   "    - name: b\n"                                        // 7
+                                   "      after: [a]\n"                                     // 8
+                                   "      parallel_for: {count: 4, paralelism: 2}\n"        // 9
+                                   "    - name: c\n"                                        // 10
+                                   "      after: [b]\n"                                     // 11
+                                   "      retries: {max: -1}\n"                             // 12
+                                   "cluster:\n"                                             // 13
+                                   "  node_pools:\n"                                        // 14
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 2}\n"       // 15
+                                   "    - {name: q, cpu: four, memory: 8Gi, count: 1}\n");  // 16
+  const ScenarioCheck c = check_scenario_file(f, {});
+  CHECK_FALSE(c.scenario);
+  const std::vector<std::string> expected{
+      f + ":2:1: sede: unknown key \"sede\" (did you mean \"seed\"?)",
+      f + ":6:24: pipeline.steps[0].duration.base: a space in duration \"10 parsecs\": write each number "
+          "with "
+          "its unit, without spaces (h, m, s, ms, us or ns: 90s, 2h30m, 500ms)",
+      f + ":9:32: pipeline.steps[1].parallel_for.paralelism: unknown key \"paralelism\" (did you mean "
+          "\"parallelism\"?)",
+      f + ":12:22: pipeline.steps[2].retries.max: must be >= 0, got -1",
+      f + ":16:22: cluster.node_pools[1].cpu: expected a CPU quantity such as 4, 1.5 or 500m, got \"four\"",
+  };
+  CHECK(messages(c) == expected);
+  // Without collecting, the load stops at the first problem it meets, one of those.
+  const std::string first = first_error(f);
+  CHECK(std::find(expected.begin(), expected.end(), first) != expected.end());
+}
+
+TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
+  SECTION("a step left out for its problem may still be named in `after`") {
+    const std::string f = write_file("after.yaml",
+                                     "name: t\n"
+                                     "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - name: a\n"
+                                     "      resources: {cpu: lots}\n"
+                                     "    - name: b\n"
+                                     "      after: [a]\n"
+                                     "    - name: c\n"
+                                     "      after: [a, nowhere]\n"
+                                     "cluster:\n"
+                                     "  node_pools:\n"
+                                     "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
+    CHECK(
+        messages(check_scenario_file(f, {})) ==
+        std::vector<std::string>{
+            f + ":5:24: pipeline.steps[0].resources.cpu: expected a CPU quantity such as 4, 1.5 or 500m, got "
+                "\"lots\"",
+            f + ":9:18: pipeline.steps[2].after[1]: unknown step \"nowhere\" (steps here: b)"});
+  }
+  SECTION("a misspelled required key is reported once, as unknown") {
+    const std::string f = write_file("name.yaml",
+                                     "nmae: t\n"
+                                     "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - nme: a\n"
+                                     "cluster:\n"
+                                     "  node_pools:\n"
+                                     "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
+    CHECK(messages(check_scenario_file(f, {})) ==
+          std::vector<std::string>{
+              f + ":1:1: nmae: unknown key \"nmae\" (did you mean \"name\"?)",
+              f + ":4:7: pipeline.steps[0].nme: unknown key \"nme\" (did you mean \"name\"?)"});
+    // Not collecting: the first, as before.
+    CHECK(first_error(f) == f + ":1:1: nmae: unknown key \"nmae\" (did you mean \"name\"?)");
+  }
+  SECTION("a required key simply missing is reported") {
+    const std::string f = write_file("missing.yaml",
+                                     "name: t\n"
+                                     "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - duration: {base: 1s}\n"
+                                     "cluster:\n"
+                                     "  node_pools:\n"
+                                     "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
+    CHECK(messages(check_scenario_file(f, {})) ==
+          std::vector<std::string>{f + ":4:7: pipeline.steps[0]: missing required key \"name\""});
+  }
+  SECTION("a step's fit is not checked against a cluster whose pools had problems") {
+    const std::string f =
+        write_file("fit.yaml",
+                   "name: t\n"
+                   "pipeline:\n"
+                   "  steps:\n"
+                   "    - name: a\n"
+                   "      resources: {cpu: 32}\n"
+                   "cluster:\n"
+                   "  node_pools:\n"
+                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                   "    - {name: big, cpu: 64, memory: 8Gi, count: 1, price_per_hour: -1}\n");
+    const std::vector<std::string> got = messages(check_scenario_file(f, {}));
+    REQUIRE(got.size() == 1);
+    CHECK(got[0] == f + ":9:67: cluster.node_pools[1].price_per_hour: must be >= 0, got -1");
+    // With the pool fixed, the fit holds; with no node of it, the fit is the problem.
+    LoadOptions fixed;
+    fixed.sets = {"cluster.node_pools[1].price_per_hour=1"};
+    CHECK(messages(check_scenario_file(f, fixed)).empty());
+    fixed.sets.push_back("cluster.node_pools[1].count=0");
+    const std::vector<std::string> fit = messages(check_scenario_file(f, fixed));
+    REQUIRE(fit.size() == 1);
+    CHECK(fit[0] == first_error(f, fixed));
+    CHECK(fit[0] ==
+          f + ":5:18: pipeline.steps[0].resources: step \"a\" asks for cpu 32, memory 0, gpu 0, more than "
+              "any node it may use can hold (largest: pool \"p\" with cpu 4, memory 8Gi, gpu 0)");
+  }
+  SECTION("duplicate names: the second is reported and left out") {
+    const std::string f = write_file("dup.yaml",
+                                     "name: t\n"
+                                     "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - name: a\n"
+                                     "    - name: a\n"
+                                     "      duration: {base: never}\n"
+                                     "cluster:\n"
+                                     "  node_pools:\n"
+                                     "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                                     "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
+    const std::vector<std::string> got = messages(check_scenario_file(f, {}));
+    REQUIRE(got.size() == 2);
+    CHECK(got[0] == f + ":6:24: pipeline.steps[1].duration.base: expected a duration such as 90s, 2h30m or "
+                        "500ms, got \"never\"");
+    CHECK(got[1] == f + ":10:7: cluster.node_pools[1].name: duplicate pool name \"p\" (first at line 9)");
+  }
+}
+
+TEST_CASE("check_scenario_file: a sound file gives the scenario load_scenario_file gives", "[core]") {
+  const std::string seed = std::string(SHARDFLOW_SOURCE_DIR) + "/scenarios/shard-preprocess-train.yaml";
+  const ScenarioCheck c = check_scenario_file(seed, {});
+  CHECK(c.problems.empty());
+  REQUIRE(c.scenario);
+  CHECK(*c.scenario == load_scenario_file(seed));
+}
+
+TEST_CASE("check_scenario_file: what stops at its first problem", "[core]") {
+  SECTION("a YAML syntax error") {
+    const std::string f = write_file("syntax.yaml", "name: [t\nsede: 1\n");
+    const ScenarioCheck c = check_scenario_file(f, {});
+    REQUIRE(c.problems.size() == 1);
+    CHECK(std::string(c.problems[0].what()) == first_error(f));
+  }
+  SECTION("a bad --set comes first, then the file is not read") {
+    const std::string f = write_file("set.yaml",
+                                     "name: t\n"
+                                     "sede: 1\n"
+                                     "pipeline: {steps: [{name: a}]}\n"
+                                     "cluster: {node_pools: [{name: p, cpu: 4, memory: 8Gi, count: 1}]}\n");
+    LoadOptions o;
+    o.sets = {"cluster.node_pools[nope].count=2"};
+    const ScenarioCheck c = check_scenario_file(f, o);
+    REQUIRE(c.problems.size() == 1);
+    CHECK(std::string(c.problems[0].what()) == first_error(f, o));
+  }
+  SECTION("a file that does not exist") {
+    const ScenarioCheck c = check_scenario_file("/nonexistent/x.yaml", {});
+    REQUIRE(c.problems.size() == 1);
+    CHECK(std::string(c.problems[0].what()) ==
+          "/nonexistent/x.yaml: cannot open the file (it does not exist or is not readable)");
+  }
+}

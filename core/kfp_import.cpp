@@ -378,10 +378,14 @@ class Importer {
         Value v;
         if (const auto p = params_.find(name); p != params_.end()) {
           v = known(p->second.first);
+          v.what = "the pipeline parameter " + quote(name) + ", given with --param";
         } else if (const auto m = models_.params.find(name); m != models_.params.end()) {
           v = known(m->second.first);
+          v.what =
+              "the pipeline parameter " + quote(name) + ", given in " + m->second.second + "'s kfp.params";
         } else if (it->second.IsMap() && it->second["defaultValue"]) {
           v = known(it->second["defaultValue"]);
+          v.what = "the pipeline parameter " + quote(name) + "'s defaultValue";
         } else {
           v.what = "the pipeline parameter " + quote(name);
           v.hint = "it has no value; give it with --param " + name +
@@ -534,7 +538,9 @@ class Importer {
     std::vector<Node> first;
     for (const Node& value : v.values) {
       auto list = as_list(value, file_, items);
-      if (!list) items.fail("the loop's items are not a list: " + quote(emit(value)));
+      if (!list)
+        items.fail("the loop's items are not a list: " + quote(emit(value)) +
+                   (v.what.empty() ? std::string() : " (" + v.what + ")"));
       if (list->empty()) items.fail("the loop has no items; shardflow's loops have at least one");
       if (width && *width != list->size())
         items.fail("the loop's width differs between iterations of the loop around it (" +

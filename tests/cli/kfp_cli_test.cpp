@@ -58,6 +58,13 @@ TEST_CASE("cli: --param and --cluster FILE for a KFP pipeline, in sweep too", "[
   CHECK(u.err ==
         "--param nope=1: --param: unknown pipeline parameter \"nope\" (parameters: loop_parameter, "
         "prefix)\n");
+  // A value that is not the list a loop needs: the loop's place, and that --param gave it.
+  const Result l = run("explain " + kParam + " --param loop_parameter=abc");
+  CHECK(l.status == 2);
+  CHECK(l.err ==
+        kParam +
+            ":285:29: root.dag.tasks.for-loop-1.parameterIterator.items.inputParameter: the loop's items "
+            "are not a list: \"abc\" (the pipeline parameter \"loop_parameter\", given with --param)\n");
 }
 
 TEST_CASE("cli: explain shows each KFP loop as a group with its count and parallelismLimit", "[cli][kfp]") {

@@ -86,6 +86,7 @@ std::vector<Variant> read_variants_text(const std::string& yaml, const std::stri
             throw InputError(at(s->first, file), field + ".set." + s->first.Scalar(), "has no value");
           v.sets.push_back(s->first.Scalar() + "=" + flow_text(s->second));
           v.set_where.push_back(at(s->first, file));
+          v.set_value_where.push_back(at(s->second, file));
         }
       } else if (key == "overlay") {
         if (!value.IsScalar() || value.Scalar().empty())

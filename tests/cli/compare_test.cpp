@@ -244,6 +244,12 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
                  "      cluster.node_pools[0].count: 3\n") ==
         v + ":6:7: cluster.node_pools[0].count: variant b: this field is set twice, by "
             "cluster.node_pools[cpu].count=2 and by cluster.node_pools[0].count=3; give it once\n");
+  // A value the scenario refuses: at the value; a key that does not exist: at the key.
+  CHECK(file_err(
+            "variants:\n  - name: a\n  - name: b\n    set:\n      cluster.node_pools[cpu].count: five\n") ==
+        v + ":5:38: cluster.node_pools[0].count: variant b: expected an integer, got \"five\"\n");
+  CHECK(file_err("variants:\n  - name: a\n  - name: b\n    set:\n      cluster.node_pools[cpu].cont: 5\n") ==
+        v + ":5:7: cluster.node_pools[0].cont: variant b: unknown key \"cont\" (did you mean \"count\"?)\n");
   CHECK(file_err("variants:\n  - name: a\n  - set: {seed: 2}\n") ==
         v + ":3:5: variants[1].name: every variant "
             "needs a name\n");

@@ -37,10 +37,11 @@ namespace shardflow::planner {
 /// One named variant: --set overrides (and overlays) applied over the scenario after the common ones.
 struct Variant {
   std::string name;
-  std::vector<std::string> sets;          // PATH=VALUE, as for --set
-  std::vector<SourceLocation> set_where;  // where each set was written (for errors), parallel to `sets`
-  std::vector<ScenarioFile> overlays;     // merged before the common --set overrides
-  SourceLocation where;                   // where the variant was given
+  std::vector<std::string> sets;                // PATH=VALUE, as for --set
+  std::vector<SourceLocation> set_where;        // where each set was written (for errors), parallel to `sets`
+  std::vector<SourceLocation> set_value_where;  // where each set's value was written, when in a file
+  std::vector<ScenarioFile> overlays;           // merged before the common --set overrides
+  SourceLocation where;                         // where the variant was given
 };
 
 /// "NAME:PATH=V[,PATH=V...]" (or "NAME" alone: the scenario unchanged). Commas inside [...], {...} or

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,37 @@ std::string listed(std::size_t count, const std::function<std::string(std::size_
 std::string listed(const std::vector<std::string>& names, std::size_t shown) {
   return listed(
       names.size(), [&](std::size_t i) { return names[i]; }, shown);
+}
+
+std::string fixed_point(std::int64_t units, int decimals) {
+  // The magnitude as unsigned, so that INT64_MIN has one too.
+  const std::uint64_t mag =
+      units < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(units) : static_cast<std::uint64_t>(units);
+  std::uint64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  char buf[48];
+  char* p = buf;
+  if (units < 0) *p++ = '-';
+  p = std::to_chars(p, buf + sizeof buf, mag / scale).ptr;
+  if (decimals > 0) {
+    *p++ = '.';
+    std::uint64_t frac = mag % scale;
+    for (int i = decimals - 1; i >= 0; --i) {
+      p[i] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
+    p += decimals;
+  }
+  return std::string(buf, p);
+}
+
+std::string fixed_decimals(double v, int decimals) {
+  char buf[400];  // 1e308 in fixed notation is 309 digits
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  std::string s = ec == std::errc() ? std::string(buf, end) : std::string("nan");
+  // "-0", "-0.0", "-0.00"...: a negative value that rounds to zero reads as zero.
+  if (s.size() >= 2 && s[0] == '-' && s.find_first_not_of("0.", 1) == std::string::npos) s.erase(0, 1);
+  return s;
 }
 
 }  // namespace shardflow

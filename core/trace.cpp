@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/trace.hpp>
 
 namespace shardflow {
@@ -124,13 +125,7 @@ void json_shortest(std::ostream& out, double v) {
 // Exact decimal seconds from integer nanoseconds ("12.000000001"); empty for kNever.
 std::string seconds_text(Duration d) {
   if (d == kNever) return "";
-  std::int64_t ns = d.ns();
-  const bool neg = ns < 0;
-  if (neg) ns = -ns;
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%s%lld.%09lld", neg ? "-" : "", static_cast<long long>(ns / 1'000'000'000),
-                static_cast<long long>(ns % 1'000'000'000));
-  return buf;
+  return fixed_point(d.ns(), 9);
 }
 
 std::string csv_field(const std::string& s) {

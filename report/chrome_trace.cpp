@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include <shardflow/core/text.hpp>
 #include <shardflow/report/chrome_trace.hpp>
 
 #include "lanes.hpp"
@@ -22,10 +23,7 @@ constexpr int kFirstNodePid = 2;
 
 // Microseconds with three decimals, exactly, from integer nanoseconds.
 std::string micros(std::int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%s%lld.%03lld", ns < 0 ? "-" : "",
-                static_cast<long long>(std::abs(ns) / 1000), static_cast<long long>(std::abs(ns) % 1000));
-  return buf;
+  return fixed_point(ns, 3);
 }
 
 class Writer {

@@ -57,11 +57,7 @@ std::string esc(std::string_view s) {
 }
 
 std::string num(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  std::string s = buf;
-  if (s == "-0" || s == "-0.0" || s == "-0.00") s.erase(0, 1);
-  return s;
+  return fixed_decimals(v, decimals);
 }
 
 std::string count(std::uint64_t n) {

@@ -1,3 +1,7 @@
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -5,6 +9,8 @@
 #include <shardflow/core/text.hpp>
 
 using shardflow::edit_distance;
+using shardflow::fixed_decimals;
+using shardflow::fixed_point;
 
 // The distance "did you mean" suggestions rank by (scenario keys, kernel names, CLI options and commands):
 // each insertion, deletion, substitution or swap of two adjacent characters is one edit.
@@ -21,4 +27,40 @@ TEST_CASE("text: edit_distance counts a swap of adjacent characters as one edit"
   CHECK(edit_distance("abc", "ca") == 3);  // optimal string alignment: no edit of a swapped pair
   CHECK(edit_distance("kitten", "sitting") == 3);
   CHECK(edit_distance("count", "cont") == edit_distance("cont", "count"));
+}
+
+TEST_CASE("fixed_point and fixed_decimals write what printf writes", "[core]") {
+  CHECK(fixed_point(0, 9) == "0.000000000");
+  CHECK(fixed_point(5, 9) == "0.000000005");
+  CHECK(fixed_point(-1500, 3) == "-1.500");
+  CHECK(fixed_point(-999, 3) == "-0.999");
+  CHECK(fixed_point(123456789012, 9) == "123.456789012");
+  CHECK(fixed_point(42, 0) == "42");
+  CHECK(fixed_point(INT64_MIN, 9) == "-9223372036.854775808");
+  CHECK(fixed_point(INT64_MAX, 3) == "9223372036854775.807");
+  // Against printf on a spread of values and both signs.
+  for (std::int64_t v : {std::int64_t{1}, std::int64_t{999}, std::int64_t{1000}, std::int64_t{1001},
+                         std::int64_t{86'400'000'000'123}, std::int64_t{7'000'000'000}}) {
+    for (const std::int64_t x : {v, -v}) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%lld.%09lld", x < 0 ? "-" : "",
+                    static_cast<long long>(std::llabs(x) / 1'000'000'000),
+                    static_cast<long long>(std::llabs(x) % 1'000'000'000));
+      CHECK(fixed_point(x, 9) == buf);
+    }
+  }
+  CHECK(fixed_decimals(2.5, 0) == "2");  // printf rounds half to even, as to_chars does
+  CHECK(fixed_decimals(3.5, 0) == "4");
+  CHECK(fixed_decimals(0.125, 2) == "0.12");
+  CHECK(fixed_decimals(-0.001, 2) == "0.00");
+  CHECK(fixed_decimals(-0.004, 0) == "0");
+  CHECK(fixed_decimals(-1.5, 1) == "-1.5");
+  CHECK(fixed_decimals(1e20, 1) == "100000000000000000000.0");
+  for (double v : {0.1, 1.0 / 3, 2.675, 1234.5678, 1e-7, 6.02e23}) {
+    for (int d : {0, 1, 2, 3, 6}) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%.*f", d, v);
+      CHECK(fixed_decimals(v, d) == buf);
+    }
+  }
 }

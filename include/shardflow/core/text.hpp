@@ -21,6 +21,14 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 /// A count with thousands separators: 50000000 -> "50,000,000".
 std::string with_commas(std::uint64_t n);
 
+/// `units` / 10^decimals in fixed point, every decimal written: fixed_point(-1500, 3) == "-1.500",
+/// fixed_point(5, 9) == "0.000000005" (decimals 0..18). What printf("%s%lld.%0*lld") gives, without
+/// printf: trace files write one for every time of every attempt.
+std::string fixed_point(std::int64_t units, int decimals);
+/// `v` with `decimals` digits after the point, as printf("%.*f") writes it (std::to_chars, which the
+/// standard defines to give printf's text), and "0" rather than "-0" for a negative value that rounds to 0.
+std::string fixed_decimals(double v, int decimals);
+
 /// A user's text (a name, a value) as a message shows it: whole up to 100 characters (UTF-8); longer, its
 /// first 100 and "... (N more characters)". A message about a 10,000-character step name stays short.
 std::string shortened(std::string_view text);

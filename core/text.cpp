@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -116,6 +117,23 @@ std::string fixed_point(std::int64_t units, int decimals) {
 }
 
 std::string fixed_decimals(double v, int decimals) {
+  // The common case without to_chars's exact decimal expansion: v x 10^decimals is one rounding away from
+  // the exact product, so where that product is not within its rounding error of a half, rounding it to
+  // the nearest integer gives the integer printf rounds the exact value to.
+  if (decimals >= 0 && decimals <= 9 && std::isfinite(v)) {
+    static constexpr double kScale[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    const double scaled = v * kScale[decimals];
+    if (std::fabs(scaled) < 1e15) {
+      const double whole = std::floor(scaled);
+      const double frac = scaled - whole;
+      if (std::fabs(frac - 0.5) > std::fabs(scaled) * 0x1p-50 + 0x1p-60) {
+        const auto units = static_cast<std::int64_t>(frac < 0.5 ? whole : whole + 1);
+        if (units == 0)
+          return decimals == 0 ? "0" : "0." + std::string(static_cast<std::size_t>(decimals), '0');
+        return fixed_point(units, decimals);
+      }
+    }
+  }
   char buf[400];  // 1e308 in fixed notation is 309 digits
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
   std::string s = ec == std::errc() ? std::string(buf, end) : std::string("nan");

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include <shardflow/core/out_buffer.hpp>
 #include <shardflow/core/text.hpp>
 #include <shardflow/core/trace.hpp>
 
@@ -75,48 +76,55 @@ std::string Trace::pod_name(const AttemptRecord& a) const {
 
 // Traces can hold millions of attempts, so they are written field by field rather than through a JSON
 // document tree.
-void write_json_string(std::ostream& out, std::string_view s) {
-  out << '"';
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
   for (char c : s) {
     switch (c) {
       case '"':
-        out << "\\\"";
+        out += "\\\"";
         break;
       case '\\':
-        out << "\\\\";
+        out += "\\\\";
         break;
       case '\n':
-        out << "\\n";
+        out += "\\n";
         break;
       case '\r':
-        out << "\\r";
+        out += "\\r";
         break;
       case '\t':
-        out << "\\t";
+        out += "\\t";
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out << buf;
+          constexpr char kHex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+          out += kHex[static_cast<unsigned char>(c) & 0xF];
         } else {
-          out << c;
+          out += c;
         }
     }
   }
-  out << '"';
+  out += '"';
+}
+
+void write_json_string(std::ostream& out, std::string_view s) {
+  std::string text;
+  append_json_string(text, s);
+  out << text;
 }
 
 namespace {
 
-void json_number(std::ostream& out, double v) {
+void json_number(OutBuffer& out, double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   out << buf;
 }
 
 // The shortest text that reads back as `v` ("0.05", not "0.050000000000000003").
-void json_shortest(std::ostream& out, double v) {
+void json_shortest(OutBuffer& out, double v) {
   char buf[32];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
   out << std::string_view(buf, ec == std::errc() ? static_cast<std::size_t>(end - buf) : 0);
@@ -141,77 +149,81 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 void write_trace_json(std::ostream& out, const Trace& t) {
-  out << "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": ";
-  write_json_string(out, t.backend);
-  out << ",\n  \"scenario\": ";
-  write_json_string(out, t.scenario);
-  out << ",\n  \"seed\": " << t.seed << ",\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": " << t.tasks_failed;
+  OutBuffer w(out);
+  w << "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": ";
+  append_json_string(w.text(), t.backend);
+  w << ",\n  \"scenario\": ";
+  append_json_string(w.text(), t.scenario);
+  w << ",\n  \"seed\": " << t.seed << ",\n  \"time_unit\": \"ns\",\n  \"tasks_failed\": " << t.tasks_failed;
   // Only a scaled run has these: a trace of any other run reads and writes as before they existed.
   if (t.time_scale != 1) {
-    out << ",\n  \"time_scale\": ";
-    json_shortest(out, t.time_scale);
-    out << ", \"time_scaled_steps\": [";
+    w << ",\n  \"time_scale\": ";
+    json_shortest(w, t.time_scale);
+    w << ", \"time_scaled_steps\": [";
     for (std::size_t i = 0; i < t.time_scaled_steps.size(); ++i)
-      out << (i ? ", " : "") << t.time_scaled_steps[i];
-    out << "]";
+      w << (i ? ", " : "") << t.time_scaled_steps[i];
+    w << "]";
   }
-  out << ",\n  \"steps\": [";
+  w << ",\n  \"steps\": [";
   for (std::size_t i = 0; i < t.steps.size(); ++i) {
-    out << (i ? ", " : "");
-    write_json_string(out, t.steps[i]);
+    w << (i ? ", " : "");
+    append_json_string(w.text(), t.steps[i]);
   }
-  out << "],\n  \"nodes\": [";
+  w << "],\n  \"nodes\": [";
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {
     const NodeRecord& n = t.nodes[i];
-    out << (i ? ",\n    " : "\n    ") << "{\"name\": ";
-    write_json_string(out, n.name);
-    out << ", \"pool\": ";
-    write_json_string(out, n.pool);
-    out << ", \"cpu_milli\": " << n.cpu << ", \"memory_bytes\": " << n.memory << ", \"gpu\": " << n.gpu
-        << ", \"price_per_hour\": ";
-    json_number(out, n.price_per_hour);
-    out << ", \"billed_from\": " << n.billed_from.ns() << ", \"up\": " << n.up.ns()
-        << ", \"down\": " << n.down.ns() << "}";
+    w << (i ? ",\n    " : "\n    ") << "{\"name\": ";
+    append_json_string(w.text(), n.name);
+    w << ", \"pool\": ";
+    append_json_string(w.text(), n.pool);
+    w << ", \"cpu_milli\": " << n.cpu << ", \"memory_bytes\": " << n.memory << ", \"gpu\": " << n.gpu
+      << ", \"price_per_hour\": ";
+    json_number(w, n.price_per_hour);
+    w << ", \"billed_from\": " << n.billed_from.ns() << ", \"up\": " << n.up.ns()
+      << ", \"down\": " << n.down.ns() << "}";
   }
-  out << (t.nodes.empty() ? "" : "\n  ") << "],\n  \"attempts\": [";
+  w << (t.nodes.empty() ? "" : "\n  ") << "],\n  \"attempts\": [";
   std::string pod;
   for (std::size_t i = 0; i < t.attempts.size(); ++i) {
     const AttemptRecord& a = t.attempts[i];
-    out << (i ? ",\n    " : "\n    ") << "{\"task\": " << a.task << ", \"step\": " << a.step
-        << ", \"item\": " << a.item << ", \"attempt\": " << a.attempt << ", \"node\": " << a.node
-        << ", \"submitted\": " << a.submitted.ns() << ", \"scheduled\": " << a.scheduled.ns()
-        << ", \"started\": " << a.started.ns() << ", \"finished\": " << a.finished.ns() << ", \"outcome\": \""
-        << to_string(a.outcome) << "\", \"kind\": \"" << to_string(a.kind)
-        << "\", \"image_pull\": " << a.image_pull.ns() << ", \"input_read\": " << a.input_read.ns()
-        << ", \"output_write\": " << a.output_write.ns();
+    w << (i ? ",\n    " : "\n    ") << "{\"task\": " << a.task << ", \"step\": " << a.step
+      << ", \"item\": " << a.item << ", \"attempt\": " << a.attempt << ", \"node\": " << a.node
+      << ", \"submitted\": " << a.submitted.ns() << ", \"scheduled\": " << a.scheduled.ns()
+      << ", \"started\": " << a.started.ns() << ", \"finished\": " << a.finished.ns() << ", \"outcome\": \""
+      << to_string(a.outcome) << "\", \"kind\": \"" << to_string(a.kind)
+      << "\", \"image_pull\": " << a.image_pull.ns() << ", \"input_read\": " << a.input_read.ns()
+      << ", \"output_write\": " << a.output_write.ns();
     pod = t.pod_name(a);
     if (!pod.empty()) {
-      out << ", \"pod\": ";
-      write_json_string(out, pod);
+      w << ", \"pod\": ";
+      append_json_string(w.text(), pod);
     }
     if (a.error < t.errors.size()) {
-      out << ", \"error\": ";
-      write_json_string(out, t.errors[a.error]);
+      w << ", \"error\": ";
+      append_json_string(w.text(), t.errors[a.error]);
     }
-    out << "}";
+    w << "}";
   }
-  out << (t.attempts.empty() ? "" : "\n  ") << "]\n}\n";
+  w << (t.attempts.empty() ? "" : "\n  ") << "]\n}\n";
+  w.flush();
 }
 
 void write_trace_csv(std::ostream& out, const Trace& t) {
-  out << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,kind,image_pull_s,"
-         "input_read_s,output_write_s,pod,error\n";
+  OutBuffer w(out);
+  w << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,kind,image_pull_s,"
+       "input_read_s,output_write_s,pod,error\n";
   for (const AttemptRecord& a : t.attempts) {
     const std::string step = a.step < t.steps.size() ? t.steps[a.step] : std::to_string(a.step);
     const std::string node =
         a.node >= 0 && static_cast<std::size_t>(a.node) < t.nodes.size() ? t.nodes[a.node].name : "";
-    out << a.task << ',' << csv_field(step) << ',' << a.item << ',' << a.attempt << ',' << csv_field(node)
-        << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
-        << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
-        << to_string(a.kind) << ',' << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
-        << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << ','
-        << csv_field(std::string(t.error_text(a))) << '\n';
+    w << a.task << ',' << csv_field(step) << ',' << a.item << ',' << a.attempt << ',' << csv_field(node)
+      << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
+      << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
+      << to_string(a.kind) << ',' << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
+      << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << ','
+      << csv_field(std::string(t.error_text(a))) << '\n';
   }
+  w.flush();
 }
 
 }  // namespace shardflow

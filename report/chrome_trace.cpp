@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include <shardflow/core/out_buffer.hpp>
 #include <shardflow/core/text.hpp>
 #include <shardflow/report/chrome_trace.hpp>
 
@@ -38,6 +39,7 @@ class Writer {
       process(kFirstNodePid + static_cast<int>(n), t_.nodes[n].name + " (" + t_.nodes[n].pool + ")");
     placed();
     out_ << "\n]}\n";
+    out_.flush();
   }
 
  private:
@@ -49,20 +51,20 @@ class Writer {
   void process(int pid, const std::string& name) {
     begin_event();
     out_ << "{\"ph\": \"M\", \"pid\": " << pid << ", \"name\": \"process_name\", \"args\": {\"name\": ";
-    write_json_string(out_, name);
+    append_json_string(out_.text(), name);
     out_ << "}}";
     begin_event();
     out_ << "{\"ph\": \"M\", \"pid\": " << pid
          << ", \"name\": \"process_sort_index\", \"args\": {\"sort_index\": " << pid << "}}";
   }
 
-  void slice(const std::string& name, const std::string& cat, std::int64_t begin, std::int64_t end, int pid,
+  void slice(std::string_view name, std::string_view cat, std::int64_t begin, std::int64_t end, int pid,
              int tid, const AttemptRecord* args) {
     begin_event();
     out_ << "{\"ph\": \"X\", \"name\": ";
-    write_json_string(out_, name);
+    append_json_string(out_.text(), name);
     out_ << ", \"cat\": ";
-    write_json_string(out_, cat);
+    append_json_string(out_.text(), cat);
     out_ << ", \"ts\": " << micros(begin) << ", \"dur\": " << micros(end - begin) << ", \"pid\": " << pid
          << ", \"tid\": " << tid;
     if (args != nullptr) {
@@ -130,7 +132,7 @@ class Writer {
     }
   }
 
-  std::ostream& out_;
+  OutBuffer out_;
   const Trace& t_;
   bool first_ = true;
 };

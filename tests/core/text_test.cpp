@@ -1,4 +1,5 @@
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +57,42 @@ TEST_CASE("fixed_point and fixed_decimals write what printf writes", "[core]") {
   CHECK(fixed_decimals(-0.004, 0) == "0");
   CHECK(fixed_decimals(-1.5, 1) == "-1.5");
   CHECK(fixed_decimals(1e20, 1) == "100000000000000000000.0");
+  // Many values against printf: exact halves (k/8, k/16), decimal halves that are not exact in binary
+  // (x.xx5), and values spread over the magnitudes, both signs.
+  std::uint64_t state = 12345;
+  const auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 11;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint64_t r = next();
+    double v = 0;
+    switch (i % 4) {
+      case 0:
+        v = static_cast<double>(r % 100000) / 8;
+        break;
+      case 1:
+        v = static_cast<double>(r % 1000000) / 1000 + 0.0005;
+        break;
+      case 2:
+        v = static_cast<double>(r) * 0x1p-53 * std::pow(10.0, static_cast<double>(r % 17) - 6);
+        break;
+      default:
+        v = static_cast<double>(r % 100000) / 16;
+        break;
+    }
+    if (r & 1) v = -v;
+    const int d = static_cast<int>(next() % 7);
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "%.*f", d, v);
+    std::string want = buf;
+    if (want.size() >= 2 && want[0] == '-' && want.find_first_not_of("0.", 1) == std::string::npos)
+      want.erase(0, 1);
+    if (fixed_decimals(v, d) != want) {
+      CAPTURE(v, d);
+      CHECK(fixed_decimals(v, d) == want);
+    }
+  }
   for (double v : {0.1, 1.0 / 3, 2.675, 1234.5678, 1e-7, 6.02e23}) {
     for (int d : {0, 1, 2, 3, 6}) {
       char buf[128];

@@ -137,5 +137,7 @@ void write_trace_csv(std::ostream& out, const Trace& trace);
 Trace read_trace_json(std::istream& in, const std::string& file);
 /// `s` as a JSON string literal, quoted and escaped (for the writers of other trace formats).
 void write_json_string(std::ostream& out, std::string_view s);
+/// The same, appended to `out`.
+void append_json_string(std::string& out, std::string_view s);
 
 }  // namespace shardflow

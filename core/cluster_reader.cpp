@@ -650,7 +650,7 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
 }  // namespace
 
 Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const std::string& preset) {
-  const Map m(r, n, "cluster", kClusterKeys);
+  const Map m(r, n, "cluster", kClusterKeys, Map::Kind::section);
   Cluster c;
   const Node pools = m.require("node_pools");
   const std::string f = m.field("node_pools");

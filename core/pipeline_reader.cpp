@@ -429,7 +429,7 @@ class PipelineReader {
     }
     if (unnamed_broken) return steps;  // collecting: what `after` names cannot be told from a typo
     if (!broken.empty()) forget_broken(steps, pending, broken);
-    resolve(steps, pending, by_name);
+    resolve(steps, pending, by_name, std::vector<std::string>(broken.begin(), broken.end()));
     if (broken.empty()) resolve_fan_in(steps, pending);
     return steps;
   }
@@ -442,7 +442,7 @@ class PipelineReader {
     std::optional<Node> name_node;  // optional: yaml-cpp's Node::operator= rewrites the node it refers to
     std::vector<Node> after_nodes;
     std::vector<std::size_t> after_index;  // each entry's place in the file's `after` list
-    std::optional<Node> fan_in_key;  // the `fan_in` key, when the step has one
+    std::optional<Node> fan_in_key;        // the `fan_in` key, when the step has one
   };
 
   Step read_step(const Node& n, const std::string& path, int depth, Pending& p) {
@@ -597,10 +597,20 @@ class PipelineReader {
   }
 
   // `after` names into sibling indices, then no cycle (validate.cpp), reported at the `after` entry.
-  void resolve(std::vector<Step>& steps, const std::vector<Pending>& pending, const Names& by_name) const {
-    if (auto p = resolve_dependencies(steps, by_name))
-      r_.fail(pending[p->step].after_nodes[p->entry],
-              index_path(pending[p->step].path + ".after", pending[p->step].after_index[p->entry]), p->message);
+  // Collecting, the entry at fault is reported and left out, and the rest looked at again: each unknown
+  // name and each cycle once.
+  void resolve(std::vector<Step>& steps, std::vector<Pending>& pending, const Names& by_name,
+               const std::vector<std::string>& left_out) const {
+    while (auto p = resolve_dependencies(steps, by_name, left_out)) {
+      Pending& at = pending[p->step];
+      r_.report(at.after_nodes[p->entry], index_path(at.path + ".after", at.after_index[p->entry]),
+                p->message);
+      const auto e = static_cast<std::ptrdiff_t>(p->entry);
+      steps[p->step].after.erase(steps[p->step].after.begin() + e);
+      at.after_nodes.erase(at.after_nodes.begin() + e);
+      at.after_index.erase(at.after_index.begin() + e);
+      for (Step& st : steps) st.deps.clear();
+    }
   }
 
   const Reader& r_;
@@ -654,7 +664,7 @@ Resources read_resources(const Reader& r, const Node& n, const std::string& fiel
 }
 
 std::vector<Step> read_pipeline(const Reader& r, const Node& n, const Cluster& cluster, bool check_fit) {
-  const Map p(r, n, "pipeline", kPipelineKeys);
+  const Map p(r, n, "pipeline", kPipelineKeys, Map::Kind::section);
   PipelineReader pr(r, cluster, check_fit);
   return pr.read_steps(p.require("steps"), "pipeline.steps", 0);
 }

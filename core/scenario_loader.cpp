@@ -60,14 +60,19 @@ Scenario read_scenario_head(const Reader& r, const Map& m, bool* cluster_sound =
   const auto over = m.get("overheads");
   const bool overheads_read = r.attempt([&] { s.overheads = read_overheads(r, over); });
   const bool no_overheads = over && over->IsScalar();
-  const Node cluster_node = m.require("cluster");
-  const std::size_t before = r.problem_count();
-  const bool cluster_read =
-      r.attempt([&] { s.cluster = read_cluster(r, cluster_node, no_overheads, s.overheads.preset); });
-  const bool sound = cluster_read && r.problem_count() == before;
+  // Collecting, a cluster missing (or misspelled) still lets the pipeline be read, without fit checks.
+  std::optional<Node> cluster_node;
+  r.attempt([&] { cluster_node = m.require("cluster"); });
+  bool sound = false;
+  if (cluster_node) {
+    const std::size_t before = r.problem_count();
+    const bool cluster_read =
+        r.attempt([&] { s.cluster = read_cluster(r, *cluster_node, no_overheads, s.overheads.preset); });
+    sound = cluster_read && r.problem_count() == before;
+  }
   if (cluster_sound != nullptr) *cluster_sound = sound;
   if (sound && overheads_read)
-    r.attempt([&] { check_driver_pod(r, s.cluster, s.overheads, over, cluster_node); });
+    r.attempt([&] { check_driver_pod(r, s.cluster, s.overheads, over, *cluster_node); });
   s.pipeline.name = s.name;
   return s;
 }
@@ -78,12 +83,13 @@ Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_task
                      "the file is empty; expected a mapping with name, pipeline and cluster");
   if (!root.IsMap())
     r.fail(root, "", "the top level must be a mapping with name, pipeline and cluster, " + got(root));
-  const Map m(r, root, "", kTopKeys);
+  const Map m(r, root, "", kTopKeys, Map::Kind::section);
   bool cluster_sound = true;
   Scenario s = read_scenario_head(r, m, &cluster_sound);
-  const Node pipeline = m.require("pipeline");
-  r.attempt([&] { s.pipeline.steps = read_pipeline(r, pipeline, s.cluster, cluster_sound); });
-  if (r.problem_count() == 0) check_task_limit(s.pipeline, max_tasks, r.file());
+  r.attempt([&] { s.pipeline.steps = read_pipeline(r, m.require("pipeline"), s.cluster, cluster_sound); });
+  // The steps read so far unroll to no more tasks than the whole pipeline would: over the limit is a
+  // problem whatever else is.
+  r.attempt([&] { check_task_limit(s.pipeline, max_tasks, r.file()); });
   return s;
 }
 
@@ -300,6 +306,13 @@ ScenarioCheck check_scenario_file(const std::string& path, LoadOptions options) 
   };
   std::stable_sort(check.problems.begin(), check.problems.end(),
                    [&](const InputError& a, const InputError& b) { return rank(a) < rank(b); });
+  // One place in the file read twice, through a YAML alias: one message.
+  check.problems.erase(std::unique(check.problems.begin(), check.problems.end(),
+                                   [](const InputError& a, const InputError& b) {
+                                     return a.where().line != 0 && a.where() == b.where() &&
+                                            a.message() == b.message();
+                                   }),
+                       check.problems.end());
   return check;
 }
 

@@ -97,7 +97,8 @@ std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Over
          (largest->has_overhead() ? " for pods, after its reserved resources and daemonsets" : "") + ")";
 }
 
-std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name) {
+std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name,
+                                                const std::vector<std::string>& left_out) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     for (std::size_t j = 0; j < steps[i].after.size(); ++j) {
       const std::string& want = steps[i].after[j];
@@ -105,12 +106,15 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
       const auto it = by_name.find(want);
       if (it == by_name.end()) {
         // A message, not a listing of a huge group: the first 10 of the other steps.
-        const auto other = [&](std::size_t k) { return steps[k < i ? k : k + 1].name; };
-        return StepProblem{
-            i, j,
-            "unknown step " + quote(want) +
-                (steps.size() == 1 ? std::string(" (no other steps here)")
-                                   : " (steps here: " + listed(steps.size() - 1, other) + ")")};
+        const std::size_t others = steps.size() - 1;
+        const auto other = [&](std::size_t k) {
+          return k < others ? steps[k < i ? k : k + 1].name : left_out[k - others];
+        };
+        return StepProblem{i, j,
+                           "unknown step " + quote(want) +
+                               (others + left_out.size() == 0
+                                    ? std::string(" (no other steps here)")
+                                    : " (steps here: " + listed(others + left_out.size(), other) + ")")};
       }
       steps[i].deps.push_back(static_cast<StepIndex>(it->second));
     }

@@ -48,7 +48,10 @@ using StepNames = std::map<std::string, std::size_t, std::less<>>;
 /// looks for a dependency cycle. The first problem in reading order: a step waiting for itself, an
 /// unknown name (listing up to 10 sibling names), or a cycle (reported at the entry that closes it: the
 /// shortest cycle through that entry, named in run order, its first 10 steps and how many more).
-std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name);
+/// `left_out`: the names of sibling steps a collecting reader left out for their problems, named too
+/// where an unknown step's message lists the steps here.
+std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name,
+                                                const std::vector<std::string>& left_out = {});
 
 /// The first dependency cycle among `steps` (whose `deps` are resolved), as resolve_dependencies reports
 /// it; one depth-first search, then one breadth-first search for the cycle's shortest form.

@@ -182,31 +182,43 @@ class Reader {
 // One YAML mapping, checked once for duplicate and unknown keys, then read by key.
 class Map {
  public:
-  Map(const Reader& r, const YAML::Node& node, std::string path, Keys known)
+  /// How a reader collecting problems (Reader::collecting) goes on past a bad key: an element (a step, a
+  /// node pool, a value's mapping) reports all its bad keys, then is left out, since what the key was
+  /// meant to give is missing from it; a section (the top level, `cluster`, `pipeline`) reports them and
+  /// is read without them, its other keys being independent of each other.
+  enum class Kind { element, section };
+
+  Map(const Reader& r, const YAML::Node& node, std::string path, Keys known, Kind kind = Kind::element)
       : r_(r), node_(node), path_(std::move(path)) {
     if (!node.IsMap()) r.fail(node, path_, "expected a mapping, " + got(node));
+    std::size_t bad_keys = 0;  // reported (collecting only: otherwise the first throws)
     for (auto it = node.begin(); it != node.end(); ++it) {
       const YAML::Node k = it->first;
       // Collecting, a bad key is recorded and left out, and the mapping's other keys are read.
       if (!k.IsScalar()) {
         r.report(k, path_, "a key must be a plain name, " + got(k));
+        ++bad_keys;
         continue;
       }
       const std::string& name = k.Scalar();
       if (const auto dup = index_.find(name); dup != index_.end()) {
         r.report(k, key_path(path_, name),
                  duplicate_key_message(name, r.at(entries_[dup->second].key_node).line));
+        ++bad_keys;
         continue;
       }
       if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end()) {
         r.report(k, key_path(path_, name), unknown_key_message(name, known));
         if (const auto meant = closest_name(name, known)) misspelled_.emplace_back(*meant);
+        ++bad_keys;
         continue;
       }
       if (it->second.IsNull()) r.note_null_value(it->second, k.Mark());
       index_.emplace(name, entries_.size());
       entries_.push_back({name, k, it->second});
     }
+    if (bad_keys && kind == Kind::element)
+      throw AlreadyReported(r.at(node), path_, "the mapping has keys that were reported");
   }
 
   static std::string unknown_key_message(const std::string& name, Keys known) {

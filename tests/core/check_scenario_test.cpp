@@ -101,7 +101,7 @@ TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
         std::vector<std::string>{
             f + ":5:24: pipeline.steps[0].resources.cpu: expected a CPU quantity such as 4, 1.5 or 500m, got "
                 "\"lots\"",
-            f + ":9:18: pipeline.steps[2].after[1]: unknown step \"nowhere\" (steps here: b)"});
+            f + ":9:18: pipeline.steps[2].after[1]: unknown step \"nowhere\" (steps here: b, a)"});
   }
   SECTION("a misspelled required key is reported once, as unknown") {
     const std::string f = write_file("name.yaml",
@@ -176,6 +176,96 @@ TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
                         "500ms, got \"never\"");
     CHECK(got[1] == f + ":10:7: cluster.node_pools[1].name: duplicate pool name \"p\" (first at line 9)");
   }
+}
+
+TEST_CASE("check_scenario_file: an element with a misspelled key is left out whole", "[core]") {
+  // The pool without `count` and the step without its toleration are not checked further: no "missing
+  // count", no "fits no node pool" for what the misspelling took away.
+  const std::string f =
+      write_file("element.yaml",
+                 "name: t\n"
+                 "pipeline:\n"
+                 "  steps:\n"
+                 "    - name: a\n"
+                 "      toleration: [{key: gpu, operator: Exists}]\n"
+                 "    - name: b\n"
+                 "      parallel_for: {cont: 4}\n"
+                 "cluster:\n"
+                 "  node_pools:\n"
+                 "    - {name: p, cpu: 4, memory: 8Gi, count: 1, taints: [{key: gpu, value: x}]}\n"
+                 "    - {name: q, cpu: 4, memory: 8Gi, cont: 1}\n");
+  CHECK(messages(check_scenario_file(f, {})) ==
+        std::vector<std::string>{
+            f + ":5:7: pipeline.steps[0].toleration: unknown key \"toleration\" (did you mean "
+                "\"tolerations\"?)",
+            f + ":7:22: pipeline.steps[1].parallel_for.cont: unknown key \"cont\" (did you mean \"count\"?)",
+            f + ":11:38: cluster.node_pools[1].cont: unknown key \"cont\" (did you mean \"count\"?)"});
+}
+
+TEST_CASE("check_scenario_file: every dependency problem of a list, each once", "[core]") {
+  const std::string f = write_file("deps.yaml",
+                                   "name: t\n"
+                                   "pipeline:\n"
+                                   "  steps:\n"
+                                   "    - {name: a}\n"
+                                   "    - {name: b, after: [a, nope]}\n"
+                                   "    - {name: c, after: [d]}\n"
+                                   "    - {name: d, after: [c]}\n"
+                                   "    - {name: e, after: [e]}\n"
+                                   "cluster:\n"
+                                   "  node_pools:\n"
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
+  const std::vector<std::string> got = messages(check_scenario_file(f, {}));
+  CHECK(got == std::vector<std::string>{
+                   f + ":5:28: pipeline.steps[1].after[1]: unknown step \"nope\" (steps here: a, c, d, e)",
+                   f + ":7:25: pipeline.steps[3].after[0]: dependency cycle: c -> d -> c (each step runs "
+                       "before the next)",
+                   f + ":8:25: pipeline.steps[4].after[0]: step \"e\" cannot wait for itself"});
+  // Not collecting: the first of them.
+  CHECK(first_error(f) == got.front());
+}
+
+TEST_CASE("check_scenario_file: without a cluster the pipeline is still read", "[core]") {
+  const std::string f = write_file("nocluster.yaml",
+                                   "name: t\n"
+                                   "pipeline:\n"
+                                   "  steps:\n"
+                                   "    - {name: a, resources: {cpu: 0}}\n"
+                                   "    - {name: b, after: [nope]}\n"
+                                   "clustr:\n"
+                                   "  node_pools:\n"
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
+  CHECK(
+      messages(check_scenario_file(f, {})) ==
+      std::vector<std::string>{f + ":4:34: pipeline.steps[0].resources.cpu: must be > 0, got 0",
+                               f + ":5:25: pipeline.steps[1].after[0]: unknown step \"nope\" (steps here: a)",
+                               f + ":6:1: clustr: unknown key \"clustr\" (did you mean \"cluster\"?)"});
+  const std::string bare = write_file("bare.yaml", "name: x\n");
+  CHECK(messages(check_scenario_file(bare, {})) ==
+        std::vector<std::string>{bare + ":1:1: missing required key \"cluster\"",
+                                 bare + ":1:1: missing required key \"pipeline\""});
+}
+
+TEST_CASE("check_scenario_file: the task limit whatever else is wrong, and an alias's problem once", "[core]") {
+  const std::string f = write_file("limit.yaml",
+                                   "name: t\n"
+                                   "pipeline:\n"
+                                   "  steps:\n"
+                                   "    - {name: a, resources: &R {cpu: 0}}\n"
+                                   "    - {name: b, resources: *R}\n"
+                                   "    - name: d\n"
+                                   "      parallel_for: {count: 100000}\n"
+                                   "      steps: [{name: e, parallel_for: {count: 100000}}]\n"
+                                   "cluster:\n"
+                                   "  node_pools:\n"
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
+  CHECK(messages(check_scenario_file(f, {})) ==
+        std::vector<std::string>{f + ":4:37: pipeline.steps[0].resources.cpu: must be > 0, got 0",
+                                 f + ":7:29: pipeline.steps[2].parallel_for.count: the pipeline unrolls to "
+                                     "10,000,000,000 tasks (about "
+                                     "1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
+                                     "raises it; `explain` counts "
+                                     "without unrolling)"});
 }
 
 TEST_CASE("check_scenario_file: a sound file gives the scenario load_scenario_file gives", "[core]") {

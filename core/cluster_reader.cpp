@@ -492,6 +492,9 @@ std::string taint_text(const Taint& t) {
 }
 
 // `cluster.daemonsets`: each one's requests added to the pools it runs on.
+void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
+                    std::vector<DaemonSet>& out);
+
 std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std::string& field,
                                        std::vector<NodePool>& pools) {
   expect_list(r, v, field);
@@ -499,6 +502,18 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
   std::size_t i = 0;
   for (const auto& d : v) {
     const std::string f = index_path(field, i++);
+    // Collecting: a DaemonSet with a problem is reported and the next one read.
+    r.attempt([&] { read_daemonset(r, d, f, pools, out); });
+  }
+  // max_pods counts the DaemonSet pods (kubelet's maxPods): what is left is the pipeline's.
+  for (NodePool& pool : pools) pool.max_pods -= pool.daemon_pods;
+  return out;
+}
+
+// One DaemonSet `d` at `f`, appended to `out`, its pods' requests added to the pools it runs on.
+void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
+                    std::vector<DaemonSet>& out) {
+  {
     const Map m(r, d, f, kDaemonSetKeys);
     DaemonSet ds;
     ds.where = r.at(d);
@@ -563,9 +578,6 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
     }
     out.push_back(std::move(ds));
   }
-  // max_pods counts the DaemonSet pods (kubelet's maxPods): what is left is the pipeline's.
-  for (NodePool& pool : pools) pool.max_pods -= pool.daemon_pods;
-  return out;
 }
 
 NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {

@@ -202,6 +202,25 @@ TEST_CASE("check_scenario_file: an element with a misspelled key is left out who
             f + ":11:38: cluster.node_pools[1].cont: unknown key \"cont\" (did you mean \"count\"?)"});
 }
 
+TEST_CASE("check_scenario_file: each DaemonSet on its own", "[core]") {
+  const std::string f = write_file("daemonsets.yaml",
+                                   "name: t\n"
+                                   "pipeline: {steps: [{name: a}]}\n"
+                                   "cluster:\n"
+                                   "  node_pools:\n"
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                                   "  daemonsets:\n"
+                                   "    - {name: y, cpus: 100m}\n"
+                                   "    - {name: z, memory: lots}\n"
+                                   "    - {name: w, pools: [nopool]}\n");
+  CHECK(messages(check_scenario_file(f, {})) ==
+        std::vector<std::string>{
+            f + ":7:17: cluster.daemonsets[0].cpus: unknown key \"cpus\" (did you mean \"cpu\"?)",
+            f + ":8:25: cluster.daemonsets[1].memory: expected a size such as 16Gi, 512Mi, 10GiB or 1e9, got "
+                "\"lots\"",
+            f + ":9:25: cluster.daemonsets[2].pools[0]: no node pool named \"nopool\" (pools: p)"});
+}
+
 TEST_CASE("check_scenario_file: every dependency problem of a list, each once", "[core]") {
   const std::string f = write_file("deps.yaml",
                                    "name: t\n"
@@ -246,7 +265,8 @@ TEST_CASE("check_scenario_file: without a cluster the pipeline is still read", "
                                  bare + ":1:1: missing required key \"pipeline\""});
 }
 
-TEST_CASE("check_scenario_file: the task limit whatever else is wrong, and an alias's problem once", "[core]") {
+TEST_CASE("check_scenario_file: the task limit whatever else is wrong, and an alias's problem once",
+          "[core]") {
   const std::string f = write_file("limit.yaml",
                                    "name: t\n"
                                    "pipeline:\n"

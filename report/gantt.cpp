@@ -15,30 +15,58 @@ namespace {
 
 constexpr std::size_t kAggregateBins = 200;
 
-std::string step_name(const Trace& t, const AttemptRecord& a) {
-  return a.step < t.steps.size() ? t.steps[a.step] : "step " + std::to_string(a.step);
-}
-
 double sec(SimTime t) {
   return t.seconds();
 }
 
-// What hovering a bar shows.
-std::string bar_tip(const Trace& t, const AttemptRecord& a) {
-  std::string s = step_name(t, a) + "[" + std::to_string(a.item) + "] (task " + std::to_string(a.task) +
-                  "), attempt " + std::to_string(a.attempt) +
-                  (a.kind != AttemptKind::first ? std::string(" (") + to_string(a.kind) + ")" : "") + "\n";
+// What hovering a bar shows, appended to `s`.
+void append_bar_tip(std::string& s, const Trace& t, const AttemptRecord& a) {
+  if (a.step < t.steps.size())
+    s += t.steps[a.step];
+  else
+    s += "step " + std::to_string(a.step);
+  s += '[';
+  s += std::to_string(a.item);
+  s += "] (task ";
+  s += std::to_string(a.task);
+  s += "), attempt ";
+  s += std::to_string(a.attempt);
+  if (a.kind != AttemptKind::first) {
+    s += " (";
+    s += to_string(a.kind);
+    s += ')';
+  }
+  s += '\n';
   const std::string pod = t.pod_name(a);
-  if (!pod.empty()) s += "pod " + pod + " ";
-  s += "on " + t.nodes[static_cast<std::size_t>(a.node)].name + "\n";
-  s += "created " + human_duration(sec(a.submitted)) + ", bound " + human_duration(sec(a.scheduled));
-  if (a.started != kNever) s += ", started " + human_duration(sec(a.started));
-  s += ", ended " + human_duration(sec(a.finished)) + "\n";
-  if (a.started != kNever) s += "ran " + human_duration((a.finished - a.started).seconds()) + "; ";
-  s += std::string(to_string(a.outcome));
+  if (!pod.empty()) {
+    s += "pod ";
+    s += pod;
+    s += ' ';
+  }
+  s += "on ";
+  s += t.nodes[static_cast<std::size_t>(a.node)].name;
+  s += "\ncreated ";
+  s += human_duration(sec(a.submitted));
+  s += ", bound ";
+  s += human_duration(sec(a.scheduled));
+  if (a.started != kNever) {
+    s += ", started ";
+    s += human_duration(sec(a.started));
+  }
+  s += ", ended ";
+  s += human_duration(sec(a.finished));
+  s += '\n';
+  if (a.started != kNever) {
+    s += "ran ";
+    s += human_duration((a.finished - a.started).seconds());
+    s += "; ";
+  }
+  s += to_string(a.outcome);
   const std::string_view error = t.error_text(a);
-  if (!error.empty()) s += ": " + std::string(error.substr(0, 100));
-  return s;
+  if (!error.empty()) {
+    s += ": ";
+    s += error.substr(0, 100);
+  }
 }
 
 }  // namespace
@@ -118,6 +146,7 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
   double y = f.top;
   double last_label = -100;
   std::string marks;  // crosses go over every bar
+  std::string tip;    // a bar's hover text, reused
   for (std::size_t n = 0; n < nodes; ++n) {
     const double h = lane_px * rows[n];
     out += "<line class=\"node-sep\" x1=\"0\" x2=\"" + num(f.width - f.right) + "\" y1=\"" + num(y) +
@@ -167,10 +196,24 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
         const double by = y + lane_px * lanes[n][k] + (lane_px >= 4 ? 0.5 : 0);
         const double bh = lane_px >= 4 ? lane_px - 1 : lane_px;
         const bool on_path = a.outcome == Outcome::succeeded && crit.count(a.task) > 0;
-        out += "<rect class=\"bar s" + std::to_string(a.step) + (a.attempt > 0 ? " retry" : "") +
-               (on_path ? " crit" : "") + "\" x=\"" + num(x0, 2) + "\" y=\"" + num(by, 2) + "\" width=\"" +
-               num(x1 - x0, 2) + "\" height=\"" + num(bh, 2) + "\"><title>" + esc(bar_tip(t, a)) +
-               "</title></rect>\n";
+        // Appended piece by piece: a report draws up to max_bars of these.
+        out += "<rect class=\"bar s";
+        out += std::to_string(a.step);
+        if (a.attempt > 0) out += " retry";
+        if (on_path) out += " crit";
+        out += "\" x=\"";
+        out += num(x0, 2);
+        out += "\" y=\"";
+        out += num(by, 2);
+        out += "\" width=\"";
+        out += num(x1 - x0, 2);
+        out += "\" height=\"";
+        out += num(bh, 2);
+        out += "\"><title>";
+        tip.clear();
+        append_bar_tip(tip, t, a);
+        append_esc(out, tip);
+        out += "</title></rect>\n";
         if (a.outcome != Outcome::succeeded) {
           const double r = std::clamp(bh / 2, 2.0, 4.0), cy = by + bh / 2;
           marks += "<path class=\"x\" d=\"M" + num(x1 - r) + " " + num(cy - r) + "l" + num(2 * r) + " " +

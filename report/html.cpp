@@ -31,7 +31,12 @@ namespace shardflow::report::detail {
 
 std::string esc(std::string_view s) {
   std::string out;
-  out.reserve(s.size());
+  append_esc(out, s);
+  return out;
+}
+
+void append_esc(std::string& out, std::string_view s) {
+  out.reserve(out.size() + s.size());
   for (char c : s) {
     switch (c) {
       case '&':
@@ -53,7 +58,6 @@ std::string esc(std::string_view s) {
         out += c;
     }
   }
-  return out;
 }
 
 std::string num(double v, int decimals) {

@@ -15,6 +15,8 @@ namespace shardflow::report::detail {
 
 /// Text safe inside HTML elements and quoted attributes (& < > " ' escaped).
 std::string esc(std::string_view s);
+/// The same, appended to `out`.
+void append_esc(std::string& out, std::string_view s);
 /// A number with `decimals` decimals ("12.5"), for coordinates and table cells.
 std::string num(double v, int decimals = 1);
 /// An integer with thousands separators ("100,000").

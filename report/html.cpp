@@ -37,27 +37,34 @@ std::string esc(std::string_view s) {
 
 void append_esc(std::string& out, std::string_view s) {
   out.reserve(out.size() + s.size());
-  for (char c : s) {
-    switch (c) {
+  // Runs of ordinary characters in one append each.
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char* entity = nullptr;
+    switch (s[i]) {
       case '&':
-        out += "&amp;";
+        entity = "&amp;";
         break;
       case '<':
-        out += "&lt;";
+        entity = "&lt;";
         break;
       case '>':
-        out += "&gt;";
+        entity = "&gt;";
         break;
       case '"':
-        out += "&quot;";
+        entity = "&quot;";
         break;
       case '\'':
-        out += "&#39;";
+        entity = "&#39;";
         break;
       default:
-        out += c;
+        continue;
     }
+    out.append(s.data() + from, i - from);
+    out += entity;
+    from = i + 1;
   }
+  out.append(s.data() + from, s.size() - from);
 }
 
 std::string num(double v, int decimals) {

@@ -326,3 +326,16 @@ TEST_CASE("Trace: read_trace_json refuses a time scale that is not > 0, and a sc
             edited(tasks_failed, tasks_failed + ", \"time_scale\": 0.5, \"time_scaled_steps\": [0, 2]")) ==
         "run/trace.json:8:66: time_scaled_steps[1]: 2 is not an index into steps (2 of them)");
 }
+
+TEST_CASE("append_json_string escapes what JSON needs escaped, and nothing else", "[core]") {
+  std::string out = "x";
+  append_json_string(out, std::string_view("a\"b\\c\nd\re\tf\x01g\x1f"
+                                           "h/\xc3\xa9"));
+  CHECK(out == "x\"a\\\"b\\\\c\\nd\\re\\tf\\u0001g\\u001fh/\xc3\xa9\"");
+  out.clear();
+  append_json_string(out, "");
+  CHECK(out == "\"\"");
+  std::ostringstream s;
+  write_json_string(s, "plain");
+  CHECK(s.str() == "\"plain\"");
+}

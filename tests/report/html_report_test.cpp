@@ -8,6 +8,8 @@
 
 #include <shardflow/report/html_report.hpp>
 
+#include "report/html.hpp"
+
 using namespace shardflow;
 using namespace shardflow::report;
 
@@ -256,7 +258,8 @@ TEST_CASE("Run report: 100,000 attempts with long names and errors stay under 10
 
 // A significant difference smaller than two decimals shows its digits in the table and the chart's tooltip
 // (it read "+0 (95% CI +0 to +0.01)"), as in the command's table (planner::difference_decimals).
-TEST_CASE("compare report: a small significant difference is shown with the digits that show it", "[report]") {
+TEST_CASE("compare report: a small significant difference is shown with the digits that show it",
+          "[report]") {
   planner::CompareResult r;
   r.scenario = "s";
   r.replications = 10;
@@ -271,4 +274,13 @@ TEST_CASE("compare report: a small significant difference is shown with the digi
   const std::string html = out.str();
   CHECK(html.find("+0.004 (+0.003 to +0.005) *</td>") != std::string::npos);
   CHECK(html.find("small − base: +0.004 (95% CI +0.003 to +0.005)") != std::string::npos);
+}
+
+TEST_CASE("report: esc and append_esc escape the five HTML characters, and nothing else", "[report]") {
+  CHECK(detail::esc("a<b>&\"c'd e/\xc3\xa9") == "a&lt;b&gt;&amp;&quot;c&#39;d e/\xc3\xa9");
+  CHECK(detail::esc("") == "");
+  CHECK(detail::esc("&&") == "&amp;&amp;");
+  std::string out = "x";
+  detail::append_esc(out, "<y>");
+  CHECK(out == "x&lt;y&gt;");
 }

@@ -664,44 +664,48 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
 Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const std::string& preset) {
   const Map m(r, n, "cluster", kClusterKeys, Map::Kind::section);
   Cluster c;
-  const Node pools = m.require("node_pools");
-  const std::string f = m.field("node_pools");
-  expect_list(r, pools, f);
-  if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
-  std::size_t i = 0;
-  std::int64_t nodes = 0, most_nodes = 0;
   bool pools_broken = false;
-  for (const auto& p : pools) {
-    // The simulator's pool sets are 64-bit masks (sim/model.hpp checks it too, for clusters built in code).
-    if (i == 64) r.fail(p, index_path(f, i), "at most 64 node pools, got " + std::to_string(pools.size()));
-    NodePool pool;
-    // Collecting: a pool with a problem is left out, and the checks of the whole cluster are not made.
-    if (!r.attempt([&] { pool = read_pool(r, p, index_path(f, i)); })) {
-      pools_broken = true;
+  const auto read_pools = [&] {
+    const Node pools = m.require("node_pools");
+    const std::string f = m.field("node_pools");
+    expect_list(r, pools, f);
+    if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
+    std::size_t i = 0;
+    std::int64_t nodes = 0, most_nodes = 0;
+    for (const auto& p : pools) {
+      // The simulator's pool sets are 64-bit masks (sim/model.hpp checks it too).
+      if (i == 64) r.fail(p, index_path(f, i), "at most 64 node pools, got " + std::to_string(pools.size()));
+      NodePool pool;
+      // Collecting: a pool with a problem is left out, and the checks of the whole cluster are not made.
+      if (!r.attempt([&] { pool = read_pool(r, p, index_path(f, i)); })) {
+        pools_broken = true;
+        ++i;
+        continue;
+      }
+      const auto other = std::find_if(c.node_pools.begin(), c.node_pools.end(),
+                                      [&](const NodePool& o) { return o.name == pool.name; });
+      if (other != c.node_pools.end()) {
+        r.report(p, index_path(f, i) + ".name",
+                 "duplicate pool name " + quote(pool.name) + " (first at line " +
+                     std::to_string(other->where.line) + ")");
+        ++i;
+        continue;
+      }
+      nodes += pool.count + pool.autoscaling.max;
+      most_nodes += std::max(pool.count, pool.autoscaling.max);
+      c.node_pools.push_back(std::move(pool));
       ++i;
-      continue;
     }
-    const auto other = std::find_if(c.node_pools.begin(), c.node_pools.end(),
-                                    [&](const NodePool& o) { return o.name == pool.name; });
-    if (other != c.node_pools.end()) {
-      r.report(p, index_path(f, i) + ".name",
-               "duplicate pool name " + quote(pool.name) + " (first at line " +
-                   std::to_string(other->where.line) + ")");
-      ++i;
-      continue;
-    }
-    nodes += pool.count + pool.autoscaling.max;
-    most_nodes += std::max(pool.count, pool.autoscaling.max);
-    c.node_pools.push_back(std::move(pool));
-    ++i;
-  }
-  if (nodes == 0 && !pools_broken)
-    r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
-  // Each node costs the simulator memory and its trace a record: 64 pools of a million nodes took 10 GB.
-  if (constexpr std::int64_t kMaxNodes = 1'000'000; most_nodes > kMaxNodes)
-    r.fail(pools, f,
-           "the cluster has up to " + std::to_string(most_nodes) +
-               " nodes (each pool's count, or autoscaling.max); the limit is " + std::to_string(kMaxNodes));
+    if (nodes == 0 && !pools_broken)
+      r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
+    // Each node costs the simulator memory and its trace a record: 64 pools of 1M nodes took 10 GB.
+    if (constexpr std::int64_t kMaxNodes = 1'000'000; most_nodes > kMaxNodes)
+      r.fail(pools, f,
+             "the cluster has up to " + std::to_string(most_nodes) +
+                 " nodes (each pool's count, or autoscaling.max); the limit is " + std::to_string(kMaxNodes));
+  };
+  // Collecting: without its node pools (`node_pools` missing, say) the rest of the cluster is still read.
+  if (!r.attempt(read_pools)) pools_broken = true;
   // DaemonSets name pools: read against a cluster with a pool left out, they would report it missing.
   if (auto d = m.get("daemonsets"); d && !pools_broken)
     r.attempt([&] { c.daemonsets = read_daemonsets(r, *d, m.field("daemonsets"), c.node_pools); });

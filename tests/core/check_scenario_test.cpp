@@ -221,6 +221,21 @@ TEST_CASE("check_scenario_file: each DaemonSet on its own", "[core]") {
             f + ":9:25: cluster.daemonsets[2].pools[0]: no node pool named \"nopool\" (pools: p)"});
 }
 
+TEST_CASE("check_scenario_file: the rest of the cluster without its node pools", "[core]") {
+  const std::string f = write_file("nopools.yaml",
+                                   "name: t\n"
+                                   "pipeline: {steps: [{name: a}]}\n"
+                                   "cluster:\n"
+                                   "  nodepools: [{name: p, cpu: 4, memory: 8Gi, count: 1}]\n"
+                                   "  scheduler: {policy: fastest}\n");
+  const std::vector<std::string> got = messages(check_scenario_file(f, {}));
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == f + ":4:3: cluster.nodepools: unknown key \"nodepools\" (did you mean \"node_pools\"?)");
+  CHECK(got[1] ==
+        f + ":5:23: cluster.scheduler.policy: unknown policy \"fastest\" (expected least-allocated, "
+            "most-allocated, balanced-allocation, requested-to-capacity-ratio or list)");
+}
+
 TEST_CASE("check_scenario_file: every dependency problem of a list, each once", "[core]") {
   const std::string f = write_file("deps.yaml",
                                    "name: t\n"

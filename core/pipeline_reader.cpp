@@ -367,9 +367,11 @@ std::vector<PreferredSchedulingTerm> read_node_affinity(const Reader& r, const N
 KernelSpec read_kernel(const Reader& r, const Node& n, const std::string& field) {
   const Map m(r, n, field, {});
   KernelSpec k;
-  k.name = get_nonempty_string(r, m.require("name"), m.field("name"));
+  const Node name = m.require("name");
+  k.name = get_nonempty_string(r, name, m.field("name"));
   k.field = field;
   k.where = r.at(n);
+  k.name_where = r.at(name);
   for (const auto& e : m.entries()) {
     if (e.key == "name") continue;
     k.params[e.key] = scalar(r, e.value, m.field(e.key), "a number or a string");

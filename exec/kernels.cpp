@@ -191,10 +191,12 @@ const KernelInfo& find_kernel(const KernelSpec& k) {
     list += info.name;
   }
   const std::string field = k.field.empty() ? "name" : k.field + ".name";
+  // At the name (or the --set that gave it); a spec built in code may know only the mapping's place.
+  const SourceLocation& at = k.name_where.file.empty() ? k.where : k.name_where;
   if (best_d <= std::max<std::size_t>(2, name.size() / 3))
-    throw InputError(k.where, field,
+    throw InputError(at, field,
                      "unknown kernel " + quote(name) + " (did you mean \"" + std::string(best) + "\"?)");
-  throw InputError(k.where, field, "unknown kernel " + quote(name) + " (the kernels are: " + list + ")");
+  throw InputError(at, field, "unknown kernel " + quote(name) + " (the kernels are: " + list + ")");
 }
 
 // The kernel's entry, after checking that every parameter is known and of the right type.

@@ -101,7 +101,7 @@ TEST_CASE("cli: run --backend local reports bad kernels, commands and overlays b
   };
   const std::vector<Case> cases = {
       {"      kernel: {name: shard_stat, rows: 10}\n",
-       ":5:15: pipeline.steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
+       ":5:22: pipeline.steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
        "\"shard_stats\"?)\n"},
       {"      kernel: {name: shard_stats, rows: many}\n",
        ":5:41: pipeline.steps[0].kernel.rows: expected an integer from 1 to 1000000000000 (1e12), got "

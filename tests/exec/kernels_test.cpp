@@ -364,12 +364,12 @@ TEST_CASE("Kernels: check_kernels names the place and the field of every problem
   // The kernel mapping starts at 9:9; a parameter's value on line 10 at column 9 + len("key: ").
   CHECK(check_error(step("        name: shard_stat\n"
                          "        rows: 10\n")) ==
-        "t.yaml:9:9: pipeline.steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
+        "t.yaml:9:15: pipeline.steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
         "\"shard_stats\"?)");
-  CHECK(
-      check_error(step("        name: x\n")) ==
-      "t.yaml:9:9: pipeline.steps[0].kernel.name: unknown kernel \"x\" (the kernels are: aggregate, command, "
-      "evaluate, noop, ridge_solve, select_best, shard_stats, sleep, spin)");
+  CHECK(check_error(step("        name: x\n")) ==
+        "t.yaml:9:15: pipeline.steps[0].kernel.name: unknown kernel \"x\" (the kernels are: aggregate, "
+        "command, "
+        "evaluate, noop, ridge_solve, select_best, shard_stats, sleep, spin)");
   CHECK(check_error(step("        name: shard_stats\n"
                          "        rowz: 10\n")) ==
         "t.yaml:10:15: pipeline.steps[0].kernel.rowz: unknown parameter \"rowz\" for kernel shard_stats "
@@ -538,7 +538,7 @@ TEST_CASE("Kernels: check_kernel_specs refuses what check_kernels does, but a pr
       "        - name: b\n"
       "          kernel: {name: shard_stat, rows: 10}\n";
   CHECK(specs_error(misspelled) ==
-        "t.yaml:11:19: pipeline.steps[1].steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
+        "t.yaml:11:26: pipeline.steps[1].steps[0].kernel.name: unknown kernel \"shard_stat\" (did you mean "
         "\"shard_stats\"?)");
   CHECK(specs_error(misspelled) == check_error(misspelled));
   // A parameter: the same message as a local run's.
@@ -601,12 +601,12 @@ TEST_CASE("Kernels: item_json, kernel_blocks, kernel_sleeps, kernel_names", "[ex
   CHECK_FALSE(kernel_sleeps(k));
   CHECK(kernel_names() == std::vector<std::string>{"aggregate", "command", "evaluate", "noop", "ridge_solve",
                                                    "select_best", "shard_stats", "sleep", "spin"});
-  CHECK(kernel_is_noop(KernelSpec{"noop", {}, {}, {}, {}}));
+  CHECK(kernel_is_noop(KernelSpec{"noop", {}, {}, {}, {}, {}}));
   for (const char* name : {"aggregate", "ridge_solve", "evaluate", "select_best"})
-    CHECK(kernel_uses_upstream(KernelSpec{name, {}, {}, {}, {}}));
+    CHECK(kernel_uses_upstream(KernelSpec{name, {}, {}, {}, {}, {}}));
   for (const char* name : {"shard_stats", "spin", "noop", "sleep", "command", ""})
-    CHECK_FALSE(kernel_uses_upstream(KernelSpec{name, {}, {}, {}, {}}));
-  CHECK(!kernel_is_noop(KernelSpec{"noop", {{"fail_attempts", "1"}}, {}, {}, {}}));
+    CHECK_FALSE(kernel_uses_upstream(KernelSpec{name, {}, {}, {}, {}, {}}));
+  CHECK(!kernel_is_noop(KernelSpec{"noop", {{"fail_attempts", "1"}}, {}, {}, {}, {}}));
 }
 
 TEST_CASE("Kernels: command fills in placeholders, writes its output to files, reports failures", "[exec]") {

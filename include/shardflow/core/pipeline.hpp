@@ -91,9 +91,11 @@ struct KernelSpec {
   std::string name;                           // empty: sleep for the sampled duration
   std::map<std::string, std::string> params;  // as written (numbers kept as text)
   // Where it was written, for the local backend's checks: the `kernel` mapping's field path
-  // ("pipeline.steps[0].kernel") and location, and each parameter's value location.
+  // ("pipeline.steps[0].kernel") and location, the name's and each parameter's value location (a
+  // --set that gave it, when one did).
   std::string field;
   SourceLocation where;
+  SourceLocation name_where;
   std::map<std::string, SourceLocation> param_where;
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };

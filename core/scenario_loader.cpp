@@ -299,10 +299,11 @@ ScenarioCheck check_scenario_file(const std::string& path, LoadOptions options) 
   // The options' problems (no line) first, then the file's, then an overlay's, each by line and column.
   const auto rank = [&](const InputError& e) {
     const SourceLocation& w = e.where();
-    return std::tuple(w.line == 0      ? 0
-                      : w.file == path ? 1
-                                       : 2,
-                      w.file == path ? std::string() : w.file, w.line, w.column);
+    const bool here = w.file == path;
+    return std::tuple(w.line == 0 ? 0
+                      : here      ? 1
+                                  : 2,
+                      here ? std::string_view() : std::string_view(w.file), w.line, w.column);
   };
   std::stable_sort(check.problems.begin(), check.problems.end(),
                    [&](const InputError& a, const InputError& b) { return rank(a) < rank(b); });

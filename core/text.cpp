@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -94,12 +95,37 @@ std::string listed(const std::vector<std::string>& names, std::size_t shown) {
       names.size(), [&](std::size_t i) { return names[i]; }, shown);
 }
 
+namespace {
+
+// 10^0 .. 10^18, for fixed_point's scale and fixed_decimals' (as doubles, exact to 10^9).
+constexpr std::uint64_t kPow10[] = {1,
+                                    10,
+                                    100,
+                                    1'000,
+                                    10'000,
+                                    100'000,
+                                    1'000'000,
+                                    10'000'000,
+                                    100'000'000,
+                                    1'000'000'000,
+                                    10'000'000'000,
+                                    100'000'000'000,
+                                    1'000'000'000'000,
+                                    10'000'000'000'000,
+                                    100'000'000'000'000,
+                                    1'000'000'000'000'000,
+                                    10'000'000'000'000'000,
+                                    100'000'000'000'000'000,
+                                    1'000'000'000'000'000'000};
+
+}  // namespace
+
 std::string fixed_point(std::int64_t units, int decimals) {
   // The magnitude as unsigned, so that INT64_MIN has one too.
   const std::uint64_t mag =
       units < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(units) : static_cast<std::uint64_t>(units);
-  std::uint64_t scale = 1;
-  for (int i = 0; i < decimals; ++i) scale *= 10;
+  assert(decimals >= 0 && decimals <= 18);
+  const std::uint64_t scale = kPow10[decimals];
   char buf[48];
   char* p = buf;
   if (units < 0) *p++ = '-';
@@ -121,16 +147,13 @@ std::string fixed_decimals(double v, int decimals) {
   // the exact product, so where that product is not within its rounding error of a half, rounding it to
   // the nearest integer gives the integer printf rounds the exact value to.
   if (decimals >= 0 && decimals <= 9 && std::isfinite(v)) {
-    static constexpr double kScale[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
-    const double scaled = v * kScale[decimals];
+    const double scaled = v * static_cast<double>(kPow10[decimals]);
     if (std::fabs(scaled) < 1e15) {
       const double whole = std::floor(scaled);
       const double frac = scaled - whole;
       if (std::fabs(frac - 0.5) > std::fabs(scaled) * 0x1p-50 + 0x1p-60) {
-        const auto units = static_cast<std::int64_t>(frac < 0.5 ? whole : whole + 1);
-        if (units == 0)
-          return decimals == 0 ? "0" : "0." + std::string(static_cast<std::size_t>(decimals), '0');
-        return fixed_point(units, decimals);
+        // A negative value that rounds to 0 has units 0, written without a sign as below.
+        return fixed_point(static_cast<std::int64_t>(frac < 0.5 ? whole : whole + 1), decimals);
       }
     }
   }

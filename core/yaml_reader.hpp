@@ -106,7 +106,6 @@ class NodeFacts {
   std::unordered_map<const void*, std::size_t> newest_;
 };
 
-// Reads one scenario document, remembering the file name for every message.
 /// A problem already recorded in another form (collecting only): stops the reading of a part without
 /// being reported again.
 class AlreadyReported : public InputError {
@@ -114,6 +113,7 @@ class AlreadyReported : public InputError {
   using InputError::InputError;
 };
 
+// Reads one scenario document, remembering the file name for every message.
 class Reader {
  public:
   explicit Reader(const std::string& file) : file_(file) {}
@@ -136,7 +136,6 @@ class Reader {
   // Collecting (LoadOptions::problems, for `validate`): a problem that leaves the rest readable is
   // recorded and the reading goes on; otherwise each of these throws as fail() does.
   void collect_into(std::vector<InputError>* problems) { problems_ = problems; }
-  [[nodiscard]] bool collecting() const { return problems_ != nullptr; }
   /// How many problems have been recorded (0 when not collecting): a part read with no new ones is sound.
   [[nodiscard]] std::size_t problem_count() const { return problems_ ? problems_->size() : 0; }
   /// Records the problem when collecting (the caller then skips what it concerns), else throws it.
@@ -182,7 +181,7 @@ class Reader {
 // One YAML mapping, checked once for duplicate and unknown keys, then read by key.
 class Map {
  public:
-  /// How a reader collecting problems (Reader::collecting) goes on past a bad key: an element (a step, a
+  /// How a reader collecting problems (Reader::collect_into) goes on past a bad key: an element (a step, a
   /// node pool, a value's mapping) reports all its bad keys, then is left out, since what the key was
   /// meant to give is missing from it; a section (the top level, `cluster`, `pipeline`) reports them and
   /// is read without them, its other keys being independent of each other.

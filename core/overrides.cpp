@@ -1,6 +1,7 @@
 #include "overrides.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -94,18 +95,22 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
   if (eq == std::string::npos)
     throw InputError(where, "", "expected PATH=VALUE, as in cluster.node_pools[0].count=8");
   const std::vector<PathPart> parts = parse_override_path(std::string_view(text).substr(0, eq), where);
+  // What is wrong with the value (its text, or what it puts in the scenario) is placed at the value:
+  // the same flag, with the value's column (SourceLocation), so that a caller that knows where the
+  // value was written (a variants file, a --vary) can say so; the path's faults stay at column 0.
+  const SourceLocation value_where{where.file, 0, static_cast<int>(std::min<std::size_t>(eq + 2, INT_MAX))};
   Node value;
   try {
     value = YAML::Load(text.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    throw InputError(where, parts_text(parts, parts.size()), "the value is not valid YAML: " + e.msg);
+    throw InputError(value_where, parts_text(parts, parts.size()), "the value is not valid YAML: " + e.msg);
   }
   // Aliases can make a short value huge (10 levels of 10 aliases: 10^10 values, gigabytes once copied
   // into the document); the same limits as an overlay's.
   std::size_t values = 0;
   const std::function<void(const Node&, int)> count = [&](const Node& n, int depth) {
     if (depth > kMaxOverlayDepth || ++values > kMaxOverlayValues)
-      throw InputError(where, parts_text(parts, parts.size()),
+      throw InputError(value_where, parts_text(parts, parts.size()),
                        "the value is too large (more than " + std::to_string(kMaxOverlayValues) +
                            " values, counting what aliases repeat, or more than " +
                            std::to_string(kMaxOverlayDepth) + " levels)");
@@ -219,7 +224,7 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
     field += "[" + std::to_string(index) + "]";
     continue;
   }
-  note_override_tree(r, value, where);
+  note_override_tree(r, value, value_where);
   return field;
 }
 

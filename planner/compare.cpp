@@ -94,10 +94,8 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
     // the user never typed.
     for (std::size_t i = 0; i < var.sets.size(); ++i)
       if (e.where().file == flag_place("--set", var.sets[i]) && e.where().line == 0) {
-        // A set that was applied is wrong in its value (at the value), unless its path made a key that
-        // does not exist; one that was not is wrong in its path (at the key).
-        const bool value =
-            !fields[i].empty() && e.message().rfind("unknown key", 0) != 0 && i < var.set_value_where.size();
+        // The loader places a fault of the set's value at the value's column, one of its path at 0.
+        const bool value = e.where().column > 0 && i < var.set_value_where.size();
         const SourceLocation& w = value                      ? var.set_value_where[i]
                                   : i < var.set_where.size() ? var.set_where[i]
                                                              : var.where;

@@ -250,6 +250,12 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
         v + ":5:38: cluster.node_pools[0].count: variant b: expected an integer, got \"five\"\n");
   CHECK(file_err("variants:\n  - name: a\n  - name: b\n    set:\n      cluster.node_pools[cpu].cont: 5\n") ==
         v + ":5:7: cluster.node_pools[0].cont: variant b: unknown key \"cont\" (did you mean \"count\"?)\n");
+  // An unknown key inside the value is the value's fault; a misspelled key on the way is the path's.
+  CHECK(
+      file_err("variants:\n  - name: a\n  - name: b\n    set:\n      cluster.scheduler: {polcy: spread}\n") ==
+      v + ":5:26: cluster.scheduler.polcy: variant b: unknown key \"polcy\" (did you mean \"policy\"?)\n");
+  CHECK(file_err("variants:\n  - name: a\n  - name: b\n    set:\n      cluster.schedler.policy: spread\n") ==
+        v + ":5:7: cluster.schedler: variant b: unknown key \"schedler\" (did you mean \"scheduler\"?)\n");
   CHECK(file_err("variants:\n  - name: a\n  - set: {seed: 2}\n") ==
         v + ":3:5: variants[1].name: every variant "
             "needs a name\n");

@@ -346,21 +346,31 @@ TEST_CASE("Sweep: --vary cluster.autoscaler.scale_down_delay_after_add, exact co
 TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   SweepSpec spec;
   spec.dimensions = {parse_dimension("cluster.node_pools[gpu].count=1,2")};
-  CHECK(
-      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
-      "--vary cluster.node_pools[gpu].count=1,2: cluster.node_pools[gpu]: value 1: no element named \"gpu\" "
-      "in cluster.node_pools (names: n)");
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[gpu].count=1,2: cluster.node_pools[gpu]: no element named \"gpu\" "
+        "in cluster.node_pools (names: n)");
   // A node shape varied as a whole pool element must keep its name for a later --vary to select it.
   spec.dimensions = {parse_dimension("cluster.node_pools[n]={cpu: 8, memory: 32Gi},{cpu: 32, memory: 128Gi}"),
                      parse_dimension("cluster.node_pools[n].count=1,2")};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
-        "--vary cluster.node_pools[n].count=1,2: cluster.node_pools[n]: value 1: no element named \"n\" in "
+        "--vary cluster.node_pools[n].count=1,2: cluster.node_pools[n]: no element named \"n\" in "
         "cluster.node_pools; cluster.node_pools[0] has no name since cluster.node_pools[n]={cpu: 8, memory: "
         "32Gi} replaced it: give `name: n` in that value to keep it");
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,-1")};
   CHECK(
       error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
       "--vary cluster.node_pools[n].count=1,-1: cluster.node_pools[0].count: value -1: must be >= 0, got -1");
+  // A fault of the path is the same for every value: no value is named.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].cont=1,2")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[n].cont=1,2: cluster.node_pools[0].cont: unknown key \"cont\" (did you "
+        "mean \"count\"?)");
+  // One inside a value is that value's; a mapping with spaces is one value, not several.
+  spec.dimensions = {parse_dimension("cluster.scheduler={polcy: spread}")};
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--vary cluster.scheduler={polcy: spread}: cluster.scheduler.polcy: value {polcy: spread}: unknown key "
+      "\"polcy\" (did you mean \"policy\"?)");
   // One value that reads as several: how a --vary lists values.
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=[1,2]")};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==

@@ -9,7 +9,11 @@
 
 namespace shardflow {
 
-/// Where something was written: file, 1-based line and column (0 when unknown).
+/// Where something was written: file, 1-based line and column (0 when unknown). A command-line flag's
+/// place has line 0 and its text as `file` (`--set cluster.node_pools[0].count=8`); its column is 0, or,
+/// when the fault is in the flag's value rather than its path, the 1-based column in the flag's argument
+/// where the value begins (a --set's text after '='), so that a caller can tell the two apart. str()
+/// shows neither (the flag's text says it all).
 struct SourceLocation {
   std::string file;
   int line = 0;

@@ -513,71 +513,69 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
 // One DaemonSet `d` at `f`, appended to `out`, its pods' requests added to the pools it runs on.
 void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
                     std::vector<DaemonSet>& out) {
-  {
-    const Map m(r, d, f, kDaemonSetKeys);
-    DaemonSet ds;
-    ds.where = r.at(d);
-    ds.name = get_nonempty_string(r, m.require("name"), m.field("name"));
-    for (const DaemonSet& other : out)
-      if (other.name == ds.name)
-        r.fail(d, m.field("name"),
-               "duplicate daemonset name " + quote(ds.name) + " (first at line " +
-                   std::to_string(other.where.line) + ")");
-    if (auto c = m.get("cpu")) ds.cpu = get_cpu(r, *c, m.field("cpu"));
-    if (auto b = m.get("memory")) ds.memory = get_bytes(r, *b, m.field("memory"));
-    if (auto g = m.get("gpu")) ds.gpu = static_cast<int>(get_int(r, *g, m.field("gpu"), 0, 1'000'000));
-    if (auto t = m.get("tolerations")) ds.tolerations = read_tolerations(r, *t, m.field("tolerations"));
-    const std::vector<Toleration> tolerations = daemon_pod_tolerations(ds.tolerations);
-    std::vector<bool> on(pools.size(), false);
-    if (auto ps = m.get("pools")) {
-      const std::string pf = m.field("pools");
-      expect_list(r, *ps, pf);
-      std::size_t k = 0;
-      for (const auto& name_node : *ps) {
-        const std::string name = get_nonempty_string(r, name_node, index_path(pf, k++));
-        const auto it =
-            std::find_if(pools.begin(), pools.end(), [&](const NodePool& p) { return p.name == name; });
-        if (it == pools.end())
-          r.fail(name_node, index_path(pf, k - 1),
-                 "no node pool named " + quote(name) +
-                     " (pools: " + listed(pools.size(), [&](std::size_t j) { return pools[j].name; }) + ")");
-        if (const Taint* taint = untolerated_taint(*it, tolerations))
-          r.fail(name_node, index_path(pf, k - 1),
-                 "daemonset " + quote(ds.name) + " does not tolerate pool " + quote(name) + "'s taint " +
-                     taint_text(*taint) + " (give it a toleration of that taint, or leave the pool out)");
-        on[static_cast<std::size_t>(it - pools.begin())] = true;
-        ds.pools.push_back(name);
-      }
-    } else {
-      for (std::size_t p = 0; p < pools.size(); ++p)
-        on[p] = untolerated_taint(pools[p], tolerations) == nullptr;
+  const Map m(r, d, f, kDaemonSetKeys);
+  DaemonSet ds;
+  ds.where = r.at(d);
+  ds.name = get_nonempty_string(r, m.require("name"), m.field("name"));
+  for (const DaemonSet& other : out)
+    if (other.name == ds.name)
+      r.fail(d, m.field("name"),
+             "duplicate daemonset name " + quote(ds.name) + " (first at line " +
+                 std::to_string(other.where.line) + ")");
+  if (auto c = m.get("cpu")) ds.cpu = get_cpu(r, *c, m.field("cpu"));
+  if (auto b = m.get("memory")) ds.memory = get_bytes(r, *b, m.field("memory"));
+  if (auto g = m.get("gpu")) ds.gpu = static_cast<int>(get_int(r, *g, m.field("gpu"), 0, 1'000'000));
+  if (auto t = m.get("tolerations")) ds.tolerations = read_tolerations(r, *t, m.field("tolerations"));
+  const std::vector<Toleration> tolerations = daemon_pod_tolerations(ds.tolerations);
+  std::vector<bool> on(pools.size(), false);
+  if (auto ps = m.get("pools")) {
+    const std::string pf = m.field("pools");
+    expect_list(r, *ps, pf);
+    std::size_t k = 0;
+    for (const auto& name_node : *ps) {
+      const std::string name = get_nonempty_string(r, name_node, index_path(pf, k++));
+      const auto it =
+          std::find_if(pools.begin(), pools.end(), [&](const NodePool& p) { return p.name == name; });
+      if (it == pools.end())
+        r.fail(name_node, index_path(pf, k - 1),
+               "no node pool named " + quote(name) +
+                   " (pools: " + listed(pools.size(), [&](std::size_t j) { return pools[j].name; }) + ")");
+      if (const Taint* taint = untolerated_taint(*it, tolerations))
+        r.fail(name_node, index_path(pf, k - 1),
+               "daemonset " + quote(ds.name) + " does not tolerate pool " + quote(name) + "'s taint " +
+                   taint_text(*taint) + " (give it a toleration of that taint, or leave the pool out)");
+      on[static_cast<std::size_t>(it - pools.begin())] = true;
+      ds.pools.push_back(name);
     }
-    const MilliCpu nonzero_cpu = ds.cpu != 0 ? ds.cpu : kDefaultMilliCpuRequest;
-    const ByteCount nonzero_memory = ds.memory != 0 ? ds.memory : kDefaultMemoryRequest;
-    for (std::size_t p = 0; p < pools.size(); ++p) {
-      if (!on[p]) continue;
-      NodePool& pool = pools[p];
-      pool.daemon_cpu += ds.cpu;
-      pool.daemon_memory += ds.memory;
-      pool.daemon_gpu += ds.gpu;
-      pool.daemon_nonzero_cpu += nonzero_cpu;
-      pool.daemon_nonzero_memory += nonzero_memory;
-      ++pool.daemon_pods;
-      const auto over = [&](const char* what, const std::string& need, const std::string& have) {
-        r.fail(d, f,
-               "the daemonsets up to " + quote(ds.name) + " need more " + what + " than a node of pool " +
-                   quote(pool.name) + " has for pods (" + need + " of " + have +
-                   "); leave it off that pool with `pools:`");
-      };
-      if (pool.daemon_cpu > pool.cpu) over("cpu", format_cpu(pool.daemon_cpu), format_cpu(pool.cpu));
-      if (pool.daemon_memory > pool.memory)
-        over("memory", format_bytes(pool.daemon_memory), format_bytes(pool.memory));
-      if (pool.daemon_gpu > pool.gpu) over("gpu", std::to_string(pool.daemon_gpu), std::to_string(pool.gpu));
-      if (pool.daemon_pods > pool.max_pods)
-        over("max_pods", std::to_string(pool.daemon_pods) + " pods", std::to_string(pool.max_pods));
-    }
-    out.push_back(std::move(ds));
+  } else {
+    for (std::size_t p = 0; p < pools.size(); ++p)
+      on[p] = untolerated_taint(pools[p], tolerations) == nullptr;
   }
+  const MilliCpu nonzero_cpu = ds.cpu != 0 ? ds.cpu : kDefaultMilliCpuRequest;
+  const ByteCount nonzero_memory = ds.memory != 0 ? ds.memory : kDefaultMemoryRequest;
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    if (!on[p]) continue;
+    NodePool& pool = pools[p];
+    pool.daemon_cpu += ds.cpu;
+    pool.daemon_memory += ds.memory;
+    pool.daemon_gpu += ds.gpu;
+    pool.daemon_nonzero_cpu += nonzero_cpu;
+    pool.daemon_nonzero_memory += nonzero_memory;
+    ++pool.daemon_pods;
+    const auto over = [&](const char* what, const std::string& need, const std::string& have) {
+      r.fail(d, f,
+             "the daemonsets up to " + quote(ds.name) + " need more " + what + " than a node of pool " +
+                 quote(pool.name) + " has for pods (" + need + " of " + have +
+                 "); leave it off that pool with `pools:`");
+    };
+    if (pool.daemon_cpu > pool.cpu) over("cpu", format_cpu(pool.daemon_cpu), format_cpu(pool.cpu));
+    if (pool.daemon_memory > pool.memory)
+      over("memory", format_bytes(pool.daemon_memory), format_bytes(pool.memory));
+    if (pool.daemon_gpu > pool.gpu) over("gpu", std::to_string(pool.daemon_gpu), std::to_string(pool.gpu));
+    if (pool.daemon_pods > pool.max_pods)
+      over("max_pods", std::to_string(pool.daemon_pods) + " pods", std::to_string(pool.max_pods));
+  }
+  out.push_back(std::move(ds));
 }
 
 NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
@@ -670,16 +668,16 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
     const std::string f = m.field("node_pools");
     expect_list(r, pools, f);
     if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
-    std::size_t i = 0;
     std::int64_t nodes = 0, most_nodes = 0;
-    for (const auto& p : pools) {
+    std::size_t i = 0;
+    for (auto it = pools.begin(); it != pools.end(); ++it, ++i) {
+      const Node& p = *it;
       // The simulator's pool sets are 64-bit masks (sim/model.hpp checks it too).
       if (i == 64) r.fail(p, index_path(f, i), "at most 64 node pools, got " + std::to_string(pools.size()));
       NodePool pool;
       // Collecting: a pool with a problem is left out, and the checks of the whole cluster are not made.
       if (!r.attempt([&] { pool = read_pool(r, p, index_path(f, i)); })) {
         pools_broken = true;
-        ++i;
         continue;
       }
       const auto other = std::find_if(c.node_pools.begin(), c.node_pools.end(),
@@ -688,13 +686,11 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
         r.report(p, index_path(f, i) + ".name",
                  "duplicate pool name " + quote(pool.name) + " (first at line " +
                      std::to_string(other->where.line) + ")");
-        ++i;
         continue;
       }
       nodes += pool.count + pool.autoscaling.max;
       most_nodes += std::max(pool.count, pool.autoscaling.max);
       c.node_pools.push_back(std::move(pool));
-      ++i;
     }
     if (nodes == 0 && !pools_broken)
       r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");

@@ -402,7 +402,8 @@ class PipelineReader {
     std::set<std::string, std::less<>> broken;  // collecting: the steps left out for their problems
     bool unnamed_broken = false;                // ... and one whose name could not be read
     std::size_t i = 0;
-    for (const auto& s : n) {
+    for (auto it = n.begin(); it != n.end(); ++it, ++i) {
+      const Node& s = *it;
       if (++total_steps_ > kMaxSteps)
         r_.fail(s, index_path(field, i),
                 "the pipeline has more than " + std::to_string(kMaxSteps) + " steps");
@@ -414,7 +415,6 @@ class PipelineReader {
           broken.insert(p.name_node->Scalar());
         else
           unnamed_broken = true;
-        ++i;
         continue;
       }
       const auto [first, added] = by_name.emplace(step.name, steps.size());
@@ -422,12 +422,10 @@ class PipelineReader {
         r_.report(*p.name_node, p.path + ".name",
                   "duplicate step name " + quote(step.name) + " (first at line " +
                       std::to_string(steps[first->second].where.line) + ")");
-        ++i;
         continue;
       }
       steps.push_back(std::move(step));
       pending.push_back(std::move(p));
-      ++i;
     }
     if (unnamed_broken) return steps;  // collecting: what `after` names cannot be told from a typo
     if (!broken.empty()) forget_broken(steps, pending, broken);

@@ -207,8 +207,9 @@ class Map {
         continue;
       }
       if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end()) {
-        r.report(k, key_path(path_, name), unknown_key_message(name, known));
-        if (const auto meant = closest_name(name, known)) misspelled_.emplace_back(*meant);
+        const auto meant = closest_name(name, known);
+        r.report(k, key_path(path_, name), unknown_name_message("key", name, known, meant));
+        if (meant) misspelled_.emplace_back(*meant);
         ++bad_keys;
         continue;
       }
@@ -239,9 +240,13 @@ class Map {
     return std::nullopt;
   }
   static std::string unknown_name_message(std::string_view what, const std::string& name, Keys known) {
+    return unknown_name_message(what, name, known, closest_name(name, known));
+  }
+  /// The same, given closest_name(name, known).
+  static std::string unknown_name_message(std::string_view what, const std::string& name, Keys known,
+                                          std::optional<std::string_view> best) {
     const std::string head = "unknown " + std::string(what) + " " + quote(name);
-    if (const auto best = closest_name(name, known))
-      return head + " (did you mean \"" + std::string(*best) + "\"?)";
+    if (best) return head + " (did you mean \"" + std::string(*best) + "\"?)";
     std::string list;
     for (auto k : known) {
       if (!list.empty()) list += ", ";

@@ -450,74 +450,104 @@ class PipelineReader {
     Step step;
     step.where = r_.at(n);
     p.path = path;
+    // Collecting: each key is read on its own, so that one with a problem does not hide the next one's;
+    // what needs a key that had one (the loop's, for input sizes; all of them, for the fit) is not read.
+    // The step is then left out (AlreadyReported at the end). Otherwise the first problem throws.
+    bool ok = true;
+    const auto part = [&](auto&& read) {
+      const bool done = r_.attempt(read);
+      ok = ok && done;
+      return done;
+    };
     const Node& name_node = p.name_node.emplace(m.require("name"));
-    step.name = get_nonempty_string(r_, name_node, m.field("name"));
-    if (!valid_step_name(step.name))
-      r_.fail(name_node, m.field("name"),
-              "must contain only letters, digits, '-' and '_', got " + quote(step.name));
-    if (auto a = m.get("after")) {
-      const std::string f = m.field("after");
-      expect_list(r_, *a, f);
-      std::set<std::string, std::less<>> seen;
-      std::size_t i = 0;
-      for (const auto& dep : *a) {
-        std::string name = get_nonempty_string(r_, dep, index_path(f, i));
-        if (!seen.insert(name).second) r_.fail(dep, index_path(f, i), quote(name) + " is listed twice");
-        step.after.push_back(std::move(name));
-        p.after_nodes.push_back(dep);
-        p.after_index.push_back(i);
-        ++i;
-      }
-    }
-    if (auto l = m.get("parallel_for")) {
-      step.loop = read_loop(r_, items_, *l, m.field("parallel_for"), step);
-      check_workers(r_, *l, m.field("parallel_for"), m.has("steps"), depth);
-    }
+    part([&] {
+      step.name = get_nonempty_string(r_, name_node, m.field("name"));
+      if (!valid_step_name(step.name))
+        r_.fail(name_node, m.field("name"),
+                "must contain only letters, digits, '-' and '_', got " + quote(step.name));
+    });
+    if (auto a = m.get("after"))
+      part([&] {
+        const std::string f = m.field("after");
+        expect_list(r_, *a, f);
+        std::set<std::string, std::less<>> seen;
+        std::size_t i = 0;
+        for (const auto& dep : *a) {
+          std::string name = get_nonempty_string(r_, dep, index_path(f, i));
+          if (!seen.insert(name).second) r_.fail(dep, index_path(f, i), quote(name) + " is listed twice");
+          step.after.push_back(std::move(name));
+          p.after_nodes.push_back(dep);
+          p.after_index.push_back(i);
+          ++i;
+        }
+      });
+    bool loop_ok = true;
+    if (auto l = m.get("parallel_for"))
+      loop_ok = part([&] {
+        step.loop = read_loop(r_, items_, *l, m.field("parallel_for"), step);
+        check_workers(r_, *l, m.field("parallel_for"), m.has("steps"), depth);
+      });
 
     if (auto group = m.get("steps")) {
       for (auto k : kComponentKeys) {
         if (m.has(k))
-          r_.fail(m.key_node(k), m.field(k),
-                  "a group (a step with steps:) cannot have component key \"" + std::string(k) +
-                      "\"; put it on the steps inside");
+          part([&] {
+            r_.fail(m.key_node(k), m.field(k),
+                    "a group (a step with steps:) cannot have component key \"" + std::string(k) +
+                        "\"; put it on the steps inside");
+          });
       }
       if (auto par = m.get("parallelism"))
-        step.parallelism = static_cast<std::uint32_t>(
-            get_int(r_, *par, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
+        part([&] {
+          step.parallelism = static_cast<std::uint32_t>(
+              get_int(r_, *par, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
+        });
       step.steps = read_steps(*group, m.field("steps"), depth + 1);
+      if (!ok) throw AlreadyReported(step.where, path, "the step has problems that were reported");
       return step;
     }
     if (m.has("parallelism"))
-      r_.fail(m.key_node("parallelism"), m.field("parallelism"),
-              "only a group (a step with steps:) has parallelism; for a loop use parallel_for.parallelism");
+      part([&] {
+        r_.fail(m.key_node("parallelism"), m.field("parallelism"),
+                "only a group (a step with steps:) has parallelism; for a loop use parallel_for.parallelism");
+      });
 
     Component& c = step.component;
     c.resources.cpu = 1000;
     const std::optional<Node> res = m.get("resources");
-    if (res) c.resources = read_resources(r_, *res, m.field("resources"), c.resources);
-    if (auto v = m.get("fan_in")) read_step_fan_in(m, *v, depth, step, p);
-    if (auto v = m.get("speculation")) read_step_speculation(m, *v, depth, step);
-    if (auto v = m.get("input")) c.input = read_data_size(r_, *v, m.field("input"), step.loop);
-    if (auto v = m.get("output")) c.output = read_data_size(r_, *v, m.field("output"), step.loop);
-    if (auto v = m.get("duration")) c.duration = read_duration(r_, *v, m.field("duration"));
-    if (auto v = m.get("failure")) {
-      const Map f(r_, *v, m.field("failure"), kFailureKeys);
-      if (auto pr = f.get("p")) c.failure.p = get_probability(r_, *pr, f.field("p"));
+    if (res) part([&] { c.resources = read_resources(r_, *res, m.field("resources"), c.resources); });
+    if (loop_ok) {  // these say what the loop allows
+      if (auto v = m.get("fan_in")) part([&] { read_step_fan_in(m, *v, depth, step, p); });
+      if (auto v = m.get("speculation")) part([&] { read_step_speculation(m, *v, depth, step); });
+      if (auto v = m.get("input"))
+        part([&] { c.input = read_data_size(r_, *v, m.field("input"), step.loop); });
+      if (auto v = m.get("output"))
+        part([&] { c.output = read_data_size(r_, *v, m.field("output"), step.loop); });
     }
-    if (auto v = m.get("retries")) c.retries = read_retries(r_, *v, m.field("retries"));
-    if (auto v = m.get("image")) c.image = get_nonempty_string(r_, *v, m.field("image"));
-    if (auto v = m.get("image_size")) c.image_size = get_bytes(r_, *v, m.field("image_size"));
-    if (auto v = m.get("command")) {
-      const std::string f = m.field("command");
-      expect_list(r_, *v, f);
-      std::size_t i = 0;
-      for (const auto& arg : *v) c.command.push_back(get_string(r_, arg, index_path(f, i++)));
-    }
-    if (auto v = m.get("kernel")) c.kernel = read_kernel(r_, *v, m.field("kernel"));
-    if (auto v = m.get("node_selector")) c.node_selector = get_string_map(r_, *v, m.field("node_selector"));
-    if (auto v = m.get("tolerations")) c.tolerations = read_tolerations(r_, *v, m.field("tolerations"));
+    if (auto v = m.get("duration")) part([&] { c.duration = read_duration(r_, *v, m.field("duration")); });
+    if (auto v = m.get("failure"))
+      part([&] {
+        const Map f(r_, *v, m.field("failure"), kFailureKeys);
+        if (auto pr = f.get("p")) c.failure.p = get_probability(r_, *pr, f.field("p"));
+      });
+    if (auto v = m.get("retries")) part([&] { c.retries = read_retries(r_, *v, m.field("retries")); });
+    if (auto v = m.get("image")) part([&] { c.image = get_nonempty_string(r_, *v, m.field("image")); });
+    if (auto v = m.get("image_size")) part([&] { c.image_size = get_bytes(r_, *v, m.field("image_size")); });
+    if (auto v = m.get("command"))
+      part([&] {
+        const std::string f = m.field("command");
+        expect_list(r_, *v, f);
+        std::size_t i = 0;
+        for (const auto& arg : *v) c.command.push_back(get_string(r_, arg, index_path(f, i++)));
+      });
+    if (auto v = m.get("kernel")) part([&] { c.kernel = read_kernel(r_, *v, m.field("kernel")); });
+    if (auto v = m.get("node_selector"))
+      part([&] { c.node_selector = get_string_map(r_, *v, m.field("node_selector")); });
+    if (auto v = m.get("tolerations"))
+      part([&] { c.tolerations = read_tolerations(r_, *v, m.field("tolerations")); });
     if (auto v = m.get("node_affinity"))
-      c.preferred_node_affinity = read_node_affinity(r_, *v, m.field("node_affinity"));
+      part([&] { c.preferred_node_affinity = read_node_affinity(r_, *v, m.field("node_affinity")); });
+    if (!ok) throw AlreadyReported(step.where, path, "the step has problems that were reported");
     if (auto problem = check_fit_ ? fit_problem(cluster_, step) : std::nullopt) {
       // A request no node it may use can hold on its own, given by a --set, an overlay or a variant: name
       // that, not the file's `resources` that it changed.

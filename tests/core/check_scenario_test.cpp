@@ -178,6 +178,53 @@ TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
   }
 }
 
+TEST_CASE("check_scenario_file: every key of a step on its own", "[core]") {
+  const std::string f = write_file("step-keys.yaml",
+                                   "name: t\n"                                                  // 1
+                                   "pipeline:\n"                                                // 2
+                                   "  steps:\n"                                                 // 3
+                                   "    - name: a\n"                                            // 4
+                                   "      parallel_for: {count: -1}\n"                          // 5
+                                   "      input: {per_item: 1Gi}\n"                             // 6
+                                   "      duration: {base: 3s, noise: {lognormal_sigma: x}}\n"  // 7
+                                   "      resources: {cpu: 64}\n"                               // 8
+                                   "      retries: {max: two}\n"                                // 9
+                                   "      failure: {p: 2}\n"                                    // 10
+                                   "    - name: b\n"                                            // 11
+                                   "      after: [a, a]\n"                                      // 12
+                                   "      image_size: big\n"                                    // 13
+                                   "      parallelism: 3\n"                                     // 14
+                                   "    - name: g\n"                                            // 15
+                                   "      duration: {base: 1s}\n"                               // 16
+                                   "      parallelism: -2\n"                                    // 17
+                                   "      steps:\n"                                             // 18
+                                   "        - {name: x, duration: {base: 1s}}\n"                // 19
+                                   "cluster:\n"                                                 // 20
+                                   "  node_pools:\n"                                            // 21
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");         // 22
+  const ScenarioCheck c = check_scenario_file(f, {});
+  CHECK_FALSE(c.scenario);
+  // The loop's problem hides nothing else; `input` (which needs the loop) and the fit of 64 CPUs (which
+  // needs every key) are not checked on a step that has a problem.
+  const std::vector<std::string> expected{
+      f + ":5:29: pipeline.steps[0].parallel_for.count: must be >= 1, got -1",
+      f + ":7:53: pipeline.steps[0].duration.noise.lognormal_sigma: expected a number, got \"x\"",
+      f + ":9:22: pipeline.steps[0].retries.max: expected an integer, got \"two\"",
+      f + ":10:20: pipeline.steps[0].failure.p: must be a probability between 0 and 1, got 2",
+      f + ":12:18: pipeline.steps[1].after[1]: \"a\" is listed twice",
+      f + ":13:19: pipeline.steps[1].image_size: expected a size such as 16Gi, 512Mi, 10GiB or 1e9, got "
+          "\"big\"",
+      f + ":14:7: pipeline.steps[1].parallelism: only a group (a step with steps:) has parallelism; for a "
+          "loop use parallel_for.parallelism",
+      f + ":16:7: pipeline.steps[2].duration: a group (a step with steps:) cannot have component key "
+          "\"duration\"; put it on the steps inside",
+      f + ":17:20: pipeline.steps[2].parallelism: must be >= 0, got -2",
+  };
+  CHECK(messages(c) == expected);
+  const std::string first = first_error(f);
+  CHECK(first == expected.front());
+}
+
 TEST_CASE("check_scenario_file: an element with a misspelled key is left out whole", "[core]") {
   // The pool without `count` and the step without its toleration are not checked further: no "missing
   // count", no "fits no node pool" for what the misspelling took away.

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <set>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -492,18 +494,22 @@ std::string taint_text(const Taint& t) {
 }
 
 // `cluster.daemonsets`: each one's requests added to the pools it runs on.
-void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
-                    std::vector<DaemonSet>& out);
+using PoolNames = std::set<std::string, std::less<>>;
 
+void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
+                    const PoolNames& left_out, std::vector<DaemonSet>& out);
+
+// `left_out`: collecting, the pools left out for their problems; a DaemonSet that names one is read on
+// the others (naming it is not a problem of its own).
 std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std::string& field,
-                                       std::vector<NodePool>& pools) {
+                                       std::vector<NodePool>& pools, const PoolNames& left_out) {
   expect_list(r, v, field);
   std::vector<DaemonSet> out;
   std::size_t i = 0;
   for (const auto& d : v) {
     const std::string f = index_path(field, i++);
     // Collecting: a DaemonSet with a problem is reported and the next one read.
-    r.attempt([&] { read_daemonset(r, d, f, pools, out); });
+    r.attempt([&] { read_daemonset(r, d, f, pools, left_out, out); });
   }
   // max_pods counts the DaemonSet pods (kubelet's maxPods): what is left is the pipeline's.
   for (NodePool& pool : pools) pool.max_pods -= pool.daemon_pods;
@@ -512,7 +518,7 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
 
 // One DaemonSet `d` at `f`, appended to `out`, its pods' requests added to the pools it runs on.
 void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
-                    std::vector<DaemonSet>& out) {
+                    const PoolNames& left_out, std::vector<DaemonSet>& out) {
   const Map m(r, d, f, kDaemonSetKeys);
   DaemonSet ds;
   ds.where = r.at(d);
@@ -536,6 +542,7 @@ void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::v
       const std::string name = get_nonempty_string(r, name_node, index_path(pf, k++));
       const auto it =
           std::find_if(pools.begin(), pools.end(), [&](const NodePool& p) { return p.name == name; });
+      if (it == pools.end() && left_out.count(name) != 0) continue;
       if (it == pools.end())
         r.fail(name_node, index_path(pf, k - 1),
                "no node pool named " + quote(name) +
@@ -663,12 +670,15 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
   const Map m(r, n, "cluster", kClusterKeys, Map::Kind::section);
   Cluster c;
   bool pools_broken = false;
+  PoolNames left_out;         // collecting: the pools left out for their problems, by name
+  bool pools_listed = false;  // ... and whether every pool was looked at, each named (for the DaemonSets)
   const auto read_pools = [&] {
     const Node pools = m.require("node_pools");
     const std::string f = m.field("node_pools");
     expect_list(r, pools, f);
     if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
     std::int64_t nodes = 0, most_nodes = 0;
+    bool unnamed = false;  // a pool left out whose name could not be read
     std::size_t i = 0;
     for (auto it = pools.begin(); it != pools.end(); ++it, ++i) {
       const Node& p = *it;
@@ -678,6 +688,11 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
       // Collecting: a pool with a problem is left out, and the checks of the whole cluster are not made.
       if (!r.attempt([&] { pool = read_pool(r, p, index_path(f, i)); })) {
         pools_broken = true;
+        if (const Node name = p.IsMap() ? p["name"] : Node();
+            name && name.IsScalar() && !name.Scalar().empty())
+          left_out.insert(name.Scalar());
+        else
+          unnamed = true;
         continue;
       }
       const auto other = std::find_if(c.node_pools.begin(), c.node_pools.end(),
@@ -692,6 +707,7 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
       most_nodes += std::max(pool.count, pool.autoscaling.max);
       c.node_pools.push_back(std::move(pool));
     }
+    pools_listed = !unnamed;
     if (nodes == 0 && !pools_broken)
       r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
     // Each node costs the simulator memory and its trace a record: 64 pools of 1M nodes took 10 GB.
@@ -702,9 +718,10 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
   };
   // Collecting: without its node pools (`node_pools` missing, say) the rest of the cluster is still read.
   if (!r.attempt(read_pools)) pools_broken = true;
-  // DaemonSets name pools: read against a cluster with a pool left out, they would report it missing.
-  if (auto d = m.get("daemonsets"); d && !pools_broken)
-    r.attempt([&] { c.daemonsets = read_daemonsets(r, *d, m.field("daemonsets"), c.node_pools); });
+  // DaemonSets name pools: they are read on the pools that were, a pool left out by name is not
+  // reported missing; without the list, or with a pool whose name is unknown, they are not read.
+  if (auto d = m.get("daemonsets"); d && pools_listed)
+    r.attempt([&] { c.daemonsets = read_daemonsets(r, *d, m.field("daemonsets"), c.node_pools, left_out); });
   r.attempt([&] {
     c.scheduler = read_scheduler(r, m.get("scheduler"), m.field("scheduler"), no_overheads, preset);
   });

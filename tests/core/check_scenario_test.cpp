@@ -268,6 +268,39 @@ TEST_CASE("check_scenario_file: each DaemonSet on its own", "[core]") {
             f + ":9:25: cluster.daemonsets[2].pools[0]: no node pool named \"nopool\" (pools: p)"});
 }
 
+TEST_CASE("check_scenario_file: DaemonSets on the pools that were read", "[core]") {
+  // Pool g is left out for its problem: naming it is not one, naming a pool that does not exist is, and
+  // a DaemonSet's own problems are still found. (The message lists the pools read.)
+  const std::string f = write_file("daemonsets-pools.yaml",
+                                   "name: t\n"                                          // 1
+                                   "pipeline: {steps: [{name: a}]}\n"                   // 2
+                                   "cluster:\n"                                         // 3
+                                   "  node_pools:\n"                                    // 4
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"   // 5
+                                   "    - {name: g, cpu: 4, memory: 8Gi, count: -1}\n"  // 6
+                                   "  daemonsets:\n"                                    // 7
+                                   "    - {name: y, pools: [g, p], cpu: 100m}\n"        // 8
+                                   "    - {name: z, pools: [gg]}\n"                     // 9
+                                   "    - {name: w, pools: [p], cpu: 5}\n");            // 10
+  CHECK(messages(check_scenario_file(f, {})) ==
+        std::vector<std::string>{
+            f + ":6:45: cluster.node_pools[1].count: must be >= 0, got -1",
+            f + ":9:25: cluster.daemonsets[1].pools[0]: no node pool named \"gg\" (pools: p)",
+            f + ":10:7: cluster.daemonsets[2]: the daemonsets up to \"w\" need more cpu than a node of pool "
+                "\"p\" has for pods (5.1 of 4); leave it off that pool with `pools:`"});
+  // A pool whose name cannot be read: what the DaemonSets name cannot be told from a typo; not read.
+  const std::string g = write_file("daemonsets-unnamed.yaml",
+                                   "name: t\n"
+                                   "pipeline: {steps: [{name: a}]}\n"
+                                   "cluster:\n"
+                                   "  node_pools:\n"
+                                   "    - {cpu: 4, memory: 8Gi, count: 1}\n"
+                                   "  daemonsets:\n"
+                                   "    - {name: z, pools: [gg]}\n");
+  CHECK(messages(check_scenario_file(g, {})) ==
+        std::vector<std::string>{g + ":5:7: cluster.node_pools[0]: missing required key \"name\""});
+}
+
 TEST_CASE("check_scenario_file: the rest of the cluster without its node pools", "[core]") {
   const std::string f = write_file("nopools.yaml",
                                    "name: t\n"

@@ -41,32 +41,45 @@ std::string load_words(const LoadArgs& load) {
 }
 
 // What to add to the error for a trace that is not a run of the scenario as loaded: the options its run
-// had, when its directory records them (a k8s run's run.json), or which options to look at.
-std::string settings_hint(const std::filesystem::path& trace, const LoadArgs& load) {
+// had, when the trace records them (a local run's) or its directory does (a k8s run's run.json), or
+// which options to look at.
+std::string settings_hint(const Trace& t, const std::filesystem::path& trace, const LoadArgs& load) {
   const std::string generic = ": give calibrate the same --set/--overlay options the run had";
-  const std::filesystem::path dir = trace.parent_path().empty() ? "." : trace.parent_path();
-  std::error_code ec;
-  if (!std::filesystem::exists(dir / "run.json", ec)) return generic;
-  std::optional<RunFile::Invocation> inv;
-  try {
-    inv = read_run_file(dir).invocation;
-  } catch (const InputError&) {
-    return generic;  // the trace's own error is the one to show
+  LoadArgs ran, given;  // overlays by absolute path; run.json records no --param
+  std::string ran_file, where;
+  if (t.load) {
+    ran.overlays = t.load->overlays;
+    ran.sets = t.load->sets;
+    ran.params = t.load->params;
+    ran.cluster = t.load->cluster;
+    given.params = load.params;
+    ran_file = t.load->file;
+    where = " (" + trace.string() + ")";
+  } else {
+    const std::filesystem::path dir = trace.parent_path().empty() ? "." : trace.parent_path();
+    std::error_code ec;
+    if (!std::filesystem::exists(dir / "run.json", ec)) return generic;
+    std::optional<RunFile::Invocation> inv;
+    try {
+      inv = read_run_file(dir).invocation;
+    } catch (const InputError&) {
+      return generic;  // the trace's own error is the one to show
+    }
+    if (!inv) return generic;
+    ran.overlays = inv->overlays;
+    ran.sets = inv->sets;
+    ran.cluster = inv->cluster;
+    ran_file = inv->file;
+    where = " (" + (dir / "run.json").string() + ")";
   }
-  if (!inv) return generic;
-  LoadArgs ran, given;  // what run.json records: overlays by absolute path, no --param or --max-tasks
-  ran.overlays = inv->overlays;
-  ran.sets = inv->sets;
-  ran.cluster = inv->cluster;
   for (const std::string& o : load.overlays) given.overlays.push_back(std::filesystem::absolute(o).string());
   given.sets = load.sets;
   given.cluster = load.cluster;
   const std::string words = load_words(ran);
-  const std::string where = " (" + (dir / "run.json").string() + ")";
   if (words == load_words(given))  // then another scenario file, or one changed since
     return ": the run had " +
            std::string(words.empty() ? "no --set, --overlay or --cluster either" : "these same options") +
-           where + "; it ran the scenario file " + inv->file;
+           where + "; it ran the scenario file " + ran_file;
   if (words.empty())
     return ": the run had no --set, --overlay or --cluster" + where + ": give calibrate none";
   return ": the run had" + words + where + ": give calibrate the same";
@@ -119,7 +132,8 @@ int run_calibrate_command(const CalibrateArgs& args) {
   try {
     result = planner::calibrate(scenario, plan, traces, names);
   } catch (const planner::TraceMismatchError& e) {
-    throw InputError(e.where(), e.field(), e.message() + settings_hint(names.at(e.trace()), args.load));
+    throw InputError(e.where(), e.field(),
+                     e.message() + settings_hint(traces.at(e.trace()), names.at(e.trace()), args.load));
   }
   for (const std::string& w : result.warnings) std::cerr << "warning: " << w << "\n";
   // The steps and tasks matched (calibrate checks them); a renamed scenario is worth a word only.

@@ -526,6 +526,16 @@ int run_simulate(const SimulateArgs& args) {
   if (sim && tty) std::fprintf(stderr, "\r%*s\r", 20, "");
   const bool interrupted = g_interrupted.load();
   const Metrics m = compute_metrics(trace, plan);
+  if (args.backend == "local") {  // for calibrate: what to give it to load the scenario the same way
+    LoadRecord l;
+    l.file = std::filesystem::absolute(args.file).string();
+    for (const std::string& o : args.load.overlays)
+      l.overlays.push_back(std::filesystem::absolute(o).string());
+    l.sets = args.load.sets;
+    l.params = args.load.params;
+    l.cluster = args.load.cluster;
+    trace.load = std::move(l);
+  }
 
   const bool timeline = trace.attempts.size() <= kTimelineMaxAttempts;
   if (!args.no_files) {

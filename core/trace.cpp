@@ -168,6 +168,24 @@ void write_trace_json(std::ostream& out, const Trace& t) {
       w << (i ? ", " : "") << t.time_scaled_steps[i];
     w << "]";
   }
+  if (t.load) {
+    const auto list = [&](const char* key, const std::vector<std::string>& v) {
+      w << ", \"" << key << "\": [";
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        w << (i ? ", " : "");
+        append_json_string(w.text(), v[i]);
+      }
+      w << "]";
+    };
+    w << ",\n  \"load\": {\"file\": ";
+    append_json_string(w.text(), t.load->file);
+    list("overlays", t.load->overlays);
+    list("sets", t.load->sets);
+    list("params", t.load->params);
+    w << ", \"cluster\": ";
+    append_json_string(w.text(), t.load->cluster);
+    w << "}";
+  }
   w << ",\n  \"steps\": [";
   for (std::size_t i = 0; i < t.steps.size(); ++i) {
     w << (i ? ", " : "");

@@ -134,6 +134,24 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     }
   }
 
+  // Only a local run's trace has it.
+  if (const JsonValue* v = r.find(doc, "load")) {
+    r.object(*v, "load");
+    LoadRecord l;
+    l.file = r.string(r.get(*v, "file", "load"), "load.file");
+    const auto list = [&](const char* key, std::vector<std::string>& out) {
+      const std::string f = std::string("load.") + key;
+      const JsonValue& a = r.array(r.get(*v, key, "load"), f);
+      for (std::uint32_t i = 0; i < a.count; ++i)
+        out.push_back(r.string(r.item(a, i), f + "[" + std::to_string(i) + "]"));
+    };
+    list("overlays", l.overlays);
+    list("sets", l.sets);
+    list("params", l.params);
+    l.cluster = r.string(r.get(*v, "cluster", "load"), "load.cluster");
+    t.load = std::move(l);
+  }
+
   const JsonValue& nodes = r.array(r.get(doc, "nodes", ""), "nodes");
   t.nodes.reserve(nodes.count);
   for (std::uint32_t i = 0; i < nodes.count; ++i) {

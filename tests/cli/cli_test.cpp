@@ -721,12 +721,32 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
   const std::string mismatch = (dir / "trace.json").string() +
                                ": attempts[4].task: task 5 (step aggregate, item 0) is not a task of the "
                                "scenario's plan (a run of another scenario, or of other settings?): ";
+  // The local run's trace records how it loaded the scenario: the hint names that.
+  const std::string small = (fs::path(SHARDFLOW_SOURCE_DIR) / "tests/data/ridge-small.yaml").string();
+  const auto recorded = nlohmann::json::parse(slurp(dir / "trace.json"));
+  CHECK(recorded["load"] ==
+        nlohmann::json{{"file", (fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios/local-ridge.yaml").string()},
+                       {"overlays", {small}},
+                       {"sets", nlohmann::json::array()},
+                       {"params", nlohmann::json::array()},
+                       {"cluster", ""}});
   const Result without = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
   CHECK(without.status == 2);
-  CHECK(without.err == mismatch + "give calibrate the same --set/--overlay options the run had\n");
+  CHECK(without.err == mismatch + "the run had --overlay " + small + " (" + (dir / "trace.json").string() +
+                           "): give calibrate the same\n");
 
+  SECTION("a trace that does not record them (an older one): which options to look at") {
+    auto old = recorded;
+    old.erase("load");
+    std::ofstream(dir / "trace.json") << old.dump();
+    const Result generic = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
+    CHECK(generic.status == 2);
+    CHECK(generic.err == mismatch + "give calibrate the same --set/--overlay options the run had\n");
+  }
   SECTION("a run directory that records its options (a k8s run's run.json) names them") {
-    const std::string small = (fs::path(SHARDFLOW_SOURCE_DIR) / "tests/data/ridge-small.yaml").string();
+    auto old = recorded;
+    old.erase("load");
+    std::ofstream(dir / "trace.json") << old.dump();
     std::ofstream(dir / "run.json")
         << "{\"state\": \"finished\", \"invocation\": {\"file\": \"/x/local-ridge.yaml\", "
            "\"overlays\": [\""

@@ -327,6 +327,32 @@ TEST_CASE("Trace: read_trace_json refuses a time scale that is not > 0, and a sc
         "run/trace.json:8:66: time_scaled_steps[1]: 2 is not an index into steps (2 of them)");
 }
 
+TEST_CASE("Trace: how a local run loaded its scenario is written, read back and written again the same",
+          "[core][trace]") {
+  Trace t = sample_trace();
+  t.load = LoadRecord{
+      "/s/x.yaml", {"/s/a.yaml", "/s/b \"q\".yaml"}, {"seed=3", "pipeline.steps[0].x=1"}, {"n=4"}, "local"};
+  const std::string written = json(t);
+  CHECK(written.find(
+            "\"tasks_failed\": 1,\n  \"load\": {\"file\": \"/s/x.yaml\", \"overlays\": [\"/s/a.yaml\", "
+            "\"/s/b \\\"q\\\".yaml\"], \"sets\": [\"seed=3\", \"pipeline.steps[0].x=1\"], \"params\": "
+            "[\"n=4\"], \"cluster\": \"local\"},\n  \"steps\": ") != std::string::npos);
+  std::istringstream in(written);
+  const Trace back = read_trace_json(in, "x.json");
+  REQUIRE(back.load);
+  CHECK(*back.load == *t.load);
+  CHECK(json(back) == written);
+  // Without it (a simulation's trace, an older one): none.
+  std::istringstream plain(json(sample_trace()));
+  CHECK_FALSE(read_trace_json(plain, "x.json").load);
+  // Bad input at its place.
+  const std::string tasks_failed = "\"tasks_failed\": 1";
+  CHECK(read_error(edited(tasks_failed, tasks_failed + ", \"load\": {\"file\": \"x\", \"overlays\": [3]}")) ==
+        "run/trace.json:8:57: load.overlays[0]: expected a string, got 3");
+  CHECK(read_error(edited(tasks_failed, tasks_failed + ", \"load\": []")) ==
+        "run/trace.json:8:30: load: expected an object, got []");
+}
+
 TEST_CASE("append_json_string escapes what JSON needs escaped, and nothing else", "[core]") {
   std::string out = "x";
   append_json_string(out, std::string_view("a\"b\\c\nd\re\tf\x01g\x1f"

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,10 +72,22 @@ struct NodeRecord {
   SimTime billed_from;        // billing starts here (at boot request for autoscaled nodes)
 };
 
+/// How the scenario of a run was loaded: its file and the options that changed it, as given on the
+/// command line (overlays by absolute path), so that a later `calibrate` can be given the same.
+struct LoadRecord {
+  std::string file;
+  std::vector<std::string> overlays, sets, params;
+  std::string cluster;
+  friend bool operator==(const LoadRecord&, const LoadRecord&) = default;
+};
+
 struct Trace {
   std::string backend;   // "sim", "local", "k8s"
   std::string scenario;  // scenario name
   std::uint64_t seed = 0;
+  /// Written by `run --backend local` (a k8s run records it in run.json; a simulation, which calibrate
+  /// does not read, and a trace written before the field existed have none).
+  std::optional<LoadRecord> load;
   std::vector<std::string> steps;  // step paths, indexed by AttemptRecord::step
   std::vector<NodeRecord> nodes;
   std::vector<AttemptRecord> attempts;

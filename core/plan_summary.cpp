@@ -256,11 +256,12 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
   if (s.unrolled) {
     // A join node is the plan's own barrier, not a fan-in of the workflow: a WfCommons task with a thousand
     // parents has a fan-in of 1000 and no join. So joins are named as nodes, and only when there are any.
-    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task");
+    out << "pipeline " << s.pipeline << ": " << plural(s.tasks, "task") << ", "
+        << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out << ", widest fan-in "
+        << s.max_fan_in << ")\n";
     if (s.joins != 0)
-      out << " and " << plural(s.joins, "join node") << " (a barrier where a step waits for a loop or group)";
-    out << ", " << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out
-        << ", widest fan-in " << s.max_fan_in << ")\n\n";
+      out << "and " << plural(s.joins, "join node") << " (where a step waits for a whole loop or group)\n";
+    out << "\n";
   } else {
     out << "pipeline " << s.pipeline << ": "
         << (s.tasks_saturated ? std::string(kMoreThan64Bits) + " tasks" : plural(s.tasks, "task"))

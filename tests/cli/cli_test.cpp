@@ -508,9 +508,8 @@ TEST_CASE("cli: explain shows each group with its loop and limits, before the st
   // 12 items, at most 4 at once: the group's loop; train and evaluate have no loop of their own.
   const Result r = run("explain scenarios/hyperparameter-sweep.yaml");
   REQUIRE(r.status == 0);
-  CHECK(
-      r.out.find("pipeline hyperparameter-sweep: 26 tasks and 1 join node (a barrier where a step waits for "
-                 "a loop or group), 37 dependency edges (widest fan-out 12, widest fan-in 12)\n") == 0);
+  CHECK(r.out.find("pipeline hyperparameter-sweep: 26 tasks, 37 dependency edges (widest fan-out 12, widest "
+                   "fan-in 12)\nand 1 join node (where a step waits for a whole loop or group)\n\n") == 0);
   CHECK(r.out.find(
             "  step                tasks     loop parallelism       mean         work    cpu   memory  gpu\n"
             "  features                1        -           -         6m           6m      8     32Gi    0\n"

@@ -121,6 +121,12 @@ constexpr std::uint64_t kPow10[] = {1,
 }  // namespace
 
 std::string fixed_point(std::int64_t units, int decimals) {
+  std::string out;
+  append_fixed_point(out, units, decimals);
+  return out;
+}
+
+void append_fixed_point(std::string& out, std::int64_t units, int decimals) {
   // The magnitude as unsigned, so that INT64_MIN has one too.
   const std::uint64_t mag =
       units < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(units) : static_cast<std::uint64_t>(units);
@@ -139,7 +145,7 @@ std::string fixed_point(std::int64_t units, int decimals) {
     }
     p += decimals;
   }
-  return std::string(buf, p);
+  out.append(buf, p);
 }
 
 std::string fixed_decimals(double v, int decimals) {

@@ -69,9 +69,21 @@ std::string_view Trace::error_text(const AttemptRecord& a) const {
 }
 
 std::string Trace::pod_name(const AttemptRecord& a) const {
-  if (a.pod < pod_names.size()) return pod_names[a.pod];
-  if (a.step >= pod_prefixes.size()) return {};
-  return pod_prefixes[a.step] + std::to_string(a.item) + '-' + std::to_string(a.attempt);
+  std::string out;
+  append_pod_name(out, a);
+  return out;
+}
+
+void Trace::append_pod_name(std::string& out, const AttemptRecord& a) const {
+  if (a.pod < pod_names.size()) {
+    out += pod_names[a.pod];
+  } else if (a.step < pod_prefixes.size()) {
+    char b[24];
+    out += pod_prefixes[a.step];
+    out.append(b, std::to_chars(b, b + sizeof b, a.item).ptr);
+    out += '-';
+    out.append(b, std::to_chars(b, b + sizeof b, a.attempt).ptr);
+  }
 }
 
 // Traces can hold millions of attempts, so they are written field by field rather than through a JSON
@@ -134,20 +146,23 @@ void json_shortest(OutBuffer& out, double v) {
   out << std::string_view(buf, ec == std::errc() ? static_cast<std::size_t>(end - buf) : 0);
 }
 
-// Exact decimal seconds from integer nanoseconds ("12.000000001"); empty for kNever.
-std::string seconds_text(Duration d) {
-  if (d == kNever) return "";
-  return fixed_point(d.ns(), 9);
+// Exact decimal seconds from integer nanoseconds ("12.000000001"), appended; nothing for kNever.
+void append_seconds(std::string& out, Duration d) {
+  if (d != kNever) append_fixed_point(out, d.ns(), 9);
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
+// A CSV field, appended: quoted (its quotes doubled) when it holds a comma, a quote or a line break.
+void append_csv_field(std::string& out, std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
+    out += s;
+    return;
+  }
+  out += '"';
   for (char c : s) {
     if (c == '"') out += '"';
     out += c;
   }
-  return out + "\"";
+  out += '"';
 }
 
 }  // namespace
@@ -215,7 +230,8 @@ void write_trace_json(std::ostream& out, const Trace& t) {
       << to_string(a.outcome) << "\", \"kind\": \"" << to_string(a.kind)
       << "\", \"image_pull\": " << a.image_pull.ns() << ", \"input_read\": " << a.input_read.ns()
       << ", \"output_write\": " << a.output_write.ns();
-    pod = t.pod_name(a);
+    pod.clear();
+    t.append_pod_name(pod, a);
     if (!pod.empty()) {
       w << ", \"pod\": ";
       append_json_string(w.text(), pod);
@@ -234,16 +250,35 @@ void write_trace_csv(std::ostream& out, const Trace& t) {
   OutBuffer w(out);
   w << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,kind,image_pull_s,"
        "input_read_s,output_write_s,pod,error\n";
+  std::string& text = w.text();
+  std::string scratch;  // a step or pod name before it is quoted
+  char number[24];
   for (const AttemptRecord& a : t.attempts) {
-    const std::string step = a.step < t.steps.size() ? t.steps[a.step] : std::to_string(a.step);
-    const std::string node =
-        a.node >= 0 && static_cast<std::size_t>(a.node) < t.nodes.size() ? t.nodes[a.node].name : "";
-    w << a.task << ',' << csv_field(step) << ',' << a.item << ',' << a.attempt << ',' << csv_field(node)
-      << ',' << seconds_text(a.submitted) << ',' << seconds_text(a.scheduled) << ','
-      << seconds_text(a.started) << ',' << seconds_text(a.finished) << ',' << to_string(a.outcome) << ','
-      << to_string(a.kind) << ',' << seconds_text(a.image_pull) << ',' << seconds_text(a.input_read) << ','
-      << seconds_text(a.output_write) << ',' << csv_field(t.pod_name(a)) << ','
-      << csv_field(std::string(t.error_text(a))) << '\n';
+    w << a.task << ',';
+    if (a.step < t.steps.size()) {
+      append_csv_field(text, t.steps[a.step]);
+    } else {
+      text.append(number, std::to_chars(number, number + sizeof number, a.step).ptr);
+    }
+    w << ',' << a.item << ',' << a.attempt << ',';
+    if (a.node >= 0 && static_cast<std::size_t>(a.node) < t.nodes.size())
+      append_csv_field(text, t.nodes[a.node].name);
+    for (const Duration d : {a.submitted, a.scheduled, a.started, a.finished}) {
+      text += ',';
+      append_seconds(text, d);
+    }
+    w << ',' << to_string(a.outcome) << ',' << to_string(a.kind);
+    for (const Duration d : {a.image_pull, a.input_read, a.output_write}) {
+      text += ',';
+      append_seconds(text, d);
+    }
+    text += ',';
+    scratch.clear();
+    t.append_pod_name(scratch, a);
+    append_csv_field(text, scratch);
+    text += ',';
+    append_csv_field(text, t.error_text(a));
+    text += '\n';
   }
   w.flush();
 }

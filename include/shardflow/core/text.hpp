@@ -25,6 +25,8 @@ std::string with_commas(std::uint64_t n);
 /// fixed_point(5, 9) == "0.000000005" (decimals 0..18). What printf("%s%lld.%0*lld") gives, without
 /// printf: trace files write one for every time of every attempt.
 std::string fixed_point(std::int64_t units, int decimals);
+/// fixed_point's text appended to `out`, for writers of large files (no string per number).
+void append_fixed_point(std::string& out, std::int64_t units, int decimals);
 /// `v` with `decimals` digits after the point, as printf("%.*f") writes it (std::to_chars, which the
 /// standard defines to give printf's text), and "0" rather than "-0" for a negative value that rounds to 0.
 std::string fixed_decimals(double v, int decimals);

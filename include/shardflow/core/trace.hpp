@@ -127,6 +127,8 @@ struct Trace {
 
   /// The attempt's pod name, stored or by rule; empty if it has none.
   [[nodiscard]] std::string pod_name(const AttemptRecord& a) const;
+  /// The same appended to `out` (writers of large files: no string per attempt).
+  void append_pod_name(std::string& out, const AttemptRecord& a) const;
 };
 
 /// Sets every attempt's kind from the attempt before it of the same task (in the order of

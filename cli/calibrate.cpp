@@ -53,8 +53,7 @@ std::string settings_hint(const Trace& t, const std::filesystem::path& trace, co
     ran.params = t.load->params;
     ran.cluster = t.load->cluster;
     given.params = load.params;
-    ran_file = t.load->file;
-    where = " (" + trace.string() + ")";
+    ran_file = t.load->file;  // `where` stays empty: the message starts with the trace's name
   } else {
     const std::filesystem::path dir = trace.parent_path().empty() ? "." : trace.parent_path();
     std::error_code ec;

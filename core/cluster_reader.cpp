@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -494,22 +493,21 @@ std::string taint_text(const Taint& t) {
 }
 
 // `cluster.daemonsets`: each one's requests added to the pools it runs on.
-using PoolNames = std::set<std::string, std::less<>>;
-
 void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
-                    const PoolNames& left_out, std::vector<DaemonSet>& out);
+                    const std::vector<std::string>& names, std::vector<DaemonSet>& out);
 
-// `left_out`: collecting, the pools left out for their problems; a DaemonSet that names one is read on
-// the others (naming it is not a problem of its own).
+// `names`: every node pool's name in the file's order, `pools` those read. Collecting, a pool with a
+// problem is left out of `pools`: a DaemonSet that names it is read on the others (naming it is not a
+// problem of its own).
 std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std::string& field,
-                                       std::vector<NodePool>& pools, const PoolNames& left_out) {
+                                       std::vector<NodePool>& pools, const std::vector<std::string>& names) {
   expect_list(r, v, field);
   std::vector<DaemonSet> out;
   std::size_t i = 0;
   for (const auto& d : v) {
     const std::string f = index_path(field, i++);
     // Collecting: a DaemonSet with a problem is reported and the next one read.
-    r.attempt([&] { read_daemonset(r, d, f, pools, left_out, out); });
+    r.attempt([&] { read_daemonset(r, d, f, pools, names, out); });
   }
   // max_pods counts the DaemonSet pods (kubelet's maxPods): what is left is the pipeline's.
   for (NodePool& pool : pools) pool.max_pods -= pool.daemon_pods;
@@ -518,7 +516,7 @@ std::vector<DaemonSet> read_daemonsets(const Reader& r, const Node& v, const std
 
 // One DaemonSet `d` at `f`, appended to `out`, its pods' requests added to the pools it runs on.
 void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
-                    const PoolNames& left_out, std::vector<DaemonSet>& out) {
+                    const std::vector<std::string>& names, std::vector<DaemonSet>& out) {
   const Map m(r, d, f, kDaemonSetKeys);
   DaemonSet ds;
   ds.where = r.at(d);
@@ -542,11 +540,11 @@ void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::v
       const std::string name = get_nonempty_string(r, name_node, index_path(pf, k++));
       const auto it =
           std::find_if(pools.begin(), pools.end(), [&](const NodePool& p) { return p.name == name; });
-      if (it == pools.end() && left_out.count(name) != 0) continue;
+      if (it == pools.end() && std::find(names.begin(), names.end(), name) != names.end()) continue;
       if (it == pools.end())
         r.fail(name_node, index_path(pf, k - 1),
                "no node pool named " + quote(name) +
-                   " (pools: " + listed(pools.size(), [&](std::size_t j) { return pools[j].name; }) + ")");
+                   " (pools: " + listed(names.size(), [&](std::size_t j) { return names[j]; }) + ")");
       if (const Taint* taint = untolerated_taint(*it, tolerations))
         r.fail(name_node, index_path(pf, k - 1),
                "daemonset " + quote(ds.name) + " does not tolerate pool " + quote(name) + "'s taint " +
@@ -670,8 +668,8 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
   const Map m(r, n, "cluster", kClusterKeys, Map::Kind::section);
   Cluster c;
   bool pools_broken = false;
-  PoolNames left_out;         // collecting: the pools left out for their problems, by name
-  bool pools_listed = false;  // ... and whether every pool was looked at, each named (for the DaemonSets)
+  std::vector<std::string> pool_names;  // every pool's, read or left out, in the file's order
+  bool pools_listed = false;            // whether every pool was looked at, each named (for DaemonSets)
   const auto read_pools = [&] {
     const Node pools = m.require("node_pools");
     const std::string f = m.field("node_pools");
@@ -689,10 +687,12 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
       if (!r.attempt([&] { pool = read_pool(r, p, index_path(f, i)); })) {
         pools_broken = true;
         if (const Node name = p.IsMap() ? p["name"] : Node();
-            name && name.IsScalar() && !name.Scalar().empty())
-          left_out.insert(name.Scalar());
-        else
+            name && name.IsScalar() && !name.Scalar().empty()) {
+          if (std::find(pool_names.begin(), pool_names.end(), name.Scalar()) == pool_names.end())
+            pool_names.push_back(name.Scalar());
+        } else {
           unnamed = true;
+        }
         continue;
       }
       const auto other = std::find_if(c.node_pools.begin(), c.node_pools.end(),
@@ -705,6 +705,7 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
       }
       nodes += pool.count + pool.autoscaling.max;
       most_nodes += std::max(pool.count, pool.autoscaling.max);
+      pool_names.push_back(pool.name);
       c.node_pools.push_back(std::move(pool));
     }
     pools_listed = !unnamed;
@@ -721,7 +722,8 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
   // DaemonSets name pools: they are read on the pools that were, a pool left out by name is not
   // reported missing; without the list, or with a pool whose name is unknown, they are not read.
   if (auto d = m.get("daemonsets"); d && pools_listed)
-    r.attempt([&] { c.daemonsets = read_daemonsets(r, *d, m.field("daemonsets"), c.node_pools, left_out); });
+    r.attempt(
+        [&] { c.daemonsets = read_daemonsets(r, *d, m.field("daemonsets"), c.node_pools, pool_names); });
   r.attempt([&] {
     c.scheduler = read_scheduler(r, m.get("scheduler"), m.field("scheduler"), no_overheads, preset);
   });

@@ -451,8 +451,9 @@ class PipelineReader {
     step.where = r_.at(n);
     p.path = path;
     // Collecting: each key is read on its own, so that one with a problem does not hide the next one's;
-    // what needs a key that had one (the loop's, for input sizes; all of them, for the fit) is not read.
-    // The step is then left out (AlreadyReported at the end). Otherwise the first problem throws.
+    // what needs a key that had one (the loop, for input sizes; the name, resources, node_selector and
+    // tolerations, for the fit) is not checked. The step is then left out (AlreadyReported at the end).
+    // Otherwise the first problem throws.
     bool ok = true;
     const auto part = [&](auto&& read) {
       const bool done = r_.attempt(read);
@@ -460,7 +461,7 @@ class PipelineReader {
       return done;
     };
     const Node& name_node = p.name_node.emplace(m.require("name"));
-    part([&] {
+    bool fit_inputs_ok = part([&] {
       step.name = get_nonempty_string(r_, name_node, m.field("name"));
       if (!valid_step_name(step.name))
         r_.fail(name_node, m.field("name"),
@@ -515,7 +516,8 @@ class PipelineReader {
     Component& c = step.component;
     c.resources.cpu = 1000;
     const std::optional<Node> res = m.get("resources");
-    if (res) part([&] { c.resources = read_resources(r_, *res, m.field("resources"), c.resources); });
+    if (res && !part([&] { c.resources = read_resources(r_, *res, m.field("resources"), c.resources); }))
+      fit_inputs_ok = false;
     if (loop_ok) {  // these say what the loop allows
       if (auto v = m.get("fan_in")) part([&] { read_step_fan_in(m, *v, depth, step, p); });
       if (auto v = m.get("speculation")) part([&] { read_step_speculation(m, *v, depth, step); });
@@ -541,14 +543,25 @@ class PipelineReader {
         for (const auto& arg : *v) c.command.push_back(get_string(r_, arg, index_path(f, i++)));
       });
     if (auto v = m.get("kernel")) part([&] { c.kernel = read_kernel(r_, *v, m.field("kernel")); });
-    if (auto v = m.get("node_selector"))
-      part([&] { c.node_selector = get_string_map(r_, *v, m.field("node_selector")); });
-    if (auto v = m.get("tolerations"))
-      part([&] { c.tolerations = read_tolerations(r_, *v, m.field("tolerations")); });
+    if (auto v = m.get("node_selector");
+        v && !part([&] { c.node_selector = get_string_map(r_, *v, m.field("node_selector")); }))
+      fit_inputs_ok = false;
+    if (auto v = m.get("tolerations");
+        v && !part([&] { c.tolerations = read_tolerations(r_, *v, m.field("tolerations")); }))
+      fit_inputs_ok = false;
     if (auto v = m.get("node_affinity"))
       part([&] { c.preferred_node_affinity = read_node_affinity(r_, *v, m.field("node_affinity")); });
+    if (fit_inputs_ok && check_fit_) part([&] { check_fit(n, path, m, res, step); });
     if (!ok) throw AlreadyReported(step.where, path, "the step has problems that were reported");
-    if (auto problem = check_fit_ ? fit_problem(cluster_, step) : std::nullopt) {
+    return step;
+  }
+
+  // The step's requests against the nodes it may use: one no node can hold is reported at the `resources`
+  // value a --set, an overlay or a variant gave, else at `resources`, else at the step.
+  void check_fit(const Node& n, const std::string& path, const Map& m, const std::optional<Node>& res,
+                 const Step& step) const {
+    const Component& c = step.component;
+    if (auto problem = fit_problem(cluster_, step)) {
       // A request no node it may use can hold on its own, given by a --set, an overlay or a variant: name
       // that, not the file's `resources` that it changed.
       if (res && res->IsMap())
@@ -568,7 +581,6 @@ class PipelineReader {
       if (res) r_.fail(*res, m.field("resources"), *problem);
       r_.fail(n, path, *problem);
     }
-    return step;
   }
 
   // `speculation` on a component: a top-level step with a static parallel_for (not a work queue).

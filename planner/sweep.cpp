@@ -340,13 +340,13 @@ class Runner {
             const Dimension& dim = spec_.dimensions[d];
             if (e.where().line != 0 || e.where().file != flag_place("--set", dim.path + "=" + combos_[k][d]))
               continue;
-            // One value that looks like several (`=[10,20]`, `=10 20 40`): say how a --vary lists them.
-            const std::string& v = combos_[k][d];
-            const bool one_like_many =
-                dim.values.size() == 1 && (v.front() == '[' || (v.find(' ') != std::string::npos &&
-                                                                v.find_first_of("{:") == std::string::npos));
             // A fault of the path (an unknown key it makes) is the same for every value: name none.
             const bool in_value = e.where().column > 0;
+            // One value that looks like several (`=[10,20]`, `=10 20 40`): say how a --vary lists them.
+            const std::string& v = combos_[k][d];
+            const bool one_like_many = in_value && dim.values.size() == 1 &&
+                                       (v.front() == '[' || (v.find(' ') != std::string::npos &&
+                                                             v.find_first_of("{:") == std::string::npos));
             throw InputError(vary_place(dim), e.field(),
                              (in_value ? "value " + shortened(v) + ": " : std::string()) + e.message() +
                                  (one_like_many ? " (a --vary separates its values with commas, no brackets: "

@@ -731,8 +731,7 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
                        {"cluster", ""}});
   const Result without = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
   CHECK(without.status == 2);
-  CHECK(without.err == mismatch + "the run had --overlay " + small + " (" + (dir / "trace.json").string() +
-                           "): give calibrate the same\n");
+  CHECK(without.err == mismatch + "the run had --overlay " + small + ": give calibrate the same\n");
 
   SECTION("a trace that does not record them (an older one): which options to look at") {
     auto old = recorded;

@@ -204,11 +204,14 @@ TEST_CASE("check_scenario_file: every key of a step on its own", "[core]") {
                                    "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");         // 22
   const ScenarioCheck c = check_scenario_file(f, {});
   CHECK_FALSE(c.scenario);
-  // The loop's problem hides nothing else; `input` (which needs the loop) and the fit of 64 CPUs (which
-  // needs every key) are not checked on a step that has a problem.
+  // The loop's problem hides nothing else; `input` (which needs the loop) is not checked on a step whose
+  // loop had a problem, the fit of 64 CPUs is (it needs only the name, resources, selector, tolerations).
   const std::vector<std::string> expected{
       f + ":5:29: pipeline.steps[0].parallel_for.count: must be >= 1, got -1",
       f + ":7:53: pipeline.steps[0].duration.noise.lognormal_sigma: expected a number, got \"x\"",
+      f + ":8:18: pipeline.steps[0].resources: step \"a\" asks for cpu 64, memory 0, gpu 0, more than any "
+          "node "
+          "it may use can hold (largest: pool \"p\" with cpu 4, memory 8Gi, gpu 0)",
       f + ":9:22: pipeline.steps[0].retries.max: expected an integer, got \"two\"",
       f + ":10:20: pipeline.steps[0].failure.p: must be a probability between 0 and 1, got 2",
       f + ":12:18: pipeline.steps[1].after[1]: \"a\" is listed twice",
@@ -285,7 +288,7 @@ TEST_CASE("check_scenario_file: DaemonSets on the pools that were read", "[core]
   CHECK(messages(check_scenario_file(f, {})) ==
         std::vector<std::string>{
             f + ":6:45: cluster.node_pools[1].count: must be >= 0, got -1",
-            f + ":9:25: cluster.daemonsets[1].pools[0]: no node pool named \"gg\" (pools: p)",
+            f + ":9:25: cluster.daemonsets[1].pools[0]: no node pool named \"gg\" (pools: p, g)",
             f + ":10:7: cluster.daemonsets[2]: the daemonsets up to \"w\" need more cpu than a node of pool "
                 "\"p\" has for pods (5.1 of 4); leave it off that pool with `pools:`"});
   // A pool whose name cannot be read: what the DaemonSets name cannot be told from a typo; not read.

@@ -365,6 +365,11 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--vary cluster.node_pools[n].cont=1,2: cluster.node_pools[0].cont: unknown key \"cont\" (did you "
         "mean \"count\"?)");
+  // Nor is the way a --vary lists values a hint for it.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].cont=[1,2]")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[n].cont=[1,2]: cluster.node_pools[0].cont: unknown key \"cont\" (did you "
+        "mean \"count\"?)");
   // One inside a value is that value's; a mapping with spaces is one value, not several.
   spec.dimensions = {parse_dimension("cluster.scheduler={polcy: spread}")};
   CHECK(

@@ -4,7 +4,6 @@
 #include <functional>
 #include <numeric>
 #include <queue>
-#include <set>
 #include <utility>
 
 namespace shardflow::report::detail {
@@ -16,21 +15,21 @@ std::vector<int> assign_lanes(const std::vector<Interval>& v) {
     return v[a].begin != v[b].begin ? v[a].begin < v[b].begin : v[a].end < v[b].end;
   });
   std::vector<int> lane(v.size(), 0);
-  std::set<int> free;
-  using Busy = std::pair<std::int64_t, int>;  // (end, lane)
+  std::priority_queue<int, std::vector<int>, std::greater<>> free;  // lowest first, as a set's begin()
+  using Busy = std::pair<std::int64_t, int>;                        // (end, lane)
   std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
   int lanes = 0;
   for (std::size_t i : order) {
     while (!busy.empty() && busy.top().first <= v[i].begin) {
-      free.insert(busy.top().second);
+      free.push(busy.top().second);
       busy.pop();
     }
     int l = 0;
     if (free.empty()) {
       l = lanes++;
     } else {
-      l = *free.begin();
-      free.erase(free.begin());
+      l = free.top();
+      free.pop();
     }
     lane[i] = l;
     busy.emplace(v[i].end, l);

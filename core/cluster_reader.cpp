@@ -106,7 +106,7 @@ constexpr std::string_view kClusterKeys[] = {"node_pools", "scheduler", "storage
                                              "daemonsets"};
 constexpr std::string_view kReservedKeys[] = {"cpu", "memory"};
 constexpr std::string_view kDaemonSetKeys[] = {"name", "cpu", "memory", "gpu", "tolerations", "pools"};
-constexpr std::string_view kAutoscalerKeys[] = {"scale_down_delay_after_add"};
+constexpr std::string_view kAutoscalerKeys[] = {"scale_down_delay_after_add", "scan_interval"};
 constexpr std::string_view kPoolKeys[] = {"name",           "cpu",         "memory",   "gpu",     "count",
                                           "price_per_hour", "speed",       "labels",   "taints",  "mtbf",
                                           "spot",           "autoscaling", "max_pods", "reserved"};
@@ -740,6 +740,8 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
       const Map am(r, *a, m.field("autoscaler"), kAutoscalerKeys);
       if (auto d = am.get("scale_down_delay_after_add"))
         c.autoscaler.scale_down_delay_after_add = get_duration(r, *d, am.field("scale_down_delay_after_add"));
+      if (auto d = am.get("scan_interval"))
+        c.autoscaler.scan_interval = get_duration(r, *d, am.field("scan_interval"));
     });
   return c;
 }

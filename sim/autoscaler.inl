@@ -13,7 +13,17 @@ inline void Model::became_idle(std::uint32_t slot) {
   Slot& s = nodes_.slot(slot);
   const NodePool& p = sc_.cluster.node_pools[s.pool];
   if (!p.autoscaling.enabled()) return;
-  engine_.schedule(p.autoscaling.scale_down_idle, kScaleDown, slot, ++s.idle_gen);
+  engine_.schedule_at(scan_time(engine_.now() + p.autoscaling.scale_down_idle), kScaleDown, slot,
+                      ++s.idle_gen);
+}
+
+// The first loop of the cluster autoscaler at or after `t` (cluster.autoscaler.scan_interval; 0: `t`).
+inline SimTime Model::scan_time(SimTime t) const {
+  const std::int64_t every = sc_.cluster.autoscaler.scan_interval.ns();
+  if (every <= 0) return t;
+  const std::int64_t late = t.ns() % every;  // t >= 0
+  if (late == 0 || t.ns() > std::numeric_limits<std::int64_t>::max() - (every - late)) return t;
+  return SimTime::from_ns(t.ns() + (every - late));
 }
 
 // Class c found no node: look at it after the first eligible autoscaling pool's scale-up delay.
@@ -136,7 +146,8 @@ inline std::int64_t Model::pods_without_room(std::uint32_t c) {
 // Within scale_down_delay_after_add of the last scale-up it is held back until that delay ends (a later
 // scale-up moves the end further), as the cluster autoscaler keeps counting a node's unneeded time while
 // scale-down is in cooldown and removes it at its first loop after. So a node idle since t goes at
-// max(t + scale_down_idle, last scale-up + delay), if still idle and its pool above min then.
+// max(t + scale_down_idle, last scale-up + delay), or at the first scan loop at or after that time when
+// cluster.autoscaler.scan_interval is set (scan_time), if still idle and its pool above min then.
 inline void Model::on_scale_down(std::uint32_t slot, std::uint32_t idle_gen) {
   const Slot& s = nodes_.slot(slot);
   if (!s.alive || s.idle_gen != idle_gen || s.pods != 0) return;
@@ -156,7 +167,7 @@ void Model::hold_scale_down(std::uint32_t slot, std::uint32_t idle_gen) {
   held_.emplace_back(slot, idle_gen);  // events fire in time order: held_ stays in the order nodes were due
   if (resume_pending_) return;
   resume_pending_ = true;
-  engine_.schedule_at(scale_down_from_, kScaleDownResume, 0);
+  engine_.schedule_at(scan_time(scale_down_from_), kScaleDownResume, 0);
 }
 
 // The held nodes, each as its own kScaleDown would have done; none is held again, as now is past
@@ -171,7 +182,7 @@ void Model::release_held_scale_downs() {
 
 void Model::on_scale_down_resume() {
   if (engine_.now() < scale_down_from_) {  // a scale-up since moved the end of the delay
-    engine_.schedule_at(scale_down_from_, kScaleDownResume, 0);
+    engine_.schedule_at(scan_time(scale_down_from_), kScaleDownResume, 0);
     return;
   }
   resume_pending_ = false;

@@ -344,6 +344,7 @@ class Model {
   // Within scale_down_delay_after_add of a scale-up: rare, out of line.
   [[gnu::noinline, gnu::cold]] void hold_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
   [[gnu::noinline]] void release_held_scale_downs();
+  [[nodiscard]] SimTime scan_time(SimTime t) const;
   void on_scale_down_resume();
 
   // ---- the end ----------------------------------------------------------------------------------------

@@ -471,12 +471,25 @@ TEST_CASE("ScenarioLoader: cluster.autoscaler.scale_down_delay_after_add", "[cor
     CHECK(
         error_of(with_autoscaler("  autoscaler: {scale_down_delay: 5m}\n")) ==
         "bad.yaml:8:16: cluster.autoscaler.scale_down_delay: unknown key \"scale_down_delay\" (expected one "
-        "of: scale_down_delay_after_add)");
+        "of: scale_down_delay_after_add, scan_interval)");
     CHECK(error_of(with_autoscaler("  autoscaler: 10m\n")) ==
           "bad.yaml:8:15: cluster.autoscaler: expected a mapping, got \"10m\"");
     CHECK(error_of(with_autoscaler("  autoscaling: {scale_down_delay_after_add: 5m}\n")) ==
           "bad.yaml:8:3: cluster.autoscaling: unknown key \"autoscaling\" (did you mean \"autoscaler\"?)");
   }
+}
+
+TEST_CASE("ScenarioLoader: cluster.autoscaler.scan_interval", "[core]") {
+  const auto with_autoscaler = [](const std::string& autoscaler) {
+    return with_pools("    - {name: p, cpu: 4, memory: 1Gi, autoscaling: {max: 3}}\n") + autoscaler;
+  };
+  // 0 unless set (a node goes at the instant it is due); a duration; not negative.
+  CHECK(load_scenario_text(with_autoscaler(""), "x.yaml").cluster.autoscaler.scan_interval ==
+        Duration::zero());
+  CHECK(load_scenario_text(with_autoscaler("  autoscaler: {scan_interval: 10s}\n"), "x.yaml")
+            .cluster.autoscaler.scan_interval == Duration::from_s(10));
+  CHECK(error_of(with_autoscaler("  autoscaler: {scan_interval: -10s}\n")) ==
+        "bad.yaml:8:31: cluster.autoscaler.scan_interval: must be >= 0, got -10s");
 }
 
 TEST_CASE("ScenarioLoader: 64 node pools at most, said by validate as by simulate", "[core]") {

@@ -631,6 +631,43 @@ TEST_CASE("Simulator: a scale-up delays the removal of nodes idle before it (sca
   CHECK(cost(t) == Approx((1055.0 + static_cast<double>(a_idle_down)) * 0.001 + 1650 * 0.002).epsilon(1e-12));
 }
 
+TEST_CASE("Simulator: with a scan interval, a node goes at the autoscaler's first loop after it is due",
+          "[sim]") {
+  // The run of the test above (x 0-100 on one node of pool a, a-idle idle from 0; b-0 added at 10, b-1 at
+  // 110, big2 ends at 655, big at 1055), with cluster.autoscaler.scan_interval 25 s: the autoscaler's
+  // loops are at 0, 25, 50, ... A node is removed at the first loop at or after the time it is due.
+  Duration delay = Duration::zero();
+  std::int64_t a_idle_down = 0, b1_down = 0;
+  SECTION("no scale-down delay: a-idle due at 60 goes at 75; b-1 due at 715 goes at 725") {
+    delay = Duration::zero();
+    a_idle_down = 75;
+    b1_down = 725;
+  }
+  SECTION("10 min: a-idle held to 710 goes at 725; b-1 due at 715 too") {
+    delay = Duration::from_s(600);
+    a_idle_down = 725;
+    b1_down = 725;
+  }
+  Scenario sc = scale_down_delay_scenario(delay);
+  sc.cluster.autoscaler.scan_interval = Duration::from_s(25);
+  const Trace t = run(sc);
+  CHECK(makespan(t) == s(1055));
+  REQUIRE(t.nodes.size() == 4);
+  const auto ran_x = static_cast<std::size_t>(t.attempts.at(0).node);
+  REQUIRE(ran_x < 2);
+  CHECK(t.nodes[1 - ran_x].down == s(a_idle_down));
+  CHECK(t.nodes[ran_x].down == s(1055));  // pool a at its min once a-idle is gone
+  CHECK(t.nodes[2].down == s(1055));
+  CHECK(t.nodes[3].down == s(b1_down));
+  // Pool a at 0.001 a second, pool b at 0.002: (1055 + a-idle) x 0.001 + ((1055 - 10) + (b-1 - 110)) x 0.002.
+  CHECK(cost(t) == Approx((1055.0 + static_cast<double>(a_idle_down)) * 0.001 +
+                          (1045.0 + static_cast<double>(b1_down - 110)) * 0.002)
+                       .epsilon(1e-12));
+  // A scan interval of 0 is the behaviour without one (the test above).
+  sc.cluster.autoscaler.scan_interval = Duration::zero();
+  CHECK(run(sc).nodes[3].down == s(715));
+}
+
 TEST_CASE("Simulator: runs with the scale-down delay are reproducible, with either node search", "[sim]") {
   const Scenario sc = scale_down_delay_scenario(Duration::from_s(600));
   const Plan plan = Plan::unroll(sc.pipeline);

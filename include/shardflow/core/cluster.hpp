@@ -221,6 +221,11 @@ struct AutoscalerConfig {
   /// at max(t + its pool's scale_down_idle, last scale-up + this), if still idle and its pool above min
   /// then. 0 = scale-downs do not wait for scale-ups.
   Duration scale_down_delay_after_add = Duration::from_s(600);
+  /// Cluster Autoscaler's `--scan-interval` (its default: 10 s), for scale-down: a node due for removal
+  /// goes at the first loop at or after that time, the loops at 0, S, 2S, ... of the run. 0 (the default
+  /// here) = at the instant it is due. Scale-up checks keep their own timing (each pool's scale_up_delay,
+  /// then every 10 s while a backlog lasts).
+  Duration scan_interval = Duration::zero();
   friend bool operator==(const AutoscalerConfig&, const AutoscalerConfig&) = default;
 };
 

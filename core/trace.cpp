@@ -251,15 +251,13 @@ void write_trace_csv(std::ostream& out, const Trace& t) {
   w << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,kind,image_pull_s,"
        "input_read_s,output_write_s,pod,error\n";
   std::string& text = w.text();
-  std::string scratch;  // a step or pod name before it is quoted
-  char number[24];
+  std::string scratch;  // a pod name before it is quoted
   for (const AttemptRecord& a : t.attempts) {
     w << a.task << ',';
-    if (a.step < t.steps.size()) {
+    if (a.step < t.steps.size())
       append_csv_field(text, t.steps[a.step]);
-    } else {
-      text.append(number, std::to_chars(number, number + sizeof number, a.step).ptr);
-    }
+    else
+      w << a.step;
     w << ',' << a.item << ',' << a.attempt << ',';
     if (a.node >= 0 && static_cast<std::size_t>(a.node) < t.nodes.size())
       append_csv_field(text, t.nodes[a.node].name);

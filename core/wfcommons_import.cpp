@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -176,7 +177,21 @@ class Importer {
            "instance");
     }
     index_tasks();
-    return build();
+    Scenario s = build();
+    // The list takes tasks in their ids' string order; the step names keep it unless a character was
+    // replaced ("x.9" < "x0", but "x_9" > "x0").
+    bool renamed = false;
+    for (std::size_t i = 0; i < tasks_.size() && !renamed; ++i) renamed = step_names_[i] != tasks_[i].id;
+    if (renamed && s.cluster.scheduler.policy == ScorePolicy::list) {
+      std::vector<std::size_t> order(tasks_.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::sort(order.begin(), order.end(),
+                [this](std::size_t a, std::size_t b) { return tasks_[a].id < tasks_[b].id; });
+      auto& list = s.cluster.scheduler.list_order;
+      list.reserve(order.size());
+      for (std::size_t i : order) list.push_back(step_names_[i]);
+    }
+    return s;
   }
 
  private:

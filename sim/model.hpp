@@ -243,6 +243,7 @@ class Model {
   inline void create_attempt(TaskId t);
   [[gnu::always_inline]] inline void enqueue(std::uint32_t c, std::uint32_t a);
   inline void on_decide();
+  inline void decide();
   inline void bind(std::uint32_t c, std::uint32_t a, std::uint32_t slot);
   inline void release(std::uint32_t a, std::uint32_t c);
   inline void schedule_start(std::uint32_t a, SimTime bound);
@@ -382,6 +383,7 @@ class Model {
   Execution<Model> exec_;
   std::vector<TaskId> ready_batch_, admitting_;
   bool admit_pending_ = false;
+  bool in_list_pass_ = false;  // on_decide places the whole list (policy list, free decisions)
   std::uint64_t progress_every_ = 1;
   SimTime end_;
   std::uint64_t node_budget_ = 0;  // see the constructor

@@ -59,6 +59,28 @@ inline void Model::enqueue(std::uint32_t c, std::uint32_t a) {
 
 // One scheduling cycle: the scheduler's next pod; filter and score; bind or mark its class unschedulable.
 inline void Model::on_decide() {
+  if (sched_.list()) {
+    // List scheduling, as workflow simulators do it: whenever a core frees, every ready task in id
+    // order, each placed until the first that fits nowhere. The tasks that became ready at this instant
+    // (the children of the task whose end freed the core) join first: their admission was queued after
+    // this decision, since a pod's node is released before its task resolves. With free decisions the
+    // whole list is placed in this one event, before any event the placements cause (a task of no run
+    // time ends after the others are placed, as in WRENCH's scheduling pass).
+    if (admit_pending_) on_admit();
+    if (sched_.free_decisions()) {
+      in_list_pass_ = true;
+      do decide();
+      while (sched_.has_candidate());
+      in_list_pass_ = false;
+      sched_.kick(engine_);
+      return;
+    }
+  }
+  decide();
+}
+
+// One scheduling cycle (a kDecide event, or one pass of the list).
+inline void Model::decide() {
   sched_.decision_began();
   const std::uint32_t best = sched_.next_class(att_);
   if (best == kNoSlot) return;
@@ -66,7 +88,7 @@ inline void Model::on_decide() {
   const std::uint32_t a = pc.queue.pop_front();
   if (att_[a].cancelled) {  // a speculative attempt's sibling won while it was queued: dropped
     sched_.bound(best);     // it left the queue (the list policy's bookkeeping)
-    sched_.kick(engine_);
+    if (!in_list_pass_) sched_.kick(engine_);
     return;
   }
   ++stats_.scheduling_attempts;
@@ -84,7 +106,7 @@ inline void Model::on_decide() {
     sched_.mark_unschedulable(best, engine_);
     arm_autoscaler(best);
   }
-  sched_.kick(engine_);
+  if (!in_list_pass_) sched_.kick(engine_);
 }
 
 inline void Model::bind(std::uint32_t c, std::uint32_t a, std::uint32_t slot) {

@@ -12,6 +12,8 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -147,12 +149,20 @@ class Scheduler {
     }
     driver_class_ = static_cast<std::uint32_t>(classes_.size() - 1);
     if (cfg_.policy == ScorePolicy::list) {
-      // Driver pods rank first (rank 0), then the steps in the string order of their paths.
+      // Driver pods rank first (rank 0), then the steps in the list's order (cfg_.list_order: the
+      // steps it names, in its order, then the others), each part in the string order of their paths.
       list_ = true;
+      std::unordered_map<std::string_view, std::uint32_t> given;
+      for (std::uint32_t i = 0; i < cfg_.list_order.size(); ++i) given.emplace(cfg_.list_order[i], i);
+      const auto key = [&](std::uint32_t s) {
+        const auto it = given.find(plan.steps()[s].path);
+        return it == given.end() ? std::uint32_t{0xFFFFFFFFu} : it->second;
+      };
       std::vector<std::uint32_t> order(plan.steps().size());
       std::iota(order.begin(), order.end(), 0u);
       std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return plan.steps()[a].path < plan.steps()[b].path;
+        const std::uint32_t ka = key(a), kb = key(b);
+        return ka != kb ? ka < kb : plan.steps()[a].path < plan.steps()[b].path;
       });
       list_rank_.assign(classes_.size(), 0);
       for (std::uint32_t i = 0; i < order.size(); ++i) list_rank_[order[i]] = i + 1;
@@ -171,6 +181,8 @@ class Scheduler {
   [[nodiscard]] std::size_t size() const { return classes_.size(); }
   /// Policy list (find_node scans the nodes itself; no score trees).
   [[nodiscard]] bool list() const { return list_; }
+  /// Decisions take no time (decisions_per_second 0).
+  [[nodiscard]] bool free_decisions() const { return decision_cost_ == Duration::zero(); }
   [[nodiscard]] PodClass& cls(std::uint32_t c) { return classes_[c]; }
   [[nodiscard]] const PodClass& cls(std::uint32_t c) const { return classes_[c]; }
   [[nodiscard]] std::uint32_t driver_class() const { return driver_class_; }

@@ -99,8 +99,10 @@ std::string fingerprint(const Scenario& s) {
     << c.percentage_of_nodes_to_score << " " << c.decisions_per_second << " " << c.bind_latency.ns() << " "
     << c.initial_backoff.ns() << " " << c.max_backoff.ns() << " " << (c.score_weights == ScoreWeights{})
     << " " << (c.fit_resource_weights == FitResourceWeights{}) << " "
-    << c.requested_to_capacity_ratio_shape.size() << "\nstorage " << s.cluster.storage.read_bytes_per_second
-    << " " << s.cluster.storage.write_bytes_per_second;
+    << c.requested_to_capacity_ratio_shape.size() << " list_order";
+  for (const auto& n : c.list_order) o << " " << n;
+  o << "\nstorage " << s.cluster.storage.read_bytes_per_second << " "
+    << s.cluster.storage.write_bytes_per_second;
   const Overheads& v = s.overheads;
   o << "\noverheads " << v.orchestrator << " " << v.pods_per_task << " " << v.driver_pod_duration.ns() << " "
     << v.driver_cpu << " " << v.driver_memory << " " << v.sandbox_start.ns() << " "

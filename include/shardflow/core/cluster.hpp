@@ -140,6 +140,11 @@ struct SchedulerConfig {
   FitResourceWeights fit_resource_weights;
   /// For fit_strategy requested_to_capacity_ratio (then non-empty, utilizations increasing).
   std::vector<UtilizationShapePoint> requested_to_capacity_ratio_shape;
+  /// Policy list: the steps' paths in the order the list takes them; steps not named come after, in
+  /// their paths' string order. Empty (every scenario file): the paths' string order. The WfCommons
+  /// importer sets it when its step names differ from the task ids (characters replaced by '_'), so
+  /// that the list keeps the ids' string order, as workflow simulators take them.
+  std::vector<std::string> list_order;
   friend bool operator==(const SchedulerConfig&, const SchedulerConfig&) = default;
 };
 

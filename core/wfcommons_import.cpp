@@ -160,13 +160,14 @@ class Importer {
     version_ = "1.5";
     if (const JsonValue* v = doc_.member(root, "schemaVersion")) {
       expect(*v, "schemaVersion", Kind::string);
-      if (std::string(doc_.text(*v)) != "1.5" && std::string(doc_.text(*v)) != "1.4")
-        fail(*v, "schemaVersion",
-             "shardflow reads WfFormat 1.5 and 1.4, got " + quote(std::string(doc_.text(*v))));
+      const std::string version(doc_.text(*v));
+      if (version != "1.6" && version != "1.5" && version != "1.4")
+        fail(*v, "schemaVersion", "shardflow reads WfFormat 1.6, 1.5 and 1.4, got " + quote(version));
       version_ = std::string(doc_.text(*v));
     }
     const JsonValue& workflow = require(root, "", "workflow", Kind::object);
-    // The content decides the layout: 1.5 has `specification` and `execution`, 1.4 `tasks`.
+    // The content decides the layout: 1.5 (and 1.6, the same with optional metrics) has `specification`
+    // and `execution`, 1.4 `tasks`.
     if (doc_.member(workflow, "specification") != nullptr) {
       read_v15(workflow);
     } else if (doc_.member(workflow, "tasks") != nullptr) {
@@ -271,6 +272,10 @@ class Importer {
     if (v != nullptr && v->kind != Kind::null && v->kind != kind)
       expect(*v, key_path(path_text(path), key), kind);
     return v != nullptr && v->kind != Kind::null ? v : nullptr;
+  }
+  // A task's checked core count (a number >= 1, maybe fractional) as millicores.
+  static MilliCpu task_millicpu(const JsonValue& v) {
+    return static_cast<MilliCpu>(std::llround(v.number * 1000));
   }
   std::int64_t count(const JsonValue& v, const std::string& path, std::int64_t min) const {
     expect(v, path, Kind::number);
@@ -511,10 +516,15 @@ class Importer {
       if (!(r >= 0) || r > 1e9)
         fail(*t.runtime, key_path(t.exec_path(), "runtimeInSeconds"),
              "must be >= 0 (and at most 1e9 s), got " + format_seconds(r));
+      // A task's core count may be fractional (the schemas: a number, at least 1): millicores.
       if (t.cores != nullptr &&
-          !(t.cores->kind == Kind::number && t.cores->integer && t.cores->number >= 1 &&
-            t.cores->number <= kMaxCount))  // count()'s checks; the path made for its message
-        (void)count(*t.cores, key_path(t.exec_path(), t.exec_index < 0 ? "cores" : "coreCount"), 1);
+          !(t.cores->kind == Kind::number && t.cores->number >= 1 && t.cores->number <= kMaxCount)) {
+        const std::string path = key_path(t.exec_path(), t.exec_index < 0 ? "cores" : "coreCount");
+        expect(*t.cores, path, Kind::number);
+        fail(*t.cores, path,
+             "expected a number of cores from 1 to 1e15 (fractions allowed), got " +
+                 std::string(doc_.number_text(*t.cores)));
+      }
     }
     // Step names: letters, digits, '-' and '_'; other characters become '_'. Two ids that become one
     // name are an error.
@@ -609,7 +619,7 @@ class Importer {
       }
       Component& c = st.component;
       c.duration.base = Duration::from_ns(std::llround(t.runtime->number * 1e9));
-      if (t.cores != nullptr) c.resources.cpu = static_cast<MilliCpu>(t.cores->number) * 1000;
+      if (t.cores != nullptr) c.resources.cpu = task_millicpu(*t.cores);
       if (t.input_bytes > 0 || t.output_bytes > 0) {
         c.input = plain.component.input;
         c.output = plain.component.output;
@@ -727,8 +737,7 @@ class Importer {
       step["duration"] = duration;
       {  // always given, so that a --set inside it is reported at the task
         Node resources = fresh(YAML::NodeType::Map);
-        Node cpu =
-            scalar(t.cores != nullptr ? std::to_string(static_cast<std::int64_t>(t.cores->number)) : "1");
+        Node cpu = scalar(t.cores != nullptr ? std::to_string(task_millicpu(*t.cores)) + "m" : "1");
         note(resources, t.cores != nullptr ? *t.cores : *t.where);
         note(cpu, t.cores != nullptr ? *t.cores : *t.where);
         resources["cpu"] = cpu;

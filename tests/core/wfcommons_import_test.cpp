@@ -146,6 +146,18 @@ TEST_CASE("WfCommons import: the direct route and the scenario document give the
         fingerprint(import_wfcommons(text, "good.json", {}, true)));
   CHECK(fingerprint(import_wfcommons(kV14, "old.json", {})) ==
         fingerprint(import_wfcommons(kV14, "old.json", {}, true)));
+  // WfFormat 1.6 (1.5 with optional metrics) and a fractional core count (millicores), by both routes.
+  std::string v16 = text;
+  v16.replace(v16.find("\"1.5\""), 5, "\"1.6\"");
+  v16.replace(v16.find("\"coreCount\": 1, \"machines\""), 14, "\"coreCount\": 1.25");
+  v16.replace(v16.find("{\"coreCount\": 1, \"speedInMHz\""), 15, "{\"coreCount\": 2");
+  for (const bool document : {false, true}) {
+    const Scenario s = import_wfcommons(v16, "v16.json", {}, document);
+    CHECK(s.pipeline.steps[2].component.resources.cpu == 1250);
+    CHECK(s.cluster.node_pools[0].cpu == 2000);
+  }
+  CHECK(fingerprint(import_wfcommons(v16, "v16.json", {})) ==
+        fingerprint(import_wfcommons(v16, "v16.json", {}, true)));
   // Without a name, both are named after the file.
   const std::string unnamed = R"({"workflow": {"specification": {"tasks": [{"id": "a"}]}, "execution": )"
                               R"({"tasks": [{"id": "a", "runtimeInSeconds": 1}], )"
@@ -325,7 +337,7 @@ TEST_CASE("WfCommons import: a long dependency cycle is named in part, at the ed
 TEST_CASE("WfCommons import: schema errors at the value", "[wfcommons]") {
   CHECK(error_of("{\"workflow\": 3}") == "w.json:1:14: workflow: expected an object, got a number");
   CHECK(error_of("{\"schemaVersion\": \"1.3\", \"workflow\": {}}") ==
-        "w.json:1:19: schemaVersion: shardflow reads WfFormat 1.5 and 1.4, got \"1.3\"");
+        "w.json:1:19: schemaVersion: shardflow reads WfFormat 1.6, 1.5 and 1.4, got \"1.3\"");
   CHECK(error_of("{\"workflow\": {}}") ==
         "w.json:1:14: workflow: expected `specification` (WfFormat 1.5) or `tasks` (WfFormat 1.4): this is "
         "not a "
@@ -435,8 +447,13 @@ TEST_CASE("WfCommons import: a size or a count out of range names the range", "[
         "2000000000000000");
   // The number as the file has it: 1000000000000001 is not "1e+15".
   CHECK(with("\"coreCount\": 1, \"machines\"", "\"coreCount\": 1000000000000001, \"machines\"") ==
-        "w.json:19:62: workflow.execution.tasks[2].coreCount: expected an integer from 1 to 1e15, got "
-        "1000000000000001");
+        "w.json:19:62: workflow.execution.tasks[2].coreCount: expected a number of cores from 1 to 1e15 "
+        "(fractions allowed), got 1000000000000001");
+  CHECK(with("\"coreCount\": 1, \"machines\"", "\"coreCount\": 0.5, \"machines\"") ==
+        "w.json:19:62: workflow.execution.tasks[2].coreCount: expected a number of cores from 1 to 1e15 "
+        "(fractions allowed), got 0.5");
+  CHECK(with("\"coreCount\": 1, \"machines\"", "\"coreCount\": \"2\", \"machines\"") ==
+        "w.json:19:62: workflow.execution.tasks[2].coreCount: expected a number, got a string");
   CHECK(with("\"sizeInBytes\": 1000", "\"sizeInBytes\": 1.5e3") ==
         "w.json:11:45: workflow.specification.files[0].sizeInBytes: expected an integer from 0 to 1e15, got "
         "1.5e3");

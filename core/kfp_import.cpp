@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -756,22 +757,56 @@ class Importer {
       return step;
     }
     if (!comp.has("executorLabel")) comp.fail("a component needs a dag or an executorLabel");
-    if (task.has("retryPolicy")) step["retries"] = read_retries(task["retryPolicy"]);
+    if (task.has("retryPolicy")) step["retries"] = read_retries(task["retryPolicy"], name);
     read_executor(step, comp["executorLabel"]);
     apply_models(step, name, cname);
     return step;
   }
 
-  Node read_retries(const Field& policy) {
+  // KFP compiles retryPolicy to Argo's retryStrategy.backoff (backend/src/v2/compiler/argocompiler:
+  // duration, factor, maxDuration). Argo's maxDuration is how long retrying may go on, from the first
+  // attempt's start: a retry whose wait would end past it is not made. The model has no such deadline;
+  // it caps each wait at it instead (max_backoff), which is exact for one wait that fits, and when the
+  // first wait alone is longer than the limit (the SDK writes 3600s unless told), Argo retries never: so
+  // no retries, with a warning.
+  Node read_retries(const Field& policy, const std::string& task) {
     policy.expect_map(kRetryKeys);
     Node r = fresh(YAML::NodeType::Map);
     note(r, policy.node);
-    const std::pair<std::string_view, const char*> keys[] = {{"maxRetryCount", "max"},
-                                                             {"backoffDuration", "backoff"},
-                                                             {"backoffFactor", "factor"},
-                                                             {"backoffMaxDuration", "max_backoff"}};
+    const std::pair<std::string_view, const char*> keys[] = {
+        {"maxRetryCount", "max"}, {"backoffDuration", "backoff"}, {"backoffFactor", "factor"}};
     for (const auto& [ir, ours] : keys)
       if (policy.has(ir)) r[ours] = policy[ir].node;
+    if (policy.has("backoffFactor")) {
+      const Field f = policy["backoffFactor"];
+      double factor = 1;
+      const std::string& text = f.scalar();
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), factor);
+      if (ec == std::errc{} && end == text.data() + text.size() && factor < 1)
+        f.fail("a factor below 1 (waits that shrink) is not modelled; shardflow takes factors >= 1, got " +
+               text);
+    }
+    if (policy.has("backoffMaxDuration")) {
+      const Field limit = policy["backoffMaxDuration"];
+      const auto seconds = [](const Field& d) -> std::optional<double> {
+        try {
+          return parse_duration(d.scalar()).seconds();
+        } catch (const std::exception&) {
+          return std::nullopt;  // the scenario reader reports it, at the value
+        }
+      };
+      const std::optional<double> max = seconds(limit);
+      const std::optional<double> first =
+          policy.has("backoffDuration") ? seconds(policy["backoffDuration"]) : std::optional<double>(0.0);
+      if (max && first && *first > *max) {
+        r["max"] = made_scalar("0", limit.node);
+        warn("task " + quote(task) + ": backoffDuration " + policy["backoffDuration"].scalar() +
+             " is longer than backoffMaxDuration " + limit.scalar() +
+             ": KFP (Argo's backoff.maxDuration) never retries it; modelled with no retries");
+      } else {
+        r["max_backoff"] = limit.node;
+      }
+    }
     return r;
   }
 

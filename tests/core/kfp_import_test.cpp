@@ -1,5 +1,6 @@
 // Compiled Kubeflow Pipelines files (PipelineSpec IR) read as scenarios. The expected shapes were worked
 // out by hand from each file in tests/data/kfp/ (copied from kubeflow/pipelines, see ORIGIN there).
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -268,6 +269,32 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
     const Component& cleanup = s.pipeline.steps[0].component;
     CHECK(cleanup.command == std::vector<std::string>{"sh", "-c", "exit 0"});
     CHECK(cleanup.image == "alpine:3");
+  }
+  SECTION(
+      "a first backoff longer than backoffMaxDuration: Argo never retries, so no retries, and a warning") {
+    // What kfp 2.17's set_retry(num_retries=2, backoff_duration="2h") writes (backoffMaxDuration 3600s).
+    std::vector<std::string> warnings;
+    const Scenario s = load_scenario_text(replace(kIr, "{backoffDuration: 10s, backoffFactor: 2.0",
+                                                  "{backoffDuration: 7200s, backoffFactor: 2.0"),
+                                          "p.yaml", options(kCluster, {}, &warnings));
+    const Component& work = s.pipeline.steps[1].steps[1].steps[0].component;
+    CHECK(work.retries.max == 0);
+    CHECK(work.retries.backoff == Duration::from_s(7200));
+    CHECK(std::count(
+              warnings.begin(), warnings.end(),
+              "p.yaml: warning: task \"work\": backoffDuration 7200s is longer than backoffMaxDuration "
+              "3600s: KFP (Argo's backoff.maxDuration) never retries it; modelled with no retries") == 1);
+    // Equal is one wait that fits: retried.
+    const Scenario t = load_scenario_text(replace(kIr, "{backoffDuration: 10s, backoffFactor: 2.0",
+                                                  "{backoffDuration: 3600s, backoffFactor: 2.0"),
+                                          "p.yaml", options(kCluster));
+    CHECK(t.pipeline.steps[1].steps[1].steps[0].component.retries.max == 3);
+    // A factor below 1 (the SDK takes any) is refused at the IR field.
+    CHECK(error_of(replace(kIr, "backoffFactor: 2.0,", "backoffFactor: 0.5,"), options(kCluster)) ==
+          "p.yaml:10:62: components.comp-condition-3.dag.tasks.work.retryPolicy.backoffFactor: a factor "
+          "below 1 (waits "
+          "that "
+          "shrink) is not modelled; shardflow takes factors >= 1, got 0.5");
   }
   SECTION("the overlay's models by component (with or without comp-) and by task; the task's win") {
     const Scenario s = load_scenario_text(

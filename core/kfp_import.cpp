@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -148,10 +149,50 @@ struct Value {
 // A loop's items given as text (JSON or YAML), parsed; std::nullopt, with the parser's message in `error`,
 // when the text is not YAML. The values are counted while they are parsed: a list past the loader's limit
 // on loop items is refused there (at `items`), not read whole first.
+// JSON writes a character beyond U+FFFF as a pair of escapes, "\ud83d\ude80" (the SDK's json.dumps does,
+// for an emoji in a loop's items); YAML's double-quoted strings take it as one, "\U0001F680", and refuse
+// the pair. Each pair becomes its one escape (the text after it moves 2 columns to the left).
+std::string join_surrogate_escapes(const std::string& text) {
+  const auto hex4 = [&](std::size_t at, unsigned& v) {
+    if (at + 4 > text.size()) return false;
+    v = 0;
+    for (std::size_t i = at; i < at + 4; ++i) {
+      const char c = text[i];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return false;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    return true;
+  };
+  if (text.find("\\u") == std::string::npos && text.find("\\U") == std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    unsigned hi = 0, lo = 0;
+    if (text[i] == '\\' && i + 1 < text.size() && (text[i + 1] == 'u' || text[i + 1] == 'U') &&
+        hex4(i + 2, hi) && hi >= 0xD800 && hi <= 0xDBFF && i + 7 < text.size() && text[i + 6] == '\\' &&
+        (text[i + 7] == 'u' || text[i + 7] == 'U') && hex4(i + 8, lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+      const unsigned cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+      char buf[11];
+      std::snprintf(buf, sizeof buf, "\\U%08X", cp);
+      out += buf;
+      i += 11;
+    } else {
+      out += text[i];
+      if (text[i] == '\\' && i + 1 < text.size()) out += text[++i];  // an escape's second character
+    }
+  }
+  return out;
+}
+
 std::optional<Node> parse_items(const std::string& text, const std::string& parse_file, const Field& items,
                                 std::string& error) {
   try {
-    if (auto n = detail::parse_document(text, parse_file, detail::kMaxItemValues + 1))  // + 1: the list
+    if (auto n = detail::parse_document(join_surrogate_escapes(text), parse_file,
+                                        detail::kMaxItemValues + 1))  // + 1: the list
       return n;
   } catch (const InputError& e) {
     // Where in the string: the string's own line and column, not the file's.

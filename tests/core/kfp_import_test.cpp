@@ -448,6 +448,16 @@ TEST_CASE("KFP import: raw items that do not parse say what is read, and where i
   CHECK(error_of(with_raw("\"[1,\\n 2,\\n {\\\"a\\\": 1, ]\"")) ==
         "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the raw items are not a valid JSON or "
         "YAML list: at line 3, column 11 of the string: YAML syntax error: illegal flow end");
+  // A character beyond U+FFFF as JSON writes it (json.dumps: a surrogate pair of escapes), as the SDK
+  // does for ParallelFor(items=["model-\U0001F680", "model-b"]): one character, not a YAML error.
+  {
+    std::string ir = raw_loops({1});
+    ir.replace(ir.find("'[0]'"), 5, R"('["model-\ud83d\ude80", "model-b", "\\ud83d"]')");
+    const Scenario s = load_scenario_text(ir, "p.yaml");
+    REQUIRE(s.pipeline.steps[0].loop.has_value());
+    CHECK(s.pipeline.steps[0].loop->items ==
+          std::vector<std::string>{"\"model-\xF0\x9F\x9A\x80\"", "\"model-b\"", "\"\\\\ud83d\""});
+  }
   CHECK(error_of(with_raw("'{a: 1}'")) ==
         "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the loop's items are not a list: "
         "\"{a: 1}\"");

@@ -691,6 +691,11 @@ class Importer {
           if (s != "ALL_UPSTREAM_TASKS_COMPLETED" && s != "ALL_UPSTREAM_TASKS_SUCCEEDED" &&
               s != "TRIGGER_STRATEGY_UNSPECIFIED")
             trigger["strategy"].fail("unsupported trigger strategy " + quote(s));
+          // Not an exit task (one after an exit-handler group, documented): `ignore_upstream_failure()`.
+          if (s == "ALL_UPSTREAM_TASKS_COMPLETED" && !after_exit_handler(task))
+            warn("task " + quote(name) +
+                 " runs in KFP once its upstream tasks end, failed or not (ignore_upstream_failure); "
+                 "shardflow runs it only after they succeed: the two agree unless one fails for good");
         }
         if (trigger.has("condition")) {
           if (!condition_runs(name, trigger["condition"])) {
@@ -810,6 +815,15 @@ class Importer {
   // it caps each wait at it instead (max_backoff), which is exact for one wait that fits, and when the
   // first wait alone is longer than the limit (the SDK writes 3600s unless told), Argo retries never: so
   // no retries, with a warning.
+  // A task after an exit-handler group (`dsl.ExitHandler`'s exit task: the SDK names the groups
+  // exit-handler-N, their components comp-exit-handler-N).
+  static bool after_exit_handler(const Field& task) {
+    if (!task.has("dependentTasks") || !task["dependentTasks"].node.IsSequence()) return false;
+    for (const Node& d : task["dependentTasks"].node)
+      if (d.IsScalar() && d.Scalar().rfind("exit-handler-", 0) == 0) return true;
+    return false;
+  }
+
   Node read_retries(const Field& policy, const std::string& task) {
     policy.expect_map(kRetryKeys);
     Node r = fresh(YAML::NodeType::Map);

@@ -296,6 +296,23 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
           "that "
           "shrink) is not modelled; shardflow takes factors >= 1, got 0.5");
   }
+  SECTION("ALL_UPSTREAM_TASKS_COMPLETED outside an exit handler (ignore_upstream_failure) gets a warning") {
+    const std::string warning =
+        "p.yaml: warning: task \"cleanup\" runs in KFP once its upstream tasks end, failed or not "
+        "(ignore_upstream_failure); shardflow runs it only after they succeed: the two agree unless one "
+        "fails "
+        "for good";
+    std::vector<std::string> exit_task, ignoring;
+    (void)load_scenario_text(kIr, "p.yaml", options(kCluster, {}, &exit_task));
+    CHECK(std::count(exit_task.begin(), exit_task.end(), warning) == 0);
+    // The same task after the group renamed: no longer an exit task.
+    std::string ir = kIr;
+    for (std::size_t at; (at = ir.find("exit-handler-1")) != std::string::npos;)
+      ir.replace(at, 14, "stage-one");
+    const Scenario s = load_scenario_text(ir, "p.yaml", options(kCluster, {}, &ignoring));
+    CHECK(std::count(ignoring.begin(), ignoring.end(), warning) == 1);
+    CHECK(s.pipeline.steps[0].after == std::vector<std::string>{"stage-one"});
+  }
   SECTION("the overlay's models by component (with or without comp-) and by task; the task's win") {
     const Scenario s = load_scenario_text(
         kIr, "p.yaml",

@@ -513,9 +513,10 @@ class Importer {
         add_edge(i, it->second, v);
       }
       const double r = t.runtime->number;
-      if (!(r >= 0) || r > 1e9)
+      if (!(r >= 0) || r > 315360000.0)
         fail(*t.runtime, key_path(t.exec_path(), "runtimeInSeconds"),
-             "must be >= 0 (and at most 1e9 s), got " + format_seconds(r));
+             "must be >= 0 (and at most 315360000 s, ten years: the simulator's horizon), got " +
+                 format_seconds(r));
       // A task's core count may be fractional (the schemas: a number, at least 1): millicores.
       if (t.cores != nullptr &&
           !(t.cores->kind == Kind::number && t.cores->number >= 1 && t.cores->number <= kMaxCount)) {

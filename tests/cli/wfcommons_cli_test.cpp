@@ -72,7 +72,8 @@ TEST_CASE("cli: bad WfCommons input exits 2 with one line naming file:line:col a
        ":7:69: pipeline.steps[1].after[0]: dependency cycle: a_1 -> b_2 -> a_1 (each step runs "
        "before the next)\n"},
       {"negative-runtime.json",
-       ":18:43: workflow.execution.tasks[1].runtimeInSeconds: must be >= 0 (and at most 1e9 s), got -20\n"},
+       ":18:43: workflow.execution.tasks[1].runtimeInSeconds: must be >= 0 (and at most 315360000 s, ten "
+       "years: the simulator's horizon), got -20\n"},
   };
   for (const auto& [file, message] : cases) {
     for (const char* command : {"simulate ", "explain ", "validate "}) {

@@ -308,8 +308,15 @@ TEST_CASE("WfCommons import: bad input gets one error at file:line:col", "[wfcom
       "before the next)");
   CHECK(error_of_file("bad/negative-runtime.json") ==
         "bad/negative-runtime.json:18:43: workflow.execution.tasks[1].runtimeInSeconds: must be >= 0 (and at "
-        "most "
-        "1e9 s), got -20");
+        "most 315360000 s, ten years: the simulator's horizon), got -20");
+  {  // Longer than the simulator's horizon: refused here, not left unfinished by the simulation.
+    std::string text = read_scenario_file(kData + "bad/negative-runtime.json");
+    text.replace(text.find("-20"), 3, "4e8");
+    CHECK(
+        error_of(text) ==
+        "w.json:18:43: workflow.execution.tasks[1].runtimeInSeconds: must be >= 0 (and at most 315360000 s, "
+        "ten years: the simulator's horizon), got 400000000");
+  }
   CHECK(error_of_file("bad/bad-timestamp.json") ==
         "bad/bad-timestamp.json:15:21: workflow.execution.executedAt: unrecognized timestamp \"April 15th\" "
         "(expected a form such as 2020-12-25T20:10:08+00:00, 20200415T183333+0000 or 03-23-21T06:04:36Z)");

@@ -58,6 +58,7 @@ std::string path_text(const char* p) {
 // One task as the importer reads it, from either schema version.
 struct Task {
   std::string_view id;               // in the document
+  std::string_view name;             // 1.4: the task's `name`, which parents and children refer to
   const JsonValue* where = nullptr;  // the task's object in the specification (1.5) or tasks (1.4)
   const JsonValue* id_value = nullptr;
   IndexPath path{"", 0};                     // workflow.specification.tasks[3]
@@ -406,6 +407,10 @@ class Importer {
       t.id_value = doc_.member(o, "id") != nullptr ? &require(o, t.path, "id", Kind::string)
                                                    : &require(o, t.path, "name", Kind::string);
       t.id = doc_.text(*t.id_value);
+      if (const JsonValue* name = doc_.member(o, "name"); name != nullptr && name->kind == Kind::string)
+        t.name = doc_.text(*name);
+      if (const JsonValue* name = doc_.member(o, "name"); name != nullptr && name->kind == Kind::string)
+        t.name = doc_.text(*name);
       t.parents_value = optional(o, t.path, "parents", Kind::array);
       check_strings(t.parents_value, [&] { return key_path(path_text(t.path), "parents"); });
       t.children_value = optional(o, t.path, "children", Kind::array);
@@ -491,26 +496,37 @@ class Importer {
         fail(*t.id_value, key_path(path_text(t.path), "id"),
              "task id " + quote(std::string(t.id)) + " is used twice");
     }
+    // Up to 1.4 tasks refer to each other by name, and a task may also have an id that differs (the
+    // format's own migration tool resolves a reference as a name first, then as an id): so does this.
+    std::unordered_map<std::string_view, std::size_t> by_name;
+    for (std::size_t i = 0; i < tasks_.size(); ++i)
+      if (!tasks_[i].name.empty()) by_name.emplace(tasks_[i].name, i);
+    const char* const known = by_name.empty() ? " (no task has this id)" : " (no task has this name or id)";
+    const auto find = [&](std::string_view ref) -> std::size_t {
+      if (const auto it = by_name.find(ref); it != by_name.end()) return it->second;
+      const auto it = by_id.find(ref);
+      return it == by_id.end() ? tasks_.size() : it->second;
+    };
     after_.assign(tasks_.size(), {});
     for (std::size_t i = 0; i < tasks_.size(); ++i) {
       const Task& t = tasks_[i];
       for (std::uint32_t j = 0; t.parents_value != nullptr && j < t.parents_value->count; ++j) {
         const JsonValue* v = &doc_.item(*t.parents_value, j);
         const std::string_view id = doc_.text(*v);
-        const auto it = by_id.find(id);
-        if (it == by_id.end())
+        const std::size_t p = find(id);
+        if (p == tasks_.size())
           fail(*v, index_path(key_path(path_text(t.path), "parents"), j),
-               "unknown parent task " + quote(std::string(id)) + " (no task has this id)");
-        add_edge(it->second, i, v);
+               "unknown parent task " + quote(std::string(id)) + known);
+        add_edge(p, i, v);
       }
       for (std::uint32_t j = 0; t.children_value != nullptr && j < t.children_value->count; ++j) {
         const JsonValue* v = &doc_.item(*t.children_value, j);
         const std::string_view id = doc_.text(*v);
-        const auto it = by_id.find(id);
-        if (it == by_id.end())
+        const std::size_t c = find(id);
+        if (c == tasks_.size())
           fail(*v, index_path(key_path(path_text(t.path), "children"), j),
-               "unknown child task " + quote(std::string(id)) + " (no task has this id)");
-        add_edge(i, it->second, v);
+               "unknown child task " + quote(std::string(id)) + known);
+        add_edge(i, c, v);
       }
       const double r = t.runtime->number;
       if (!(r >= 0) || r > 315360000.0)

@@ -31,6 +31,12 @@ std::string error_of_file(const std::string& name, const LoadOptions& o = {}) {
   return "loaded";
 }
 
+std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
 std::string error_of(const std::string& text) {
   try {
     (void)load_scenario_text(text, "w.json");
@@ -276,6 +282,20 @@ TEST_CASE("WfCommons import: WfFormat 1.4 (tasks, files and machines inline)", "
   const Plan plan = Plan::unroll(s.pipeline);
   CHECK(plan.task_count() == 3);
   CHECK(plan.edge_count() == 2);
+  // Tasks with an id as well, referred to by name (1.4 refers by name; the format's migration tool
+  // resolves a name first, then an id): the step is named by the id, the edges found by the name.
+  std::string both = kV14;
+  both.replace(both.find("{\"name\": \"split\","), 17, "{\"name\": \"split\", \"id\": \"ID01\",");
+  both.replace(both.find("{\"name\": \"work.2\","), 18, "{\"name\": \"work.2\", \"id\": \"ID03\",");
+  const Scenario t = load_scenario_text(both, "old.json");
+  REQUIRE(t.pipeline.steps.size() == 3);
+  CHECK(t.pipeline.steps[0].name == "ID01");
+  CHECK(t.pipeline.steps[1].after == std::vector<std::string>{"ID01"});
+  CHECK(t.pipeline.steps[2].after == std::vector<std::string>{"ID01"});
+  CHECK(error_of(replace_once(both, "\"parents\": [\"split\"], \"runtimeInSeconds\": 6",
+                              "\"parents\": [\"splat\"], \"runtimeInSeconds\": 6")) ==
+        "w.json:11:71: workflow.tasks[2].parents[0]: unknown parent task \"splat\" (no task has this name or "
+        "id)");
 }
 
 TEST_CASE("WfCommons import: every executedAt form of the published instances", "[wfcommons]") {

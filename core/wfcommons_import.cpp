@@ -390,8 +390,13 @@ class Importer {
     read_timestamp(*exec, "workflow.execution");
     if (const JsonValue* m = doc_.member(*exec, "makespanInSeconds"); m != nullptr && m->kind == Kind::number)
       makespan_ = m->number;
-    if (const JsonValue* ms = optional(*exec, "workflow.execution", "machines", Kind::array))
+    machines_at_ = exec;
+    machines_path_ = "workflow.execution";
+    if (const JsonValue* ms = optional(*exec, "workflow.execution", "machines", Kind::array)) {
+      machines_at_ = ms;
+      machines_path_ = "workflow.execution.machines";
       read_machines(*ms, "workflow.execution.machines", "coreCount", "speedInMHz");
+    }
   }
 
   void read_v14(const JsonValue& workflow) {
@@ -442,8 +447,13 @@ class Importer {
     if (const JsonValue* m = doc_.member(workflow, "makespanInSeconds");
         m != nullptr && m->kind == Kind::number)
       makespan_ = m->number;
-    if (const JsonValue* ms = optional(workflow, "workflow", "machines", Kind::array))
+    machines_at_ = &workflow;
+    machines_path_ = "workflow";
+    if (const JsonValue* ms = optional(workflow, "workflow", "machines", Kind::array)) {
+      machines_at_ = ms;
+      machines_path_ = "workflow.machines";
       read_machines(*ms, "workflow.machines", "count", "speed");
+    }
   }
 
   void read_timestamp(const JsonValue& object, const std::string& path) {
@@ -809,7 +819,7 @@ class Importer {
     if (options_.cluster == "local") return;
     if (machines_.empty())
       throw InputError(
-          doc_.where(doc_.root()), "workflow",
+          doc_.where(machines_at_ != nullptr ? *machines_at_ : doc_.root()), machines_path_,
           "the instance lists no machines (execution.machines): give a cluster with --cluster FILE "
           "or --cluster local");
     Node cluster = fresh(YAML::NodeType::Map);
@@ -862,6 +872,9 @@ class Importer {
   std::vector<Task> tasks_;
   std::vector<Machine> machines_;
   std::vector<std::string> step_names_;
+  // Where the machines are (their list, or the object that lacks one), for the error when there are none.
+  const JsonValue* machines_at_ = nullptr;
+  std::string machines_path_ = "workflow";
   std::vector<std::vector<std::pair<std::size_t, const JsonValue*>>> after_;  // per task: parents
   std::unordered_set<std::uint64_t> edges_;  // every edge of after_: parent << 32 | child (tasks < 2^32)
   double makespan_ = -1;

@@ -484,6 +484,10 @@ TEST_CASE("WfCommons import: a size or a count out of range names the range", "[
   CHECK(with("\"sizeInBytes\": 1000", "\"sizeInBytes\": 1.5e3") ==
         "w.json:11:45: workflow.specification.files[0].sizeInBytes: expected an integer from 0 to 1e15, got "
         "1.5e3");
+  CHECK(with("[{\"nodeName\": \"m1\", \"cpu\": {\"coreCount\": 1, \"speedInMHz\": 2400}}]", "[]") ==
+        "w.json:21:19: workflow.execution.machines: the instance lists no machines (execution.machines): "
+        "give a "
+        "cluster with --cluster FILE or --cluster local");
   CHECK(with("\"speedInMHz\": 2400", "\"speedInMHz\": 0") ==
         "w.json:21:77: workflow.execution.machines[0].cpu.speedInMHz: expected an integer from 1 to 1e15, "
         "got 0");

@@ -804,7 +804,7 @@ class Importer {
     }
     if (!comp.has("executorLabel")) comp.fail("a component needs a dag or an executorLabel");
     if (task.has("retryPolicy")) step["retries"] = read_retries(task["retryPolicy"], name);
-    read_executor(step, comp["executorLabel"]);
+    read_executor(step, comp["executorLabel"], inputs);
     apply_models(step, name, cname);
     return step;
   }
@@ -865,7 +865,7 @@ class Importer {
     return r;
   }
 
-  void read_executor(Node& step, const Field& label) {
+  void read_executor(Node& step, const Field& label, const Env& inputs) {
     const std::string& name = label.scalar();
     const Field executors = Field{ir_, "", file_, {}}["deploymentSpec"]["executors"];
     if (!executors.node || !executors.node[name])
@@ -884,7 +884,7 @@ class Importer {
       for (auto a = list.node.begin(); a != list.node.end(); ++a) command.push_back(*a);
     }
     if (command.size() > 0) step["command"] = command;
-    if (container.has("resources")) step["resources"] = read_resources(container["resources"]);
+    if (container.has("resources")) step["resources"] = read_resources(container["resources"], inputs);
   }
 
   // A scalar made from an IR value, standing at it.
@@ -894,7 +894,30 @@ class Importer {
     return n;
   }
 
-  Node read_resources(const Field& res) {
+  // A resource field set from a parameter (`set_cpu_limit(cpu)` with a pipeline parameter: the IR holds
+  // "{{$.inputs.parameters['pipelinechannel--cpu']}}"): the task's input's value when it is known at
+  // import (--param, the overlay's kfp.params, a default, a constant), else an error that says how to give
+  // it. Any other value: itself.
+  Field resolved(const Field& f, const Env& inputs) {
+    static constexpr std::string_view kOpen = "{{$.inputs.parameters['", kClose = "']}}";
+    if (!f.node.IsScalar()) return f;
+    const std::string& text = f.node.Scalar();
+    if (text.size() <= kOpen.size() + kClose.size() || text.compare(0, kOpen.size(), kOpen) != 0 ||
+        text.compare(text.size() - kClose.size(), kClose.size(), kClose) != 0)
+      return f;
+    const std::string name = text.substr(kOpen.size(), text.size() - kOpen.size() - kClose.size());
+    const auto v = inputs.find(name);
+    if (v == inputs.end()) f.fail("set from the input " + quote(name) + ", which the task does not have");
+    const Value& value = v->second;
+    if (value.kind == Value::Kind::known && value.values.size() == 1 && value.values[0].IsScalar())
+      return Field{made_scalar(value.values[0].Scalar(), f.node), f.path, f.file, f.anchor};
+    f.fail("set at run time from " + (value.what.empty() ? "the input " + quote(name) : value.what) +
+           ": shardflow needs the value when it imports the pipeline" +
+           (value.kind == Value::Kind::one_of ? " (it differs between loop iterations)" : "") +
+           (value.hint.empty() ? "" : "; " + value.hint));
+  }
+
+  Node read_resources(const Field& res, const Env& inputs) {
     res.expect_map(kResourceKeys);
     Node out = fresh(YAML::NodeType::Map);
     note(out, res.node);
@@ -902,13 +925,13 @@ class Importer {
     // fields before the older numeric ones (cpuLimit in CPUs, memoryLimit in GB).
     for (std::string_view key : {"resourceCpuRequest", "resourceCpuLimit", "cpuRequest", "cpuLimit"})
       if (res.has(key)) {
-        out["cpu"] = res[key].node;
+        out["cpu"] = resolved(res[key], inputs).node;
         break;
       }
     for (std::string_view key :
          {"resourceMemoryRequest", "resourceMemoryLimit", "memoryRequest", "memoryLimit"})
       if (res.has(key)) {
-        const Field f = res[key];
+        const Field f = resolved(res[key], inputs);
         std::string text = f.scalar();
         if (key == "memoryRequest" || key == "memoryLimit") {
           text += "G";  // the old fields count gigabytes
@@ -921,16 +944,28 @@ class Importer {
     if (res.has("accelerator")) {
       const Field acc = res["accelerator"];
       acc.expect_map(kAcceleratorKeys);
-      const Field type = acc[acc.has("resourceType") ? "resourceType" : "type"];
+      const Field written = acc[acc.has("resourceType") ? "resourceType" : "type"];
+      const Field type = resolved(written, inputs);
       if (type.node) {
         std::string t = type.scalar();
         std::transform(t.begin(), t.end(), t.begin(),
                        [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
         if (t.find("gpu") == std::string::npos && t.find("nvidia") == std::string::npos)
-          type.fail("unsupported accelerator " + quote(type.scalar()) + ": shardflow models GPUs only");
+          written.fail("unsupported accelerator " + quote(type.scalar()) + ": shardflow models GPUs only");
       }
       const Field count = acc[acc.has("resourceCount") ? "resourceCount" : "count"];
-      if (count.node) out["gpu"] = count.node;
+      if (count.node) {
+        // An integer parameter's value as the SDK writes it (defaultValue: 1.0) counts whole GPUs.
+        const Field n = resolved(count, inputs);
+        double whole = 0;
+        const std::string text = n.node.IsScalar() ? n.node.Scalar() : std::string();
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), whole);
+        out["gpu"] = n.node != count.node && ec == std::errc{} && end == text.data() + text.size() &&
+                             whole >= 0 && whole < 1e6 &&
+                             whole == static_cast<double>(static_cast<long>(whole))
+                         ? made_scalar(std::to_string(static_cast<long>(whole)), count.node)
+                         : n.node;
+      }
     }
     return out;
   }

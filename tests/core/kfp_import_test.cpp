@@ -480,6 +480,33 @@ TEST_CASE("KFP import: raw items that do not parse say what is read, and where i
         "\"{a: 1}\"");
 }
 
+TEST_CASE("KFP import: resources set from a pipeline parameter take its value at import", "[kfp]") {
+  // set_cpu_limit(cpu) with a pipeline parameter: the executor holds a placeholder for the task's input.
+  const std::string ir =
+      "components:\n  comp-w: {executorLabel: exec-w}\n"
+      "deploymentSpec: {executors: {exec-w: {container: {image: alpine, resources: {resourceCpuLimit: "
+      "\"{{$.inputs.parameters['pipelinechannel--cpu']}}\", accelerator: {resourceCount: "
+      "\"{{$.inputs.parameters['pipelinechannel--gpus']}}\", resourceType: NVIDIA_TESLA_T4}}}}}}\n"
+      "pipelineInfo: {name: p}\nroot:\n  dag:\n    tasks:\n      w:\n        componentRef: {name: comp-w}\n"
+      "        inputs: {parameters: {pipelinechannel--cpu: {componentInputParameter: cpu}, "
+      "pipelinechannel--gpus: {componentInputParameter: gpus}}}\n"
+      "  inputDefinitions: {parameters: {cpu: {parameterType: STRING}, gpus: {parameterType: NUMBER_INTEGER, "
+      "defaultValue: 1.0}}}\nschemaVersion: 2.1.0\n";
+  const std::string cluster = "cluster: {node_pools: [{name: g, cpu: 8, memory: 32Gi, gpu: 2, count: 1}]}\n";
+  // The integer parameter's default as the SDK writes it (1.0) is one GPU.
+  const Scenario s = load_scenario_text(ir, "p.yaml", options(cluster, {"cpu=3"}));
+  CHECK(s.pipeline.steps[0].component.resources.cpu == 3000);
+  CHECK(s.pipeline.steps[0].component.resources.gpu == 1);
+  CHECK(load_scenario_text(ir, "p.yaml", options(cluster, {"cpu=500m", "gpus=2"}))
+            .pipeline.steps[0]
+            .component.resources == Resources{500, 0, 2});
+  CHECK(error_of(ir, options(cluster)) ==
+        "p.yaml:3:96: deploymentSpec.executors.exec-w.container.resources.resourceCpuLimit: set at run time "
+        "from "
+        "the pipeline parameter \"cpu\": shardflow needs the value when it imports the pipeline; it has no "
+        "value; give it with --param cpu=VALUE or in an overlay as kfp: {params: {cpu: VALUE}}");
+}
+
 TEST_CASE("KFP import: a task name of 1,000 characters is shortened in a field's path", "[kfp]") {
   // (YAML refuses a plain key longer than 1,024 characters.)
   const std::string name(1000, 't');

@@ -1004,7 +1004,50 @@ class Importer {
         return &m->second;
       }
     }
+    // The SDK gives each further use of a component its own copy, comp-NAME-2, comp-NAME-3, ...: the
+    // model of comp-NAME applies to a copy that runs the same container (image, command, args).
+    const std::size_t dash = comp_name.find_last_of('-');
+    if (dash != std::string::npos && dash + 1 < comp_name.size() &&
+        comp_name.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
+      const std::string base = comp_name.substr(0, dash);
+      if (same_container(base, comp_name))
+        for (const std::string& key : {base, base.rfind("comp-", 0) == 0 ? base.substr(5) : base})
+          if (const auto m = models_.components.find(key); m != models_.components.end()) {
+            used_components_.insert(key);
+            return &m->second;
+          }
+    }
     return nullptr;
+  }
+
+  // Components a and b both run an executor container, the same image, command and args.
+  [[nodiscard]] bool same_container(const std::string& a, const std::string& b) const {
+    // yaml-cpp throws on a key looked up in a missing node: each step checked.
+    const auto child = [](const Node& n, const std::string& key) -> std::optional<Node> {
+      if (!n.IsDefined() || !n.IsMap()) return std::nullopt;
+      for (auto it = n.begin(); it != n.end(); ++it)
+        if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
+      return std::nullopt;
+    };
+    const auto container = [&](const std::string& comp) -> std::optional<std::string> {
+      const auto comps = child(ir_, "components");
+      const auto c = comps ? child(*comps, comp) : std::nullopt;
+      const auto label = c ? child(*c, "executorLabel") : std::nullopt;
+      if (!label || !label->IsScalar()) return std::nullopt;
+      const auto spec = child(ir_, "deploymentSpec");
+      const auto executors = spec ? child(*spec, "executors") : std::nullopt;
+      const auto executor = executors ? child(*executors, label->Scalar()) : std::nullopt;
+      const auto e = executor ? child(*executor, "container") : std::nullopt;
+      if (!e) return std::nullopt;
+      std::string text;
+      for (const char* key : {"image", "command", "args"}) {
+        const auto v = child(*e, key);
+        text += (v ? YAML::Dump(*v) : std::string()) + "\n---\n";
+      }
+      return text;
+    };
+    const auto ca = container(a), cb = container(b);
+    return ca && cb && *ca == *cb;
   }
 
   void check_models_used() const {

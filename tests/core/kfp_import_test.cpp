@@ -507,6 +507,35 @@ TEST_CASE("KFP import: resources set from a pipeline parameter take its value at
         "value; give it with --param cpu=VALUE or in an overlay as kfp: {params: {cpu: VALUE}}");
 }
 
+TEST_CASE("KFP import: a component's model reaches the SDK's copies of it that run the same container",
+          "[kfp]") {
+  // Three uses of one component function: the SDK writes comp-w, comp-w-2 (another resource setting, the
+  // same container) and comp-w-3; here comp-w-3 runs another image, so it is another function.
+  const std::string ir =
+      "components:\n  comp-w: {executorLabel: exec-w}\n  comp-w-2: {executorLabel: exec-w-2}\n"
+      "  comp-w-3: {executorLabel: exec-w-3}\n"
+      "deploymentSpec: {executors: {exec-w: {container: {image: alpine, command: [run]}}, exec-w-2: "
+      "{container: {image: alpine, command: [run], resources: {resourceCpuLimit: '2'}}}, exec-w-3: "
+      "{container: {image: busybox, command: [run]}}}}\n"
+      "pipelineInfo: {name: p}\nroot:\n  dag:\n    tasks:\n      w: {componentRef: {name: comp-w}}\n"
+      "      w-2: {componentRef: {name: comp-w-2}}\n      w-3: {componentRef: {name: comp-w-3}}\n"
+      "schemaVersion: 2.1.0\n";
+  std::vector<std::string> warnings;
+  const Scenario s = load_scenario_text(
+      ir, "p.yaml", options("kfp: {components: {w: {duration: {base: 10m}}}}\n", {}, &warnings));
+  REQUIRE(s.pipeline.steps.size() == 3);
+  CHECK(s.pipeline.steps[0].component.duration.base == Duration::from_s(600));
+  CHECK(s.pipeline.steps[1].component.duration.base == Duration::from_s(600));
+  CHECK(s.pipeline.steps[1].component.resources.cpu == 2000);
+  CHECK(s.pipeline.steps[2].component.duration.base == Duration::from_s(60));  // the default
+  CHECK(std::count_if(warnings.begin(), warnings.end(), [](const std::string& w) {
+          return w.find("component \"comp-w-3\" has no duration model") != std::string::npos;
+        }) == 1);
+  CHECK(std::count_if(warnings.begin(), warnings.end(), [](const std::string& w) {
+          return w.find("component \"comp-w-2\"") != std::string::npos;
+        }) == 0);
+}
+
 TEST_CASE("KFP import: a task name of 1,000 characters is shortened in a field's path", "[kfp]") {
   // (YAML refuses a plain key longer than 1,024 characters.)
   const std::string name(1000, 't');

@@ -69,14 +69,52 @@ void check_utf8_text(std::string_view text, const std::string& file) {
     if (text.substr(0, mark.size()) == mark)
       throw InputError(SourceLocation{file, 0, 0}, "",
                        "the file is " + std::string(what) + "; save it as UTF-8");
+  const auto place = [&](std::size_t at) {
+    const std::string_view before = text.substr(0, at);
+    const std::size_t line_start = before.rfind('\n');
+    const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
+    const auto column = static_cast<int>(line_start == std::string_view::npos ? at + 1 : at - line_start);
+    return SourceLocation{file, line, column};
+  };
   const std::size_t nul = text.find('\0');
-  if (nul == std::string_view::npos) return;
-  const std::string_view before = text.substr(0, nul);
-  const std::size_t line_start = before.rfind('\n');
-  const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
-  const auto column = static_cast<int>(line_start == std::string_view::npos ? nul + 1 : nul - line_start);
-  throw InputError(SourceLocation{file, line, column}, "",
-                   "the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  if (nul != std::string_view::npos)
+    throw InputError(place(nul), "", "the file has a NUL byte (is it UTF-16?); save it as UTF-8");
+  // Every byte sequence UTF-8 (names end up in JSON outputs, which hold nothing else): the first one
+  // that is not, at its line and column.
+  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    if (b[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    const auto cont = [&](std::size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+      return i + k < n && b[i + k] >= lo && b[i + k] <= hi;
+    };
+    std::size_t len = 0;
+    const unsigned char c = b[i];
+    if (c >= 0xC2 && c <= 0xDF)
+      len = cont(1) ? 2 : 0;
+    else if (c == 0xE0)
+      len = cont(1, 0xA0) && cont(2) ? 3 : 0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+      len = cont(1) && cont(2) ? 3 : 0;
+    else if (c == 0xED)
+      len = cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+    else if (c == 0xF0)
+      len = cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+    else if (c >= 0xF1 && c <= 0xF3)
+      len = cont(1) && cont(2) && cont(3) ? 4 : 0;
+    else if (c == 0xF4)
+      len = cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+    if (len == 0) {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      throw InputError(place(i), "",
+                       std::string("the file is not UTF-8 text here (byte 0x") + kHex[c >> 4] + kHex[c & 15] +
+                           "; Latin-1?); save it as UTF-8");
+    }
+    i += len;
+  }
 }
 
 SourceLocation location_of(const YAML::Mark& m, const std::string& file) {

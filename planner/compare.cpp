@@ -78,6 +78,13 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
   options.set_field = [&](std::size_t i, const std::string& field) {
     if (i < first || i - first >= var.sets.size()) return;
     fields[i - first] = field;
+    if (field == "seed") {
+      const std::size_t k = i - first;
+      throw InputError(k < var.set_where.size() ? var.set_where[k] : var.where, field,
+                       "variant " + var.name +
+                           ": the seed is not a strategy to compare: every variant runs the same seeds "
+                           "(--seed, then one more per -r run); leave it out of the variant");
+    }
     for (std::size_t j = 0; j < i - first; ++j)
       if (fields[j] == field) {
         const std::size_t k = i - first;

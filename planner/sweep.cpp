@@ -321,15 +321,42 @@ class Runner {
         options.set_field = [&](std::size_t at, const std::string& field) {
           fields[at] = field;
           if (at < ns) return;
+          const Dimension& later = spec_.dimensions[at - ns];
+          if (field == "seed")
+            throw InputError(vary_place(later), later.path,
+                             "the seed is not a setting to compare: every configuration runs the same seeds "
+                             "(--seed, then one more per -r run); leave it out of --vary");
           for (std::size_t j = 0; j < at; ++j) {
-            if (fields[j] != field) continue;
-            const Dimension& later = spec_.dimensions[at - ns];
             const bool set = j < ns;
+            // The same field, or one inside the other: a --vary of a mapping replaces what was given
+            // inside it before, and a --vary inside a mapping varied before overrides that part of each
+            // of its values, so the configurations would not be what their labels say. (A --set of a
+            // mapping and a --vary inside it is fine: the --vary changes one part of it.)
+            const auto inside = [](const std::string& inner, const std::string& outer) {
+              return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+                     (inner[outer.size()] == '.' || inner[outer.size()] == '[');
+            };
+            if (fields[j] != field && !inside(fields[j], field) && (set || !inside(field, fields[j])))
+              continue;
             const std::string earlier =
                 set ? flag_place("--set", spec_.sets[j]) : vary_place(spec_.dimensions[j - ns]).file;
             const std::string& path =
                 set ? spec_.sets[j].substr(0, spec_.sets[j].find('=')) : spec_.dimensions[j - ns].path;
-            throw given_twice(later, earlier, set, trim(path) == later.path ? "" : field);
+            if (fields[j] == field)
+              throw given_twice(later, earlier, set, trim(path) == later.path ? "" : field);
+            if (set)
+              throw InputError(
+                  vary_place(later), later.path,
+                  "each value of this --vary replaces the whole of " + field + ", and with it " + fields[j] +
+                      " that " + earlier +
+                      " gives, which no configuration would use; give it in the --vary's values");
+            const bool later_outer = inside(fields[j], field);
+            throw InputError(
+                vary_place(later), later.path,
+                "this --vary and " + earlier + " overlap (" + (later_outer ? fields[j] : field) +
+                    " is inside " + (later_outer ? field : fields[j]) +
+                    "): one would override part of the other in every configuration, which would "
+                    "not be what its label says; vary the mapping alone, or the fields inside it");
           }
         };
         try {

@@ -212,10 +212,10 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
         "cluster.node_pools[0].count: "
         "variant b: this field is set twice, by cluster.node_pools[cpu].count=2 and by "
         "cluster.node_pools[0].count=3; give it once\n");
-  CHECK(
-      err("--variant a --variant 'b:seed=2,seed=3'") ==
-      "--variant b:seed=2,seed=3: seed: variant b: this field is set twice, by seed=2 and by seed=3; give it "
-      "once\n");
+  CHECK(err("--variant a --variant 'b:seed=2,seed=3'") ==
+        "--variant b:seed=2,seed=3: seed: variant b: the seed is not a strategy to compare: every variant "
+        "runs the "
+        "same seeds (--seed, then one more per -r run); leave it out of the variant\n");
   // A PATH that does not exist: the message names the variant as it was typed, and the field.
   CHECK(
       err("--variant a --variant 'gpu:cluster.node_pools[gpu].count=4'") ==

@@ -135,7 +135,7 @@ TEST_CASE("Sweep reuse: fields the simulator reads are never shared", "[planner]
   spec.replications = 3;
   SweepResult r = run_sweep_text(kMixed, "mixed.yaml", spec);
   CHECK(r.distinct_simulations == 16 * 3);
-  spec.dimensions = {parse_dimension("seed=1,2"), parse_dimension("name=a,b")};
+  spec.dimensions = {parse_dimension("pipeline.steps[w].duration.base=30s,31s"), parse_dimension("name=a,b")};
   r = run_sweep_text(kMixed, "mixed.yaml", spec);
   CHECK(r.distinct_simulations == 4 * 3);
 

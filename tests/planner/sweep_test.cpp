@@ -408,6 +408,50 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
       "--vary cluster.node_pools[0].count=3,4: cluster.node_pools[0].count: this field is varied twice, here "
       "and by --vary cluster.node_pools[n].count=1,2 (both set cluster.node_pools[0].count); give its values "
       "in one --vary");
+  // A mapping and a field inside it, in either order: refused (the one given later would override part of
+  // the other, and the rows' labels would say values that were never simulated).
+  spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for={count: 10, parallelism: 5},{count: 10, "
+                                     "parallelism: 2}"),
+                     parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,3")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary pipeline.steps[w].parallel_for.parallelism=1,3: pipeline.steps[w].parallel_for.parallelism: "
+        "this "
+        "--vary and --vary pipeline.steps[w].parallel_for={count: 10, parallelism: 5},{count: 10, "
+        "parallelism: 2} "
+        "overlap (pipeline.steps[0].parallel_for.parallelism is inside pipeline.steps[0].parallel_for): one "
+        "would "
+        "override part of the other in every configuration, which would not be what its label says; vary the "
+        "mapping alone, or the fields inside it");
+  std::swap(spec.dimensions[0], spec.dimensions[1]);
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); })
+            .find("pipeline.steps[w].parallel_for: this --vary and --vary "
+                  "pipeline.steps[w].parallel_for.parallelism=1,3 "
+                  "overlap (") != std::string::npos);
+  // A --set inside a varied mapping would be lost; a --set of a mapping with a --vary inside it is fine.
+  spec.dimensions = {
+      parse_dimension("pipeline.steps[w].parallel_for={count: 10, parallelism: 5},{count: 10, "
+                      "parallelism: 2}")};
+  spec.sets = {"pipeline.steps[w].parallel_for.parallelism=4"};
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--vary pipeline.steps[w].parallel_for={count: 10, parallelism: 5},{count: 10, parallelism: 2}: "
+      "pipeline.steps[w].parallel_for: each value of this --vary replaces the whole of "
+      "pipeline.steps[0].parallel_for, and with it pipeline.steps[0].parallel_for.parallelism that --set "
+      "pipeline.steps[w].parallel_for.parallelism=4 gives, which no configuration would use; give it in the "
+      "--vary's values");
+  spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,5")};
+  spec.sets = {"pipeline.steps[w].parallel_for={count: 20, parallelism: 2}"};
+  const SweepResult both = run_sweep_text(kLimited, "limited.yaml", spec);
+  REQUIRE(both.configs.size() == 2);
+  CHECK(both.configs[0].makespan_s.mean == Approx(200.0));  // 20 tasks of 10 s one at a time
+  CHECK(both.configs[1].makespan_s.mean == Approx(40.0));   // five at a time
+  spec.sets.clear();
+  // The seed is not a setting: every configuration runs the same seeds.
+  spec.dimensions = {parse_dimension("seed=5,100")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary seed=5,100: seed: the seed is not a setting to compare: every configuration runs the same "
+        "seeds "
+        "(--seed, then one more per -r run); leave it out of --vary");
   // A --vary of 1,000 values is named by its first 100 characters, not repeated whole.
   std::string many = "cluster.node_pools[n].count=-1";
   for (int i = 1; i < 1000; ++i) many += "," + std::to_string(i);

@@ -218,8 +218,11 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
       return vs[a].cost.mean != vs[b].cost.mean ? vs[a].cost.mean < vs[b].cost.mean
                                                 : vs[a].makespan_s.mean < vs[b].makespan_s.mean;
     };
-    if (!result.fastest || better_time(v, *result.fastest)) result.fastest = v;
-    if (!result.cheapest || better_cost(v, *result.cheapest)) result.cheapest = v;
+    // A run whose tasks failed ended early and cheap: such a variant is neither fastest nor cheapest.
+    if (vs[v].runs_with_failed_tasks == 0) {
+      if (!result.fastest || better_time(v, *result.fastest)) result.fastest = v;
+      if (!result.cheapest || better_cost(v, *result.cheapest)) result.cheapest = v;
+    }
     if (spec.deadline_s && vs[v].meets) {
       if (!result.recommended) {
         result.recommended = v;
@@ -332,6 +335,9 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     std::vector<std::string> head = {"variant",   "makespan mean s", "95% CI", "p50", "p95",
                                      "cost mean", "95% CI",          "p50",    "p95", "CPU util"};
     if (r.deadline_s) head.emplace_back("meets");
+    const bool failures = std::any_of(r.variants.begin(), r.variants.end(),
+                                      [](const VariantResult& v) { return v.runs_with_failed_tasks > 0; });
+    if (failures) head.emplace_back("runs with failed tasks");
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 0; i < nv; ++i) {
       const VariantResult& v = r.variants[i];
@@ -349,6 +355,8 @@ void print_compare(std::ostream& out, const CompareResult& r) {
       if (r.deadline_s)
         row.push_back(std::string(v.meets ? "yes" : "no") + (r.recommended == i ? " <- cheapest" : "") +
                       (v.runs_with_failed_tasks > 0 ? " (tasks failed)" : ""));
+      if (failures)
+        row.push_back(std::to_string(v.runs_with_failed_tasks) + " of " + std::to_string(r.replications));
       rows.push_back(std::move(row));
     }
     table(out, head, rows, 1);
@@ -365,6 +373,8 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     table(out, {"variant", "makespan s", "significant", "cost", "significant"}, rows, 1);
   }
   out << "\n";
+  if (!r.fastest && !r.variants.empty())
+    out << "fastest, cheapest: none (every variant had runs with failed tasks, which end early)\n";
   if (r.fastest)
     out << "fastest: " << r.variants[*r.fastest].name << " (mean makespan "
         << fixed(r.variants[*r.fastest].makespan_s.mean, 1) << " s)\n";

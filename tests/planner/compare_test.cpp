@@ -168,3 +168,37 @@ TEST_CASE("compare: a small significant difference is printed with the digits th
   print_compare(out2, r);
   CHECK(out2.str().find("+0.00 (-0.20..+0.30)           no") != std::string::npos);
 }
+
+TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor cheapest", "[planner]") {
+  // `quick` fails its one task at 60 s in every run (p 1, no retries), an early and cheap end; `slow`
+  // succeeds in 100 s: the fastest and the cheapest is `slow`.
+  const std::string yaml =
+      "name: f\nseed: 1\noverheads: none\npipeline:\n  steps:\n"
+      "    - {name: w, duration: {base: 60s}, failure: {p: 1}, retries: {max: 0}}\n"
+      "cluster:\n  node_pools:\n    - {name: n, cpu: 4, memory: 16Gi, count: 1, price_per_hour: 3.6}\n";
+  CompareSpec spec;
+  spec.replications = 3;
+  spec.variants = {parse_variant("quick"),
+                   parse_variant("slow:pipeline.steps[w].failure.p=0,pipeline.steps[w].duration.base=100s")};
+  const CompareResult r = run_compare_text(yaml, "f.yaml", spec);
+  REQUIRE(r.variants.size() == 2);
+  CHECK(r.variants[0].runs_with_failed_tasks == 3);
+  CHECK(r.variants[0].makespan_s.mean == Approx(60.0));
+  CHECK(r.fastest == std::optional<std::size_t>(1));
+  CHECK(r.cheapest == std::optional<std::size_t>(1));
+  std::ostringstream out;
+  print_compare(out, r);
+  CHECK(out.str().find("runs with failed tasks") != std::string::npos);
+  CHECK(out.str().find("3 of 3") != std::string::npos);
+  CHECK(out.str().find("fastest: slow (mean makespan 100.0 s)") != std::string::npos);
+  // Every variant with failures: none named.
+  spec.variants = {parse_variant("quick"), parse_variant("also:pipeline.steps[w].duration.base=30s")};
+  const CompareResult all = run_compare_text(yaml, "f.yaml", spec);
+  CHECK_FALSE(all.fastest.has_value());
+  CHECK_FALSE(all.cheapest.has_value());
+  std::ostringstream out2;
+  print_compare(out2, all);
+  CHECK(out2.str().find(
+            "fastest, cheapest: none (every variant had runs with failed tasks, which end early)") !=
+        std::string::npos);
+}

@@ -446,6 +446,10 @@ class PipelineReader {
   };
 
   Step read_step(const Node& n, const std::string& path, int depth, Pending& p) {
+    // The name first: when the mapping has a problem of its own (an unknown key), the step is left out
+    // by its name, so that `after` entries naming it are told from ones that name no step at all.
+    if (n.IsMap())
+      if (const Node name = n["name"]; name.IsDefined() && name.IsScalar()) p.name_node.emplace(name);
     const Map m(r_, n, path, kStepKeys);
     Step step;
     step.where = r_.at(n);

@@ -252,6 +252,26 @@ TEST_CASE("check_scenario_file: an element with a misspelled key is left out who
             f + ":11:38: cluster.node_pools[1].cont: unknown key \"cont\" (did you mean \"count\"?)"});
 }
 
+TEST_CASE("check_scenario_file: a step left out for a misspelled key still hides no unknown `after`",
+          "[core]") {
+  // c is left out for its misspelling, by its name: b's `after: [nope]` names no step at all and is
+  // reported; d's `after: [c]` names the step left out and is not.
+  const std::string f = write_file("left-out.yaml",
+                                   "name: t\n"
+                                   "pipeline:\n"
+                                   "  steps:\n"
+                                   "    - {name: b, after: [nope]}\n"
+                                   "    - {name: c, duraton: 1}\n"
+                                   "    - {name: d, after: [c]}\n"
+                                   "cluster:\n"
+                                   "  node_pools:\n"
+                                   "    - {name: p, cpu: 16, memory: 64Gi, count: 2}\n");
+  CHECK(messages(check_scenario_file(f, {})) ==
+        std::vector<std::string>{
+            f + ":4:25: pipeline.steps[0].after[0]: unknown step \"nope\" (steps here: d, c)",
+            f + ":5:17: pipeline.steps[1].duraton: unknown key \"duraton\" (did you mean \"duration\"?)"});
+}
+
 TEST_CASE("check_scenario_file: each DaemonSet on its own", "[core]") {
   const std::string f = write_file("daemonsets.yaml",
                                    "name: t\n"

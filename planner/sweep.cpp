@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <yaml-cpp/yaml.h>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/metrics.hpp>
@@ -66,6 +67,24 @@ SourceLocation vary_place(const Dimension& dim) {
   std::string values;
   for (const std::string& v : dim.values) values += (values.empty() ? "" : ",") + v;
   return {flag_place("--vary", dim.path + "=" + values), 0, 0};
+}
+
+// Whether some value of `dim` (a mapping, for a --vary of one) gives the first key of `rest`, a path
+// inside the mapping (".count" or ".parallel_for.parallelism"); a list index ("[0]") counts as given.
+bool gives_key(const Dimension& dim, const std::string& rest) {
+  if (rest.empty() || rest[0] != '.') return true;
+  const std::string key = rest.substr(1, rest.find_first_of(".[", 1) - 1);
+  for (const std::string& v : dim.values) {
+    try {
+      const YAML::Node n = YAML::Load(v);
+      if (!n.IsMap()) return true;  // not a mapping: it replaces whatever is inside
+      for (auto it = n.begin(); it != n.end(); ++it)
+        if (it->first.IsScalar() && it->first.Scalar() == key) return true;
+    } catch (const YAML::Exception&) {
+      return true;  // the loader reports the value itself
+    }
+  }
+  return false;
 }
 
 // A field given by `later` (a --vary) after `earlier` (a --vary or a --set, named by its place): one of
@@ -337,6 +356,11 @@ class Runner {
                      (inner[outer.size()] == '.' || inner[outer.size()] == '[');
             };
             if (fields[j] != field && !inside(fields[j], field) && (set || !inside(field, fields[j])))
+              continue;
+            // A --vary inside a mapping varied before is the documented way to cross a pool's shape with
+            // its node count: fine while the mapping's values leave out the key it varies.
+            if (!set && inside(field, fields[j]) &&
+                !gives_key(spec_.dimensions[j - ns], field.substr(fields[j].size())))
               continue;
             const std::string earlier =
                 set ? flag_place("--set", spec_.sets[j]) : vary_place(spec_.dimensions[j - ns]).file;

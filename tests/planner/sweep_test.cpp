@@ -427,6 +427,13 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
             .find("pipeline.steps[w].parallel_for: this --vary and --vary "
                   "pipeline.steps[w].parallel_for.parallelism=1,3 "
                   "overlap (") != std::string::npos);
+  // A mapping whose values leave the key out, then that key inside it: crossed (docs/planner.md's pools).
+  spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for={count: 10},{count: 20}"),
+                     parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,5")};
+  const SweepResult crossed = run_sweep_text(kLimited, "limited.yaml", spec);
+  REQUIRE(crossed.configs.size() == 4);
+  CHECK(crossed.configs[0].makespan_s.mean == Approx(100.0));  // 10 tasks one at a time
+  CHECK(crossed.configs[3].makespan_s.mean == Approx(40.0));   // 20 tasks five at a time
   // A --set inside a varied mapping would be lost; a --set of a mapping with a --vary inside it is fine.
   spec.dimensions = {
       parse_dimension("pipeline.steps[w].parallel_for={count: 10, parallelism: 5},{count: 10, "

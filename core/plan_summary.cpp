@@ -24,8 +24,9 @@ void loop_limits(const std::vector<Step>& steps, std::vector<std::uint32_t>& out
 std::string human(double seconds) {
   // Past 10^8 s (27,778 h) whole hours: a Duration holds only 292 years, and seconds would be noise.
   if (seconds >= 1e8) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0fh", seconds / 3600);
+    char buf[64];
+    // Past 10^30 h, in powers of ten: the digits would fill the line and say nothing more.
+    std::snprintf(buf, sizeof buf, seconds / 3600 < 1e30 ? "%.0fh" : "%.3gh", seconds / 3600);
     return buf;
   }
   return format_duration(Duration::from_ms(static_cast<std::int64_t>(std::llround(seconds * 1000))));
@@ -314,7 +315,8 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
            "them)";
   }
   char buf[128];
-  std::snprintf(buf, sizeof buf, "%.2f", s.total_cpu_core_s / 3600.0);
+  std::snprintf(buf, sizeof buf, s.total_cpu_core_s / 3600.0 < 1e30 ? "%.2f" : "%.3g",
+                s.total_cpu_core_s / 3600.0);
   out << "\ntotal work: " << human(s.total_work_s) << " of task time, " << buf << " core-hours requested\n";
   if (cpu_bound_s > 0)
     out << "CPU capacity bound: " << human(cpu_bound_s)

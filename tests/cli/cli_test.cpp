@@ -870,6 +870,24 @@ TEST_CASE("cli: explain says a task count past 2^64 - 1 is more, and its work is
   CHECK(j.at("tasks").get<std::uint64_t>() == 18446744073709551615ull);
   CHECK(j.at("tasks_saturated") == true);
   CHECK(j.at("steps").at(0).at("instances_saturated") == true);
+  // Past 10^30 h the work is in powers of ten, with its unit (a 31-digit figure lost its "h").
+  std::ofstream(dir / "huger.yaml") << "name: huger\n"
+                                       "pipeline:\n"
+                                       "  steps:\n"
+                                       "    - name: a\n"
+                                       "      parallel_for: {count: 4294967295}\n"
+                                       "      steps:\n"
+                                       "        - name: b\n"
+                                       "          parallel_for: {count: 4294967295}\n"
+                                       "          steps:\n"
+                                       "            - name: c\n"
+                                       "              parallel_for: {count: 4294967295}\n"
+                                       "              duration: {base: 2000000h}\n"
+                                       "cluster:\n"
+                                       "  node_pools: [{name: n, cpu: 32, memory: 8Gi, count: 1}]\n";
+  const Result big = run("explain '" + (dir / "huger.yaml").string() + "'");
+  CHECK(big.out.find("total work: 1.58e+35h of task time, 1.58e+35 core-hours requested\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "[cli]") {

@@ -311,7 +311,13 @@ void table(std::ostream& out, const std::vector<std::string>& head,
   for (const auto& row : rows) line(row);
 }
 
+// A 95% interval's cell: "low..high", or "n/a" for one run, which has none.
+std::string ci_cell(const Summary& s, int decimals) {
+  return s.n < 2 ? "n/a" : fixed(s.ci95_low, decimals) + ".." + fixed(s.ci95_high, decimals);
+}
+
 std::string diff_cell(const Summary& d, int decimals) {
+  if (d.n < 2) return signed_fixed(d.mean, decimals);
   decimals = difference_decimals(d, decimals);
   return signed_fixed(d.mean, decimals) + " (" + signed_fixed(d.ci95_low, decimals) + ".." +
          signed_fixed(d.ci95_high, decimals) + ")";
@@ -341,17 +347,16 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 0; i < nv; ++i) {
       const VariantResult& v = r.variants[i];
-      std::vector<std::string> row = {
-          v.name,
-          fixed(v.makespan_s.mean, 1),
-          fixed(v.makespan_s.ci95_low, 1) + ".." + fixed(v.makespan_s.ci95_high, 1),
-          fixed(v.makespan_s.p50, 1),
-          fixed(v.makespan_s.p95, 1),
-          fixed(v.cost.mean, 2),
-          fixed(v.cost.ci95_low, 2) + ".." + fixed(v.cost.ci95_high, 2),
-          fixed(v.cost.p50, 2),
-          fixed(v.cost.p95, 2),
-          fixed(v.cpu_utilization.mean * 100, 1) + "%"};
+      std::vector<std::string> row = {v.name,
+                                      fixed(v.makespan_s.mean, 1),
+                                      ci_cell(v.makespan_s, 1),
+                                      fixed(v.makespan_s.p50, 1),
+                                      fixed(v.makespan_s.p95, 1),
+                                      fixed(v.cost.mean, 2),
+                                      ci_cell(v.cost, 2),
+                                      fixed(v.cost.p50, 2),
+                                      fixed(v.cost.p95, 2),
+                                      fixed(v.cpu_utilization.mean * 100, 1) + "%"};
       if (r.deadline_s)
         row.push_back(std::string(v.meets ? "yes" : "no") + (r.recommended == i ? " <- cheapest" : "") +
                       (v.runs_with_failed_tasks > 0 ? " (tasks failed)" : ""));
@@ -361,14 +366,22 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     }
     table(out, head, rows, 1);
   }
-  out << "\ndifference to " << r.variants.front().name << ", paired by seed: mean (95% CI); significant: "
-      << "the interval excludes 0\n";
+  const bool one = r.replications < 2;
+  if (one)
+    out << "\ndifference to " << r.variants.front().name << ", one run each: no interval, so nothing is "
+        << "significant (-r 2 or more for intervals; about 30 for narrow ones)\n";
+  else
+    out << "\ndifference to " << r.variants.front().name << ", paired by seed: mean (95% CI); significant: "
+        << "the interval excludes 0\n";
   {
+    const auto sig = [one](const Summary& d) -> std::string {
+      return one ? "n/a" : significant(d) ? "yes" : "no";
+    };
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 1; i < nv; ++i) {
       const VariantResult& v = r.variants[i];
-      rows.push_back({v.name, diff_cell(v.diff_makespan_s, 1), significant(v.diff_makespan_s) ? "yes" : "no",
-                      diff_cell(v.diff_cost, 2), significant(v.diff_cost) ? "yes" : "no"});
+      rows.push_back({v.name, diff_cell(v.diff_makespan_s, 1), sig(v.diff_makespan_s),
+                      diff_cell(v.diff_cost, 2), sig(v.diff_cost)});
     }
     table(out, {"variant", "makespan s", "significant", "cost", "significant"}, rows, 1);
   }

@@ -221,6 +221,8 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
     if (const JsonValue* x = r.optional(vj, "meets")) v.meets = r.boolean(*x, p + ".meets");
     v.diff_makespan_s = read_summary(r, r.get(vj, "diff_makespan_s", p), p + ".diff_makespan_s", false);
     v.diff_cost = read_summary(r, r.get(vj, "diff_cost", p), p + ".diff_cost", false);
+    for (Summary* x : {&v.makespan_s, &v.cost, &v.cpu_utilization, &v.diff_makespan_s, &v.diff_cost})
+      x->n = static_cast<std::size_t>(res.replications);
     const JsonValue& runs = r.array(r.get(vj, "runs", p), p + ".runs");
     for (std::uint32_t k = 0; k < runs.count; ++k) {
       const std::string q = p + ".runs[" + std::to_string(k) + "]";

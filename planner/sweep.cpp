@@ -149,6 +149,7 @@ Dimension parse_dimension(const std::string& text) {
 // otherwise the interval is the plain t interval (or just the mean, for one value or zero variance).
 Summary summarize(const std::vector<double>& values) {
   Summary s;
+  s.n = values.size();
   if (values.empty()) return s;
   const auto n = static_cast<double>(values.size());
   s.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
@@ -982,7 +983,9 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     const ConfigResult& cr = r.configs[c];
     std::vector<std::string> row = cr.values;
     row.push_back(num(cr.makespan_s.mean, 1));
-    row.push_back(num(cr.makespan_s.ci95_low, 1) + ".." + num(cr.makespan_s.ci95_high, 1));
+    row.push_back(cr.makespan_s.n < 2
+                      ? std::string("n/a")
+                      : num(cr.makespan_s.ci95_low, 1) + ".." + num(cr.makespan_s.ci95_high, 1));
     row.push_back(num(cr.makespan_s.p50, 1));
     row.push_back(num(cr.quantile_makespan_s, 1));
     row.push_back(num(cr.cost.mean, 2));

@@ -54,10 +54,12 @@ void mean_bars(std::string& b, const planner::CompareResult& r, const Quantity& 
     const planner::VariantResult& v = r.variants[i];
     const planner::Summary& s = q.get(v);
     const double y0 = f.top + 30.0 * static_cast<double>(i);
-    const std::string tip = v.name + "\n" + q.title + " " + value_text(s.mean, q.time) + " (95% CI " +
-                            value_text(s.ci95_low, q.time) + " to " + value_text(s.ci95_high, q.time) +
-                            ")\np50 " + value_text(s.p50, q.time) + ", p95 " + value_text(s.p95, q.time) +
-                            " over " + std::to_string(v.runs.size()) + " runs";
+    const std::string ci = s.n < 2 ? std::string(" (one run: no interval)")
+                                   : " (95% CI " + value_text(s.ci95_low, q.time) + " to " +
+                                         value_text(s.ci95_high, q.time) + ")";
+    const std::string tip = v.name + "\n" + q.title + " " + value_text(s.mean, q.time) + ci + "\np50 " +
+                            value_text(s.p50, q.time) + ", p95 " + value_text(s.p95, q.time) + " over " +
+                            std::to_string(v.runs.size()) + " runs";
     b += "<text x=\"" + num(f.left - 6) + "\" y=\"" + num(y0 + 19) + "\" text-anchor=\"end\">" + esc(v.name) +
          "</text>\n";
     b += "<rect class=\"cbar\" x=\"" + num(x(0)) + "\" y=\"" + num(y0 + 6) + "\" width=\"" +
@@ -104,9 +106,12 @@ void diff_chart(std::string& b, const planner::CompareResult& r, const Quantity&
          num(x(d.ci95_low)) + " " + num(yc - 6) + "V" + num(yc + 6) + "M" + num(x(d.ci95_high)) + " " +
          num(yc - 6) + "V" + num(yc + 6) + "\"/>\n";
     const auto [mean, low, high] = diff_texts(d, q.time);
-    const std::string tip =
-        v.name + " − " + r.variants.front().name + ": " + mean + " (95% CI " + low + " to " + high + ")\n" +
-        (sig ? "significant: the interval excludes 0" : "not significant: the interval holds 0");
+    const std::string tip = d.n < 2 ? v.name + " − " + r.variants.front().name + ": " + mean +
+                                          " (one run: no interval, nothing is significant)"
+                                    : v.name + " − " + r.variants.front().name + ": " + mean + " (95% CI " +
+                                          low + " to " + high + ")\n" +
+                                          (sig ? "significant: the interval excludes 0"
+                                               : "not significant: the interval holds 0");
     b += std::string("<circle class=\"diff") + (sig ? " sig" : "") + "\" cx=\"" + num(x(d.mean)) +
          "\" cy=\"" + num(yc) + "\" r=\"6\"><title>" + esc(tip) + "</title></circle>\n";
   }
@@ -250,14 +255,17 @@ void write_compare_report(std::ostream& out, const planner::CompareResult& r, co
       if (i == 0) return std::string("<td class=\"n\" data-v=\"0\">baseline</td>");
       const auto [mean, low, high] = diff_texts(d, time);
       return "<td class=\"n\" data-v=\"" + num(d.mean, 6) + "\">" +
-             esc(mean + " (" + low + " to " + high + ")") + (planner::significant(d) ? " *" : "") + "</td>";
+             esc(d.n < 2 ? mean : mean + " (" + low + " to " + high + ")") +
+             (planner::significant(d) ? " *" : "") + "</td>";
     };
     b += std::string("<tr") + (r.recommended == i ? " class=\"rec\" title=\"recommended\"" : "") + "><td>" +
          esc(v.name) + "</td><td>" + esc(sets.empty() ? "(as the scenario is)" : sets) +
          "</td><td class=\"n\" data-v=\"" + num(v.makespan_s.mean, 6) + "\">" +
          esc(human_duration(v.makespan_s.mean)) + "</td><td class=\"n\" data-v=\"" +
          num(v.makespan_s.ci95_high - v.makespan_s.ci95_low, 6) + "\">" +
-         esc(human_duration(v.makespan_s.ci95_low) + " – " + human_duration(v.makespan_s.ci95_high)) +
+         esc(v.makespan_s.n < 2
+                 ? std::string("n/a (one run)")
+                 : human_duration(v.makespan_s.ci95_low) + " – " + human_duration(v.makespan_s.ci95_high)) +
          "</td><td class=\"n\" data-v=\"" + num(v.makespan_s.p50, 6) + "\">" +
          esc(human_duration(v.makespan_s.p50)) + "</td><td class=\"n\" data-v=\"" + num(v.makespan_s.p95, 6) +
          "\">" + esc(human_duration(v.makespan_s.p95)) + "</td><td class=\"n\" data-v=\"" +

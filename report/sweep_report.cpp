@@ -98,9 +98,10 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
     const bool rec = r.recommended == i;
     std::string tip = config_text(i) + "\nmean cost " + num(c.cost.mean, 2) + "; " + q + " makespan " +
                       human_duration(c.quantile_makespan_s) + "; mean makespan " +
-                      human_duration(c.makespan_s.mean) + " (95% CI " +
-                      human_duration(c.makespan_s.ci95_low) + " to " +
-                      human_duration(c.makespan_s.ci95_high) + ")";
+                      human_duration(c.makespan_s.mean) +
+                      (c.makespan_s.n < 2 ? std::string(" (one run)")
+                                          : " (95% CI " + human_duration(c.makespan_s.ci95_low) + " to " +
+                                                human_duration(c.makespan_s.ci95_high) + ")");
     if (r.deadline_s) tip += "\nmeets the deadline in " + percent(c.p_meets_deadline) + " of runs";
     if (on_front[i]) tip += "\non the Pareto front";
     if (rec) tip += "\nrecommended: the cheapest that meets the deadline";
@@ -128,7 +129,9 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
     b += "<td class=\"n\" data-v=\"" + num(c.makespan_s.mean, 6) + "\">" +
          esc(human_duration(c.makespan_s.mean)) + "</td><td class=\"n\" data-v=\"" +
          num(c.makespan_s.ci95_high - c.makespan_s.ci95_low, 6) + "\">" +
-         esc(human_duration(c.makespan_s.ci95_low) + " – " + human_duration(c.makespan_s.ci95_high)) +
+         esc(c.makespan_s.n < 2
+                 ? std::string("n/a (one run)")
+                 : human_duration(c.makespan_s.ci95_low) + " – " + human_duration(c.makespan_s.ci95_high)) +
          "</td><td class=\"n\" data-v=\"" + num(c.quantile_makespan_s, 6) + "\">" +
          esc(human_duration(c.quantile_makespan_s)) + "</td><td class=\"n\" data-v=\"" + num(c.cost.mean, 6) +
          "\">" + num(c.cost.mean, 2) + "</td>";

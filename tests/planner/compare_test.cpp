@@ -151,8 +151,8 @@ TEST_CASE("compare: a small significant difference is printed with the digits th
   VariantResult base, small;
   base.name = "base";
   small.name = "small";
-  small.diff_makespan_s = {.mean = 0.04, .ci95_low = 0.02, .ci95_high = 0.06};  // 0.02 shows at 0.1: +0.0
-  small.diff_cost = {.mean = 0.004, .ci95_low = 0.0031, .ci95_high = 0.0049};
+  small.diff_makespan_s = {.mean = 0.04, .ci95_low = 0.02, .ci95_high = 0.06, .n = 10};  // 0.02 shows at 0.1: +0.0
+  small.diff_cost = {.mean = 0.004, .ci95_low = 0.0031, .ci95_high = 0.0049, .n = 10};
   r.variants = {base, small};
   std::ostringstream out;
   print_compare(out, r);
@@ -162,7 +162,7 @@ TEST_CASE("compare: a small significant difference is printed with the digits th
         std::string::npos);
   VariantResult wide = small;
   wide.name = "wide";
-  wide.diff_cost = {.mean = 0.004, .ci95_low = -0.2, .ci95_high = 0.3};  // not significant: as it was
+  wide.diff_cost = {.mean = 0.004, .ci95_low = -0.2, .ci95_high = 0.3, .n = 10};  // not significant: as it was
   r.variants = {base, wide};
   std::ostringstream out2;
   print_compare(out2, r);
@@ -201,4 +201,39 @@ TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor
   CHECK(out2.str().find(
             "fastest, cheapest: none (every variant had runs with failed tasks, which end early)") !=
         std::string::npos);
+}
+
+TEST_CASE("compare: one replication has no interval, so no difference is significant", "[planner]") {
+  // Without noise, `two` takes 20 s more than `four` (two waves of 10 s more); one run of each.
+  const std::string yaml =
+      "name: one\nseed: 1\noverheads: none\npipeline:\n  steps:\n"
+      "    - {name: w, parallel_for: {count: 8, parallelism: 4}, duration: {base: 10s}}\n"
+      "cluster:\n  node_pools:\n    - {name: n, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 3.6}\n";
+  CompareSpec spec;
+  spec.replications = 1;
+  spec.variants = {parse_variant("four"), parse_variant("two:pipeline.steps[w].parallel_for.parallelism=2")};
+  const CompareResult r = run_compare_text(yaml, "one.yaml", spec);
+  REQUIRE(r.variants.size() == 2);
+  CHECK(r.variants[1].diff_makespan_s.mean == 20.0);
+  CHECK(r.variants[1].diff_makespan_s.n == 1);
+  CHECK_FALSE(significant(r.variants[1].diff_makespan_s));
+  std::ostringstream out;
+  print_compare(out, r);
+  const std::string text = out.str();
+  INFO(text);
+  CHECK(text.find("difference to four, one run each: no interval, so nothing is significant (-r 2 or more for "
+                  "intervals; about 30 for narrow ones)\n") != std::string::npos);
+  CHECK(text.find("  two           +20.0          n/a  +0.02          n/a\n") != std::string::npos);
+  CHECK(text.find("  four                20.0     n/a") != std::string::npos);
+  // compare.json keeps it: read back, still one run, still not significant.
+  std::ostringstream json;
+  write_compare_json(json, r);
+  CHECK(json.str().find("\"significant\": true") == std::string::npos);
+  std::istringstream in(json.str());
+  const CompareResult back = read_compare_json(in, "c/compare.json");
+  CHECK(back.variants[1].diff_makespan_s.n == 1);
+  CHECK_FALSE(significant(back.variants[1].diff_makespan_s));
+  // Two runs of the same deterministic difference: an interval of zero width that excludes 0.
+  spec.replications = 2;
+  CHECK(significant(run_compare_text(yaml, "one.yaml", spec).variants[1].diff_makespan_s));
 }

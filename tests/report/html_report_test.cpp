@@ -266,14 +266,37 @@ TEST_CASE("compare report: a small significant difference is shown with the digi
   planner::VariantResult base, small;
   base.name = "base";
   small.name = "small";
-  small.diff_cost = {.mean = 0.004, .ci95_low = 0.0031, .ci95_high = 0.0049};
-  small.diff_makespan_s = {.mean = 5, .ci95_low = -1, .ci95_high = 11};
+  small.diff_cost = {.mean = 0.004, .ci95_low = 0.0031, .ci95_high = 0.0049, .n = 10};
+  small.diff_makespan_s = {.mean = 5, .ci95_low = -1, .ci95_high = 11, .n = 10};
   r.variants = {base, small};
   std::ostringstream out;
   write_compare_report(out, r, ReportOptions{});
   const std::string html = out.str();
   CHECK(html.find("+0.004 (+0.003 to +0.005) *</td>") != std::string::npos);
   CHECK(html.find("small − base: +0.004 (95% CI +0.003 to +0.005)") != std::string::npos);
+}
+
+// One replication has no interval: the page says so instead of showing the mean as a zero-width interval
+// and calling the difference significant.
+TEST_CASE("compare report: one replication shows no interval and nothing significant", "[report]") {
+  planner::CompareResult r;
+  r.scenario = "s";
+  r.replications = 1;
+  planner::VariantResult base, other;
+  base.name = "base";
+  other.name = "other";
+  base.makespan_s = {.mean = 100, .ci95_low = 100, .ci95_high = 100, .n = 1};
+  other.makespan_s = {.mean = 120, .ci95_low = 120, .ci95_high = 120, .n = 1};
+  other.diff_makespan_s = {.mean = 20, .ci95_low = 20, .ci95_high = 20, .n = 1};
+  r.variants = {base, other};
+  std::ostringstream out;
+  write_compare_report(out, r, ReportOptions{});
+  const std::string html = out.str();
+  CHECK(html.find("other − base: +20.00 (one run: no interval, nothing is significant)") != std::string::npos);
+  CHECK(html.find("n/a (one run)") != std::string::npos);
+  CHECK(html.find("class=\"diff sig\" cx") == std::string::npos);
+  CHECK(html.find(">+20s</td>") != std::string::npos);
+  CHECK(html.find("0 of 2") != std::string::npos);
 }
 
 TEST_CASE("report: esc and append_esc escape the five HTML characters, and nothing else", "[report]") {

@@ -109,9 +109,10 @@ struct VariantResult {
   std::optional<Measurement> measured;
 };
 
-/// A difference is significant when its 95% interval excludes 0.
+/// A difference is significant when its 95% interval excludes 0. One run has no interval (it is the
+/// difference itself, of zero width): nothing about it is significant.
 [[nodiscard]] inline bool significant(const Summary& diff) {
-  return diff.ci95_low > 0 || diff.ci95_high < 0;
+  return diff.n >= 2 && (diff.ci95_low > 0 || diff.ci95_high < 0);
 }
 
 /// The decimals to print a difference with: `decimals`, or more for a significant difference whose bound

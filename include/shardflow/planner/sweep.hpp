@@ -83,6 +83,7 @@ struct Summary {
   double ci95_low = 0;
   double ci95_high = 0;
   double skewness = 0;  // sample skewness G1, which the interval corrects for (0 for n < 3)
+  std::size_t n = 0;    // values summarized; with fewer than 2 there is no interval (it is the mean)
 };
 Summary summarize(const std::vector<double>& values);
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -112,6 +113,17 @@ std::size_t flat_from(const std::vector<double>& q) {
   std::size_t from = q.empty() ? 0 : q.size() - 1;
   while (from > 0 && std::abs(q[from - 1] - q.back()) <= tol) --from;
   return from;
+}
+
+// A varied value that is zero ("0", "0.0", "0s", "0ms", "0Gi"...): no scenario field takes less, so advice
+// to try below it would be advice to try what cannot be given.
+bool is_zero_value(const std::string& v) {
+  std::size_t i = 0;
+  bool digit = false;
+  while (i < v.size() && (v[i] == '0' || v[i] == '.')) digit = digit || v[i++] == '0';
+  if (!digit) return false;
+  while (i < v.size() && std::isalpha(static_cast<unsigned char>(v[i])) != 0) ++i;
+  return i == v.size();
 }
 
 }  // namespace
@@ -1049,6 +1061,10 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       } else if (f.trend == "falls")
         out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
             << "): try beyond " << f.values[last] << "\n";
+      else if (f.trend == "rises" && is_zero_value(f.values[0]))
+        out << "the " << q << " makespan rises along the values (" << at(0) << ", " << at(last)
+            << "): it is lowest at " << f.values[0]
+            << ", the least there is: this field alone will not do it\n";
       else if (f.trend == "rises")
         out << "the " << q << " makespan rises along the values (" << at(0) << ", " << at(last)
             << "): try before " << f.values[0] << "\n";

@@ -644,6 +644,24 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
                   "falls, then levels off from 10 (100.0 s at 1, 10.0 s at 10): more of this field alone "
                   "will not do it\n"));
   }
+  SECTION("a makespan that rises from zero, the least a field takes: no advice to try below it") {
+    // Every attempt fails (p 1): each retry adds a round of five 10 s pairs, 50 s, 100 s, 150 s.
+    std::string failing = kLimited;
+    failing.replace(failing.find("      duration: {base: 10s}\n"), 26,
+                    "      duration: {base: 10s}\n      failure: {p: 1}\n");
+    SweepSpec spec;
+    spec.dimensions = {parse_dimension("pipeline.steps[w].retries.max=0,1,2")};
+    spec.replications = 1;
+    spec.deadline_s = 5;
+    const SweepResult r = run_sweep_text(failing, "failing.yaml", spec);
+    REQUIRE(r.nearest);
+    CHECK(r.nearest->fields[0].trend == "rises");
+    CHECK(tail_from(table(r), "  pipeline.steps[w].retries.max: none")
+              .starts_with(
+                  "  pipeline.steps[w].retries.max: none in the range; the p95 makespan rises along the "
+                  "values (50.0 s at 0, 150.0 s at 2): it is lowest at 0, the least there is: this field "
+                  "alone will not do it\n"));
+  }
   SECTION("values given high to low, and a field with its best inside the range") {
     SweepSpec spec;
     spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=10,5,1"),

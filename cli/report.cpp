@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -123,6 +124,28 @@ int run_report_command(const ReportArgs& args) {
       throw InputError({args.dir, 0, 0}, "",
                        "give either a directory or --predicted and --measured, not both");
     const RunFiles p = read_run(args.predicted), m = read_run(args.measured);
+    // Runs of different pipelines have nothing to compare step by step; runs of differently named
+    // scenarios with the same steps may be a renamed copy: said, and compared.
+    const auto common =
+        std::any_of(m.metrics.per_step.begin(), m.metrics.per_step.end(), [&](const StepMetrics& ms) {
+          return std::any_of(p.metrics.per_step.begin(), p.metrics.per_step.end(),
+                             [&](const StepMetrics& ps) { return ps.step == ms.step; });
+        });
+    const auto steps_of = [](const Metrics& x) {
+      std::string s;
+      for (const StepMetrics& st : x.per_step) s += (s.empty() ? "" : ", ") + st.step;
+      return s.empty() ? std::string("none") : s;
+    };
+    if (!common)
+      throw InputError({args.measured, 0, 0}, "--measured",
+                       "no step of this run (scenario '" + m.trace.scenario + "', steps " +
+                           steps_of(m.metrics) + ") is in --predicted " + args.predicted + " (scenario '" +
+                           p.trace.scenario + "', steps " + steps_of(p.metrics) +
+                           "): they are runs of different pipelines, with nothing to compare");
+    if (p.trace.scenario != m.trace.scenario)
+      std::cerr << "warning: --predicted " << args.predicted << " is a run of scenario '" << p.trace.scenario
+                << "' and --measured " << args.measured << " of '" << m.trace.scenario
+                << "': compared step by step by name all the same\n";
     const fs::path out = args.out.empty() ? fs::path(args.measured) / "prediction.html" : fs::path(args.out);
     write_file(out, [&](std::ostream& o) {
       report::write_prediction_report(o, {p.trace, p.metrics, "predicted"}, {m.trace, m.metrics, "measured"},

@@ -32,6 +32,10 @@ void write_prediction_report(std::ostream& out, const RunData& predicted, const 
               {"critical path error", error(pm.critical_path_s, mm.critical_path_s),
                human_duration(pm.critical_path_s) + " against " + human_duration(mm.critical_path_s)}});
 
+  if (pt.scenario != mt.scenario)
+    b += "<p class=\"note\">The two runs are of differently named scenarios: " + esc(predicted.label) +
+         " of " + esc(pt.scenario) + ", " + esc(measured.label) + " of " + esc(mt.scenario) +
+         ". Their steps are matched by name.</p>\n";
   b += "<h2>Error per step</h2>\n<table class=\"sortable errors\"><thead><tr><th>step</th><th class=\"n\">"
        "attempts</th><th class=\"n\">run p50, " +
        esc(predicted.label) + "</th><th class=\"n\">run p50, " + esc(measured.label) +

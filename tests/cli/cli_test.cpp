@@ -772,6 +772,35 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
                          "' --out '" + (dir / "p.html").string() + "'");
     CHECK(p.status == 0);
     CHECK(slurp(dir / "p.html").find("makespan error") != std::string::npos);
+    CHECK(p.err == "");
+    // A differently named scenario with the same steps: said, and compared by step name.
+    const fs::path renamed = scratch("report-renamed");
+    REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --set name=other --out '" +
+                renamed.string() + "'")
+                .status == 0);
+    const Result named =
+        run("report --predicted '" + dir.string() + "' --measured '" + renamed.string() + "'");
+    CHECK(named.status == 0);
+    CHECK(named.err == "warning: --predicted " + dir.string() +
+                           " is a run of scenario 'argo-parallelism-limit' and " + "--measured " +
+                           renamed.string() + " of 'other': compared step by step by name all the same\n");
+    CHECK(slurp(renamed / "prediction.html")
+              .find("The two runs are of differently named scenarios: predicted of argo-parallelism-limit, "
+                    "measured "
+                    "of other.") != std::string::npos);
+    // A run of another pipeline (no step in common): refused, both named.
+    const fs::path other = scratch("report-other");
+    REQUIRE(
+        run("simulate -q scenarios/local-ridge.yaml --cluster local --out '" + other.string() + "'").status ==
+        0);
+    const Result apart = run("report --predicted '" + other.string() + "' --measured '" + dir.string() + "'");
+    CHECK(apart.status == 2);
+    CHECK(apart.err ==
+          dir.string() + ": --measured: no step of this run (scenario 'argo-parallelism-limit', steps " +
+              "sleep) is in --predicted " + other.string() + " (scenario 'local-ridge', steps shard, " +
+              "aggregate, solve, evaluate, select): they are runs of different pipelines, with nothing " +
+              "to compare\n");
+    CHECK_FALSE(fs::exists(dir / "prediction.html"));
   }
   SECTION("bad input") {
     const fs::path empty = scratch("report-empty");

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/units.hpp>
 
 namespace shardflow {
@@ -61,8 +62,10 @@ bool take_sign(std::string_view& s) {
   return neg;
 }
 
+// The value in quotes for a message; a huge one (a 40 KB --set value) shortened to its first 100
+// characters and how many more.
 std::string quoted(std::string_view s) {
-  return "\"" + std::string(s) + "\"";
+  return "\"" + shortened(s) + "\"";
 }
 
 }  // namespace

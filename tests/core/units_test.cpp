@@ -48,6 +48,12 @@ TEST_CASE("parse_duration: errors say what was expected", "[core][units]") {
   CHECK(error_of(dur, "-") == "expected a duration such as 90s, 2h30m or 500ms, got \"-\"");
   CHECK(error_of(dur, "s") == "expected a duration such as 90s, 2h30m or 500ms, got \"s\"");
   CHECK(error_of(dur, "5x") == "unknown unit \"x\" in duration \"5x\" (use h, m, s, ms, us or ns)");
+  // A huge value (a 40 KB --set) is quoted by its first 100 characters and how many more, not whole.
+  const std::string huge(40'000, 'x');
+  CHECK(error_of(dur, huge) == "expected a duration such as 90s, 2h30m or 500ms, got \"" +
+                                   std::string(100, 'x') + "... (39,900 more characters)\"");
+  CHECK(error_of(cpu, "1" + huge) == "expected a CPU quantity such as 4, 1.5 or 500m, got \"1" +
+                                         std::string(99, 'x') + "... (39,901 more characters)\"");
   CHECK(
       error_of(dur, "5 s") ==
       "a space in duration \"5 s\": write each number with its unit, without spaces (h, m, s, ms, us or ns: "

@@ -154,6 +154,10 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
 inline constexpr const char* kInputFileHelp =
     "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON)";
 
+/// The check of an input file's path (instead of CLI::ExistingFile, whose "File is actually a directory"
+/// did not say what to give): "PATH: does not exist", or "PATH: is a directory; name a file in it (...)".
+CLI::Validator input_file_check();
+
 /// Adds the repeatable `--set PATH=VALUE` option (scenario overrides) to a command.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 /// Adds --set (add_set_option), the repeatable `--overlay FILE` and `--cluster local` to a command.

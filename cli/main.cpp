@@ -115,7 +115,7 @@ constexpr Command kCommands[] = {
            "`FILE: ok` and what it unrolls to");
        cmd->add_option("files", a.validate_files, std::string(kInputFileHelp) + "; several at once")
            ->required()
-           ->check(CLI::ExistingFile);
+           ->check(input_file_check());
        add_load_options(cmd, a.validate_load);
        cmd->footer(
            "Examples:\n"
@@ -137,7 +137,7 @@ constexpr Command kCommands[] = {
        CLI::App* cmd = app.add_subcommand(
            "explain",
            "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
-       cmd->add_option("file", a.explain_file, kInputFileHelp)->required()->check(CLI::ExistingFile);
+       cmd->add_option("file", a.explain_file, kInputFileHelp)->required()->check(input_file_check());
        cmd->add_flag("--json", a.explain_json, "Print JSON instead of a table");
        add_load_options(cmd, a.explain_load);
        cmd->footer(

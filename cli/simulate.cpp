@@ -178,6 +178,21 @@ double predict_local_makespan(const SimulateArgs& args, std::uint64_t seed, cons
 
 }  // namespace
 
+CLI::Validator input_file_check() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        const auto st = std::filesystem::status(path, ec);
+        if (st.type() == std::filesystem::file_type::not_found) return path + ": does not exist";
+        if (st.type() == std::filesystem::file_type::directory)
+          return path +
+                 ": is a directory; name a file in it (a scenario or compiled KFP pipeline, YAML, or a "
+                 "WfCommons instance, JSON)";
+        return {};
+      },
+      "FILE");
+}
+
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
   cmd->add_option(
          "--set", sets,
@@ -235,7 +250,7 @@ LoadOptions load_options(const LoadArgs& args) {
 namespace {
 
 void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
-  cmd->add_option("file", args.file, kInputFileHelp)->required()->check(CLI::ExistingFile);
+  cmd->add_option("file", args.file, kInputFileHelp)->required()->check(input_file_check());
   // CLI11 2.1 wraps "-1" and 2^64 into a uint64 silently, so the seed is read as text and checked here.
   cmd->add_option("--seed", args.seed_text, "Random seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(CLI::Validator(

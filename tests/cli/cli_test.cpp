@@ -191,7 +191,20 @@ TEST_CASE("cli: building only the named command changes nothing a user sees", "[
   SECTION("a later word naming another command: every command built, as CLI11 reads it") {
     const Result r = run("validate tests/data/wfcommons/bad/good.json explain");
     CHECK(r.status == 2);
-    CHECK(r.err == "files: File does not exist: explain\nRun with --help for more information.\n");
+    CHECK(r.err == "files: explain: does not exist\nRun with --help for more information.\n");
+  }
+  SECTION("a directory for a file: says to name a file in it") {
+    for (const char* cmd : {"simulate", "explain", "sweep", "compare", "calibrate x", "validate"}) {
+      std::string c = cmd;
+      const bool calibrate = c == "calibrate x";
+      const Result r = run(calibrate ? "calibrate scenarios x" : c + " scenarios");
+      INFO(cmd);
+      CHECK(r.status == 2);
+      CHECK(r.err ==
+            std::string(c == "validate" ? "files" : "file") +
+                ": scenarios: is a directory; name a file in it (a scenario or compiled KFP pipeline, "
+                "YAML, or a WfCommons instance, JSON)\nRun with --help for more information.\n");
+    }
   }
 }
 

@@ -197,7 +197,9 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
   cmd->add_option(
          "--set", sets,
          "Change the scenario before it is read, as PATH=VALUE (repeatable): PATH names keys with dots "
-         "and list elements with [index] or [name]; VALUE is YAML. Of two --set of one field, in any "
+         "(a key with dots in double quotes: labels.\"kubernetes.io/arch\") and list elements with [index] "
+         "or "
+         "[name]; VALUE is YAML. Of two --set of one field, in any "
          "spelling ([gpu] or [1]), the last wins. E.g. --set cluster.node_pools[gpu].count=4 --set "
          "pipeline.steps[preprocess].parallel_for.parallelism=20")
       ->allow_extra_args(false)

@@ -48,6 +48,20 @@ std::vector<PathPart> parse_override_path(std::string_view path, const SourceLoc
   std::size_t i = 0;
   const auto bad = [&](const std::string& why) -> InputError { return InputError(where, "", why); };
   while (i < path.size()) {
+    if (path[i] == '"') {  // a key in double quotes may hold dots and brackets: labels."kubernetes.io/arch"
+      const std::size_t close = path.find('"', i + 1);
+      if (close == std::string_view::npos) throw bad("a '\"' in the path has no closing '\"'");
+      if (close == i + 1) throw bad("an empty key in quotes (\"\") in the path");
+      parts.push_back({std::string(path.substr(i + 1, close - i - 1)), ""});
+      i = close + 1;
+      if (i < path.size() && path[i] != '.' && path[i] != '[')
+        throw bad("a quoted key is followed by '.', '[' or '=', not '" + std::string(1, path[i]) + "'");
+      if (i < path.size() && path[i] == '.') {
+        ++i;
+        if (i == path.size()) throw bad("the path ends with '.'");
+      }
+      continue;
+    }
     if (path[i] == '[') {
       const std::size_t close = path.find(']', i);
       if (close == std::string_view::npos) throw bad("a '[' in the path has no ']'");
@@ -80,7 +94,9 @@ std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
   std::string out;
   for (std::size_t i = 0; i < n; ++i) {
     if (!parts[i].key.empty())
-      out += (out.empty() ? "" : ".") + parts[i].key;
+      out += (out.empty() ? "" : ".") + (parts[i].key.find_first_of(".[]") == std::string::npos
+                                             ? parts[i].key
+                                             : "\"" + parts[i].key + "\"");
     else
       out += "[" + parts[i].selector + "]";
   }

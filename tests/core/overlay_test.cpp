@@ -171,6 +171,27 @@ TEST_CASE("Overlay: overlays apply in order, then --set", "[core]") {
             .component.duration.base == Duration::from_s(7));
 }
 
+TEST_CASE("Overrides: a --set key in double quotes holds dots (a Kubernetes label key)", "[core]") {
+  const Scenario s = load(with({}, {"cluster.node_pools[cpu].labels.\"topology.kubernetes.io/zone\"=a",
+                                    "cluster.node_pools[cpu].labels.\"kubernetes.io/arch\"=arm64",
+                                    "cluster.node_pools[cpu].labels.tier=web"}));
+  const auto& labels = s.cluster.node_pools[0].labels;
+  REQUIRE(labels.size() == 3);
+  CHECK(labels.at("topology.kubernetes.io/zone") == "a");
+  CHECK(labels.at("kubernetes.io/arch") == "arm64");
+  CHECK(labels.at("tier") == "web");
+  // A message names the quoted key as it was written.
+  CHECK(error_of(with({}, {"cluster.node_pools[cpu].labels.\"topology.kubernetes.io/zone\".x=a"})) ==
+        "--set cluster.node_pools[cpu].labels.\"topology.kubernetes.io/zone\".x=a: "
+        "cluster.node_pools[0].labels.topology.kubernetes.io/zone: expected a string, got a mapping");
+  CHECK(error_of(with({}, {"cluster.node_pools[cpu].labels.\"zone=a"})) ==
+        "--set cluster.node_pools[cpu].labels.\"zone=a: a '\"' in the path has no closing '\"'");
+  CHECK(error_of(with({}, {"cluster.node_pools[cpu].\"labels\"x=a"})) ==
+        "--set cluster.node_pools[cpu].\"labels\"x=a: a quoted key is followed by '.', '[' or '=', not 'x'");
+  CHECK(error_of(with({}, {"cluster.node_pools[cpu].labels.\"\"=a"})) ==
+        "--set cluster.node_pools[cpu].labels.\"\"=a: an empty key in quotes (\"\") in the path");
+}
+
 TEST_CASE("Overlay: errors about its values name the overlay's file, line and column", "[core]") {
   CHECK(error_of(with({"pipeline:\n"
                        "  steps:\n"

@@ -231,10 +231,10 @@ std::string emit(const Node& n) {
 
 // The models and values an overlay's `kfp:` section gives.
 struct Models {
-  std::map<std::string, std::pair<Node, std::string>> params;  // name -> (value, overlay file)
-  std::map<std::string, Field> outputs;                        // "task.key" -> a length or a list
-  std::map<std::string, Field> conditions;                     // condition task -> probability
-  std::map<std::string, Field> components, tasks;              // name -> model mapping
+  std::map<std::string, Field> params;             // name -> value (in its overlay)
+  std::map<std::string, Field> outputs;            // "task.key" -> a length or a list
+  std::map<std::string, Field> conditions;         // condition task -> probability
+  std::map<std::string, Field> components, tasks;  // name -> model mapping
 };
 
 // Node handles are bound once (copied, or rebound with reset()) and never assigned with `=`: yaml-cpp's
@@ -384,7 +384,7 @@ class Importer {
     each("params", [&](const std::string& name, const Field& v) {
       note_marks(v.node, v.file);
       models_.params.erase(name);  // a later overlay wins
-      models_.params.emplace(name, std::make_pair(v.node, v.file));
+      models_.params.emplace(name, v);
     });
     each("outputs", [&](const std::string& name, const Field& v) {
       models_.outputs.erase(name);  // a later overlay wins
@@ -422,9 +422,8 @@ class Importer {
           v = known(p->second.first);
           v.what = "the pipeline parameter " + quote(name) + ", given with --param";
         } else if (const auto m = models_.params.find(name); m != models_.params.end()) {
-          v = known(m->second.first);
-          v.what =
-              "the pipeline parameter " + quote(name) + ", given in " + m->second.second + "'s kfp.params";
+          v = known(m->second.node);
+          v.what = "the pipeline parameter " + quote(name) + ", given in " + m->second.file + "'s kfp.params";
         } else if (it->second.IsMap() && it->second["defaultValue"]) {
           v = known(it->second["defaultValue"]);
           v.what = "the pipeline parameter " + quote(name) + "'s defaultValue";
@@ -444,7 +443,7 @@ class Importer {
                          "unknown pipeline parameter " + quote(name) + " (" + listing + ")");
     for (const auto& [name, value] : models_.params)
       if (!declared.count(name))
-        throw InputError(SourceLocation{value.second, 0, 0}, "kfp.params." + name,
+        throw InputError(at(value.anchor, value.file), value.path,  // at the name
                          "unknown pipeline parameter " + quote(name) + " (" + listing + ")");
   }
 

@@ -99,6 +99,17 @@ TEST_CASE("KFP import: a long --param is read whole, and a message names it by i
         "--param nope=" + items.substr(0, 95) +
             "... (39,906 more characters): --param: unknown pipeline parameter \"nope\" (parameters: "
             "loop_parameter, prefix)");
+  // An overlay's unknown kfp.params name: at its line and column in the overlay.
+  message.clear();
+  try {
+    (void)load_scenario_file(file,
+                             options("seed: 1\nkfp:\n  params:\n    loop_parameter: [1]\n    nope: 3\n"));
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  CHECK(message ==
+        "model.yaml:5:5: kfp.params.nope: unknown pipeline parameter \"nope\" (parameters: loop_parameter, "
+        "prefix)");
 }
 
 TEST_CASE("KFP import: pipeline_with_loops: a parameter's default, an upstream output given as a list, raw",

@@ -769,6 +769,19 @@ class Importer {
     }
     const Field& comp = c->second;
     comp.expect_map(kComponentKeys);
+    if (comp.has("dag") && comp.has("executorLabel"))
+      comp.fail("has both a dag and an executorLabel: a component is a sub-DAG or a container, not both");
+    if (comp.has("dag")) {  // a sub-DAG that runs itself, directly or through others, would never end
+      const auto again = std::find_if(dag_stack_.begin(), dag_stack_.end(),
+                                      [&](const auto& entry) { return entry.first == cname; });
+      if (again != dag_stack_.end()) {
+        std::string chain = cname;  // each component, then the task in it that runs the next
+        for (auto e = again + 1; e != dag_stack_.end(); ++e)
+          chain += " -> task " + e->second + " -> " + e->first;
+        comp_name.fail("component " + quote(cname) + " runs itself: " + chain + " -> task " + name + " -> " +
+                       cname + "; a sub-DAG cannot contain itself");
+      }
+    }
 
     // The task's inputs, resolved in the enclosing DAG: the environment of a sub-DAG.
     Env inputs;
@@ -798,7 +811,9 @@ class Importer {
     if (comp.has("dag")) {
       if (task.has("retryPolicy"))
         task["retryPolicy"].fail("retries of a whole sub-DAG are not supported (only of a container task)");
+      dag_stack_.emplace_back(cname, name);
       step["steps"] = import_dag(comp, inputs, depth + 1);
+      dag_stack_.pop_back();
       return step;
     }
     if (!comp.has("executorLabel")) comp.fail("a component needs a dag or an executorLabel");
@@ -1108,6 +1123,8 @@ class Importer {
   std::string file_;
   const LoadOptions& options_;
   std::map<std::string, Field> components_;
+  std::vector<std::pair<std::string, std::string>>
+      dag_stack_;  // (component, task) of the sub-DAGs being read
   std::vector<detail::ParsedOverlay> overlays_;
   bool cluster_given_ = false;
   Models models_;

@@ -340,6 +340,24 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
 
 TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[kfp]") {
   const LoadOptions o = options(kCluster);
+  // A component that is both a sub-DAG and a container; a sub-DAG that runs itself, directly or not.
+  CHECK(error_of(replace(kIr, "comp-work: {executorLabel: exec-work}",
+                         "comp-work: {executorLabel: exec-work, dag: {}}"),
+                 o) ==
+        "p.yaml:3:14: components.comp-work: has both a dag and an executorLabel: a component is a "
+        "sub-DAG or a container, not both");
+  CHECK(error_of(replace(kIr, "old: {componentRef: {name: comp-old}}",
+                         "old: {componentRef: {name: comp-condition-4}}"),
+                 o) ==
+        "p.yaml:14:36: components.comp-condition-4.dag.tasks.old.componentRef.name: component "
+        "\"comp-condition-4\" runs itself: comp-condition-4 -> task old -> comp-condition-4; a "
+        "sub-DAG cannot contain itself");
+  CHECK(error_of(replace(kIr, "old: {componentRef: {name: comp-old}}",
+                         "old: {componentRef: {name: comp-exit-handler-1}}"),
+                 o) ==
+        "p.yaml:14:36: components.comp-condition-4.dag.tasks.old.componentRef.name: component "
+        "\"comp-exit-handler-1\" runs itself: comp-exit-handler-1 -> task condition-4 -> "
+        "comp-condition-4 -> task old -> comp-exit-handler-1; a sub-DAG cannot contain itself");
   CHECK(error_of(replace(kIr, "{name: comp-condition-4}", "{name: comp-nope}"), o) ==
         "p.yaml:24:32: components.comp-exit-handler-1.dag.tasks.condition-4.componentRef.name: unknown "
         "component "
@@ -377,7 +395,22 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
   CHECK(
       error_of("components:\n  comp-loop:\n    dag: {tasks: {again: {componentRef: {name: comp-loop}}}}\n"
                "pipelineInfo: {name: cyc}\nroot: {dag: {tasks: {l: {componentRef: {name: comp-loop}}}}}\n") ==
-      "p.yaml:3:5: components.comp-loop: component DAGs nest too deeply (more than 32 levels)");
+      "p.yaml:3:48: components.comp-loop.dag.tasks.again.componentRef.name: component \"comp-loop\" runs "
+      "itself: "
+      "comp-loop -> task again -> comp-loop; a sub-DAG cannot contain itself");
+  // Nesting without a cycle is bounded too: 34 components, each the next one's only task.
+  {
+    std::string deep = "components:\n";
+    for (int i = 0; i < 34; ++i)
+      deep += "  comp-d" + std::to_string(i) + ": {dag: {tasks: {t: {componentRef: {name: comp-d" +
+              std::to_string(i + 1) + "}}}}}\n";
+    deep +=
+        "  comp-d34: {executorLabel: exec-x}\ndeploymentSpec: {executors: {exec-x: {container: {image: "
+        "a}}}}\n"
+        "pipelineInfo: {name: deep}\nroot: {dag: {tasks: {t: {componentRef: {name: comp-d0}}}}}\n";
+    CHECK(error_of(deep) ==
+          "p.yaml:34:13: components.comp-d32: component DAGs nest too deeply (more than 32 levels)");
+  }
   CHECK(error_of(replace(kIr, "      exit-handler-1: {componentRef: {name: comp-exit-handler-1}}\n",
                          "      exit-handler-1:\n        componentRef: {name: comp-exit-handler-1}\n"
                          "        parameterIterator: {itemInput: i, items: {raw: '&a [*a]'}}\n"),

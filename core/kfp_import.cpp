@@ -998,6 +998,7 @@ class Importer {
     apply(component_model(comp_name));
     if (const auto t = models_.tasks.find(task_name); t != models_.tasks.end()) {
       used_tasks_.insert(task_name);
+      task_dags_[task_name].push_back(dag_stack_.empty() ? std::string("root") : dag_stack_.back().first);
       apply(&t->second);
     }
     if (!has_duration) {
@@ -1064,7 +1065,7 @@ class Importer {
     return ca && cb && *ca == *cb;
   }
 
-  void check_models_used() const {
+  void check_models_used() {
     const auto check = [](const std::map<std::string, Field>& given, const std::set<std::string>& used,
                           std::string_view what, const std::string& hint) {
       for (const auto& [name, f] : given)
@@ -1077,6 +1078,14 @@ class Importer {
       if (f.has("executorLabel")) comps.push_back(n);
     check(models_.components, used_components_, "component", " (components: " + listed(comps) + ")");
     check(models_.tasks, used_tasks_, "container task", "");
+    // A task's name is unique in its DAG only: a model given by a name that tasks of several DAGs share
+    // reaches them all, which is said (by the DAGs' components).
+    for (const auto& [name, dags] : task_dags_)
+      if (dags.size() > 1)
+        warn("kfp.tasks." + name + " applies to the " + std::to_string(dags.size()) +
+             " tasks of that name (in " + listed(dags) +
+             "): a task's name is unique only within its DAG; give a component's model (kfp.components) to "
+             "tell them apart");
     check(models_.outputs, used_outputs_, "loop over the output", " (only a loop's items are modelled)");
     check(models_.conditions, used_conditions_, "condition task", "");
   }
@@ -1123,6 +1132,7 @@ class Importer {
   std::string file_;
   const LoadOptions& options_;
   std::map<std::string, Field> components_;
+  std::map<std::string, std::vector<std::string>> task_dags_;  // a kfp.tasks name -> the DAGs of its tasks
   std::vector<std::pair<std::string, std::string>>
       dag_stack_;  // (component, task) of the sub-DAGs being read
   std::vector<detail::ParsedOverlay> overlays_;

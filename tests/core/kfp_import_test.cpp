@@ -281,6 +281,27 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
     CHECK(cleanup.command == std::vector<std::string>{"sh", "-c", "exit 0"});
     CHECK(cleanup.image == "alpine:3");
   }
+  SECTION("a kfp.tasks name that tasks of two DAGs share: both get the model, and a warning names the DAGs") {
+    std::string ir = replace(kIr, "flip: {componentRef", "old: {componentRef");
+    ir = replace(ir, "dependentTasks: [flip]\n          triggerPolicy: {condition: \"inputs",
+                 "dependentTasks: [old]\n          triggerPolicy: {condition: \"inputs");
+    ir = replace(ir, "dependentTasks: [flip]", "dependentTasks: [old]");
+    std::vector<std::string> warnings;
+    const Scenario s = load_scenario_text(
+        ir, "p.yaml", options(kCluster + "kfp: {tasks: {old: {duration: {base: 5s}}}}\n", {}, &warnings));
+    CHECK(std::count(
+              warnings.begin(), warnings.end(),
+              "p.yaml: warning: kfp.tasks.old applies to the 2 tasks of that name (in comp-exit-handler-1, "
+              "comp-condition-4): a task's name is unique only within its DAG; give a component's model "
+              "(kfp.components) to tell them apart") == 1);
+    // Without the shared name (the IR as it is): no such warning.
+    warnings.clear();
+    (void)load_scenario_text(
+        kIr, "p.yaml", options(kCluster + "kfp: {tasks: {old: {duration: {base: 5s}}}}\n", {}, &warnings));
+    CHECK(std::none_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+      return w.find("kfp.tasks.old applies") != std::string::npos;
+    }));
+  }
   SECTION(
       "a first backoff longer than backoffMaxDuration: Argo never retries, so no retries, and a warning") {
     // What kfp 2.17's set_retry(num_retries=2, backoff_duration="2h") writes (backoffMaxDuration 3600s).

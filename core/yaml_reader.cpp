@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/node/detail/memory.h>
 #include <yaml-cpp/node/detail/node.h>
@@ -394,6 +395,10 @@ std::optional<Node> parse_document(const std::string& text, const std::string& f
     return tree.root();
   } catch (const TreeBuilder::TooManyValues&) {
     return std::nullopt;
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp says "bad file"
+    throw InputError(location_of(e.mark, file), "",
+                     "lists and mappings nest too deeply here (more than " + std::to_string(e.depth()) +
+                         " levels): no scenario, pipeline or workflow nests so deep");
   } catch (const YAML::Exception& e) {
     throw InputError(location_of(e.mark, file), "",
                      "YAML syntax error: " + e.msg +

@@ -1353,3 +1353,16 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
           "after its reserved resources and daemonsets)");
   }
 }
+
+TEST_CASE("ScenarioLoader: lists and mappings nested past the parser's limit are named as such", "[core]") {
+  // yaml-cpp stops at 500 levels with "bad file", which said nothing of what was wrong.
+  const std::string deep = "name: " + std::string(600, '[') + std::string(600, ']') + "\n";
+  const std::string e = error_of(deep);
+  CHECK(e.starts_with("bad.yaml:1:"));
+  CHECK(e.ends_with(
+      ": lists and mappings nest too deeply here (more than 500 levels): no scenario, pipeline or "
+      "workflow nests so deep"));
+  // 400 levels parse, and get the loader's own error for the field.
+  CHECK(error_of("name: " + std::string(400, '[') + std::string(400, ']') + "\n").find("nest too deeply") ==
+        std::string::npos);
+}

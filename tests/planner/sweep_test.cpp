@@ -647,8 +647,8 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
   SECTION("a makespan that rises from zero, the least a field takes: no advice to try below it") {
     // Every attempt fails (p 1): each retry adds a round of five 10 s pairs, 50 s, 100 s, 150 s.
     std::string failing = kLimited;
-    failing.replace(failing.find("      duration: {base: 10s}\n"), 26,
-                    "      duration: {base: 10s}\n      failure: {p: 1}\n");
+    const std::string line = "      duration: {base: 10s}\n";
+    failing.replace(failing.find(line), line.size(), line + "      failure: {p: 1}\n");
     SweepSpec spec;
     spec.dimensions = {parse_dimension("pipeline.steps[w].retries.max=0,1,2")};
     spec.replications = 1;

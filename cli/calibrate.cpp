@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -84,6 +85,54 @@ std::string settings_hint(const Trace& t, const std::filesystem::path& trace, co
   return ": the run had" + words + where + ": give calibrate the same";
 }
 
+// The options the run recorded (a local run's trace, a k8s run's run.json), when they differ from the ones
+// calibrate was given: the same plan shape with other --set values (an input size, say) fits a wrong
+// model without any other sign, so that is refused. nullopt: they agree, or the run recorded none.
+std::optional<std::string> options_differ(const Trace& t, const std::filesystem::path& trace,
+                                          const LoadArgs& load) {
+  LoadArgs ran, given;
+  std::string where;
+  if (t.load) {
+    ran.overlays = t.load->overlays;
+    ran.sets = t.load->sets;
+    ran.params = t.load->params;
+    ran.cluster = t.load->cluster;
+    given.params = load.params;
+  } else {
+    const std::filesystem::path dir = trace.parent_path().empty() ? "." : trace.parent_path();
+    std::error_code ec;
+    if (!std::filesystem::exists(dir / "run.json", ec)) return std::nullopt;
+    std::optional<RunFile::Invocation> inv;
+    try {
+      inv = read_run_file(dir).invocation;
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+    if (!inv) return std::nullopt;
+    ran.overlays = inv->overlays;
+    ran.sets = inv->sets;
+    ran.cluster = inv->cluster;
+    where = " (" + (dir / "run.json").string() + ")";
+  }
+  for (const std::string& o : load.overlays) given.overlays.push_back(std::filesystem::absolute(o).string());
+  given.sets = load.sets;
+  given.cluster = load.cluster;
+  // --set of different fields may come in any order; overlays apply in theirs.
+  const auto same_sets = [](std::vector<std::string> a, std::vector<std::string> b) {
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    return a == b;
+  };
+  if (ran.overlays == given.overlays && same_sets(ran.sets, given.sets) && ran.cluster == given.cluster &&
+      same_sets(ran.params, given.params))
+    return std::nullopt;
+  const std::string ran_words = load_words(ran), given_words = load_words(given);
+  return "the run had " +
+         (ran_words.empty() ? std::string("no --set, --overlay or --cluster") : ran_words.substr(1)) + where +
+         ", calibrate " + (given_words.empty() ? std::string("none") : given_words.substr(1)) +
+         ": give calibrate the options the run had (with others, the same tasks are fitted to another model)";
+}
+
 }  // namespace
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args) {
@@ -111,6 +160,21 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args) {
 }
 
 int run_calibrate_command(const CalibrateArgs& args) {
+  {  // an --out that names an input would overwrite what is measured (or the scenario)
+    std::error_code ec;
+    const std::filesystem::path out = std::filesystem::weakly_canonical(args.out, ec);
+    std::vector<std::string> inputs = {args.file};
+    for (const std::string& t : args.traces) {
+      std::error_code e2;
+      inputs.push_back(
+          std::filesystem::is_directory(t, e2) ? (std::filesystem::path(t) / "trace.json").string() : t);
+    }
+    for (const std::string& in : inputs) {
+      std::error_code e2;
+      if (!ec && std::filesystem::weakly_canonical(in, e2) == out && !e2)
+        throw InputError({}, "--out", args.out + " is one of the inputs (" + in + "): name a new file");
+    }
+  }
   const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
   std::vector<Trace> traces;
@@ -124,6 +188,11 @@ int run_calibrate_command(const CalibrateArgs& args) {
     if (!in || std::filesystem::is_directory(p, ec))
       throw InputError({name, 0, 0}, "",
                        std::filesystem::exists(p, ec) ? "cannot read the file" : "no such file");
+    // The same run given twice (a directory and its trace.json, say) would count its attempts twice.
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(p, ec);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (!ec && std::filesystem::weakly_canonical(names[i], ec) == canonical)
+        throw InputError({name, 0, 0}, "", "given twice (as " + names[i] + " too): each run counts once");
     traces.push_back(read_trace_json(in, name));
     names.push_back(name);
   }
@@ -134,6 +203,10 @@ int run_calibrate_command(const CalibrateArgs& args) {
     throw InputError(e.where(), e.field(),
                      e.message() + settings_hint(traces.at(e.trace()), names.at(e.trace()), args.load));
   }
+  // The tasks matched: a run of this plan, but maybe with other values (a --set input size).
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    if (const auto differ = options_differ(traces[i], names[i], args.load))
+      throw InputError({names[i], 0, 0}, "", *differ);
   for (const std::string& w : result.warnings) std::cerr << "warning: " << w << "\n";
   // The steps and tasks matched (calibrate checks them); a renamed scenario is worth a word only.
   for (std::size_t i = 0; i < traces.size(); ++i)

@@ -729,6 +729,34 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
   CHECK(slurp(overlay).find("# made by: shardflow calibrate scenarios/local-ridge.yaml " + dir.string() +
                             " --out " + overlay + " --overlay tests/data/ridge-small.yaml\n") !=
         std::string::npos);
+  {
+    const std::string small_path = (fs::path(SHARDFLOW_SOURCE_DIR) / "tests/data/ridge-small.yaml").string();
+    // The same tasks under other options (here a seed; an input size is the same case): refused, as the fit
+    // would be of another model; the same options in another order of --set are the same.
+    const Result other = run("calibrate scenarios/local-ridge.yaml " + dir.string() +
+                             " --overlay tests/data/ridge-small.yaml --set seed=3 -q --out " + overlay);
+    CHECK(other.status == 2);
+    CHECK(other.err ==
+          (dir / "trace.json").string() + ": the run had --overlay " + small_path + ", calibrate --overlay " +
+              small_path +
+              " --set seed=3: give calibrate the options the run had (with others, the same tasks "
+              "are fitted to another model)\n");
+    // One run given twice, as its directory and its trace.json: refused, it would count twice.
+    const Result twice =
+        run("calibrate scenarios/local-ridge.yaml " + dir.string() + " " + (dir / "trace.json").string() +
+            " --overlay tests/data/ridge-small.yaml -q --out " + overlay);
+    CHECK(twice.status == 2);
+    CHECK(twice.err == (dir / "trace.json").string() + ": given twice (as " + (dir / "trace.json").string() +
+                           " too): each run counts once\n");
+    // An --out that is an input: refused before anything is written.
+    const Result onto =
+        run("calibrate scenarios/local-ridge.yaml " + dir.string() +
+            " --overlay tests/data/ridge-small.yaml -q --out " + (dir / "trace.json").string());
+    CHECK(onto.status == 2);
+    CHECK(onto.err == "--out: " + (dir / "trace.json").string() + " is one of the inputs (" +
+                          (dir / "trace.json").string() + "): name a new file\n");
+    CHECK(slurp(dir / "trace.json").starts_with("{"));
+  }
 
   const std::string mismatch = (dir / "trace.json").string() +
                                ": attempts[4].task: task 5 (step aggregate, item 0) is not a task of the "

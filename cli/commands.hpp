@@ -129,6 +129,7 @@ struct ReportArgs {
   std::string predicted;  // or two runs' directories
   std::string measured;
   std::string out;  // the page ("" = the default)
+  bool quiet = false;
 };
 
 CLI::App* add_compare_command(CLI::App& app, CompareArgs& args);

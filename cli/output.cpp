@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 #include <shardflow/core/error.hpp>
 
@@ -67,12 +68,39 @@ std::filesystem::path make_out_dir(const std::string& out_dir, const std::string
   return dir;
 }
 
+// Written to a file beside it, then renamed over it: a `write` that throws (bad input read while
+// writing) or a full disk leaves the file that was there as it was, not empty or cut short.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    // A device (/dev/null, /dev/stdout), a pipe or a symlink: written in place, never replaced.
+    std::ofstream direct(path);
+    if (!direct) throw std::runtime_error("cannot write " + path.string());
+    write(direct);
+    direct.close();
+    if (!direct) throw std::runtime_error("error while writing " + path.string());
+    return;
+  }
+  const fs::path tmp =
+      path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  std::ofstream out(tmp);
   if (!out) throw std::runtime_error("cannot write " + path.string());
-  write(out);
-  out.close();
-  if (!out) throw std::runtime_error("error while writing " + path.string());
+  try {
+    write(out);
+    out.close();
+    if (!out) throw std::runtime_error("error while writing " + path.string());
+  } catch (...) {
+    out.close();
+    fs::remove(tmp, ec);
+    throw;
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw std::runtime_error("cannot write " + path.string());
+  }
 }
 
 }  // namespace shardflow::cli

@@ -83,6 +83,7 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
   cmd->add_option("--out", args.out,
                   "The page to write (default: DIR/report.html; with --predicted, MEASURED/prediction.html)")
       ->type_name("FILE");
+  cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors and warnings");
   cmd->footer(
       "Examples:\n"
       "  shardflow report out/shard-preprocess-train        # rebuilds "
@@ -151,7 +152,7 @@ int run_report_command(const ReportArgs& args) {
       report::write_prediction_report(o, {p.trace, p.metrics, "predicted"}, {m.trace, m.metrics, "measured"},
                                       options());
     });
-    std::cout << "wrote " << out.string() << "\n";
+    if (!args.quiet) std::cout << "wrote " << out.string() << "\n";
     return 0;
   }
   if (args.dir.empty())
@@ -191,7 +192,7 @@ int run_report_command(const ReportArgs& args) {
       report::write_run_report(o, r.trace, r.metrics, options());
     }
   });
-  std::cout << "wrote " << out.string() << " (" << kind << " report)\n";
+  if (!args.quiet) std::cout << "wrote " << out.string() << " (" << kind << " report)\n";
   return 0;
 }
 

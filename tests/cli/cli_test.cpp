@@ -859,6 +859,21 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
     const Result o = run("report '" + dir.string() + "' --out '" + nowhere + "'");
     CHECK(o.status == 2);
     CHECK(o.err == "--out: cannot write " + nowhere + " (No such file or directory)\n");
+    // A bad input found while the page is made leaves the page that was there as it was (it was emptied).
+    const std::string page = slurp(dir / "report.html");
+    const std::string trace = slurp(dir / "trace.json");
+    std::ofstream(dir / "trace.json") << trace.substr(0, trace.size() / 2);
+    const Result cut = run("report -q '" + dir.string() + "'");
+    CHECK(cut.status == 2);
+    CHECK(cut.out == "");
+    CHECK(slurp(dir / "report.html") == page);
+    for (const auto& entry : fs::directory_iterator(dir))
+      CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
+    std::ofstream(dir / "trace.json") << trace;
+    CHECK(run("report -q '" + dir.string() + "'").out == "");
+    // A device is written in place, never replaced.
+    CHECK(run("report '" + dir.string() + "' --out /dev/null").status == 0);
+    CHECK(fs::is_character_file("/dev/null"));
     fs::remove(dir / "metrics.json");
     const Result m = run("report '" + dir.string() + "'");
     CHECK(m.status == 2);

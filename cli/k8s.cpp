@@ -68,6 +68,11 @@ int cleanup(const K8sArgs& args) {
   return 1;
 }
 
+// An answer of the API server that is not what Kubernetes sends, found by show_status's own checks.
+struct BadAnswer : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 int show_status(const K8sArgs& args, const std::filesystem::path& dir, const RunFile& run);
 
 int status(const K8sArgs& args) {
@@ -77,6 +82,8 @@ int status(const K8sArgs& args) {
     return show_status(args, dir, run);
   } catch (const json::exception& e) {
     // An answer of the API server that is not what Kubernetes sends (run.json was read above).
+    throw InputError({args.dir, 0, 0}, "", std::string("unexpected answer from the API server: ") + e.what());
+  } catch (const BadAnswer& e) {
     throw InputError({args.dir, 0, 0}, "", std::string("unexpected answer from the API server: ") + e.what());
   }
 }
@@ -114,20 +121,33 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const Run
   const std::string sel = "?labelSelector=shardflow.io%2Frun%3D" + id;
   const json jobs = api.get("/apis/batch/v1/namespaces/" + ns + "/jobs" + sel);
   const json pods = api.get("/api/v1/namespaces/" + ns + "/pods" + sel);
+  // An object's status, {} when it has none yet (a Job or pod just made): operator[] of a const json on a
+  // missing key is an assertion, not an exception.
+  const auto status_of = [](const json& o) {
+    if (!o.is_object()) throw BadAnswer("a list item is not an object: " + o.dump().substr(0, 100));
+    const auto it = o.find("status");
+    return it != o.end() && it->is_object() ? *it : json::object();
+  };
+  const auto items_of = [](const json& list, const char* what) {
+    const json items = list.is_object() ? list.value("items", json::array()) : json();
+    if (!items.is_array()) throw BadAnswer(std::string("the ") + what + " list's items are not a list");
+    return items;
+  };
+  const json job_items = items_of(jobs, "Job"), pod_items = items_of(pods, "pod");
   int complete = 0, failed = 0, other = 0;
-  for (const json& j : jobs.value("items", json::array())) {
+  for (const json& j : job_items) {
     std::string cond;
-    for (const json& c : j["status"].value("conditions", json::array()))
+    for (const json& c : status_of(j).value("conditions", json::array()))
       if (c.value("status", "") == "True" &&
           (c.value("type", "") == "Complete" || c.value("type", "") == "Failed"))
         cond = c.value("type", "");
     (cond == "Complete" ? complete : cond == "Failed" ? failed : other)++;
   }
   std::map<std::string, int> phases;
-  for (const json& p : pods.value("items", json::array())) ++phases[p["status"].value("phase", "Unknown")];
+  for (const json& p : pod_items) ++phases[status_of(p).value("phase", "Unknown")];
   std::string ph;
   for (const auto& [k, n] : phases) ph += (ph.empty() ? "" : ", ") + std::to_string(n) + " " + k;
-  const std::size_t njobs = jobs.value("items", json::array()).size();
+  const std::size_t njobs = job_items.size();
   if (njobs == 0 && phases.empty()) {
     std::printf("  cluster      nothing with the label shardflow.io/run=%s is left\n", id.c_str());
     return 0;

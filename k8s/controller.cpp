@@ -103,6 +103,29 @@ const json* condition(const json& obj, std::string_view type) {
   return nullptr;
 }
 
+// obj[key] when obj is an object that has it, else null: operator[] of a const json on a missing key is
+// an assertion (undefined behaviour without asserts), and an API answer may lack any key.
+const json& member(const json& obj, const char* key) {
+  static const json null;
+  if (!obj.is_object()) return null;
+  const auto it = obj.find(key);
+  return it == obj.end() ? null : *it;
+}
+
+// A list answer's items: [] when it has none; an answer whose items are not a list of objects is not
+// one Kubernetes sends, and is said to be so (it was iterated as it came: a number as one item).
+json list_items(const json& list) {
+  const json items = list.is_object() ? list.value("items", json::array()) : json();
+  if (!items.is_array())
+    throw std::runtime_error("unexpected answer from the API server: a list whose items are not a list: " +
+                             list.dump().substr(0, 100));
+  for (const json& i : items)
+    if (!i.is_object())
+      throw std::runtime_error("unexpected answer from the API server: a list item that is not an object: " +
+                               i.dump().substr(0, 100));
+  return items;
+}
+
 std::string str_at(const json& obj, std::initializer_list<const char*> path) {
   const json* p = &obj;
   for (const char* k : path) {
@@ -167,7 +190,7 @@ class Watcher {
     const json l = client_.get(collection_ + "?labelSelector=" + url_encode(selector_));
     rv_ = str_at(l, {"metadata", "resourceVersion"});
     // In the order they were made (a list is sorted by name): a task's pods then number its attempts.
-    const json all = l.value("items", json::array());
+    const json all = list_items(l);
     std::vector<const json*> items;
     for (const json& item : all) items.push_back(&item);
     auto key = [](const json* o) {
@@ -432,7 +455,7 @@ class K8sRun {
     } catch (const ApiError&) {
       return;  // not allowed to list nodes: nodes are added by name as pods land on them
     }
-    for (const json& n : nodes.value("items", json::array())) {
+    for (const json& n : list_items(nodes)) {
       NodeRecord r;
       r.name = str_at(n, {"metadata", "name"});
       r.pool = str_at(n, {"metadata", "labels", "node.kubernetes.io/instance-type"});
@@ -552,7 +575,8 @@ class K8sRun {
     const bool live = it != pods_.end();  // seen before: its transitions now are seen as they happen
     if (it == pods_.end()) {
       if (e.type == "DELETED") return;
-      const auto created = api_time(pod["metadata"].value("creationTimestamp", json()));
+      const json& meta = member(pod, "metadata");
+      const auto created = api_time(meta.is_object() ? meta.value("creationTimestamp", json()) : json());
       const bool fresh = str_at(pod, {"spec", "nodeName"}).empty();
       AttemptRecord r =
           new_record(t, fresh ? e.at : std::min(e.at, std::max<std::int64_t>(0, created.value_or(e.at))));
@@ -736,7 +760,8 @@ std::string random_run_id() {
 // and tolerations).
 NodePool as_pool(const json& node) {
   NodePool p;
-  const json labels = node["metadata"].value("labels", json::object());
+  const json& meta = member(node, "metadata");
+  const json labels = meta.is_object() ? meta.value("labels", json::object()) : json::object();
   for (const auto& [k, v] : labels.items())
     if (v.is_string()) p.labels[k] = v.get<std::string>();
   const json taints = node.value("spec", json::object()).value("taints", json::array());
@@ -817,7 +842,7 @@ class K8sBackend final : public Backend {
     } catch (const ApiError&) {
       return;  // may not list nodes: the pods' scheduling will tell
     }
-    check_fits(scenario.pipeline.steps, "pipeline.steps", nodes.value("items", json::array()));
+    check_fits(scenario.pipeline.steps, "pipeline.steps", list_items(nodes));
   }
 
   static void check_fits(const std::vector<Step>& steps, const std::string& field, const json& nodes) {
@@ -920,16 +945,16 @@ CleanupResult delete_run(Client& client, const std::string& ns, const std::strin
       if (e.status != 404) throw;  // gone already
     }
   };
-  for (const json& cm : client.get(base + "/configmaps" + sel).value("items", json::array()))
-    remove(base + "/configmaps", cm);
+  for (const json& cm : list_items(client.get(base + "/configmaps" + sel))) remove(base + "/configmaps", cm);
   // Jobs whose owner was never made or is gone already (the garbage collector takes the others).
-  for (const json& job : client.get(batch + "/jobs" + sel).value("items", json::array()))
-    if (!job["metadata"].contains("ownerReferences") && !job["metadata"].contains("deletionTimestamp"))
+  for (const json& job : list_items(client.get(batch + "/jobs" + sel)))
+    if (const json& meta = member(job, "metadata");
+        meta.is_object() && !meta.contains("ownerReferences") && !meta.contains("deletionTimestamp"))
       remove(batch + "/jobs", job);
   auto left = [&] {
     std::size_t n = 0;
     for (const std::string& c : {base + "/configmaps", batch + "/jobs", base + "/pods"})
-      n += client.get(c + sel).value("items", json::array()).size();
+      n += list_items(client.get(c + sel)).size();
     return n;
   };
   if (!wait) return r;

@@ -1,9 +1,12 @@
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <netinet/in.h>
 #include <string>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -385,4 +388,47 @@ TEST_CASE("Client: watch retries 503 and 429 before the stream starts", "[kube]"
   api.watch("/w", [&](const json&) { return ++n, true; });
   CHECK(n == 1);
   CHECK(api.requests() == 3);
+}
+
+// `shardflow k8s status` against the fake server: a Job and a pod just made have no `status` yet (the
+// API server adds it with the controllers' first update). Reading it from the const answer was an
+// assertion (abort); they are counted as running and Unknown. A list whose items are not a list is an
+// answer Kubernetes never sends: exit 2, said so.
+TEST_CASE("k8s status: Jobs and pods without a status are counted, items that are not a list are named",
+          "[kube]") {
+  Fixture f;
+  write(f.dir / "kc.yaml",
+        "clusters:\n- name: c\n  cluster: {server: '" + f.server.url() +
+            "', certificate-authority: server.crt}\nusers:\n- name: u\n  user: {token: " + kToken +
+            "}\ncontexts:\n- name: a\n  context: {cluster: c, user: u, namespace: ml}\n"
+            "current-context: a\n");
+  const fs::path run_dir = f.dir / "run";
+  fs::create_directories(run_dir);
+  write(run_dir / "run.json", "{\"run_id\": \"abc\", \"namespace\": \"ml\", \"kubeconfig\": \"" +
+                                  (f.dir / "kc.yaml").string() +
+                                  "\", \"scenario\": \"s\", \"state\": \"finished\", \"seed\": 1, "
+                                  "\"started_unix_ns\": 1, \"finished_unix_ns\": 2000000000}\n");
+  const auto status = [&] {
+    const fs::path out = f.dir / "out.txt", err = f.dir / "err.txt";
+    const std::string cmd = std::string(SHARDFLOW_EXE) + " k8s status '" + run_dir.string() + "' >'" +
+                            out.string() + "' 2>'" + err.string() + "'";
+    const int rc = std::system(cmd.c_str());
+    return std::make_tuple(WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), slurp(out), slurp(err));
+  };
+  f.server.script("/apis/batch/v1/namespaces/ml/jobs",
+                  {{{"status", 200}, {"body", {{"items", {{{"metadata", {{"name", "j"}}}}}}}}}});
+  f.server.script("/api/v1/namespaces/ml/pods",
+                  {{{"status", 200}, {"body", {{"items", {{{"metadata", {{"name", "p"}}}}}}}}}});
+  const auto [rc, out, err] = status();
+  INFO(err);
+  CHECK(rc == 0);
+  CHECK(out.find("  cluster      1 Jobs (0 complete, 0 failed, 1 running); pods: 1 Unknown\n") !=
+        std::string::npos);
+  f.server.script("/apis/batch/v1/namespaces/ml/jobs", {{{"status", 200}, {"body", {{"items", 5}}}}});
+  f.server.script("/api/v1/namespaces/ml/pods",
+                  {{{"status", 200}, {"body", {{"items", nlohmann::json::array()}}}}});
+  const auto [rc2, out2, err2] = status();
+  CHECK(rc2 == 2);
+  CHECK(err2 ==
+        run_dir.string() + ": unexpected answer from the API server: the Job list's items are not a list\n");
 }

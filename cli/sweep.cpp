@@ -63,6 +63,17 @@ int emit_job(const SweepArgs& args, const LoadOptions& load) {
   const Scenario scenario = load_scenario_file(args.file, load);
   const std::string name = "shardflow-sweep-" + dns_label(scenario.name, 40);
   const int n = args.emit_job;
+  // Each pod runs one slice: more slices than configurations would make pods that all fail.
+  std::size_t configs = 1;
+  for (const std::string& v : args.vary) {
+    const std::size_t k = planner::parse_dimension(v).values.size();
+    configs = k != 0 && configs > (std::size_t{1} << 40) / k ? (std::size_t{1} << 40) : configs * k;
+  }
+  if (static_cast<std::size_t>(n) > configs)
+    throw InputError({}, "--emit-job",
+                     std::to_string(n) + ": the sweep has " + std::to_string(configs) + " configuration" +
+                         (configs == 1 ? "" : "s") + ", fewer than " + std::to_string(n) +
+                         " slices: give --emit-job " + std::to_string(configs) + " or less");
   std::vector<std::string> argv = {"sweep", "/sweep/input/scenario.yaml"};
   for (const std::string& v : args.vary) argv.insert(argv.end(), {"--vary", v});
   for (std::size_t i = 0; i < load.overlays.size(); ++i)

@@ -1312,3 +1312,19 @@ TEST_CASE("cli: a 10,000-character step name is shortened in what simulate print
                         "\n  not run      1 task never started because a task it depends on failed: b\n"));
   CHECK(r.out.size() < 2000);
 }
+
+TEST_CASE("cli: sweep --emit-job with more slices than configurations is refused", "[cli]") {
+  // Each pod of the Indexed Job runs one slice: pods past the configurations would all fail.
+  const fs::path dir = scratch("emit-job-many");
+  const std::string sweep =
+      "sweep scenarios/local-ridge.yaml --vary 'cluster.node_pools[cpu].count=1,2,3' "
+      "--vary 'cluster.node_pools[cpu].cpu=4,8' -r 1 --image x --out '" +
+      dir.string() + "' --emit-job ";
+  const Result r = run(sweep + "7");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--emit-job: 7: the sweep has 6 configurations, fewer than 7 slices: give --emit-job 6 or less\n");
+  CHECK_FALSE(fs::exists(dir / "sweep-job.yaml"));
+  CHECK(run(sweep + "6").status == 0);
+  CHECK(slurp(dir / "sweep-job.yaml").find("completions: 6") != std::string::npos);
+}

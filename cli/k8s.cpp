@@ -186,7 +186,7 @@ CLI::App* add_k8s_command(CLI::App& app, K8sArgs& args) {
                "Background, the owner goes at once and the garbage collector follows)");
   cl->add_flag("--no-wait", args.no_wait, "Return once the deletes are sent");
   cl->add_option("--timeout", args.timeout_s, "Seconds to wait for the objects to go (default 120)")
-      ->check(finite_number(0, HUGE_VAL, true));
+      ->check(finite_number(0, 31536000, true));
   add_cluster_options(cl, args);
   cl->footer(
       "Examples:\n  shardflow k8s cleanup 3f2a9c1e --namespace ml\n  shardflow k8s cleanup --all\n"

@@ -29,7 +29,13 @@ CLI::Validator finite_number(double lo, double hi, bool lo_open) {
   auto range = [lo, hi, lo_open]() {
     std::ostringstream s;
     s << (lo_open ? "> " : ">= ") << lo;
-    if (std::isfinite(hi)) s << " and <= " << hi;
+    if (std::isfinite(hi)) {
+      s << " and <= ";
+      if (hi == std::floor(hi) && std::abs(hi) < 1e15)
+        s << static_cast<long long>(hi);  // 31536000, not 3.1536e+07
+      else
+        s << hi;
+    }
     return s.str();
   };
   return CLI::Validator(

@@ -110,7 +110,24 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vect
                            " has " + std::to_string(expect));
     r.simulations += by_index[k]->simulations;
   }
-  for (std::size_t c = 0; c < total; ++c) r.configs.push_back(by_index[c % n]->configs[c / n]);
+  for (std::size_t c = 0; c < total; ++c) {
+    // Configuration c of the grid has these values (the last dimension fastest, as the sweep makes them):
+    // a slice edited or mixed up by hand says so rather than put a row under another configuration's name.
+    const ConfigResult& cr = by_index[c % n]->configs[c / n];
+    std::size_t rest = c;
+    for (std::size_t d = first.dimensions.size(); d-- > 0;) {
+      const std::vector<std::string>& vals = first.dimensions[d].values;
+      const std::string& want = vals[rest % vals.size()];
+      rest /= vals.size();
+      if (d >= cr.values.size() || cr.values[d] != want)
+        throw InputError({files[file_of[c % n]], 0, 0},
+                         "configurations[" + std::to_string(c / n) + "].values[" + std::to_string(d) + "]",
+                         (d < cr.values.size() ? "\"" + cr.values[d] + "\"" : std::string("nothing")) +
+                             " is not the value of configuration " + std::to_string(c) + " of the sweep (" +
+                             first.dimensions[d].path + "=" + want + ")");
+    }
+    r.configs.push_back(cr);
+  }
   finish_sweep(r);
   return r;
 }

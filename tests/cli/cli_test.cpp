@@ -460,6 +460,27 @@ TEST_CASE("cli: sweep --shard slices merge into the one-machine sweep, byte for 
         (dir / "whole" / "sweep.json").string() +
             ": shard: missing: not a slice (run `shardflow sweep ... --shard I/N` for each "
             "slice)\n");
+  // A slice whose configuration was edited (or mixed up) by hand: named, not merged under another's name.
+  fs::create_directories(dir / "e1");
+  {
+    auto j = nlohmann::json::parse(slurp(dir / "s1" / "sweep.json"));
+    j["configurations"][0]["values"][0] = "9";
+    std::ofstream(dir / "e1" / "sweep.json") << j.dump(2);
+  }
+  const Result edited = run("merge '" + (dir / "s0").string() + "' '" + (dir / "e1").string() + "' '" +
+                            (dir / "s2").string() + "' --out '" + (dir / "em").string() + "'");
+  CHECK(edited.status == 2);
+  CHECK(edited.err ==
+        (dir / "e1" / "sweep.json").string() +
+            ": configurations[0].values[0]: \"9\" is not the value of configuration 1 of the sweep "
+            "(pipeline.steps[sleep].parallel_for.parallelism=1)\n");
+  // An --out that is one of the slices: refused, the slice's sweep.json kept.
+  const std::string s0 = slurp(dir / "s0" / "sweep.json");
+  const Result onto = run(merge + " --out '" + (dir / "s0").string() + "'");
+  CHECK(onto.status == 2);
+  CHECK(onto.err == "--out: " + (dir / "s0").string() + " is one of the slices (" + (dir / "s0").string() +
+                        "): its sweep.json would be replaced; name a new directory\n");
+  CHECK(slurp(dir / "s0" / "sweep.json") == s0);
   const Result bad = run(sweep + " --shard 3/3");
   CHECK(bad.status == 2);
   CHECK(bad.err == "--shard: expected I/N with 0 <= I < N, as in 2/8, got \"3/3\"\n");

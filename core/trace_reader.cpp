@@ -51,14 +51,16 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
   r.object(doc, "the top level");
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   Metrics m;
-  m.makespan_s = r.number_at(doc, "makespan_s", "");
-  m.critical_path_s = r.number_at(doc, "critical_path_s", "");
-  m.total_work_s = r.number_at(doc, "total_work_s", "");
-  m.cpu_work_core_s = r.number_at(doc, "cpu_work_core_s", "");
-  m.mean_cpu_utilization = r.number_at(doc, "mean_cpu_utilization", "");
-  m.peak_cpu_utilization = r.number_at(doc, "peak_cpu_utilization", "");
+  // Times, work, utilization and cost are never negative (a report showed "makespan -1s").
+  const auto non_negative = [&](const char* key) { return r.non_negative(r.get(doc, key, ""), key); };
+  m.makespan_s = non_negative("makespan_s");
+  m.critical_path_s = non_negative("critical_path_s");
+  m.total_work_s = non_negative("total_work_s");
+  m.cpu_work_core_s = non_negative("cpu_work_core_s");
+  m.mean_cpu_utilization = non_negative("mean_cpu_utilization");
+  m.peak_cpu_utilization = non_negative("peak_cpu_utilization");
   m.queue_wait_s = read_percentiles(r, r.get(doc, "queue_wait_s", ""), "queue_wait_s");
-  m.cost = r.number_at(doc, "cost", "");
+  m.cost = non_negative("cost");
   m.attempts = r.unsigned64_at(doc, "attempts", "");
   m.retries = r.unsigned64_at(doc, "retries", "");
   m.failed_attempts = r.unsigned64_at(doc, "failed_attempts", "");

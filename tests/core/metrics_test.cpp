@@ -129,6 +129,25 @@ TEST_CASE("Metrics: metrics.json reads back to the same figures, and older files
     std::istringstream bad(R"({"makespan_s": 1})");
     CHECK_THROWS_WITH(read_metrics_json(bad, "m.json"), "m.json:1:1: critical_path_s: missing");
   }
+  SECTION("a negative time, utilization or cost is named at its place") {
+    for (const std::string key : {"makespan_s", "mean_cpu_utilization", "cost"}) {
+      std::string text = json.str();
+      const auto at = text.find("\"" + key + "\": ");
+      REQUIRE(at != std::string::npos);
+      const auto value = at + key.size() + 4;
+      text.insert(value, "-");
+      std::istringstream bad(text);
+      std::string err;
+      try {
+        (void)read_metrics_json(bad, "m.json");
+      } catch (const InputError& e) {
+        err = e.what();
+      }
+      INFO(key);
+      CHECK(err.find(": " + key + ": must be at least 0, got -") != std::string::npos);
+      CHECK(err.starts_with("m.json:"));
+    }
+  }
   SECTION("a mistyped count is named at its line and column (line 19: after the 5-line queue_wait_s)") {
     std::string text = json.str();
     const std::string from = "\"backups_won\": 0";

@@ -115,7 +115,10 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const Run
   const std::string kubeconfig = args.kubeconfig.empty() ? run.kubeconfig : args.kubeconfig;
   const std::string context = args.context.empty() ? run.context : args.context;
   const std::string ns = args.namespace_name.empty() ? ns0 : args.namespace_name;
-  k8s::check_namespace(ns, {"--namespace " + ns, 0, 0});
+  if (args.namespace_name.empty())  // run.json's, named as such (not a --namespace never given)
+    k8s::check_namespace(ns, {(dir / "run.json").string() + ": namespace", 0, 0});
+  else
+    k8s::check_namespace(ns, {"--namespace " + ns, 0, 0});
   k8s::check_run_id(id, {(dir / "run.json").string(), 0, 0}, "run_id");
   k8s::Client api(k8s::credentials_for(kubeconfig, context));
   const std::string sel = "?labelSelector=shardflow.io%2Frun%3D" + id;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -537,7 +538,20 @@ Credentials load_kubeconfig(const std::string& path, const std::string& context)
   const Obj c = inner(ctx->second, "context", kContextItemKeys, kContextKeys);
   const std::string cluster = c.required("cluster");
   const std::string user = c.string("user");
-  if (const std::string ns = c.string("namespace"); !ns.empty()) out.namespace_name = ns;
+  if (const std::string ns = c.string("namespace"); !ns.empty()) {
+    // Checked here, at its place in the file: checked later it was blamed on a --namespace never given.
+    const bool label = ns.size() <= 63 && std::isalnum(static_cast<unsigned char>(ns.front())) != 0 &&
+                       std::isalnum(static_cast<unsigned char>(ns.back())) != 0 &&
+                       std::all_of(ns.begin(), ns.end(), [](char ch) {
+                         return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+                       });
+    if (!label)
+      c.fail("namespace",
+             "a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a letter "
+             "or digit, got " +
+                 quote(ns));
+    out.namespace_name = ns;
+  }
 
   const auto cl = m.clusters.find(cluster);
   if (cl == m.clusters.end())

@@ -102,6 +102,18 @@ contexts:
   CHECK(o.ca_pem == kCa);
 }
 
+TEST_CASE("kubeconfig: a context's namespace that is not a name is named at its place", "[kube]") {
+  // Checked later, it was blamed on a --namespace the user never gave.
+  const fs::path dir = scratch("kc-bad-ns");
+  write(dir / "kc.yaml",
+        "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}\n"
+        "contexts:\n- name: a\n  context:\n    cluster: c\n    namespace: Bad_NS\ncurrent-context: a\n");
+  CHECK(message_of((dir / "kc.yaml").string()) ==
+        (dir / "kc.yaml").string() +
+            ":8:16: contexts[0].context.namespace: a namespace is 1 to 63 characters a-z, 0-9 and '-', "
+            "starting and ending with a letter or digit, got \"Bad_NS\"");
+}
+
 TEST_CASE("kubeconfig: the -data forms, client certificates from files, tokenFile, insecure", "[kube]") {
   const fs::path dir = scratch("kc-data");
   write(dir / "client.crt", kCert);

@@ -60,7 +60,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--time-scale", args.time_scale,
                   "local: model time to real time for `sleep` and `spin` kernels (as for `run`)")
-      ->check(finite_number(0, 1000, true));
+      ->check(finite_number(1e-6, 1000));
   cmd->add_option("--out", args.out_dir,
                   "Directory for compare.json, compare.csv and report.html (default: out/<scenario name>)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");

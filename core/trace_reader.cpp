@@ -123,7 +123,9 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
   // Only a run at a time scale other than 1 has these; older traces never do (scale 1, nothing scaled).
   if (const JsonValue* v = r.find(doc, "time_scale")) {
     t.time_scale = r.number(*v, "time_scale");
-    if (t.time_scale <= 0) r.fail(*v, "time_scale", "expected a number > 0, got " + r.got(*v));
+    // What `run --time-scale` takes: a smaller scale runs steps in no time, and dividing by it is no fit.
+    if (!(t.time_scale >= 1e-6 && t.time_scale <= 1000))
+      r.fail(*v, "time_scale", "expected a number from 0.000001 to 1000, got " + r.got(*v));
     const JsonValue& scaled = r.array(r.get(doc, "time_scaled_steps", ""), "time_scaled_steps");
     for (std::uint32_t i = 0; i < scaled.count; ++i) {
       const std::string p = "time_scaled_steps[" + std::to_string(i) + "]";

@@ -1046,13 +1046,13 @@ TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are 
        "--max-tasks: want a whole number from 1 to 18446744073709551615, got \"-1\""},
       {"sweep " + seed + vary + " --quantile nan", "--quantile: want a number >= 1 and <= 100, got \"nan\""},
       {"run scenarios/local-ridge.yaml --backend local --time-scale nan",
-       "--time-scale: want a number > 0 and <= 1000, got \"nan\""},
+       "--time-scale: want a number >= 1e-06 and <= 1000, got \"nan\""},
       // A scale past 1000 slept for ever (and its nanoseconds overflowed); a cleanup timeout of 1e10 s
       // overflowed into no wait at all.
       {"run scenarios/local-ridge.yaml --backend local --time-scale 1e300",
-       "--time-scale: want a number > 0 and <= 1000, got \"1e300\""},
+       "--time-scale: want a number >= 1e-06 and <= 1000, got \"1e300\""},
       {"compare " + seed + " --variant a --variant b --backend local --time-scale 1001",
-       "--time-scale: want a number > 0 and <= 1000, got \"1001\""},
+       "--time-scale: want a number >= 1e-06 and <= 1000, got \"1001\""},
       {"k8s cleanup abc --timeout 1e10", "--timeout: want a number > 0 and <= 31536000, got \"1e10\""},
       {"run " + seed + " --backend k8s --dry-run --qps inf", "--qps: want a number > 0, got \"inf\""},
       {"simulate " + seed + " --out ''",

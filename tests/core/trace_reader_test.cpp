@@ -313,11 +313,15 @@ TEST_CASE("Trace: a trace without a time scale (any run at scale 1, or an older 
   CHECK(json(back) == text);
 }
 
-TEST_CASE("Trace: read_trace_json refuses a time scale that is not > 0, and a scaled step it does not have",
-          "[core][trace]") {
+TEST_CASE(
+    "Trace: read_trace_json refuses a time scale out of run's range, and a scaled step it does not have",
+    "[core][trace]") {
   const std::string tasks_failed = "\"tasks_failed\": 1";
   CHECK(read_error(edited(tasks_failed, tasks_failed + ", \"time_scale\": 0, \"time_scaled_steps\": []")) ==
-        "run/trace.json:8:36: time_scale: expected a number > 0, got 0");
+        "run/trace.json:8:36: time_scale: expected a number from 0.000001 to 1000, got 0");
+  CHECK(read_error(
+            edited(tasks_failed, tasks_failed + ", \"time_scale\": 1e-300, \"time_scaled_steps\": []")) ==
+        "run/trace.json:8:36: time_scale: expected a number from 0.000001 to 1000, got 1e-300");
   CHECK(read_error(edited(tasks_failed, tasks_failed + ", \"time_scale\": \"fast\"")) ==
         "run/trace.json:8:36: time_scale: expected a number, got \"fast\"");
   CHECK(read_error(edited(tasks_failed, tasks_failed + ", \"time_scale\": 0.5")) ==

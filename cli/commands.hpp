@@ -26,7 +26,7 @@ namespace shardflow::cli {
 /// A finite number in [lo, hi] (hi infinite: no upper bound; lo_open: > lo rather than >=).
 CLI::Validator finite_number(double lo, double hi, bool lo_open = false);
 /// A whole number from `lo` to 2^64 - 1, as written (no sign, no wrap).
-CLI::Validator whole_number(std::uint64_t lo);
+CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi = UINT64_MAX);
 
 /// How a command loads its scenario: --set, --overlay and --cluster (add_load_options).
 struct LoadArgs {

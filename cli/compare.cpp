@@ -38,7 +38,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
   add_load_options(cmd, args.load);
   cmd->add_option("-r,--replications", args.replications,
                   "Runs per variant, with seeds seed, seed+1, ... (the same for every variant)")
-      ->check(CLI::Range(1, 100000));
+      ->check(whole_number(1, 100000));
   cmd->add_option(
       "--deadline", args.deadline_text,
       "Makespan to meet, as a duration (90m, 2h30m): the cheapest variant that meets it is marked");
@@ -54,10 +54,10 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
       ->check(CLI::IsMember({"sim", "local"}));
   cmd->add_option("--measure-runs", args.measure_runs,
                   "local: real runs per variant (seeds seed, seed+1, ...)")
-      ->check(CLI::Range(1, 1000));
+      ->check(whole_number(1, 1000));
   cmd->add_option("--cores", args.cores,
                   "local: CPU capacity in cores (default: the CPUs this process may use)")
-      ->check(CLI::Range(1, 4096));
+      ->check(whole_number(1, 4096));
   cmd->add_option("--time-scale", args.time_scale,
                   "local: model time to real time for `sleep` and `spin` kernels (as for `run`)")
       ->check(finite_number(1e-6, 1000));

@@ -50,17 +50,18 @@ CLI::Validator finite_number(double lo, double hi, bool lo_open) {
       "NUMBER");
 }
 
-CLI::Validator whole_number(std::uint64_t lo) {
+CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
   return CLI::Validator(
-      [lo](const std::string& text) -> std::string {
+      [lo, hi](const std::string& text) -> std::string {
         std::uint64_t v = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < lo)
-          return "want a whole number from " + std::to_string(lo) + " to 18446744073709551615, got \"" +
+        if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+          return "want a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got \"" +
                  text + "\"";
         return "";
       },
-      "UINT64");
+      hi == UINT64_MAX ? std::string("UINT64")
+                       : "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name) {

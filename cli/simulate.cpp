@@ -310,7 +310,7 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
   cmd->add_option("--cores", args.cores,
                   "local: CPU capacity in cores (default: the CPUs this process may use); a task asking "
                   "for 2 CPUs runs its kernel on 2 of them")
-      ->check(CLI::Range(1, 4096));
+      ->check(whole_number(1, 4096));
   cmd->add_option("--memory", args.memory_text,
                   "local: memory capacity, e.g. 8Gi (default: this machine's physical memory)");
   cmd->add_option("--time-scale", args.time_scale,
@@ -332,7 +332,7 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
       ->check(finite_number(0, HUGE_VAL, true));
   cmd->add_option("--burst", args.burst,
                   "k8s: requests that may go at once after a quiet spell (default 100)")
-      ->check(CLI::Range(1, 100000));
+      ->check(whole_number(1, 100000));
   cmd->add_option("--resume", args.resume,
                   "k8s: continue the run whose output directory this is, after its controller was stopped "
                   "or killed: the same scenario, flags and run id (from its run.json); the Jobs and pods "

@@ -152,7 +152,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   add_load_options(cmd, args.load);
   cmd->add_option("-r,--replications", args.replications,
                   "Runs per configuration, with seeds seed, seed+1, ... (the same for every configuration)")
-      ->check(CLI::Range(1, 100000));
+      ->check(whole_number(1, 100000));
   cmd->add_option("--deadline", args.deadline_text, "Makespan to meet, as a duration (90m, 2h30m)");
   cmd->add_option("--quantile", args.quantile,
                   "The makespan percentile that must meet the deadline (default 95: 19 runs in 20)")
@@ -176,7 +176,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
          "--emit-job", args.emit_job,
          "Write sweep-job.yaml, a Kubernetes Indexed Job of N pods, each running one --shard of this "
          "sweep, instead of sweeping (docs/planner.md: collecting and merging the results)")
-      ->check(CLI::Range(1, 100000))
+      ->check(whole_number(1, 100000))
       ->type_name("N");
   cmd->add_option("--image", args.image,
                   "With --emit-job: the container image that has shardflow on its PATH");

@@ -1053,6 +1053,13 @@ TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are 
        "--time-scale: want a number >= 1e-06 and <= 1000, got \"1e300\""},
       {"compare " + seed + " --variant a --variant b --backend local --time-scale 1001",
        "--time-scale: want a number >= 1e-06 and <= 1000, got \"1001\""},
+      // Whole numbers in a range: a word, a fraction or hex said "not in range" or was read as hex.
+      {"run scenarios/local-ridge.yaml --backend local --cores abc",
+       "--cores: want a whole number from 1 to 4096, got \"abc\""},
+      {"run scenarios/local-ridge.yaml --backend local --cores 0x2",
+       "--cores: want a whole number from 1 to 4096, got \"0x2\""},
+      {"compare " + seed + " --variant a -r 1.5",
+       "--replications: want a whole number from 1 to 100000, got \"1.5\""},
       {"k8s cleanup abc --timeout 1e10", "--timeout: want a number > 0 and <= 31536000, got \"1e10\""},
       {"run " + seed + " --backend k8s --dry-run --qps inf", "--qps: want a number > 0, got \"inf\""},
       {"simulate " + seed + " --out ''",

@@ -193,8 +193,8 @@ CLI::App* add_k8s_command(CLI::App& app, K8sArgs& args) {
   add_cluster_options(cl, args);
   cl->footer(
       "Examples:\n  shardflow k8s cleanup 3f2a9c1e --namespace ml\n  shardflow k8s cleanup --all\n"
-      "Exit status: 0 nothing of the run is left (or --no-wait), 1 objects remain after --timeout, 2 bad "
-      "input.");
+      "Exit status: 0 nothing of the run is left (or --no-wait), 1 objects remain after --timeout or the API "
+      "server did not answer or refused, 2 bad input.");
   auto* st = cmd->add_subcommand(
       "status",
       "A run's state: from its output directory (run.json, trace.json) and from the API server (its "
@@ -208,8 +208,19 @@ CLI::App* add_k8s_command(CLI::App& app, K8sArgs& args) {
 }
 
 int run_k8s_command(CLI::App& cmd, const K8sArgs& args) {
-  if (cmd.get_subcommand("cleanup")->parsed()) return cleanup(args);
-  return status(args);
+  try {
+    if (cmd.get_subcommand("cleanup")->parsed()) return cleanup(args);
+    return status(args);
+  } catch (const k8s::TransportError& e) {
+    // No answer at all: say which server and where it came from (the kubeconfig, its context), so that a
+    // wrong context or a cluster that is down is seen for what it is. Exit 1, as for any failed request.
+    const bool cleaning = cmd.get_subcommand("cleanup")->parsed();
+    std::string from = !args.kubeconfig.empty() ? args.kubeconfig
+                       : cleaning               ? std::string("the default kubeconfig")
+                                                : std::string("the kubeconfig its run.json names");
+    if (!args.context.empty()) from += ", context " + args.context;
+    throw std::runtime_error("no answer from the API server (" + from + "): " + e.what());
+  }
 }
 
 }  // namespace shardflow::cli

@@ -1107,6 +1107,11 @@ TEST_CASE("cli: devices, bad names and damaged run.json files are refused before
   CHECK(r.status == 2);
   const std::string rj = (dir / "run.json").string();
   CHECK(r.err == rj + ":1:46: seed: expected an integer from 0 to 18446744073709551615, got \"x\"\n");
+  // A server that does not answer (port 1 is closed): named with where its address came from, exit 1.
+  r = run("k8s cleanup abc" + kc);
+  CHECK(r.status == 1);
+  CHECK(r.err.starts_with("shardflow: no answer from the API server (" + (dir / "kc.yaml").string() +
+                          "): GET /api/v1/namespaces/ml/configmaps"));
   // --resume reads the same file: each wrong field at its place, exit 2, before any request.
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
            {R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml", "sets": "x"}})",

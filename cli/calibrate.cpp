@@ -41,63 +41,24 @@ std::string load_words(const LoadArgs& load) {
   return out;
 }
 
-// What to add to the error for a trace that is not a run of the scenario as loaded: the options its run
-// had, when the trace records them (a local run's) or its directory does (a k8s run's run.json), or
-// which options to look at.
-std::string settings_hint(const Trace& t, const std::filesystem::path& trace, const LoadArgs& load) {
-  const std::string generic = ": give calibrate the same --set/--overlay options the run had";
-  LoadArgs ran, given;  // overlays by absolute path; run.json records no --param
-  std::string ran_file, where;
-  if (t.load) {
-    ran.overlays = t.load->overlays;
-    ran.sets = t.load->sets;
-    ran.params = t.load->params;
-    ran.cluster = t.load->cluster;
-    given.params = load.params;
-    ran_file = t.load->file;  // `where` stays empty: the message starts with the trace's name
-  } else {
-    const std::filesystem::path dir = trace.parent_path().empty() ? "." : trace.parent_path();
-    std::error_code ec;
-    if (!std::filesystem::exists(dir / "run.json", ec)) return generic;
-    std::optional<RunFile::Invocation> inv;
-    try {
-      inv = read_run_file(dir).invocation;
-    } catch (const InputError&) {
-      return generic;  // the trace's own error is the one to show
-    }
-    if (!inv) return generic;
-    ran.overlays = inv->overlays;
-    ran.sets = inv->sets;
-    ran.cluster = inv->cluster;
-    ran_file = inv->file;
-    where = " (" + (dir / "run.json").string() + ")";
-  }
-  for (const std::string& o : load.overlays) given.overlays.push_back(std::filesystem::absolute(o).string());
-  given.sets = load.sets;
-  given.cluster = load.cluster;
-  const std::string words = load_words(ran);
-  if (words == load_words(given))  // then another scenario file, or one changed since
-    return ": the run had " +
-           std::string(words.empty() ? "no --set, --overlay or --cluster either" : "these same options") +
-           where + "; it ran the scenario file " + ran_file;
-  if (words.empty())
-    return ": the run had no --set, --overlay or --cluster" + where + ": give calibrate none";
-  return ": the run had" + words + where + ": give calibrate the same";
-}
-
-// The options the run recorded (a local run's trace, a k8s run's run.json), when they differ from the ones
-// calibrate was given: the same plan shape with other --set values (an input size, say) fits a wrong
-// model without any other sign, so that is refused. nullopt: they agree, or the run recorded none.
-std::optional<std::string> options_differ(const Trace& t, const std::filesystem::path& trace,
-                                          const LoadArgs& load) {
+// The options a run was loaded with, as it recorded them (a local run's trace; a k8s run's run.json,
+// which records no --param), beside the ones calibrate was given, in the same form (overlays by absolute
+// path). nullopt: the run recorded none.
+struct RecordedOptions {
   LoadArgs ran, given;
-  std::string where;
+  std::string ran_file;  // the scenario file the run loaded
+  std::string where;     // " (DIR/run.json)" when that is where they were read, else ""
+};
+std::optional<RecordedOptions> recorded_options(const Trace& t, const std::filesystem::path& trace,
+                                                const LoadArgs& load) {
+  RecordedOptions o;
   if (t.load) {
-    ran.overlays = t.load->overlays;
-    ran.sets = t.load->sets;
-    ran.params = t.load->params;
-    ran.cluster = t.load->cluster;
-    given.params = load.params;
+    o.ran.overlays = t.load->overlays;
+    o.ran.sets = t.load->sets;
+    o.ran.params = t.load->params;
+    o.ran.cluster = t.load->cluster;
+    o.given.params = load.params;
+    o.ran_file = t.load->file;  // `where` stays empty: the message starts with the trace's name
   } else {
     const std::filesystem::path dir = trace.parent_path().empty() ? "." : trace.parent_path();
     std::error_code ec;
@@ -106,30 +67,58 @@ std::optional<std::string> options_differ(const Trace& t, const std::filesystem:
     try {
       inv = read_run_file(dir).invocation;
     } catch (const InputError&) {
-      return std::nullopt;
+      return std::nullopt;  // the trace's own error is the one to show
     }
     if (!inv) return std::nullopt;
-    ran.overlays = inv->overlays;
-    ran.sets = inv->sets;
-    ran.cluster = inv->cluster;
-    where = " (" + (dir / "run.json").string() + ")";
+    o.ran.overlays = inv->overlays;
+    o.ran.sets = inv->sets;
+    o.ran.cluster = inv->cluster;
+    o.ran_file = inv->file;
+    o.where = " (" + (dir / "run.json").string() + ")";
   }
-  for (const std::string& o : load.overlays) given.overlays.push_back(std::filesystem::absolute(o).string());
-  given.sets = load.sets;
-  given.cluster = load.cluster;
+  for (const std::string& f : load.overlays)
+    o.given.overlays.push_back(std::filesystem::absolute(f).string());
+  o.given.sets = load.sets;
+  o.given.cluster = load.cluster;
+  return o;
+}
+
+// What to add to the error for a trace that is not a run of the scenario as loaded: the options its run
+// had, when the trace records them (a local run's) or its directory does (a k8s run's run.json), or
+// which options to look at.
+std::string settings_hint(const Trace& t, const std::filesystem::path& trace, const LoadArgs& load) {
+  const auto o = recorded_options(t, trace, load);
+  if (!o) return ": give calibrate the same --set/--overlay options the run had";
+  const std::string words = load_words(o->ran);
+  if (words == load_words(o->given))  // then another scenario file, or one changed since
+    return ": the run had " +
+           std::string(words.empty() ? "no --set, --overlay or --cluster either" : "these same options") +
+           o->where + "; it ran the scenario file " + o->ran_file;
+  if (words.empty())
+    return ": the run had no --set, --overlay or --cluster" + o->where + ": give calibrate none";
+  return ": the run had" + words + o->where + ": give calibrate the same";
+}
+
+// When the options the run recorded differ from calibrate's: the same plan shape with other --set values
+// (an input size, say) fits a wrong model without any other sign, so that is refused. nullopt: they
+// agree, or the run recorded none.
+std::optional<std::string> options_differ(const Trace& t, const std::filesystem::path& trace,
+                                          const LoadArgs& load) {
+  const auto o = recorded_options(t, trace, load);
+  if (!o) return std::nullopt;
   // --set of different fields may come in any order; overlays apply in theirs.
   const auto same_sets = [](std::vector<std::string> a, std::vector<std::string> b) {
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     return a == b;
   };
-  if (ran.overlays == given.overlays && same_sets(ran.sets, given.sets) && ran.cluster == given.cluster &&
-      same_sets(ran.params, given.params))
+  if (o->ran.overlays == o->given.overlays && same_sets(o->ran.sets, o->given.sets) &&
+      o->ran.cluster == o->given.cluster && same_sets(o->ran.params, o->given.params))
     return std::nullopt;
-  const std::string ran_words = load_words(ran), given_words = load_words(given);
+  const std::string ran_words = load_words(o->ran), given_words = load_words(o->given);
   return "the run had " +
-         (ran_words.empty() ? std::string("no --set, --overlay or --cluster") : ran_words.substr(1)) + where +
-         ", calibrate " + (given_words.empty() ? std::string("none") : given_words.substr(1)) +
+         (ran_words.empty() ? std::string("no --set, --overlay or --cluster") : ran_words.substr(1)) +
+         o->where + ", calibrate " + (given_words.empty() ? std::string("none") : given_words.substr(1)) +
          ": give calibrate the options the run had (with others, the same tasks are fitted to another model)";
 }
 
@@ -161,19 +150,14 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args) {
 
 int run_calibrate_command(const CalibrateArgs& args) {
   {  // an --out that names an input would overwrite what is measured (or the scenario)
-    std::error_code ec;
-    const std::filesystem::path out = std::filesystem::weakly_canonical(args.out, ec);
     std::vector<std::string> inputs = {args.file};
     for (const std::string& t : args.traces) {
-      std::error_code e2;
+      std::error_code ec;
       inputs.push_back(
-          std::filesystem::is_directory(t, e2) ? (std::filesystem::path(t) / "trace.json").string() : t);
+          std::filesystem::is_directory(t, ec) ? (std::filesystem::path(t) / "trace.json").string() : t);
     }
-    for (const std::string& in : inputs) {
-      std::error_code e2;
-      if (!ec && std::filesystem::weakly_canonical(in, e2) == out && !e2)
-        throw InputError({}, "--out", args.out + " is one of the inputs (" + in + "): name a new file");
-    }
+    if (const std::string* in = same_path_in(args.out, inputs))
+      throw InputError({}, "--out", args.out + " is one of the inputs (" + *in + "): name a new file");
   }
   const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
@@ -189,10 +173,8 @@ int run_calibrate_command(const CalibrateArgs& args) {
       throw InputError({name, 0, 0}, "",
                        std::filesystem::exists(p, ec) ? "cannot read the file" : "no such file");
     // The same run given twice (a directory and its trace.json, say) would count its attempts twice.
-    const std::filesystem::path canonical = std::filesystem::weakly_canonical(p, ec);
-    for (std::size_t i = 0; i < names.size(); ++i)
-      if (!ec && std::filesystem::weakly_canonical(names[i], ec) == canonical)
-        throw InputError({name, 0, 0}, "", "given twice (as " + names[i] + " too): each run counts once");
+    if (const std::string* before = same_path_in(name, names))
+      throw InputError({name, 0, 0}, "", "given twice (as " + *before + " too): each run counts once");
     traces.push_back(read_trace_json(in, name));
     names.push_back(name);
   }

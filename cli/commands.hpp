@@ -155,6 +155,10 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
 inline constexpr const char* kInputFileHelp =
     "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON)";
 
+/// The first of `paths` that names the same file or directory as `path` (".", "..", symlinks resolved),
+/// or nullptr: an --out that would overwrite an input, an input given twice.
+const std::string* same_path_in(const std::string& path, const std::vector<std::string>& paths);
+
 /// The check of an input file's path (instead of CLI::ExistingFile, whose "File is actually a directory"
 /// did not say what to give): "PATH: does not exist", or "PATH: is a directory; name a file in it (...)".
 CLI::Validator input_file_check();

@@ -75,24 +75,27 @@ std::filesystem::path make_out_dir(const std::string& out_dir, const std::string
   return dir;
 }
 
+const std::string* same_path_in(const std::string& path, const std::vector<std::string>& paths) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return nullptr;
+  for (const std::string& q : paths)
+    if (std::filesystem::weakly_canonical(q, ec) == p && !ec) return &q;
+  return nullptr;
+}
+
 // Written to a file beside it, then renamed over it: a `write` that throws (bad input read while
 // writing) or a full disk leaves the file that was there as it was, not empty or cut short.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // A device (/dev/null, /dev/stdout), a pipe or a symlink is written in place, never replaced.
   const fs::file_status st = fs::symlink_status(path, ec);
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
-    // A device (/dev/null, /dev/stdout), a pipe or a symlink: written in place, never replaced.
-    std::ofstream direct(path);
-    if (!direct) throw std::runtime_error("cannot write " + path.string());
-    write(direct);
-    direct.close();
-    if (!direct) throw std::runtime_error("error while writing " + path.string());
-    return;
-  }
-  const fs::path tmp =
-      path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  std::ofstream out(tmp);
+  const bool in_place = fs::exists(st) && !fs::is_regular_file(st);
+  const fs::path target =
+      in_place ? path
+               : path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  std::ofstream out(target);
   if (!out) throw std::runtime_error("cannot write " + path.string());
   try {
     write(out);
@@ -100,12 +103,13 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
     if (!out) throw std::runtime_error("error while writing " + path.string());
   } catch (...) {
     out.close();
-    fs::remove(tmp, ec);
+    if (!in_place) fs::remove(target, ec);
     throw;
   }
-  fs::rename(tmp, path, ec);
+  if (in_place) return;
+  fs::rename(target, path, ec);
   if (ec) {
-    fs::remove(tmp, ec);
+    fs::remove(target, ec);
     throw std::runtime_error("cannot write " + path.string());
   }
 }

@@ -301,18 +301,11 @@ int run_merge_command(const MergeArgs& args) {
     files.push_back(f.string());
   }
   const planner::SweepResult r = planner::merge_sweeps(slices, files);
-  if (!args.out_dir.empty()) {  // the merged sweep.json over a slice's would lose that slice
-    std::error_code ec;
-    const auto out = std::filesystem::weakly_canonical(args.out_dir, ec);
-    for (const std::string& d : args.dirs) {
-      std::error_code e2;
-      if (!ec && std::filesystem::weakly_canonical(d, e2) == out && !e2)
-        throw InputError({}, "--out",
-                         args.out_dir + " is one of the slices (" + d +
-                             "): its sweep.json would be replaced; "
-                             "name a new directory");
-    }
-  }
+  // The merged sweep.json over a slice's would lose that slice.
+  if (const std::string* d = args.out_dir.empty() ? nullptr : same_path_in(args.out_dir, args.dirs))
+    throw InputError({}, "--out",
+                     args.out_dir + " is one of the slices (" + *d +
+                         "): its sweep.json would be replaced; name a new directory");
   const std::filesystem::path dir = make_out_dir(args.out_dir, r.scenario);
   write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
   write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });

@@ -279,7 +279,7 @@ class Importer {
     Node pipeline = fresh(YAML::NodeType::Map);
     note(pipeline, top["root"].node);
     read_root_parameters(top["root"]);
-    pipeline["steps"] = import_dag(top["root"], root_env_, 0);
+    pipeline["steps"] = import_dag(top["root"], root_env_);
     doc["pipeline"] = pipeline;
     add_cluster(doc);
     check_models_used();
@@ -662,8 +662,9 @@ class Importer {
                    ") is taken always (1) or never (0), got " + quote(p));
   }
 
-  Node import_dag(const Field& component, const Env& env, int depth) {
-    if (depth > kMaxDagDepth)
+  // Its depth is how many sub-DAGs enclose it (dag_stack_): 0 for the root's.
+  Node import_dag(const Field& component, const Env& env) {
+    if (dag_stack_.size() > static_cast<std::size_t>(kMaxDagDepth))
       component.fail("component DAGs nest too deeply (more than " + std::to_string(kMaxDagDepth) +
                      " levels)");
     component.expect_map(kComponentKeys);
@@ -704,7 +705,7 @@ class Importer {
           branches.push_back(name);
         }
       }
-      made.emplace_back(import_task(task, name, t->first, env, depth), task);
+      made.emplace_back(import_task(task, name, t->first, env), task);
     }
     for (auto& [step, task] : made) {
       Node after = fresh(YAML::NodeType::Sequence);
@@ -747,8 +748,7 @@ class Importer {
     return steps;
   }
 
-  Node import_task(const Field& task, const std::string& name, const Node& name_node, const Env& env,
-                   int depth) {
+  Node import_task(const Field& task, const std::string& name, const Node& name_node, const Env& env) {
     if (++tasks_ > kMaxTasks)
       task.fail("the pipeline has more than " + std::to_string(kMaxTasks) +
                 " tasks (counting a component DAG once for every task that uses it)");
@@ -812,7 +812,7 @@ class Importer {
       if (task.has("retryPolicy"))
         task["retryPolicy"].fail("retries of a whole sub-DAG are not supported (only of a container task)");
       dag_stack_.emplace_back(cname, name);
-      step["steps"] = import_dag(comp, inputs, depth + 1);
+      step["steps"] = import_dag(comp, inputs);
       dag_stack_.pop_back();
       return step;
     }

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +22,7 @@
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/text.hpp>
 #include <shardflow/k8s/kubeconfig.hpp>
+#include <shardflow/k8s/manifests.hpp>
 
 #include "core/yaml_reader.hpp"
 
@@ -540,12 +540,7 @@ Credentials load_kubeconfig(const std::string& path, const std::string& context)
   const std::string user = c.string("user");
   if (const std::string ns = c.string("namespace"); !ns.empty()) {
     // Checked here, at its place in the file: checked later it was blamed on a --namespace never given.
-    const bool label = ns.size() <= 63 && std::isalnum(static_cast<unsigned char>(ns.front())) != 0 &&
-                       std::isalnum(static_cast<unsigned char>(ns.back())) != 0 &&
-                       std::all_of(ns.begin(), ns.end(), [](char ch) {
-                         return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-                       });
-    if (!label)
+    if (!is_label(ns, 63))
       c.fail("namespace",
              "a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a letter "
              "or digit, got " +

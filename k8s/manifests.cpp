@@ -23,13 +23,6 @@ std::uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-bool is_label(std::string_view s, std::size_t max) {
-  if (s.empty() || s.size() > max) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
-}
-
 // The scope of task t as "outer[3]/inner[1]" ("" outside groups).
 std::string scope_path(const Plan& plan, TaskId t) {
   std::vector<const std::string*> parts;
@@ -225,6 +218,13 @@ std::string dns_label(std::string_view text, std::size_t max) {
   out.resize(max - 9);
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out + "-" + std::string(hash, 8);
+}
+
+bool is_label(std::string_view s, std::size_t max) {
+  if (s.empty() || s.size() > max) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
 
 void check_run_id(const std::string& id, const SourceLocation& where, const std::string& field) {

@@ -75,6 +75,8 @@ std::string dns_label(std::string_view text, std::size_t max = 63);
 /// and ending with a letter or digit) of at most 20 and 63 characters. Throws InputError at `where`.
 void check_run_id(const std::string& id, const SourceLocation& where, const std::string& field = "");
 void check_namespace(const std::string& ns, const SourceLocation& where);
+/// Whether `s` is an RFC 1123 label of at most `max` characters (the rule of check_run_id/check_namespace).
+bool is_label(std::string_view s, std::size_t max);
 
 /// One YAML document (block style; strings quoted when a plain scalar would read differently).
 std::string to_yaml(const nlohmann::json& value);

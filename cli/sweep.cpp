@@ -53,22 +53,20 @@ std::string dns_label(const std::string& name, std::size_t max) {
 // `--emit-job N`: a ConfigMap with the scenario and its overlays, a claim for the results and the Indexed
 // Job whose pod I runs `shardflow sweep ... --shard I/N` (JOB_COMPLETION_INDEX, which the Job controller
 // sets in each pod's environment and the kubelet expands in args as $(JOB_COMPLETION_INDEX)).
-int emit_job(const SweepArgs& args, const LoadOptions& load) {
+int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::SweepSpec& spec) {
   if (args.image.empty())
     throw InputError({}, "--image", "--emit-job needs the image to run (--image IMAGE)");
-  if (planner::parse_search(args.search_text) != planner::Search::grid)
+  if (spec.search != planner::Search::grid)
     throw InputError({}, "--emit-job", "slices a grid sweep; --search auto cannot be sliced");
   if (!args.shard_text.empty())
     throw InputError({}, "--emit-job", "makes the slices itself; leave out --shard");
   const Scenario scenario = load_scenario_file(args.file, load);
   const std::string name = "shardflow-sweep-" + dns_label(scenario.name, 40);
   const int n = args.emit_job;
-  // Each pod runs one slice: more slices than configurations would make pods that all fail.
-  std::size_t configs = 1;
-  for (const std::string& v : args.vary) {
-    const std::size_t k = planner::parse_dimension(v).values.size();
-    configs = k != 0 && configs > (std::size_t{1} << 40) / k ? (std::size_t{1} << 40) : configs * k;
-  }
+  // Every configuration is loaded here, as the sweep would: a --vary or --set that the sweep refuses
+  // would fail every pod. And each pod runs one slice: more slices than configurations would make pods
+  // that all fail.
+  const std::size_t configs = planner::check_sweep(args.file, spec);
   if (static_cast<std::size_t>(n) > configs)
     throw InputError({}, "--emit-job",
                      std::to_string(n) + ": the sweep has " + std::to_string(configs) + " configuration" +
@@ -228,7 +226,7 @@ int run_sweep_command(const SweepArgs& args) {
       throw InputError({}, "--deadline", e.what());
     }
   }
-  if (args.emit_job > 0) return emit_job(args, load);
+  if (args.emit_job > 0) return emit_job(args, load, spec);
   if (!args.image.empty()) throw InputError({}, "--image", "goes with --emit-job N");
   const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
   std::function<void(double)> progress;

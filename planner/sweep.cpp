@@ -327,6 +327,21 @@ class Runner {
   std::uint64_t distinct_simulations() const { return distinct_; }
   const Scenario& scenario(std::size_t c) const { return scenarios_[c]; }
 
+  // Loads every configuration as run() would, to report the first bad one, a batch at a time and
+  // keeping none (sweep --emit-job: the sweep runs elsewhere, in slices).
+  void check_all() {
+    constexpr std::size_t kBatch = 1024;
+    for (std::size_t from = 0; from < combos_.size(); from += kBatch) {
+      std::vector<std::size_t> which;
+      for (std::size_t c = from; c < std::min(combos_.size(), from + kBatch); ++c) which.push_back(c);
+      load(which);
+      for (std::size_t c : which) {
+        scenarios_[c] = Scenario{};
+        plans_[c] = Plan{};
+      }
+    }
+  }
+
   // Loads and unrolls the configurations not loaded yet (in parallel: parsing is a good part of a
   // small sweep), then reports the first bad one in order, whatever thread met it. Then puts each in
   // its group, in the order of `which` (so the groups do not depend on the threads).
@@ -788,8 +803,9 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
 
 }  // namespace
 
-SweepResult run_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec,
-                           const std::function<void(double)>& progress, const BackendFactory& backend) {
+// The checks run_sweep makes of its options before it loads anything, and every combination of the
+// values, the last dimension fastest.
+static std::vector<std::vector<std::string>> checked_combinations(const SweepSpec& spec) {
   if (spec.replications < 1 || spec.replications > 100000)
     throw InputError({"--replications", 0, 0}, "",
                      "must be from 1 to 100000, got " + std::to_string(spec.replications));
@@ -819,15 +835,6 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
         {"--search", 0, 0}, "",
         "auto decides what to run from what it has run, so it cannot be sliced with --shard; use "
         "--search grid");
-  SweepResult result;
-  result.dimensions = spec.dimensions;
-  result.replications = spec.replications;
-  result.deadline_s = spec.deadline_s;
-  result.quantile = spec.quantile;
-  result.search = spec.search;
-  result.shard = spec.shard;
-  result.inputs_hash = inputs_hash(yaml, spec);
-
   // Count before making them: a few long --vary lists multiply quickly.
   std::uint64_t count = 1;
   for (const Dimension& d : spec.dimensions) {
@@ -848,7 +855,6 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
       }
     combos.swap(next);
   }
-  result.configurations_in_space = combos.size();
   if (spec.shard && static_cast<std::size_t>(spec.shard->count) > combos.size())
     throw InputError({"--shard", 0, 0}, "",
                      std::to_string(spec.shard->index) + "/" + std::to_string(spec.shard->count) +
@@ -856,6 +862,22 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
                          (combos.size() == 1 ? "" : "s") + ", fewer than " +
                          std::to_string(spec.shard->count) + " slices");
 
+  return combos;
+}
+
+SweepResult run_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec,
+                           const std::function<void(double)>& progress, const BackendFactory& backend) {
+  std::vector<std::vector<std::string>> combos = checked_combinations(spec);
+  SweepResult result;
+  result.dimensions = spec.dimensions;
+  result.replications = spec.replications;
+  result.deadline_s = spec.deadline_s;
+  result.quantile = spec.quantile;
+  result.search = spec.search;
+  result.shard = spec.shard;
+  result.inputs_hash = inputs_hash(yaml, spec);
+
+  result.configurations_in_space = combos.size();
   Runner run(yaml, file, spec, combos, backend);
   // The first configuration names the scenario and its seed (loaded first: its errors come first).
   run.load({0});
@@ -948,6 +970,15 @@ void finish_sweep(SweepResult& result) {
     near.fields.push_back(std::move(f));
   }
   result.nearest = std::move(near);
+}
+
+std::size_t check_sweep(const std::string& scenario_file, const SweepSpec& spec) {
+  std::vector<std::vector<std::string>> combos = checked_combinations(spec);
+  const std::size_t n = combos.size();
+  const std::string yaml = read_scenario_file(scenario_file);  // the Runner keeps a reference
+  Runner run(yaml, scenario_file, spec, std::move(combos), {});
+  run.check_all();
+  return n;
 }
 
 SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,

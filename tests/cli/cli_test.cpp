@@ -1368,3 +1368,28 @@ TEST_CASE("cli: sweep --emit-job with more slices than configurations is refused
   CHECK(run(sweep + "6").status == 0);
   CHECK(slurp(dir / "sweep-job.yaml").find("completions: 6") != std::string::npos);
 }
+
+TEST_CASE("cli: sweep --emit-job refuses what the sweep in its pods would refuse", "[cli]") {
+  // The Job's pods run the sweep with these flags: a --vary the sweep refuses would fail every pod, so
+  // --emit-job loads every configuration first and writes nothing.
+  const fs::path dir = scratch("emit-job-checked");
+  const std::string head =
+      "sweep scenarios/local-ridge.yaml -r 1 --image x --emit-job 2 --out '" + dir.string() + "' ";
+  Result r = run(head + "--vary seed=1,2,3");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--vary seed=1,2,3: seed: the seed is not a setting to compare: every configuration runs the same "
+        "seeds (--seed, then one more per -r run); leave it out of --vary\n");
+  // A bad value in the last configuration, which only its own slice's pod would have loaded.
+  r = run(head + "--vary 'cluster.node_pools[cpu].count=1,2,x'");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--vary cluster.node_pools[cpu].count=1,2,x: cluster.node_pools[0].count: value x: expected "
+        "an integer, got \"x\"\n");
+  r = run(head + "--vary 'cluster.node_pools[cpu].count=1,2' --vary 'cluster.node_pools[cpu].count=3,4'");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("--vary cluster.node_pools[cpu].count=3,4: "));
+  CHECK_FALSE(fs::exists(dir / "sweep-job.yaml"));
+  CHECK(run(head + "--vary 'cluster.node_pools[cpu].count=1,2'").status == 0);
+  CHECK(fs::exists(dir / "sweep-job.yaml"));
+}

@@ -84,13 +84,28 @@ double makespan_s(const Trace& trace) {
 }
 
 double cost(const Trace& trace) {
-  double c = 0;
-  for (const NodeRecord& n : trace.nodes) c += node_cost(n.price_per_hour, n.down - n.billed_from);
-  return c;
+  CostSum c;
+  for (const NodeRecord& n : trace.nodes) c.add(n.price_per_hour, n.down - n.billed_from);
+  return c.total();
 }
 
-double node_cost(double price_per_hour, Duration billed) {
-  return price_per_hour * billed.seconds() / 3600.0;
+void CostSum::add(double price_per_hour, Duration billed) {
+  Part* part = nullptr;
+  for (Part& p : parts_)
+    if (p.price_per_hour == price_per_hour) part = &p;
+  if (part == nullptr) part = &parts_.emplace_back(Part{price_per_hour, 0, 0});
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(part->ns, billed.ns(), &sum))
+    part->more_s += billed.seconds();
+  else
+    part->ns = sum;
+}
+
+double CostSum::total() const {
+  double c = 0;
+  for (const Part& p : parts_)
+    c += p.price_per_hour * (Duration::from_ns(p.ns).seconds() + p.more_s) / 3600.0;
+  return c;
 }
 
 Metrics compute_metrics(const Trace& trace, const Plan& plan) {

@@ -518,10 +518,9 @@ class Runner {
         failed_[c][r] = g.failed;
         // shardflow::cost() of the trace this configuration's own simulation would give: the same nodes
         // in the same order, each at its pool's price here.
-        double cost = 0;
-        for (const auto& [pool, billed] : g.bills)
-          cost += node_cost(sim::node_price_per_hour(pools[pool]), billed);
-        cost_[c][r] = cost;
+        CostSum cost;
+        for (const auto& [pool, billed] : g.bills) cost.add(sim::node_price_per_hour(pools[pool]), billed);
+        cost_[c][r] = cost.total();
       }
       simulations_ += upto - from;
     }

@@ -337,3 +337,23 @@ TEST_CASE("Trace: pod names stored per attempt or by the step's prefix", "[core]
   stored.pod = 1;                          // past the stored names: the rule
   CHECK(t.pod_name(stored) == "b-1000-11");
 }
+
+TEST_CASE("CostSum: node time summed exactly per price, then priced", "[core][metrics]") {
+  const auto sum = [](std::initializer_list<std::pair<double, std::int64_t>> bills) {
+    CostSum c;
+    for (const auto& [price, s] : bills) c.add(price, Duration::from_s(s));
+    return c.total();
+  };
+  // 3 x 14 s and 6 x 7 s at 1.3 an hour: one figure to the bit (added node by node they differ).
+  CHECK(sum({{1.3, 14}, {1.3, 14}, {1.3, 14}}) ==
+        sum({{1.3, 7}, {1.3, 7}, {1.3, 7}, {1.3, 7}, {1.3, 7}, {1.3, 7}}));
+  CHECK(sum({{1.3, 14}, {1.3, 14}, {1.3, 14}}) == 1.3 * 42 / 3600);
+  // Two prices: each its own sum, in any order of the nodes.
+  CHECK(sum({{3.6, 10}, {0.36, 100}, {3.6, 20}}) == 3.6 * 30 / 3600 + 0.36 * 100 / 3600);
+  CHECK(sum({}) == 0);
+  // Past 2^63 ns at one price (about 292 years of node time) the rest is added in seconds.
+  CostSum big;
+  const Duration century = Duration::from_s(std::int64_t{100} * 365 * 86400);
+  for (int i = 0; i < 4; ++i) big.add(3.6, century);
+  CHECK(big.total() == Approx(4 * century.seconds() / 1000));
+}

@@ -151,7 +151,8 @@ TEST_CASE("compare: a small significant difference is printed with the digits th
   VariantResult base, small;
   base.name = "base";
   small.name = "small";
-  small.diff_makespan_s = {.mean = 0.04, .ci95_low = 0.02, .ci95_high = 0.06, .n = 10};  // 0.02 shows at 0.1: +0.0
+  small.diff_makespan_s = {
+      .mean = 0.04, .ci95_low = 0.02, .ci95_high = 0.06, .n = 10};  // 0.02 shows at 0.1: +0.0
   small.diff_cost = {.mean = 0.004, .ci95_low = 0.0031, .ci95_high = 0.0049, .n = 10};
   r.variants = {base, small};
   std::ostringstream out;
@@ -162,7 +163,8 @@ TEST_CASE("compare: a small significant difference is printed with the digits th
         std::string::npos);
   VariantResult wide = small;
   wide.name = "wide";
-  wide.diff_cost = {.mean = 0.004, .ci95_low = -0.2, .ci95_high = 0.3, .n = 10};  // not significant: as it was
+  wide.diff_cost = {
+      .mean = 0.004, .ci95_low = -0.2, .ci95_high = 0.3, .n = 10};  // not significant: as it was
   r.variants = {base, wide};
   std::ostringstream out2;
   print_compare(out2, r);
@@ -221,8 +223,9 @@ TEST_CASE("compare: one replication has no interval, so no difference is signifi
   print_compare(out, r);
   const std::string text = out.str();
   INFO(text);
-  CHECK(text.find("difference to four, one run each: no interval, so nothing is significant (-r 2 or more for "
-                  "intervals; about 30 for narrow ones)\n") != std::string::npos);
+  CHECK(
+      text.find("difference to four, one run each: no interval, so nothing is significant (-r 2 or more for "
+                "intervals; about 30 for narrow ones)\n") != std::string::npos);
   CHECK(text.find("  two           +20.0          n/a  +0.02          n/a\n") != std::string::npos);
   CHECK(text.find("  four                20.0     n/a") != std::string::npos);
   // compare.json keeps it: read back, still one run, still not significant.
@@ -236,4 +239,43 @@ TEST_CASE("compare: one replication has no interval, so no difference is signifi
   // Two runs of the same deterministic difference: an interval of zero width that excludes 0.
   spec.replications = 2;
   CHECK(significant(run_compare_text(yaml, "one.yaml", spec).variants[1].diff_makespan_s));
+}
+
+TEST_CASE("sweep, compare: the same node time at the same price is the same cost, and the makespan decides",
+          "[planner]") {
+  // Six 7 s tasks of one CPU on nodes of one CPU: 1, 2, 3 or 6 nodes all bill 42 node-seconds at 1.3 an
+  // hour (0.0151666... each). Summed node by node, 3 x 14 s and 6 x 7 s rounded differently in the last
+  // bit, and the slower 3 nodes were recommended as cheaper.
+  const std::string yaml =
+      "name: tie\n"
+      "overheads: none\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: w, parallel_for: {count: 6}, resources: {cpu: 1, memory: 64Mi}, duration: {base: 7s}}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: n, cpu: 1, memory: 1Gi, count: 1, price_per_hour: 1.3}\n";
+  SweepSpec sweep;
+  sweep.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,3,6")};
+  sweep.replications = 1;
+  sweep.deadline_s = 3600;
+  const SweepResult s = run_sweep_text(yaml, "tie.yaml", sweep);
+  REQUIRE(s.configs.size() == 4);
+  for (const ConfigResult& c : s.configs) CHECK(c.cost.mean == s.configs[0].cost.mean);
+  CHECK(s.configs[0].cost.mean == 1.3 * 42 / 3600);
+  REQUIRE(s.recommended);
+  CHECK(*s.recommended == 3);  // 6 nodes: 7 s
+  CHECK(s.pareto == std::vector<std::size_t>{3});
+
+  CompareSpec spec;
+  spec.variants = {parse_variant("c3:cluster.node_pools[n].count=3"),
+                   parse_variant("c6:cluster.node_pools[n].count=6")};
+  spec.replications = 3;
+  const CompareResult c = run_compare_text(yaml, "tie.yaml", spec);
+  REQUIRE(c.variants.size() == 2);
+  CHECK(c.variants[1].diff_cost.mean == 0);
+  CHECK_FALSE(significant(c.variants[1].diff_cost));
+  CHECK(c.variants[1].diff_makespan_s.mean == -7);
+  REQUIRE(c.cheapest);
+  CHECK(*c.cheapest == 1);  // the same cost, faster
 }

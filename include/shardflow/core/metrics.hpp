@@ -51,9 +51,24 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan);
 /// per-step lists): the last finish (runs start at 0) and the billed node time's price.
 double makespan_s(const Trace& trace);
 double cost(const Trace& trace);
-/// One node's part of cost(): price_per_hour x its billed hours (`billed`: billed_from to down). A sweep
-/// prices a trace with another configuration's prices by it (sim::simulation_view).
-double node_cost(double price_per_hour, Duration billed);
+/// cost()'s sum: each node's billed time (`billed`: billed_from to down) added up exactly, in whole
+/// nanoseconds, per price; then each price times its hours. So two runs with the same node time at the
+/// same prices cost the same to the bit, whichever nodes it was spread over (3 nodes x 14 s and 6 x 7 s):
+/// a sweep or a comparison tells equal costs apart by the makespan, not by rounding. A sweep prices a
+/// trace with another configuration's prices by it (sim::simulation_view).
+class CostSum {
+ public:
+  void add(double price_per_hour, Duration billed);
+  [[nodiscard]] double total() const;
+
+ private:
+  struct Part {
+    double price_per_hour = 0;
+    std::int64_t ns = 0;  // billed time at this price, until it would overflow
+    double more_s = 0;    // past that, in seconds
+  };
+  std::vector<Part> parts_;  // in the order the prices first came
+};
 
 /// Exact nearest-rank percentile (p in [0,100]) of unsorted values; 0 for an empty set.
 double percentile(std::vector<double> values, double p);

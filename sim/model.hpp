@@ -88,6 +88,7 @@ class Model {
     for (std::uint32_t p = 0; p < sc_.cluster.node_pools.size(); ++p)
       for (int i = 0; i < initial_count(sc_.cluster.node_pools[p]); ++i)
         add_node(p, SimTime::zero(), SimTime::zero());
+    running_ = true;
     exec_.start();
     if (!exec_.all_resolved()) engine_.run([this](const Event& e) { handle(e); });
     finish();
@@ -387,6 +388,7 @@ class Model {
   std::uint64_t progress_every_ = 1;
   SimTime end_;
   std::uint64_t node_budget_ = 0;  // see the constructor
+  bool running_ = false;           // the nodes of the start are up: nodes added now come during the run
 
   // Pods: one per attempt (Trace::attempts at the same index).
   std::vector<Attempt> att_;

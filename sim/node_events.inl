@@ -30,6 +30,9 @@ inline void Model::add_node(std::uint32_t pool, SimTime up, SimTime billed_from)
   nodes_.add_record(pool);
   if (up == engine_.now()) {
     node_up(record, false);
+    // Up at once (boot_time 0) during the run, for the autoscaler or as a replacement: the pods that wait
+    // for room may take it, as they do a node that booted. (The nodes of the start need no wake-up.)
+    if (running_) sched_.on_cluster_change(engine_);
   } else {
     ++nodes_.pool(pool).booting;
     engine_.schedule_at(up, kNodeUp, record);

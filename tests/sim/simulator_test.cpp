@@ -360,6 +360,48 @@ TEST_CASE("Simulator: the autoscaler adds nodes after the delay and boot time", 
   CHECK(starts == std::vector<SimTime>{s(0), s(70), s(70)});
 }
 
+TEST_CASE("Simulator: a node with no boot time takes the pods that wait for it at once", "[sim]") {
+  // boot_time 0: the node is up the instant it is asked for. The pending pods used to miss it (only a
+  // node that booted woke the scheduler) and waited for the 5-minute flush of unschedulable pods.
+  SECTION("a scale-up from zero") {
+    NodePool p = pool("auto", 0, 1000);
+    p.price_per_hour = 3.6;  // 0.001 a second
+    p.autoscaling.min = 0;
+    p.autoscaling.max = 2;
+    p.autoscaling.scale_up_delay = Duration::from_s(10);
+    p.autoscaling.boot_time = Duration::zero();
+    const Trace t = run(scenario({loop(task("w", 10), 2)}, {p}));
+    // Both pods unschedulable from 0; at 10 s two nodes come up at once; the pods run 10-20.
+    CHECK(makespan(t) == s(20));
+    REQUIRE(t.nodes.size() == 2);
+    for (const NodeRecord& n : t.nodes) {
+      CHECK(n.up == s(10));
+      CHECK(n.billed_from == s(10));
+    }
+    for (const AttemptRecord& a : t.attempts) CHECK(a.started == s(10));
+    CHECK(cost(t) == Approx(0.02).epsilon(1e-12));
+  }
+  SECTION("a replacement for a failed node") {
+    NodePool p = pool("p", 1, 1000);
+    p.autoscaling.min = 1;
+    p.autoscaling.max = 1;
+    p.autoscaling.boot_time = Duration::zero();
+    p.mtbf = Duration::from_s(30);
+    const Scenario sc = scenario({loop(task("a", 20), 3)}, {p});
+    const Trace t = run(sc);
+    // Every pod that waits is bound the instant a node with room exists: at the start, when a pod ends, or
+    // when a replacement comes up (never 5 minutes later).
+    std::vector<SimTime> room_from;  // when a node came up or a pod ended
+    for (const NodeRecord& n : t.nodes) room_from.push_back(n.up);
+    for (const AttemptRecord& a : t.attempts) room_from.push_back(a.finished);
+    for (const AttemptRecord& a : t.attempts) {
+      if (a.scheduled == kNever) continue;
+      CHECK(std::find(room_from.begin(), room_from.end(), a.scheduled) != room_from.end());
+    }
+    CHECK(makespan(t) < s(300));
+  }
+}
+
 TEST_CASE("Simulator: the autoscaler removes idle nodes down to min", "[sim]") {
   NodePool p = pool("auto", 3, 1000);
   p.autoscaling.min = 1;

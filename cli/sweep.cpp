@@ -60,6 +60,11 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
     throw InputError({}, "--emit-job", "slices a grid sweep; --search auto cannot be sliced");
   if (!args.shard_text.empty())
     throw InputError({}, "--emit-job", "makes the slices itself; leave out --shard");
+  if (args.load.cluster == "local")
+    throw InputError({}, "--cluster",
+                     "local is the machine shardflow runs on: in the Job each pod would model the node it "
+                     "landed on, and the slices would be of different clusters; give the cluster in the "
+                     "scenario or an overlay");
   const Scenario scenario = load_scenario_file(args.file, load);
   const std::string name = "shardflow-sweep-" + dns_label(scenario.name, 40);
   const int n = args.emit_job;
@@ -77,7 +82,10 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
   for (std::size_t i = 0; i < load.overlays.size(); ++i)
     argv.insert(argv.end(), {"--overlay", "/sweep/input/overlay-" + std::to_string(i) + ".yaml"});
   for (const std::string& v : args.load.sets) argv.insert(argv.end(), {"--set", v});
-  if (!args.load.cluster.empty()) argv.insert(argv.end(), {"--cluster", args.load.cluster});
+  // A cluster file (for an imported pipeline) goes in the ConfigMap with the scenario.
+  if (!args.load.cluster.empty()) argv.insert(argv.end(), {"--cluster", "/sweep/input/cluster.yaml"});
+  if (args.load.max_tasks != LoadOptions::kDefaultMaxTasks)
+    argv.insert(argv.end(), {"--max-tasks", std::to_string(args.load.max_tasks)});
   for (const std::string& v : args.load.params) argv.insert(argv.end(), {"--param", v});
   argv.insert(argv.end(), {"-r", std::to_string(args.replications)});
   if (!args.deadline_text.empty()) argv.insert(argv.end(), {"--deadline", args.deadline_text});
@@ -100,14 +108,38 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
     }
     return out;
   };
+  // The ConfigMap's files. Its data may hold 1 MiB in all (the API server refuses more); past 256 KiB,
+  // a client-side `kubectl apply` fails on its last-applied annotation, which copies the whole object.
+  std::vector<std::pair<std::string, std::string>> files = {{"scenario.yaml", read_scenario_file(args.file)}};
+  for (std::size_t i = 0; i < load.overlays.size(); ++i)
+    files.emplace_back("overlay-" + std::to_string(i) + ".yaml", load.overlays[i].text);
+  if (!args.load.cluster.empty()) files.emplace_back("cluster.yaml", read_scenario_file(args.load.cluster));
+  std::size_t data_bytes = 0, json_bytes = 1024;  // the annotation: the object as JSON, and its metadata
+  for (const auto& [key, text] : files) {
+    data_bytes += key.size() + text.size();
+    json_bytes += key.size() + text.size() + 6;
+    for (const char c : text)
+      json_bytes += c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r'
+                        ? 1
+                        : (static_cast<unsigned char>(c) < 0x20 ? 5 : 0);
+  }
+  constexpr std::size_t kConfigMapBytes = std::size_t{1} << 20, kAnnotationBytes = std::size_t{256} << 10;
+  if (data_bytes > kConfigMapBytes)
+    throw InputError(
+        {}, "--emit-job",
+        args.file + (files.size() > 1 ? " and the files that go with it (overlays, cluster) are " : " is ") +
+            std::to_string(data_bytes) +
+            " bytes, more than a ConfigMap holds (1 MiB); run the slices with --shard I/N "
+            "on machines of your own and merge them (docs/planner.md)");
+  const std::string apply =
+      data_bytes > kAnnotationBytes ? "kubectl apply --server-side -f " : "kubectl apply -f ";
   std::ostringstream y;
   y << "# shardflow sweep of " << scenario.name << " in " << n
-    << " slices: an Indexed Job, pod I runs slice I/" << n
-    << ".\n# kubectl apply -f sweep-job.yaml; then collect and merge the slices (docs/planner.md).\n";
+    << " slices: an Indexed Job, pod I runs slice I/" << n << ".\n# " << apply
+    << "sweep-job.yaml; then collect and merge the slices (docs/planner.md).\n";
   y << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " << name << "-input\ndata:\n";
-  y << "  scenario.yaml: |\n" << indent(read_scenario_file(args.file), "    ");
-  for (std::size_t i = 0; i < load.overlays.size(); ++i)
-    y << "  overlay-" << i << ".yaml: |\n" << indent(load.overlays[i].text, "    ");
+  // `|2`: the text is indented by exactly 2 past its key, so a file whose first line is indented keeps it.
+  for (const auto& [key, text] : files) y << "  " << key << ": |2\n" << indent(text, "    ");
   y << "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: " << name << "-results\n"
     << "spec:\n  accessModes: [ReadWriteMany]\n  resources:\n    requests:\n      storage: 1Gi\n";
   y << "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " << name << "\n"
@@ -127,7 +159,7 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
   if (!args.quiet)
     std::cout << "wrote " << (dir / "sweep-job.yaml").string() << ": a ConfigMap " << name
               << "-input, a claim " << name << "-results and the Indexed Job " << name << " of " << n
-              << " pods\nthen: kubectl apply -f " << (dir / "sweep-job.yaml").string()
+              << " pods\nthen: " << apply << (dir / "sweep-job.yaml").string()
               << "; collect /sweep/results/shard-* and run shardflow merge on them (docs/planner.md)\n";
   return 0;
 }

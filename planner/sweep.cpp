@@ -23,6 +23,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/machine.hpp>
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/sampling.hpp>
@@ -244,6 +245,16 @@ std::string inputs_hash(const std::string& yaml, const SweepSpec& spec) {
   h = fnv1a(h, "sets");
   for (const std::string& s : spec.sets) h = fnv1a(h, s);
   h = fnv1a(h, spec.cluster);
+  // What --cluster stands for, which differs from machine to machine: `local`, the machine's shape (slices
+  // run on machines of different shapes are different sweeps); a cluster file, its text.
+  if (spec.cluster == "local") {
+    h = fnv1a(h, std::to_string(machine_cores()) + " cores, " + std::to_string(machine_memory()) + " bytes");
+  } else if (!spec.cluster.empty()) {
+    try {
+      h = fnv1a(h, read_scenario_file(spec.cluster));
+    } catch (const InputError&) {  // loading the configurations reports it
+    }
+  }
   h = fnv1a(h, "params");
   for (const std::string& s : spec.params) h = fnv1a(h, s);
   char buf[20];

@@ -46,7 +46,8 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vect
       throw differs(i, "inputs_hash", s.inputs_hash,
                     first.inputs_hash +
                         " (the scenario text, an overlay, a --set, --cluster or "
-                        "--param differ)");
+                        "--param differ, or --cluster local was run on machines of different CPUs or "
+                        "memory)");
     if (s.scenario != first.scenario) throw differs(i, "scenario", s.scenario, first.scenario);
     if (s.dimensions.size() != first.dimensions.size() ||
         dims_text(s.dimensions) != dims_text(first.dimensions))

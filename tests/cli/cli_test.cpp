@@ -412,6 +412,28 @@ TEST_CASE("cli: sweep simulates price-only variants once, and --no-reuse writes 
     CHECK(slurp(dir / "shared" / file) == slurp(dir / "each" / file));
 }
 
+TEST_CASE("cli: slices of a --cluster local sweep run on machines of different shapes do not merge",
+          "[cli]") {
+  // --cluster local is the machine each slice ran on: one CPU here (taskset), all of this machine there.
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || std::system("taskset -c 0 true") != 0) {
+    WARN("skipped: needs 2 CPUs and taskset");
+    return;
+  }
+  const fs::path dir = scratch("sweep-local-shapes");
+  const std::string sweep =
+      "sweep scenarios/local-ridge.yaml --cluster local --vary "
+      "'pipeline.steps[shard].parallel_for.parallelism=1,2' -r 1 -q --shard ";
+  const std::string one = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && taskset -c 0 '" + SHARDFLOW_EXE +
+                          "' " + sweep + "0/2 --out '" + (dir / "s0").string() + "'";
+  REQUIRE(std::system(one.c_str()) == 0);
+  REQUIRE(run(sweep + "1/2 --out '" + (dir / "s1").string() + "'").status == 0);
+  const Result merged = run("merge '" + (dir / "s0").string() + "' '" + (dir / "s1").string() + "'");
+  CHECK(merged.status == 2);
+  CHECK_THAT(merged.err,
+             Catch::Contains(": inputs_hash: is ") &&
+                 Catch::Contains("or --cluster local was run on machines of different CPUs or memory)"));
+}
+
 TEST_CASE("cli: sweep --shard slices merge into the one-machine sweep, byte for byte", "[cli]") {
   const fs::path dir = scratch("sweep-shards");
   const std::string sweep =
@@ -1367,6 +1389,66 @@ TEST_CASE("cli: sweep --emit-job with more slices than configurations is refused
   CHECK_FALSE(fs::exists(dir / "sweep-job.yaml"));
   CHECK(run(sweep + "6").status == 0);
   CHECK(slurp(dir / "sweep-job.yaml").find("completions: 6") != std::string::npos);
+}
+
+TEST_CASE("cli: sweep --emit-job ships what the pods need and keeps each file's text", "[cli]") {
+  const fs::path dir = scratch("emit-job-files");
+  // A scenario whose first line is indented: the ConfigMap's block keeps its text (`|2`).
+  const std::string text =
+      "   # indented first line\n" + slurp(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios/local-ridge.yaml");
+  std::ofstream(dir / "s.yaml") << text;
+  const std::string head =
+      "sweep '" + (dir / "s.yaml").string() +
+      "' --vary 'cluster.node_pools[cpu].count=1,2' -r 1 --image x --emit-job 2 --out '" + dir.string() +
+      "/job' ";
+  Result r = run(head + "--max-tasks 1000");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::string job = slurp(dir / "job" / "sweep-job.yaml");
+  std::string block;  // the scenario's lines, 4 spaces taken off
+  for (std::size_t at = job.find("  scenario.yaml: |2\n") + 20;
+       job.compare(at, 4, "    ") == 0 || job[at] == '\n';) {
+    const std::size_t end = job.find('\n', at);
+    block += job[at] == '\n' ? "\n" : job.substr(at + 4, end + 1 - at - 4);
+    at = end + 1;
+  }
+  CHECK(block == text);
+  CHECK(job.find("            - \"--max-tasks\"\n            - \"1000\"\n") != std::string::npos);
+  // --cluster local is the machine that runs shardflow: in a Job, each pod's own node.
+  r = run(head + "--cluster local");
+  CHECK(r.status == 2);
+  CHECK(
+      r.err ==
+      "--cluster: local is the machine shardflow runs on: in the Job each pod would model the node it landed "
+      "on, and the slices would be of different clusters; give the cluster in the scenario or an overlay\n");
+  // A KFP pipeline's cluster file goes in the ConfigMap, and the pods read it there.
+  std::ofstream(dir / "clus.yaml") << "cluster: {node_pools: [{name: cpu, cpu: 2, memory: 8Gi, count: 2}]}\n";
+  r = run(
+      "sweep "
+      "tests/data/kfp/test_data/sdk_compiled_pipelines/valid/pipeline_with_parallelfor_pipeline_param.yaml "
+      "--param 'loop_parameter=[1,2,3]' --cluster '" +
+      (dir / "clus.yaml").string() +
+      "' --vary 'cluster.node_pools[cpu].count=1,2' -r 1 --image x --emit-job 2 --out '" + dir.string() +
+      "/kfp'");
+  REQUIRE(r.status == 0);
+  job = slurp(dir / "kfp" / "sweep-job.yaml");
+  CHECK(
+      job.find(
+          "  cluster.yaml: |2\n    cluster: {node_pools: [{name: cpu, cpu: 2, memory: 8Gi, count: 2}]}\n") !=
+      std::string::npos);
+  CHECK(job.find("            - \"--cluster\"\n            - \"/sweep/input/cluster.yaml\"\n") !=
+        std::string::npos);
+  // More than a ConfigMap holds (1 MiB of data).
+  const std::string wf = "tests/data/wfcommons/seismology-chameleon-1000p-001.json";
+  r = run("sweep " + wf + " --vary 'cluster.node_pools[0].count=1,2' -r 1 --image x --emit-job 2 --out '" +
+          dir.string() + "/big'");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--emit-job: " + wf + " is " +
+            std::to_string(fs::file_size(fs::path(SHARDFLOW_SOURCE_DIR) / wf) + 13) +
+            " bytes, more than a ConfigMap holds (1 MiB); run the slices with --shard I/N on machines of "
+            "your own and merge them (docs/planner.md)\n");
+  CHECK_FALSE(fs::exists(dir / "big" / "sweep-job.yaml"));
 }
 
 TEST_CASE("cli: sweep --emit-job refuses what the sweep in its pods would refuse", "[cli]") {

@@ -108,6 +108,14 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
                                                              : var.where;
         throw InputError(w, e.field(), "variant " + var.name + ": " + e.message());
       }
+    // A fault of the file's own fields that this variant's sets bring out (a pool's CPUs a step's request
+    // no longer fits, a count of 0 nodes): say which variant.
+    if (!var.sets.empty() && e.where().file == file) {
+      std::string paths;
+      for (std::size_t i = 0; i < var.sets.size(); ++i)
+        paths += (i == 0 ? "" : ", ") + shortened(var.sets[i]);
+      throw InputError(e.where(), e.field(), e.message() + " (in variant " + var.name + ": " + paths + ")");
+    }
     throw;
   }
 }

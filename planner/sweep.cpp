@@ -443,6 +443,14 @@ class Runner {
                                                   "PATH=10,20,40)"
                                                 : ""));
           }
+          // A fault the file's own fields show only with this configuration's values (a pool's CPUs that a
+          // step's request no longer fits, a count of 0 nodes): say which configuration.
+          if (!combos_[k].empty() && e.where().file == file_) {
+            std::string values;
+            for (std::size_t d = 0; d < combos_[k].size(); ++d)
+              values += (d == 0 ? "" : ", ") + spec_.dimensions[d].path + "=" + shortened(combos_[k][d]);
+            throw InputError(e.where(), e.field(), e.message() + " (in the configuration " + values + ")");
+          }
           throw;
         }
         plans_[k] = Plan::unroll(scenarios_[k].pipeline);

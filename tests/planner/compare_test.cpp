@@ -279,3 +279,44 @@ TEST_CASE("sweep, compare: the same node time at the same price is the same cost
   REQUIRE(c.cheapest);
   CHECK(*c.cheapest == 1);  // the same cost, faster
 }
+
+TEST_CASE("sweep, compare: a fault of the file that only a configuration's values bring out names them",
+          "[planner]") {
+  const std::string yaml =
+      "name: t1\n"
+      "overheads: none\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - name: w\n"
+      "      parallel_for: {count: 4}\n"
+      "      resources: {cpu: 1, memory: 64Mi}\n"
+      "      duration: {base: 10s}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: n, cpu: 1, memory: 1Gi, count: 2}\n";
+  const auto message = [](const auto& f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  SweepSpec sweep;
+  sweep.dimensions = {parse_dimension("cluster.node_pools[n].cpu=1,500m"),
+                      parse_dimension("cluster.node_pools[n].count=1,2")};
+  sweep.replications = 1;
+  CHECK(
+      message([&] { run_sweep_text(yaml, "t1.yaml", sweep); }) ==
+      "t1.yaml:7:18: pipeline.steps[0].resources: step \"w\" asks for cpu 1, memory 64Mi, gpu 0, more than "
+      "any "
+      "node it may use can hold (largest: pool \"n\" with cpu 500m, memory 1Gi, gpu 0) (in the configuration "
+      "cluster.node_pools[n].cpu=500m, cluster.node_pools[n].count=1)");
+  CompareSpec spec;
+  spec.variants = {parse_variant("a"), parse_variant("b:cluster.node_pools[n].count=0")};
+  spec.replications = 1;
+  CHECK(message([&] { run_compare_text(yaml, "t1.yaml", spec); }) ==
+        "t1.yaml:11:5: cluster.node_pools: the cluster has no nodes (every pool has count 0 and no "
+        "autoscaling) "
+        "(in variant b: cluster.node_pools[n].count=0)");
+}

@@ -116,6 +116,38 @@ std::size_t flat_from(const std::vector<double>& q) {
   return from;
 }
 
+bool is_zero_value(const std::string& v);
+
+// A parallelism limit of 0 is no limit: the most of it there is.
+bool is_no_limit(const std::string& path, const std::string& value) {
+  const std::string_view tail = ".parallelism";
+  return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0 &&
+         is_zero_value(value);
+}
+
+// Where each of a field's values lies on its scale, when they all are quantities of one kind: CPUs for a
+// `cpu` field, else durations (a bare number is one too), else data sizes; none for other values
+// (names, mappings), which have no order.
+std::optional<std::vector<double>> value_scale(const std::string& path,
+                                               const std::vector<std::string>& values) {
+  const auto ends = [&](std::string_view tail) {
+    return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const auto all = [&](const auto& parse) -> std::optional<std::vector<double>> {
+    std::vector<double> out;
+    try {
+      for (const std::string& v : values)
+        out.push_back(is_no_limit(path, v) ? std::numeric_limits<double>::infinity() : parse(v));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    return out;
+  };
+  if (ends("cpu")) return all([](const std::string& v) { return static_cast<double>(parse_cpu(v)); });
+  if (auto d = all([](const std::string& v) { return parse_duration(v).seconds(); })) return d;
+  return all([](const std::string& v) { return static_cast<double>(parse_bytes(v)); });
+}
+
 // A varied value that is zero ("0", "0.0", "0s", "0ms", "0Gi"...): no scenario field takes less, so advice
 // to try below it would be advice to try what cannot be given.
 bool is_zero_value(const std::string& v) {
@@ -970,6 +1002,22 @@ void finish_sweep(SweepResult& result) {
           break;
         }
     }
+    // Along the field's scale (smallest first, no limit last), whatever order --vary gave them in;
+    // values with no scale (names, mappings) have no trend, only a best.
+    const std::optional<std::vector<double>> scale = value_scale(f.path, f.values);
+    if (scale) {
+      std::vector<std::size_t> order(f.values.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return (*scale)[a] < (*scale)[b]; });
+      Nearest::Field sorted;
+      sorted.path = f.path;
+      for (std::size_t i : order) {
+        sorted.values.push_back(f.values[i]);
+        sorted.quantile_makespan_s.push_back(f.quantile_makespan_s[i]);
+      }
+      f = std::move(sorted);
+    }
     const std::vector<double>& q = f.quantile_makespan_s;
     const double tol = makespan_tolerance(q);
     bool up = true, down = true;
@@ -981,6 +1029,7 @@ void finish_sweep(SweepResult& result) {
     const bool levels_off = down && !up && q.size() >= 3 && flat_from(q) + 1 < q.size();
     f.trend = q.size() < 2 ? "one value"
               : up && down ? "flat"
+              : !scale     ? "unordered"
               : levels_off ? "levels off"
               : down       ? "falls"
               : up         ? "rises"
@@ -1107,7 +1156,10 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         const std::size_t from = flat_from(f.quantile_makespan_s);
         out << "the " << q << " makespan falls, then levels off from " << f.values[from] << " (" << at(0)
             << ", " << at(from) << "): more of this field alone will not do it\n";
-      } else if (f.trend == "falls")
+      } else if (f.trend == "falls" && is_no_limit(f.path, f.values[last]))
+        out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
+            << "): it is lowest at " << f.values[last] << ", no limit: this field alone will not do it\n";
+      else if (f.trend == "falls")
         out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
             << "): try beyond " << f.values[last] << "\n";
       else if (f.trend == "rises" && is_zero_value(f.values[0]))
@@ -1121,8 +1173,13 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         const std::size_t best = static_cast<std::size_t>(
             std::min_element(f.quantile_makespan_s.begin(), f.quantile_makespan_s.end()) -
             f.quantile_makespan_s.begin());
-        out << "the " << q << " makespan is lowest inside the range (" << at(best)
-            << "): this field alone will not do it\n";
+        if (f.trend == "unordered")
+          out << "the " << q << " makespan is lowest at " << f.values[best] << " ("
+              << num(f.quantile_makespan_s[best], 1)
+              << " s; these values have no order to go beyond): this field alone will not do it\n";
+        else
+          out << "the " << q << " makespan is lowest inside the range (" << at(best)
+              << "): this field alone will not do it\n";
       }
     }
   }

@@ -662,7 +662,7 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
                   "values (50.0 s at 0, 150.0 s at 2): it is lowest at 0, the least there is: this field "
                   "alone will not do it\n"));
   }
-  SECTION("values given high to low, and a field with its best inside the range") {
+  SECTION("values given out of order are taken along their scale") {
     SweepSpec spec;
     spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=10,5,1"),
                        parse_dimension("pipeline.steps[w].parallel_for.count=20,10,30")};
@@ -670,20 +670,49 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
     spec.deadline_s = 5;
     const SweepResult r = run_sweep_text(kLimited, "limited.yaml", spec);
     REQUIRE(r.nearest);
-    // Parallelism 10 and 10 items: 10 s, the least; 20 items: 20 s, 30 items: 30 s.
+    // Parallelism 10 and 10 items: 10 s, the least; 20 items: 20 s, 30 items: 30 s. Read in --vary order
+    // the parallelism "rose" (try before 10) and the count was "lowest inside" at its smallest value.
     CHECK(r.nearest->config == 1);
-    CHECK(tail_from(table(r), "  pipeline.steps[w].parallel_for.parallelism: none") ==
-          "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan rises along the "
-          "values (10.0 s at 10, 100.0 s at 1): try before 10\n"
-          "  pipeline.steps[w].parallel_for.count: none in the range; the p95 makespan is lowest inside the "
-          "range "
-          "(10.0 s at 10): this field alone will not do it\n"
-          "\n"
-          "Pareto front of mean cost against p95 makespan (1 of 9 configurations: none is both cheaper and "
-          "faster):\n"
-          "  pipeline.steps[w].parallel_for.parallelism=10, pipeline.steps[w].parallel_for.count=10: cost "
-          "0.01, "
-          "p95 10.0 s\n");
+    CHECK(r.nearest->fields[0].values == std::vector<std::string>{"1", "5", "10"});
+    CHECK(r.nearest->fields[1].values == std::vector<std::string>{"10", "20", "30"});
+    CHECK(
+        tail_from(table(r), "  pipeline.steps[w].parallel_for.parallelism: none") ==
+        "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan falls along the "
+        "values (100.0 s at 1, 10.0 s at 10): try beyond 10\n"
+        "  pipeline.steps[w].parallel_for.count: none in the range; the p95 makespan rises along the values "
+        "(10.0 s at 10, 30.0 s at 30): try before 10\n"
+        "\n"
+        "Pareto front of mean cost against p95 makespan (1 of 9 configurations: none is both cheaper and "
+        "faster):\n"
+        "  pipeline.steps[w].parallel_for.parallelism=10, pipeline.steps[w].parallel_for.count=10: cost "
+        "0.01, "
+        "p95 10.0 s\n");
+  }
+  SECTION("a parallelism of 0 is no limit, the most there is") {
+    SweepSpec spec;
+    spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=0,1,5")};
+    spec.replications = 1;
+    spec.deadline_s = 5;
+    const SweepResult r = run_sweep_text(kLimited, "limited.yaml", spec);
+    REQUIRE(r.nearest);
+    CHECK(r.nearest->fields[0].values == std::vector<std::string>{"1", "5", "0"});
+    CHECK(r.nearest->fields[0].trend == "falls");
+    CHECK_THAT(table(r), Catch::Contains("makespan falls along the values (100.0 s at 1, 10.0 s at 0): it is "
+                                         "lowest at 0, no limit: this field alone will not do it\n"));
+  }
+  SECTION("values with no scale have a best, not a direction") {
+    SweepSpec spec;
+    spec.dimensions = {parse_dimension("pipeline.steps[w].duration={base: 20s},{base: 10s},{base: 30s}")};
+    spec.replications = 1;
+    spec.deadline_s = 5;
+    const SweepResult r = run_sweep_text(kLimited, "limited.yaml", spec);
+    REQUIRE(r.nearest);
+    CHECK(r.nearest->fields[0].trend == "unordered");
+    CHECK_THAT(table(r), Catch::Contains("pipeline.steps[w].duration: none in the range; the p95 makespan is "
+                                         "lowest at {base: 10s} ("));
+    CHECK_THAT(table(r),
+               Catch::Contains(" s; these values have no order to go beyond): this field alone will "
+                               "not do it\n"));
   }
 }
 

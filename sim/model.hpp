@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
@@ -349,6 +350,26 @@ class Model {
   [[nodiscard]] SimTime scan_time(SimTime t) const;
   void on_scale_down_resume();
 
+  // ---- why attempts failed (Trace::errors, one text per reason and step) ----------------------------------
+  enum ErrorKind : std::uint32_t { kSampled = 0, kFitsNoNode = 1 };
+  [[gnu::cold, gnu::noinline]] std::uint32_t error_index(ErrorKind kind, std::uint32_t step,
+                                                         const char* text) {
+    if (error_of_.empty()) error_of_.assign(2 * plan_.steps().size(), kNoError);
+    std::uint32_t& e = error_of_[2 * std::size_t{step} + kind];
+    if (e == kNoError) {
+      e = static_cast<std::uint32_t>(trace_.errors.size());
+      trace_.errors.emplace_back(text);
+    }
+    return e;
+  }
+  // The scenario's failure model failed the attempt: the text the local backend gives such an attempt.
+  [[gnu::cold, gnu::noinline]] void sampled_failure(AttemptRecord& r) {
+    char text[96];
+    std::snprintf(text, sizeof text, "sampled failure (failure.p = %g)",
+                  plan_.steps()[r.step].component.failure.p);
+    r.error = error_index(kSampled, r.step, text);
+  }
+
   // ---- the end ----------------------------------------------------------------------------------------
   void finish() {
     const SimTime end = exec_.all_resolved() ? end_ : std::min(engine_.now(), opt_.horizon);
@@ -387,8 +408,9 @@ class Model {
   bool in_list_pass_ = false;  // on_decide places the whole list (policy list, free decisions)
   std::uint64_t progress_every_ = 1;
   SimTime end_;
-  std::uint64_t node_budget_ = 0;  // see the constructor
-  bool running_ = false;           // the nodes of the start are up: nodes added now come during the run
+  std::uint64_t node_budget_ = 0;        // see the constructor
+  std::vector<std::uint32_t> error_of_;  // per step and ErrorKind: its text's index in Trace::errors
+  bool running_ = false;                 // the nodes of the start are up: nodes added now come during the run
 
   // Pods: one per attempt (Trace::attempts at the same index).
   std::vector<Attempt> att_;

@@ -37,6 +37,8 @@ inline void Model::create_attempt(TaskId t) {
   if (c.never_fits || (driver && sched_.cls(sched_.driver_class()).never_fits)) {
     trace_.attempts[a].finished = engine_.now();
     trace_.attempts[a].outcome = Outcome::failed;
+    trace_.attempts[a].error =
+        error_index(kFitsNoNode, 0, "its pod fits no node it may use");  // one text for all
     att_[a].phase = Phase::finished;
     if (!work_queues_.empty()) give_back_worker(t);
     exec_.fail(t);
@@ -281,6 +283,7 @@ inline void Model::end_attempt(std::uint32_t a) {
     return;
   }
   r.outcome = Outcome::failed;
+  sampled_failure(r);
   if (controlled_)
     pod_ended(a);
   else if (const auto delay = exec_.attempt_failed(t))
@@ -324,6 +327,7 @@ bool Model::end_work_item(std::uint32_t a) {
   att_[a].phase = Phase::finished;
   r.finished = engine_.now();
   r.outcome = failed ? Outcome::failed : Outcome::succeeded;
+  if (failed) sampled_failure(r);
   WorkQueue& wq = work_queues_[plan_.step_of(t)];
   wq.handing = true;  // items admitted by what follows queue for this pod
   if (!failed) {

@@ -402,6 +402,22 @@ TEST_CASE("Simulator: a node with no boot time takes the pods that wait for it a
   }
 }
 
+TEST_CASE("Simulator: a failed attempt says why, as the local backend does", "[sim]") {
+  Step w = task("w", 10);
+  w.component.failure.p = 1;
+  w.component.retries.max = 2;
+  w.component.retries.backoff = Duration::zero();
+  Step big = task("big", 10, {}, 64000);  // 64 CPUs: fits no node of 1
+  const Trace t = run(scenario({loop(w, 2), big}, {pool("p", 2, 1000)}));
+  REQUIRE(t.attempts.size() == 7);  // 2 x 3 attempts of w, 1 of big
+  for (const AttemptRecord& a : t.attempts) {
+    CHECK(a.outcome == Outcome::failed);
+    CHECK(t.error_text(a) ==
+          (t.steps[a.step] == "big" ? "its pod fits no node it may use" : "sampled failure (failure.p = 1)"));
+  }
+  CHECK(t.errors.size() == 2);  // one text per reason and step, not per attempt
+}
+
 TEST_CASE("Simulator: the autoscaler removes idle nodes down to min", "[sim]") {
   NodePool p = pool("auto", 3, 1000);
   p.autoscaling.min = 1;

@@ -619,8 +619,8 @@ class PipelineReader {
 
   // The loop a `fan_in` step merges (validate.cpp), reported at the step's `fan_in` key.
   void resolve_fan_in(std::vector<Step>& steps, const std::vector<Pending>& pending) const {
-    if (auto p = detail::resolve_fan_in(steps))
-      r_.fail(*pending[p->step].fan_in_key, pending[p->step].path + ".fan_in", p->message);
+    for (const StepProblem& p : detail::resolve_fan_in(steps))
+      r_.report(*pending[p.step].fan_in_key, pending[p.step].path + ".fan_in", p.message);
   }
 
   // Collecting: `after` entries that name a step left out for its problems are dropped.

@@ -184,7 +184,8 @@ std::optional<StepProblem> find_cycle(const std::vector<Step>& steps) {
 }
 
 // The loop a `fan_in` step merges: exactly one of its `after` steps is a component with a parallel_for.
-std::optional<StepProblem> resolve_fan_in(std::vector<Step>& steps) {
+std::vector<StepProblem> resolve_fan_in(std::vector<Step>& steps) {
+  std::vector<StepProblem> problems;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     if (s.fan_in_arity == 0) continue;
@@ -192,18 +193,19 @@ std::optional<StepProblem> resolve_fan_in(std::vector<Step>& steps) {
     for (StepIndex d : s.deps)
       if (steps[d].loop) loops.push_back(d);
     if (loops.empty())
-      return StepProblem{i, 0,
-                         "needs an `after` step with a parallel_for (the loop whose outputs it merges)"};
-    if (loops.size() > 1)
-      return StepProblem{i, 0,
-                         "waits for two loops (" + shortened(steps[loops[0]].name) + " and " +
-                             shortened(steps[loops[1]].name) + "); fan_in merges one"};
-    if (steps[loops[0]].is_group())
-      return StepProblem{
-          i, 0, "merges the outputs of a component loop; " + quote(steps[loops[0]].name) + " is a group"};
-    s.fan_in_of = loops[0];
+      problems.push_back(
+          {i, 0, "needs an `after` step with a parallel_for (the loop whose outputs it merges)"});
+    else if (loops.size() > 1)
+      problems.push_back({i, 0,
+                          "waits for two loops (" + shortened(steps[loops[0]].name) + " and " +
+                              shortened(steps[loops[1]].name) + "); fan_in merges one"});
+    else if (steps[loops[0]].is_group())
+      problems.push_back(
+          {i, 0, "merges the outputs of a component loop; " + quote(steps[loops[0]].name) + " is a group"});
+    else
+      s.fan_in_of = loops[0];
   }
-  return std::nullopt;
+  return problems;
 }
 
 namespace {

@@ -57,9 +57,9 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
 /// it; one depth-first search, then one breadth-first search for the cycle's shortest form.
 std::optional<StepProblem> find_cycle(const std::vector<Step>& steps);
 
-/// Sets `fan_in_of` of each step with a `fan_in`: the one component loop among its `deps`. The first
-/// problem: no loop among them, two loops, or a group's loop.
-std::optional<StepProblem> resolve_fan_in(std::vector<Step>& steps);
+/// Sets `fan_in_of` of each step with a `fan_in`: the one component loop among its `deps`. Every
+/// problem, in step order: no loop among them, two loops, or a group's loop.
+std::vector<StepProblem> resolve_fan_in(std::vector<Step>& steps);
 
 /// An InputError at the widest loop (Step::loop_where; else `file`:1:1) when `pipeline` unrolls to more
 /// than `max_tasks` task instances, with the memory simulating them would take.

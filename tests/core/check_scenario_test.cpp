@@ -81,6 +81,30 @@ TEST_CASE("check_scenario_file: every problem of a file, in the file's order", "
   CHECK(std::find(expected.begin(), expected.end(), first) != expected.end());
 }
 
+TEST_CASE("check_scenario_file: every step's fan_in problem, not the first alone", "[core]") {
+  const std::string f = write_file("fan-in.yaml",
+                                   "name: v\n"                                                     // 1
+                                   "overheads: none\n"                                             // 2
+                                   "pipeline:\n"                                                   // 3
+                                   "  steps:\n"                                                    // 4
+                                   "    - {name: pre, parallel_for: {count: 4}}\n"                 // 5
+                                   "    - {name: pre2, parallel_for: {count: 4}}\n"                // 6
+                                   "    - {name: single}\n"                                        // 7
+                                   "    - {name: agg2, after: [single], fan_in: {arity: 2}}\n"     // 8
+                                   "    - {name: agg3, after: [pre, pre2], fan_in: {arity: 2}}\n"  // 9
+                                   "cluster: {node_pools: [{name: n, cpu: 1, memory: 4Gi, count: 1}]}\n");
+  const ScenarioCheck c = check_scenario_file(f, {});
+  CHECK_FALSE(c.scenario);
+  const std::vector<std::string> expected{
+      f + ":8:37: pipeline.steps[3].fan_in: needs an `after` step with a parallel_for (the loop whose "
+          "outputs it "
+          "merges)",
+      f + ":9:40: pipeline.steps[4].fan_in: waits for two loops (pre and pre2); fan_in merges one",
+  };
+  CHECK(messages(c) == expected);
+  CHECK(first_error(f) == expected[0]);
+}
+
 TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
   SECTION("a step left out for its problem may still be named in `after`") {
     const std::string f = write_file("after.yaml",

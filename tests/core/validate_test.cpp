@@ -124,19 +124,29 @@ TEST_CASE("Validate: fan_in merges exactly one component loop", "[core]") {
   std::vector<Step> steps{testing::with_loop(component("map", 1), 4), component("other", 1),
                           component("reduce", 1, {0, 1})};
   steps[2].fan_in_arity = 2;
-  CHECK_FALSE(resolve_fan_in(steps).has_value());
+  CHECK(resolve_fan_in(steps).empty());
   CHECK(steps[2].fan_in_of == 0);
 
   steps[1] = testing::with_loop(component("other", 1), 2);
   const auto two = resolve_fan_in(steps);
-  REQUIRE(two.has_value());
-  CHECK(two->step == 2);
-  CHECK(two->message == "waits for two loops (map and other); fan_in merges one");
+  REQUIRE(two.size() == 1);
+  CHECK(two[0].step == 2);
+  CHECK(two[0].message == "waits for two loops (map and other); fan_in merges one");
+
+  // Every step's problem, not the first alone.
+  steps.push_back(component("single", 1));
+  steps.push_back(component("merge", 1, {3}));
+  steps[4].fan_in_arity = 2;
+  const auto both = resolve_fan_in(steps);
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].step == 2);
+  CHECK(both[1].step == 4);
+  CHECK(both[1].message == "needs an `after` step with a parallel_for (the loop whose outputs it merges)");
 
   steps[2].deps = {};
   const auto none = resolve_fan_in(steps);
-  REQUIRE(none.has_value());
-  CHECK(none->message == "needs an `after` step with a parallel_for (the loop whose outputs it merges)");
+  REQUIRE(none.size() == 2);
+  CHECK(none[0].message == "needs an `after` step with a parallel_for (the loop whose outputs it merges)");
 }
 
 TEST_CASE("Validate: a task that fits no node, and the driver pod", "[core]") {

@@ -844,6 +844,41 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
     std::sort(candidates.begin(), candidates.end());
   }
   run.run(candidates, reps, base_seed);
+  if (candidates.empty()) {
+    // Nothing meets the deadline. The nearest configuration and the trends along each field (finish_sweep)
+    // are read from configurations run with every replication, and the probes were stopped early: run
+    // each line's highest value of the bisected field (its best chance) in full; then, around the nearest
+    // of those run in full, every value of each field with the others held, until the nearest stays the
+    // same (each round's nearest is nearer than the last's, so this ends).
+    std::vector<std::size_t> tops;
+    for (std::size_t line = 0; line < nlines; ++line) tops.push_back(config_at(line_pos(line), nb - 1));
+    run.run(tops, reps, base_seed);
+    const auto order = [&](std::size_t c) {
+      const ConfigResult r = run.result(c);
+      return std::make_tuple(r.runs_with_failed_tasks, r.quantile_makespan_s, r.cost.mean, c);
+    };
+    for (;;) {
+      std::size_t near = run.combos().size();
+      for (std::size_t c = 0; c < run.combos().size(); ++c)
+        if (run.done(c) == reps && (near == run.combos().size() || order(c) < order(near))) near = c;
+      std::vector<std::size_t> pos(ndims);
+      for (std::size_t d = ndims, k = near; d-- > 0;) {
+        pos[d] = k % spec.dimensions[d].values.size();
+        k /= spec.dimensions[d].values.size();
+      }
+      std::vector<std::size_t> cross;
+      for (std::size_t d = 0; d < ndims; ++d)
+        for (std::size_t v = 0; v < spec.dimensions[d].values.size(); ++v) {
+          std::vector<std::size_t> at = pos;
+          at[d] = v;
+          if (const std::size_t c = index_of(at); run.done(c) < reps) cross.push_back(c);
+        }
+      if (cross.empty()) break;
+      std::sort(cross.begin(), cross.end());
+      cross.erase(std::unique(cross.begin(), cross.end()), cross.end());
+      run.run(cross, reps, base_seed);
+    }
+  }
 
   std::vector<std::size_t> full;
   for (std::size_t c = 0; c < run.combos().size(); ++c)

@@ -937,3 +937,42 @@ TEST_CASE("Sweep: --search auto recommends what the grid recommends on 50 random
   INFO("auto ran " << auto_sims << " of the grid's " << grid_sims << " simulations");
   CHECK(auto_sims < grid_sims);
 }
+
+TEST_CASE("Sweep: --search auto with nothing in time names the grid's nearest and each field's trend",
+          "[planner][slow]") {
+  // The probes stop early when they cannot meet: auto runs the lines' best chances in full, then every
+  // field's values around the nearest (it showed an empty table and no nearest).
+  std::mt19937_64 rng(20261203);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int k = 0; k < 20; ++k) {
+    const int count = pick(3, 16), base = pick(5, 30);
+    const double sigma = std::array{0.0, 0.1, 0.5}[static_cast<std::size_t>(pick(0, 2))];
+    const std::string yaml =
+        "name: late" + std::to_string(k) + "\nseed: " + std::to_string(pick(1, 1000)) +
+        "\noverheads: none\npipeline:\n  steps:\n    - name: w\n      parallel_for: {count: " +
+        std::to_string(count) + "}\n      duration: {base: " + std::to_string(base) +
+        "s, noise: {lognormal_sigma: " + std::to_string(sigma) +
+        "}}\n      resources: {cpu: 1, memory: 64Mi}\ncluster:\n  node_pools:\n    - {name: n, "
+        "cpu: 1, memory: 1Gi, count: 1, price_per_hour: 3.6}\n";
+    SweepSpec spec;
+    spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,3,4,5,6"),
+                       parse_dimension("pipeline.steps[w].parallel_for.parallelism=1,2,3,0")};
+    spec.replications = 8;
+    spec.deadline_s = 1;  // below any makespan
+    const SweepResult grid = run_sweep_text(yaml, "late.yaml", spec);
+    spec.search = Search::automatic;
+    const SweepResult automatic = run_sweep_text(yaml, "late.yaml", spec);
+    INFO("scenario " << k << ":\n" << yaml);
+    REQUIRE(grid.nearest);
+    REQUIRE(automatic.nearest);
+    CHECK(automatic.configs[automatic.nearest->config].values == grid.configs[grid.nearest->config].values);
+    CHECK(automatic.nearest->over_deadline_s == grid.nearest->over_deadline_s);
+    REQUIRE(automatic.nearest->fields.size() == 2);
+    for (std::size_t f = 0; f < 2; ++f) {
+      CHECK(automatic.nearest->fields[f].values == grid.nearest->fields[f].values);
+      CHECK(automatic.nearest->fields[f].quantile_makespan_s == grid.nearest->fields[f].quantile_makespan_s);
+      CHECK(automatic.nearest->fields[f].trend == grid.nearest->fields[f].trend);
+    }
+    CHECK(automatic.simulations < grid.simulations);
+  }
+}

@@ -1284,6 +1284,11 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
+  // Each figure as JSON has it: the shortest text that reads back to the same double.
+  const auto num = [](double v) {
+    char buf[32];
+    return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  };
   for (const Dimension& d : r.dimensions) out << csv_text(d.path) << ',';
   out << "makespan_mean_s,makespan_stddev_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_"
          "p95_s,"
@@ -1294,11 +1299,12 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
     const ConfigResult& cr = r.configs[c];
     for (const std::string& v : cr.values) out << csv_text(v) << ',';
-    out << cr.makespan_s.mean << ',' << cr.makespan_s.stddev << ',' << cr.makespan_s.ci95_low << ','
-        << cr.makespan_s.ci95_high << ',' << cr.makespan_s.p50 << ',' << cr.makespan_s.p95 << ','
-        << cr.quantile_makespan_s << ',' << cr.cost.mean << ',' << cr.cost.p95 << ','
-        << cr.runs_with_failed_tasks << ',' << (r.deadline_s ? std::to_string(cr.p_meets_deadline) : "")
-        << ',' << (r.deadline_s ? (cr.meets ? "true" : "false") : "") << ','
+    out << num(cr.makespan_s.mean) << ',' << num(cr.makespan_s.stddev) << ',' << num(cr.makespan_s.ci95_low)
+        << ',' << num(cr.makespan_s.ci95_high) << ',' << num(cr.makespan_s.p50) << ','
+        << num(cr.makespan_s.p95) << ',' << num(cr.quantile_makespan_s) << ',' << num(cr.cost.mean) << ','
+        << num(cr.cost.p95) << ',' << cr.runs_with_failed_tasks << ','
+        << (r.deadline_s ? num(cr.p_meets_deadline) : "") << ','
+        << (r.deadline_s ? (cr.meets ? "true" : "false") : "") << ','
         << (r.recommended == c ? "true" : "false") << ',' << (on_front[c] ? "true" : "false") << '\n';
   }
 }

@@ -407,12 +407,12 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     std::snprintf(q, sizeof q, "p%g", r.quantile);
     if (r.recommended) {
       const VariantResult& v = r.variants[*r.recommended];
-      out << "cheapest variant with " << q << " makespan within the deadline (" << fixed(*r.deadline_s, 0)
-          << " s): " << v.name << "; mean cost " << fixed(v.cost.mean, 2) << ", " << q << " makespan "
-          << fixed(v.quantile_makespan_s, 1) << " s\n";
+      out << "cheapest variant with " << q << " makespan within the deadline ("
+          << detail::exact_seconds(*r.deadline_s) << " s): " << v.name << "; mean cost "
+          << fixed(v.cost.mean, 2) << ", " << q << " makespan " << fixed(v.quantile_makespan_s, 1) << " s\n";
     } else {
-      out << "no variant has its " << q << " makespan within the deadline (" << fixed(*r.deadline_s, 0)
-          << " s) without failed tasks\n";
+      out << "no variant has its " << q << " makespan within the deadline ("
+          << detail::exact_seconds(*r.deadline_s) << " s) without failed tasks\n";
     }
   }
   bool any_measured = false;

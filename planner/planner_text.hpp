@@ -2,6 +2,7 @@
 // JSON files, so the two commands split `--vary`/`--variant` text and store a Summary the same way.
 #pragma once
 
+#include <charconv>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,12 @@
 #include "../core/json_reader.hpp"  // core's reader of the JSON files shardflow writes
 
 namespace shardflow::planner::detail {
+
+/// Seconds as few digits as give them exactly: a deadline of 25ms is "0.025", of 1h30m "5400".
+inline std::string exact_seconds(double s) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, s).ptr);
+}
 
 /// `s` without leading and trailing blanks and tabs.
 inline std::string trim(std::string_view s) {

@@ -1157,12 +1157,13 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     out << "\n";
     if (r.recommended) {
       const ConfigResult& cr = r.configs[*r.recommended];
-      out << "cheapest configuration with " << q << " makespan within the deadline (" << num(*r.deadline_s, 0)
-          << " s): " << assignment_text(r.dimensions, cr.values) << "; mean cost " << num(cr.cost.mean, 2)
-          << ", " << q << " makespan " << num(cr.quantile_makespan_s, 1) << " s\n";
+      out << "cheapest configuration with " << q << " makespan within the deadline ("
+          << detail::exact_seconds(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
+          << "; mean cost " << num(cr.cost.mean, 2) << ", " << q << " makespan "
+          << num(cr.quantile_makespan_s, 1) << " s\n";
     } else {
-      out << "no configuration has its " << q << " makespan within the deadline (" << num(*r.deadline_s, 0)
-          << " s) without failed tasks\n";
+      out << "no configuration has its " << q << " makespan within the deadline ("
+          << detail::exact_seconds(*r.deadline_s) << " s) without failed tasks\n";
     }
   }
   if (r.nearest) {

@@ -11,6 +11,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/text.hpp>
+#include <shardflow/planner/compare.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 using namespace shardflow;
@@ -1007,4 +1008,24 @@ TEST_CASE("Sweep: sweep.csv has every figure to the last bit, as sweep.json", "[
     CHECK(std::stod(f[8]) == c.cost.mean);
     CHECK(std::stod(f[11]) == c.p_meets_deadline);
   }
+}
+
+TEST_CASE("Sweep, compare: a deadline under a second is printed as given, not as 0 s", "[planner]") {
+  const std::string yaml =
+      "name: d\noverheads: none\npipeline:\n  steps:\n    - {name: w, duration: {base: 10s}}\n"
+      "cluster:\n  node_pools:\n    - {name: n, cpu: 1, memory: 1Gi, count: 1}\n";
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2")};
+  spec.replications = 1;
+  spec.deadline_s = 0.025;
+  std::ostringstream out;
+  print_sweep(out, run_sweep_text(yaml, "d.yaml", spec));
+  CHECK_THAT(out.str(), Catch::Contains("within the deadline (0.025 s) without failed tasks\n"));
+  CompareSpec cs;
+  cs.variants = {parse_variant("a"), parse_variant("b:cluster.node_pools[n].count=2")};
+  cs.replications = 1;
+  cs.deadline_s = 5400;
+  std::ostringstream c;
+  print_compare(c, run_compare_text(yaml, "d.yaml", cs));
+  CHECK_THAT(c.str(), Catch::Contains("within the deadline (5400 s): a;"));
 }

@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
     return "";
   };
   if (const std::string name = empty_value(app); !name.empty()) {
-    std::cerr << name << ": the value is empty (leave the option out to take its default)\n";
+    std::cerr << name << ": the value is empty; give one (an empty value is not taken for the option left out)\n";
     return 2;
   }
   try {

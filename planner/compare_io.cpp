@@ -58,8 +58,11 @@ std::vector<Variant> read_variants_text(const std::string& yaml, const std::stri
                        "unknown key; a variants file has `variants:` only");
   if (!root["variants"]) throw InputError(at(root, file), "variants", "the file needs a `variants:` list");
   const YAML::Node list = root["variants"];
-  if (!list.IsSequence() || list.size() == 0)
+  if (!list.IsSequence())
     throw InputError(at(list, file), "variants", "must be a list of variants, each {name, set, overlay}");
+  if (list.size() == 0)
+    throw InputError(at(list, file), "variants",
+                     "is empty: list the variants to compare, each {name, set, overlay}, the baseline first");
   std::vector<Variant> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node item = list[i];

@@ -1085,9 +1085,9 @@ TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are 
       {"k8s cleanup abc --timeout 1e10", "--timeout: want a number > 0 and <= 31536000, got \"1e10\""},
       {"run " + seed + " --backend k8s --dry-run --qps inf", "--qps: want a number > 0, got \"inf\""},
       {"simulate " + seed + " --out ''",
-       "--out: the value is empty (leave the option out to take its default)"},
+       "--out: the value is empty; give one (an empty value is not taken for the option left out)"},
       {"sweep " + seed + vary + " --deadline ''",
-       "--deadline: the value is empty (leave the option out to take its default)"},
+       "--deadline: the value is empty; give one (an empty value is not taken for the option left out)"},
   };
   for (const auto& c : cases) {
     INFO(c.args);

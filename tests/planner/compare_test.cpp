@@ -320,3 +320,15 @@ TEST_CASE("sweep, compare: a fault of the file that only a configuration's value
         "autoscaling) "
         "(in variant b: cluster.node_pools[n].count=0)");
 }
+
+TEST_CASE("compare: an empty variants list says so", "[planner]") {
+  try {
+    (void)read_variants_text("variants: []\n", "v.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "v.yaml:1:11: variants: is empty: list the variants to compare, each {name, set, overlay}, the "
+          "baseline "
+          "first");
+  }
+}

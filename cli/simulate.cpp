@@ -307,12 +307,15 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
   add_seed_out_options(cmd, args);
   cmd->add_option("--backend", args.backend, "sim (default), local or k8s")
       ->check(CLI::IsMember({"sim", "local", "k8s"}));
-  cmd->add_option("--cores", args.cores,
-                  "local: CPU capacity in cores (default: the CPUs this process may use); a task asking "
-                  "for 2 CPUs runs its kernel on 2 of them")
+  cmd->add_option(
+         "--cores", args.cores,
+         "local: CPU capacity in cores (default: the CPUs this process may use); a task asking "
+         "for 2 CPUs runs its kernel on 2 of them; more than this process may use is allowed, with a warning")
       ->check(whole_number(1, 4096));
-  cmd->add_option("--memory", args.memory_text,
-                  "local: memory capacity, e.g. 8Gi (default: this machine's physical memory)");
+  cmd->add_option(
+      "--memory", args.memory_text,
+      "local: memory capacity, e.g. 8Gi (default: this machine's physical memory; more is allowed, with a "
+      "warning)");
   cmd->add_option("--time-scale", args.time_scale,
                   "local: model time to real time: multiplies the sampled run times that `sleep` and `spin` "
                   "kernels use and the retry backoffs (0.001 runs a step modelled as 1 hour in 3.6 s)")
@@ -476,6 +479,15 @@ int run_simulate(const SimulateArgs& args) {
   if (args.backend == "sim") {
     backend = sim::make_backend();
   } else if (args.backend == "local") {
+    // More than this machine has: the run goes on (a test of the scheduling may want it), but its times
+    // are of tasks sharing the CPUs or swapping, not of the machine it describes.
+    if (!args.quiet && args.cores > machine_cores())
+      std::cerr << "run: warning: --cores " << args.cores << " is more than the " << machine_cores()
+                << " CPUs this process may use: the tasks share them, and take longer than on " << args.cores
+                << " cores\n";
+    if (!args.quiet && lo.memory > 0 && machine_memory() > 0 && lo.memory > machine_memory())
+      std::cerr << "run: warning: --memory " << args.memory_text << " is more than this machine's "
+                << format_bytes(machine_memory()) << ": tasks may swap or be killed\n";
     backend = exec::make_local_backend(lo);
   } else {
     ko.kubeconfig = args.kubeconfig;

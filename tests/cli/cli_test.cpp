@@ -722,6 +722,26 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
   }
 }
 
+TEST_CASE("cli: a local run on more cores than the machine has is warned about", "[cli]") {
+  const fs::path dir = scratch("local-more-cores");
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);  // at least what the affinity mask allows
+  const std::string more = std::to_string(cpus + 1);
+  const Result r = run("run scenarios/argo-parallelism-limit.yaml --backend local --cores " + more +
+                       " --time-scale 0.01 --out '" + dir.string() + "'");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.err, Catch::StartsWith("run: warning: --cores " + more + " is more than the "));
+  CHECK_THAT(r.err,
+             Catch::Contains(" CPUs this process may use: the tasks share them, and take longer than on " +
+                             more + " cores\n"));
+  // Quiet, or within the machine: no warning.
+  CHECK(run("run scenarios/argo-parallelism-limit.yaml --backend local --cores " + more +
+            " --time-scale 0.01 -q --out '" + dir.string() + "'")
+            .err == "");
+  CHECK(run("run scenarios/argo-parallelism-limit.yaml --backend local --cores 1 --time-scale 0.01 --out '" +
+            dir.string() + "'")
+            .err == "");
+}
+
 TEST_CASE("cli: calibrate turns a local run at --time-scale 0.05 back into model time", "[cli]") {
   const fs::path dir = scratch("calibrate-time-scale");
   REQUIRE(

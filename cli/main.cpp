@@ -20,6 +20,7 @@
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/plan_summary.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/exec/kernels.hpp>
 
 #include "commands.hpp"
@@ -47,7 +48,7 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
       }
     }
     if (!check.problems.empty()) {
-      for (const InputError& e : check.problems) std::cerr << e.what() << "\n";
+      for (const InputError& e : check.problems) std::cerr << printable(e.what()) << "\n";
       if (check.problems.size() > 1)
         std::cerr << f << ": " << count(check.problems.size(), "problem") << "\n";
       status = 2;
@@ -250,7 +251,8 @@ int main(int argc, char** argv) {
     return "";
   };
   if (const std::string name = empty_value(app); !name.empty()) {
-    std::cerr << name << ": the value is empty; give one (an empty value is not taken for the option left out)\n";
+    std::cerr << name
+              << ": the value is empty; give one (an empty value is not taken for the option left out)\n";
     return 2;
   }
   try {
@@ -258,10 +260,10 @@ int main(int argc, char** argv) {
       if (built[i] != nullptr && built[i]->parsed())
         return output_written(cli::kCommands[i].run(*built[i], args));
   } catch (const InputError& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << printable(e.what()) << "\n";  // a name from a Latin-1 kubeconfig, say
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "shardflow: " << e.what() << "\n";
+    std::cerr << "shardflow: " << printable(e.what()) << "\n";
     return 1;
   }
   return 0;

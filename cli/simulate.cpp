@@ -245,7 +245,7 @@ LoadOptions load_options(const LoadArgs& args) {
   o.cluster = args.cluster;
   o.params = args.params;
   o.max_tasks = args.max_tasks;
-  o.warn = [](const std::string& line) { std::cerr << line << "\n"; };
+  o.warn = [](const std::string& line) { std::cerr << printable(line) << "\n"; };
   return o;
 }
 

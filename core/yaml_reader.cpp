@@ -13,6 +13,8 @@
 #include <yaml-cpp/node/detail/memory.h>
 #include <yaml-cpp/node/detail/node.h>
 
+#include <shardflow/core/text.hpp>
+
 namespace shardflow::detail {
 
 using YAML::Node;
@@ -82,34 +84,11 @@ void check_utf8_text(std::string_view text, const std::string& file) {
     throw InputError(place(nul), "", "the file has a NUL byte (is it UTF-16?); save it as UTF-8");
   // Every byte sequence UTF-8 (names end up in JSON outputs, which hold nothing else): the first one
   // that is not, at its line and column.
-  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  for (std::size_t i = 0; i < n;) {
-    if (b[i] < 0x80) {
-      ++i;
-      continue;
-    }
-    const auto cont = [&](std::size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
-      return i + k < n && b[i + k] >= lo && b[i + k] <= hi;
-    };
-    std::size_t len = 0;
-    const unsigned char c = b[i];
-    if (c >= 0xC2 && c <= 0xDF)
-      len = cont(1) ? 2 : 0;
-    else if (c == 0xE0)
-      len = cont(1, 0xA0) && cont(2) ? 3 : 0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
-      len = cont(1) && cont(2) ? 3 : 0;
-    else if (c == 0xED)
-      len = cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
-    else if (c == 0xF0)
-      len = cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
-    else if (c >= 0xF1 && c <= 0xF3)
-      len = cont(1) && cont(2) && cont(3) ? 4 : 0;
-    else if (c == 0xF4)
-      len = cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_length(text, i);
     if (len == 0) {
       static constexpr char kHex[] = "0123456789ABCDEF";
+      const auto c = static_cast<unsigned char>(text[i]);
       throw InputError(place(i), "",
                        std::string("the file is not UTF-8 text here (byte 0x") + kHex[c >> 4] + kHex[c & 15] +
                            "; Latin-1?); save it as UTF-8");

@@ -722,6 +722,17 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
   }
 }
 
+TEST_CASE("cli: a name that is not UTF-8 is shown in hex in a message", "[cli]") {
+  const fs::path dir = scratch("latin1-kubeconfig");
+  std::ofstream(dir / "kc.yaml") << "apiVersion: v1\nkind: Config\ncurrent-context: caf\xe9\ncontexts: []\n"
+                                    "clusters: []\nusers: []\n";
+  const Result r = run("run scenarios/argo-parallelism-limit.yaml --backend k8s --kubeconfig '" +
+                       (dir / "kc.yaml").string() + "' --out '" + (dir / "out").string() + "'");
+  CHECK(r.status == 2);
+  CHECK(r.err == (dir / "kc.yaml").string() +
+                     ":3:18: current-context: no context named \"caf\\xE9\" (contexts: none are defined)\n");
+}
+
 TEST_CASE("cli: a local run on more cores than the machine has is warned about", "[cli]") {
   const fs::path dir = scratch("local-more-cores");
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);  // at least what the affinity mask allows

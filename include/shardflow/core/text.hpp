@@ -31,6 +31,14 @@ void append_fixed_point(std::string& out, std::int64_t units, int decimals);
 /// standard defines to give printf's text), and "0" rather than "-0" for a negative value that rounds to 0.
 std::string fixed_decimals(double v, int decimals);
 
+/// The length of the UTF-8 sequence that starts at text[i] (1 to 4), or 0 if the bytes there are not one
+/// (a Latin-1 byte, a stray continuation byte, an overlong or surrogate form, a cut-off sequence).
+std::size_t utf8_length(std::string_view text, std::size_t i);
+
+/// A message as a terminal should get it: each byte that is not UTF-8, and each control character but
+/// newline and tab (an escape sequence in a name would drive the terminal), as \xNN; the rest unchanged.
+std::string printable(std::string_view message);
+
 /// A user's text (a name, a value) as a message shows it: whole up to 100 characters (UTF-8); longer, its
 /// first 100 and "... (N more characters)". A message about a 10,000-character step name stays short.
 std::string shortened(std::string_view text);

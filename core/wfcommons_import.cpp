@@ -19,6 +19,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/plan.hpp>
 #include <shardflow/core/text.hpp>
 
 #include "json_document.hpp"
@@ -692,6 +693,8 @@ class Importer {
     if (detail::find_cycle(s.pipeline.steps)) return std::nullopt;
     for (const Step& st : s.pipeline.steps)
       if (detail::fit_problem(s.cluster, st)) return std::nullopt;
+    // And the task limit (--max-tasks), which the document route reports at its place.
+    if (Plan::count_tasks(s.pipeline) > options_.max_tasks) return std::nullopt;
     return s;
   }
 

@@ -492,3 +492,20 @@ TEST_CASE("WfCommons import: a size or a count out of range names the range", "[
         "w.json:21:77: workflow.execution.machines[0].cpu.speedInMHz: expected an integer from 1 to 1e15, "
         "got 0");
 }
+
+TEST_CASE("WfCommons import: --max-tasks holds on every route", "[wfcommons]") {
+  // The direct route (no overlay, --set or --cluster) did not check it: 1,001 tasks simulated under a
+  // limit of 5.
+  LoadOptions o;
+  o.max_tasks = 5;
+  const std::string limit =
+      "seismology-chameleon-1000p-001.json:1:1: pipeline: the pipeline unrolls to 1,001 tasks (about 1 MiB "
+      "of "
+      "memory to simulate); the limit is 5 (--max-tasks raises it; `explain` counts without unrolling)";
+  CHECK(error_of_file("seismology-chameleon-1000p-001.json", o) == limit);
+  o.sets = {"cluster.node_pools[0].count=2"};
+  CHECK(error_of_file("seismology-chameleon-1000p-001.json", o) == limit);
+  o.sets.clear();
+  o.max_tasks = 1001;
+  CHECK(error_of_file("seismology-chameleon-1000p-001.json", o) == "loaded");
+}

@@ -1019,18 +1019,21 @@ class Importer {
         return &m->second;
       }
     }
-    // The SDK gives each further use of a component its own copy, comp-NAME-2, comp-NAME-3, ...: the
-    // model of comp-NAME applies to a copy that runs the same container (image, command, args).
-    const std::size_t dash = comp_name.find_last_of('-');
-    if (dash != std::string::npos && dash + 1 < comp_name.size() &&
-        comp_name.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
-      const std::string base = comp_name.substr(0, dash);
-      if (same_container(base, comp_name))
-        for (const std::string& key : {base, base.rfind("comp-", 0) == 0 ? base.substr(5) : base})
-          if (const auto m = models_.components.find(key); m != models_.components.end()) {
-            used_components_.insert(key);
-            return &m->second;
-          }
+    // The SDK gives each further use of a component its own copy, comp-NAME-2, comp-NAME-3, ..., and a
+    // copy made inside a sub-pipeline a suffix more (comp-NAME-2-2): the model of comp-NAME, or of a
+    // copy with fewer suffixes, applies to a copy that runs the same container (image, command, args).
+    std::string base = comp_name;
+    for (std::size_t dash = base.find_last_of('-');
+         dash != std::string::npos && dash + 1 < base.size() &&
+         base.find_first_not_of("0123456789", dash + 1) == std::string::npos;
+         dash = base.find_last_of('-')) {
+      base.resize(dash);
+      if (!same_container(base, comp_name)) continue;
+      for (const std::string& key : {base, base.rfind("comp-", 0) == 0 ? base.substr(5) : base})
+        if (const auto m = models_.components.find(key); m != models_.components.end()) {
+          used_components_.insert(key);
+          return &m->second;
+        }
     }
     return nullptr;
   }

@@ -601,6 +601,35 @@ TEST_CASE("KFP import: a component's model reaches the SDK's copies of it that r
         }) == 0);
 }
 
+TEST_CASE("KFP import: a component's model reaches a copy made inside a sub-pipeline (comp-NAME-2-2)",
+          "[kfp]") {
+  // A sub-pipeline that uses w twice, and w twice more outside: the SDK names the copies comp-w-2,
+  // comp-w-3 and, for the sub-pipeline's second use, comp-w-2-2 (compiled with kfp 2.17). comp-w-4-2
+  // runs another image: a function of its own.
+  const std::string ir =
+      "components:\n  comp-w: {executorLabel: exec-w}\n  comp-w-2: {executorLabel: exec-w-2}\n"
+      "  comp-w-2-2: {executorLabel: exec-w-2-2}\n  comp-w-4-2: {executorLabel: exec-w-4-2}\n"
+      "deploymentSpec: {executors: {exec-w: {container: {image: alpine, command: [run]}}, exec-w-2: "
+      "{container: {image: alpine, command: [run]}}, exec-w-2-2: {container: {image: alpine, command: "
+      "[run]}}, "
+      "exec-w-4-2: {container: {image: busybox, command: [run]}}}}\n"
+      "pipelineInfo: {name: p}\nroot:\n  dag:\n    tasks:\n      w: {componentRef: {name: comp-w}}\n"
+      "      w-2: {componentRef: {name: comp-w-2}}\n      w-2-2: {componentRef: {name: comp-w-2-2}}\n"
+      "      w-4-2: {componentRef: {name: comp-w-4-2}}\n"
+      "schemaVersion: 2.1.0\n";
+  std::vector<std::string> warnings;
+  const Scenario s = load_scenario_text(
+      ir, "p.yaml", options("kfp: {components: {w: {duration: {base: 10m}}}}\n", {}, &warnings));
+  REQUIRE(s.pipeline.steps.size() == 4);
+  CHECK(s.pipeline.steps[0].component.duration.base == Duration::from_s(600));
+  CHECK(s.pipeline.steps[1].component.duration.base == Duration::from_s(600));
+  CHECK(s.pipeline.steps[2].component.duration.base == Duration::from_s(600));
+  CHECK(s.pipeline.steps[3].component.duration.base == Duration::from_s(60));  // the default
+  CHECK(std::count_if(warnings.begin(), warnings.end(), [](const std::string& w) {
+          return w.find("has no duration model") != std::string::npos;
+        }) == 1);
+}
+
 TEST_CASE("KFP import: a task name of 1,000 characters is shortened in a field's path", "[kfp]") {
   // (YAML refuses a plain key longer than 1,024 characters.)
   const std::string name(1000, 't');

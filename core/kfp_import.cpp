@@ -265,6 +265,12 @@ class Importer {
     for (auto key : {"pipelineInfo", "root"})
       if (!top.has(key))
         throw InputError(SourceLocation{file_, 1, 1}, key, "missing required key of a PipelineSpec");
+    // The SDK writes schemaVersion after the pipeline: a file without it was cut short (or not written
+    // by the SDK), and what it holds may be part of a DAG.
+    if (!top.has("schemaVersion"))
+      throw InputError(SourceLocation{file_, 1, 1}, "schemaVersion",
+                       "missing required key of a PipelineSpec (the KFP SDK writes it after the pipeline: "
+                       "is the file cut short?)");
     if (top.has("components")) top["components"].expect_map({});
     if (top.has("deploymentSpec")) {
       top["deploymentSpec"].expect_map(std::array<std::string_view, 1>{"executors"});

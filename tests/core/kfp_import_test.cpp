@@ -413,12 +413,12 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
         "comp-cleanup, "
         "comp-old, comp-work)");
   // Aliases and self-reference are bounded, not followed forever.
-  CHECK(
-      error_of("components:\n  comp-loop:\n    dag: {tasks: {again: {componentRef: {name: comp-loop}}}}\n"
-               "pipelineInfo: {name: cyc}\nroot: {dag: {tasks: {l: {componentRef: {name: comp-loop}}}}}\n") ==
-      "p.yaml:3:48: components.comp-loop.dag.tasks.again.componentRef.name: component \"comp-loop\" runs "
-      "itself: "
-      "comp-loop -> task again -> comp-loop; a sub-DAG cannot contain itself");
+  CHECK(error_of("components:\n  comp-loop:\n    dag: {tasks: {again: {componentRef: {name: comp-loop}}}}\n"
+                 "pipelineInfo: {name: cyc}\nroot: {dag: {tasks: {l: {componentRef: {name: comp-loop}}}}}\n"
+                 "schemaVersion: 2.1.0\n") ==
+        "p.yaml:3:48: components.comp-loop.dag.tasks.again.componentRef.name: component \"comp-loop\" runs "
+        "itself: "
+        "comp-loop -> task again -> comp-loop; a sub-DAG cannot contain itself");
   // Nesting without a cycle is bounded too: 34 components, each the next one's only task.
   {
     std::string deep = "components:\n";
@@ -428,7 +428,8 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
     deep +=
         "  comp-d34: {executorLabel: exec-x}\ndeploymentSpec: {executors: {exec-x: {container: {image: "
         "a}}}}\n"
-        "pipelineInfo: {name: deep}\nroot: {dag: {tasks: {t: {componentRef: {name: comp-d0}}}}}\n";
+        "pipelineInfo: {name: deep}\nroot: {dag: {tasks: {t: {componentRef: {name: comp-d0}}}}}\n"
+        "schemaVersion: 2.1.0\n";
     CHECK(error_of(deep) ==
           "p.yaml:34:13: components.comp-d32: component DAGs nest too deeply (more than 32 levels)");
   }
@@ -445,7 +446,7 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
   }
   nested +=
       "deploymentSpec: {executors: {exec-leaf: {container: {image: alpine}}}}\npipelineInfo: {name: big}\n"
-      "root: {dag: {tasks: {top: {componentRef: {name: comp-l0}}}}}\n";
+      "root: {dag: {tasks: {top: {componentRef: {name: comp-l0}}}}}\nschemaVersion: 2.1.0\n";
   CHECK(error_of(nested) ==
         "p.yaml:14:31: components.comp-l11.dag.tasks.a: the pipeline has more than 5000 tasks "
         "(counting a component DAG once for every task that uses it)");
@@ -481,6 +482,10 @@ TEST_CASE("KFP import: a null value is reported at its key", "[kfp]") {
         "p.yaml:865:11: pipeline.steps[0].parallel_for.parallelism: expected an integer, got nothing (null)");
   CHECK(error_of(replace(kIr, "schemaVersion: 2.1.0\n", "schemaVersion:\n"), options(kCluster)) ==
         "p.yaml:45:1: schemaVersion: expected a string");
+  // The SDK writes schemaVersion last: a file without it was cut short, and read whole it could load.
+  CHECK(error_of(replace(kIr, "schemaVersion: 2.1.0\n", ""), options(kCluster)) ==
+        "p.yaml:1:1: schemaVersion: missing required key of a PipelineSpec (the KFP SDK writes it after the "
+        "pipeline: is the file cut short?)");
   CHECK(error_of(replace(kIr, "old: {componentRef: {name: comp-old}}", "old: {componentRef: }"),
                  options(kCluster)) ==
         "p.yaml:14:15: components.comp-condition-4.dag.tasks.old.componentRef.name: missing required key");
@@ -505,7 +510,7 @@ std::string raw_loops(const std::vector<std::size_t>& widths) {
     ir += "      l" + std::to_string(i) + ":\n        componentRef: {name: comp-body}\n" +
           "        parameterIterator: {itemInput: it, items: {raw: '" + items + "]'}}\n";
   }
-  return ir;
+  return ir + "schemaVersion: 2.1.0\n";
 }
 
 }  // namespace
@@ -637,7 +642,7 @@ TEST_CASE("KFP import: a task name of 1,000 characters is shortened in a field's
       "components:\n  comp-w: {executorLabel: exec-w}\n"
       "deploymentSpec: {executors: {exec-w: {container: {image: alpine}}}}\n"
       "pipelineInfo: {name: big}\nroot:\n  dag:\n    tasks:\n      " +
-      name + ":\n        componentRef: {name: comp-w}\n        bogus: 1\n";
+      name + ":\n        componentRef: {name: comp-w}\n        bogus: 1\nschemaVersion: 2.1.0\n";
   CHECK(error_of(ir) ==
         "p.yaml:10:9: root.dag.tasks." + std::string(100, 't') +
             "... (900 more characters).bogus: unsupported PipelineSpec field \"bogus\" (shardflow "

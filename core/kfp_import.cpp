@@ -1168,9 +1168,15 @@ std::optional<Scenario> import_foreign_document(const YAML::Node& root, const st
         at(kind ? kind : api, file), kind ? "kind" : "apiVersion",
         "this is an Argo " + (kind && kind.IsScalar() ? kind.Scalar() : std::string("resource")) +
             ", not a KFP PipelineSpec: shardflow reads the file `kfp` compiles (compiler.Compiler()"
-            ".compile(pipeline, \"pipeline.yaml\")), not the Argo Workflow the KFP backend makes of it");
+            ".compile(pipeline, \"pipeline.yaml\")), not the Argo Workflow the KFP backend makes of it; an "
+            "Argo Workflow of your own is not read either: write it as a scenario (scenarios/argo-*.yaml are "
+            "two of Argo's examples written so)");
   }
-  if (!root["pipelineInfo"] && !root["root"] && !root["deploymentSpec"]) return std::nullopt;
+  // Any of a PipelineSpec's own top-level keys: the SDK writes `components` first, so a file cut short
+  // may have no other, and read as a scenario it would get a scenario's errors.
+  if (!root["pipelineInfo"] && !root["root"] && !root["deploymentSpec"] && !root["components"] &&
+      !root["schemaVersion"] && !root["sdkVersion"])
+    return std::nullopt;
   Importer importer(root, file, options);
   importer.index_components();
   return importer.run();

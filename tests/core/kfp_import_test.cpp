@@ -194,7 +194,9 @@ TEST_CASE("KFP import: the Argo Workflow the KFP backend compiles to is named as
         std::string(e.what()) ==
         f + ":2:7: kind: this is an Argo Workflow, not a KFP PipelineSpec: shardflow reads the file `kfp` "
             "compiles (compiler.Compiler().compile(pipeline, \"pipeline.yaml\")), not the Argo Workflow the "
-            "KFP backend makes of it");
+            "KFP backend makes of it; an Argo Workflow of your own is not read either: write it as a "
+            "scenario "
+            "(scenarios/argo-*.yaml are two of Argo's examples written so)");
   }
 }
 
@@ -665,4 +667,12 @@ TEST_CASE("KFP import: a PipelineSpec saved as UTF-16 is named as such", "[kfp]"
   CHECK(error_of(utf16.substr(2), options(kCluster)) ==
         "p.yaml:1:2: the file has a NUL byte (is it UTF-16?); save it as UTF-8");
   CHECK_NOTHROW(load_scenario_text("\xEF\xBB\xBF" + kIr, "p.yaml", options(kCluster)));  // a UTF-8 mark
+}
+
+TEST_CASE("KFP import: a PipelineSpec cut short after its components is read as one", "[kfp]") {
+  // The SDK writes components first; read as a scenario, the file got "unknown key components" and
+  // "missing name" instead.
+  const std::string cut = kIr.substr(0, kIr.find("deploymentSpec:"));
+  CHECK(error_of(cut, options(kCluster)) ==
+        "p.yaml:1:1: pipelineInfo: missing required key of a PipelineSpec");
 }

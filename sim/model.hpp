@@ -392,6 +392,33 @@ class Model {
     }
     trace_.pod_prefixes.reserve(trace_.steps.size());
     for (const std::string& step : trace_.steps) trace_.pod_prefixes.push_back(pod_name_prefix(step));
+    // Inside looped groups the step and item repeat in every iteration: such a pod's name carries the
+    // groups' iteration numbers too, so that names are unique, as in a namespace.
+    if (plan_.scopes().size() > 1)
+      for (AttemptRecord& r : trace_.attempts)
+        if (r.pod == kNoPod)
+          if (const std::string mid = scope_indices(r.task); !mid.empty()) {
+            r.pod = static_cast<std::uint32_t>(trace_.pod_names.size());
+            trace_.pod_names.push_back(trace_.pod_prefixes[r.step] + mid + std::to_string(r.item) + '-' +
+                                       std::to_string(r.attempt));
+          }
+  }
+
+  // The iteration numbers of the looped groups around task t that its item does not give, outermost
+  // first, each followed by '-' ("3-" for item 1 of a step without a loop of its own in outer[3]/inner[1],
+  // whose item is inner's); "" when the item alone tells its tasks apart.
+  [[nodiscard]] std::string scope_indices(TaskId t) const {
+    std::vector<std::string_view> numbers;  // innermost first
+    for (std::uint32_t s = plan_.scope_of(t); s != kNone && !plan_.scopes()[s].name.empty();
+         s = plan_.scopes()[s].parent) {
+      const std::string_view n = plan_.scopes()[s].name;
+      if (const std::size_t open = n.rfind('['); open != std::string_view::npos && n.back() == ']')
+        numbers.push_back(n.substr(open + 1, n.size() - open - 2));
+    }
+    if (!plan_.steps()[plan_.step_of(t)].has_loop && !numbers.empty()) numbers.erase(numbers.begin());
+    std::string out;
+    for (auto it = numbers.rbegin(); it != numbers.rend(); ++it) (out += *it) += '-';
+    return out;
   }
 
   const Scenario& sc_;

@@ -362,8 +362,8 @@ bool Model::end_work_item(std::uint32_t a) {
 void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
   if (trace_.attempts[a].pod == kNoPod) {  // the pod's name, kept for every item it runs
     const AttemptRecord& first = trace_.attempts[a];
-    trace_.pod_names.push_back(pod_name_prefix(plan_.steps()[first.step].path) + std::to_string(first.item) +
-                               '-' + std::to_string(first.attempt));
+    trace_.pod_names.push_back(pod_name_prefix(plan_.steps()[first.step].path) + scope_indices(first.task) +
+                               std::to_string(first.item) + '-' + std::to_string(first.attempt));
     trace_.attempts[a].pod = static_cast<std::uint32_t>(trace_.pod_names.size() - 1);
   }
   const auto b = static_cast<std::uint32_t>(trace_.attempts.size());

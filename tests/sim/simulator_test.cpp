@@ -418,6 +418,29 @@ TEST_CASE("Simulator: a failed attempt says why, as the local backend does", "[s
   CHECK(t.errors.size() == 2);  // one text per reason and step, not per attempt
 }
 
+TEST_CASE("Simulator: pods in looped groups have names of their own", "[sim]") {
+  // A group looped twice around a group looped twice around a step looped twice (w), and a step without a
+  // loop of its own (v), whose item is its group's iteration. By step path, item and attempt alone, the
+  // outer group's two iterations gave the same names.
+  const Scenario sc = load_scenario_text(
+      "name: nested\noverheads: none\npipeline:\n  steps:\n"
+      "    - name: outer\n      parallel_for: {count: 2}\n      steps:\n"
+      "        - name: inner\n          parallel_for: {count: 2}\n          steps:\n"
+      "            - {name: w, parallel_for: {count: 2}, duration: {base: 1s}}\n"
+      "            - {name: v, duration: {base: 1s}}\n"
+      "cluster:\n  node_pools:\n    - {name: p, cpu: 16, memory: 64Gi, count: 1}\n",
+      "nested.yaml");
+  const Trace t = run(sc);
+  std::vector<std::string> names;
+  for (const AttemptRecord& a : t.attempts) names.push_back(t.pod_name(a));
+  std::sort(names.begin(), names.end());
+  CHECK(names ==
+        std::vector<std::string>{"outer-inner-v-0-0-0", "outer-inner-v-0-1-0", "outer-inner-v-1-0-0",
+                                 "outer-inner-v-1-1-0", "outer-inner-w-0-0-0-0", "outer-inner-w-0-0-1-0",
+                                 "outer-inner-w-0-1-0-0", "outer-inner-w-0-1-1-0", "outer-inner-w-1-0-0-0",
+                                 "outer-inner-w-1-0-1-0", "outer-inner-w-1-1-0-0", "outer-inner-w-1-1-1-0"});
+}
+
 TEST_CASE("Simulator: the autoscaler removes idle nodes down to min", "[sim]") {
   NodePool p = pool("auto", 3, 1000);
   p.autoscaling.min = 1;

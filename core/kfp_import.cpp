@@ -524,12 +524,15 @@ class Importer {
       v.output_key = producer + "." + key;
       v.what = "the output " + quote(key) + " of task " + quote(producer);
       v.hint = "give its length in an overlay as kfp: {outputs: {" + v.output_key + ": N}}";
+      // (A model counts as used when a loop iterates over it, loop_over: a condition or a task that reads
+      // the output gives no length to model.)
       if (const auto m = models_.outputs.find(v.output_key); m != models_.outputs.end()) {
-        used_outputs_.insert(v.output_key);
         const Field& given = m->second;
         if (given.node.IsSequence()) {
           note_marks(given.node, given.file);
+          const std::string output_key = v.output_key;
           v = known(given.node);
+          v.output_key = output_key;
         } else {
           v.length = parse_count(given);
         }
@@ -566,6 +569,7 @@ class Importer {
 
   // The items of a loop whose items are `v`, as read at `items` (the iterator's items field).
   Loop loop_over(const Value& v, const Field& items) {
+    if (!v.output_key.empty()) used_outputs_.insert(v.output_key);
     Loop loop;
     Node pf = fresh(YAML::NodeType::Map);
     note(pf, items.node);

@@ -676,3 +676,30 @@ TEST_CASE("KFP import: a PipelineSpec cut short after its components is read as 
   CHECK(error_of(cut, options(kCluster)) ==
         "p.yaml:1:1: pipelineInfo: missing required key of a PipelineSpec");
 }
+
+TEST_CASE("KFP import: kfp.outputs for an output that only a condition reads is an error", "[kfp]") {
+  // A condition on flip's output, and no loop over it: a length given for it models nothing (it was
+  // taken as used, so a typo of the loop's output went unnoticed).
+  const std::string ir =
+      "components:\n  comp-flip: {executorLabel: exec-flip}\n  comp-w: {executorLabel: exec-w}\n"
+      "  comp-condition-1: {dag: {tasks: {w: {componentRef: {name: comp-w}}}}}\n"
+      "deploymentSpec: {executors: {exec-flip: {container: {image: alpine}}, exec-w: {container: {image: "
+      "alpine}}}}\n"
+      "pipelineInfo: {name: p4}\nroot:\n  dag:\n    tasks:\n"
+      "      flip: {componentRef: {name: comp-flip}}\n"
+      "      condition-1:\n        componentRef: {name: comp-condition-1}\n        dependentTasks: [flip]\n"
+      "        inputs: {parameters: {pipelinechannel--flip-Output: {taskOutputParameter: "
+      "{outputParameterKey: "
+      "Output, producerTask: flip}}}}\n"
+      "        triggerPolicy: {condition: \"inputs.parameter_values['pipelinechannel--flip-Output'] == "
+      "'heads'\"}\n"
+      "schemaVersion: 2.1.0\n";
+  CHECK(error_of(ir, options("kfp: {outputs: {flip.Output: 3}}\n")) ==
+        "model.yaml:1:17: kfp.outputs.flip.Output: no loop over the output \"flip.Output\" in the pipeline "
+        "(only "
+        "a loop's items are modelled)");
+  CHECK(error_of(ir, options("kfp: {outputs: {flip.Output: [a, b]}}\n")) ==
+        "model.yaml:1:17: kfp.outputs.flip.Output: no loop over the output \"flip.Output\" in the pipeline "
+        "(only "
+        "a loop's items are modelled)");
+}

@@ -146,13 +146,17 @@ class Progress final : public RunObserver {
   std::string header_;
 };
 
-// The simulator's makespan for the scenario as written (its modelled cluster); 0 when it cannot run it.
+// The simulator's makespan for the scenario as written (its modelled cluster); 0 when it cannot run it
+// (a pod that fits no node fails unplaced). Tasks that fail their runs (failure.p, retries exhausted) are
+// part of the prediction: the run fails as predicted.
 double predict_makespan(const Scenario& s, const Plan& p, std::uint64_t seed) {
   try {
     sim::SimOptions so;
     so.seed = seed;
     const Trace t = sim::simulate(s, p, so);
-    return t.tasks_failed > 0 ? 0 : makespan_s(t);
+    for (const AttemptRecord& a : t.attempts)
+      if (a.outcome == Outcome::failed && a.scheduled == kNever) return 0;
+    return makespan_s(t);
   } catch (const InputError&) {
     return 0;
   }

@@ -264,6 +264,13 @@ class Watcher {
   std::atomic<std::uint64_t> relists_{0};
 };
 
+// Another run has this run's id in its namespace.
+InputError duplicate_run(const ManifestOptions& mo) {
+  return InputError({"--run-id " + mo.run_id, 0, 0}, "",
+                    "a run with this id exists already in namespace " + mo.namespace_name +
+                        " (shardflow k8s cleanup " + mo.run_id + " deletes it, run --resume continues it)");
+}
+
 class K8sRun {
  public:
   K8sRun(const Scenario& scenario, const Plan& plan, const RunOptions& options, const ControllerOptions& co,
@@ -420,10 +427,13 @@ class K8sRun {
           owner_ = std::move(there);
           return;
         }
-        throw InputError({"--run-id " + mo_.run_id, 0, 0}, "",
-                         "a run with this id exists already in namespace " + mo_.namespace_name +
-                             " (shardflow k8s cleanup " + mo_.run_id +
-                             " deletes it, run --resume continues it)");
+        // Another run's: this one made nothing, and its run file (written just before) must not lead a
+        // `run --resume` of it to that run's objects.
+        if (!co_.out_dir.empty()) {
+          std::error_code ec;
+          std::filesystem::remove(std::filesystem::path(co_.out_dir) / "run.json", ec);
+        }
+        throw duplicate_run(mo_);
       }
     }
   }
@@ -796,6 +806,16 @@ class K8sBackend final : public Backend {
     clo.seed = options.seed;
     Client api(creds, clo);
     check_cluster(api, creds, scenario, mo);
+    // A new run whose id another run has is refused before its run file is written (a `run --resume` of
+    // that file would take the other run over, and delete its objects at the end).
+    if (co_.resume_started_unix_ns == 0) {
+      try {
+        (void)api.get("/api/v1/namespaces/" + mo.namespace_name + "/configmaps/sf-" + mo.run_id);
+        throw duplicate_run(mo);
+      } catch (const ApiError& e) {
+        if (e.status != 404) throw;
+      }
+    }
     write_run_file(creds, scenario, mo, options.seed);
     K8sRun r(scenario, plan, options, co_, mo, api, observer);
     Trace trace = r.run();

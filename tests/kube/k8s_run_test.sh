@@ -76,11 +76,31 @@ want=$(tr ',' '\n' <<<"$fails" | sed 's/.*/flaky[&] (3 attempts)/' | paste -sd, 
 got=$(sed -n 's/^  failed tasks //p' "$work/retries.out")
 [ "$got" = "$want" ] || { echo "FAIL: failed tasks \"$got\", want \"$want\""; cat "$work/retries.out"; exit 1; }
 echo "ok retries: exit 1, the run names exactly the exhausted indexes: $got"
+# The prediction includes the tasks that fail their runs (only a pod that fits no node leaves none).
+grep -q "^k8s run retries: .* tasks; the simulator predicts [0-9]" "$work/retries.out" ||
+  { echo "FAIL: no prediction for a run with failing tasks:"; head -3 "$work/retries.out"; exit 1; }
 $check retries "$work/retries/trace.json" "$fails"
 pods=$("${kubectl[@]}" get pods -l shardflow.io/run=retries -o name | wc -l)
 attempts=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['attempts']))" "$work/retries/trace.json")
 [ "$pods" = "$attempts" ] || { echo "FAIL: $pods pods on the API server, $attempts attempts in the trace"; exit 1; }
 echo "ok the API server has one pod per attempt of the trace ($pods)"
+
+# A second run with the kept run's id is refused before it writes anything: its run file would let
+# `run --resume` take the kept run over and delete its objects.
+set +e
+run "$src/tests/kube/scenarios/retries.yaml" --run-id retries --out "$work/dup" >"$work/dup.out" 2>&1
+rc=$?
+set -e
+[ $rc = 2 ] || { echo "FAIL: a second run with id retries: exit $rc, want 2"; cat "$work/dup.out"; exit 1; }
+grep -q "^--run-id retries: a run with this id exists already in namespace default" "$work/dup.out" ||
+  { echo "FAIL: duplicate id said:"; cat "$work/dup.out"; exit 1; }
+[ ! -e "$work/dup/run.json" ] || { echo "FAIL: the refused run wrote $work/dup/run.json"; exit 1; }
+if "$exe" run --resume "$work/dup" >"$work/dup-resume.out" 2>&1; then
+  echo "FAIL: run --resume of the refused run succeeded"; exit 1
+fi
+pods=$("${kubectl[@]}" get pods -l shardflow.io/run=retries -o name | wc -l)
+[ "$pods" = "$attempts" ] || { echo "FAIL: the kept run has $pods pods after the refused one, want $attempts"; exit 1; }
+echo "ok a second run with a kept run's id is refused (exit 2), writes no run file, and leaves the kept run alone"
 
 # c (second half). A kept run is there until `k8s cleanup`; `k8s status` tells both.
 "$exe" k8s status "$work/retries" >"$work/status1.out"

@@ -1,11 +1,15 @@
 // `shardflow k8s cleanup` and `shardflow k8s status`: what a Kubernetes run left on the cluster.
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -49,11 +53,44 @@ int cleanup(const K8sArgs& args) {
   const k8s::Credentials creds = k8s::credentials_for(args.kubeconfig, args.context);
   const std::string ns = args.namespace_name.empty() ? creds.namespace_name : args.namespace_name;
   k8s::check_namespace(ns, {"--namespace " + ns, 0, 0});
-  k8s::Client api(creds);
+  // --timeout bounds the whole command, the requests too: a server that accepts and never answers would
+  // hold each request for 30 s, six times over.
+  std::atomic<bool> expired{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread timer([&] {
+    std::unique_lock lock(mu);
+    if (!cv.wait_for(lock, std::chrono::duration<double>(args.timeout_s), [&] { return done; }))
+      expired.store(true);
+  });
+  struct StopTimer {
+    std::mutex& mu;
+    std::condition_variable& cv;
+    bool& done;
+    std::thread& timer;
+    ~StopTimer() {
+      {
+        const std::lock_guard lock(mu);
+        done = true;
+      }
+      cv.notify_all();
+      timer.join();
+    }
+  } stop_timer{mu, cv, done, timer};
+  k8s::ClientOptions co;
+  co.stop = &expired;
+  k8s::Client api(creds, co);
   const std::string what = args.all ? "every shardflow run" : "run " + args.run_id;
-  const k8s::CleanupResult r =
-      k8s::delete_run(api, ns, args.run_id, args.foreground ? "Foreground" : "Background", !args.no_wait,
-                      Duration::from_ms(static_cast<std::int64_t>(args.timeout_s * 1000)));
+  k8s::CleanupResult r;
+  try {
+    r = k8s::delete_run(api, ns, args.run_id, args.foreground ? "Foreground" : "Background", !args.no_wait,
+                        Duration::from_ms(static_cast<std::int64_t>(args.timeout_s * 1000)));
+  } catch (const k8s::Interrupted& e) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", args.timeout_s);
+    throw k8s::TransportError(std::string("gave up after --timeout ") + secs + " s (" + e.what() + ")");
+  }
   std::printf("%s in namespace %s: deleted %zu object%s (%s propagation)", what.c_str(), ns.c_str(),
               r.deleted, r.deleted == 1 ? "" : "s", args.foreground ? "foreground" : "background");
   if (args.no_wait) {

@@ -552,7 +552,13 @@ int run_simulate(const SimulateArgs& args) {
   {
     const InterruptGuard guard;
     if (sim && tty) std::fprintf(stderr, "simulating...");
-    trace = backend->run(scenario, plan, options, &progress);
+    try {
+      trace = backend->run(scenario, plan, options, &progress);
+    } catch (const k8s::Interrupted&) {  // Ctrl-C while the cluster was being checked
+      progress.clear_line();
+      std::cerr << "run: interrupted while checking the cluster, before anything of the run was made\n";
+      return 130;
+    }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.clear_line();

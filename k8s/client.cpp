@@ -83,6 +83,11 @@ long retry_after_seconds(std::string_view v) {
   return s;
 }
 
+// curl's progress callback: a non-zero return ends the transfer (CURLE_ABORTED_BY_CALLBACK).
+int on_progress_stop(void* stop, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(stop)->load() ? 1 : 0;  // NOLINT: set from a const pointer
+}
+
 // Sleeps for `d`, waking early when *stop becomes true.
 void sleep_for(Duration d, const std::atomic<bool>* stop) {
   const auto until = Clock::now() + std::chrono::nanoseconds(d.ns());
@@ -329,6 +334,9 @@ Client::~Client() = default;
 std::uint64_t Client::requests() const {
   return impl_->requests.load();
 }
+void Client::set_stop(const std::atomic<bool>* stop) {
+  impl_->opts.stop = stop;
+}
 const std::string& Client::server() const {
   return impl_->creds.server;
 }
@@ -352,11 +360,22 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
     cu().easy_setopt(h, CURLOPT_WRITEDATA, &t);
     im.wait_for_token();
     ++im.requests;
+    if (im.opts.stop != nullptr) {  // a transfer in flight ends when Ctrl-C sets the flag
+      cu().easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+      cu().easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress_stop);
+      cu().easy_setopt(h, CURLOPT_XFERINFODATA, static_cast<const void*>(im.opts.stop));
+    }
     const CURLcode code = cu().easy_perform(h);
     const bool last = attempt >= im.opts.max_retries;
+    const auto interrupted = [&] {
+      if (im.opts.stop != nullptr && im.opts.stop->load())
+        throw Interrupted(std::string(method) + " " + path + ": interrupted");
+    };
+    interrupted();
     if (code != CURLE_OK) {
       if (!last && retryable_transport(code)) {
-        sleep_for(im.backoff(attempt, ""), nullptr);
+        sleep_for(im.backoff(attempt, ""), im.opts.stop);
+        interrupted();
         continue;
       }
       throw TransportError(std::string(method) + " " + path + ": " + describe(code, t.errbuf.data()) +
@@ -367,7 +386,8 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
     r.body = std::move(t.body);
     r.retry_after = std::move(t.retry_after);
     if (!last && retryable_status(r.status)) {
-      sleep_for(im.backoff(attempt, r.status == 429 || r.status == 503 ? r.retry_after : ""), nullptr);
+      sleep_for(im.backoff(attempt, r.status == 429 || r.status == 503 ? r.retry_after : ""), im.opts.stop);
+      interrupted();
       continue;
     }
     return r;

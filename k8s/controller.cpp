@@ -804,6 +804,9 @@ class K8sBackend final : public Backend {
     clo.qps = co_.qps;
     clo.burst = co_.burst;
     clo.seed = options.seed;
+    // Ctrl-C during the checks (a server that accepts and never answers holds each for 30 s, six times)
+    // ends them at once: nothing of the run exists yet. The run itself stops cleanly on its own.
+    clo.stop = options.stop;
     Client api(creds, clo);
     check_cluster(api, creds, scenario, mo);
     // A new run whose id another run has is refused before its run file is written (a `run --resume` of
@@ -816,6 +819,7 @@ class K8sBackend final : public Backend {
         if (e.status != 404) throw;
       }
     }
+    api.set_stop(nullptr);
     write_run_file(creds, scenario, mo, options.seed);
     K8sRun r(scenario, plan, options, co_, mo, api, observer);
     Trace trace = r.run();
@@ -853,6 +857,8 @@ class K8sBackend final : public Backend {
                 " refused the credentials (401 Unauthorized: a wrong or expired token, or a client "
                 "certificate it does not trust)");
       if (e.status != 403) throw;
+    } catch (const Interrupted&) {
+      throw;
     } catch (const TransportError& e) {
       throw TransportError("cannot reach " + where + ": " + e.what());
     }

@@ -1,5 +1,7 @@
 // `shardflow run --backend k8s` against bad input, with the fake API server (fake_apiserver.py): each
 // problem is one line on stderr and a non-zero exit, and the token is never in the output.
+#include <chrono>
+
 #include <catch2/catch.hpp>
 
 #include "cli/cli_helpers.hpp"
@@ -81,4 +83,40 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
   // Nothing was created on the server (every check comes first).
   const nlohmann::json log = server.control("GET", "/_log");
   for (const auto& r : log["requests"]) CHECK(r["method"] != "POST");
+}
+
+TEST_CASE("k8s: a server that never answers: cleanup ends at --timeout, Ctrl-C ends the checks", "[kube]") {
+  // A server that accepts and does not answer held each request 30 s, six times over: cleanup took
+  // 223 s with --timeout 10, and the first Ctrl-C during a run's checks was lost.
+  const fs::path dir = scratch("controller-silent");
+  const Certs certs(dir);
+  FakeServer server(certs);
+  const std::string kc = (dir / "kc.yaml").string();
+  write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+  const nlohmann::json slow =
+      nlohmann::json::array({{{"status", 200}, {"delay", 60}, {"body", nlohmann::json::object()}}});
+
+  server.script("/api/v1/namespaces/default/configmaps", slow);
+  const auto t0 = std::chrono::steady_clock::now();
+  const clitest::Result c = clitest::run("k8s cleanup abc --kubeconfig '" + kc + "' --timeout 1");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(c.status == 1);
+  CHECK_THAT(c.err,
+             Catch::StartsWith("shardflow: no answer from the API server (" + kc +
+                               "): gave up after --timeout 1 s (GET /api/v1/namespaces/default/configmaps?"));
+  CHECK(took < 20);
+
+  server.script("/api/v1/namespaces/default", slow);
+  const fs::path out = dir / "o";
+  const std::string cmd =
+      std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && (timeout --preserve-status -s INT 1 '" +
+      SHARDFLOW_EXE + "' run '" + kScenario + "' --backend k8s --emulate --kubeconfig '" + kc + "' --out '" +
+      out.string() + "' 2>'" + (dir / "err").string() + "'; echo $? >'" + (dir / "rc").string() + "')";
+  const auto t1 = std::chrono::steady_clock::now();
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() < 20);
+  CHECK(clitest::slurp(dir / "rc") == "130\n");
+  CHECK(clitest::slurp(dir / "err") ==
+        "run: interrupted while checking the cluster, before anything of the run was made\n");
+  CHECK_FALSE(fs::exists(out / "run.json"));
 }

@@ -39,6 +39,8 @@ struct ClientOptions {
   Duration initial_backoff = Duration::from_ms(200);  // doubled per retry, up to max_backoff
   Duration max_backoff = Duration::from_s(10);        // also caps a Retry-After
   std::uint64_t seed = 1;                             // the backoff jitter's RNG
+  /// When set and true (Ctrl-C), a request in flight or waiting to retry ends at once with Interrupted.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct HttpResponse {
@@ -70,10 +72,18 @@ class TransportError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A request was given up because ClientOptions::stop became true (Ctrl-C).
+class Interrupted : public TransportError {
+ public:
+  using TransportError::TransportError;
+};
+
 class Client {
  public:
   explicit Client(Credentials creds, ClientOptions opts = {});
   ~Client();
+  /// Changes ClientOptions::stop for the requests made from now on (nullptr: none is interrupted).
+  void set_stop(const std::atomic<bool>* stop);
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 

@@ -808,7 +808,7 @@ class K8sBackend final : public Backend {
     // ends them at once: nothing of the run exists yet. The run itself stops cleanly on its own.
     clo.stop = options.stop;
     Client api(creds, clo);
-    check_cluster(api, creds, scenario, mo);
+    check_cluster(api, creds, scenario, mo, !co_.namespace_name.empty());
     // A new run whose id another run has is refused before its run file is written (a `run --resume` of
     // that file would take the other run over, and delete its objects at the end).
     if (co_.resume_started_unix_ns == 0) {
@@ -839,17 +839,21 @@ class K8sBackend final : public Backend {
   }
 
   // The namespace exists and the credentials are accepted; every step fits on a node its selector allows.
+  // `flag`: the namespace was given with --namespace (else it is the kubeconfig context's).
   static void check_cluster(Client& api, const Credentials& creds, const Scenario& scenario,
-                            const ManifestOptions& mo) {
+                            const ManifestOptions& mo, bool flag) {
     const std::string where = "the cluster at " + creds.server + " (context " +
                               (creds.context.empty() ? std::string("in-cluster") : creds.context) + ")";
     try {
       api.get("/api/v1/namespaces/" + mo.namespace_name);
     } catch (const ApiError& e) {
       if (e.status == 404)
-        throw InputError({"--namespace " + mo.namespace_name, 0, 0}, "",
-                         "namespace " + mo.namespace_name + " does not exist in " + where +
-                             " (kubectl create namespace " + mo.namespace_name + ")");
+        throw InputError(flag ? SourceLocation{"--namespace " + mo.namespace_name, 0, 0}
+                              : SourceLocation{creds.source, 0, 0},
+                         "",
+                         "namespace " + mo.namespace_name + (flag ? "" : " (the context's)") +
+                             " does not exist in " + where + " (kubectl create namespace " +
+                             mo.namespace_name + ")");
       if (e.status == 401)
         throw InputError(
             {creds.source, 0, 0}, "",

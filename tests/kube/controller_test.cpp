@@ -70,6 +70,15 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
                 "--namespace ml: namespace ml does not exist in the cluster at " + server.url() +
                     " (context fake) (kubectl create namespace ml)");
   }
+  SECTION("a namespace of the context that does not exist is named as the context's") {
+    std::string text = kubeconfig(server.url(), certs.server_pem, kToken);
+    const std::string ctx = "context: {cluster: fake, user: u}";
+    text.replace(text.find(ctx), ctx.size(), "context: {cluster: fake, user: u, namespace: ml}");
+    write(kc, text);
+    check_error(clitest::run(run + " --kubeconfig '" + kc + "'"), 2,
+                kc + ": namespace ml (the context's) does not exist in the cluster at " + server.url() +
+                    " (context fake) (kubectl create namespace ml)");
+  }
   SECTION("a step no node can hold (the fake's nodes have nothing allocatable)") {
     write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
     server.script(

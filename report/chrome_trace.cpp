@@ -36,7 +36,8 @@ class Writer {
     process(kPendingPid, "pending pods");
     pending();
     for (std::size_t n = 0; n < t_.nodes.size(); ++n)
-      process(kFirstNodePid + static_cast<int>(n), t_.nodes[n].name + " (" + t_.nodes[n].pool + ")");
+      process(kFirstNodePid + static_cast<int>(n),  // a live cluster's node may have no pool
+              t_.nodes[n].pool.empty() ? t_.nodes[n].name : t_.nodes[n].name + " (" + t_.nodes[n].pool + ")");
     placed();
     out_ << "\n]}\n";
     out_.flush();

@@ -162,3 +162,15 @@ TEST_CASE("Chrome trace: valid JSON, and slices on one lane never overlap unless
     for (std::size_t i = 1; i < v.size(); ++i) CHECK(v[i].first >= v[i - 1].second);
   }
 }
+
+TEST_CASE("Chrome trace: a node without a pool (a live cluster's) is named alone", "[report]") {
+  Trace t = small_trace();
+  t.nodes[1].pool.clear();
+  std::ostringstream out;
+  report::write_chrome_trace(out, t);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  std::vector<std::string> names;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") names.push_back(e["args"]["name"]);
+  CHECK(names == std::vector<std::string>{"pending pods", "cpu-0 (cpu)", "cpu-1"});
+}

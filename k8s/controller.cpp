@@ -885,9 +885,11 @@ class K8sBackend final : public Backend {
       }
       const Resources& r = s.component.resources;
       bool fits = false;
+      std::size_t admitted = 0;  // nodes whose labels and taints the step's pods accept
       double most_cpu = 0, most_mem = 0, most_gpu = 0;
       for (const json& n : nodes) {
         if (!pool_admits(as_pool(n), s.component.node_selector, s.component.tolerations)) continue;
+        ++admitted;
         const json alloc = n.value("status", json::object()).value("allocatable", json::object());
         const double cpu = quantity(alloc.value("cpu", json("0"))) * 1000;
         const double mem = quantity(alloc.value("memory", json("0")));
@@ -905,12 +907,17 @@ class K8sBackend final : public Backend {
       std::snprintf(buf, sizeof buf, "the largest has %s CPUs, %s of memory and %.0f GPUs",
                     format_cpu(static_cast<MilliCpu>(most_cpu)).c_str(),
                     format_bytes(static_cast<ByteCount>(most_mem)).c_str(), most_gpu);
-      throw InputError(s.where, here + ".resources",
-                       "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, " +
-                           format_bytes(r.memory) + " of memory and " + std::to_string(r.gpu) +
-                           " GPUs; no node of the cluster" + (sel.empty() ? "" : " with labels " + sel) +
-                           " can hold it (" +
-                           (nodes.empty() ? std::string("it has no nodes") : std::string(buf)) + ")");
+      throw InputError(
+          s.where, here + ".resources",
+          "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, " + format_bytes(r.memory) +
+              " of memory and " + std::to_string(r.gpu) + " GPUs; no node of the cluster" +
+              (sel.empty() ? "" : " with labels " + sel) + " can hold it (" +
+              (nodes.empty() ? std::string("it has no nodes")
+               : admitted == 0
+                   ? "none of its " + std::to_string(nodes.size()) + " node" +
+                         (nodes.size() == 1 ? "" : "s") + " matches the step's node_selector and tolerations"
+                   : std::string(buf)) +
+              ")");
     }
   }
 

@@ -89,6 +89,24 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
                 "nested.yaml:11:11: pipeline.steps[0].steps[0].resources: step prep asks for 1 CPUs, 1Gi of "
                 "memory and 0 GPUs; no node of the cluster can hold it (the largest has 0 CPUs");
   }
+  SECTION("a node selector that no node's labels match says so") {
+    write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+    server.script(
+        "/api/v1/namespaces/default",
+        nlohmann::json::array(
+            {{{"status", 200}, {"body", {{"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}}}}));
+    const std::string sc = (dir / "selector.yaml").string();
+    write(sc,
+          "name: sel\npipeline:\n  steps:\n    - {name: w, node_selector: {accel: h100}, image: alpine, "
+          "resources: {cpu: 1}}\ncluster:\n  node_pools:\n    - {name: g, cpu: 8, memory: 32Gi, count: 1, "
+          "labels: {accel: h100}}\n");
+    check_error(
+        clitest::run("run '" + sc + "' --backend k8s --emulate -q --out '" + (dir / "o2").string() +
+                     "' --kubeconfig '" + kc + "'"),
+        2,
+        "step w asks for 1 CPUs, 0 of memory and 0 GPUs; no node of the cluster with labels "
+        "accel=h100 can hold it (none of its 2 nodes matches the step's node_selector and tolerations)");
+  }
   // Nothing was created on the server (every check comes first).
   const nlohmann::json log = server.control("GET", "/_log");
   for (const auto& r : log["requests"]) CHECK(r["method"] != "POST");

@@ -105,7 +105,8 @@ TEST_CASE("fixed_point and fixed_decimals write what printf writes", "[core]") {
 TEST_CASE("printable: bytes that are not UTF-8, and control characters, as hex escapes", "[core]") {
   CHECK(shardflow::printable("caf\xc3\xa9 ok") == "caf\xc3\xa9 ok");  // UTF-8 stays
   CHECK(shardflow::printable("caf\xe9") == "caf\\xE9");               // Latin-1 é
-  CHECK(shardflow::printable("a\x1b[31mred") == "a\\x1B[31mred");     // an escape sequence cannot drive the terminal
+  CHECK(shardflow::printable("a\x1b[31mred") ==
+        "a\\x1B[31mred");  // an escape sequence cannot drive the terminal
   CHECK(shardflow::printable("two\nlines\tand a tab") == "two\nlines\tand a tab");
   CHECK(shardflow::printable("\xed\xa0\x80") == "\\xED\\xA0\\x80");  // a surrogate's form is not UTF-8
   CHECK(shardflow::printable("\xf0\x9f\x98\x80!") == "\xf0\x9f\x98\x80!");

@@ -1,15 +1,12 @@
 // `shardflow k8s cleanup` and `shardflow k8s status`: what a Kubernetes run left on the cluster.
-#include <atomic>
+#include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -53,33 +50,12 @@ int cleanup(const K8sArgs& args) {
   const k8s::Credentials creds = k8s::credentials_for(args.kubeconfig, args.context);
   const std::string ns = args.namespace_name.empty() ? creds.namespace_name : args.namespace_name;
   k8s::check_namespace(ns, {"--namespace " + ns, 0, 0});
-  // --timeout bounds the whole command, the requests too: a server that accepts and never answers would
-  // hold each request for 30 s, six times over.
-  std::atomic<bool> expired{false};
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  std::thread timer([&] {
-    std::unique_lock lock(mu);
-    if (!cv.wait_for(lock, std::chrono::duration<double>(args.timeout_s), [&] { return done; }))
-      expired.store(true);
-  });
-  struct StopTimer {
-    std::mutex& mu;
-    std::condition_variable& cv;
-    bool& done;
-    std::thread& timer;
-    ~StopTimer() {
-      {
-        const std::lock_guard lock(mu);
-        done = true;
-      }
-      cv.notify_all();
-      timer.join();
-    }
-  } stop_timer{mu, cv, done, timer};
+  // --timeout bounds the requests too (a server that accepts and never answers would hold each for 30 s,
+  // six times over), with a moment more for the last count of what is left.
   k8s::ClientOptions co;
-  co.stop = &expired;
+  co.deadline = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(args.timeout_s) + std::chrono::seconds(10));
   k8s::Client api(creds, co);
   const std::string what = args.all ? "every shardflow run" : "run " + args.run_id;
   k8s::CleanupResult r;

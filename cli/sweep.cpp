@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/units.hpp>
@@ -65,13 +67,14 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
                      "local is the machine shardflow runs on: in the Job each pod would model the node it "
                      "landed on, and the slices would be of different clusters; give the cluster in the "
                      "scenario or an overlay");
-  const Scenario scenario = load_scenario_file(args.file, load);
+  const std::string yaml = read_scenario_file(args.file);  // read once: loaded, checked and shipped
+  const Scenario scenario = load_scenario_text(yaml, args.file, load);
   const std::string name = "shardflow-sweep-" + dns_label(scenario.name, 40);
   const int n = args.emit_job;
   // Every configuration is loaded here, as the sweep would: a --vary or --set that the sweep refuses
   // would fail every pod. And each pod runs one slice: more slices than configurations would make pods
   // that all fail.
-  const std::size_t configs = planner::check_sweep(args.file, spec);
+  const std::size_t configs = planner::check_sweep_text(yaml, args.file, spec);
   if (static_cast<std::size_t>(n) > configs)
     throw InputError({}, "--emit-job",
                      std::to_string(n) + ": the sweep has " + std::to_string(configs) + " configuration" +
@@ -110,18 +113,14 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
   };
   // The ConfigMap's files. Its data may hold 1 MiB in all (the API server refuses more); past 256 KiB,
   // a client-side `kubectl apply` fails on its last-applied annotation, which copies the whole object.
-  std::vector<std::pair<std::string, std::string>> files = {{"scenario.yaml", read_scenario_file(args.file)}};
+  std::vector<std::pair<std::string, std::string>> files = {{"scenario.yaml", yaml}};
   for (std::size_t i = 0; i < load.overlays.size(); ++i)
     files.emplace_back("overlay-" + std::to_string(i) + ".yaml", load.overlays[i].text);
   if (!args.load.cluster.empty()) files.emplace_back("cluster.yaml", read_scenario_file(args.load.cluster));
   std::size_t data_bytes = 0, json_bytes = 1024;  // the annotation: the object as JSON, and its metadata
   for (const auto& [key, text] : files) {
     data_bytes += key.size() + text.size();
-    json_bytes += key.size() + text.size() + 6;
-    for (const char c : text)
-      json_bytes += c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r'
-                        ? 1
-                        : (static_cast<unsigned char>(c) < 0x20 ? 5 : 0);
+    json_bytes += key.size() + nlohmann::json(text).dump().size() + 4;  // "key": "text",
   }
   constexpr std::size_t kConfigMapBytes = std::size_t{1} << 20, kAnnotationBytes = std::size_t{256} << 10;
   if (data_bytes > kConfigMapBytes)

@@ -450,10 +450,7 @@ class LocalRun {
     const TaskId t = r.task;
     if (c.ok && samples_[c.attempt].fails) {
       c.ok = false;
-      char text[96];
-      std::snprintf(text, sizeof text, "sampled failure (failure.p = %g)",
-                    plan_.steps()[r.step].component.failure.p);
-      c.error = text;
+      c.error = sampled_failure_text(plan_.steps()[r.step].component.failure.p);
     }
     if (c.ok) {
       r.outcome = Outcome::succeeded;

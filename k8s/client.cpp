@@ -83,11 +83,6 @@ long retry_after_seconds(std::string_view v) {
   return s;
 }
 
-// curl's progress callback: a non-zero return ends the transfer (CURLE_ABORTED_BY_CALLBACK).
-int on_progress_stop(void* stop, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return static_cast<const std::atomic<bool>*>(stop)->load() ? 1 : 0;  // NOLINT: set from a const pointer
-}
-
 // Sleeps for `d`, waking early when *stop becomes true.
 void sleep_for(Duration d, const std::atomic<bool>* stop) {
   const auto until = Clock::now() + std::chrono::nanoseconds(d.ns());
@@ -195,6 +190,22 @@ struct Client::Impl {
   }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
+
+  // Ctrl-C (opts.stop) or the deadline: requests end with Interrupted.
+  [[nodiscard]] bool given_up() const {
+    return (opts.stop != nullptr && opts.stop->load()) || (opts.deadline && Clock::now() >= *opts.deadline);
+  }
+  // curl's progress callback: a non-zero return ends the transfer (CURLE_ABORTED_BY_CALLBACK).
+  static int on_progress(void* impl, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return static_cast<const Impl*>(impl)->given_up() ? 1 : 0;
+  }
+  // A retry's wait, cut short when the requests are given up.
+  void wait(Duration d) const {
+    const auto until = Clock::now() + std::chrono::nanoseconds(d.ns());
+    while (Clock::now() < until && !given_up())
+      std::this_thread::sleep_for(
+          std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(50)));
+  }
   ~Impl() {
     for (CURL* h : pool) cu().easy_cleanup(h);
   }
@@ -360,21 +371,23 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
     cu().easy_setopt(h, CURLOPT_WRITEDATA, &t);
     im.wait_for_token();
     ++im.requests;
-    if (im.opts.stop != nullptr) {  // a transfer in flight ends when Ctrl-C sets the flag
+    if (im.opts.stop != nullptr || im.opts.deadline) {  // a transfer in flight ends when given up
       cu().easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-      cu().easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress_stop);
-      cu().easy_setopt(h, CURLOPT_XFERINFODATA, static_cast<const void*>(im.opts.stop));
+      cu().easy_setopt(h, CURLOPT_XFERINFOFUNCTION, Impl::on_progress);
+      cu().easy_setopt(h, CURLOPT_XFERINFODATA, static_cast<void*>(&im));
     }
     const CURLcode code = cu().easy_perform(h);
     const bool last = attempt >= im.opts.max_retries;
     const auto interrupted = [&] {
-      if (im.opts.stop != nullptr && im.opts.stop->load())
-        throw Interrupted(std::string(method) + " " + path + ": interrupted");
+      if (im.given_up())
+        throw Interrupted(
+            std::string(method) + " " + path + ": " +
+            (im.opts.stop != nullptr && im.opts.stop->load() ? "interrupted" : "past the deadline"));
     };
     interrupted();
     if (code != CURLE_OK) {
       if (!last && retryable_transport(code)) {
-        sleep_for(im.backoff(attempt, ""), im.opts.stop);
+        im.wait(im.backoff(attempt, ""));
         interrupted();
         continue;
       }
@@ -386,7 +399,7 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
     r.body = std::move(t.body);
     r.retry_after = std::move(t.retry_after);
     if (!last && retryable_status(r.status)) {
-      sleep_for(im.backoff(attempt, r.status == 429 || r.status == 503 ? r.retry_after : ""), im.opts.stop);
+      im.wait(im.backoff(attempt, r.status == 429 || r.status == 503 ? r.retry_after : ""));
       interrupted();
       continue;
     }

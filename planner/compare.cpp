@@ -408,11 +408,11 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     if (r.recommended) {
       const VariantResult& v = r.variants[*r.recommended];
       out << "cheapest variant with " << q << " makespan within the deadline ("
-          << detail::exact_seconds(*r.deadline_s) << " s): " << v.name << "; mean cost "
-          << fixed(v.cost.mean, 2) << ", " << q << " makespan " << fixed(v.quantile_makespan_s, 1) << " s\n";
+          << detail::shortest(*r.deadline_s) << " s): " << v.name << "; mean cost " << fixed(v.cost.mean, 2)
+          << ", " << q << " makespan " << fixed(v.quantile_makespan_s, 1) << " s\n";
     } else {
       out << "no variant has its " << q << " makespan within the deadline ("
-          << detail::exact_seconds(*r.deadline_s) << " s) without failed tasks\n";
+          << detail::shortest(*r.deadline_s) << " s) without failed tasks\n";
     }
   }
   bool any_measured = false;

@@ -15,8 +15,9 @@
 
 namespace shardflow::planner::detail {
 
-/// Seconds as few digits as give them exactly: a deadline of 25ms is "0.025", of 1h30m "5400".
-inline std::string exact_seconds(double s) {
+/// The shortest text that reads back to the same double, as JSON writes it: a deadline of 25ms in seconds
+/// is "0.025", of 1h30m "5400"; sweep.csv's figures.
+inline std::string shortest(double s) {
   char buf[32];
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, s).ptr);
 }

@@ -116,13 +116,20 @@ std::size_t flat_from(const std::vector<double>& q) {
   return from;
 }
 
-bool is_zero_value(const std::string& v);
+// A varied value that is zero ("0", "0.0", "0s", "0ms", "0Gi"...): no scenario field takes less, so advice
+// to try below it would be advice to try what cannot be given.
+bool is_zero_value(const std::string& v) {
+  std::size_t i = 0;
+  bool digit = false;
+  while (i < v.size() && (v[i] == '0' || v[i] == '.')) digit = digit || v[i++] == '0';
+  if (!digit) return false;
+  while (i < v.size() && std::isalpha(static_cast<unsigned char>(v[i])) != 0) ++i;
+  return i == v.size();
+}
 
 // A parallelism limit of 0 is no limit: the most of it there is.
 bool is_no_limit(const std::string& path, const std::string& value) {
-  const std::string_view tail = ".parallelism";
-  return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0 &&
-         is_zero_value(value);
+  return path.ends_with(".parallelism") && is_zero_value(value);
 }
 
 // Where each of a field's values lies on its scale, when they all are quantities of one kind: CPUs for a
@@ -130,9 +137,6 @@ bool is_no_limit(const std::string& path, const std::string& value) {
 // (names, mappings), which have no order.
 std::optional<std::vector<double>> value_scale(const std::string& path,
                                                const std::vector<std::string>& values) {
-  const auto ends = [&](std::string_view tail) {
-    return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
-  };
   const auto all = [&](const auto& parse) -> std::optional<std::vector<double>> {
     std::vector<double> out;
     try {
@@ -143,20 +147,10 @@ std::optional<std::vector<double>> value_scale(const std::string& path,
     }
     return out;
   };
-  if (ends("cpu")) return all([](const std::string& v) { return static_cast<double>(parse_cpu(v)); });
+  if (path.ends_with("cpu"))
+    return all([](const std::string& v) { return static_cast<double>(parse_cpu(v)); });
   if (auto d = all([](const std::string& v) { return parse_duration(v).seconds(); })) return d;
   return all([](const std::string& v) { return static_cast<double>(parse_bytes(v)); });
-}
-
-// A varied value that is zero ("0", "0.0", "0s", "0ms", "0Gi"...): no scenario field takes less, so advice
-// to try below it would be advice to try what cannot be given.
-bool is_zero_value(const std::string& v) {
-  std::size_t i = 0;
-  bool digit = false;
-  while (i < v.size() && (v[i] == '0' || v[i] == '.')) digit = digit || v[i++] == '0';
-  if (!digit) return false;
-  while (i < v.size() && std::isalpha(static_cast<unsigned char>(v[i])) != 0) ++i;
-  return i == v.size();
 }
 
 }  // namespace
@@ -296,10 +290,8 @@ std::string inputs_hash(const std::string& yaml, const SweepSpec& spec) {
 
 // A field the auto search assumes the makespan falls along: a node pool's count or a parallelism limit.
 bool monotone_path(const std::string& path) {
-  const auto ends = [&](std::string_view tail) {
-    return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  return (path.rfind("cluster.node_pools[", 0) == 0 && ends("].count")) || ends(".parallelism");
+  return (path.starts_with("cluster.node_pools[") && path.ends_with("].count")) ||
+         path.ends_with(".parallelism");
 }
 
 // A cheap hash of what a simulation view holds most often varied (node counts, resources, loops), to
@@ -712,8 +704,7 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
       if (ec != std::errc() || end != v.data() + v.size() || x < 0)
         throw InputError({"--search", 0, 0}, "",
                          "auto needs numbers along " + dim.path + ", got \"" + v + "\"; use --search grid");
-      const bool unlimited =
-          x == 0 && dim.path.size() > 12 && dim.path.compare(dim.path.size() - 12, 12, ".parallelism") == 0;
+      const bool unlimited = x == 0 && dim.path.ends_with(".parallelism");
       key.push_back(unlimited ? std::numeric_limits<double>::infinity() : x);
     }
     std::vector<std::size_t> order(key.size());
@@ -858,9 +849,14 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
       return std::make_tuple(r.runs_with_failed_tasks, r.quantile_makespan_s, r.cost.mean, c);
     };
     for (;;) {
-      std::size_t near = run.combos().size();
+      std::size_t near = 0;
+      std::optional<decltype(order(0))> best;  // the nearest's order, worked out once
       for (std::size_t c = 0; c < run.combos().size(); ++c)
-        if (run.done(c) == reps && (near == run.combos().size() || order(c) < order(near))) near = c;
+        if (run.done(c) == reps)
+          if (auto o = order(c); !best || o < *best) {
+            best = std::move(o);
+            near = c;
+          }
       std::vector<std::size_t> pos(ndims);
       for (std::size_t d = ndims, k = near; d-- > 0;) {
         pos[d] = k % spec.dimensions[d].values.size();
@@ -1074,11 +1070,12 @@ void finish_sweep(SweepResult& result) {
   result.nearest = std::move(near);
 }
 
-std::size_t check_sweep(const std::string& scenario_file, const SweepSpec& spec) {
+std::size_t check_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec) {
   std::vector<std::vector<std::string>> combos = checked_combinations(spec);
   const std::size_t n = combos.size();
-  const std::string yaml = read_scenario_file(scenario_file);  // the Runner keeps a reference
-  Runner run(yaml, scenario_file, spec, std::move(combos), {});
+  SweepSpec loads_only = spec;  // no simulation shares are looked for: nothing is simulated
+  loads_only.reuse = false;
+  Runner run(yaml, file, loads_only, std::move(combos), {});
   run.check_all();
   return n;
 }
@@ -1158,12 +1155,12 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     if (r.recommended) {
       const ConfigResult& cr = r.configs[*r.recommended];
       out << "cheapest configuration with " << q << " makespan within the deadline ("
-          << detail::exact_seconds(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
+          << detail::shortest(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
           << "; mean cost " << num(cr.cost.mean, 2) << ", " << q << " makespan "
           << num(cr.quantile_makespan_s, 1) << " s\n";
     } else {
       out << "no configuration has its " << q << " makespan within the deadline ("
-          << detail::exact_seconds(*r.deadline_s) << " s) without failed tasks\n";
+          << detail::shortest(*r.deadline_s) << " s) without failed tasks\n";
     }
   }
   if (r.nearest) {
@@ -1286,10 +1283,7 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
     return q + "\"";
   };
   // Each figure as JSON has it: the shortest text that reads back to the same double.
-  const auto num = [](double v) {
-    char buf[32];
-    return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-  };
+  const auto num = detail::shortest;
   for (const Dimension& d : r.dimensions) out << csv_text(d.path) << ',';
   out << "makespan_mean_s,makespan_stddev_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_"
          "p95_s,"

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
-#include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -352,22 +352,21 @@ class Model {
 
   // ---- why attempts failed (Trace::errors, one text per reason and step) ----------------------------------
   enum ErrorKind : std::uint32_t { kSampled = 0, kFitsNoNode = 1 };
-  [[gnu::cold, gnu::noinline]] std::uint32_t error_index(ErrorKind kind, std::uint32_t step,
-                                                         const char* text) {
+  // The index of the step's text for `kind` in Trace::errors, made by text() the first time.
+  template <class Text>
+  [[gnu::cold, gnu::noinline]] std::uint32_t error_index(ErrorKind kind, std::uint32_t step, Text&& text) {
     if (error_of_.empty()) error_of_.assign(2 * plan_.steps().size(), kNoError);
     std::uint32_t& e = error_of_[2 * std::size_t{step} + kind];
     if (e == kNoError) {
       e = static_cast<std::uint32_t>(trace_.errors.size());
-      trace_.errors.emplace_back(text);
+      trace_.errors.push_back(text());
     }
     return e;
   }
-  // The scenario's failure model failed the attempt: the text the local backend gives such an attempt.
+  // The scenario's failure model failed the attempt: the text every backend gives such an attempt.
   [[gnu::cold, gnu::noinline]] void sampled_failure(AttemptRecord& r) {
-    char text[96];
-    std::snprintf(text, sizeof text, "sampled failure (failure.p = %g)",
-                  plan_.steps()[r.step].component.failure.p);
-    r.error = error_index(kSampled, r.step, text);
+    r.error = error_index(kSampled, r.step,
+                          [&] { return sampled_failure_text(plan_.steps()[r.step].component.failure.p); });
   }
 
   // ---- the end ----------------------------------------------------------------------------------------
@@ -396,12 +395,27 @@ class Model {
     // groups' iteration numbers too, so that names are unique, as in a namespace.
     if (plan_.scopes().size() > 1)
       for (AttemptRecord& r : trace_.attempts)
-        if (r.pod == kNoPod)
-          if (const std::string mid = scope_indices(r.task); !mid.empty()) {
-            r.pod = static_cast<std::uint32_t>(trace_.pod_names.size());
-            trace_.pod_names.push_back(trace_.pod_prefixes[r.step] + mid + std::to_string(r.item) + '-' +
-                                       std::to_string(r.attempt));
-          }
+        if (r.pod == kNoPod && !scope_part(r.task).empty()) {
+          r.pod = static_cast<std::uint32_t>(trace_.pod_names.size());
+          trace_.pod_names.push_back(pod_name(r, trace_.pod_prefixes[r.step]));
+        }
+  }
+
+  // A pod's name by the trace's rule (Trace::pod_name: `prefix` is its step's pod_name_prefix), with the
+  // iteration numbers of its looped groups (scope_part) before the item.
+  std::string pod_name(const AttemptRecord& r, const std::string& prefix) {
+    return prefix + scope_part(r.task) + std::to_string(r.item) + '-' + std::to_string(r.attempt);
+  }
+  // scope_indices(t), worked out once per scope (and whether the step has a loop of its own).
+  const std::string& scope_part(TaskId t) {
+    static const std::string kNoScope;
+    const std::uint32_t scope = plan_.scope_of(t);
+    if (scope == kNone) return kNoScope;
+    if (scope_part_.empty()) scope_part_.resize(2 * plan_.scopes().size());
+    std::optional<std::string>& part =
+        scope_part_[2 * std::size_t{scope} + (plan_.steps()[plan_.step_of(t)].has_loop ? 1 : 0)];
+    if (!part) part = scope_indices(t);
+    return *part;
   }
 
   // The iteration numbers of the looped groups around task t that its item does not give, outermost
@@ -437,7 +451,8 @@ class Model {
   SimTime end_;
   std::uint64_t node_budget_ = 0;        // see the constructor
   std::vector<std::uint32_t> error_of_;  // per step and ErrorKind: its text's index in Trace::errors
-  bool running_ = false;                 // the nodes of the start are up: nodes added now come during the run
+  std::vector<std::optional<std::string>> scope_part_;  // per scope, and its step with a loop or not
+  bool running_ = false;  // the nodes of the start are up: nodes added now come during the run
 
   // Pods: one per attempt (Trace::attempts at the same index).
   std::vector<Attempt> att_;

@@ -37,8 +37,8 @@ inline void Model::create_attempt(TaskId t) {
   if (c.never_fits || (driver && sched_.cls(sched_.driver_class()).never_fits)) {
     trace_.attempts[a].finished = engine_.now();
     trace_.attempts[a].outcome = Outcome::failed;
-    trace_.attempts[a].error =
-        error_index(kFitsNoNode, 0, "its pod fits no node it may use");  // one text for all
+    trace_.attempts[a].error =  // one text for all steps
+        error_index(kFitsNoNode, 0, [] { return std::string("its pod fits no node it may use"); });
     att_[a].phase = Phase::finished;
     if (!work_queues_.empty()) give_back_worker(t);
     exec_.fail(t);
@@ -362,8 +362,7 @@ bool Model::end_work_item(std::uint32_t a) {
 void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
   if (trace_.attempts[a].pod == kNoPod) {  // the pod's name, kept for every item it runs
     const AttemptRecord& first = trace_.attempts[a];
-    trace_.pod_names.push_back(pod_name_prefix(plan_.steps()[first.step].path) + scope_indices(first.task) +
-                               std::to_string(first.item) + '-' + std::to_string(first.attempt));
+    trace_.pod_names.push_back(pod_name(first, pod_name_prefix(plan_.steps()[first.step].path)));
     trace_.attempts[a].pod = static_cast<std::uint32_t>(trace_.pod_names.size() - 1);
   }
   const auto b = static_cast<std::uint32_t>(trace_.attempts.size());

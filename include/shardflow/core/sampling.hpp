@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include <shardflow/core/det_math.hpp>
@@ -72,6 +74,14 @@ struct AttemptSample {
   bool fails = false;  // the attempt fails at the end of its run
 };
 
+/// Why an attempt failed when `fails` was drawn, as every backend's trace says it
+/// (AttemptRecord::error): "sampled failure (failure.p = 0.01)".
+inline std::string sampled_failure_text(double p) {
+  char text[64];
+  std::snprintf(text, sizeof text, "sampled failure (failure.p = %g)", p);
+  return text;
+}
+
 /// The draws of an attempt's stream (seed, Stream::duration, task, attempt): a standard normal, then the
 /// straggler's and the failure's uniforms. They depend on those four keys alone, not on the component,
 /// so simulations that share a seed (a sweep's replication of many configurations) can share them.
@@ -87,8 +97,8 @@ struct AttemptDraws {
 /// The attempt's stream, in its one order: the standard normal (two raw words; skipped, its words still
 /// consumed, when `normal` is false, so that the uniforms are the same whatever sigma is), then the
 /// straggler's and the failure's uniforms. draw_attempt and sample_attempt both read it through here.
-[[gnu::always_inline]] inline void draw_stream(std::uint64_t seed, TaskId t, std::uint32_t attempt, bool normal,
-                                               double& z, double& u_straggler, double& u_fail) {
+[[gnu::always_inline]] inline void draw_stream(std::uint64_t seed, TaskId t, std::uint32_t attempt,
+                                               bool normal, double& z, double& u_straggler, double& u_fail) {
   Rng rng = Rng::stream(seed, Stream::duration, t, attempt);
   if (normal) {
     z = rng.normal();

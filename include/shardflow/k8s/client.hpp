@@ -17,9 +17,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -41,6 +43,8 @@ struct ClientOptions {
   std::uint64_t seed = 1;                             // the backoff jitter's RNG
   /// When set and true (Ctrl-C), a request in flight or waiting to retry ends at once with Interrupted.
   const std::atomic<bool>* stop = nullptr;
+  /// Past this time too (a command's --timeout).
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
 };
 
 struct HttpResponse {
@@ -72,7 +76,7 @@ class TransportError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// A request was given up because ClientOptions::stop became true (Ctrl-C).
+/// A request was given up because ClientOptions::stop became true (Ctrl-C) or its deadline passed.
 class Interrupted : public TransportError {
  public:
   using TransportError::TransportError;

@@ -156,10 +156,10 @@ void finish_sweep(SweepResult& r);
 /// are not the N different slices of one sweep).
 SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vector<std::string>& files);
 
-/// What run_sweep checks before it simulates, without simulating: its options, and that every
+/// What run_sweep_text checks before it simulates, without simulating: its options, and that every
 /// configuration loads (the first bad one is the InputError the sweep would throw). Returns the number
 /// of configurations, before any --shard (sweep --emit-job, whose slices run elsewhere).
-std::size_t check_sweep(const std::string& scenario_file, const SweepSpec& spec);
+std::size_t check_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec);
 
 /// Runs the sweep on the scenario file. `progress` (optional) is called with the share of runs done.
 /// `backend` makes the backend each worker thread runs with (default: the simulator).

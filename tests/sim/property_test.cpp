@@ -9,6 +9,7 @@
 #include <shardflow/core/random.hpp>
 #include <shardflow/sim/simulator.hpp>
 
+#include "sim/score_buckets.hpp"
 #include "sim_builders.hpp"
 
 using namespace shardflow;
@@ -541,20 +542,22 @@ TEST_CASE("Simulator: score trees and the node index scan make the same decision
     write_trace_json(jb, sim::simulate(sc, plan, b));
     CHECK(ja.str() == jb.str());
   }
-  // And a cluster the autoscaler grows past ScoreBuckets::kMaxSlots (512): each class's search turns from
-  // score buckets to the score tree in the middle of the run, with the same decisions.
-  Step wide = loop(task("wide", 40, {}, 4000), 3000);
+  // And a cluster the autoscaler grows past ScoreBuckets::kMaxSlots (512, or 4,096 with POPCNT): each
+  // class's search turns from score buckets to the score tree in the middle of the run, with the same
+  // decisions. One pod a node: the fixed nodes hold fewer pods than there are items.
+  constexpr int kSlots = static_cast<int>(sim::ScoreBuckets::kMaxSlots);
+  Step wide = loop(task("wide", 40, {}, 4000), kSlots * 6);
   wide.component.duration.lognormal_sigma = 0.3;
   NodePool grow = pool("grow", 1, 4000);
   grow.autoscaling.min = 1;
   grow.autoscaling.max = 60;
   grow.autoscaling.boot_time = Duration::from_s(20);
-  const Scenario autoscaled = scenario({wide, task("sum", 1, {0})}, {pool("fixed", 480, 4000), grow});
+  const Scenario autoscaled = scenario({wide, task("sum", 1, {0})}, {pool("fixed", kSlots - 32, 4000), grow});
   const Plan plan = Plan::unroll(autoscaled.pipeline);
   sim::SimOptions a, b;
   b.node_search = sim::NodeSearch::node_index;
   const Trace ta = sim::simulate(autoscaled, plan, a);
-  REQUIRE(ta.nodes.size() > 512);
+  REQUIRE(ta.nodes.size() > sim::ScoreBuckets::kMaxSlots);
   std::ostringstream ja, jb;
   write_trace_json(ja, ta);
   write_trace_json(jb, sim::simulate(autoscaled, plan, b));

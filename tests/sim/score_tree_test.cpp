@@ -35,13 +35,14 @@ TEMPLATE_TEST_CASE("ScoreTree: the example of the header", "[sim]", ScoreTree, S
   CHECK(t.nth_best(v, 1) == 2);
 }
 
-// Clusters of up to 70 nodes, and some of up to 700: bitmaps of many words, and ScoreSearch's switch
-// from buckets to the tree when it grows past ScoreBuckets::kMaxSlots.
+// Clusters of up to 70 nodes, and some of up to kMaxSlots + 200 (712, or 4,296 with POPCNT): bitmaps of
+// many words, and ScoreSearch's switch from buckets to the tree when it grows past ScoreBuckets::kMaxSlots.
 TEMPLATE_TEST_CASE("ScoreTree: windows and picks match a node-by-node search", "[sim]", ScoreTree,
                    ScoreBuckets, ScoreSearch) {
   Rng rng(2024);
   for (int round = 0; round < 330; ++round) {
-    const auto n = static_cast<std::uint32_t>(1 + rng.below(round % 11 == 10 ? 700 : 70));
+    const auto n =
+        static_cast<std::uint32_t>(1 + rng.below(round % 11 == 10 ? ScoreBuckets::kMaxSlots + 200 : 70));
     TestType t(n / 2 + 1);
     t.resize(n);  // growth keeps what was set
     std::vector<std::int32_t> score(n, -1);

@@ -528,8 +528,20 @@ int run_simulate(const SimulateArgs& args) {
                      "applies to --backend sim and local only (a k8s run writes run.json)");
   if (args.no_files && !args.out_dir.empty())
     throw InputError({"--no-files", 0, 0}, "", "writes no files: leave out --out " + args.out_dir);
+  // A directory this run makes is taken away again if the run stops before anything was written to it
+  // (a cluster it cannot reach, Ctrl-C while checking): no empty directory left behind.
+  std::error_code exists_ec;
+  const bool dir_existed =
+      args.no_files || std::filesystem::exists(out_dir_path(args.out_dir, scenario.name), exists_ec);
   const std::filesystem::path dir =
       args.no_files ? std::filesystem::path() : make_out_dir(args.out_dir, scenario.name);
+  struct EmptyDirRemover {
+    std::filesystem::path dir;
+    ~EmptyDirRemover() {
+      std::error_code ec;
+      if (!dir.empty() && std::filesystem::is_empty(dir, ec) && !ec) std::filesystem::remove(dir, ec);
+    }
+  } remove_if_empty{dir_existed ? std::filesystem::path() : dir};
 
   const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
   const bool sim = args.backend == "sim";

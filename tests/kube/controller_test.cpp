@@ -63,6 +63,12 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
     write(kc, kubeconfig(server.url(), certs.server_pem, "not-the-token"));
     check_error(clitest::run(run + " --kubeconfig '" + kc + "'"), 2,
                 "refused the credentials (401 Unauthorized");
+    // An --out directory that was there before the run stays, even empty.
+    fs::create_directories(dir / "kept");
+    check_error(clitest::run("run '" + kScenario + "' --backend k8s --emulate -q --out '" +
+                             (dir / "kept").string() + "' --kubeconfig '" + kc + "'"),
+                2, "refused the credentials (401 Unauthorized");
+    CHECK(fs::is_directory(dir / "kept"));
   }
   SECTION("a namespace that does not exist") {
     write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
@@ -107,6 +113,9 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
         "step w asks for 1 CPUs, 0 of memory and 0 GPUs; no node of the cluster with labels "
         "accel=h100 can hold it (none of its 2 nodes matches the step's node_selector and tolerations)");
   }
+  // No --out directory was left behind, empty: the run made it and took it away again.
+  CHECK_FALSE(fs::exists(dir / "o"));
+  CHECK_FALSE(fs::exists(dir / "o2"));
   // Nothing was created on the server (every check comes first).
   const nlohmann::json log = server.control("GET", "/_log");
   for (const auto& r : log["requests"]) CHECK(r["method"] != "POST");

@@ -468,7 +468,7 @@ class K8sRun {
     for (const json& n : list_items(nodes)) {
       NodeRecord r;
       r.name = str_at(n, {"metadata", "name"});
-      r.pool = str_at(n, {"metadata", "labels", "node.kubernetes.io/instance-type"});
+      r.pool = node_pool_label(n);
       const json alloc = n.value("status", json::object()).value("allocatable", json::object());
       r.cpu = static_cast<MilliCpu>(quantity(alloc.value("cpu", json("0"))) * 1000 + 0.5);
       r.memory = static_cast<ByteCount>(quantity(alloc.value("memory", json("0"))));
@@ -955,6 +955,20 @@ class K8sBackend final : public Backend {
 };
 
 }  // namespace
+
+std::string node_pool_label(const nlohmann::json& node) {
+  const auto meta = node.find("metadata");
+  if (meta == node.end() || !meta->is_object()) return "";
+  const auto labels = meta->find("labels");
+  if (labels == meta->end() || !labels->is_object()) return "";
+  for (const char* key : {"shardflow.io/pool", "cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup",
+                          "kubernetes.azure.com/agentpool", "agentpool", "karpenter.sh/nodepool",
+                          "node.kubernetes.io/instance-type"})
+    if (const auto v = labels->find(key);
+        v != labels->end() && v->is_string() && !v->get_ref<const std::string&>().empty())
+      return v->get<std::string>();
+  return "";
+}
 
 std::string run_selector(const std::string& run_id) {
   return run_id.empty() ? "app.kubernetes.io/managed-by=shardflow" : "shardflow.io/run=" + run_id;

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/k8s/controller.hpp>
+
 #include "cli/cli_helpers.hpp"
 #include "kube_helpers.hpp"
 
@@ -155,4 +157,24 @@ TEST_CASE("k8s: a server that never answers: cleanup ends at --timeout, Ctrl-C e
   CHECK(clitest::slurp(dir / "err") ==
         "run: interrupted while checking the cluster, before anything of the run was made\n");
   CHECK_FALSE(fs::exists(out / "run.json"));
+}
+
+TEST_CASE("k8s: a node's pool in the trace is read from its pool labels, the first that it has", "[kube]") {
+  const auto node = [](nlohmann::json labels) {
+    return nlohmann::json{{"metadata", {{"name", "n1"}, {"labels", std::move(labels)}}}};
+  };
+  CHECK(k8s::node_pool_label(node({{"shardflow.io/pool", "gpu"}, {"cloud.google.com/gke-nodepool", "g"}})) ==
+        "gpu");
+  CHECK(k8s::node_pool_label(node({{"node.kubernetes.io/instance-type", "n2-standard-16"},
+                                   {"cloud.google.com/gke-nodepool", "cpu-pool"}})) == "cpu-pool");
+  CHECK(k8s::node_pool_label(node({{"eks.amazonaws.com/nodegroup", "ng-1"}})) == "ng-1");
+  CHECK(k8s::node_pool_label(node({{"agentpool", "np"}, {"karpenter.sh/nodepool", "k"}})) == "np");
+  CHECK(k8s::node_pool_label(node({{"karpenter.sh/nodepool", "default"}, {"kubernetes.io/os", "linux"}})) ==
+        "default");
+  CHECK(k8s::node_pool_label(node({{"node.kubernetes.io/instance-type", "m5.xlarge"}})) == "m5.xlarge");
+  // An empty value is passed over; no pool label, no labels or no metadata: "".
+  CHECK(k8s::node_pool_label(node({{"shardflow.io/pool", ""}, {"agentpool", "np"}})) == "np");
+  CHECK(k8s::node_pool_label(node({{"kubernetes.io/os", "linux"}})).empty());
+  CHECK(k8s::node_pool_label(nlohmann::json{{"metadata", {{"name", "n1"}}}}).empty());
+  CHECK(k8s::node_pool_label(nlohmann::json::object()).empty());
 }

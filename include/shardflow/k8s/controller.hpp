@@ -76,6 +76,13 @@ struct CleanupResult {
 CleanupResult delete_run(Client& client, const std::string& namespace_name, const std::string& run_id,
                          const std::string& propagation, bool wait, Duration timeout);
 
+/// The pool a cluster's node belongs to, for the trace (NodeRecord::pool; calibrate matches it to the
+/// scenario's pools by name): the first of its labels shardflow.io/pool (tools/k8s-testenv's pools),
+/// cloud.google.com/gke-nodepool, eks.amazonaws.com/nodegroup, kubernetes.azure.com/agentpool, agentpool,
+/// karpenter.sh/nodepool and node.kubernetes.io/instance-type that it has; "" if none. `node` is a Node
+/// object as the API server gives it.
+std::string node_pool_label(const nlohmann::json& node);
+
 /// The label selector of a run's objects ("shardflow.io/run=ID"), or of every run ("" id).
 std::string run_selector(const std::string& run_id);
 

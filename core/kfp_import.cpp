@@ -293,7 +293,7 @@ class Importer {
     LoadOptions o = options_;
     if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
     o.params.clear();                             // and the parameters in its steps
-    Scenario s = detail::read_scenario_document({doc, std::move(origins_)}, file_, overlays_, o);
+    Scenario s = detail::read_scenario_document({doc, std::move(origins_), true}, file_, overlays_, o);
     if (options_.warn)
       for (const std::string& w : warnings_) options_.warn(w);
     return s;

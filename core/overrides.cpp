@@ -287,11 +287,17 @@ std::optional<std::string> element_name(const Node& e) {
   return std::nullopt;
 }
 
+// Whether `path` is a list of steps: the pipeline's, or a group's in it.
+bool is_steps_path(std::string_view path) {
+  return path == "pipeline.steps" || (path.starts_with("pipeline.steps[") && path.ends_with("].steps"));
+}
+
 // `over` merged over `base`: mappings key by key (deeply unless `deep` is false: then a key's value is
 // replaced), lists of named mappings element by element, anything else replaced. New containers take
-// the place of the base's.
+// the place of the base's. With `fixed_steps` (an imported pipeline), an element of a list of steps whose
+// name the base lacks is an error rather than a new step.
 Node merge(const Reader& r, const Node& base, const Node& over, const std::string& path, int depth,
-           bool deep = true) {
+           bool deep = true, bool fixed_steps = false) {
   if (depth > kMaxOverlayDepth)
     r.fail(over, "",
            "the overlay nests too deeply (more than " + std::to_string(kMaxOverlayDepth) + " levels)");
@@ -312,8 +318,9 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
           r.fail(k, key_path(path, name), duplicate_key_message(name, r.at(dup->second).line));
         if (const auto f = first.find(name); f != first.end()) {
           const std::size_t i = f->second;
-          values[i].reset(deep ? merge(r, values[i], it->second, key_path(path, name), depth + 1)
-                               : Node(it->second));
+          values[i].reset(
+              deep ? merge(r, values[i], it->second, key_path(path, name), depth + 1, true, fixed_steps)
+                   : Node(it->second));
           continue;
         }
       }
@@ -333,11 +340,22 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
       if (const auto name = element_name(*it)) by_name.emplace(*name, elements.size());
       elements.push_back(*it);
     }
-    for (auto it = over.begin(); it != over.end(); ++it) {
-      if (const auto f = by_name.find(*element_name(*it)); f != by_name.end())
-        elements[f->second].reset(merge(r, elements[f->second], *it, index_path(path, f->second), depth + 1));
-      else
+    std::size_t j = 0;
+    for (auto it = over.begin(); it != over.end(); ++it, ++j) {
+      const std::string name = *element_name(*it);
+      if (const auto f = by_name.find(name); f != by_name.end()) {
+        elements[f->second].reset(
+            merge(r, elements[f->second], *it, index_path(path, f->second), depth + 1, true, fixed_steps));
+      } else if (fixed_steps && is_steps_path(path)) {
+        std::string names;
+        for (const auto& [n, i] : by_name) names += (names.empty() ? "" : ", ") + n;
+        const Node element = *it;
+        r.fail(element["name"], index_path(path, j) + ".name",
+               "the imported pipeline has no step " + quote(name) + " here (its steps here: " + names +
+                   "); an overlay changes an imported pipeline's steps by name and adds none");
+      } else {
         elements.push_back(*it);
+      }
     }
     Node out = make_node_beside(base, YAML::NodeType::Sequence);
     for (const Node& e : elements) out.push_back(e);
@@ -349,11 +367,12 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
 
 }  // namespace
 
-void apply_overlay(const Reader& r, Node& root, const ParsedOverlay& overlay) {
+void apply_overlay(const Reader& r, Node& root, const ParsedOverlay& overlay, bool imported) {
   const Node& o = overlay.root;
   std::size_t count = 0;
   note_overlay_tree(r, o, overlay.path, o.Mark(), 0, count);
-  if (root.IsMap()) root.reset(merge(r, root, o, "", 0));  // else reading the scenario reports its own error
+  if (root.IsMap())  // else reading the scenario reports its own error
+    root.reset(merge(r, root, o, "", 0, true, imported));
 }
 
 // `cluster` and `overheads` replaced by this machine and the local backend's (none), as YAML, so that

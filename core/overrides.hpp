@@ -19,8 +19,9 @@ namespace shardflow::detail {
 std::string apply_override(const Reader& r, YAML::Node& root, const std::string& text);
 
 /// Merges `overlay` over `root`: mappings key by key, lists of named mappings element by element,
-/// anything else replaced (LoadOptions::overlays).
-void apply_overlay(const Reader& r, YAML::Node& root, const ParsedOverlay& overlay);
+/// anything else replaced (LoadOptions::overlays). With `imported` (ScenarioDocument::imported), a step
+/// the pipeline lacks is an error, not a new step.
+void apply_overlay(const Reader& r, YAML::Node& root, const ParsedOverlay& overlay, bool imported = false);
 
 /// Replaces `cluster` and `overheads` with this machine's ("local"; LoadOptions::cluster).
 void apply_cluster_preset(const Reader& r, YAML::Node& root, const std::string& cluster);

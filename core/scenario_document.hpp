@@ -41,6 +41,9 @@ ParsedOverlay parse_overlay(const ScenarioFile& overlay);
 struct ScenarioDocument {
   YAML::Node root;
   std::vector<std::pair<YAML::Node, SourceLocation>> origins;
+  /// The pipeline's steps come from another format (a compiled KFP pipeline, a WfCommons workflow): an
+  /// overlay changes them by name, and a step name they lack is an error (a typo), not a new step.
+  bool imported = false;
 };
 
 /// Reads `doc` (from `file`) as a scenario file's document: then options.cluster ("" or "local"), then

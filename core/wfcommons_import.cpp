@@ -714,7 +714,8 @@ class Importer {
     for (const ScenarioFile& f : options_.overlays) overlays.push_back(detail::parse_overlay(f));
     LoadOptions o = options_;
     if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
-    auto s = detail::read_scenario_document_with_steps({doc, origins_}, file_, overlays, o, std::move(steps));
+    auto s = detail::read_scenario_document_with_steps({doc, origins_, true}, file_, overlays, o,
+                                                       std::move(steps));
     origins_.resize(origins);  // the whole document's route notes its own nodes
     return s;
   }
@@ -793,7 +794,7 @@ class Importer {
     for (const ScenarioFile& f : options_.overlays) overlays.push_back(detail::parse_overlay(f));
     LoadOptions o = options_;
     if (o.cluster != "local") o.cluster.clear();  // a file's cluster is in `doc` already
-    return detail::read_scenario_document({doc, std::move(origins_)}, file_, overlays, o);
+    return detail::read_scenario_document({doc, std::move(origins_), true}, file_, overlays, o);
   }
 
   void add_cluster(Node& doc) {

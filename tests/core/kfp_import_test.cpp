@@ -703,3 +703,38 @@ TEST_CASE("KFP import: kfp.outputs for an output that only a condition reads is 
         "(only "
         "a loop's items are modelled)");
 }
+
+// The overlay's `pipeline.steps` change the imported steps by name; a name the pipeline lacks (at the
+// pipeline's level or in a loop's group) is an error at the overlay's line, not a step added to the run.
+TEST_CASE("KFP import: an overlay's step that the imported pipeline lacks is an error, not a new step",
+          "[kfp]") {
+  const std::string path = kValid + "critical/parallel_for_after_dependency.yaml";
+  const std::string cluster = "cluster: {node_pools: [{name: cpu, cpu: 16, memory: 64Gi, count: 2}]}\n";
+  const Scenario s = load_scenario_file(
+      path,
+      options(cluster + "pipeline:\n  steps:\n    - {name: print-op-2, duration: {base: 10s}}\n"
+                        "    - name: for-loop-2\n      steps: [{name: print-op, duration: {base: 5s}}]\n"));
+  REQUIRE(s.pipeline.steps.size() == 3);
+  CHECK(s.pipeline.steps[0].steps[0].component.duration.base == Duration::from_s(5));
+  CHECK(s.pipeline.steps[1].name == "print-op-2");
+  CHECK(s.pipeline.steps[1].component.duration.base == Duration::from_s(10));
+  try {
+    (void)load_scenario_file(path, options(cluster + "pipeline:\n  steps:\n    - {name: print-op-typo}\n"));
+    FAIL("loaded");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "model.yaml:4:14: pipeline.steps[0].name: the imported pipeline has no step \"print-op-typo\" here "
+          "(its steps here: for-loop-2, print-op-2, print-op-3); an overlay changes an imported pipeline's "
+          "steps by name and adds none");
+  }
+  try {
+    (void)load_scenario_file(path, options(cluster + "pipeline:\n  steps:\n    - name: for-loop-2\n"
+                                                     "      steps: [{name: print-opp}]\n"));
+    FAIL("loaded");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "model.yaml:5:22: pipeline.steps[0].steps[0].name: the imported pipeline has no step \"print-opp\" "
+          "here (its steps here: print-op); an overlay changes an imported pipeline's steps by name and adds "
+          "none");
+  }
+}

@@ -216,6 +216,23 @@ TEST_CASE("WfCommons import: cluster changes keep the direct steps and give the 
     CHECK(s.pipeline.steps[0].component.duration.base == Duration::from_s(7));
     CHECK(s == import_wfcommons(text, path, options, true));
   }
+  SECTION("an overlay's step that the workflow lacks is an error, by either route") {
+    const LoadOptions options =
+        with({}, {{"o.yaml", "pipeline: {steps: [{name: nope, after: [missing]}]}\n"}});
+    for (const bool document : {false, true}) {
+      try {
+        (void)import_wfcommons(text, path, options, document);
+        FAIL("loaded");
+      } catch (const InputError& e) {
+        const std::string m = e.what();
+        INFO(m);
+        CHECK(
+            m.starts_with("o.yaml:1:27: pipeline.steps[0].name: the imported pipeline has no step \"nope\" "
+                          "here (its steps here: "));
+        CHECK(m.ends_with("); an overlay changes an imported pipeline's steps by name and adds none"));
+      }
+    }
+  }
   SECTION("errors read as the whole document's") {
     // The machine made too small for a task, a bad value, an overlay with a pipeline error.
     const std::vector<LoadOptions> bad = {

@@ -41,7 +41,25 @@ struct RunFiles {
 };
 
 RunFiles read_run(const fs::path& dir) {
-  return {read_file(dir / "trace.json", read_trace_json), read_file(dir / "metrics.json", read_metrics_json)};
+  RunFiles r{read_file(dir / "trace.json", read_trace_json),
+             read_file(dir / "metrics.json", read_metrics_json)};
+  // The two files of one run: the same attempts and steps (a metrics.json copied from another run beside
+  // a trace would put its figures on this run's page).
+  std::vector<std::string> steps;
+  for (const StepMetrics& s : r.metrics.per_step) steps.push_back(s.step);
+  if (r.metrics.attempts != r.trace.attempts.size() || steps != r.trace.steps) {
+    const auto list = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
+      return out.empty() ? std::string("none") : out;
+    };
+    throw InputError({(dir / "metrics.json").string(), 0, 0}, "",
+                     "is not of the run in " + (dir / "trace.json").string() + ": it counts " +
+                         std::to_string(r.metrics.attempts) + " attempts of steps " + list(steps) +
+                         ", the trace has " + std::to_string(r.trace.attempts.size()) + " of steps " +
+                         list(r.trace.steps) + " (keep a run's trace.json and metrics.json together)");
+  }
+  return r;
 }
 
 }  // namespace

@@ -882,6 +882,18 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
   CHECK(r.status == 0);
   CHECK(r.out == "wrote " + (dir / "report.html").string() + " (run report)\n");
   CHECK(slurp(dir / "report.html") == first);
+  SECTION("a metrics.json of another run beside the trace is refused, both named") {
+    const fs::path other = scratch("report-mixed");
+    REQUIRE(run("simulate -q scenarios/shard-preprocess-train.yaml --out '" + other.string() + "'").status ==
+            0);
+    fs::copy_file(dir / "metrics.json", other / "metrics.json", fs::copy_options::overwrite_existing);
+    const Result mixed = run("report '" + other.string() + "'");
+    CHECK(mixed.status == 2);
+    CHECK(mixed.err == (other / "metrics.json").string() + ": is not of the run in " +
+                           (other / "trace.json").string() +
+                           ": it counts 10 attempts of steps sleep, the trace has 105 of steps preprocess, "
+                           "aggregate, train (keep a run's trace.json and metrics.json together)\n");
+  }
   SECTION("two runs: predicted against measured") {
     const Result p = run("report --predicted '" + dir.string() + "' --measured '" + dir.string() +
                          "' --out '" + (dir / "p.html").string() + "'");

@@ -184,8 +184,21 @@ class Watcher {
     return error_;
   }
   [[nodiscard]] std::uint64_t relists() const { return relists_; }
+  // Since when (Clock, ns since its epoch) the watch has not reached the server, 0 while it does; and
+  // why the last try failed.
+  [[nodiscard]] std::int64_t away_since() const { return away_since_.load(); }
+  [[nodiscard]] std::string away_reason() const {
+    const std::lock_guard lock(mu_);
+    return away_reason_;
+  }
 
  private:
+  void away(const std::string& why) {
+    std::int64_t expected = 0;
+    away_since_.compare_exchange_strong(expected, Clock::now().time_since_epoch().count());
+    const std::lock_guard lock(mu_);
+    away_reason_ = why;
+  }
   void list() {
     const json l = client_.get(collection_ + "?labelSelector=" + url_encode(selector_));
     rv_ = str_at(l, {"metadata", "resourceVersion"});
@@ -212,6 +225,7 @@ class Watcher {
                 "&timeoutSeconds=240",
             [&](const json& ev) {
               got = true;
+              away_since_.store(0);
               const std::string type = ev.value("type", "");
               const json& obj = ev.contains("object") ? ev["object"] : json::object();
               if (const std::string rv = str_at(obj, {"metadata", "resourceVersion"}); !rv.empty()) rv_ = rv;
@@ -219,25 +233,30 @@ class Watcher {
               return true;
             },
             &stop_);
+        away_since_.store(0);  // the stream ended as the server ends it (timeoutSeconds)
       } catch (const GoneError&) {
         // The resourceVersion is too old: list again (the list's items bring the state up to date).
         try {
           ++relists_;
           list();
+          away_since_.store(0);
           continue;
         } catch (const std::exception&) {
           got = false;
         }
-      } catch (const TransportError&) {
+      } catch (const TransportError& e) {
         got = false;  // the server is away: try again after a backoff
+        away(e.what());
       } catch (const ApiError& e) {
         if (e.status == 401 || e.status == 403 || e.status == 404) {
           const std::lock_guard lock(mu_);
           error_ = std::current_exception();
           return;
         }
-      } catch (const std::exception&) {
+        away(e.what());
+      } catch (const std::exception& e) {
         got = false;
+        away(e.what());
       }
       // A stream that ended at once without an event (a cut connection, a server going away) waits
       // before the next one, longer each time; one that delivered events reconnects at once.
@@ -258,6 +277,8 @@ class Watcher {
   Push push_;
   const std::atomic<bool>& stop_;
   std::string rv_;
+  std::atomic<std::int64_t> away_since_{0};
+  std::string away_reason_;  // guarded by mu_
   std::thread thread_;
   mutable std::mutex mu_;
   std::exception_ptr error_;
@@ -365,6 +386,8 @@ class K8sRun {
         last_check = Clock::now();
         for (Watcher* w : {&pods, &jobs})
           if (const auto err = w->error()) std::rethrow_exception(err);
+        say_if_away(pods, jobs);  // first: a retried creation may wait for the client's retries
+        retry_creations();
         check_failed_jobs();
         pump();
       }
@@ -503,7 +526,12 @@ class K8sRun {
       if (!to_create_.empty()) {
         std::vector<std::uint32_t> c;
         c.swap(to_create_);
-        for (std::uint32_t j : c) create_job(j);
+        for (std::uint32_t j : c) {
+          if (away_since_ != 0)
+            create_later_.push_back(j);  // the server is away: not another ~13 s of retries per Job
+          else
+            create_job(j);
+        }
         moved = true;
       }
       if (!flush_.empty()) {
@@ -526,7 +554,16 @@ class K8sRun {
     set_owner(manifest, owner_);
     try {
       api_.create(batch_ + "/jobs", manifest);
+      away_since_ = 0;
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const TransportError& e) {
+      // The server is away (the client retried): the Job is made once it is back (retry_creations).
+      if (away_since_ == 0) away_since_ = Clock::now().time_since_epoch().count();
+      away_reason_ = e.what();
+      create_later_.push_back(j);
     } catch (const ApiError& e) {
+      away_since_ = 0;
       if (e.status == 409) return;  // a retried POST that had gone through
       if (e.status == 401 || e.status == 403 || e.status == 404) throw;
       // The API refused this Job (invalid, over a quota...): its tasks fail, the rest of the run goes on.
@@ -711,6 +748,57 @@ class K8sRun {
 
   // A Job that failed leaves its unfinished tasks without pods: they fail too, a few seconds after the
   // Job's condition (the pods' last events come on another stream and may arrive later).
+  // The Jobs not made while the server was away: the first is tried again (once a second, from the main
+  // loop), and once it is made the others are.
+  void retry_creations() {
+    if (create_later_.empty()) return;
+    std::vector<std::uint32_t> c;
+    c.swap(create_later_);
+    bool away = false;
+    for (std::uint32_t j : c) {
+      if (away) {
+        create_later_.push_back(j);
+      } else {
+        create_job(j);
+        away = !create_later_.empty();
+      }
+    }
+  }
+
+  // A server that stopped answering the watches is said at once (the client has retried by then), then
+  // every minute, and its return: the run waits for it, and without these lines it would look hung.
+  void say_if_away(const Watcher& a, const Watcher& b) {
+    const std::int64_t since_a = a.away_since(), since_b = b.away_since();
+    std::int64_t since = 0;
+    for (const std::int64_t x : {since_a, since_b, away_since_})
+      if (x != 0 && (since == 0 || x < since)) since = x;
+    const std::int64_t t = Clock::now().time_since_epoch().count();
+    const auto seconds = [](std::int64_t ns) { return std::to_string((ns + 500'000'000) / 1'000'000'000); };
+    if (since == 0) {
+      if (away_said_ != 0 && co_.warn)
+        co_.warn("the API server at " + api_.server() + " answers again, after " + seconds(t - away_from_) +
+                 " s without; the run carries on");
+      away_said_ = 0;
+      return;
+    }
+    if (away_said_ != 0 && t - away_said_ < 60'000'000'000) return;
+    if (co_.warn) {
+      const std::string reason = since_a != 0   ? a.away_reason()
+                                 : since_b != 0 ? b.away_reason()
+                                                : away_reason_;
+      if (away_said_ == 0)
+        co_.warn("the API server at " + api_.server() + " does not answer (" + reason +
+                 "); the run waits for it and carries on when it is back (Ctrl-C stops waiting; the run's "
+                 "objects stay on the cluster: shardflow k8s cleanup " +
+                 mo_.run_id + ")");
+      else
+        co_.warn("still no answer from the API server at " + api_.server() + " after " + seconds(t - since) +
+                 " s (" + reason + ")");
+    }
+    if (away_said_ == 0) away_from_ = since;
+    away_said_ = t;
+  }
+
   void check_failed_jobs() {
     const std::int64_t t = now();
     for (JobState& js : jobs_) {
@@ -748,6 +836,11 @@ class K8sRun {
   json owner_;
   bool all_done_ = false;
   bool interrupted_ = false;
+  std::vector<std::uint32_t> create_later_;  // Jobs not made while the server was away
+  std::int64_t away_since_ = 0;  // since when creating a Job found the server away (Clock ns), 0: not
+  std::string away_reason_;      // and why
+  std::int64_t away_said_ = 0;   // when the server's absence was last said (Clock ns), 0: it answers
+  std::int64_t away_from_ = 0;   // since when it was away, as first said
 
   std::mutex mu_;
   std::condition_variable cv_;

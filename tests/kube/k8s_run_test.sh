@@ -13,6 +13,8 @@
 #   f. faults: through tools/k8s-testenv/faultproxy (429 with Retry-After, 500, 503, watch streams cut in
 #      the middle of an event, a 410 Gone on a watch) the nested run finishes with the same tasks done;
 #      API requests per task of the runs are printed (run.json's count; the proxy's count);
+#   g. the API server away for 45 s in the middle of a run (the proxy closes every connection): the run
+#      says so, waits, makes the Job it could not, says the server is back and finishes the same tasks;
 #   d. bad input on the real server: a namespace that does not exist, a step no node can hold, a wrong
 #      token (one error line each, non-zero exit, the token never printed).
 # Usage: k8s_run_test.sh SHARDFLOW_EXE SOURCE_DIR
@@ -174,6 +176,39 @@ for k in ("429", "500", "503", "watch-cut", "watch-410"):
 print("ok through the fault proxy the same %d tasks succeeded; injected %s; %d requests (%d watches) "
       "at the proxy" % (len(done(sys.argv[2])), stats["injected"], stats["requests"], stats["watches"]))
 PY
+kill "$proxy_pid"
+proxy_pid=
+# g. the API server away in the middle of a run: after the run's first POST of a Job the proxy closes
+#    every connection for 45 s (the watches cut, the next Job's POST refused past the client's ~13-25 s
+#    of retries); the run says so, makes
+#    that Job once the server is back, says that too, and finishes with the same tasks done.
+"$work/faultproxy" -upstream "$(field server)" -ca "$(field certificate-authority)" \
+  -cert "$(field client-certificate)" -key "$(field client-key)" \
+  -away-after-job-posts 1 -away-seconds 45 >"$work/away-proxy.out" 2>"$work/away-proxy.err" &
+proxy_pid=$!
+for _ in $(seq 100); do grep -qs '^PORT ' "$work/away-proxy.out" && break; sleep 0.1; done
+port=$(sed -n 's/^PORT //p' "$work/away-proxy.out")
+[ -n "$port" ] || { echo "FAIL: faultproxy did not start"; cat "$work/away-proxy.err"; exit 1; }
+sed -i "s|http://127.0.0.1:[0-9]*|http://127.0.0.1:$port|" "$work/proxy.kubeconfig"
+"$exe" run "$scen/nested.yaml" --backend k8s --emulate --kubeconfig "$work/proxy.kubeconfig" --run-id away \
+  --out "$work/away" >"$work/away.out" 2>&1 || { echo "FAIL: exit $? with the server away"; cat "$work/away.out"; exit 1; }
+grep -q "^k8s: the API server at http://127.0.0.1:$port does not answer (.*); the run waits for it and carries on when it is back" "$work/away.out" ||
+  { echo "FAIL: the run did not say the server was away:"; cat "$work/away.out"; exit 1; }
+grep -q "^k8s: the API server at http://127.0.0.1:$port answers again, after [0-9]* s without; the run carries on" "$work/away.out" ||
+  { echo "FAIL: the run did not say the server was back:"; cat "$work/away.out"; exit 1; }
+$check nested "$work/away/trace.json"
+python3 - "$work/nested/trace.json" "$work/away/trace.json" "$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "http://127.0.0.1:$port/_stats")" <<'PY'
+import json, sys
+done = lambda f: sorted((a["task"], a["item"]) for a in json.load(open(f))["attempts"] if a["outcome"] == "succeeded")
+if done(sys.argv[1]) != done(sys.argv[2]):
+    sys.exit("FAIL: the tasks done with the server away for a while differ from those done without")
+stats = json.loads(sys.argv[3])
+if stats["injected"].get("away", 0) < 1:
+    sys.exit("FAIL: no request found the proxy away: %s" % stats)
+print("ok with the server away for 45 s the run said so, waited, and the same %d tasks succeeded (%d requests "
+      "found it away)" % (len(done(sys.argv[2])), stats["injected"]["away"]))
+PY
+grep "^k8s: the API server" "$work/away.out"
 kill "$proxy_pid"
 proxy_pid=
 for r in seed nested faults; do

@@ -9,7 +9,10 @@
 //   - the n-th request that is not a watch, for n a multiple of -every-429, gets 429 with Retry-After: 1,
 //     of -every-500 a 500, of -every-503 a 503 (each a Kubernetes Status; nothing reaches the server);
 //   - every -cut-watch-every-th watch is cut after its 3rd event, in the middle of the 4th line;
-//   - the -gone-watch-th watch gets an ERROR event with code 410 (Gone) and ends.
+//   - the -gone-watch-th watch gets an ERROR event with code 410 (Gone) and ends;
+//   - with -away-after-job-posts n, once n POSTs of Jobs have passed the proxy is away for -away-seconds:
+//     the open watches are cut and every request's connection is closed without an answer, as when
+//     the API server goes down (the next POST of a Job is the first to find it away).
 //
 // GET /_stats (not counted) answers {"requests": n, "watches": n, "injected": {"429": n, ...}}.
 // With -exit-on-stdin-eof it ends when its stdin ends; else when killed.
@@ -29,7 +32,9 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
+	"time"
 )
 
 type stats struct {
@@ -37,6 +42,16 @@ type stats struct {
 	Requests int            `json:"requests"`
 	Watches  int            `json:"watches"`
 	Injected map[string]int `json:"injected"`
+	jobPosts int
+	away     time.Time        // away until then
+	open     map[*bool]func() // the open watches: each one's cut
+}
+
+// closeConn ends the request's connection without an answer.
+func closeConn(w http.ResponseWriter) {
+	if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		conn.Close()
+	}
 }
 
 func status(code int, reason, msg string) []byte {
@@ -56,6 +71,8 @@ func main() {
 	cutEvery := flag.Int("cut-watch-every", 0, "cut every n-th watch after 3 events (0: never)")
 	goneWatch := flag.Int("gone-watch", 0, "the n-th watch gets 410 Gone (0: none)")
 	stdinEOF := flag.Bool("exit-on-stdin-eof", false, "end when stdin ends")
+	awayAfter := flag.Int("away-after-job-posts", 0, "go away after this many POSTs of Jobs (0: never)")
+	awaySeconds := flag.Int("away-seconds", 15, "for this long")
 	flag.Parse()
 
 	u, err := url.Parse(*upstream)
@@ -76,7 +93,7 @@ func main() {
 	proxy.Transport = transport
 	proxy.FlushInterval = -1
 
-	st := &stats{Injected: map[string]int{}}
+	st := &stats{Injected: map[string]int{}, open: map[*bool]func(){}}
 	handler := func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/_stats" {
 			st.mu.Lock()
@@ -89,6 +106,25 @@ func main() {
 		q := r.URL.Query()
 		watch := q.Get("watch") == "1" || q.Get("watch") == "true"
 		st.mu.Lock()
+		if time.Now().Before(st.away) {
+			st.Injected["away"]++
+			st.mu.Unlock()
+			closeConn(w)
+			return
+		}
+		if *awayAfter > 0 && r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/jobs") {
+			st.jobPosts++
+			if st.jobPosts == *awayAfter {
+				defer func() { // once this POST has passed
+					st.mu.Lock()
+					st.away = time.Now().Add(time.Duration(*awaySeconds) * time.Second)
+					for _, cut := range st.open {
+						cut()
+					}
+					st.mu.Unlock()
+				}()
+			}
+		}
 		st.Requests++
 		n := st.Requests
 		w_n := 0
@@ -135,7 +171,7 @@ func main() {
 			proxy.ServeHTTP(w, r)
 			return
 		}
-		serveWatch(w, r, u, transport, fault == "watch-cut")
+		serveWatch(w, r, u, transport, fault == "watch-cut", st)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -153,7 +189,7 @@ func main() {
 
 // serveWatch passes a watch stream through line by line; with cut, it ends the connection in the middle
 // of the 4th line.
-func serveWatch(w http.ResponseWriter, r *http.Request, u *url.URL, t *http.Transport, cut bool) {
+func serveWatch(w http.ResponseWriter, r *http.Request, u *url.URL, t *http.Transport, cut bool, st *stats) {
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String()+r.URL.RequestURI(), nil)
 	if err != nil {
 		http.Error(w, err.Error(), 500)
@@ -166,6 +202,16 @@ func serveWatch(w http.ResponseWriter, r *http.Request, u *url.URL, t *http.Tran
 		return
 	}
 	defer resp.Body.Close()
+	// Going away cuts it: its upstream body closed, then (below) its connection.
+	aborted := false
+	st.mu.Lock()
+	st.open[&aborted] = func() { aborted = true; resp.Body.Close() }
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		delete(st.open, &aborted)
+		st.mu.Unlock()
+	}()
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
@@ -181,6 +227,13 @@ func serveWatch(w http.ResponseWriter, r *http.Request, u *url.URL, t *http.Tran
 			if conn, _, herr := w.(http.Hijacker).Hijack(); herr == nil {
 				conn.Close()
 			}
+			return
+		}
+		st.mu.Lock()
+		gone := aborted
+		st.mu.Unlock()
+		if gone {
+			closeConn(w)
 			return
 		}
 		if len(line) > 0 {

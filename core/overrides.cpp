@@ -105,6 +105,56 @@ std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {
 
 }  // namespace
 
+// One step of a resolved --set path: a key of a mapping, or (key "") an index of a list.
+struct SetStep {
+  std::string key;
+  std::size_t index = 0;
+};
+
+// `n` with what steps[i..] lead to replaced by `value`: a new container for `n` (in the memory of `mem`,
+// the document's root) holding n's entries, the one on the path rebuilt the same way, so that no node of
+// the scenario is changed (an alias may share it). A key the path makes (n lacks it, or it is empty) gets
+// a new mapping below it, placed at the --set (`where`) as everything the --set brings.
+Node rebuilt_along(const Reader& r, const Node& mem, const Node& n, const std::vector<SetStep>& steps,
+                   std::size_t i, const Node& value, const SourceLocation& where) {
+  const SetStep& s = steps[i];
+  const bool last = i + 1 == steps.size();
+  const auto below = [&](const Node& child) -> Node {
+    if (last) return value;
+    if (child && !child.IsNull()) return rebuilt_along(r, mem, child, steps, i + 1, value, where);
+    Node made = rebuilt_along(r, mem, Node(YAML::NodeType::Map), steps, i + 1, value, where);
+    r.note_override(made, where);  // what is wrong with the made mapping names the --set
+    return made;
+  };
+  if (!s.key.empty()) {
+    Node out = make_node_beside(mem, YAML::NodeType::Map);
+    bool found = false;
+    if (n.IsMap())
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        if (!found && it->first.IsScalar() && it->first.Scalar() == s.key) {
+          found = true;
+          const bool made = !last && (!it->second || it->second.IsNull());
+          out.force_insert(it->first, below(it->second));
+          if (last || made) r.note_override(it->first, where);
+        } else {
+          out.force_insert(it->first, it->second);
+        }
+      }
+    if (!found) {
+      const Node key(s.key);
+      out.force_insert(key, below(Node()));
+      r.note_override(key, where);
+    }
+    r.note_override(out, r.at(n));
+    return out;
+  }
+  Node out = make_node_beside(mem, YAML::NodeType::Sequence);
+  std::size_t k = 0;
+  for (auto it = n.begin(); it != n.end(); ++it, ++k) out.push_back(k == s.index ? below(*it) : Node(*it));
+  r.note_override(out, r.at(n));
+  return out;
+}
+
 std::string apply_override(const Reader& r, Node& root, const std::string& text) {
   const SourceLocation where{flag_place("--set", text), 0, 0};
   const std::size_t eq = text.find('=');
@@ -141,6 +191,10 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
   count(value, 0);
   if (!root.IsMap())
     throw InputError(where, "", "the scenario file is not a mapping, so nothing can be set in it");
+  // The path is resolved first (every check, nothing changed), then the document is rebuilt along it
+  // (rebuilt_along): new containers from the root down to the value, the rest shared. Assigning into the
+  // scenario's nodes would change every place an alias shares them (`duration: *dur` in two steps).
+  std::vector<SetStep> steps;
   Node cur(root);     // a handle; reset() moves it, `=` would overwrite the node it refers to
   std::string field;  // what is set, every list element by index: one text for every spelling
   // The keys beside the one this --set made (it was not in the scenario), for a did-you-mean.
@@ -160,23 +214,16 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
       }
       if (!cur.IsMap())
         throw InputError(where, parts_text(parts, i), "is not a mapping: it has no key " + quote(p.key));
-      if (last) {
-        cur[p.key] = value;
-        for (auto it = cur.begin(); it != cur.end(); ++it)
-          if (it->first.Scalar() == p.key) r.note_override(it->first, where);
-      } else if (!cur[p.key] || cur[p.key].IsNull()) {
+      steps.push_back({p.key, 0});
+      if (!last && (!cur[p.key] || cur[p.key].IsNull())) {
         std::vector<std::string> beside;
         for (auto it = cur.begin(); it != cur.end(); ++it)
           if (it->first.IsScalar() && it->first.Scalar() != p.key) beside.push_back(it->first.Scalar());
         made_beside = std::move(beside);
-        cur[p.key] = Node(YAML::NodeType::Map);  // made, as a file would have it
-        for (auto it = cur.begin(); it != cur.end(); ++it)
-          if (it->first.Scalar() == p.key) {
-            r.note_override(it->first, where);
-            r.note_override(it->second, where);  // what is wrong with the made mapping names the --set
-          }
+        cur.reset(Node(YAML::NodeType::Map));  // made, as a file would have it (rebuilt_along makes it)
+      } else if (!last) {
+        cur.reset(cur[p.key]);
       }
-      if (!last) cur.reset(cur[p.key]);
       field += (field.empty() ? "" : ".") + p.key;
       if (i + 1 < parts.size() && !parts[i + 1].key.empty()) made_beside.reset();  // only the last made
       continue;
@@ -233,13 +280,12 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
                              (names.empty() ? "" : " (names: " + names + ")") + cause);
       }
     }
-    if (last)
-      cur[index] = value;
-    else
-      cur.reset(cur[index]);
+    steps.push_back({"", index});
+    if (!last) cur.reset(cur[index]);
     field += "[" + std::to_string(index) + "]";
     continue;
   }
+  root.reset(rebuilt_along(r, root, root, steps, 0, value, where));
   note_override_tree(r, value, value_where);
   return field;
 }

@@ -192,6 +192,45 @@ TEST_CASE("Overrides: a --set key in double quotes holds dots (a Kubernetes labe
         "--set cluster.node_pools[cpu].labels.\"\"=a: an empty key in quotes (\"\") in the path");
 }
 
+// An alias shares its anchor's node: a --set (a sweep's --vary) that reaches it through one step changes
+// that step only, as an overlay does, and an error in it names that step only.
+TEST_CASE("Overrides: a --set through an alias changes that place only, not the anchor's others", "[core]") {
+  const std::string anchored =
+      "name: al\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: a, duration: &dur {base: 10s}, resources: &res {cpu: 1}}\n"
+      "    - {name: b, duration: *dur, resources: *res}\n"
+      "    - {name: c, after: [a, b], duration: *dur, resources: *res}\n"
+      "cluster:\n"
+      "  node_pools: [{name: p, cpu: 4, memory: 16Gi, count: 1}]\n";
+  const Scenario s =
+      load(with({}, {"pipeline.steps[b].duration.base=99s", "pipeline.steps[c].resources.cpu=2",
+                     "pipeline.steps[a].duration.per_gib=3s"}),
+           anchored);
+  CHECK(s.pipeline.steps[0].component.duration.base == Duration::from_s(10));
+  CHECK(s.pipeline.steps[1].component.duration.base == Duration::from_s(99));
+  CHECK(s.pipeline.steps[2].component.duration.base == Duration::from_s(10));
+  CHECK(s.pipeline.steps[0].component.duration.per_gib == Duration::from_s(3));
+  CHECK(s.pipeline.steps[1].component.duration.per_gib == Duration::zero());
+  CHECK(s.pipeline.steps[0].component.resources.cpu == 1000);
+  CHECK(s.pipeline.steps[1].component.resources.cpu == 1000);
+  CHECK(s.pipeline.steps[2].component.resources.cpu == 2000);
+  // The same change as an overlay: the same scenario.
+  CHECK(s ==
+        load(with({"pipeline: {steps: [{name: b, duration: {base: 99s}}, {name: c, resources: {cpu: 2}}, "
+                   "{name: a, duration: {per_gib: 3s}}]}\n"}),
+             anchored));
+  // One error, at the step the --set names.
+  CHECK(error_of(with({}, {"pipeline.steps[b].duration.base=-1s"}), anchored) ==
+        "--set pipeline.steps[b].duration.base=-1s: pipeline.steps[1].duration.base: must be >= 0, got -1s");
+  // A key the --set makes under an aliased mapping is that place's too.
+  const Scenario made = load(with({}, {"pipeline.steps[c].duration.noise.lognormal_sigma=0.5"}), anchored);
+  CHECK(made.pipeline.steps[2].component.duration.lognormal_sigma == 0.5);
+  CHECK(made.pipeline.steps[0].component.duration.lognormal_sigma == 0);
+  CHECK(made.pipeline.steps[1].component.duration.lognormal_sigma == 0);
+}
+
 TEST_CASE("Overlay: errors about its values name the overlay's file, line and column", "[core]") {
   CHECK(error_of(with({"pipeline:\n"
                        "  steps:\n"

@@ -160,6 +160,17 @@ inline void Model::on_scale_down(std::uint32_t slot, std::uint32_t idle_gen) {
     release_held_scale_downs();
   const NodePool& p = sc_.cluster.node_pools[s.pool];
   if (nodes_.pool(s.pool).nodes <= p.autoscaling.min) return;
+  // Only an unneeded node goes: one that a pending pod fits is where the scheduler puts that pod before
+  // the autoscaler's next loop (CA's filter-out-schedulable counts such pods as placed). It is looked at
+  // again scale_down_idle later, at least a second (with scale_down_idle 0 the node went the instant
+  // its pod ended, under the pods waiting for it, and the pool churned through new nodes).
+  for (std::uint32_t c = 0; c < sched_.size(); ++c)
+    if (!sched_.cls(c).queue.empty() && sched_.fits_on(sched_.cls(c), s)) {
+      engine_.schedule_at(
+          scan_time(engine_.now() + std::max(p.autoscaling.scale_down_idle, Duration::from_s(1))), kScaleDown,
+          slot, idle_gen);
+      return;
+    }
   remove_node(slot);
 }
 

@@ -907,34 +907,15 @@ std::uint64_t seed_failing_between(double lo, double hi, double& fail) {
 }  // namespace
 
 TEST_CASE("Simulator: nodes that go away faster than tasks finish stop the run, which says why", "[sim]") {
-  // A task of an hour on nodes that fail every second (or an autoscaled pool that removes a node the
-  // instant it is idle, before its pod is bound) would replace nodes until the 10-year horizon, hundreds
-  // of millions of them. The run stops once it has made 100,000 + 100 x (count + autoscaling.max) nodes.
-  NodePool p = pool("p", 4, 8000);
-  std::uint64_t budget = 0;
-  std::string why;
-  Duration sc_delay = AutoscalerConfig{}.scale_down_delay_after_add;
-  SECTION("mtbf") {
-    p.count = 100;
-    p.mtbf = Duration::from_s(1);
-    budget = 100'000 + 100 * 100;
-    why = "pool p: mtbf 1s";
-  }
-  SECTION("scale-down") {
-    p.count = 0;
-    p.autoscaling.min = 0;
-    p.autoscaling.max = 2;
-    p.autoscaling.scale_down_idle = Duration::zero();
-    // Without the scale-down delay after a scale-up. With it (the default 10 min) the first node, up at
-    // 70 s, is held past the scale-up at 10 s until 610 s, the pod binds at 70 s and runs to 3670 s; a
-    // second node, asked for by the scan at 70 s (the pod was not yet bound), goes at 670 s.
-    sc_delay = Duration::zero();
-    budget = 100'000 + 100 * 2;
-    why = "pool p: autoscaling.scale_down_idle 0s";
-  }
-  Scenario sc = scenario({task("w", 3600)}, {p});
-  sc.cluster.autoscaler.scale_down_delay_after_add = sc_delay;
-  const Trace t = run(sc, 1);
+  // A task of an hour on nodes that fail every second would replace nodes until the 10-year horizon,
+  // hundreds of millions of them. The run stops once it has made 100,000 + 100 x (count +
+  // autoscaling.max) nodes. (An autoscaled pool with scale_down_idle 0 did too, removing each new node
+  // before its pod was bound: no more, see the next test.)
+  NodePool p = pool("p", 100, 8000);
+  p.mtbf = Duration::from_s(1);
+  const std::uint64_t budget = 100'000 + 100 * 100;
+  const std::string why = "pool p: mtbf 1s";
+  const Trace t = run(scenario({task("w", 3600)}, {p}), 1);
   CHECK(t.nodes.size() == budget);
   CHECK(t.tasks_failed == 1);
   CHECK(t.tasks_unfinished == 1);
@@ -946,6 +927,40 @@ TEST_CASE("Simulator: nodes that go away faster than tasks finish stop the run, 
   p.autoscaling = {};
   p.count = 1;
   CHECK(run(scenario({task("w", 3600)}, {p}), 1).stopped_early.empty());
+}
+
+TEST_CASE("Simulator: with scale_down_idle 0 a node a pending pod fits is kept for it", "[sim]") {
+  // 8 pods of 4 CPUs and 100 s, a pool of 4-CPU nodes from 0 to 2, no delays: 2 nodes, 4 waves, 400 s,
+  // 2 x 400 s at 36 an hour = 8. The autoscaler used to remove a node the instant its pod ended, under
+  // the pods waiting for it, and the run churned through 100,200 nodes to its horizon.
+  NodePool p = pool("p", 0, 4000);
+  p.price_per_hour = 36;
+  p.autoscaling.min = 0;
+  p.autoscaling.max = 2;
+  p.autoscaling.scale_up_delay = Duration::zero();
+  p.autoscaling.boot_time = Duration::zero();
+  p.autoscaling.scale_down_idle = Duration::zero();
+  Scenario sc = scenario({loop(task("a", 100, {}, 4000), 8)}, {p});
+  sc.cluster.autoscaler.scale_down_delay_after_add = Duration::zero();
+  const Trace t = run(sc, 1);
+  CHECK(t.stopped_early.empty());
+  CHECK(t.tasks_failed == 0);
+  CHECK(makespan(t) == s(400));
+  REQUIRE(t.nodes.size() == 2);
+  for (const NodeRecord& n : t.nodes) {
+    CHECK(n.billed_from == s(0));
+    CHECK(n.down == s(400));
+  }
+  CHECK(compute_metrics(t, Plan::unroll(sc.pipeline)).cost == 8.0);
+  // Once nothing waits, an idle node goes at once: the last wave's nodes at 400 s above; and a node
+  // whose pod ends while no pod of the run waits is removed the instant it is idle.
+  Scenario one = scenario({task("a", 100, {}, 4000), task("b", 50, {0}, 4000)}, {p});
+  one.cluster.autoscaler.scale_down_delay_after_add = Duration::zero();
+  const Trace u = run(one, 1);
+  CHECK(makespan(u) == s(150));
+  REQUIRE(u.nodes.size() == 2);  // b's pod is created after a's node went: a new node
+  CHECK(u.nodes[0].down == s(100));
+  CHECK(u.nodes[1].billed_from == s(100));
 }
 
 TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {

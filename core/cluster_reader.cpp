@@ -196,9 +196,13 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   if (auto v = m.get("preset")) {
     // Named sets of defaults; the keys below still apply over them.
     const std::string preset = get_string(r, *v, m.field("preset"));
-    if (preset != "kwok-testenv")
-      r.fail(*v, m.field("preset"), "unknown preset " + quote(preset) + " (expected kwok-testenv)");
-    o = kwok_testenv_overheads();
+    if (preset == "none") {
+      o = no_overheads();  // `overheads: none` (preset ""), with the keys below over it
+    } else if (preset == "kwok-testenv") {
+      o = kwok_testenv_overheads();
+    } else {
+      r.fail(*v, m.field("preset"), "unknown preset " + quote(preset) + " (expected none or kwok-testenv)");
+    }
   }
   if (auto v = m.get("orchestrator")) {
     o.orchestrator = get_string(r, *v, m.field("orchestrator"));

@@ -59,7 +59,16 @@ Scenario read_scenario_head(const Reader& r, const Map& m, bool* cluster_sound =
     });
   const auto over = m.get("overheads");
   const bool overheads_read = r.attempt([&] { s.overheads = read_overheads(r, over); });
-  const bool no_overheads = over && over->IsScalar();
+  // `overheads: none`, or a mapping over it (`{preset: none, sandbox_start: 2s}`): a free scheduler too.
+  const auto none_preset = [&] {
+    if (!over || !over->IsMap()) return false;
+    const Node& o = *over;
+    for (auto it = o.begin(); it != o.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == "preset")
+        return it->second.IsScalar() && it->second.Scalar() == "none";
+    return false;
+  };
+  const bool no_overheads = (over && over->IsScalar()) || none_preset();
   // Collecting, a cluster missing (or misspelled) still lets the pipeline be read, without fit checks.
   std::optional<Node> cluster_node;
   r.attempt([&] { cluster_node = m.require("cluster"); });

@@ -197,6 +197,9 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
                             const std::vector<std::string>& trace_names) {
   CalibrationResult r;
   r.scenario = scenario.name;
+  Overheads without_sandbox = scenario.overheads;
+  without_sandbox.sandbox_start = Duration::zero();
+  r.overheads_none = without_sandbox == Overheads{};
   std::vector<std::string> plan_steps;
   for (const PlanStep& s : plan.steps()) plan_steps.push_back(s.path);
   std::map<std::string, double> pool_speed;
@@ -361,7 +364,9 @@ void write_overlay_yaml(std::ostream& out, const CalibrationResult& r) {
     out << "pipeline:\n";
     write_steps(out, root.steps, "  ");
   }
-  if (r.sandbox_start) out << "overheads: {sandbox_start: " << format_duration(*r.sandbox_start) << "}\n";
+  if (r.sandbox_start)
+    out << "overheads: {" << (r.overheads_none ? "preset: none, " : "")
+        << "sandbox_start: " << format_duration(*r.sandbox_start) << "}\n";
 }
 
 void print_calibration(std::ostream& out, const CalibrationResult& r) {

@@ -702,7 +702,1547 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
             "  steps:\n"
             "    - name: sleep\n"
             "      duration: {base: 10s, per_gib: 0s, noise: {lognormal_sigma: 0}}\n"
-            "overheads: {sandbox_start: 0s}\n");
+            "overheads: {preset: none, sandbox_start: 0s}\n");
+  // Laid over the scenario (overheads: none) it keeps every other overhead off: the same 50 s, not the
+  // 2m30s the defaults a bare {sandbox_start} brought back made of it.
+  const Result again =
+      run("simulate -q scenarios/argo-parallelism-limit.yaml --overlay " + overlay + " --no-files");
+  CHECK(again.status == 0);
+  const Result shown =
+      run("simulate scenarios/argo-parallelism-limit.yaml --overlay " + overlay + " --no-files");
+  CHECK(shown.status == 0);
+  CHECK(shown.out.find("  makespan     50s (50.000 s)") != std::string::npos);
+
+  SECTION("a trace of another scenario is bad input") {
+    const Result other =
+        run("calibrate scenarios/argo-parallelism-nested-dag.yaml " + dir.string() + " --out " + overlay);
+    CHECK(other.status == 2);
+    CHECK(other.err == (dir / "trace.json").string() +
+                           ": steps: the trace's steps (sleep) are not the scenario's (A/b1/c1, A/b1/c2, "
+                           "A/b1/c3, A/b2/c1, A/b2/c2, A/b2/c3, A/b3/c1, A/b3/c2, A/b3/c3, A/b4/c1, A/b4/c2, "
+                           "A/b4/c3, A/b5/c1, A/b5/c2, A/b5/c3): give calibrate the same --set/--overlay "
+                           "options the run had\n");
+  }
+  SECTION("a missing trace is bad input") {
+    const Result missing = run("calibrate scenarios/argo-parallelism-limit.yaml " + (dir / "none").string() +
+                               " --out " + overlay);
+    CHECK(missing.status == 2);
+    CHECK(missing.err == (dir / "none").string() + ": no such file\n");
+  }
+}
+
+TEST_CASE("cli: a name that is not UTF-8 is shown in hex in a message", "[cli]") {
+  const fs::path dir = scratch("latin1-kubeconfig");
+  std::ofstream(dir / "kc.yaml") << "apiVersion: v1\nkind: Config\ncurrent-context: caf\xe9\ncontexts: []\n"
+                                    "clusters: []\nusers: []\n";
+  const Result r = run("run scenarios/argo-parallelism-limit.yaml --backend k8s --kubeconfig '" +
+                       (dir / "kc.yaml").string() + "' --out '" + (dir / "out").string() + "'");
+  CHECK(r.status == 2);
+  CHECK(r.err == (dir / "kc.yaml").string() +
+                     ":3:18: current-context: no context named \"caf\\xE9\" (contexts: none are defined)\n");
+}
+
+TEST_CASE("cli: a local run on more cores than the machine has is warned about", "[cli]") {
+  const fs::path dir = scratch("local-more-cores");
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);  // at least what the affinity mask allows
+  const std::string more = std::to_string(cpus + 1);
+  const Result r = run("run scenarios/argo-parallelism-limit.yaml --backend local --cores " + more +
+                       " --time-scale 0.01 --out '" + dir.string() + "'");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.err, Catch::StartsWith("run: warning: --cores " + more + " is more than the "));
+  CHECK_THAT(r.err,
+             Catch::Contains(" CPUs this process may use: the tasks share them, and take longer than on " +
+                             more + " cores\n"));
+  // Quiet, or within the machine: no warning.
+  CHECK(run("run scenarios/argo-parallelism-limit.yaml --backend local --cores " + more +
+            " --time-scale 0.01 -q --out '" + dir.string() + "'")
+            .err == "");
+  CHECK(run("run scenarios/argo-parallelism-limit.yaml --backend local --cores 1 --time-scale 0.01 --out '" +
+            dir.string() + "'")
+            .err == "");
+}
+
+TEST_CASE("cli: calibrate turns a local run at --time-scale 0.05 back into model time", "[cli]") {
+  const fs::path dir = scratch("calibrate-time-scale");
+  REQUIRE(
+      run("run scenarios/argo-parallelism-limit.yaml --backend local --cores 2 --time-scale 0.05 -q --out '" +
+          dir.string() + "'")
+          .status == 0);
+  const auto trace = nlohmann::json::parse(slurp(dir / "trace.json"));
+  CHECK(trace["time_scale"] == 0.05);
+  CHECK(trace["time_scaled_steps"] == nlohmann::json::array({0}));
+  const std::string overlay = (dir / "cal.yaml").string();
+  const Result r =
+      run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " + overlay);
+  REQUIRE(r.status == 0);
+  const std::string name = (dir / "trace.json").string();
+  CHECK(r.out.find(
+            "\n" + name +
+            ": a run at time scale 0.05: the run times of sleep (sleep and spin, which --time-scale "
+            "scales) are divided by 0.05, into model time; the dispatch times are fitted as measured\n") !=
+        std::string::npos);
+  CHECK(r.err.find("warning: " + name +
+                   ": each attempt of sleep also holds real-time latency (timer wake-up, thread hand-off), "
+                   "which is divided by 0.05 with its run time: it counts 20 times over in the fit; the "
+                   "shortest of those attempts ran 0.5") == 0);
+  // Each sleep took its 0.5 s and a little more: the model's 10 s, and 20 times that little more.
+  const std::string text = slurp(overlay);
+  const std::size_t at = text.find("duration: {base: ");
+  REQUIRE(at != std::string::npos);
+  std::size_t used = 0;
+  const double base = std::stod(text.substr(at + 17), &used);
+  CHECK(text.substr(at + 17 + used, 2) == "s,");
+  CHECK(base >= 10);
+  CHECK(base < 11);
+}
+
+TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hint when it differs",
+          "[cli]") {
+  const fs::path dir = scratch("calibrate-overlay");
+  REQUIRE(
+      run("run scenarios/local-ridge.yaml --overlay tests/data/ridge-small.yaml --backend local --cores 2 "
+          "-q --out '" +
+          dir.string() + "'")
+          .status == 0);
+  const std::string overlay = (dir / "cal.yaml").string();
+  const Result ok = run("calibrate scenarios/local-ridge.yaml " + dir.string() +
+                        " --overlay tests/data/ridge-small.yaml -q --out " + overlay);
+  CHECK(ok.err == "");
+  CHECK(ok.status == 0);
+  CHECK(slurp(overlay).find("# made by: shardflow calibrate scenarios/local-ridge.yaml " + dir.string() +
+                            " --out " + overlay + " --overlay tests/data/ridge-small.yaml\n") !=
+        std::string::npos);
+  {
+    const std::string small_path = (fs::path(SHARDFLOW_SOURCE_DIR) / "tests/data/ridge-small.yaml").string();
+    // The same tasks under other options (here a seed; an input size is the same case): refused, as the fit
+    // would be of another model; the same options in another order of --set are the same.
+    const Result other = run("calibrate scenarios/local-ridge.yaml " + dir.string() +
+                             " --overlay tests/data/ridge-small.yaml --set seed=3 -q --out " + overlay);
+    CHECK(other.status == 2);
+    CHECK(other.err ==
+          (dir / "trace.json").string() + ": the run had --overlay " + small_path + ", calibrate --overlay " +
+              small_path +
+              " --set seed=3: give calibrate the options the run had (with others, the same tasks "
+              "are fitted to another model)\n");
+    // One run given twice, as its directory and its trace.json: refused, it would count twice.
+    const Result twice =
+        run("calibrate scenarios/local-ridge.yaml " + dir.string() + " " + (dir / "trace.json").string() +
+            " --overlay tests/data/ridge-small.yaml -q --out " + overlay);
+    CHECK(twice.status == 2);
+    CHECK(twice.err == (dir / "trace.json").string() + ": given twice (as " + (dir / "trace.json").string() +
+                           " too): each run counts once\n");
+    // An --out that is an input: refused before anything is written.
+    const Result onto =
+        run("calibrate scenarios/local-ridge.yaml " + dir.string() +
+            " --overlay tests/data/ridge-small.yaml -q --out " + (dir / "trace.json").string());
+    CHECK(onto.status == 2);
+    CHECK(onto.err == "--out: " + (dir / "trace.json").string() + " is one of the inputs (" +
+                          (dir / "trace.json").string() + "): name a new file\n");
+    CHECK(slurp(dir / "trace.json").starts_with("{"));
+  }
+
+  const std::string mismatch = (dir / "trace.json").string() +
+                               ": attempts[4].task: task 5 (step aggregate, item 0) is not a task of the "
+                               "scenario's plan (a run of another scenario, or of other settings?): ";
+  // The local run's trace records how it loaded the scenario: the hint names that.
+  const std::string small = (fs::path(SHARDFLOW_SOURCE_DIR) / "tests/data/ridge-small.yaml").string();
+  const auto recorded = nlohmann::json::parse(slurp(dir / "trace.json"));
+  CHECK(recorded["load"] ==
+        nlohmann::json{{"file", (fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios/local-ridge.yaml").string()},
+                       {"overlays", {small}},
+                       {"sets", nlohmann::json::array()},
+                       {"params", nlohmann::json::array()},
+                       {"cluster", ""}});
+  const Result without = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
+  CHECK(without.status == 2);
+  CHECK(without.err == mismatch + "the run had --overlay " + small + ": give calibrate the same\n");
+
+  SECTION("a trace that does not record them (an older one): which options to look at") {
+    auto old = recorded;
+    old.erase("load");
+    std::ofstream(dir / "trace.json") << old.dump();
+    const Result generic = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
+    CHECK(generic.status == 2);
+    CHECK(generic.err == mismatch + "give calibrate the same --set/--overlay options the run had\n");
+  }
+  SECTION("a run directory that records its options (a k8s run's run.json) names them") {
+    auto old = recorded;
+    old.erase("load");
+    std::ofstream(dir / "trace.json") << old.dump();
+    std::ofstream(dir / "run.json")
+        << "{\"state\": \"finished\", \"invocation\": {\"file\": \"/x/local-ridge.yaml\", "
+           "\"overlays\": [\""
+        << small << "\"], \"sets\": [\"seed=3\"], \"cluster\": \"\"}}\n";
+    const Result named = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
+    CHECK(named.status == 2);
+    CHECK(named.err == mismatch + "the run had --overlay " + small + " --set seed=3 (" +
+                           (dir / "run.json").string() + "): give calibrate the same\n");
+  }
+}
+
+TEST_CASE("cli: report rebuilds a run's report.html from its files, and names what is missing", "[cli]") {
+  const fs::path dir = scratch("report");
+  REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'").status == 0);
+  const std::string first = slurp(dir / "report.html");
+  CHECK(first.find("<title>shardflow run: argo-parallelism-limit</title>") != std::string::npos);
+  fs::remove(dir / "report.html");
+  const Result r = run("report '" + dir.string() + "'");
+  CHECK(r.err == "");
+  CHECK(r.status == 0);
+  CHECK(r.out == "wrote " + (dir / "report.html").string() + " (run report)\n");
+  CHECK(slurp(dir / "report.html") == first);
+  SECTION("a metrics.json of another run beside the trace is refused, both named") {
+    const fs::path other = scratch("report-mixed");
+    REQUIRE(run("simulate -q scenarios/shard-preprocess-train.yaml --out '" + other.string() + "'").status ==
+            0);
+    fs::copy_file(dir / "metrics.json", other / "metrics.json", fs::copy_options::overwrite_existing);
+    const Result mixed = run("report '" + other.string() + "'");
+    CHECK(mixed.status == 2);
+    CHECK(mixed.err == (other / "metrics.json").string() + ": is not of the run in " +
+                           (other / "trace.json").string() +
+                           ": it counts 10 attempts of steps sleep, the trace has 105 of steps preprocess, "
+                           "aggregate, train (keep a run's trace.json and metrics.json together)\n");
+  }
+  SECTION("two runs: predicted against measured") {
+    const Result p = run("report --predicted '" + dir.string() + "' --measured '" + dir.string() +
+                         "' --out '" + (dir / "p.html").string() + "'");
+    CHECK(p.status == 0);
+    CHECK(slurp(dir / "p.html").find("makespan error") != std::string::npos);
+    CHECK(p.err == "");
+    // A differently named scenario with the same steps: said, and compared by step name.
+    const fs::path renamed = scratch("report-renamed");
+    REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --set name=other --out '" +
+                renamed.string() + "'")
+                .status == 0);
+    const Result named =
+        run("report --predicted '" + dir.string() + "' --measured '" + renamed.string() + "'");
+    CHECK(named.status == 0);
+    CHECK(named.err == "warning: --predicted " + dir.string() +
+                           " is a run of scenario 'argo-parallelism-limit' and " + "--measured " +
+                           renamed.string() + " of 'other': compared step by step by name all the same\n");
+    CHECK(slurp(renamed / "prediction.html")
+              .find("The two runs are of differently named scenarios: predicted of argo-parallelism-limit, "
+                    "measured "
+                    "of other.") != std::string::npos);
+    // A run of another pipeline (no step in common): refused, both named.
+    const fs::path other = scratch("report-other");
+    REQUIRE(
+        run("simulate -q scenarios/local-ridge.yaml --cluster local --out '" + other.string() + "'").status ==
+        0);
+    const Result apart = run("report --predicted '" + other.string() + "' --measured '" + dir.string() + "'");
+    CHECK(apart.status == 2);
+    CHECK(apart.err ==
+          dir.string() + ": --measured: no step of this run (scenario 'argo-parallelism-limit', steps " +
+              "sleep) is in --predicted " + other.string() + " (scenario 'local-ridge', steps shard, " +
+              "aggregate, solve, evaluate, select): they are runs of different pipelines, with nothing " +
+              "to compare\n");
+    CHECK_FALSE(fs::exists(dir / "prediction.html"));
+  }
+  SECTION("bad input") {
+    const fs::path empty = scratch("report-empty");
+    const Result e = run("report '" + empty.string() + "'");
+    CHECK(e.status == 2);
+    CHECK(
+        e.err ==
+        empty.string() +
+            ": holds neither trace.json (a run) nor sweep.json (a sweep) nor compare.json (a comparison)\n");
+    const Result half = run("report --predicted '" + dir.string() + "'");
+    CHECK(half.status == 2);
+    CHECK(half.err == "--predicted: --predicted and --measured go together\n");
+    // An --out that cannot be written: the user's input (exit 2, the flag named), not a failed run (1).
+    const std::string nowhere = (empty / "no-such-dir" / "r.html").string();
+    const Result o = run("report '" + dir.string() + "' --out '" + nowhere + "'");
+    CHECK(o.status == 2);
+    CHECK(o.err == "--out: cannot write " + nowhere + " (No such file or directory)\n");
+    // A bad input found while the page is made leaves the page that was there as it was (it was emptied).
+    const std::string page = slurp(dir / "report.html");
+    const std::string trace = slurp(dir / "trace.json");
+    std::ofstream(dir / "trace.json") << trace.substr(0, trace.size() / 2);
+    const Result cut = run("report -q '" + dir.string() + "'");
+    CHECK(cut.status == 2);
+    CHECK(cut.out == "");
+    CHECK(slurp(dir / "report.html") == page);
+    for (const auto& entry : fs::directory_iterator(dir))
+      CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
+    std::ofstream(dir / "trace.json") << trace;
+    CHECK(run("report -q '" + dir.string() + "'").out == "");
+    // A device is written in place, never replaced.
+    CHECK(run("report '" + dir.string() + "' --out /dev/null").status == 0);
+    CHECK(fs::is_character_file("/dev/null"));
+    fs::remove(dir / "metrics.json");
+    const Result m = run("report '" + dir.string() + "'");
+    CHECK(m.status == 2);
+    CHECK(m.err ==
+          (dir / "metrics.json").string() + ": cannot open it (is this a shardflow output directory?)\n");
+  }
+}
+
+TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts it without unrolling",
+          "[cli]") {
+  const fs::path dir = scratch("max-tasks");
+  std::ofstream(dir / "big.yaml") << "name: big\n"
+                                     "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - name: outer\n"
+                                     "      parallel_for: {count: 100000}\n"
+                                     "      steps:\n"
+                                     "        - name: inner\n"
+                                     "          parallel_for: {count: 100000}\n"
+                                     "          resources: {cpu: 1}\n"
+                                     "          duration: {base: 2s}\n"
+                                     "cluster:\n"
+                                     "  node_pools: [{name: a, cpu: 4, memory: 8Gi, count: 1}]\n";
+  const std::string file = (dir / "big.yaml").string();
+  const Result sim = run("simulate -q '" + file + "' --out '" + (dir / "out").string() + "'");
+  CHECK(sim.status == 2);
+  CHECK(sim.err == file +
+                       ":5:29: pipeline.steps[0].parallel_for.count: the pipeline unrolls to 10,000,000,000 "
+                       "tasks (about 1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
+                       "raises it; `explain` counts without unrolling)\n");
+  // 10^10 tasks of 2 s on one core: 2 * 10^10 core-seconds = 5,555,556 h; over 4 cores 1,388,889 h.
+  const Result ex = run("explain '" + file + "'");
+  CHECK(ex.status == 0);
+  CHECK(ex.out.find("pipeline big: 10000000000 tasks (counted, not unrolled: over the --max-tasks limit)") ==
+        0);
+  CHECK(ex.out.find("  outer/inner 10000000000   100000           -         2s     5555556h      1") !=
+        std::string::npos);
+  CHECK(ex.out.find("CPU capacity bound: 1388889h") != std::string::npos);
+  // Under a raised limit the same file is unrolled by explain; a lower one refuses validate too.
+  const Result small =
+      run("explain '" + file + "' --set pipeline.steps[0].parallel_for.count=3 --max-tasks 300000");
+  CHECK(small.status == 0);
+  CHECK(small.out.find("pipeline big: 300000 tasks, ") == 0);
+  const Result v =
+      run("validate '" + file + "' --set pipeline.steps[0].parallel_for.count=3 --max-tasks 299999");
+  CHECK(v.status == 2);
+  CHECK(v.err.find(
+            ":8:33: pipeline.steps[0].steps[0].parallel_for.count: the pipeline unrolls to 300,000 tasks") !=
+        std::string::npos);
+}
+
+TEST_CASE("cli: explain says a task count past 2^64 - 1 is more, and its work is still right", "[cli]") {
+  // Three nested loops of 2^31: 2^93 tasks of 1 h each, on 4 cores: 2^93 h of work, 2^91 h bound.
+  const fs::path dir = scratch("saturated-count");
+  std::ofstream(dir / "huge.yaml") << "name: huge\n"
+                                      "pipeline:\n"
+                                      "  steps:\n"
+                                      "    - name: a\n"
+                                      "      parallel_for: {count: 2147483648}\n"
+                                      "      steps:\n"
+                                      "        - name: b\n"
+                                      "          parallel_for: {count: 2147483648}\n"
+                                      "          steps:\n"
+                                      "            - name: c\n"
+                                      "              parallel_for: {count: 2147483648}\n"
+                                      "              duration: {base: 1h}\n"
+                                      "cluster:\n"
+                                      "  node_pools: [{name: n, cpu: 4, memory: 8Gi, count: 1}]\n";
+  const Result ex = run("explain '" + (dir / "huge.yaml").string() + "'");
+  CHECK(ex.status == 0);
+  CHECK(ex.out.find("pipeline huge: more than 18446744073709551615 tasks (counted, not unrolled: over the "
+                    "--max-tasks limit)\n") == 0);
+  CHECK(ex.out.find("  a/b/c   > 2^64-1 2147483648           -         1h "
+                    "9903520314283042199192993792h      1") != std::string::npos);
+  CHECK(ex.out.find("CPU capacity bound: 2475880078570760549798248448h") != std::string::npos);
+  const Result js = run("explain --json '" + (dir / "huge.yaml").string() + "'");
+  CHECK(js.status == 0);
+  const auto j = nlohmann::json::parse(js.out);
+  CHECK(j.at("tasks").get<std::uint64_t>() == 18446744073709551615ull);
+  CHECK(j.at("tasks_saturated") == true);
+  CHECK(j.at("steps").at(0).at("instances_saturated") == true);
+  // Past 10^30 h the work is in powers of ten, with its unit (a 31-digit figure lost its "h").
+  std::ofstream(dir / "huger.yaml") << "name: huger\n"
+                                       "pipeline:\n"
+                                       "  steps:\n"
+                                       "    - name: a\n"
+                                       "      parallel_for: {count: 4294967295}\n"
+                                       "      steps:\n"
+                                       "        - name: b\n"
+                                       "          parallel_for: {count: 4294967295}\n"
+                                       "          steps:\n"
+                                       "            - name: c\n"
+                                       "              parallel_for: {count: 4294967295}\n"
+                                       "              duration: {base: 2000000h}\n"
+                                       "cluster:\n"
+                                       "  node_pools: [{name: n, cpu: 32, memory: 8Gi, count: 1}]\n";
+  const Result big = run("explain '" + (dir / "huger.yaml").string() + "'");
+  CHECK(big.out.find("total work: 1.58e+35h of task time, 1.58e+35 core-hours requested\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "[cli]") {
+  const fs::path dir = scratch("seed-strategies");
+  const Result r =
+      run("compare scenarios/shard-preprocess-train.yaml --variants "
+          "scenarios/variants/seed-strategies.yaml -r 2 -q --out '" +
+          dir.string() + "'");
+  CHECK(r.status == 0);
+  CHECK(r.err == "");
+  std::ifstream csv(dir / "compare.csv");
+  std::string line;
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  CHECK(rows == 1 + 13);  // a header and the 13 variants
+}
+
+TEST_CASE("cli: a simulation that reaches its horizon says which tasks had not finished", "[cli]") {
+  // A task of 100,000 hours runs past the 10-year horizon (87,600 h); the two after it never become
+  // ready. The one that was running is reported failed, and why; the run exits 1 as with any failed task.
+  const fs::path dir = scratch("simulate-horizon");
+  const fs::path yaml = dir / "long.yaml";
+  std::ofstream(yaml) << "name: long\nseed: 1\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1, price_per_hour: 1}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: a, duration: {base: 100000h}}\n"
+                         "    - {name: b, after: [a], duration: {base: 1s}}\n"
+                         "    - {name: c, after: [b], duration: {base: 1s}}\n";
+  const Result r = run("simulate '" + yaml.string() + "' --no-files");
+  CHECK(r.err == "");
+  CHECK(r.status == 1);
+  CHECK(r.out.find("  retries      0; failed attempts 0; tasks failed 1\n") != std::string::npos);
+  CHECK(r.out.find("  unfinished   1 task had not finished when the run stopped at 87600h, the simulation's "
+                   "horizon: look for a duration or a count far too large (counted in tasks failed)\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are refused", "[cli]") {
+  const std::string seed = "scenarios/shard-preprocess-train.yaml";
+  const std::string vary =
+      " --vary cluster.node_pools[cpu].count=1,2 -q --out '" + scratch("flags").string() + "'";
+  const struct {
+    std::string args, err;
+  } cases[] = {
+      {"sweep " + seed + vary + " --seed -1",
+       "--seed: want a whole number from 0 to 18446744073709551615, got \"-1\""},
+      {"compare " + seed + " --variant a --variant b --seed 18446744073709551616",
+       "--seed: want a whole number from 0 to 18446744073709551615, got \"18446744073709551616\""},
+      {"validate " + seed + " --max-tasks -1",
+       "--max-tasks: want a whole number from 1 to 18446744073709551615, got \"-1\""},
+      {"sweep " + seed + vary + " --quantile nan", "--quantile: want a number >= 1 and <= 100, got \"nan\""},
+      {"run scenarios/local-ridge.yaml --backend local --time-scale nan",
+       "--time-scale: want a number >= 1e-06 and <= 1000, got \"nan\""},
+      // A scale past 1000 slept for ever (and its nanoseconds overflowed); a cleanup timeout of 1e10 s
+      // overflowed into no wait at all.
+      {"run scenarios/local-ridge.yaml --backend local --time-scale 1e300",
+       "--time-scale: want a number >= 1e-06 and <= 1000, got \"1e300\""},
+      {"compare " + seed + " --variant a --variant b --backend local --time-scale 1001",
+       "--time-scale: want a number >= 1e-06 and <= 1000, got \"1001\""},
+      // Whole numbers in a range: a word, a fraction or hex said "not in range" or was read as hex.
+      {"run scenarios/local-ridge.yaml --backend local --cores abc",
+       "--cores: want a whole number from 1 to 4096, got \"abc\""},
+      {"run scenarios/local-ridge.yaml --backend local --cores 0x2",
+       "--cores: want a whole number from 1 to 4096, got \"0x2\""},
+      {"compare " + seed + " --variant a -r 1.5",
+       "--replications: want a whole number from 1 to 100000, got \"1.5\""},
+      {"k8s cleanup abc --timeout 1e10", "--timeout: want a number > 0 and <= 31536000, got \"1e10\""},
+      {"run " + seed + " --backend k8s --dry-run --qps inf", "--qps: want a number > 0, got \"inf\""},
+      {"simulate " + seed + " --out ''",
+       "--out: the value is empty; give one (an empty value is not taken for the option left out)"},
+      {"sweep " + seed + vary + " --deadline ''",
+       "--deadline: the value is empty; give one (an empty value is not taken for the option left out)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.args);
+    const Result r = run(c.args);
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind(c.err + "\n", 0) == 0);
+  }
+}
+
+TEST_CASE("cli: devices, bad names and damaged run.json files are refused before any request", "[cli]") {
+  const std::string seed = "scenarios/shard-preprocess-train.yaml";
+  // /dev/zero never ends: read whole, it filled the memory.
+  Result r = run("explain /dev/zero");
+  CHECK(r.status == 2);
+  CHECK(r.err == "/dev/zero: is a device, not a scenario file\n");
+  r = run("explain " + seed + " --overlay /dev/zero");
+  CHECK(r.status == 2);
+  CHECK(r.err == "--overlay /dev/zero: is a device, not a scenario file\n");
+  // A namespace and a run id go into API paths: '../x' and 'a/b' are not names.
+  const fs::path dir = scratch("k8s-names");
+  std::ofstream(dir / "kc.yaml")
+      << "clusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', "
+         "insecure-skip-tls-verify: true}\ncontexts:\n- name: a\n  context: {cluster: "
+         "c, namespace: ml}\ncurrent-context: a\n";
+  const std::string kc = " --kubeconfig '" + (dir / "kc.yaml").string() + "'";
+  r = run("k8s cleanup abc --namespace ../../x" + kc);
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--namespace ../../x: a namespace is 1 to 63 characters a-z, 0-9 and '-', starting and ending with a "
+        "letter or digit\n");
+  r = run("k8s cleanup a/b" + kc);
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "k8s cleanup a/b: a run id is 1 to 20 characters a-z, 0-9 and '-', starting and ending with a "
+        "letter or digit\n");
+  // A run.json with a field of the wrong type: named, exit 2, not a library's exception.
+  std::ofstream(dir / "run.json") << "{\"run_id\": \"abc\", \"namespace\": \"ml\", \"seed\": \"x\"}\n";
+  r = run("k8s status '" + dir.string() + "'" + kc);
+  CHECK(r.status == 2);
+  const std::string rj = (dir / "run.json").string();
+  CHECK(r.err == rj + ":1:46: seed: expected an integer from 0 to 18446744073709551615, got \"x\"\n");
+  // A server that does not answer (port 1 is closed): named with where its address came from, exit 1.
+  r = run("k8s cleanup abc" + kc);
+  CHECK(r.status == 1);
+  CHECK(r.err.starts_with("shardflow: no answer from the API server (" + (dir / "kc.yaml").string() +
+                          "): GET /api/v1/namespaces/ml/configmaps"));
+  // --resume reads the same file: each wrong field at its place, exit 2, before any request.
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml", "sets": "x"}})",
+            ":1:71: invocation.sets: expected a list, got \"x\""},
+           {R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml", "burst": 0}})",
+            ":1:72: invocation.burst: expected an integer from 1 to 100000, got 0"},
+           {R"({"run_id": "abc", "seed": 3, "state": "done", "invocation": {"file": "a.yaml"}})",
+            ":1:39: state: expected \"running\", \"interrupted\" or \"finished\", got \"done\""},
+           {R"({"run_id": "abc", "invocation": {"file": "a.yaml"}})",
+            ": not the run.json of a `shardflow run --backend k8s`: it does not say the run's seed"},
+           {R"({"run_id": "abc", "seed": 3})",
+            ": not the run.json of a `shardflow run --backend k8s`: it does not say how the run was started"},
+           {R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml"})",
+            ":1:62: not valid JSON: syntax error while parsing object - unexpected end of input; expected "
+            "'}'"}}) {
+    std::ofstream(dir / "run.json") << text;
+    r = run("run --resume '" + dir.string() + "'" + kc);
+    INFO(text);
+    CHECK(r.status == 2);
+    CHECK(r.err == rj + message + "\n");
+  }
+}
+
+TEST_CASE("cli: output that cannot be written is a failed run, not a success", "[cli]") {
+  // /dev/full refuses every write (ENOSPC): the command's table is lost, so it must not exit 0.
+  const fs::path dir = scratch("dev-full");
+  for (const std::string& command : std::vector<std::string>{
+           "explain scenarios/shard-preprocess-train.yaml",
+           "explain --json scenarios/shard-preprocess-train.yaml",
+           "simulate scenarios/shard-preprocess-train.yaml --out '" + (dir / "sim").string() + "'"}) {
+    const std::string cmd = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && '" + SHARDFLOW_EXE + "' " +
+                            command + " >/dev/full 2>'" + (dir / "err").string() + "'";
+    const int raw = std::system(cmd.c_str());
+    INFO(command);
+    CHECK(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 1);
+    const std::string err = slurp(dir / "err");
+    CHECK(err.rfind("shardflow: could not write all of the output to standard output", 0) == 0);
+  }
+}
+
+TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its characters", "[cli]") {
+  // The default output directory is out/<name>: a name with '/' or '..' must not reach outside out/.
+  const fs::path dir = scratch("name-dir");
+  const fs::path yaml = dir / "n.yaml";
+  const fs::path work = dir / "work";
+  fs::create_directories(work);
+  for (const auto& [name, made] : std::vector<std::pair<std::string, std::string>>{
+           {"../escaped", ".._escaped"}, {"/tmp/abs", "_tmp_abs"}, {"..", "_.."}, {"a b:c", "a_b_c"}}) {
+    std::ofstream(yaml) << "name: '" << name
+                        << "'\noverheads: none\ncluster:\n  node_pools:\n"
+                           "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1}\n"
+                           "pipeline:\n  steps:\n    - {name: a, duration: {base: 1s}}\n";
+    const std::string cmd = "cd '" + work.string() + "' && '" + SHARDFLOW_EXE + "' simulate '" +
+                            yaml.string() + "' -q >/dev/null 2>&1";
+    INFO(name);
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(fs::exists(work / "out" / made / "trace.json"));
+  }
+  CHECK_FALSE(fs::exists(dir / "escaped"));
+  CHECK_FALSE(fs::exists(work / "escaped"));
+}
+
+TEST_CASE("cli: simulate names the tasks a failure kept from running", "[cli]") {
+  // Every item of w fails (p 1, no retries); m waits on the whole loop (through its join, which is not a
+  // task a user wrote and is not named), and the 7 items of t on m; `free` depends on nothing and runs.
+  const fs::path dir = scratch("simulate-not-run");
+  const fs::path yaml = dir / "fail.yaml";
+  std::ofstream(yaml) << "name: fail\nseed: 1\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1, price_per_hour: 1}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: w, parallel_for: {count: 3}, duration: {base: 1s}, failure: {p: 1},\n"
+                         "       retries: {max: 0}}\n"
+                         "    - {name: m, after: [w], duration: {base: 1s}}\n"
+                         "    - {name: t, after: [m], parallel_for: {count: 7}, duration: {base: 1s}}\n"
+                         "    - {name: free, duration: {base: 1s}}\n";
+  const Result r = run("simulate '" + yaml.string() + "' --no-files");
+  CHECK(r.err == "");
+  CHECK(r.status == 1);
+  CHECK(r.out.find("  retries      0; failed attempts 3; tasks failed 3\n") != std::string::npos);
+  CHECK(r.out.find("  failed tasks w[0] (1 attempt), w[1] (1 attempt), w[2] (1 attempt)\n") !=
+        std::string::npos);
+  CHECK(
+      r.out.find("  not run      8 tasks never started because a task they depend on failed: m, t[0], t[1], "
+                 "t[2], t[3], and 3 more\n") != std::string::npos);
+  // One task kept from running is named in the singular.
+  std::ofstream(yaml) << "name: fail\nseed: 1\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1, price_per_hour: 1}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: a, duration: {base: 1s}, failure: {p: 1}, retries: {max: 1}}\n"
+                         "    - {name: b, after: [a], duration: {base: 1s}}\n";
+  const Result one = run("simulate '" + yaml.string() + "' --no-files");
+  CHECK(one.status == 1);
+  CHECK(one.out.find("  failed tasks a (2 attempts)\n") != std::string::npos);
+  CHECK(one.out.find("  not run      1 task never started because a task it depends on failed: b\n") !=
+        std::string::npos);
+  // Nothing failed: no such line.
+  const Result ok = run("simulate scenarios/shard-preprocess-train.yaml --no-files");
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find("not run") == std::string::npos);
+}
+
+TEST_CASE("cli: simulate counts a speculative backup apart from retries, in the summary and the files",
+          "[cli]") {
+  // tests/sim/speculation_test.cpp's case: 10 items of 10 s, one a 4x straggler (seed 4 makes item 5 one);
+  // its backup starts at 15 s, wins at 25 s, and the original is cancelled then.
+  const fs::path dir = scratch("simulate-backup");
+  const fs::path yaml = dir / "spec.yaml";
+  std::ofstream(yaml) << "name: spec\nseed: 4\noverheads: none\ncluster:\n  node_pools:\n"
+                         "    - {name: cpu, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 36}\n"
+                         "pipeline:\n  steps:\n"
+                         "    - {name: shard, parallel_for: {count: 10}, resources: {cpu: 1, memory: 1Gi}, "
+                         "duration: {base: 10s, straggler: {p: 0.1, factor: 4}}, "
+                         "speculation: {after: 1.5x, max: 1}}\n";
+  const Result r = run("simulate '" + yaml.string() + "' --out '" + (dir / "out").string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("makespan     25s (25.000 s)") != std::string::npos);
+  CHECK(r.out.find("  retries      0; failed attempts 0; tasks failed 0\n"
+                   "  backups      1 (1 won); replacements 0; cancelled attempts 1\n") != std::string::npos);
+  const auto metrics = nlohmann::json::parse(slurp(dir / "out" / "metrics.json"));
+  CHECK(metrics["attempts"] == 11);
+  CHECK(metrics["retries"] == 0);
+  CHECK(metrics["backups"] == 1);
+  CHECK(metrics["backups_won"] == 1);
+  CHECK(metrics["replacements"] == 0);
+  CHECK(metrics["failed_attempts"] == 0);
+  CHECK(metrics["cancelled_attempts"] == 1);
+  const std::string csv = slurp(dir / "out" / "trace.csv");
+  CHECK(csv.find(",25.000000000,cancelled,first,") != std::string::npos);
+  CHECK(csv.find("5,shard,5,1,cpu-0,15.000000000,15.000000000,15.000000000,25.000000000,succeeded,backup,") !=
+        std::string::npos);
+  const std::string html = slurp(dir / "out" / "report.html");
+  CHECK(html.find("<div class=\"label\">backups</div><div class=\"value\">1</div>") != std::string::npos);
+}
+
+TEST_CASE("cli: --help and --version that cannot be written are a failure, not a success", "[cli]") {
+  // The help is what the user asked for: lost to a full disk (/dev/full), it must not exit 0 silently.
+  const fs::path dir = scratch("dev-full-help");
+  for (const std::string args :
+       {"--help", "-h", "--version", "validate --help", "explain --help", "simulate --help", "run --help",
+        "sweep --help", "merge --help", "compare --help", "calibrate --help", "report --help", "k8s --help",
+        "k8s cleanup --help", "k8s status --help"}) {
+    const std::string cmd = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && '" + SHARDFLOW_EXE + "' " +
+                            args + " >/dev/full 2>'" + (dir / "err").string() + "'";
+    const int raw = std::system(cmd.c_str());
+    INFO(args);
+    CHECK(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 1);
+    // With the reason when the last write failed; a help larger than the buffer failed at an earlier
+    // write, whose errno is gone by then.
+    const std::string err = slurp(dir / "err");
+    const std::string message = "shardflow: could not write all of the output to standard output";
+    CHECK((err == message + "\n" || err == message + " (No space left on device)\n"));
+    // Written where it can be, the same help exits 0.
+    const Result ok = run(args);
+    CHECK(ok.status == 0);
+    CHECK(!ok.out.empty());
+    CHECK(ok.err.empty());
+  }
+}
+
+TEST_CASE("cli: a field given twice in two spellings is refused like one given twice", "[cli]") {
+  // pool `cpu` is cluster.node_pools[0] in the seed scenario.
+  const std::string sweep =
+      "sweep scenarios/shard-preprocess-train.yaml -r 1 -q --out '" + scratch("sweep-alias").string() + "' ";
+  SECTION("two --vary of one field, by name and by index") {
+    const Result r =
+        run(sweep + "--vary 'cluster.node_pools[cpu].count=2,3' --vary 'cluster.node_pools[0].count=4,5'");
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    CHECK(r.err ==
+          "--vary cluster.node_pools[0].count=4,5: cluster.node_pools[0].count: this field is varied twice, "
+          "here "
+          "and by --vary cluster.node_pools[cpu].count=2,3 (both set cluster.node_pools[0].count); give its "
+          "values in one --vary\n");
+  }
+  SECTION("two --vary of one field in the same spelling: the same message, naming both") {
+    const Result r =
+        run(sweep + "--vary 'cluster.node_pools[cpu].count=2,3' --vary 'cluster.node_pools[cpu].count=4,5'");
+    CHECK(r.status == 2);
+    CHECK(r.err ==
+          "--vary cluster.node_pools[cpu].count=4,5: cluster.node_pools[cpu].count: this field is varied "
+          "twice, "
+          "here and by --vary cluster.node_pools[cpu].count=2,3; give its values in one --vary\n");
+  }
+  SECTION("an index with a leading zero, and no dot after ']'") {
+    const Result r =
+        run(sweep + "--vary 'cluster.node_pools[0].count=2,3' --vary 'cluster.node_pools[00]count=4,5'");
+    CHECK(r.status == 2);
+    CHECK(
+        r.err ==
+        "--vary cluster.node_pools[00]count=4,5: cluster.node_pools[00]count: this field is varied twice, "
+        "here and by --vary cluster.node_pools[0].count=2,3 (both set cluster.node_pools[0].count); give its "
+        "values in one --vary\n");
+  }
+  SECTION("a --vary of a field a --set gives: the --set would be lost") {
+    const Result r =
+        run(sweep + "--set 'cluster.node_pools[0].count=40' --vary 'cluster.node_pools[cpu].count=2,3'");
+    CHECK(r.status == 2);
+    CHECK(
+        r.err ==
+        "--vary cluster.node_pools[cpu].count=2,3: cluster.node_pools[cpu].count: this field is also given "
+        "by "
+        "--set cluster.node_pools[0].count=40 (both set cluster.node_pools[0].count), which no configuration "
+        "would use; leave out the --set\n");
+  }
+  SECTION("two --set of one field: the last wins, in any spelling") {
+    const std::string validate = "validate scenarios/shard-preprocess-train.yaml ";
+    for (const std::string sets :
+         {"--set 'cluster.node_pools[cpu].count=2' --set 'cluster.node_pools[0].count=3'",
+          "--set 'cluster.node_pools[0].count=2' --set 'cluster.node_pools[cpu].count=3'",
+          "--set 'cluster.node_pools[cpu].count=2' --set 'cluster.node_pools[cpu].count=3'"}) {
+      const Result r = run(validate + sets);
+      INFO(sets);
+      CHECK(r.status == 0);
+      CHECK(r.out ==
+            "scenarios/shard-preprocess-train.yaml: ok (104 tasks from 3 component steps; 5 nodes in 2 "
+            "pools)\n");
+    }
+  }
+}
+
+TEST_CASE("cli: a 10,000-character step name is shortened in what simulate prints", "[cli]") {
+  const fs::path dir = scratch("long-name");
+  const std::string name(10'000, 'x');
+  const std::string shown = std::string(100, 'x') + "... (9,900 more characters)";
+  std::ofstream(dir / "s.yaml") << "name: t\noverheads: none\ncluster:\n  node_pools:\n"
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+                                   "pipeline:\n  steps:\n    - {name: "
+                                << name
+                                << ", failure: {p: 1}, duration: {base: 1s}}\n    - {name: b, after: ["
+                                << name << "]}\n";
+  const Result r = run("simulate '" + (dir / "s.yaml").string() + "' --out '" + (dir / "out").string() + "'");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.out, Catch::Contains("\n  failed tasks " + shown + " (1 attempt)\n"));
+  CHECK_THAT(r.out, Catch::Contains(
+                        "\n  not run      1 task never started because a task it depends on failed: b\n"));
+  CHECK(r.out.size() < 2000);
+}
+
+TEST_CASE("cli: sweep --emit-job with more slices than configurations is refused", "[cli]") {
+  // Each pod of the Indexed Job runs one slice: pods past the configurations would all fail.
+  const fs::path dir = scratch("emit-job-many");
+  const std::string sweep =
+      "sweep scenarios/local-ridge.yaml --vary 'cluster.node_pools[cpu].count=1,2,3' "
+      "--vary 'cluster.node_pools[cpu].cpu=4,8' -r 1 --image x --out '" +
+      dir.string() + "' --emit-job ";
+  const Result r = run(sweep + "7");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--emit-job: 7: the sweep has 6 configurations, fewer than 7 slices: give --emit-job 6 or less\n");
+  CHECK_FALSE(fs::exists(dir / "sweep-job.yaml"));
+  CHECK(run(sweep + "6").status == 0);
+  CHECK(slurp(dir / "sweep-job.yaml").find("completions: 6") != std::string::npos);
+}
+
+TEST_CASE("cli: sweep --emit-job ships what the pods need and keeps each file's text", "[cli]") {
+  const fs::path dir = scratch("emit-job-files");
+  // A scenario whose first line is indented: the ConfigMap's block keeps its text (`|2`).
+  const std::string text =
+      "   # indented first line\n" + slurp(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios/local-ridge.yaml");
+  std::ofstream(dir / "s.yaml") << text;
+  const std::string head =
+      "sweep '" + (dir / "s.yaml").string() +
+      "' --vary 'cluster.node_pools[cpu].count=1,2' -r 1 --image x --emit-job 2 --out '" + dir.string() +
+      "/job' ";
+  Result r = run(head + "--max-tasks 1000");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::string job = slurp(dir / "job" / "sweep-job.yaml");
+  std::string block;  // the scenario's lines, 4 spaces taken off
+  for (std::size_t at = job.find("  scenario.yaml: |2\n") + 20;
+       job.compare(at, 4, "    ") == 0 || job[at] == '\n';) {
+    const std::size_t end = job.find('\n', at);
+    block += job[at] == '\n' ? "\n" : job.substr(at + 4, end + 1 - at - 4);
+    at = end + 1;
+  }
+  CHECK(block == text);
+  CHECK(job.find("            - \"--max-tasks\"\n            - \"1000\"\n") != std::string::npos);
+  // --cluster local is the machine that runs shardflow: in a Job, each pod's own node.
+  r = run(head + "--cluster local");
+  CHECK(r.status == 2);
+  CHECK(
+      r.err ==
+      "--cluster: local is the machine shardflow runs on: in the Job each pod would model the node it landed "
+      "on, and the slices would be of different clusters; give the cluster in the scenario or an overlay\n");
+  // A KFP pipeline's cluster file goes in the ConfigMap, and the pods read it there.
+  std::ofstream(dir / "clus.yaml") << "cluster: {node_pools: [{name: cpu, cpu: 2, memory: 8Gi, count: 2}]}\n";
+  r = run(
+      "sweep "
+      "tests/data/kfp/test_data/sdk_compiled_pipelines/valid/pipeline_with_parallelfor_pipeline_param.yaml "
+      "--param 'loop_parameter=[1,2,3]' --cluster '" +
+      (dir / "clus.yaml").string() +
+      "' --vary 'cluster.node_pools[cpu].count=1,2' -r 1 --image x --emit-job 2 --out '" + dir.string() +
+      "/kfp'");
+  REQUIRE(r.status == 0);
+  job = slurp(dir / "kfp" / "sweep-job.yaml");
+  CHECK(
+      job.find(
+          "  cluster.yaml: |2\n    cluster: {node_pools: [{name: cpu, cpu: 2, memory: 8Gi, count: 2}]}\n") !=
+      std::string::npos);
+  CHECK(job.find("            - \"--cluster\"\n            - \"/sweep/input/cluster.yaml\"\n") !=
+        std::string::npos);
+  // More than a ConfigMap holds (1 MiB of data).
+  const std::string wf = "tests/data/wfcommons/seismology-chameleon-1000p-001.json";
+  r = run("sweep " + wf + " --vary 'cluster.node_pools[0].count=1,2' -r 1 --image x --emit-job 2 --out '" +
+          dir.string() + "/big'");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--emit-job: " + wf + " is " +
+            std::to_string(fs::file_size(fs::path(SHARDFLOW_SOURCE_DIR) / wf) + 13) +
+            " bytes, more than a ConfigMap holds (1 MiB); run the slices with --shard I/N on machines of "
+            "your own and merge them (docs/planner.md)\n");
+  CHECK_FALSE(fs::exists(dir / "big" / "sweep-job.yaml"));
+}
+
+TEST_CASE("cli: sweep --emit-job refuses what the sweep in its pods would refuse", "[cli]") {
+  // The Job's pods run the sweep with these flags: a --vary the sweep refuses would fail every pod, so
+  // --emit-job loads every configuration first and writes nothing.
+  const fs::path dir = scratch("emit-job-checked");
+  const std::string head =
+      "sweep scenarios/local-ridge.yaml -r 1 --image x --emit-job 2 --out '" + dir.string() + "' ";
+  Result r = run(head + "--vary seed=1,2,3");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--vary seed=1,2,3: seed: the seed is not a setting to compare: every configuration runs the same "
+        "seeds (--seed, then one more per -r run); leave it out of --vary\n");
+  // A bad value in the last configuration, which only its own slice's pod would have loaded.
+  r = run(head + "--vary 'cluster.node_pools[cpu].count=1,2,x'");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "--vary cluster.node_pools[cpu].count=1,2,x: cluster.node_pools[0].count: value x: expected "
+        "an integer, got \"x\"\n");
+  r = run(head + "--vary 'cluster.node_pools[cpu].count=1,2' --vary 'cluster.node_pools[cpu].count=3,4'");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("--vary cluster.node_pools[cpu].count=3,4: "));
+  CHECK_FALSE(fs::exists(dir / "sweep-job.yaml"));
+  CHECK(run(head + "--vary 'cluster.node_pools[cpu].count=1,2'").status == 0);
+  CHECK(fs::exists(dir / "sweep-job.yaml"));
+}
+as a user meets it : exit codes,
+                     messages,
+                     files written.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_helpers.hpp"
+
+                     namespace fs = std::filesystem;
+using namespace shardflow::clitest;
+
+TEST_CASE("cli: validate reports each scenario that loads", "[cli]") {
+  const Result r =
+      run("validate scenarios/argo-parallelism-limit.yaml scenarios/argo-parallelism-nested-dag.yaml");
+  CHECK(r.err == "");
+  CHECK(r.status == 0);
+  CHECK(r.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 1 node in 1 pool)\n"
+        "scenarios/argo-parallelism-nested-dag.yaml: ok (15 tasks from 15 component steps; 1 node in 1 "
+        "pool)\n");
+}
+
+TEST_CASE("cli: validate checks every file, the bad ones too, and exits 2 if any is bad", "[cli]") {
+  const Result r =
+      run("validate scenarios/argo-parallelism-limit.yaml tests/data/scenario-bad-syntax.yaml "
+          "scenarios/argo-parallelism-nested-dag.yaml");
+  CHECK(r.status == 2);
+  CHECK(r.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 1 node in 1 pool)\n"
+        "scenarios/argo-parallelism-nested-dag.yaml: ok (15 tasks from 15 component steps; 1 node in 1 "
+        "pool)\n");
+  CHECK(r.err == "tests/data/scenario-bad-syntax.yaml:5:4: YAML syntax error: end of map flow not found\n");
+}
+
+TEST_CASE("cli: validate reports every problem of a file, then how many", "[cli]") {
+  const fs::path dir = scratch("validate-many");
+  const std::string bad = (dir / "bad.yaml").string();
+  std::ofstream(bad) << "name: bad\n"
+                        "pipeline:\n"
+                        "  steps:\n"
+                        "    - name: a\n"
+                        "      duraton: {base: 1s}\n"
+                        "    - name: b\n"
+                        "      after: [a]\n"
+                        "      resources: {memory: 2Gb}\n"
+                        "cluster:\n"
+                        "  node_pools:\n"
+                        "    - {name: p, cpu: 4, memory: 8Gi, count: -2}\n";
+  const Result r = run("validate '" + bad + "' scenarios/argo-parallelism-limit.yaml");
+  CHECK(r.status == 2);
+  CHECK(r.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 1 node in 1 pool)\n");
+  CHECK(r.err ==
+        bad + ":5:7: pipeline.steps[0].duraton: unknown key \"duraton\" (did you mean \"duration\"?)\n" +
+            bad +
+            ":8:27: pipeline.steps[1].resources.memory: expected a size such as 16Gi, 512Mi, 10GiB or 1e9, "
+            "got \"2Gb\"\n" +
+            bad + ":11:45: cluster.node_pools[0].count: must be >= 0, got -2\n" + bad + ": 3 problems\n");
+}
+
+TEST_CASE("cli: validate refuses an unknown kernel as run --backend local does", "[cli]") {
+  const std::string set = " --set 'pipeline.steps[shard].kernel.name=shard_stat'";
+  // Blamed on the --set that gave the name, not on the file's kernel mapping.
+  const std::string message =
+      "--set pipeline.steps[shard].kernel.name=shard_stat: pipeline.steps[0].kernel.name: unknown kernel "
+      "\"shard_stat\" (did you mean \"shard_stats\"?)\n";
+  const Result v = run("validate scenarios/local-ridge.yaml" + set);
+  CHECK(v.status == 2);
+  CHECK(v.out == "");
+  CHECK(v.err == message);
+  const Result r = run("run scenarios/local-ridge.yaml --backend local -q --out '" +
+                       scratch("bad-kernel").string() + "'" + set);
+  CHECK(r.status == 2);
+  CHECK(r.err == message);
+}
+
+TEST_CASE("cli: every scenario in scenarios/ validates", "[cli]") {
+  std::string files;
+  for (const auto& e : fs::directory_iterator(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios"))
+    if (e.path().extension() == ".yaml") files += " scenarios/" + e.path().filename().string();
+  REQUIRE(!files.empty());
+  const Result r = run("validate" + files);
+  CHECK(r.err == "");
+  CHECK(r.status == 0);
+}
+
+TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
+  SECTION("a scenario with a negative parallelism") {
+    const fs::path dir = scratch("bad");
+    std::ofstream(dir / "bad.yaml") << "name: bad\n"
+                                       "pipeline:\n"
+                                       "  steps:\n"
+                                       "    - name: shard\n"
+                                       "      parallel_for: {count: 4, parallelism: -2}\n"
+                                       "      resources: {cpu: 1}\n"
+                                       "cluster:\n"
+                                       "  node_pools: [{name: a, cpu: 4, memory: 8Gi, count: 1}]\n";
+    const Result r = run("validate '" + (dir / "bad.yaml").string() + "'");
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    CHECK(r.err == (dir / "bad.yaml").string() +
+                       ":5:45: pipeline.steps[0].parallel_for.parallelism: must be >= 0, got -2\n");
+  }
+  SECTION("a file that does not exist") {
+    const Result r = run("explain nope.yaml");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("nope.yaml") != std::string::npos);
+  }
+  SECTION("an unknown option") {
+    const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --sead 3");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--sead") != std::string::npos);
+  }
+  SECTION("a seed that is not a number") {
+    const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --seed many");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--seed: want a whole number from 0 to 18446744073709551615, got \"many\"") == 0);
+  }
+  SECTION("a negative seed or one past 2^64 - 1 (CLI11 alone would wrap them)") {
+    for (const char* seed : {"-1", "18446744073709551616"}) {
+      const Result r = run(std::string("simulate scenarios/argo-parallelism-limit.yaml --seed ") + seed);
+      CHECK(r.status == 2);
+      CHECK(r.err.find(std::string("got \"") + seed + "\"") != std::string::npos);
+    }
+  }
+  SECTION("no command") {
+    const Result r = run("");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("A subcommand is required") != std::string::npos);
+  }
+  SECTION("an unknown command") {
+    const Result r = run("simualte scenarios/argo-parallelism-limit.yaml");
+    CHECK(r.status == 2);
+    CHECK(r.err ==
+          "shardflow: unknown command \"simualte\" (did you mean simulate?); the commands are validate, "
+          "explain, simulate, run, "
+          "sweep, merge, compare, "
+          "calibrate, report and k8s (shardflow --help)\n");
+  }
+  SECTION("an --out that cannot be a directory, found before simulating") {
+    const fs::path dir = scratch("out-is-a-file");
+    std::ofstream(dir / "taken") << "x";
+    const Result r =
+        run("simulate scenarios/argo-parallelism-limit.yaml --out '" + (dir / "taken").string() + "'");
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    CHECK(r.err.find("--out: cannot make directory " + (dir / "taken").string() + " (") == 0);
+  }
+}
+
+// main() builds only the named command's CLI11 options when it can (for speed: issue #13); help, errors
+// and a later word that names another command read exactly as with every command built.
+TEST_CASE("cli: building only the named command changes nothing a user sees", "[cli]") {
+  SECTION("--help lists every command") {
+    const Result r = run("--help");
+    CHECK(r.status == 0);
+    const auto at = r.out.find("\nSubcommands:\n");
+    REQUIRE(at != std::string::npos);
+    CHECK(r.out.substr(at).find("\n  validate ") == 13);
+    std::string names;
+    for (std::size_t p = at + 14; p < r.out.size() && r.out.compare(p, 2, "  ") == 0;
+         p = r.out.find('\n', p) + 1)
+      names += r.out.substr(p + 2, r.out.find(' ', p + 2) - p - 2) + " ";
+    CHECK(names == "validate explain simulate run sweep merge compare calibrate report k8s ");
+  }
+  SECTION("a command's --help, with the other commands built") {
+    const Result r = run("simulate --help");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("Simulate a scenario on its modelled Kubernetes cluster; print a summary and write the "
+                     "trace and metrics (JSON, CSV) and a timeline for ui.perfetto.dev (the same as `run "
+                     "--backend sim`)\nUsage: " +
+                     std::string(SHARDFLOW_EXE) + " simulate [OPTIONS] file\n\nPositionals:\n") == 0);
+  }
+  SECTION("an error of the one command built") {
+    for (const char* args : {"simulate", "sweep"}) {
+      const Result r = run(args);
+      CHECK(r.status == 2);
+      CHECK(r.out == "");
+      CHECK(r.err == "file is required\nRun with --help for more information.\n");
+    }
+    const Result k = run("k8s");
+    CHECK(k.status == 2);
+    CHECK(k.err == "A subcommand is required\nRun with --help for more information.\n");
+  }
+  SECTION("a later word naming another command: every command built, as CLI11 reads it") {
+    const Result r = run("validate tests/data/wfcommons/bad/good.json explain");
+    CHECK(r.status == 2);
+    CHECK(r.err == "files: explain: does not exist\nRun with --help for more information.\n");
+  }
+  SECTION("a directory for a file: says to name a file in it") {
+    for (const char* cmd : {"simulate", "explain", "sweep", "compare", "calibrate x", "validate"}) {
+      std::string c = cmd;
+      const bool calibrate = c == "calibrate x";
+      const Result r = run(calibrate ? "calibrate scenarios x" : c + " scenarios");
+      INFO(cmd);
+      CHECK(r.status == 2);
+      CHECK(r.err ==
+            std::string(c == "validate" ? "files" : "file") +
+                ": scenarios: is a directory; name a file in it (a scenario or compiled KFP pipeline, "
+                "YAML, or a WfCommons instance, JSON)\nRun with --help for more information.\n");
+    }
+  }
+}
+
+// CLI11 names a mistyped option as an extra argument after its value ("The following arguments were not
+// expected: 3 --sead") or not at all ("file is required" when the file is missing too); main() names it,
+// with the options (or commands) closest to it: containing it or contained in it, else a small edit
+// distance, a transposition counting as one edit.
+TEST_CASE("cli: a mistyped option or command is named, with what was probably meant", "[cli]") {
+  const std::string f = " scenarios/argo-parallelism-limit.yaml";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"simulate" + f + " --sead 3",  // one edit from --seed, two from --set
+       "shardflow simulate: unknown option \"--sead\" (did you mean --seed?); shardflow simulate --help "
+       "lists "
+       "the options\n"},
+      {"simulate" + f + " --sed 3",  // one edit from both
+       "shardflow simulate: unknown option \"--sed\" (did you mean --seed or --set?); shardflow simulate "
+       "--help "
+       "lists the options\n"},
+      {"run" + f + " --scale 0.01",  // contained in --time-scale
+       "shardflow run: unknown option \"--scale\" (did you mean --time-scale?); shardflow run --help lists "
+       "the "
+       "options\n"},
+      {"sweep" + f + " --vary-x a",  // contains --vary; CLI11 said "--vary is required"
+       "shardflow sweep: unknown option \"--vary-x\" (did you mean --vary?); shardflow sweep --help lists "
+       "the "
+       "options\n"},
+      {"sweep" + f + " --vary a=1 --deadlien=3s",  // a transposition, given with =
+       "shardflow sweep: unknown option \"--deadlien\" (did you mean --deadline?); shardflow sweep --help "
+       "lists "
+       "the options\n"},
+      {"simulate --bogus",  // nothing close; CLI11 said "file is required"
+       "shardflow simulate: unknown option \"--bogus\"; shardflow simulate --help lists the options\n"},
+      {"simulate" + f + " -x",
+       "shardflow simulate: unknown option \"-x\"; shardflow simulate --help lists the options\n"},
+      {"k8s status --kubeconfg x",
+       "shardflow k8s status: unknown option \"--kubeconfg\" (did you mean --kubeconfig?); shardflow k8s "
+       "status "
+       "--help lists the options\n"},
+      {"k8s stat x",
+       "shardflow k8s: unknown command \"stat\" (did you mean status?); the commands are cleanup and status "
+       "(shardflow k8s --help)\n"},
+      {"simulat" + f,
+       "shardflow: unknown command \"simulat\" (did you mean simulate?); the commands are validate, explain, "
+       "simulate, run, sweep, merge, compare, calibrate, report and k8s (shardflow --help)\n"},
+      {"xyzzy",
+       "shardflow: unknown command \"xyzzy\"; the commands are validate, explain, simulate, run, sweep, "
+       "merge, "
+       "compare, calibrate, report and k8s (shardflow --help)\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    const Result r = run(args);
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    CHECK(r.err == message);
+  }
+  SECTION("values that look like options are values: a negative seed is still the seed's error") {
+    const Result r = run("simulate" + f + " --seed -1");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("--seed: want a whole number from 0 to 18446744073709551615, got \"-1\"") == 0);
+  }
+  SECTION("after --, words are positional") {
+    const Result r = run("validate -- --not-an-option");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("unknown option") == std::string::npos);
+  }
+}
+
+TEST_CASE("cli: --set changes the scenario for one run", "[cli]") {
+  const fs::path dir = scratch("simulate-set");
+  // parallelism 5 instead of 2: two waves of 10 s instead of five.
+  const Result r =
+      run("simulate scenarios/argo-parallelism-limit.yaml -q --set "
+          "'pipeline.steps[sleep].parallel_for.parallelism=5' --out '" +
+          dir.string() + "'");
+  REQUIRE(r.status == 0);
+  CHECK(nlohmann::json::parse(slurp(dir / "metrics.json"))["makespan_s"] == 20.0);
+  const Result e =
+      run("explain scenarios/argo-parallelism-limit.yaml --json --set "
+          "'pipeline.steps[sleep].parallel_for.count=3'");
+  REQUIRE(e.status == 0);
+  CHECK(nlohmann::json::parse(e.out)["tasks"] == 3);
+  const Result bad =
+      run("validate scenarios/argo-parallelism-limit.yaml --set 'cluster.node_pools[gpu].count=1'");
+  CHECK(bad.status == 2);
+  CHECK(bad.err ==
+        "--set cluster.node_pools[gpu].count=1: cluster.node_pools[gpu]: no element named \"gpu\" in "
+        "cluster.node_pools (names: default)\n");
+}
+
+TEST_CASE("cli: --overlay and --cluster change the scenario for one run", "[cli]") {
+  const fs::path dir = scratch("overlay");
+  // Three nodes, and the steps 20 s each instead of 10.
+  std::ofstream(dir / "more.yaml") << "cluster: {node_pools: [{name: default, count: 3}]}\n"
+                                      "pipeline: {steps: [{name: sleep, duration: {base: 20s}}]}\n";
+  std::ofstream(dir / "bad.yaml") << "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - name: sleep\n"
+                                     "      duraton: {base: 1s}\n";
+  const Result v =
+      run("validate scenarios/argo-parallelism-limit.yaml --overlay '" + (dir / "more.yaml").string() + "'");
+  CHECK(v.err == "");
+  CHECK(v.status == 0);
+  CHECK(v.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 3 nodes in 1 pool)\n");
+  const Result sim = run("simulate scenarios/argo-parallelism-limit.yaml -q --overlay '" +
+                         (dir / "more.yaml").string() + "' --out '" + (dir / "out").string() + "'");
+  REQUIRE(sim.status == 0);
+  CHECK(nlohmann::json::parse(slurp(dir / "out" / "metrics.json"))["makespan_s"] == 100.0);
+  const Result bad =
+      run("validate scenarios/argo-parallelism-limit.yaml --overlay '" + (dir / "bad.yaml").string() + "'");
+  CHECK(bad.status == 2);
+  CHECK(bad.out == "");
+  CHECK(bad.err ==
+        (dir / "bad.yaml").string() +
+            ":4:7: pipeline.steps[0].duraton: unknown key \"duraton\" (did you mean \"duration\"?)\n");
+  const Result missing = run("explain scenarios/argo-parallelism-limit.yaml --overlay nope.yaml");
+  CHECK(missing.status == 2);
+  CHECK(missing.err == "--overlay nope.yaml: cannot open the file (it does not exist or is not readable)\n");
+  const Result local = run("validate scenarios/argo-parallelism-limit.yaml --cluster local");
+  CHECK(local.status == 0);
+  CHECK(local.out.find("; 1 node in 1 pool)\n") != std::string::npos);
+  const Result other = run("validate scenarios/argo-parallelism-limit.yaml --cluster gke");
+  CHECK(other.status == 2);
+  CHECK(
+      other.err ==
+      "--cluster: expected \"local\" or a cluster file (YAML with `cluster:`, for an imported pipeline), got "
+      "\"gke\", which does not exist\n");
+  // A cluster file or a --param given to a scenario, which has its own cluster and no parameters.
+  const Result file =
+      run("validate scenarios/argo-parallelism-limit.yaml --cluster scenarios/local-ridge.yaml");
+  CHECK(file.status == 2);
+  CHECK(file.err ==
+        "--cluster: a cluster file is for an imported pipeline (compiled KFP, WfCommons); "
+        "scenarios/argo-parallelism-limit.yaml is a scenario with a cluster of its own: change it with "
+        "--overlay "
+        "scenarios/local-ridge.yaml or --set, or give --cluster local\n");
+  const Result param = run("validate scenarios/argo-parallelism-limit.yaml --param shards=3");
+  CHECK(param.status == 2);
+  CHECK(param.err ==
+        "--param: a compiled Kubeflow pipeline's parameter; scenarios/argo-parallelism-limit.yaml is a "
+        "scenario, "
+        "which has none: change its fields with --set\n");
+  const Result wf = run("validate tests/data/wfcommons/blast-chameleon-small-001.json --param shards=3");
+  CHECK(wf.status == 2);
+  CHECK(wf.err ==
+        "--param: a compiled Kubeflow pipeline's parameter; "
+        "tests/data/wfcommons/blast-chameleon-small-001.json is "
+        "a WfCommons instance, which has none: change its fields with --set\n");
+}
+
+TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "[cli]") {
+  const fs::path dir = scratch("sweep");
+  const Result r =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5' -r 2 --deadline 30s --out '" +
+          dir.string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("3 configurations x 2 replications") != std::string::npos);
+  CHECK(r.out.find("(30 s): pipeline.steps[sleep].parallel_for.parallelism=5;") != std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(dir / "sweep.json"));
+  CHECK(j["configurations"][0]["makespan_s"]["mean"] == 100.0);
+  CHECK(j["configurations"][2]["makespan_s"]["mean"] == 20.0);
+  CHECK(j["recommended"] == 2);
+  const std::string csv = slurp(dir / "sweep.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);  // header + 3 configurations
+  const std::string page = slurp(dir / "report.html");
+  CHECK(page.find("data-points=\"3\"") != std::string::npos);
+  CHECK(page.find("<circle class=\"pt pareto rec\"") != std::string::npos);
+  fs::remove(dir / "report.html");
+  const Result rebuilt = run("report '" + dir.string() + "'");
+  CHECK(rebuilt.out == "wrote " + (dir / "report.html").string() + " (sweep report)\n");
+  CHECK(slurp(dir / "report.html") == page);
+  const Result bad =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline soon");
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
+}
+
+TEST_CASE("cli: sweep simulates price-only variants once, and --no-reuse writes the same files", "[cli]") {
+  const fs::path dir = scratch("sweep-reuse");
+  const std::string sweep =
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'cluster.node_pools[default].price_per_hour=1,2.5' -r 4 --deadline 30s";
+  const Result shared = run(sweep + " --out '" + (dir / "shared").string() + "'");
+  const Result each = run(sweep + " --no-reuse --out '" + (dir / "each").string() + "'");
+  CHECK(shared.err == "");
+  CHECK(each.err == "");
+  REQUIRE(shared.status == 0);
+  REQUIRE(each.status == 0);
+  // 4 parallelism limits x 2 prices: 4 distinct simulations a replication.
+  const std::string line =
+      "8 configurations x 4 replications, 32 runs, 16 distinct simulations (configurations "
+      "that differ only in prices share them)\n";
+  CHECK(shared.out.find(line) != std::string::npos);
+  CHECK(each.out.find("8 configurations x 4 replications, 32 runs, 32 distinct simulations (--no-reuse)\n") !=
+        std::string::npos);
+  // Everything before that line (the table, the recommendation, the Pareto front) is the same.
+  CHECK(shared.out.substr(0, shared.out.find("8 configurations x 4 replications, 32 runs")) ==
+        each.out.substr(0, each.out.find("8 configurations x 4 replications, 32 runs")));
+  for (const char* file : {"sweep.json", "sweep.csv", "report.html"})
+    CHECK(slurp(dir / "shared" / file) == slurp(dir / "each" / file));
+}
+
+TEST_CASE("cli: slices of a --cluster local sweep run on machines of different shapes do not merge",
+          "[cli]") {
+  // --cluster local is the machine each slice ran on: one CPU here (taskset), all of this machine there.
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || std::system("taskset -c 0 true") != 0) {
+    WARN("skipped: needs 2 CPUs and taskset");
+    return;
+  }
+  const fs::path dir = scratch("sweep-local-shapes");
+  const std::string sweep =
+      "sweep scenarios/local-ridge.yaml --cluster local --vary "
+      "'pipeline.steps[shard].parallel_for.parallelism=1,2' -r 1 -q --shard ";
+  const std::string one = std::string("cd '") + SHARDFLOW_SOURCE_DIR + "' && taskset -c 0 '" + SHARDFLOW_EXE +
+                          "' " + sweep + "0/2 --out '" + (dir / "s0").string() + "'";
+  REQUIRE(std::system(one.c_str()) == 0);
+  REQUIRE(run(sweep + "1/2 --out '" + (dir / "s1").string() + "'").status == 0);
+  const Result merged = run("merge '" + (dir / "s0").string() + "' '" + (dir / "s1").string() + "'");
+  CHECK(merged.status == 2);
+  CHECK_THAT(merged.err,
+             Catch::Contains(": inputs_hash: is ") &&
+                 Catch::Contains("or --cluster local was run on machines of different CPUs or memory)"));
+}
+
+TEST_CASE("cli: sweep --shard slices merge into the one-machine sweep, byte for byte", "[cli]") {
+  const fs::path dir = scratch("sweep-shards");
+  const std::string sweep =
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'pipeline.steps[sleep].duration={base: 10s, noise: {lognormal_sigma: 0.3}},{base: 5s}' -r 4 "
+      "--deadline 60s -q";
+  const Result whole = run(sweep + " --out '" + (dir / "whole").string() + "'");
+  REQUIRE(whole.status == 0);
+  std::string merge = "merge";
+  for (int i : {1, 0, 2}) {
+    const std::string out = (dir / ("s" + std::to_string(i))).string();
+    const Result slice = run(sweep + " --shard " + std::to_string(i) + "/3 --out '" + out + "'");
+    CHECK(slice.err == "");
+    REQUIRE(slice.status == 0);
+    merge += " '" + out + "'";
+  }
+  const Result merged = run(merge + " --out '" + (dir / "merged").string() + "'");
+  CHECK(merged.err == "");
+  REQUIRE(merged.status == 0);
+  CHECK(merged.out.find("merged 3 slices; wrote ") != std::string::npos);
+  CHECK(slurp(dir / "merged" / "sweep.json") == slurp(dir / "whole" / "sweep.json"));
+  CHECK(slurp(dir / "merged" / "sweep.csv") == slurp(dir / "whole" / "sweep.csv"));
+  CHECK(slurp(dir / "merged" / "report.html") == slurp(dir / "whole" / "report.html"));
+
+  const Result missing = run("merge '" + (dir / "s0").string() + "' '" + (dir / "s2").string() + "'");
+  CHECK(missing.status == 2);
+  CHECK(missing.err == "merge: slice 1/3 is missing: give every slice (given: 0/3 in " +
+                           (dir / "s0" / "sweep.json").string() + ", 2/3 in " +
+                           (dir / "s2" / "sweep.json").string() + ")\n");
+  const Result other = run(
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'pipeline.steps[sleep].duration={base: 10s, noise: {lognormal_sigma: 0.3}},{base: 5s}' -r 5 "
+      "--deadline 60s -q --shard 1/3 --out '" +
+      (dir / "r5").string() + "'");
+  REQUIRE(other.status == 0);
+  const Result mixed = run("merge '" + (dir / "s0").string() + "' '" + (dir / "r5").string() + "' '" +
+                           (dir / "s2").string() + "'");
+  CHECK(mixed.status == 2);
+  CHECK(mixed.err == (dir / "r5" / "sweep.json").string() + ": replications: is 5 here but 4 in " +
+                         (dir / "s0" / "sweep.json").string() + ": these are not slices of one sweep\n");
+  const Result whole_as_slice = run("merge '" + (dir / "whole").string() + "'");
+  CHECK(whole_as_slice.status == 2);
+  CHECK(whole_as_slice.err ==
+        (dir / "whole" / "sweep.json").string() +
+            ": shard: missing: not a slice (run `shardflow sweep ... --shard I/N` for each "
+            "slice)\n");
+  // A slice whose configuration was edited (or mixed up) by hand: named, not merged under another's name.
+  fs::create_directories(dir / "e1");
+  {
+    auto j = nlohmann::json::parse(slurp(dir / "s1" / "sweep.json"));
+    j["configurations"][0]["values"][0] = "9";
+    std::ofstream(dir / "e1" / "sweep.json") << j.dump(2);
+  }
+  const Result edited = run("merge '" + (dir / "s0").string() + "' '" + (dir / "e1").string() + "' '" +
+                            (dir / "s2").string() + "' --out '" + (dir / "em").string() + "'");
+  CHECK(edited.status == 2);
+  CHECK(edited.err ==
+        (dir / "e1" / "sweep.json").string() +
+            ": configurations[0].values[0]: \"9\" is not the value of configuration 1 of the sweep "
+            "(pipeline.steps[sleep].parallel_for.parallelism=1)\n");
+  // An --out that is one of the slices: refused, the slice's sweep.json kept.
+  const std::string s0 = slurp(dir / "s0" / "sweep.json");
+  const Result onto = run(merge + " --out '" + (dir / "s0").string() + "'");
+  CHECK(onto.status == 2);
+  CHECK(onto.err == "--out: " + (dir / "s0").string() + " is one of the slices (" + (dir / "s0").string() +
+                        "): its sweep.json would be replaced; name a new directory\n");
+  CHECK(slurp(dir / "s0" / "sweep.json") == s0);
+  const Result bad = run(sweep + " --shard 3/3");
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "--shard: expected I/N with 0 <= I < N, as in 2/8, got \"3/3\"\n");
+}
+
+TEST_CASE("cli: sweep --search auto recommends what the grid does, with fewer simulations", "[cli]") {
+  const std::string sweep =
+      "sweep scenarios/argo-parallelism-limit.yaml --vary "
+      "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5,10' "
+      "--vary 'cluster.node_pools[default].price_per_hour=1,2' -r 4 --deadline 30s";
+  const fs::path dir = scratch("sweep-auto");
+  const Result grid = run(sweep + " --out '" + (dir / "grid").string() + "'");
+  const Result autos = run(sweep + " --search auto --out '" + (dir / "auto").string() + "'");
+  REQUIRE(grid.status == 0);
+  REQUIRE(autos.status == 0);
+  const auto line = [](const std::string& out) {
+    const auto at = out.find("cheapest configuration");
+    return at == std::string::npos ? out : out.substr(at, out.find('\n', at) - at);
+  };
+  CHECK(line(autos.out) == line(grid.out));
+  CHECK(line(grid.out).find("(30 s): pipeline.steps[sleep].parallel_for.parallelism=10, "
+                            "cluster.node_pools[default].price_per_hour=1;") != std::string::npos);
+  CHECK(autos.out.find("auto search: ") != std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(dir / "auto" / "sweep.json"));
+  CHECK(j["search"] == "auto");
+  CHECK(j["configurations_in_space"] == 8);
+  CHECK(j["simulations"].get<int>() < 32);
+  const Result refused = run(
+      "sweep scenarios/argo-parallelism-limit.yaml --vary 'cluster.node_pools[default].price_per_hour=1,2' "
+      "--deadline 30s --search auto");
+  CHECK(refused.status == 2);
+  CHECK(refused.err ==
+        "--search: auto needs a --vary of a node pool's count or a parallelism (it assumes the makespan does "
+        "not "
+        "grow along them); use --search grid\n");
+}
+
+TEST_CASE("cli: --help teaches the commands", "[cli]") {
+  const Result r = run("--help");
+  CHECK(r.status == 0);
+  for (const char* word : {"validate", "explain", "simulate", "sweep", "compare", "calibrate", "report",
+                           "docs/scenario-format.md", "Exit status"})
+    CHECK(r.out.find(word) != std::string::npos);
+}
+
+TEST_CASE("cli: explain --json gives counts, critical path and work", "[cli]") {
+  const Result r = run("explain --json scenarios/argo-parallelism-limit.yaml");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["tasks"] == 10);
+  CHECK(j["joins"] == 0);
+  CHECK(j["critical_path_s"] == 10.0);
+  CHECK(j["total_work_s"] == 100.0);
+  CHECK(j["cpu_capacity_bound_s"] == 100.0 / 16.0);  // 100 core-s over one 16-core node
+  CHECK(j["steps"][0]["parallelism"] == 2);
+}
+
+TEST_CASE("cli: explain shows each group with its loop and limits, before the steps inside it", "[cli]") {
+  // 12 items, at most 4 at once: the group's loop; train and evaluate have no loop of their own.
+  const Result r = run("explain scenarios/hyperparameter-sweep.yaml");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("pipeline hyperparameter-sweep: 26 tasks, 37 dependency edges (widest fan-out 12, widest "
+                   "fan-in 12)\nand 1 join node (where a step waits for a whole loop or group)\n\n") == 0);
+  CHECK(r.out.find(
+            "  step                tasks     loop parallelism       mean         work    cpu   memory  gpu\n"
+            "  features                1        -           -         6m           6m      8     32Gi    0\n"
+            "  sweep                   -       12           4  group\n"
+            "  sweep/train            12        -           -        21m        4h12m      8     48Gi    1\n"
+            "  sweep/evaluate         12        -           -         2m          24m      4     16Gi    0\n"
+            "  pick-best               1        -           -        10s          10s   500m      1Gi    "
+            "0\n") != std::string::npos);
+  const auto j = nlohmann::json::parse(run("explain --json scenarios/hyperparameter-sweep.yaml").out);
+  REQUIRE(j["groups"].size() == 1);
+  CHECK(j["groups"][0] == nlohmann::json{{"path", "sweep"},
+                                         {"instances", 12},
+                                         {"loop_count", 12},
+                                         {"parallelism", 4},
+                                         {"group_parallelism", 0}});
+  // A component's own fields keep their meaning: its own loop (none here).
+  CHECK(j["steps"][1]["path"] == "sweep/train");
+  CHECK(j["steps"][1]["loop_count"] == 1);
+  CHECK(j["steps"][1]["parallelism"] == 0);
+
+  // A group's own parallelism (its direct steps at once), and groups inside groups, in nesting order.
+  const Result a = run("explain scenarios/argo-parallelism-nested-dag.yaml");
+  REQUIRE(a.status == 0);
+  CHECK(a.out.find(
+            "  A                -        -           -  group, at most 2 steps at once\n"
+            "  A/b1             -        -           -  group\n"
+            "  A/b1/c1          1        -           -        10s          10s      1        0    0\n") !=
+        std::string::npos);
+  const auto aj = nlohmann::json::parse(run("explain --json scenarios/argo-parallelism-nested-dag.yaml").out);
+  REQUIRE(aj["groups"].size() == 6);
+  CHECK(aj["groups"][0]["path"] == "A");
+  CHECK(aj["groups"][0]["group_parallelism"] == 2);
+  CHECK(aj["groups"][0]["parallelism"] == 0);
+  CHECK(aj["groups"][5]["path"] == "A/b5");
+  // Without groups the list is there, empty, and the header names no join nodes when there are none.
+  const Result flat = run("explain --json scenarios/argo-parallelism-limit.yaml");
+  CHECK(nlohmann::json::parse(flat.out)["groups"] == nlohmann::json::array());
+  CHECK(run("explain scenarios/argo-parallelism-limit.yaml")
+            .out.find("pipeline argo-parallelism-limit: 10 tasks, 0 dependency edges") == 0);
+}
+
+TEST_CASE("cli: explain shows what pods can use of a node after reserved resources and DaemonSets", "[cli]") {
+  const fs::path dir = scratch("node-room");
+  std::ofstream(dir / "room.yaml") << "name: room\n"
+                                      "pipeline:\n"
+                                      "  steps:\n"
+                                      "    - {name: w, resources: {cpu: 4, memory: 1Gi}}\n"
+                                      "cluster:\n"
+                                      "  node_pools:\n"
+                                      "    - {name: n, cpu: 16, memory: 64Gi, count: 2, reserved: gke}\n"
+                                      "    - {name: g, cpu: 8, memory: 32Gi, gpu: 1, count: 1}\n"
+                                      "  daemonsets:\n"
+                                      "    - {name: logging, cpu: 100m, memory: 200Mi, pools: [n]}\n";
+  const std::string file = (dir / "room.yaml").string();
+  const Result text = run("explain '" + file + "'");
+  REQUIRE(text.status == 0);
+  // 16 cores less GKE's 110m; 64 GiB less 5988962795 bytes (58.42 GiB); less the DaemonSet's 100m, 200 MiB.
+  CHECK(
+      text.out.find("what pods can use of a node (reserved resources and DaemonSets):\n"
+                    "  pool n: cpu 16, memory 64Gi; allocatable cpu 15890m, memory 58.4Gi; for the pipeline, "
+                    "beside 1 DaemonSet pod: cpu 15790m, memory 58.2Gi, 109 pods\n"
+                    "  pool g: cpu 8, memory 32Gi\n") != std::string::npos);
+  const Result json = run("explain --json '" + file + "'");
+  REQUIRE(json.status == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j["node_room"].size() == 2);
+  CHECK(j["node_room"][0]["allocatable_memory_bytes"] == 68719476736 - 5988962795);
+  CHECK(j["node_room"][0]["pod_memory_bytes"] == 68719476736 - 5988962795 - 200 * 1048576);
+  CHECK(j["node_room"][0]["pods"] == 109);
+  CHECK(j["node_room"][1]["pod_gpu"] == 1);
+  // Without either, explain says nothing about it.
+  CHECK(run("explain scenarios/argo-parallelism-limit.yaml").out.find("what pods can use") ==
+        std::string::npos);
+  CHECK(nlohmann::json::parse(run("explain --json scenarios/argo-parallelism-limit.yaml").out)
+            .count("node_room") == 0);
+}
+
+TEST_CASE("cli: simulate prints a summary and writes trace and metrics", "[cli]") {
+  const fs::path dir = scratch("simulate");
+  const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("makespan     50s (50.000 s)") != std::string::npos);
+  const auto metrics = nlohmann::json::parse(slurp(dir / "metrics.json"));
+  CHECK(metrics["makespan_s"] == 50.0);
+  CHECK(metrics["attempts"] == 10);
+  const std::string csv = slurp(dir / "trace.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 11);  // header + 10 attempts
+  // The timeline: each of the 10 pods once pending (for 0 s here: left out) and once on its node, with
+  // its run nested inside.
+  const auto timeline = nlohmann::json::parse(slurp(dir / "timeline.json"));
+  int pods = 0, runs = 0;
+  for (const auto& e : timeline["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    pods += e.contains("args") ? 1 : 0;
+    runs += e["name"] == "run" ? 1 : 0;
+  }
+  CHECK(pods == 10);
+  CHECK(runs == 10);
+  CHECK(r.out.find("metrics.csv,report.html,timeline.json}") != std::string::npos);
+
+  SECTION("the same seed gives a byte-identical trace") {
+    const fs::path again = scratch("simulate-again");
+    REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --out '" + again.string() + "'").status ==
+            0);
+    CHECK(slurp(dir / "trace.json") == slurp(again / "trace.json"));
+  }
+}
+
+TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]") {
+  const fs::path dir = scratch("calibrate");
+  REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'").status == 0);
+  const std::string overlay = (dir / "cal.yaml").string();
+  const Result r =
+      run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " + overlay);
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(r.out ==
+        "step  attempts           base        per_gib    sigma     R^2  measured mean    fitted mean\n"
+        "sleep       10            10s   - (one size)        0       -       10.000 s       10.000 s\n"
+        "sandbox_start 0s (10th percentile of 10 attempts' dispatch times)\n"
+        "wrote " +
+            overlay + "\n");
+  CHECK(slurp(overlay) ==
+        "# Calibration of scenario \"argo-parallelism-limit\" from 1 trace:\n"
+        "#   " +
+            (dir / "trace.json").string() +
+            "\n"
+            "# made by: shardflow calibrate scenarios/argo-parallelism-limit.yaml " +
+            dir.string() + " --out " + overlay +
+            "\n"
+            "# Lay it over the scenario: steps are matched by name (inside their groups).\n"
+            "pipeline:\n"
+            "  steps:\n"
+            "    - name: sleep\n"
+            "      duration: {base: 10s, per_gib: 0s, noise: {lognormal_sigma: 0}}\n"
+            "overheads: {preset: none, sandbox_start: 0s}\n");
+  // Laid over the scenario (overheads: none) it keeps every other overhead off: the same 50 s, not the
+  // 2m30s the defaults a bare {sandbox_start} brought back made of it.
+  const Result again =
+      run("simulate -q scenarios/argo-parallelism-limit.yaml --overlay " + overlay + " --no-files");
+  CHECK(again.status == 0);
+  const Result shown =
+      run("simulate scenarios/argo-parallelism-limit.yaml --overlay " + overlay + " --no-files");
+  CHECK(shown.status == 0);
+  CHECK(shown.out.find("  makespan     50s (50.000 s)") != std::string::npos);
 
   SECTION("a trace of another scenario is bad input") {
     const Result other =

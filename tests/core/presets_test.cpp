@@ -168,6 +168,14 @@ TEST_CASE("Presets: a scenario file gets the preset it asks for", "[core]") {
     check_same(s.overheads, no_overheads());
     check_same(s.cluster.scheduler, free_scheduler());
   }
+  SECTION("overheads.preset: none: overheads: none with keys over it, and a free scheduler") {
+    const Scenario s = load_with("overheads: {preset: none, sandbox_start: 2s}\n");
+    Overheads want = no_overheads();
+    want.sandbox_start = Duration::from_s(2);
+    check_same(s.overheads, want);
+    check_same(s.cluster.scheduler, free_scheduler());
+    check_same(load_with("overheads: {preset: none}\n").overheads, load_with("overheads: none\n").overheads);
+  }
   SECTION("overheads.preset: kwok-testenv") {
     const Scenario s = load_with("overheads: {preset: kwok-testenv}\n");
     check_same(s.overheads, kwok_testenv_overheads());

@@ -206,7 +206,7 @@ TEST_CASE("Calibrate: steps inside groups are nested in the overlay as in the sc
         "              duration: {base: 1m2.000000001s, per_gib: 0s, noise: {lognormal_sigma: 0}}\n"
         "        - name: w\n"
         "          duration: {base: 4s, per_gib: 0s, noise: {lognormal_sigma: 0}}\n"
-        "overheads: {sandbox_start: 0s}\n");
+        "overheads: {preset: none, sandbox_start: 0s}\n");
   const std::vector<std::string> sets = overlay_as_sets(text, {"first", "grp/y", "grp/inner/z", "grp/w"});
   CHECK(sets[2] ==
         "pipeline.steps[grp].steps[inner].steps[z].duration={base: 1m2.000000001s, per_gib: 0s, noise: "

@@ -80,6 +80,10 @@ struct CalibrationResult {
   std::vector<StepFit> steps;  // one per Plan step, in plan order (a tree fan-in's levels: in their root's)
   /// Fitted overheads.sandbox_start; none when no attempt ran.
   std::optional<Duration> sandbox_start;
+  /// The scenario's overheads are `none` but for sandbox_start: the overlay writes
+  /// `overheads: {preset: none, sandbox_start: ...}`, as a mapping alone would replace `none` and bring
+  /// back every default overhead.
+  bool overheads_none = false;
   std::uint64_t dispatch_samples = 0;
   /// The traces of runs at a time scale other than 1, in the order given.
   std::vector<ScaledTrace> scaled_traces;
@@ -113,7 +117,7 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
 ///     steps:
 ///       - name: train
 ///         duration: {base: 1.234567891s, per_gib: 2.5s, noise: {lognormal_sigma: 0.05}}
-///   overheads: {sandbox_start: 120us}
+///   overheads: {sandbox_start: 120us}          # {preset: none, sandbox_start: 120us} over `none`
 /// with a comment header naming the traces, how the times of runs at another time scale than 1 were
 /// converted, and the command. Steps without attempts are left out; a step
 /// whose scenario model has stragglers also gets its fitted `straggler: {p: P, factor: F}`, or

@@ -20,6 +20,9 @@
 namespace shardflow::planner {
 namespace {
 
+// A scenario's largest noise.lognormal_sigma (docs/scenario-format.md).
+constexpr double kMaxLognormalSigma = 4;
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
@@ -205,7 +208,10 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
   std::map<std::string, double> pool_speed;
   for (const NodePool& p : scenario.cluster.node_pools) pool_speed[p.name] = p.speed;
 
-  std::vector<Points> points(plan_steps.size());
+  // Per step, the runs of succeeded attempts, and of failed ones: a failure may end a run early (a crash
+  // at start-up, an injected failure), so failed runs are fitted only for a step none of whose attempts
+  // succeeded.
+  std::vector<Points> points(plan_steps.size()), failed_points(plan_steps.size());
   std::vector<double> dispatch_ns;
   for (std::size_t k = 0; k < traces.size(); ++k) {
     const Trace& t = traces[k];
@@ -250,8 +256,9 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       const double bytes = ps.component.tree.total != 0
                                ? sample_data_bytes(ps.component.input, a.item, a.task, t.seed, Stream::input)
                                : sample_input_bytes(plan, a.task, t.seed);
-      points[fit_as].gib.push_back(bytes / static_cast<double>(kGiB));
-      points[fit_as].run_ns.push_back(run * s / share);
+      Points& into = a.outcome == Outcome::succeeded ? points[fit_as] : failed_points[fit_as];
+      into.gib.push_back(bytes / static_cast<double>(kGiB));
+      into.run_ns.push_back(run * s / share);
       const SimTime placed = a.scheduled != kNever ? a.scheduled : a.submitted;
       dispatch_ns.push_back(static_cast<double>((a.started - placed - a.image_pull - a.input_read).ns()));
     }
@@ -269,8 +276,22 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
   for (std::size_t s = 0; s < plan_steps.size(); ++s) {
     if (plan.steps()[s].tree_root != kNone) continue;  // fitted as its root step (no key of its own)
     const bool stragglers = plan.steps()[s].component.duration.straggler_p > 0;
-    r.steps.push_back(fit_step(plan_steps[s], points[s], stragglers));
-    r.steps.back().straggler_reset = stragglers;
+    const bool only_failed = points[s].run_ns.empty() && !failed_points[s].run_ns.empty();
+    r.steps.push_back(fit_step(plan_steps[s], only_failed ? failed_points[s] : points[s], stragglers));
+    StepFit& f = r.steps.back();
+    f.straggler_reset = stragglers;
+    if (only_failed)
+      r.warnings.push_back("step " + plan_steps[s] + ": no attempt succeeded; fitted to its " +
+                           std::to_string(f.attempts) + " failed attempts, whose runs may have ended early");
+    // The scenario format's limit: a wider spread is written at it, and said.
+    if (f.lognormal_sigma > kMaxLognormalSigma) {
+      char fitted[32];
+      std::snprintf(fitted, sizeof fitted, "%.6g", f.lognormal_sigma);
+      r.warnings.push_back("step " + plan_steps[s] +
+                           ": the runs spread more than a lognormal of sigma 4 (fitted " + fitted +
+                           "); written as 4, the most a scenario takes");
+      f.lognormal_sigma = kMaxLognormalSigma;
+    }
   }
   if (!dispatch_ns.empty()) {
     std::sort(dispatch_ns.begin(), dispatch_ns.end());

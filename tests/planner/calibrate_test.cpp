@@ -520,3 +520,69 @@ TEST_CASE("Calibrate: a tree fan-in's tasks are fitted as their root step's whol
   CHECK(r.steps[1].r_squared == 1);
   CHECK(overlay(r).find("level") == std::string::npos);
 }
+
+// A failed attempt may end its run early (a crash at start-up, an injected failure): the durations are
+// fitted to the attempts that succeeded, and to failed ones only for a step none of whose attempts did.
+// A spread wider than a scenario takes (sigma 4) is written at 4, and said.
+TEST_CASE("Calibrate: failed attempts stay out of a step's fit, and sigma is written at most 4",
+          "[planner][calibrate]") {
+  const std::string yaml =
+      "name: f\n"
+      "overheads: none\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - {name: w, parallel_for: {count: 4}, duration: {base: 10s}, retries: {max: 1}}\n"
+      "    - {name: v, after: [w], parallel_for: {count: 3}, duration: {base: 1s}}\n"
+      "cluster:\n"
+      "  node_pools: [{name: p, cpu: 8, memory: 8Gi, count: 1}]\n";
+  Run run = simulate(yaml, {1});
+  Trace& t = run.traces[0];
+  REQUIRE(t.attempts.size() == 7);
+  // Two of w's attempts failed 1 ms into their runs (each retried: the retries ran 10 s); v's attempts all
+  // failed, after 1, 2 and 3 s.
+  std::vector<AttemptRecord> more;
+  for (AttemptRecord& a : t.attempts) {
+    if (a.step == 0 && a.item < 2) {
+      AttemptRecord failed = a;
+      failed.finished = failed.started + Duration::from_ms(1);
+      failed.outcome = Outcome::failed;
+      more.push_back(failed);
+    }
+    if (a.step == 1) {
+      a.finished = a.started + Duration::from_s(1 + a.item);
+      a.outcome = Outcome::failed;
+    }
+  }
+  t.attempts.insert(t.attempts.end(), more.begin(), more.end());
+  const CalibrationResult r = calibrate(run.scenario, run.plan, run.traces);
+  REQUIRE(r.steps.size() == 2);
+  CHECK(r.steps[0].attempts == 4);
+  CHECK(r.steps[0].base == Duration::from_s(10));
+  CHECK(r.steps[0].lognormal_sigma == 0);
+  CHECK(r.steps[1].attempts == 3);
+  CHECK(r.steps[1].base == Duration::from_s(2));
+  // The sample standard deviation of log(run / fitted), the fit being the mean, 2 s.
+  const double l[] = {std::log(1.0 / 2), 0, std::log(3.0 / 2)};
+  const double m = (l[0] + l[1] + l[2]) / 3;
+  const double sd =
+      std::sqrt(((l[0] - m) * (l[0] - m) + (l[1] - m) * (l[1] - m) + (l[2] - m) * (l[2] - m)) / 2);
+  CHECK(std::abs(r.steps[1].lognormal_sigma - sd) < 1e-9);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0] ==
+        "step v: no attempt succeeded; fitted to its 3 failed attempts, whose runs may have ended early");
+
+  // Runs of 1 ms, 1 s and 2.5 h: a spread no lognormal of sigma 4 covers.
+  Run wide = simulate(yaml, {1});
+  for (AttemptRecord& a : wide.traces[0].attempts)
+    if (a.step == 1)
+      a.finished = a.started + (a.item == 0   ? Duration::from_ms(1)
+                                : a.item == 1 ? Duration::from_s(1)
+                                              : Duration::from_s(9000));
+  const CalibrationResult w = calibrate(wide.scenario, wide.plan, wide.traces);
+  REQUIRE(w.steps.size() == 2);
+  CHECK(w.steps[1].lognormal_sigma == 4);
+  REQUIRE(w.warnings.size() == 1);
+  CHECK(w.warnings[0].starts_with("step v: the runs spread more than a lognormal of sigma 4 (fitted "));
+  CHECK(w.warnings[0].ends_with("); written as 4, the most a scenario takes"));
+  CHECK(overlay(w).find("noise: {lognormal_sigma: 4}") != std::string::npos);
+}

@@ -1,15 +1,17 @@
 // Calibration: fit the scenario's duration models to measured runs, so that the simulator predicts what
 // the machine or cluster really does.
 //
-// For each component step, every attempt that ran (started, then succeeded or failed; evicted and
-// cancelled attempts are left out: their run was cut short) gives one point: its run time
+// For each component step, every attempt that ran and succeeded (evicted and cancelled attempts are left
+// out: their run was cut short; so are failed ones, whose run may have ended early, unless none of the
+// step's attempts succeeded: then they are fitted, with a warning) gives one point: its run time
 // (finished - started - output_write), times the speed of its node's pool when the scenario has a pool
 // of that name (the model's run time is on a node of speed 1), against its input in GiB
 // (sample_input_bytes with the trace's seed: the size every backend used). Least squares then gives
 //   run = base + per_gib * input_GiB
 // (only `base`, the mean, when every input had the same size; a coefficient that comes out negative is
 // set to 0 and the other one refitted), and the noise sigma is the standard deviation of
-// log(run / fitted) (0 with fewer than 3 points or below 0.001), as in the model
+// log(run / fitted) (0 with fewer than 3 points or below 0.001; at most 4, a scenario's limit, with a
+// warning), as in the model
 // run = (base + per_gib * GiB) * exp(sigma Z - sigma^2/2). A step whose scenario model has stragglers is
 // fitted as a mixture (StepFit::straggler_reset): its stragglers' p and factor, the rest as above.
 //

@@ -823,6 +823,13 @@ bool kernel_runs_sampled_time(const KernelSpec& k) {
 bool kernel_uses_upstream(const KernelSpec& k) {
   return k.name == "aggregate" || k.name == "ridge_solve" || k.name == "evaluate" || k.name == "select_best";
 }
+std::uint64_t kernel_fail_attempts(const KernelSpec& k) {
+  return int_param(k, "fail_attempts", ParamType::nonneg_int, 0);
+}
+std::string injected_failure_text(std::uint64_t attempt, std::uint64_t fail_attempts) {
+  return "injected failure: attempt " + std::to_string(attempt) + " of fail_attempts " +
+         std::to_string(fail_attempts);
+}
 bool kernel_is_noop(const KernelSpec& k) {
   return k.name == "noop" && k.params.empty();
 }
@@ -846,9 +853,7 @@ void check_kernel_specs(const Scenario& scenario) {
 std::shared_ptr<const Value> run_kernel(const KernelSpec& kernel, const KernelContext& ctx) {
   const KernelInfo& info = check_params(kernel);
   const std::uint64_t fail = int_param(kernel, "fail_attempts", ParamType::nonneg_int, 0);
-  if (ctx.attempt < fail)
-    throw std::runtime_error("injected failure: attempt " + std::to_string(ctx.attempt) +
-                             " of fail_attempts " + std::to_string(fail));
+  if (ctx.attempt < fail) throw std::runtime_error(injected_failure_text(ctx.attempt, fail));
   const std::string_view name = info.name;
   if (name == "shard_stats") return run_shard_stats(kernel, ctx);
   if (name == "aggregate") return run_aggregate(ctx);

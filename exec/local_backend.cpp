@@ -38,7 +38,8 @@ enum class How : std::uint8_t {
 struct StepInfo {
   How how = How::sleep;
   bool noop = false;
-  bool upstream = false;  // its kernel reads the results of the tasks before it
+  std::uint64_t fail_attempts = 0;  // the kernel's fail_attempts (sleep fails them without a timer)
+  bool upstream = false;            // its kernel reads the results of the tasks before it
   MilliCpu cpu = 0;
   ByteCount memory = 0;
   int threads = 1;
@@ -113,6 +114,7 @@ class LocalRun {
       StepInfo info;
       info.how = kernel_sleeps(c.kernel) ? How::sleep : kernel_blocks(c.kernel) ? How::blocking : How::cpu;
       info.noop = kernel_is_noop(c.kernel);
+      info.fail_attempts = kernel_fail_attempts(c.kernel);
       info.upstream = kernel_uses_upstream(c.kernel);
       const DurationModel& m = c.duration;
       info.fixed = m.lognormal_sigma <= 0 && m.straggler_p <= 0 && c.failure.p <= 0 &&
@@ -291,7 +293,10 @@ class LocalRun {
       r.started = r.scheduled;
       emit(TaskEvent::Kind::started, a);
       const Duration d = delay_from_ns(run_ns);
-      if (d == Duration::zero())
+      if (r.attempt < info.fail_attempts)  // before doing anything, as the other kernels fail
+        completions_.push_back(
+            {a, false, injected_failure_text(r.attempt, info.fail_attempts), nullptr, -1, now});
+      else if (d == Duration::zero())
         completions_.push_back({a, true, {}, nullptr, -1, now});
       else
         timers_.push({now + d.ns(), timer_seq_++, a, false});

@@ -242,6 +242,28 @@ TEST_CASE("Local: failing attempts are retried after the policy's backoff, with 
   CHECK(gap2 < 0.250);
 }
 
+TEST_CASE("Local: a sleep kernel fails its fail_attempts too, before its timer", "[exec]") {
+  // The timer path did not call the kernel, and its fail_attempts were ignored: 1 attempt, not 3.
+  const Scenario s = scenario(R"(pipeline:
+  steps:
+    - name: nap
+      duration: {base: 20ms}
+      kernel: {name: sleep, fail_attempts: 2}
+      retries: {max: 2, backoff: 0s}
+)");
+  const Trace t = run(s, 2).trace;
+  REQUIRE(t.attempts.size() == 3);
+  CHECK(t.tasks_failed == 0);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(t.attempts[i].outcome == Outcome::failed);
+    CHECK(t.error_text(t.attempts[i]) ==
+          "injected failure: attempt " + std::to_string(i) + " of fail_attempts 2");
+    CHECK(t.attempts[i].finished == t.attempts[i].started);  // before doing anything
+  }
+  CHECK(t.attempts[2].outcome == Outcome::succeeded);
+  CHECK(t.attempts[2].finished - t.attempts[2].started >= Duration::from_ms(20));
+}
+
 TEST_CASE("Local: a run at a time scale records it, and the steps whose run times it scaled", "[exec]") {
   // Sleep (no kernel) and spin run for the sampled time, times the scale; spin with `seconds` and noop
   // do not.

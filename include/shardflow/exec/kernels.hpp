@@ -121,6 +121,10 @@ bool kernel_runs_sampled_time(const KernelSpec& k);
 bool kernel_uses_upstream(const KernelSpec& k);
 /// Whether the kernel is `noop` without parameters: a CPU worker runs the task, calling nothing.
 bool kernel_is_noop(const KernelSpec& k);
+/// The kernel's `fail_attempts` (0 without it): attempts 0 to N-1 fail before doing anything.
+std::uint64_t kernel_fail_attempts(const KernelSpec& k);
+/// Why such an attempt failed: "injected failure: attempt 0 of fail_attempts 2".
+std::string injected_failure_text(std::uint64_t attempt, std::uint64_t fail_attempts);
 
 /// Checks every component's kernel: a known name, parameters of the right type and range, a command
 /// whose program exists. Throws InputError at the parameter (file:line:col, field) for the first problem.

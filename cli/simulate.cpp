@@ -1,9 +1,11 @@
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +15,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <system_error>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -477,7 +480,26 @@ int run_simulate(const SimulateArgs& args) {
     std::cout << k8s::to_yaml_stream(k8s::job_manifests(scenario, plan, mo)) << std::flush;
     return 0;
   }
-  lo.out_dir = out_dir_path(args.out_dir, scenario.name) / "commands";
+  // The command kernel's stdout and stderr files: in the output directory, or with --no-files in a
+  // scratch directory removed after the run (they are read for the trace's error texts).
+  struct ScratchDir {
+    std::filesystem::path path;
+    ~ScratchDir() {
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::remove_all(path, ec);
+    }
+  } scratch;
+  if (args.no_files && args.backend == "local") {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/shardflow-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("cannot make a scratch directory for the commands' output (" + pattern +
+                               "): " + std::generic_category().message(errno));
+    scratch.path = pattern;
+    lo.out_dir = scratch.path;
+  } else {
+    lo.out_dir = out_dir_path(args.out_dir, scenario.name) / "commands";
+  }
   std::unique_ptr<Backend> backend;
   k8s::ControllerOptions ko;
   if (args.backend == "sim") {

@@ -189,3 +189,21 @@ TEST_CASE("cli: every seed scenario runs for real at its documented local scale"
     CHECK(r.out.find(c.expect) != std::string::npos);
   }
 }
+
+TEST_CASE("cli: run --backend local --no-files writes no command output files either", "[cli]") {
+  // The command kernel's stdout and stderr went to out/<name>/commands/ even with --no-files.
+  const fs::path dir = scratch("run-no-files");
+  const std::string name = "no-files-" + std::to_string(getpid());
+  std::ofstream(dir / "cmd.yaml")
+      << "name: " << name
+      << "\npipeline:\n  steps:\n    - name: c\n      resources: {cpu: 100m}\n"
+         "      command: [sh, -c, \"echo hello; echo oops >&2; exit 3\"]\n"
+         "      kernel: {name: command}\n"
+         "cluster:\n  node_pools:\n    - {name: local, cpu: 2, memory: 1Gi, count: 1}\n"
+         "overheads: none\n";
+  const Result r = run("run '" + (dir / "cmd.yaml").string() + "' --backend local --no-files");
+  CHECK(r.status == 1);
+  // The error text still comes from the command's stderr (read from a scratch directory).
+  CHECK(r.out.find("oops") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(SHARDFLOW_SOURCE_DIR) / "out" / name));
+}

@@ -520,16 +520,20 @@ class LocalRun {
     node.memory = memory_;
     node.up = SimTime::zero();
     node.billed_from = SimTime::zero();
-    node.down = SimTime::from_ns(end_);
-    trace.nodes.push_back(node);
     trace.attempts = std::move(attempts_);
     result.samples = std::move(samples_);
+    // A stopped run ends when it was stopped; the attempts that were running end when they have noticed
+    // (a command gets SIGTERM, then SIGKILL 2 s later): the machine is in the run until the last of them.
+    SimTime last = SimTime::from_ns(end_);
     for (AttemptRecord& r : trace.attempts) {
       if (r.finished == kNever) {  // cannot happen once every runner has reported; keep the trace sane
         r.finished = SimTime::from_ns(end_);
         r.outcome = Outcome::cancelled;
       }
+      last = std::max(last, r.finished);
     }
+    node.down = last;
+    trace.nodes.push_back(node);
     trace.errors = std::move(errors_);
     trace.tasks_unfinished = exec_.unfinished_tasks();
     trace.tasks_failed = exec_.tasks_failed() + trace.tasks_unfinished;

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/sampling.hpp>
 #include <shardflow/core/scenario.hpp>
@@ -433,4 +434,9 @@ TEST_CASE("Local: a stop request cancels what waits and returns the partial trac
   }
   CHECK(started == 2);
   CHECK(r.trace.tasks_failed == 4);
+  // The machine is in the run until its last attempt has ended (they end after the stop, when they
+  // notice it): utilization stays within 100%.
+  REQUIRE(r.trace.nodes.size() == 1);
+  for (const AttemptRecord& a : r.trace.attempts) CHECK(a.finished <= r.trace.nodes[0].down);
+  CHECK(compute_metrics(r.trace, plan).peak_cpu_utilization <= 1.0);
 }

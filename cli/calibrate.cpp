@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <shardflow/core/error.hpp>
@@ -199,6 +200,13 @@ int run_calibrate_command(const CalibrateArgs& args) {
   for (const std::string& t : args.traces) result.command += " " + shell_word(t);
   result.command += " --out " + shell_word(args.out) + load_words(args.load);
   try {
+    // Its directory is made, as run's --out is.
+    if (const std::filesystem::path parent = std::filesystem::path(args.out).parent_path(); !parent.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(parent, ec);
+      if (ec)
+        throw std::runtime_error("cannot make directory " + parent.string() + " (" + ec.message() + ")");
+    }
     write_file(args.out, [&](std::ostream& o) { planner::write_overlay_yaml(o, result); });
   } catch (const std::runtime_error& e) {
     throw InputError({}, "--out", e.what());

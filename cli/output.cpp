@@ -1,4 +1,5 @@
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -6,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <unistd.h>
 
 #include <shardflow/core/error.hpp>
@@ -96,7 +98,12 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
       in_place ? path
                : path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
   std::ofstream out(target);
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  if (!out) {
+    const int err = errno;
+    throw std::runtime_error(
+        "cannot write " + path.string() + " (" +
+        (err != 0 ? std::generic_category().message(err) : std::string("cannot open it")) + ")");
+  }
   try {
     write(out);
     out.close();
@@ -109,8 +116,9 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
   if (in_place) return;
   fs::rename(target, path, ec);
   if (ec) {
+    const std::string why = ec.message();
     fs::remove(target, ec);
-    throw std::runtime_error("cannot write " + path.string());
+    throw std::runtime_error("cannot write " + path.string() + " (" + why + ")");
   }
 }
 

@@ -710,6 +710,21 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
   CHECK(shown.status == 0);
   CHECK(shown.out.find("  makespan     50s (50.000 s)") != std::string::npos);
 
+  SECTION("--out: its directory is made; a directory or a path through a file is refused, with why") {
+    const fs::path made = dir / "new" / "deeper" / "fit.yaml";
+    const Result ok =
+        run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " + made.string());
+    CHECK(ok.status == 0);
+    CHECK(fs::is_regular_file(made));
+    const Result d = run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " +
+                         (dir / "new").string());
+    CHECK(d.status == 2);
+    CHECK(d.err == "--out: cannot write " + (dir / "new").string() + " (Is a directory)\n");
+    const Result f = run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " +
+                         (made / "x.yaml").string());
+    CHECK(f.status == 2);
+    CHECK(f.err == "--out: cannot make directory " + made.string() + " (Not a directory)\n");
+  }
   SECTION("a trace of another scenario is bad input") {
     const Result other =
         run("calibrate scenarios/argo-parallelism-nested-dag.yaml " + dir.string() + " --out " + overlay);

@@ -305,8 +305,21 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
     out << line;
   }
   if (s.unrolled) {
-    out << "\ncritical path (mean durations, no overheads): " << human(s.critical_path_s)
-        << "  -- no cluster can finish sooner\n  ";
+    // Run times are divided by the node's speed: a cluster with faster (or only slower) nodes has its own
+    // bound, the path on its fastest nodes.
+    double fastest = 0;
+    if (cluster != nullptr)
+      for (const NodePool& p : cluster->node_pools) fastest = std::max(fastest, p.speed);
+    if (fastest > 0 && fastest != 1) {
+      char speed[32];
+      std::snprintf(speed, sizeof speed, "%g", fastest);
+      out << "\ncritical path (mean durations at speed 1, no overheads): " << human(s.critical_path_s)
+          << "; on this cluster's fastest nodes (speed " << speed
+          << "): " << human(s.critical_path_s / fastest) << "  -- it cannot finish sooner\n  ";
+    } else {
+      out << "\ncritical path (mean durations, no overheads): " << human(s.critical_path_s)
+          << "  -- no cluster can finish sooner\n  ";
+    }
     const std::size_t shown = std::min<std::size_t>(s.critical_path.size(), 12);
     for (std::size_t i = 0; i < shown; ++i) out << (i ? " -> " : "") << s.critical_path[i];
     if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";

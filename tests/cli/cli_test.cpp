@@ -560,6 +560,24 @@ TEST_CASE("cli: explain --json gives counts, critical path and work", "[cli]") {
   CHECK(j["steps"][0]["parallelism"] == 2);
 }
 
+TEST_CASE("cli: explain's critical path bound counts the cluster's fastest nodes", "[cli]") {
+  // argo-parallelism-limit: 10 s tasks. On speed-1 nodes no cluster finishes in less than 10 s; nodes of
+  // speed 2 run the path in 5 s (what simulate gives), of speed 0.5 in 20 s.
+  const Result one = run("explain scenarios/argo-parallelism-limit.yaml");
+  CHECK(one.out.find(
+            "\ncritical path (mean durations, no overheads): 10s  -- no cluster can finish sooner\n") !=
+        std::string::npos);
+  const Result fast =
+      run("explain scenarios/argo-parallelism-limit.yaml --set cluster.node_pools[0].speed=2");
+  CHECK(fast.out.find(
+            "\ncritical path (mean durations at speed 1, no overheads): 10s; on this cluster's fastest "
+            "nodes (speed 2): 5s  -- it cannot finish sooner\n") != std::string::npos);
+  const Result slow =
+      run("explain scenarios/argo-parallelism-limit.yaml --set cluster.node_pools[0].speed=0.5");
+  CHECK(slow.out.find("on this cluster's fastest nodes (speed 0.5): 20s  -- it cannot finish sooner\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("cli: explain shows each group with its loop and limits, before the steps inside it", "[cli]") {
   // 12 items, at most 4 at once: the group's loop; train and evaluate have no loop of their own.
   const Result r = run("explain scenarios/hyperparameter-sweep.yaml");

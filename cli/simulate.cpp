@@ -1,3 +1,4 @@
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -49,12 +50,16 @@ std::string human_seconds(double s) {
 }
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) {
+std::atomic<int> g_signal{SIGINT};  // the signal that stopped the run
+extern "C" void on_sigint(int sig) {
+  g_signal.store(sig);
   g_interrupted.store(true);
 }
 
-// Ctrl-C while a run is going: the first asks the backend to stop (the partial trace is written, exit
-// 130); the handler is then the default again, so a second Ctrl-C ends the process at once.
+// Ctrl-C (SIGINT), or SIGTERM or SIGHUP (what `timeout`, a CI runner cancelling a job or a closed
+// terminal send) while a run is going: the first asks the backend to stop (the partial trace is written,
+// exit 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM); that signal's handler is then the default
+// again, so a second one ends the process at once.
 class InterruptGuard {
  public:
   InterruptGuard() {
@@ -62,14 +67,17 @@ class InterruptGuard {
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, &old_);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &sa, &old_[i]);
   }
-  ~InterruptGuard() { sigaction(SIGINT, &old_, nullptr); }
+  ~InterruptGuard() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
 
  private:
-  struct sigaction old_ {};
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
 };
 
 // Progress of a real run on a terminal: tasks done, running, failed attempts, elapsed time and the
@@ -372,7 +380,9 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
       "      # --emulate, on the KWOK test cluster; a real cluster needs an image for every step\n"
       "The local backend honours dependencies, every parallelism limit and the CPU and memory requests\n"
       "against --cores and --memory; a task larger than that is an error before anything runs (exit 2).\n"
-      "Ctrl-C stops a run cleanly: running tasks are cancelled, the partial trace is written, exit 130\n"
+      "Ctrl-C stops a run cleanly: running tasks are cancelled, the partial trace is written, exit 130 "
+      "(SIGTERM\n"
+      "and SIGHUP too, exit 143 and 129)\n"
       "(k8s: the run's Jobs are left running; `shardflow k8s cleanup RUN_ID` deletes them).\n"
       "k8s: a ConfigMap sf-RUN_ID owns the run's Jobs (and they their pods); a Job is created when its\n"
       "dependencies are done and group limits allow; progress goes to stderr; the objects are deleted\n"
@@ -580,6 +590,7 @@ int run_simulate(const SimulateArgs& args) {
   RunOptions options;
   options.seed = seed;
   g_interrupted.store(false);
+  g_signal.store(SIGINT);
   options.stop = &g_interrupted;
   const auto t0 = std::chrono::steady_clock::now();
   Trace trace;
@@ -591,7 +602,7 @@ int run_simulate(const SimulateArgs& args) {
     } catch (const k8s::Interrupted&) {  // Ctrl-C while the cluster was being checked
       progress.clear_line();
       std::cerr << "run: interrupted while checking the cluster, before anything of the run was made\n";
-      return 130;
+      return 128 + g_signal.load();
     }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -717,7 +728,7 @@ int run_simulate(const SimulateArgs& args) {
       std::printf("(no timeline.json: %zu attempts, over the %zu that trace viewers load)\n",
                   trace.attempts.size(), kTimelineMaxAttempts);
   }
-  if (interrupted) return 130;
+  if (interrupted) return 128 + g_signal.load();
   return m.tasks_failed > 0 ? 1 : 0;
 }
 

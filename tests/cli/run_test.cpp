@@ -130,33 +130,39 @@ TEST_CASE("cli: run --backend local reports bad kernels, commands and overlays b
   CHECK(!fs::exists(dir / "out-overlay"));
 }
 
-TEST_CASE("cli: Ctrl-C stops a local run cleanly: exit 130, the partial trace written", "[cli]") {
-  const fs::path dir = scratch("interrupt");
-  std::ofstream(dir / "long.yaml") << "name: long\npipeline:\n  steps:\n"
-                                      "    - {name: spin, parallel_for: {count: 6}, kernel: {name: spin, "
-                                      "seconds: 600s}}\n"
-                                      "cluster:\n  node_pools: [{name: n, cpu: 2, memory: 4Gi, count: 1}]\n";
-  const std::string cmd = "cd '" + std::string(SHARDFLOW_SOURCE_DIR) + "' && { '" + SHARDFLOW_EXE +
-                          "' run '" + (dir / "long.yaml").string() + "' --backend local --cores 2 --out '" +
-                          (dir / "out").string() + "' >'" + (dir / "stdout").string() +
-                          "' 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo $? >'" +
-                          (dir / "status").string() + "'; }";
-  const auto t0 = std::chrono::steady_clock::now();
-  CHECK(std::system(cmd.c_str()) == 0);
-  CHECK(std::chrono::steady_clock::now() - t0 <
-        std::chrono::seconds(120));  // not the 600 s the spins ask for
-  CHECK(slurp(dir / "status") == "130\n");
-  const std::string out = slurp(dir / "stdout");
-  CHECK(out.find("interrupted: what had not finished is recorded as cancelled") != std::string::npos);
-  const auto trace = nlohmann::json::parse(slurp(dir / "out" / "trace.json"));
-  REQUIRE(trace["attempts"].size() == 6);
-  int started = 0;
-  for (const auto& a : trace["attempts"]) {
-    CHECK(a["outcome"] == "cancelled");
-    started += a["started"].get<std::int64_t>() >= 0 ? 1 : 0;
+TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a local run cleanly: exit 130 (143), the partial trace written",
+          "[cli]") {
+  // SIGTERM (timeout, a CI runner cancelling) used to kill the process: no trace, the commands orphaned.
+  for (const auto& [sig, status] : {std::pair{"INT", "130"}, std::pair{"TERM", "143"}}) {
+    INFO("SIG" << sig);
+    const fs::path dir = scratch(std::string("interrupt-") + sig);
+    std::ofstream(dir / "long.yaml")
+        << "name: long\npipeline:\n  steps:\n"
+           "    - {name: spin, parallel_for: {count: 6}, kernel: {name: spin, "
+           "seconds: 600s}}\n"
+           "cluster:\n  node_pools: [{name: n, cpu: 2, memory: 4Gi, count: 1}]\n";
+    const std::string cmd = "cd '" + std::string(SHARDFLOW_SOURCE_DIR) + "' && { '" + SHARDFLOW_EXE +
+                            "' run '" + (dir / "long.yaml").string() + "' --backend local --cores 2 --out '" +
+                            (dir / "out").string() + "' >'" + (dir / "stdout").string() +
+                            "' 2>&1 & pid=$!; sleep 1; kill -" + std::string(sig) +
+                            " $pid; wait $pid; echo $? >'" + (dir / "status").string() + "'; }";
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(std::chrono::steady_clock::now() - t0 <
+          std::chrono::seconds(120));  // not the 600 s the spins ask for
+    CHECK(slurp(dir / "status") == std::string(status) + "\n");
+    const std::string out = slurp(dir / "stdout");
+    CHECK(out.find("interrupted: what had not finished is recorded as cancelled") != std::string::npos);
+    const auto trace = nlohmann::json::parse(slurp(dir / "out" / "trace.json"));
+    REQUIRE(trace["attempts"].size() == 6);
+    int started = 0;
+    for (const auto& a : trace["attempts"]) {
+      CHECK(a["outcome"] == "cancelled");
+      started += a["started"].get<std::int64_t>() >= 0 ? 1 : 0;
+    }
+    CHECK(started == 2);
+    CHECK(trace["tasks_failed"] == 6);
   }
-  CHECK(started == 2);
-  CHECK(trace["tasks_failed"] == 6);
 }
 
 TEST_CASE("cli: every seed scenario runs for real at its documented local scale", "[cli][slow]") {

@@ -823,6 +823,9 @@ bool kernel_runs_sampled_time(const KernelSpec& k) {
 bool kernel_uses_upstream(const KernelSpec& k) {
   return k.name == "aggregate" || k.name == "ridge_solve" || k.name == "evaluate" || k.name == "select_best";
 }
+void prepare_kernel(const KernelSpec& k) {
+  if (k.name == "spin") (void)spin_rate();
+}
 std::uint64_t kernel_fail_attempts(const KernelSpec& k) {
   return int_param(k, "fail_attempts", ParamType::nonneg_int, 0);
 }

@@ -115,6 +115,7 @@ class LocalRun {
       info.how = kernel_sleeps(c.kernel) ? How::sleep : kernel_blocks(c.kernel) ? How::blocking : How::cpu;
       info.noop = kernel_is_noop(c.kernel);
       info.fail_attempts = kernel_fail_attempts(c.kernel);
+      prepare_kernel(c.kernel);  // before the run's clock starts
       info.upstream = kernel_uses_upstream(c.kernel);
       const DurationModel& m = c.duration;
       info.fixed = m.lognormal_sigma <= 0 && m.straggler_p <= 0 && c.failure.p <= 0 &&

@@ -121,6 +121,9 @@ bool kernel_runs_sampled_time(const KernelSpec& k);
 bool kernel_uses_upstream(const KernelSpec& k);
 /// Whether the kernel is `noop` without parameters: a CPU worker runs the task, calling nothing.
 bool kernel_is_noop(const KernelSpec& k);
+/// Does what the kernel needs once per process before its first attempt (spin: measure its loop's speed,
+/// about 10 ms), so that no attempt's run time holds it.
+void prepare_kernel(const KernelSpec& k);
 /// The kernel's `fail_attempts` (0 without it): attempts 0 to N-1 fail before doing anything.
 std::uint64_t kernel_fail_attempts(const KernelSpec& k);
 /// Why such an attempt failed: "injected failure: attempt 0 of fail_attempts 2".

@@ -114,9 +114,9 @@ constexpr Command kCommands[] = {
            "validate",
            "Check scenario files: every problem found, each with file:line:col and field, or "
            "`FILE: ok` and what it unrolls to");
+       // No check of the files here: one that is missing is reported with the others' problems.
        cmd->add_option("files", a.validate_files, std::string(kInputFileHelp) + "; several at once")
-           ->required()
-           ->check(input_file_check());
+           ->required();
        add_load_options(cmd, a.validate_load);
        cmd->footer(
            "Examples:\n"

@@ -36,6 +36,14 @@ TEST_CASE("cli: validate checks every file, the bad ones too, and exits 2 if any
         "scenarios/argo-parallelism-nested-dag.yaml: ok (15 tasks from 15 component steps; 1 node in 1 "
         "pool)\n");
   CHECK(r.err == "tests/data/scenario-bad-syntax.yaml:5:4: YAML syntax error: end of map flow not found\n");
+  // A file that is missing, or a directory, is one more problem: the others are still checked.
+  const Result m = run("validate scenarios/argo-parallelism-limit.yaml no-such.yaml scenarios");
+  CHECK(m.status == 2);
+  CHECK(m.out ==
+        "scenarios/argo-parallelism-limit.yaml: ok (10 tasks from 1 component step; 1 node in 1 pool)\n");
+  CHECK(m.err ==
+        "no-such.yaml: cannot open the file (it does not exist or is not readable)\n"
+        "scenarios: is a directory, not a scenario file\n");
 }
 
 TEST_CASE("cli: validate reports every problem of a file, then how many", "[cli]") {

@@ -38,6 +38,12 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
   // Every file is checked: one bad file does not hide what is wrong with the next.
   int status = 0;
   for (const std::string& f : files) {
+    std::string path = f;
+    if (const std::string why = input_file_check()(path); !why.empty()) {  // missing, or a directory
+      std::cerr << printable(why) << "\n";
+      status = 2;
+      continue;
+    }
     ScenarioCheck check = check_scenario_file(f, options);
     if (check.scenario) {
       try {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -12,6 +13,8 @@
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/taint.hpp>
 #include <shardflow/core/text.hpp>
+
+#include "yaml_reader.hpp"
 
 namespace shardflow {
 
@@ -110,6 +113,18 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
         const auto other = [&](std::size_t k) {
           return k < others ? steps[k < i ? k : k + 1].name : left_out[k - others];
         };
+        // A step's name close to it (a typo): said first, as for a misspelled key.
+        std::vector<std::string_view> names;
+        names.reserve(others + left_out.size());
+        for (std::size_t k = 0; k < steps.size(); ++k)
+          if (k != i) names.push_back(steps[k].name);
+        for (const std::string& n : left_out) names.push_back(n);
+        // Close: a few edits of a name of 3 letters or more ("x" is not "s0" misspelled).
+        if (const auto meant = Map::closest_name(want, names);
+            meant && want.size() >= 3 &&
+            edit_distance(want, *meant) <= std::max<std::size_t>(1, want.size() / 4))
+          return StepProblem{
+              i, j, "unknown step " + quote(want) + " (did you mean \"" + std::string(*meant) + "\"?)"};
         return StepProblem{i, j,
                            "unknown step " + quote(want) +
                                (others + left_out.size() == 0

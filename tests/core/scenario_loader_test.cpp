@@ -673,6 +673,10 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:7:14: pipeline.steps[0].name: must contain only letters, digits, '-' and '_', got \"a b\""},
       {"unknown dependency", with_steps("    - {name: a}\n    - {name: b}\n    - {name: c, after: [nope]}\n"),
        "bad.yaml:9:25: pipeline.steps[2].after[0]: unknown step \"nope\" (steps here: a, b)"},
+      {"misspelled dependency",
+       with_steps("    - {name: preprocess}\n    - {name: b}\n    - {name: c, after: [preproces]}\n"),
+       "bad.yaml:9:25: pipeline.steps[2].after[0]: unknown step \"preproces\" (did you mean "
+       "\"preprocess\"?)"},
       {"dependency listed twice", with_steps("    - {name: a}\n    - {name: b, after: [a, a]}\n"),
        "bad.yaml:8:28: pipeline.steps[1].after[1]: \"a\" is listed twice"},
       {"self-dependency", with_steps("    - {name: a, after: [a]}\n"),

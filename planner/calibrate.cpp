@@ -269,7 +269,8 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       for (std::size_t s = 0; s < t.steps.size(); ++s)
         if (ran[s] != 0) (scaled[s] != 0 ? st.scaled_steps : st.real_steps).push_back(t.steps[s]);
       st.shortest_scaled_s = std::max(0.0, shortest_scaled_ns) / 1e9;
-      if (!st.scaled_steps.empty()) r.warnings.push_back(latency_warning(st));
+      // Slowed down (a scale above 1), the latency is divided down too: nothing to warn of.
+      if (!st.scaled_steps.empty() && t.time_scale < 1) r.warnings.push_back(latency_warning(st));
       r.scaled_traces.push_back(std::move(st));
     }
   }

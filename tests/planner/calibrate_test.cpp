@@ -374,6 +374,14 @@ TEST_CASE("Calibrate: a run at time scale 0.05 has its sleep run times divided b
   CHECK(overlay(r).find("#   out/ts/trace.json\n# out/ts/trace.json: a run at time scale 0.05: the run times "
                         "of sleep (") != std::string::npos);
 
+  SECTION("a run slowed down (time scale 10) divides its latency down too: no warning") {
+    t.time_scale = 10;
+    for (AttemptRecord& a : t.attempts)
+      if (a.step == 0) a.finished = a.started + Duration::from_s(100);
+    r = calibrate(run.scenario, run.plan, run.traces, {"out/ts/trace.json"});
+    CHECK(r.steps[0].base == Duration::from_s(10));  // 100 s / 10
+    CHECK(r.warnings.empty());
+  }
   SECTION("a run at a time scale with nothing that sleeps or spins is fitted as measured, and says so") {
     t.time_scaled_steps.clear();
     r = calibrate(run.scenario, run.plan, run.traces, {"out/ts/trace.json"});

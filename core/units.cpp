@@ -115,10 +115,15 @@ Duration parse_duration(std::string_view text) {
       scale = 1e9L;
     } else if (unit == "ms") {
       scale = 1e6L;
-    } else if (unit == "us" || unit == "µs") {
+    } else if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs") {  // micro sign, or Greek mu (as Go)
       scale = 1e3L;
     } else if (unit == "ns") {
       scale = 1;
+    } else if ((unit.front() == 'e' || unit.front() == 'E') && unit.size() == 1 && !s.empty() &&
+               (std::isdigit(static_cast<unsigned char>(s.front())) || s.front() == '-' ||
+                s.front() == '+')) {
+      throw std::invalid_argument("an exponent in duration " + quoted(text) +
+                                  ": write the number out, with its unit (1e3s: 1000s, or 16m40s)");
     } else {
       throw std::invalid_argument("unknown unit \"" + std::string(unit) + "\" in duration " + quoted(text) +
                                   " (use h, m, s, ms, us or ns)");

@@ -38,6 +38,10 @@ TEST_CASE("parse_duration: Go-style durations to exact nanoseconds", "[core][uni
   CHECK(parse_duration("0").ns() == 0);
   CHECK(parse_duration("30").ns() == 30'000'000'000);  // a bare number is seconds
   CHECK(parse_duration("2.25").ns() == 2'250'000'000);
+  // Micro: u, the micro sign (U+00B5) or the Greek mu (U+03BC), as Go takes them.
+  CHECK(parse_duration("10us").ns() == 10'000);
+  CHECK(parse_duration("10\u00b5s").ns() == 10'000);
+  CHECK(parse_duration("10\u03bcs").ns() == 10'000);
   CHECK(parse_duration("-5s").ns() == -5'000'000'000);
   CHECK(parse_duration("+5m").ns() == 300'000'000'000);
   CHECK(parse_duration("2562047h").ns() == 2562047LL * 3'600'000'000'000LL);
@@ -48,6 +52,12 @@ TEST_CASE("parse_duration: errors say what was expected", "[core][units]") {
   CHECK(error_of(dur, "-") == "expected a duration such as 90s, 2h30m or 500ms, got \"-\"");
   CHECK(error_of(dur, "s") == "expected a duration such as 90s, 2h30m or 500ms, got \"s\"");
   CHECK(error_of(dur, "5x") == "unknown unit \"x\" in duration \"5x\" (use h, m, s, ms, us or ns)");
+  // Go takes no exponent in a duration either: said as such, not as a unit "e".
+  CHECK(error_of(dur, "1e3s") ==
+        "an exponent in duration \"1e3s\": write the number out, with its unit (1e3s: 1000s, or 16m40s)");
+  CHECK(error_of(dur, "1E-3") ==
+        "an exponent in duration \"1E-3\": write the number out, with its unit (1e3s: 1000s, or 16m40s)");
+  CHECK(error_of(dur, "5e") == "unknown unit \"e\" in duration \"5e\" (use h, m, s, ms, us or ns)");
   // A huge value (a 40 KB --set) is quoted by its first 100 characters and how many more, not whole.
   const std::string huge(40'000, 'x');
   CHECK(error_of(dur, huge) == "expected a duration such as 90s, 2h30m or 500ms, got \"" +

@@ -655,7 +655,11 @@ int run_simulate(const SimulateArgs& args) {
                   args.namespace_name.empty() ? "" : (" --namespace " + args.namespace_name).c_str());
     std::printf("  makespan     %s (%.3f s); critical path of what ran %s\n",
                 human_seconds(m.makespan_s).c_str(), m.makespan_s, human_seconds(m.critical_path_s).c_str());
-    if (sim) std::printf("  cost         %.2f (price units per hour x node hours)\n", m.cost);
+    // Cents, or two significant digits below 0.1 (a cheap run's 0.015 read as 0.01 or 0.00).
+    if (sim)
+      std::printf(m.cost > 0 && m.cost < 0.1 ? "  cost         %.2g (price units per hour x node hours)\n"
+                                             : "  cost         %.2f (price units per hour x node hours)\n",
+                  m.cost);
     std::printf("  utilization  CPU mean %.1f%%, peak %.1f%%\n", m.mean_cpu_utilization * 100,
                 m.peak_cpu_utilization * 100);
     std::snprintf(line, sizeof line, "  queue wait   p50 %.3f s, p95 %.3f s, p99 %.3f s (%s)\n",

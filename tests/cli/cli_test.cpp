@@ -1566,3 +1566,18 @@ TEST_CASE("cli: sweep --emit-job refuses what the sweep in its pods would refuse
   CHECK(run(head + "--vary 'cluster.node_pools[cpu].count=1,2'").status == 0);
   CHECK(fs::exists(dir / "sweep-job.yaml"));
 }
+
+TEST_CASE("cli: simulate prints a small cost with two significant digits, not rounded to 0.00", "[cli]") {
+  // One 15 s task on a node of 3.6 an hour: 0.015 (it printed 0.01); at 0.036 an hour 0.00015 (0.00).
+  const fs::path dir = scratch("small-cost");
+  std::ofstream(dir / "c.yaml")
+      << "name: c\noverheads: none\npipeline:\n  steps:\n"
+         "    - {name: a, duration: {base: 15s}}\ncluster:\n"
+         "  node_pools: [{name: p, cpu: 4, memory: 1Gi, count: 1, price_per_hour: 3.6}]\n";
+  const std::string file = (dir / "c.yaml").string();
+  CHECK(run("simulate '" + file + "' --no-files").out.find("\n  cost         0.015 (") != std::string::npos);
+  CHECK(run("simulate '" + file + "' --no-files --set cluster.node_pools[p].price_per_hour=0.036")
+            .out.find("\n  cost         0.00015 (") != std::string::npos);
+  CHECK(run("simulate '" + file + "' --no-files --set cluster.node_pools[p].price_per_hour=360")
+            .out.find("\n  cost         1.50 (") != std::string::npos);
+}

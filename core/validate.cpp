@@ -47,8 +47,30 @@ std::string describe(const Resources& res) {
          std::to_string(res.gpu);
 }
 
-std::string pool_names(const Cluster& cluster) {
-  return listed(cluster.node_pools.size(), [&](std::size_t i) { return cluster.node_pools[i].name; });
+// Why the pool refuses the step's pods: the first of its node_selector's labels it lacks, or the first
+// NoSchedule/NoExecute taint the step does not tolerate; "" if it admits them.
+std::string refusal(const NodePool& pool, const Component& c) {
+  for (const auto& [key, value] : c.node_selector)
+    if (const auto it = pool.labels.find(key); it == pool.labels.end())
+      return "no label " + key + "=" + value;
+    else if (it->second != value)
+      return "label " + key + "=" + it->second + ", not " + value;
+  if (const Taint* t = untolerated_taint(pool, c.tolerations))
+    return "taint " + t->key + (t->value.empty() ? "" : "=" + t->value) + ":" + t->effect + " not tolerated";
+  return "";
+}
+
+// The pools with nodes, each with why it refuses the step (shortened names; at most 10, then how many).
+std::string pool_refusals(const Cluster& cluster, const Component& c) {
+  std::vector<const NodePool*> with_nodes;
+  for (const NodePool& p : cluster.node_pools)
+    if (p.count != 0 || p.autoscaling.enabled()) with_nodes.push_back(&p);
+  constexpr std::size_t kShown = 10;
+  std::string out;
+  for (std::size_t i = 0; i < with_nodes.size() && i < kShown; ++i)
+    out += (i ? ", " : "") + shortened(with_nodes[i]->name) + ": " + shortened(refusal(*with_nodes[i], c));
+  if (with_nodes.size() > kShown) out += ", and " + with_commas(with_nodes.size() - kShown) + " more";
+  return out;
 }
 
 }  // namespace
@@ -69,8 +91,8 @@ std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step)
   }
   if (!largest)
     return "step " + quote(step.name) +
-           " fits no node pool: its node_selector and tolerations match none of the " + "pools with nodes (" +
-           pool_names(cluster) + ")";
+           " fits no node pool: its node_selector and tolerations match none of the pools with nodes (" +
+           pool_refusals(cluster, c) + ")";
   return "step " + quote(step.name) + " asks for " + describe(step.component.resources) +
          ", more than any node it may use can hold (largest: pool " + quote(largest->name) + " with " +
          describe(Resources{largest->pod_cpu(), largest->pod_memory(), largest->pod_gpu()}) +

@@ -321,7 +321,7 @@ TEST_CASE("Cluster preset: --cluster local is this machine with no overheads", "
   // The step is the scenario's (the overlay merged into it), so the error points at it there.
   CHECK(error_of(with({"pipeline: {steps: [{name: train, node_selector: {zone: a}}]}\n"}, {}, "local")) ==
         "base.yaml:15:7: pipeline.steps[1]: step \"train\" fits no node pool: its node_selector and "
-        "tolerations match none of the pools with nodes (local)");
+        "tolerations match none of the pools with nodes (local: no label zone=a)");
 }
 
 TEST_CASE("Cluster preset: overlays and --set apply on top of it", "[core]") {

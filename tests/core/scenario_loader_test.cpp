@@ -746,7 +746,7 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
       {"no pool matches the node selector", with_steps("    - {name: a, node_selector: {accel: a100}}\n"),
        "bad.yaml:7:7: pipeline.steps[0]: step \"a\" fits no node pool: its node_selector and tolerations "
        "match "
-       "none of the pools with nodes (p)"},
+       "none of the pools with nodes (p: no label accel=a100)"},
       {"unknown scheduler policy",
        "name: t\npipeline: {steps: [{name: a}]}\n"
        "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n  scheduler: {policy: spread}\n",

@@ -161,7 +161,23 @@ TEST_CASE("Validate: a task that fits no node, and the driver pod", "[core]") {
   big.component.node_selector = {{"accel", "a100"}};
   CHECK(fit_problem(cluster, big) ==
         "step \"big\" fits no node pool: its node_selector and tolerations match none of the pools with "
-        "nodes (p)");
+        "nodes (p: no label accel=a100)");
+  // Each pool says why: a label of another value, a NoSchedule taint the step does not tolerate (a
+  // PreferNoSchedule taint refuses nothing).
+  Cluster two = one_pool(4000, 8 * kGiB);
+  two.node_pools[0].labels["accel"] = "h100";
+  two.node_pools.push_back(one_pool(4000, 8 * kGiB).node_pools.front());
+  two.node_pools[1].name = "q";
+  two.node_pools[1].labels["accel"] = "a100";
+  two.node_pools[1].taints = {Taint{"gpu", "yes", "NoSchedule"}, Taint{"spot", "", "NoExecute"}};
+  CHECK(fit_problem(two, big) ==
+        "step \"big\" fits no node pool: its node_selector and tolerations match none of the pools with "
+        "nodes (p: label accel=h100, not a100, q: taint gpu=yes:NoSchedule not tolerated)");
+  big.component.tolerations = {Toleration{"gpu", "Equal", "yes", "NoSchedule"}};
+  CHECK(fit_problem(two, big) ==
+        "step \"big\" fits no node pool: its node_selector and tolerations match none of the pools with "
+        "nodes (p: label accel=h100, not a100, q: taint spot:NoExecute not tolerated)");
+  big.component.tolerations.clear();
 
   Overheads o;
   o.pods_per_task = 2;
@@ -184,14 +200,16 @@ TEST_CASE("Validate: messages stay short whatever the number of pools and the le
   a.component.node_selector = {{"accel", "a100"}};
   CHECK(fit_problem(cluster, a) ==
         "step \"a\" fits no node pool: its node_selector and tolerations match none of the pools with nodes "
-        "(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, and 990 more)");
+        "(p0: no label accel=a100, p1: no label accel=a100, p2: no label accel=a100, p3: no label "
+        "accel=a100, p4: no label accel=a100, p5: no label accel=a100, p6: no label accel=a100, p7: no "
+        "label accel=a100, p8: no label accel=a100, p9: no label accel=a100, and 990 more)");
   // A pool name of 10,000 characters: its first 100, and how many more.
   cluster.node_pools.resize(1);
   cluster.node_pools[0].name = std::string(10'000, 'n');
   CHECK(
       fit_problem(cluster, a) ==
       "step \"a\" fits no node pool: its node_selector and tolerations match none of the pools with nodes (" +
-          std::string(100, 'n') + "... (9,900 more characters))");
+          std::string(100, 'n') + "... (9,900 more characters): no label accel=a100)");
   // Step names of 10,000 characters: in a cycle, in an unknown dependency's listing, in a fan-in.
   const std::string x(10'000, 'x'), y(10'000, 'y');
   const std::string x100 = std::string(100, 'x') + "... (9,900 more characters)";

@@ -40,25 +40,32 @@ struct RunFiles {
   Metrics metrics;
 };
 
+// The step names of the metrics, in order.
+std::vector<std::string> step_names(const Metrics& m) {
+  std::vector<std::string> steps;
+  for (const StepMetrics& s : m.per_step) steps.push_back(s.step);
+  return steps;
+}
+
+// Names for a message: "a, b, c", or "none".
+std::string names_text(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& x : names) out += (out.empty() ? "" : ", ") + x;
+  return out.empty() ? std::string("none") : out;
+}
+
 RunFiles read_run(const fs::path& dir) {
   RunFiles r{read_file(dir / "trace.json", read_trace_json),
              read_file(dir / "metrics.json", read_metrics_json)};
   // The two files of one run: the same attempts and steps (a metrics.json copied from another run beside
   // a trace would put its figures on this run's page).
-  std::vector<std::string> steps;
-  for (const StepMetrics& s : r.metrics.per_step) steps.push_back(s.step);
-  if (r.metrics.attempts != r.trace.attempts.size() || steps != r.trace.steps) {
-    const auto list = [](const std::vector<std::string>& v) {
-      std::string out;
-      for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
-      return out.empty() ? std::string("none") : out;
-    };
+  const std::vector<std::string> steps = step_names(r.metrics);
+  if (r.metrics.attempts != r.trace.attempts.size() || steps != r.trace.steps)
     throw InputError({(dir / "metrics.json").string(), 0, 0}, "",
                      "is not of the run in " + (dir / "trace.json").string() + ": it counts " +
-                         std::to_string(r.metrics.attempts) + " attempts of steps " + list(steps) +
+                         std::to_string(r.metrics.attempts) + " attempts of steps " + names_text(steps) +
                          ", the trace has " + std::to_string(r.trace.attempts.size()) + " of steps " +
-                         list(r.trace.steps) + " (keep a run's trace.json and metrics.json together)");
-  }
+                         names_text(r.trace.steps) + " (keep a run's trace.json and metrics.json together)");
   return r;
 }
 
@@ -150,11 +157,7 @@ int run_report_command(const ReportArgs& args) {
           return std::any_of(p.metrics.per_step.begin(), p.metrics.per_step.end(),
                              [&](const StepMetrics& ps) { return ps.step == ms.step; });
         });
-    const auto steps_of = [](const Metrics& x) {
-      std::string s;
-      for (const StepMetrics& st : x.per_step) s += (s.empty() ? "" : ", ") + st.step;
-      return s.empty() ? std::string("none") : s;
-    };
+    const auto steps_of = [](const Metrics& x) { return names_text(step_names(x)); };
     if (!common)
       throw InputError({args.measured, 0, 0}, "--measured",
                        "no step of this run (scenario '" + m.trace.scenario + "', steps " +

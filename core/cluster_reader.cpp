@@ -491,11 +491,6 @@ std::vector<Toleration> daemon_pod_tolerations(std::vector<Toleration> own) {
   return own;
 }
 
-// A taint as kubectl writes it: key=value:Effect, or key:Effect without a value.
-std::string taint_text(const Taint& t) {
-  return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
-}
-
 // `cluster.daemonsets`: each one's requests added to the pools it runs on.
 void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::vector<NodePool>& pools,
                     const std::vector<std::string>& names, std::vector<DaemonSet>& out);

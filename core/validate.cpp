@@ -56,7 +56,7 @@ std::string refusal(const NodePool& pool, const Component& c) {
     else if (it->second != value)
       return "label " + key + "=" + it->second + ", not " + value;
   if (const Taint* t = untolerated_taint(pool, c.tolerations))
-    return "taint " + t->key + (t->value.empty() ? "" : "=" + t->value) + ":" + t->effect + " not tolerated";
+    return "taint " + taint_text(*t) + " not tolerated";
   return "";
 }
 

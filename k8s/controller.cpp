@@ -526,12 +526,7 @@ class K8sRun {
       if (!to_create_.empty()) {
         std::vector<std::uint32_t> c;
         c.swap(to_create_);
-        for (std::uint32_t j : c) {
-          if (away_since_ != 0)
-            create_later_.push_back(j);  // the server is away: not another ~13 s of retries per Job
-          else
-            create_job(j);
-        }
+        create_jobs(c);
         moved = true;
       }
       if (!flush_.empty()) {
@@ -746,23 +741,23 @@ class K8sRun {
     }
   }
 
-  // A Job that failed leaves its unfinished tasks without pods: they fail too, a few seconds after the
-  // Job's condition (the pods' last events come on another stream and may arrive later).
-  // The Jobs not made while the server was away: the first is tried again (once a second, from the main
-  // loop), and once it is made the others are.
+  // Makes Jobs `c` in order. Once one finds the server away (create_job keeps it in create_later_), the
+  // others wait behind it, rather than each take the client's ~13-25 s of retries.
+  void create_jobs(const std::vector<std::uint32_t>& c) {
+    for (std::uint32_t j : c) {
+      if (create_later_.empty())
+        create_job(j);
+      else
+        create_later_.push_back(j);
+    }
+  }
+
+  // The Jobs not made while the server was away: tried again (once a second, from the main loop), the
+  // first of them first.
   void retry_creations() {
-    if (create_later_.empty()) return;
     std::vector<std::uint32_t> c;
     c.swap(create_later_);
-    bool away = false;
-    for (std::uint32_t j : c) {
-      if (away) {
-        create_later_.push_back(j);
-      } else {
-        create_job(j);
-        away = !create_later_.empty();
-      }
-    }
+    create_jobs(c);
   }
 
   // A server that stopped answering the watches is said at once (the client has retried by then), then
@@ -799,6 +794,8 @@ class K8sRun {
     away_said_ = t;
   }
 
+  // A Job that failed leaves its unfinished tasks without pods: they fail too, a few seconds after the
+  // Job's condition (the pods' last events come on another stream and may arrive later).
   void check_failed_jobs() {
     const std::int64_t t = now();
     for (JobState& js : jobs_) {

@@ -23,6 +23,13 @@ namespace {
 // A scenario's largest noise.lognormal_sigma (docs/scenario-format.md).
 constexpr double kMaxLognormalSigma = 4;
 
+// A fitted number (sigma, a straggler's p or factor) as the overlay and the messages write it.
+std::string sigma_text(double sigma) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", sigma);
+  return buf;
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
@@ -286,11 +293,9 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
                            std::to_string(f.attempts) + " failed attempts, whose runs may have ended early");
     // The scenario format's limit: a wider spread is written at it, and said.
     if (f.lognormal_sigma > kMaxLognormalSigma) {
-      char fitted[32];
-      std::snprintf(fitted, sizeof fitted, "%.6g", f.lognormal_sigma);
-      r.warnings.push_back("step " + plan_steps[s] +
-                           ": the runs spread more than a lognormal of sigma 4 (fitted " + fitted +
-                           "); written as 4, the most a scenario takes");
+      r.warnings.push_back("step " + plan_steps[s] + ": the runs spread more than a lognormal of sigma " +
+                           sigma_text(kMaxLognormalSigma) + " (fitted " + sigma_text(f.lognormal_sigma) +
+                           "); written as " + sigma_text(kMaxLognormalSigma) + ", the most a scenario takes");
       f.lognormal_sigma = kMaxLognormalSigma;
     }
   }
@@ -320,12 +325,6 @@ struct OverlayStep {
     return *steps.back();
   }
 };
-
-std::string sigma_text(double sigma) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", sigma);
-  return buf;
-}
 
 std::string straggler_text(const StepFit& f) {
   if (f.straggler_p <= 0) return ", straggler: {p: 0}";

@@ -36,4 +36,9 @@ inline bool tolerates(const Toleration& t, const Taint& taint) {
   return t.value == taint.value;
 }
 
+/// A taint as kubectl writes it: key=value:Effect, or key:Effect without a value.
+inline std::string taint_text(const Taint& t) {
+  return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
+}
+
 }  // namespace shardflow

@@ -566,7 +566,7 @@ class LocalRun {
   bool stopping_ = false;
   std::atomic<bool> cancel_{false};
 
-  std::vector<AttemptRecord> attempts_;  // written under mu_ only
+  AttemptRecords attempts_;  // written under mu_ only
   std::vector<AttemptSample> samples_;
   std::vector<std::string> errors_;
   std::vector<std::shared_ptr<const Value>> results_;

@@ -370,17 +370,24 @@ class Model {
   }
 
   // ---- the end ----------------------------------------------------------------------------------------
+  // The attempt ends now (every `finished` of the run is set here, but finish()'s at its end).
+  [[gnu::always_inline]] void ended(AttemptRecord& r) {
+    if (r.finished == kNever) ++ended_;
+    r.finished = engine_.now();
+  }
   void finish() {
     const SimTime end = exec_.all_resolved() ? end_ : std::min(engine_.now(), opt_.horizon);
     // Whatever did not finish (the horizon was reached) is cancelled and its task reported failed.
-    for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {
-      AttemptRecord& r = trace_.attempts[a];
-      if (r.finished != kNever) continue;
-      if (att_[a].phase == Phase::writing) r.output_write = end - r.output_write;
-      r.finished = end;
-      r.outcome = Outcome::cancelled;
-      if (r.started > end) r.started = kNever;
-    }
+    // (A pass over every record only if one is unfinished.)
+    if (ended_ < trace_.attempts.size())
+      for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {
+        AttemptRecord& r = trace_.attempts[a];
+        if (r.finished != kNever) continue;
+        if (att_[a].phase == Phase::writing) r.output_write = end - r.output_write;
+        r.finished = end;
+        r.outcome = Outcome::cancelled;
+        if (r.started > end) r.started = kNever;
+      }
     trace_.tasks_unfinished = exec_.unfinished_tasks();
     trace_.tasks_failed = exec_.tasks_failed() + trace_.tasks_unfinished;
     trace_.tasks_not_run = exec_.dead_tasks();
@@ -454,8 +461,9 @@ class Model {
   std::vector<std::optional<std::string>> scope_part_;  // per scope, and its step with a loop or not
   bool running_ = false;  // the nodes of the start are up: nodes added now come during the run
 
-  // Pods: one per attempt (Trace::attempts at the same index).
-  std::vector<Attempt> att_;
+  // Pods: one per attempt (Trace::attempts at the same index); ended_: those whose `finished` is set.
+  Attempts att_;
+  std::uint64_t ended_ = 0;
   std::vector<std::uint32_t> evicted_;  // scratch for on_node_fail
   // Work queues (loops with `workers`), per step; empty when no loop has one.
   std::vector<WorkQueue> work_queues_;

@@ -85,7 +85,7 @@ inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
     if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
     att_[a].slot = att_[a].next = att_[a].prev = kNoSlot;
     r.outcome = Outcome::evicted;
-    r.finished = engine_.now();
+    ended(r);
   }
   s.head = kNoSlot;
   const std::uint32_t pool = s.pool;

@@ -35,7 +35,7 @@ inline void Model::create_attempt(TaskId t) {
   PodClass& c = sched_.cls(class_of_step(t));
   const bool driver = sc_.overheads.pods_per_task >= 2;
   if (c.never_fits || (driver && sched_.cls(sched_.driver_class()).never_fits)) {
-    trace_.attempts[a].finished = engine_.now();
+    ended(trace_.attempts[a]);
     trace_.attempts[a].outcome = Outcome::failed;
     trace_.attempts[a].error =  // one text for all steps
         error_index(kFitsNoNode, 0, [] { return std::string("its pod fits no node it may use"); });
@@ -271,7 +271,7 @@ inline void Model::end_attempt(std::uint32_t a) {
   Attempt& at = att_[a];
   AttemptRecord& r = trace_.attempts[a];
   at.phase = Phase::finished;
-  r.finished = engine_.now();
+  ended(r);
   const TaskId t = r.task;
   release(a, class_of_step(t));
   if (!at.will_fail) {
@@ -325,7 +325,7 @@ bool Model::end_work_item(std::uint32_t a) {
   const TaskId t = r.task;
   const bool failed = att_[a].will_fail;
   att_[a].phase = Phase::finished;
-  r.finished = engine_.now();
+  ended(r);
   r.outcome = failed ? Outcome::failed : Outcome::succeeded;
   if (failed) sampled_failure(r);
   WorkQueue& wq = work_queues_[plan_.step_of(t)];

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include <shardflow/core/big_alloc.hpp>
 #include <shardflow/core/sampling.hpp>
 #include <shardflow/core/units.hpp>
 
@@ -56,15 +57,20 @@ Duration delay_from_seconds(double s) {
 
 // One pod of a task (its trace record is Trace::attempts at the same index).
 struct Attempt {
-  std::uint64_t seq = 0;  // pod creation order, for the FIFO queue
+  std::uint64_t seq = 0;       // pod creation order, for the FIFO queue
+  double transfer_target = 0;  // storage virtual time at which its read or write completes
   std::uint32_t slot = kNoSlot;
   std::uint32_t next = kNoSlot;  // pods on the same node (intrusive list)
   std::uint32_t prev = kNoSlot;
-  double transfer_target = 0;  // storage virtual time at which its read or write completes
   Phase phase = Phase::queued;
   bool will_fail = false;
   bool cancelled = false;  // cancelled while queued: the scheduler drops it when it comes up
 };
+
+static_assert(sizeof(Attempt) == 32, "one per attempt: keep Attempt at 32 bytes");
+
+// The pods of a run, by attempt index (as many as its trace's records).
+using Attempts = std::vector<Attempt, BigAllocator<Attempt>>;
 
 // The duration stream's attempt key of backup attempts: far from any retry's number, so that a backup's
 // draw is its own (common random numbers: the same seed gives the same backups).

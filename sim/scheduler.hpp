@@ -191,8 +191,7 @@ class Scheduler {
 
   // ---- queue and backoff ------------------------------------------------------------------------------
   /// A pod of class c (attempt a) joins its class's queue.
-  [[gnu::always_inline]] void enqueue(std::uint32_t c, std::uint32_t a, std::vector<Attempt>& att,
-                                      Engine& engine) {
+  [[gnu::always_inline]] void enqueue(std::uint32_t c, std::uint32_t a, Attempts& att, Engine& engine) {
     att[a].seq = pod_seq_++;
     PodClass& pc = classes_[c];
     if (pc.queue.empty()) {
@@ -227,7 +226,7 @@ class Scheduler {
 
   /// The class of the pod decided next: the oldest pod of the active queue, else
   /// (SchedulerPopFromBackoffQ) the pod whose backoff ends first; kNoSlot if none.
-  [[nodiscard]] std::uint32_t next_class(const std::vector<Attempt>& att) const {
+  [[nodiscard]] std::uint32_t next_class(const Attempts& att) const {
     if (list_) return list_blocked_ || list_ready_.empty() ? kNoSlot : list_ready_.begin()->second;
     std::uint32_t best = kNoSlot;
     for (std::uint32_t c = 0; c < classes_.size(); ++c) {
@@ -254,7 +253,7 @@ class Scheduler {
   /// left. A class's queue is in creation order, so the end of a run is a binary search: O(classes +
   /// log pods) a run, and a run per change of class in that order.
   template <class Counts, class Run>
-  void for_each_pending_run(const std::vector<Attempt>& att, Counts counts, Run run) const {
+  void for_each_pending_run(const Attempts& att, Counts counts, Run run) const {
     if (list_) {
       for (const auto& [rank, c] : list_ready_)
         if (!classes_[c].queue.empty() && counts(c) && !run(c, classes_[c].queue.size())) return;

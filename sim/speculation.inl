@@ -32,7 +32,7 @@ bool Model::spec_created(TaskId t, std::uint32_t a) {
   if (it == spec_tasks_.end()) return true;
   SpecTask& task = it->second;
   if (task.won) {
-    trace_.attempts[a].finished = engine_.now();
+    ended(trace_.attempts[a]);
     trace_.attempts[a].outcome = Outcome::cancelled;
     att_[a].phase = Phase::finished;
     return false;
@@ -125,7 +125,7 @@ bool Model::spec_end(std::uint32_t a) {
   live.erase(std::remove(live.begin(), live.end(), a), live.end());
   Attempt& at = att_[a];
   at.phase = Phase::finished;
-  r.finished = engine_.now();
+  ended(r);
   release(a, class_of_step(t));
   if (!at.will_fail) {
     r.outcome = Outcome::succeeded;
@@ -191,7 +191,7 @@ void Model::spec_cancel(std::uint32_t a) {
   if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
   at.phase = Phase::finished;
   r.outcome = Outcome::cancelled;
-  r.finished = engine_.now();
+  ended(r);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ class SharedStorage {
   [[nodiscard]] double bandwidth(StorageDir dir) const { return ch_[dir].bandwidth; }
 
   /// Attempt a starts moving `bytes` on the channel: its phase becomes the channel's.
-  void start(StorageDir dir, std::uint32_t a, double bytes, std::vector<Attempt>& att, Engine& engine) {
+  void start(StorageDir dir, std::uint32_t a, double bytes, Attempts& att, Engine& engine) {
     Channel& ch = ch_[dir];
     att[a].phase = ch.phase;
     advance(ch, engine.now());
@@ -44,7 +44,7 @@ class SharedStorage {
   }
 
   /// The attempt stops its transfer (its node went away): it is evicted.
-  void stop(StorageDir dir, std::uint32_t a, std::vector<Attempt>& att, Engine& engine) {
+  void stop(StorageDir dir, std::uint32_t a, Attempts& att, Engine& engine) {
     Channel& ch = ch_[dir];
     advance(ch, engine.now());
     --ch.active;
@@ -54,7 +54,7 @@ class SharedStorage {
 
   /// The channel's kStorage event: calls `done(a)` for each transfer that ended, in target order.
   template <class Done>
-  void on_event(StorageDir dir, std::uint32_t gen, std::vector<Attempt>& att, Engine& engine, Done&& done) {
+  void on_event(StorageDir dir, std::uint32_t gen, Attempts& att, Engine& engine, Done&& done) {
     Channel& ch = ch_[dir];
     if (gen != ch.gen) return;
     advance(ch, engine.now());
@@ -96,11 +96,11 @@ class SharedStorage {
     ch.last = now;
   }
 
-  [[nodiscard]] static bool valid(const Channel& ch, const Transfer& x, const std::vector<Attempt>& att) {
+  [[nodiscard]] static bool valid(const Channel& ch, const Transfer& x, const Attempts& att) {
     return att[x.attempt].phase == ch.phase && att[x.attempt].transfer_target == x.target;
   }
 
-  void reschedule(StorageDir dir, const std::vector<Attempt>& att, Engine& engine) {
+  void reschedule(StorageDir dir, const Attempts& att, Engine& engine) {
     Channel& ch = ch_[dir];
     while (!ch.heap.empty() && !valid(ch, ch.heap.front(), att)) {
       std::pop_heap(ch.heap.begin(), ch.heap.end(), std::greater<>{});

@@ -548,7 +548,7 @@ TEST_CASE("Calibrate: failed attempts stay out of a step's fit, and sigma is wri
   REQUIRE(t.attempts.size() == 7);
   // Two of w's attempts failed 1 ms into their runs (each retried: the retries ran 10 s); v's attempts all
   // failed, after 1, 2 and 3 s.
-  std::vector<AttemptRecord> more;
+  AttemptRecords more;
   for (AttemptRecord& a : t.attempts) {
     if (a.step == 0 && a.item < 2) {
       AttemptRecord failed = a;

@@ -116,7 +116,7 @@ TEST_CASE("Simulator: retries make max + 1 attempts with exact backoff, and the 
   const Scenario sc =
       scenario({flaky, task("after", 1, {0}), task("independent", 7)}, {pool("big", 1, 8000)});
   const Trace t = run(sc);
-  std::vector<AttemptRecord> f;
+  AttemptRecords f;
   for (const AttemptRecord& a : t.attempts)
     if (a.step == 0) f.push_back(a);
   REQUIRE(f.size() == 4);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include <shardflow/core/big_alloc.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/units.hpp>
 
@@ -59,6 +60,9 @@ struct AttemptRecord {
 
 static_assert(sizeof(AttemptRecord) == 88, "traces hold millions of records: keep AttemptRecord at 88 bytes");
 
+/// A trace's attempt records: millions in a large simulation, so allocated as BigAllocator does.
+using AttemptRecords = std::vector<AttemptRecord, BigAllocator<AttemptRecord>>;
+
 /// A node that existed during the run (for utilization and cost).
 struct NodeRecord {
   std::string name;
@@ -90,7 +94,7 @@ struct Trace {
   std::optional<LoadRecord> load;
   std::vector<std::string> steps;  // step paths, indexed by AttemptRecord::step
   std::vector<NodeRecord> nodes;
-  std::vector<AttemptRecord> attempts;
+  AttemptRecords attempts;
   /// Tasks that exhausted their retries, or had not finished when the run stopped.
   std::uint64_t tasks_failed = 0;
   /// The local backend's --time-scale (model time to real time): the run times of the steps in

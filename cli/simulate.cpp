@@ -696,13 +696,14 @@ int run_simulate(const SimulateArgs& args) {
       // The others had not finished when the run stopped: interrupted, or a simulation that reached its
       // horizon (a duration or a count far too large), which would otherwise read as that many failures.
       const std::uint64_t unfinished = trace.tasks_unfinished;
-      if (unfinished > 0 && !interrupted)
+      if (unfinished > 0)
         std::printf(
-            "  unfinished   %llu task%s had not finished when the run stopped at %s%s (counted in "
+            "  unfinished   %llu task%s had not finished when the run %s at %s%s (counted in "
             "tasks failed)\n",
             static_cast<unsigned long long>(unfinished), unfinished == 1 ? "" : "s",
-            human_seconds(m.makespan_s).c_str(),
-            !trace.stopped_early.empty() ? (": " + trace.stopped_early).c_str()
+            interrupted ? "was interrupted" : "stopped", human_seconds(m.makespan_s).c_str(),
+            interrupted                    ? ""
+            : !trace.stopped_early.empty() ? (": " + trace.stopped_early).c_str()
             : sim && Duration::from_seconds(m.makespan_s) >= options.horizon
                 ? ", the simulation's horizon: look for a duration or a count far too large"
                 : "");

@@ -403,7 +403,10 @@ class K8sRun {
     // evicted, its node drained or deleted: the Job controller does not count it against backoffLimit)
     // replaces it, after a failed one it is a retry. (The backend refuses speculation: no backups.)
     set_kinds_from_order(trace_);
-    trace_.tasks_failed = exec_.tasks_failed();
+    // As the other backends count them (Trace::tasks_failed): the tasks an interrupted run left unfinished
+    // too, which the summary tells apart.
+    trace_.tasks_unfinished = exec_.unfinished_tasks();
+    trace_.tasks_failed = exec_.tasks_failed() + trace_.tasks_unfinished;
     trace_.tasks_not_run = exec_.dead_tasks();
     relists_ = pods.relists() + jobs.relists();
     return std::move(trace_);

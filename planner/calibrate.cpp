@@ -237,6 +237,12 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
     std::vector<double> speed(t.nodes.size(), 1.0);
     for (std::size_t i = 0; i < t.nodes.size(); ++i)
       if (const auto it = pool_speed.find(t.nodes[i].pool); it != pool_speed.end()) speed[i] = it->second;
+    // Attempts cancelled while running, of tasks that did not succeed (a backup's loser is cancelled too,
+    // and says nothing): the run stopped under them, and the fit lacks how long they would have taken.
+    std::vector<char> succeeded(plan.size(), 0);
+    for (const AttemptRecord& a : t.attempts)
+      if (a.outcome == Outcome::succeeded && a.task < plan.size()) succeeded[a.task] = 1;
+    std::vector<std::uint64_t> cut_short(t.steps.size(), 0);
     for (std::size_t i = 0; i < t.attempts.size(); ++i) {
       const AttemptRecord& a = t.attempts[i];
       if (a.task >= plan.size() || plan.is_join(a.task) || plan.step_of(a.task) != a.step ||
@@ -247,6 +253,8 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
                 std::to_string(a.item) +
                 ") is not a task of the scenario's plan (a run of another scenario, or of "
                 "other settings?)");
+      if (a.started != kNever && a.outcome == Outcome::cancelled && succeeded[a.task] == 0)
+        ++cut_short[a.step];
       if (a.started == kNever || (a.outcome != Outcome::succeeded && a.outcome != Outcome::failed)) continue;
       double run = std::max(0.0, static_cast<double>((a.finished - a.started - a.output_write).ns()));
       ran[a.step] = 1;
@@ -269,6 +277,13 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       const SimTime placed = a.scheduled != kNever ? a.scheduled : a.submitted;
       dispatch_ns.push_back(static_cast<double>((a.started - placed - a.image_pull - a.input_read).ns()));
     }
+    for (std::size_t s = 0; s < cut_short.size(); ++s)
+      if (cut_short[s] > 0)
+        r.warnings.push_back(name + ": " + std::to_string(cut_short[s]) +
+                             (cut_short[s] == 1 ? " attempt of step " : " attempts of step ") + t.steps[s] +
+                             (cut_short[s] == 1 ? " was" : " were") +
+                             " still running when the run stopped (interrupted?): left out of the fit, "
+                             "which may then lack the step's longest runs");
     if (t.time_scale != 1) {
       ScaledTrace st;
       st.trace = name;

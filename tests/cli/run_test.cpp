@@ -153,6 +153,10 @@ TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a local run cleanly: exit 130 (143), t
     CHECK(slurp(dir / "status") == std::string(status) + "\n");
     const std::string out = slurp(dir / "stdout");
     CHECK(out.find("interrupted: what had not finished is recorded as cancelled") != std::string::npos);
+    // Not one of them failed: they had not finished (counted in tasks failed, as the trace defines it).
+    CHECK(out.find("  failed tasks ") == std::string::npos);
+    CHECK(out.find("\n  unfinished   6 tasks had not finished when the run was interrupted at ") !=
+          std::string::npos);
     const auto trace = nlohmann::json::parse(slurp(dir / "out" / "trace.json"));
     REQUIRE(trace["attempts"].size() == 6);
     int started = 0;

@@ -294,6 +294,11 @@ TEST_CASE("Calibrate: evicted and cancelled attempts are left out, and negative 
   CHECK(r.steps[0].attempts == 2);
   CHECK(r.steps[0].per_gib == Duration::zero());
   CHECK(r.steps[0].base == Duration::from_ms(7500));  // items 2 and 3: 8 s and 7 s
+  // Item 1's attempt was cut short (its task did not succeed): said, as a run stopped under it.
+  CHECK(r.warnings ==
+        std::vector<std::string>{
+            "trace 1: 1 attempt of step a was still running when the run stopped (interrupted?): "
+            "left out of the fit, which may then lack the step's longest runs"});
   // Run times steeper than proportional (a negative intercept) -> through the origin.
   for (AttemptRecord& x : t.attempts) {
     x.outcome = x.step == 0 ? Outcome::failed : x.outcome;  // failed attempts count
@@ -304,6 +309,25 @@ TEST_CASE("Calibrate: evicted and cancelled attempts are left out, and negative 
   CHECK(r.steps[0].base == Duration::zero());
   // sum(x y) / sum(x^2) with x = 1..4 GiB, y = 1, 5, 10, 15 s: (1 + 10 + 30 + 60) / 30 s.
   CHECK(r.steps[0].per_gib == Duration::from_ns(3'366'666'667));
+}
+
+TEST_CASE("Calibrate: an attempt cancelled after its task succeeded (a backup's loser) is not warned of",
+          "[planner][calibrate]") {
+  Run run = simulate(kTwoSteps, {1});
+  Trace& t = run.traces[0];
+  AttemptRecord loser = t.attempts[2];
+  loser.attempt = 1;
+  loser.kind = AttemptKind::backup;
+  loser.outcome = Outcome::cancelled;
+  t.attempts.push_back(loser);
+  CHECK(calibrate(run.scenario, run.plan, run.traces).warnings.empty());
+  t.attempts[2].outcome = Outcome::cancelled;  // now neither succeeded: both were cut short
+  t.attempts[2].finished = t.attempts[2].started + Duration::from_s(1);
+  CHECK(
+      calibrate(run.scenario, run.plan, run.traces).warnings ==
+      std::vector<std::string>{"trace 1: 2 attempts of step a were still running when the run stopped "
+                               "(interrupted?): left out of the fit, which may then lack the step's longest "
+                               "runs"});
 }
 
 TEST_CASE("Calibrate: a trace of another scenario is refused", "[planner][calibrate]") {

@@ -304,40 +304,52 @@ DataSize read_data_size(const Reader& r, const Node& n, const std::string& field
 }
 
 DurationModel read_duration(const Reader& r, const Node& n, const std::string& field) {
-  const Map m(r, n, field, kDurationKeys);
+  const Map m(r, n, field, kDurationKeys, Map::Kind::read_on);
+  Parts part(m);
   DurationModel d;
-  if (auto v = m.get("base")) d.base = get_duration(r, *v, m.field("base"));
-  if (auto v = m.get("per_gib")) d.per_gib = get_duration(r, *v, m.field("per_gib"));
-  if (auto v = m.get("noise")) {
-    const Map noise(r, *v, m.field("noise"), kNoiseKeys);
-    if (auto s = noise.get("lognormal_sigma")) {
-      d.lognormal_sigma = get_number_min(r, *s, noise.field("lognormal_sigma"), 0, true);
-      if (d.lognormal_sigma > 4)
-        r.fail(*s, noise.field("lognormal_sigma"), "must be <= 4, got " + s->Scalar());
-    }
-  }
-  if (auto v = m.get("straggler")) {
-    const Map st(r, *v, m.field("straggler"), kStragglerKeys);
-    if (auto p = st.get("p")) d.straggler_p = get_probability(r, *p, st.field("p"));
-    if (auto f = st.get("factor")) d.straggler_factor = get_number_min(r, *f, st.field("factor"), 1, true);
-  }
+  if (auto v = m.get("base")) part([&] { d.base = get_duration(r, *v, m.field("base")); });
+  if (auto v = m.get("per_gib")) part([&] { d.per_gib = get_duration(r, *v, m.field("per_gib")); });
+  if (auto v = m.get("noise"))
+    part([&] {
+      const Map noise(r, *v, m.field("noise"), kNoiseKeys);
+      if (auto s = noise.get("lognormal_sigma")) {
+        d.lognormal_sigma = get_number_min(r, *s, noise.field("lognormal_sigma"), 0, true);
+        if (d.lognormal_sigma > 4)
+          r.fail(*s, noise.field("lognormal_sigma"), "must be <= 4, got " + s->Scalar());
+      }
+    });
+  if (auto v = m.get("straggler"))
+    part([&] {
+      const Map st(r, *v, m.field("straggler"), kStragglerKeys, Map::Kind::read_on);
+      Parts st_part(st);
+      if (auto p = st.get("p")) st_part([&] { d.straggler_p = get_probability(r, *p, st.field("p")); });
+      if (auto f = st.get("factor"))
+        st_part([&] { d.straggler_factor = get_number_min(r, *f, st.field("factor"), 1, true); });
+      st_part.done();
+    });
+  part.done();
   return d;
 }
 
 RetryPolicy read_retries(const Reader& r, const Node& n, const std::string& field) {
-  const Map m(r, n, field, kRetryKeys);
+  const Map m(r, n, field, kRetryKeys, Map::Kind::read_on);
+  Parts part(m);
   RetryPolicy p;
-  if (auto v = m.get("max")) p.max = static_cast<int>(get_int(r, *v, m.field("max"), 0, 1000));
-  if (auto v = m.get("backoff")) p.backoff = get_duration(r, *v, m.field("backoff"));
-  if (auto v = m.get("factor")) p.factor = get_number_min(r, *v, m.field("factor"), 1, true);
+  if (auto v = m.get("max")) part([&] { p.max = static_cast<int>(get_int(r, *v, m.field("max"), 0, 1000)); });
+  const bool backoff_ok = !m.misspelled("backoff");
+  if (auto v = m.get("backoff")) part([&] { p.backoff = get_duration(r, *v, m.field("backoff")); });
+  if (auto v = m.get("factor")) part([&] { p.factor = get_number_min(r, *v, m.field("factor"), 1, true); });
   if (auto v = m.get("max_backoff")) {
-    p.max_backoff = get_duration(r, *v, m.field("max_backoff"));
-    if (p.max_backoff < p.backoff)
-      r.fail(*v, m.field("max_backoff"),
-             "must be >= backoff (" + m.require("backoff").Scalar() + "), got " + v->Scalar());
+    part([&] {
+      p.max_backoff = get_duration(r, *v, m.field("max_backoff"));
+      if (p.max_backoff < p.backoff && backoff_ok && part.ok())  // (a backoff with a problem is not known)
+        r.fail(*v, m.field("max_backoff"),
+               "must be >= backoff (" + m.require("backoff").Scalar() + "), got " + v->Scalar());
+    });
   } else {
     p.max_backoff = std::max(p.max_backoff, p.backoff);
   }
+  part.done();
   return p;
 }
 
@@ -399,8 +411,23 @@ class PipelineReader {
     std::vector<Step> steps;
     std::vector<Pending> pending;
     Names by_name;
-    std::set<std::string, std::less<>> broken;  // collecting: the steps left out for their problems
-    bool unnamed_broken = false;                // ... and one whose name could not be read
+    std::set<std::string, std::less<>> broken;            // collecting: the steps left out for their problems
+    std::map<std::string, int, std::less<>> broken_line;  // ... by name: the line of the first
+    std::vector<std::pair<std::string, Pending>> broken_after;  // ... their `after` entries, looked at below
+    bool unnamed_broken = false;                                // ... and one whose name could not be read
+    // A second step of a name (after one read, or one left out): reported at its name.
+    const auto duplicate = [&](const Pending& p, const std::string& name) {
+      int first_line = 0;
+      if (const auto f = by_name.find(name); f != by_name.end())
+        first_line = steps[f->second].where.line;
+      else if (const auto b = broken_line.find(name); b != broken_line.end())
+        first_line = b->second;
+      else
+        return false;
+      r_.report(*p.name_node, p.path + ".name",
+                "duplicate step name " + quote(name) + " (first at line " + std::to_string(first_line) + ")");
+      return true;
+    };
     std::size_t i = 0;
     for (auto it = n.begin(); it != n.end(); ++it, ++i) {
       const Node& s = *it;
@@ -410,24 +437,36 @@ class PipelineReader {
       Pending p;
       Step step;
       if (!r_.attempt([&] { step = read_step(s, index_path(field, i), depth, p); })) {
-        // Collecting: the step is left out, and naming it in `after` is not a problem of its own.
-        if (p.name_node && p.name_node->IsScalar())
-          broken.insert(p.name_node->Scalar());
-        else
+        // Collecting: the step is left out, and naming it in `after` is not a problem of its own; its name
+        // and its own `after` entries are still looked at.
+        if (p.name_node && p.name_node->IsScalar()) {
+          const std::string name = p.name_node->Scalar();
+          if (!p.path.empty() && !duplicate(p, name)) broken_line.emplace(name, r_.at(s).line);
+          broken.insert(name);
+          if (!p.after_nodes.empty()) broken_after.emplace_back(name, std::move(p));
+        } else {
           unnamed_broken = true;
+        }
         continue;
       }
-      const auto [first, added] = by_name.emplace(step.name, steps.size());
-      if (!added) {
-        r_.report(*p.name_node, p.path + ".name",
-                  "duplicate step name " + quote(step.name) + " (first at line " +
-                      std::to_string(steps[first->second].where.line) + ")");
-        continue;
-      }
+      if (duplicate(p, step.name)) continue;
+      by_name.emplace(step.name, steps.size());
       steps.push_back(std::move(step));
       pending.push_back(std::move(p));
     }
     if (unnamed_broken) return steps;  // collecting: what `after` names cannot be told from a typo
+    // A step left out waits for a step that is nowhere here: said as for the others.
+    for (const auto& [name, p] : broken_after)
+      for (std::size_t e = 0; e < p.after_nodes.size(); ++e) {
+        const std::string want = p.after_nodes[e].Scalar();
+        if (want == name || by_name.count(want) != 0 || broken.count(want) != 0) continue;
+        std::vector<std::string_view> others;
+        for (const Step& o : steps) others.push_back(o.name);
+        for (const std::string& b : broken)
+          if (b != name) others.push_back(b);
+        r_.report(p.after_nodes[e], index_path(p.path + ".after", p.after_index[e]),
+                  unknown_step_message(want, others));
+      }
     if (!broken.empty()) forget_broken(steps, pending, broken);
     resolve(steps, pending, by_name, std::vector<std::string>(broken.begin(), broken.end()));
     if (broken.empty()) resolve_fan_in(steps, pending);
@@ -450,7 +489,10 @@ class PipelineReader {
     // by its name, so that `after` entries naming it are told from ones that name no step at all.
     if (n.IsMap())
       if (const Node name = n["name"]; name.IsDefined() && name.IsScalar()) p.name_node.emplace(name);
-    const Map m(r_, n, path, kStepKeys);
+    // Collecting, a step with a bad key is read on, so that its other keys' problems are reported too, and
+    // left out after (below); what a misspelled key was meant to give is missing, not absent, so what
+    // depends on it is not checked.
+    const Map m(r_, n, path, kStepKeys, Map::Kind::read_on);
     Step step;
     step.where = r_.at(n);
     p.path = path;
@@ -458,19 +500,22 @@ class PipelineReader {
     // what needs a key that had one (the loop, for input sizes; the name, resources, node_selector and
     // tolerations, for the fit) is not checked. The step is then left out (AlreadyReported at the end).
     // Otherwise the first problem throws.
-    bool ok = true;
+    bool ok = m.bad_keys() == 0;
     const auto part = [&](auto&& read) {
       const bool done = r_.attempt(read);
       ok = ok && done;
       return done;
     };
     const Node& name_node = p.name_node.emplace(m.require("name"));
-    bool fit_inputs_ok = part([&] {
-      step.name = get_nonempty_string(r_, name_node, m.field("name"));
-      if (!valid_step_name(step.name))
-        r_.fail(name_node, m.field("name"),
-                "must contain only letters, digits, '-' and '_', got " + quote(step.name));
-    });
+    bool fit_inputs_ok =
+        !m.misspelled("resources") && !m.misspelled("node_selector") && !m.misspelled("tolerations");
+    fit_inputs_ok = part([&] {
+                      step.name = get_nonempty_string(r_, name_node, m.field("name"));
+                      if (!valid_step_name(step.name))
+                        r_.fail(name_node, m.field("name"),
+                                "must contain only letters, digits, '-' and '_', got " + quote(step.name));
+                    }) &&
+                    fit_inputs_ok;
     if (auto a = m.get("after"))
       part([&] {
         const std::string f = m.field("after");
@@ -486,7 +531,7 @@ class PipelineReader {
           ++i;
         }
       });
-    bool loop_ok = true;
+    bool loop_ok = !m.misspelled("parallel_for");
     if (auto l = m.get("parallel_for"))
       loop_ok = part([&] {
         step.loop = read_loop(r_, items_, *l, m.field("parallel_for"), step);
@@ -672,32 +717,43 @@ std::vector<Toleration> read_tolerations(const Reader& r, const Node& n, const s
   expect_list(r, n, field);
   std::vector<Toleration> out;
   std::size_t i = 0;
+  bool all_ok = true;  // collecting: each toleration's problems are reported, then the list is left out
   for (const auto& t : n) {
-    const Map m(r, t, index_path(field, i++), kTolerationKeys);
-    Toleration tol;
-    if (auto v = m.get("key")) tol.key = get_string(r, *v, m.field("key"));
-    if (auto v = m.get("operator")) {
-      tol.op = get_string(r, *v, m.field("operator"));
-      if (tol.op != "Equal" && tol.op != "Exists")
-        r.fail(*v, m.field("operator"), "must be Equal or Exists, got " + quote(tol.op));
-    }
-    if (auto v = m.get("value")) {
-      tol.value = get_string(r, *v, m.field("value"));
-      if (tol.op == "Exists" && !tol.value.empty())
-        r.fail(*v, m.field("value"), "must be empty when the operator is Exists");
-    }
-    if (auto v = m.get("effect")) {
-      tol.effect = get_string(r, *v, m.field("effect"));
-      if (!tol.effect.empty() && tol.effect != "NoSchedule" && tol.effect != "PreferNoSchedule" &&
-          tol.effect != "NoExecute")
-        r.fail(
-            *v, m.field("effect"),
-            "must be NoSchedule, PreferNoSchedule or NoExecute (or empty for any), got " + quote(tol.effect));
-    }
-    if (tol.key.empty() && tol.op != "Exists")
-      r.fail(m.node(), m.path(), "a toleration without a key must use operator Exists");
-    out.push_back(std::move(tol));
+    all_ok = r.attempt([&] {
+      const Map m(r, t, index_path(field, i), kTolerationKeys, Map::Kind::read_on);
+      Parts part(m);
+      Toleration tol;
+      if (auto v = m.get("key")) part([&] { tol.key = get_string(r, *v, m.field("key")); });
+      bool op_ok = !m.misspelled("operator");
+      if (auto v = m.get("operator"))
+        op_ok = part([&] {
+          tol.op = get_string(r, *v, m.field("operator"));
+          if (tol.op != "Equal" && tol.op != "Exists")
+            r.fail(*v, m.field("operator"), "must be Equal or Exists, got " + quote(tol.op));
+        });
+      if (auto v = m.get("value"))
+        part([&] {
+          tol.value = get_string(r, *v, m.field("value"));
+          if (op_ok && tol.op == "Exists" && !tol.value.empty())
+            r.fail(*v, m.field("value"), "must be empty when the operator is Exists");
+        });
+      if (auto v = m.get("effect"))
+        part([&] {
+          tol.effect = get_string(r, *v, m.field("effect"));
+          if (!tol.effect.empty() && tol.effect != "NoSchedule" && tol.effect != "PreferNoSchedule" &&
+              tol.effect != "NoExecute")
+            r.fail(*v, m.field("effect"),
+                   "must be NoSchedule, PreferNoSchedule or NoExecute (or empty for any), got " +
+                       quote(tol.effect));
+        });
+      if (part.ok() && tol.key.empty() && tol.op != "Exists")
+        r.fail(m.node(), m.path(), "a toleration without a key must use operator Exists");
+      part.done();
+      out.push_back(std::move(tol));
+    }) && all_ok;
+    ++i;
   }
+  if (!all_ok) throw AlreadyReported(r.at(n), field, "the list has problems that were reported");
   return out;
 }
 

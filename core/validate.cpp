@@ -122,6 +122,20 @@ std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Over
          (largest->has_overhead() ? " for pods, after its reserved resources and daemonsets" : "") + ")";
 }
 
+std::string unknown_step_message(const std::string& want, const std::vector<std::string_view>& others) {
+  // A step's name close to it (a typo): said first, as for a misspelled key.
+  // Close: a few edits of a name of 3 letters or more ("x" is not "s0" misspelled).
+  if (const auto meant = Map::closest_name(want, others);
+      meant && want.size() >= 3 && edit_distance(want, *meant) <= std::max<std::size_t>(1, want.size() / 4))
+    return "unknown step " + quote(want) + " (did you mean \"" + std::string(*meant) + "\"?)";
+  // A message, not a listing of a huge group: the first 10 of the other steps.
+  return "unknown step " + quote(want) +
+         (others.empty() ? std::string(" (no other steps here)")
+                         : " (steps here: " + listed(others.size(), [&](std::size_t k) {
+                             return std::string(others[k]);
+                           }) + ")");
+}
+
 std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name,
                                                 const std::vector<std::string>& left_out) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -130,28 +144,12 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
       if (want == steps[i].name) return StepProblem{i, j, "step " + quote(want) + " cannot wait for itself"};
       const auto it = by_name.find(want);
       if (it == by_name.end()) {
-        // A message, not a listing of a huge group: the first 10 of the other steps.
-        const std::size_t others = steps.size() - 1;
-        const auto other = [&](std::size_t k) {
-          return k < others ? steps[k < i ? k : k + 1].name : left_out[k - others];
-        };
-        // A step's name close to it (a typo): said first, as for a misspelled key.
         std::vector<std::string_view> names;
-        names.reserve(others + left_out.size());
+        names.reserve(steps.size() - 1 + left_out.size());
         for (std::size_t k = 0; k < steps.size(); ++k)
           if (k != i) names.push_back(steps[k].name);
         for (const std::string& n : left_out) names.push_back(n);
-        // Close: a few edits of a name of 3 letters or more ("x" is not "s0" misspelled).
-        if (const auto meant = Map::closest_name(want, names);
-            meant && want.size() >= 3 &&
-            edit_distance(want, *meant) <= std::max<std::size_t>(1, want.size() / 4))
-          return StepProblem{
-              i, j, "unknown step " + quote(want) + " (did you mean \"" + std::string(*meant) + "\"?)"};
-        return StepProblem{i, j,
-                           "unknown step " + quote(want) +
-                               (others + left_out.size() == 0
-                                    ? std::string(" (no other steps here)")
-                                    : " (steps here: " + listed(others + left_out.size(), other) + ")")};
+        return StepProblem{i, j, unknown_step_message(want, names)};
       }
       steps[i].deps.push_back(static_cast<StepIndex>(it->second));
     }

@@ -53,6 +53,10 @@ using StepNames = std::map<std::string, std::size_t, std::less<>>;
 std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name,
                                                 const std::vector<std::string>& left_out = {});
 
+/// "unknown step "x"" with the sibling name it is probably a typo of, else a list of the first 10 of
+/// `others` (the names of the other steps here).
+std::string unknown_step_message(const std::string& want, const std::vector<std::string_view>& others);
+
 /// The first dependency cycle among `steps` (whose `deps` are resolved), as resolve_dependencies reports
 /// it; one depth-first search, then one breadth-first search for the cycle's shortest form.
 std::optional<StepProblem> find_cycle(const std::vector<Step>& steps);

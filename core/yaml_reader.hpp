@@ -184,8 +184,10 @@ class Map {
   /// How a reader collecting problems (Reader::collect_into) goes on past a bad key: an element (a step, a
   /// node pool, a value's mapping) reports all its bad keys, then is left out, since what the key was
   /// meant to give is missing from it; a section (the top level, `cluster`, `pipeline`) reports them and
-  /// is read without them, its other keys being independent of each other.
-  enum class Kind { element, section };
+  /// is read without them, its other keys being independent of each other. A `read_on` element reports
+  /// its bad keys and is read on (its keys' own problems are reported too); the reader leaves it out
+  /// after, when bad_keys() is not 0 (Parts does).
+  enum class Kind { element, section, read_on };
 
   Map(const Reader& r, const YAML::Node& node, std::string path, Keys known, Kind kind = Kind::element)
       : r_(r), node_(node), path_(std::move(path)) {
@@ -219,6 +221,13 @@ class Map {
     }
     if (bad_keys && kind == Kind::element)
       throw AlreadyReported(r.at(node), path_, "the mapping has keys that were reported");
+    bad_keys_ = bad_keys;
+  }
+  /// Keys reported (collecting): unknown, duplicated, or not plain names.
+  [[nodiscard]] std::size_t bad_keys() const { return bad_keys_; }
+  /// Whether an unknown key was close to `key` (collecting): what `key` gives is missing, not absent.
+  [[nodiscard]] bool misspelled(std::string_view key) const {
+    return std::find(misspelled_.begin(), misspelled_.end(), key) != misspelled_.end();
   }
 
   static std::string unknown_key_message(const std::string& name, Keys known) {
@@ -275,6 +284,7 @@ class Map {
   [[nodiscard]] std::string field(std::string_view key) const { return key_path(path_, key); }
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] const YAML::Node& node() const { return node_; }
+  [[nodiscard]] const Reader& reader() const { return r_; }
 
   struct Entry {
     std::string key;
@@ -290,6 +300,31 @@ class Map {
   std::vector<Entry> entries_;
   std::map<std::string, std::size_t, std::less<>> index_;  // key -> entry; big mappings stay fast
   std::vector<std::string_view> misspelled_;  // collecting: the known keys that unknown ones were close to
+  std::size_t bad_keys_ = 0;
+};
+
+/// The keys of a value (a `read_on` Map), each read on its own when collecting: a problem in one does not
+/// hide the next one's; done() then leaves the whole value out (AlreadyReported) if any had one. Not
+/// collecting, the first problem throws, as ever.
+class Parts {
+ public:
+  explicit Parts(const Map& m) : r_(m.reader()), m_(m), ok_(m.bad_keys() == 0) {}
+  template <class F>
+  bool operator()(F&& read) {
+    const bool done = r_.attempt(std::forward<F>(read));
+    ok_ = ok_ && done;
+    return done;
+  }
+  [[nodiscard]] bool ok() const { return ok_; }
+  void done() const {
+    if (!ok_)
+      throw AlreadyReported(r_.at(m_.node()), m_.path(), "the mapping has problems that were reported");
+  }
+
+ private:
+  const Reader& r_;
+  const Map& m_;
+  bool ok_;
 };
 
 /// Every mapping in `n` read as a Map with any keys: a duplicate key or one that is not a plain name is an

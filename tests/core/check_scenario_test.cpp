@@ -182,7 +182,7 @@ TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
           f + ":5:18: pipeline.steps[0].resources: step \"a\" asks for cpu 32, memory 0, gpu 0, more than "
               "any node it may use can hold (largest: pool \"p\" with cpu 4, memory 8Gi, gpu 0)");
   }
-  SECTION("duplicate names: the second is reported and left out") {
+  SECTION("duplicate names: the second is reported (with its own problems) and left out") {
     const std::string f = write_file("dup.yaml",
                                      "name: t\n"
                                      "pipeline:\n"
@@ -195,10 +195,11 @@ TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
                                      "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
                                      "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
     const std::vector<std::string> got = messages(check_scenario_file(f, {}));
-    REQUIRE(got.size() == 2);
-    CHECK(got[0] == f + ":6:24: pipeline.steps[1].duration.base: expected a duration such as 90s, 2h30m or "
+    REQUIRE(got.size() == 3);
+    CHECK(got[0] == f + ":5:13: pipeline.steps[1].name: duplicate step name \"a\" (first at line 4)");
+    CHECK(got[1] == f + ":6:24: pipeline.steps[1].duration.base: expected a duration such as 90s, 2h30m or "
                         "500ms, got \"never\"");
-    CHECK(got[1] == f + ":10:7: cluster.node_pools[1].name: duplicate pool name \"p\" (first at line 9)");
+    CHECK(got[2] == f + ":10:7: cluster.node_pools[1].name: duplicate pool name \"p\" (first at line 9)");
   }
 }
 
@@ -294,6 +295,47 @@ TEST_CASE("check_scenario_file: a step left out for a misspelled key still hides
         std::vector<std::string>{
             f + ":4:25: pipeline.steps[0].after[0]: unknown step \"nope\" (steps here: d, c)",
             f + ":5:17: pipeline.steps[1].duraton: unknown key \"duraton\" (did you mean \"duration\"?)"});
+}
+
+TEST_CASE(
+    "check_scenario_file: a step with an unknown key is read on: its other problems, each "
+    "toleration's and retries key's, its duplicate name and unknown `after` are reported too",
+    "[core]") {
+  const std::string f = write_file("read-on.yaml",
+                                   "name: t\n"
+                                   "pipeline:\n"
+                                   "  steps:\n"
+                                   "    - name: a\n"
+                                   "      retries: {limit: 1, backoff: xx}\n"
+                                   "      tolerations: [{key: a, operator: Bogus}, {key: b, effect: Nope}]\n"
+                                   "    - name: b\n"
+                                   "      colour: red\n"
+                                   "      duration: {base: -1s, straggler: {p: 2, factor: 0.5}}\n"
+                                   "      after: [zz, a]\n"
+                                   "    - name: a\n"
+                                   "      duration: {base: 1s, noise: {lognormal_sigma: 9}}\n"
+                                   "cluster:\n"
+                                   "  node_pools: [{name: n, cpu: 4, memory: 8Gi, count: 1}]\n");
+  CHECK(
+      messages(check_scenario_file(f, {})) ==
+      std::vector<std::string>{
+          f + ":5:17: pipeline.steps[0].retries.limit: unknown key \"limit\" (expected one of: max, backoff, "
+              "factor, max_backoff)",
+          f + ":5:36: pipeline.steps[0].retries.backoff: expected a duration such as 90s, 2h30m or 500ms, "
+              "got \"xx\"",
+          f + ":6:40: pipeline.steps[0].tolerations[0].operator: must be Equal or Exists, got \"Bogus\"",
+          f + ":6:65: pipeline.steps[0].tolerations[1].effect: must be NoSchedule, PreferNoSchedule or "
+              "NoExecute (or empty for any), got \"Nope\"",
+          f + ":8:7: pipeline.steps[1].colour: unknown key \"colour\" (expected one of: name, after, "
+              "parallel_for, steps, parallelism, input, output, resources, duration, failure, retries, "
+              "image, "
+              "image_size, command, kernel, node_selector, tolerations, node_affinity, fan_in, speculation)",
+          f + ":9:24: pipeline.steps[1].duration.base: must be >= 0, got -1s",
+          f + ":9:44: pipeline.steps[1].duration.straggler.p: must be a probability between 0 and 1, got 2",
+          f + ":9:55: pipeline.steps[1].duration.straggler.factor: must be >= 1, got 0.5",
+          f + ":10:15: pipeline.steps[1].after[0]: unknown step \"zz\" (steps here: a)",
+          f + ":11:13: pipeline.steps[2].name: duplicate step name \"a\" (first at line 4)",
+          f + ":12:53: pipeline.steps[2].duration.noise.lognormal_sigma: must be <= 4, got 9"});
 }
 
 TEST_CASE("check_scenario_file: each DaemonSet on its own", "[core]") {

@@ -606,11 +606,32 @@ class PipelineReader {
   }
 
   // The step's requests against the nodes it may use: one no node can hold is reported at the `resources`
-  // value a --set, an overlay or a variant gave, else at `resources`, else at the step.
+  // value a --set, an overlay or a variant gave, else at `resources`, else at the step; a step no pool
+  // admits, at its node_selector or tolerations.
   void check_fit(const Node& n, const std::string& path, const Map& m, const std::optional<Node>& res,
                  const Step& step) const {
     const Component& c = step.component;
     if (auto problem = fit_problem(cluster_, step)) {
+      // No pool with nodes admits the step: its node_selector (no pool has the labels), else the taints
+      // it does not tolerate, not its resources, are what to look at.
+      const auto with_nodes = [](const NodePool& pool) {
+        return pool.count > 0 || pool.autoscaling.enabled();
+      };
+      const auto& pools = cluster_.node_pools;
+      if (std::none_of(pools.begin(), pools.end(), [&](const NodePool& pool) {
+            return with_nodes(pool) && pool_admits(pool, c.node_selector, c.tolerations);
+          })) {
+        Toleration any;
+        any.op = "Exists";  // tolerates every taint: the labels alone
+        const bool labels_match = std::any_of(pools.begin(), pools.end(), [&](const NodePool& pool) {
+          return with_nodes(pool) && pool_admits(pool, c.node_selector, {any});
+        });
+        if (!labels_match && m.has("node_selector"))
+          r_.fail(*m.get("node_selector"), m.field("node_selector"), *problem);
+        if (labels_match && m.has("tolerations"))
+          r_.fail(*m.get("tolerations"), m.field("tolerations"), *problem);
+        r_.fail(n, path, *problem);
+      }
       // A request no node it may use can hold on its own, given by a --set, an overlay or a variant: name
       // that, not the file's `resources` that it changed.
       if (res && res->IsMap())

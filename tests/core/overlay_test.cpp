@@ -318,10 +318,10 @@ TEST_CASE("Cluster preset: --cluster local is this machine with no overheads", "
                    "gpu 1, "
                    "more than any node it may use can hold (largest: pool \"local\" with cpu ",
                    0) == 0);
-  // The step is the scenario's (the overlay merged into it), so the error points at it there.
+  // The node_selector no pool matches is the overlay's: the error points at it there.
   CHECK(error_of(with({"pipeline: {steps: [{name: train, node_selector: {zone: a}}]}\n"}, {}, "local")) ==
-        "base.yaml:15:7: pipeline.steps[1]: step \"train\" fits no node pool: its node_selector and "
-        "tolerations match none of the pools with nodes (local: no label zone=a)");
+        "o1.yaml:1:49: pipeline.steps[1].node_selector: step \"train\" fits no node pool: its node_selector "
+        "and tolerations match none of the pools with nodes (local: no label zone=a)");
 }
 
 TEST_CASE("Cluster preset: overlays and --set apply on top of it", "[core]") {

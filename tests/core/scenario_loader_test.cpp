@@ -743,10 +743,26 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:7:30: pipeline.steps[0].resources: step \"big\" asks for cpu 8, memory 4Gi, gpu 0, more "
        "than any "
        "node it may use can hold (largest: pool \"p\" with cpu 4, memory 8Gi, gpu 0)"},
-      {"no pool matches the node selector", with_steps("    - {name: a, node_selector: {accel: a100}}\n"),
-       "bad.yaml:7:7: pipeline.steps[0]: step \"a\" fits no node pool: its node_selector and tolerations "
-       "match "
-       "none of the pools with nodes (p: no label accel=a100)"},
+      {"no pool matches the node selector: said at it, not at the resources",
+       with_steps("    - {name: a, resources: {cpu: 1}, node_selector: {accel: a100}}\n"),
+       "bad.yaml:7:53: pipeline.steps[0].node_selector: step \"a\" fits no node pool: its node_selector and "
+       "tolerations match none of the pools with nodes (p: no label accel=a100)"},
+      {"the labels match, a taint is not tolerated: said at the tolerations",
+       "name: t\npipeline:\n  steps:\n"
+       "    - {name: a, resources: {cpu: 1}, tolerations: [{key: spot, operator: Exists}]}\n"
+       "cluster:\n  node_pools:\n"
+       "    - {name: p, cpu: 4, memory: 8Gi, count: 1, taints: [{key: gpu, value: \"yes\", effect: "
+       "NoSchedule}]}\n",
+       "bad.yaml:4:51: pipeline.steps[0].tolerations: step \"a\" fits no node pool: its node_selector and "
+       "tolerations match none of the pools with nodes (p: taint gpu=yes:NoSchedule not tolerated)"},
+      {"a taint and no tolerations: said at the step",
+       "name: t\npipeline:\n  steps:\n"
+       "    - {name: a, resources: {cpu: 1}}\n"
+       "cluster:\n  node_pools:\n"
+       "    - {name: p, cpu: 4, memory: 8Gi, count: 1, taints: [{key: gpu, value: \"yes\", effect: "
+       "NoSchedule}]}\n",
+       "bad.yaml:4:7: pipeline.steps[0]: step \"a\" fits no node pool: its node_selector and "
+       "tolerations match none of the pools with nodes (p: taint gpu=yes:NoSchedule not tolerated)"},
       {"unknown scheduler policy",
        "name: t\npipeline: {steps: [{name: a}]}\n"
        "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n  scheduler: {policy: spread}\n",

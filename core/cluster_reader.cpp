@@ -250,7 +250,17 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   if (o.preset == "kwok-testenv") o.control_plane.follow_pods = true;  // shardflow's controller watches pods
   // job_sync: the first name of control_plane.sync_period.
   if (auto v = m.get("job_sync")) o.control_plane.sync_period = get_duration(r, *v, m.field("job_sync"));
-  if (auto v = m.get("control_plane")) read_control_plane(r, *v, m.field("control_plane"), o.control_plane);
+  if (auto v = m.get("control_plane")) {
+    const Duration job_sync = o.control_plane.sync_period;
+    read_control_plane(r, *v, m.field("control_plane"), o.control_plane);
+    // Both names of one setting, with two values: one would be dropped without a word.
+    if (const auto js = m.get("job_sync");
+        js && v->IsMap() && (*v)["sync_period"].IsDefined() && o.control_plane.sync_period != job_sync)
+      r.fail(*js, m.field("job_sync"),
+             "is the former name of control_plane.sync_period, which is given too, with another value (" +
+                 format_duration(job_sync) + " here, " + format_duration(o.control_plane.sync_period) +
+                 " there): keep one");
+  }
   return o;
 }
 

@@ -763,6 +763,11 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "NoSchedule}]}\n",
        "bad.yaml:4:7: pipeline.steps[0]: step \"a\" fits no node pool: its node_selector and "
        "tolerations match none of the pools with nodes (p: taint gpu=yes:NoSchedule not tolerated)"},
+      {"job_sync and control_plane.sync_period, two values of one setting",
+       "name: t\noverheads: {orchestrator: argo, job_sync: 500ms, control_plane: {sync_period: 2s}}\n"
+       "pipeline: {steps: [{name: a}]}\ncluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n",
+       "bad.yaml:2:43: overheads.job_sync: is the former name of control_plane.sync_period, which is given "
+       "too, with another value (500ms here, 2s there): keep one"},
       {"unknown scheduler policy",
        "name: t\npipeline: {steps: [{name: a}]}\n"
        "cluster:\n  node_pools: [{name: p, cpu: 1, memory: 1Gi, count: 1}]\n  scheduler: {policy: spread}\n",

@@ -245,10 +245,12 @@ void add_load_options(CLI::App* cmd, LoadArgs& args) {
          "(docs/kfp-import.md)")
       ->allow_extra_args(false)
       ->type_name("NAME=VALUE");
-  cmd->add_option("--max-tasks", args.max_tasks,
-                  "Refuse a pipeline that unrolls to more task instances than this (default 50000000: "
-                  "simulating takes about 200 bytes of memory per task, so 10 GiB); the count is known "
-                  "before unrolling, and `explain` shows it without unrolling")
+  cmd->add_option(
+         "--max-tasks", args.max_tasks,
+         "Refuse a pipeline that unrolls to more task instances than this (default 50000000: "
+         "simulating takes about 200 bytes of memory per task, so 10 GiB; more than this machine's memory "
+         "is refused whatever the limit); the count is known "
+         "before unrolling, and `explain` shows it without unrolling")
       ->check(whole_number(1))
       ->type_name("N");
 }
@@ -437,6 +439,8 @@ int run_simulate(const SimulateArgs& args) {
   if (args.file.empty())
     throw InputError({"run", 0, 0}, "", "give a scenario file (or --resume DIR to continue a k8s run)");
   const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
+  // A --max-tasks raised past what this machine holds: refused here, not killed by the system mid-unroll.
+  check_task_memory(scenario.pipeline, machine_memory(), args.file);
   const Plan plan = Plan::unroll(scenario.pipeline);
   std::uint64_t seed = scenario.seed;
   if (!args.seed_text.empty())

@@ -274,25 +274,53 @@ void find_widest_loop(const std::vector<Step>& steps, std::uint64_t outer, const
 
 }  // namespace
 
-void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file) {
-  const std::uint64_t tasks = Plan::count_tasks(pipeline);
-  if (tasks <= max_tasks) return;
-  WidestLoop w;
-  find_widest_loop(pipeline.steps, 1, nullptr, w);
-  const double bytes = static_cast<double>(tasks) * kSimulateBytesPerTask;
+namespace {
+
+// "1 MiB", "34 GiB": memory for a message.
+std::string memory_text(double bytes) {
   std::ostringstream about;
   if (bytes < 1024.0 * 1024 * 1024)
     about << std::max<long long>(1, std::llround(bytes / (1024.0 * 1024))) << " MiB";
   else
     about << std::llround(bytes / (1024.0 * 1024 * 1024)) << " GiB";
+  return about.str();
+}
+
+// "the pipeline unrolls to N tasks (about X of memory to simulate)" + `then`, at the widest loop.
+[[noreturn]] void too_many_tasks(const Pipeline& pipeline, std::uint64_t tasks, const std::string& then,
+                                 const std::string& file) {
+  WidestLoop w;
+  find_widest_loop(pipeline.steps, 1, nullptr, w);
   const std::string what =
       "the pipeline unrolls to " +
       (tasks == std::numeric_limits<std::uint64_t>::max() ? "more than " : std::string()) +
-      with_commas(tasks) + " tasks (about " + about.str() + " of memory to simulate); the limit is " +
-      with_commas(max_tasks) + " (--max-tasks raises it; `explain` counts without unrolling)";
+      with_commas(tasks) + " tasks (about " +
+      memory_text(static_cast<double>(tasks) * kSimulateBytesPerTask) + " of memory to simulate); " + then;
   if (w.step == nullptr) throw InputError(SourceLocation{file, 1, 1}, "pipeline", what);
   throw InputError(w.step->loop_where, w.step->loop_field, what);
 }
 
+}  // namespace
+
+void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file) {
+  const std::uint64_t tasks = Plan::count_tasks(pipeline);
+  if (tasks <= max_tasks) return;
+  too_many_tasks(pipeline, tasks,
+                 "the limit is " + with_commas(max_tasks) +
+                     " (--max-tasks raises it; `explain` counts without unrolling)",
+                 file);
+}
+
 }  // namespace detail
+
+void check_task_memory(const Pipeline& pipeline, std::uint64_t memory_bytes, const std::string& file) {
+  const std::uint64_t tasks = Plan::count_tasks(pipeline);
+  if (memory_bytes == 0 ||
+      static_cast<double>(tasks) * detail::kSimulateBytesPerTask <= static_cast<double>(memory_bytes))
+    return;
+  detail::too_many_tasks(pipeline, tasks,
+                         "this machine has " + detail::memory_text(static_cast<double>(memory_bytes)) +
+                             ": shrink this loop (`explain` counts without unrolling)",
+                         file);
+}
 }  // namespace shardflow

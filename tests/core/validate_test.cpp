@@ -241,3 +241,22 @@ TEST_CASE("Validate: the task limit is reported at the widest loop", "[core]") {
         "unrolling)");
   }
 }
+
+TEST_CASE("Validate: a pipeline larger than the machine's memory is refused at its widest loop", "[core]") {
+  Pipeline p = testing::pipeline({testing::with_loop(component("wide", 1), 10'000'000)});
+  p.steps[0].loop_where = SourceLocation{"x.yaml", 3, 9};
+  p.steps[0].loop_field = "pipeline.steps[0].parallel_for.count";
+  // 205 bytes a task: 2,050,000,000 bytes.
+  CHECK_NOTHROW(check_task_memory(p, 2'050'000'000, "x.yaml"));
+  CHECK_NOTHROW(check_task_memory(p, 0, "x.yaml"));  // memory not known: nothing to say
+  try {
+    check_task_memory(p, 2'049'999'999, "x.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(
+        std::string(e.what()) ==
+        "x.yaml:3:9: pipeline.steps[0].parallel_for.count: the pipeline unrolls to 10,000,000 tasks (about 2 "
+        "GiB of memory to simulate); this machine has 2 GiB: shrink this loop (`explain` counts without "
+        "unrolling)");
+  }
+}

@@ -98,6 +98,11 @@ struct LoadOptions {
 };
 
 Scenario load_scenario_file(const std::string& path, const LoadOptions& options);
+
+/// An InputError at the pipeline's widest loop when simulating or running it would take more memory than
+/// `memory_bytes` (about 205 bytes a task, the figure --max-tasks's message gives): a run the system
+/// would kill for lack of memory, without a word, is refused with one. `file` names the scenario.
+void check_task_memory(const Pipeline& pipeline, std::uint64_t memory_bytes, const std::string& file);
 Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options);
 
 /// An overlay file's text; like read_scenario_file, but its errors say it is the overlay

@@ -567,6 +567,11 @@ class PipelineReader {
     const std::optional<Node> res = m.get("resources");
     if (res && !part([&] { c.resources = read_resources(r_, *res, m.field("resources"), c.resources); }))
       fit_inputs_ok = false;
+    step.resources_where.fill(res ? r_.at(*res) : step.where);
+    if (res && res->IsMap())
+      for (std::size_t k = 0; k < 3; ++k)
+        if (const Node v = (*res)[std::array{"cpu", "memory", "gpu"}[k]]; v.IsDefined())
+          step.resources_where[k] = r_.at(v);
     if (loop_ok) {  // these say what the loop allows
       if (auto v = m.get("fan_in")) part([&] { read_step_fan_in(m, *v, depth, step, p); });
       if (auto v = m.get("speculation")) part([&] { read_step_speculation(m, *v, depth, step); });

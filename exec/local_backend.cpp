@@ -596,17 +596,21 @@ void check_fits(const std::vector<Step>& steps, const std::string& field, int co
     }
     const Resources& r = s.component.resources;
     if (r.cpu <= static_cast<MilliCpu>(cores) * 1000 && r.memory <= memory && r.gpu == 0) continue;
+    // At the request's value (a --set's, an overlay's), where the reader knew it; else at the step.
+    const auto at = [&](std::size_t k) {
+      return s.resources_where[k].file.empty() ? s.where : s.resources_where[k];
+    };
     const std::string machine =
         "this machine (--cores " + std::to_string(cores) + ", --memory " + format_bytes(memory) + ")";
     if (r.cpu > static_cast<MilliCpu>(cores) * 1000)
-      throw InputError(s.where, here() + ".resources.cpu",
+      throw InputError(at(0), here() + ".resources.cpu",
                        "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, more than " + machine +
                            " has; lower it with --set or run with a larger --cores");
     if (r.memory > memory)
-      throw InputError(s.where, here() + ".resources.memory",
+      throw InputError(at(1), here() + ".resources.memory",
                        "step " + s.name + " asks for " + format_bytes(r.memory) + " of memory, more than " +
                            machine + " has; lower it with --set or run with a larger --memory");
-    throw InputError(s.where, here() + ".resources.gpu",
+    throw InputError(at(2), here() + ".resources.gpu",
                      "step " + s.name + " asks for " + std::to_string(r.gpu) +
                          " GPU(s); the local backend has none (set resources.gpu to 0 with --set or an "
                          "overlay to run it on CPUs)");

@@ -57,11 +57,11 @@ TEST_CASE("cli: run --backend local refuses, before any work, what this machine 
           scratch("big").string() + "'");
   CHECK(big.status == 2);
   CHECK(big.out.empty());
+  // At the --set that asked for it, not at the step in the file.
   CHECK(big.err ==
-        "scenarios/argo-parallelism-limit.yaml:8:7: pipeline.steps[0].resources.cpu: step sleep asks for 2 "
-        "CPUs, "
-        "more than this machine (--cores 1, --memory 1Gi) has; lower it with --set or run with a larger "
-        "--cores\n");
+        "--set pipeline.steps[0].resources.cpu=2: pipeline.steps[0].resources.cpu: step sleep asks for 2 "
+        "CPUs, more than this machine (--cores 1, --memory 1Gi) has; lower it with --set or run with a "
+        "larger --cores\n");
 }
 
 TEST_CASE("cli: run --backend k8s without a kubeconfig names the file it looked for", "[cli]") {

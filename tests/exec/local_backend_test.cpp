@@ -386,8 +386,25 @@ TEST_CASE("Local: what this machine cannot run is an error before anything runs"
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
-          "t.yaml:5:7: pipeline.steps[0].resources.cpu: step big asks for 2 CPUs, more than this machine "
+          "t.yaml:5:36: pipeline.steps[0].resources.cpu: step big asks for 2 CPUs, more than this machine "
           "(--cores 1, --memory 8Gi) has; lower it with --set or run with a larger --cores");
+  }
+  // Memory, at its value.
+  lo.cores = 4;
+  lo.memory = 512 * kMiB;
+  const Scenario mem = scenario(R"(pipeline:
+  steps:
+    - {name: a}
+    - name: big
+      resources: {cpu: 1, memory: 1Gi}
+)");
+  try {
+    run_local(mem, Plan::unroll(mem.pipeline), RunOptions{}, lo);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "t.yaml:7:35: pipeline.steps[1].resources.memory: step big asks for 1Gi of memory, more than this "
+          "machine (--cores 4, --memory 512Mi) has; lower it with --set or run with a larger --memory");
   }
 }
 

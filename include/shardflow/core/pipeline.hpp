@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -181,6 +182,9 @@ struct Step {
   double speculation_after = 0;
   std::uint32_t speculation_max = 0;
   SourceLocation speculation_where{};  // where `speculation` was written, for backends that refuse it
+  /// Where each request of `resources` was given (cpu, memory, gpu: its value, a --set's or an overlay's
+  /// where one changed it; else the step's `resources`, else the step), for backends that cannot hold it.
+  std::array<SourceLocation, 3> resources_where{};
 
   [[nodiscard]] bool is_group() const { return !steps.empty(); }
   [[nodiscard]] std::uint32_t iterations() const { return loop ? loop->count : 1; }

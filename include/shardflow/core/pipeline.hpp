@@ -184,7 +184,11 @@ struct Step {
   SourceLocation speculation_where{};  // where `speculation` was written, for backends that refuse it
   /// Where each request of `resources` was given (cpu, memory, gpu: its value, a --set's or an overlay's
   /// where one changed it; else the step's `resources`, else the step), for backends that cannot hold it.
-  std::array<SourceLocation, 3> resources_where{};
+  /// Not part of a step's equality: a --set and an overlay that give one value give one step.
+  struct ResourcesWhere : std::array<SourceLocation, 3> {
+    friend bool operator==(const ResourcesWhere& /*a*/, const ResourcesWhere& /*b*/) { return true; }
+  };
+  ResourcesWhere resources_where{};
 
   [[nodiscard]] bool is_group() const { return !steps.empty(); }
   [[nodiscard]] std::uint32_t iterations() const { return loop ? loop->count : 1; }

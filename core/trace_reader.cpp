@@ -1,10 +1,13 @@
 // read_trace_json and read_metrics_json: the inverses of write_trace_json (core/trace.cpp) and
 // write_metrics_json (core/metrics.cpp), for the files of any backend's run.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <istream>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -227,6 +230,20 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     }
     t.attempts.push_back(rec);
   }
+  // Each attempt of a task once: a record written twice would count twice (calibrate's fit, the metrics).
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> keys(t.attempts.size());
+  for (std::uint32_t i = 0; i < t.attempts.size(); ++i)
+    keys[i] = {std::uint64_t{t.attempts[i].task} << 32 | t.attempts[i].attempt, i};
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t k = 1; k < keys.size(); ++k)
+    if (keys[k].first == keys[k - 1].first) {
+      const std::uint32_t i = keys[k].second;
+      const std::string p = "attempts[" + std::to_string(i) + "]";
+      r.fail(r.get(r.object(r.item(attempts, i), p), "attempt", p), p + ".attempt",
+             "attempt " + std::to_string(t.attempts[i].attempt) + " of task " +
+                 std::to_string(t.attempts[i].task) + " is recorded twice (attempts[" +
+                 std::to_string(keys[k - 1].second) + "] too)");
+    }
   return t;
 }
 

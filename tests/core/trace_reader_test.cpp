@@ -238,6 +238,13 @@ TEST_CASE("Trace: a trace without kinds (older shardflow) reads attempt 0 as fir
   CHECK(back.attempts[3].kind == AttemptKind::retry);
 }
 
+TEST_CASE("Trace: read_trace_json refuses an attempt of a task recorded twice", "[core][trace]") {
+  // The third record (line 16) made task 1's attempt 0 again: named at its attempt, with the first.
+  CHECK(read_error(edited("\"task\": 2, \"step\": 0, \"item\": 4, \"attempt\": 0",
+                          "\"task\": 1, \"step\": 0, \"item\": 4, \"attempt\": 0")) ==
+        "run/trace.json:16:50: attempts[2].attempt: attempt 0 of task 1 is recorded twice (attempts[1] too)");
+}
+
 TEST_CASE("Trace: read_trace_json refuses an unknown kind, and a kind that contradicts the attempt number",
           "[core][trace]") {
   // The second attempt record is on line 15; its kind's value starts at column 168.

@@ -441,7 +441,7 @@ class PipelineReader {
         // and its own `after` entries are still looked at.
         if (p.name_node && p.name_node->IsScalar()) {
           const std::string name = p.name_node->Scalar();
-          if (!p.path.empty() && !duplicate(p, name)) broken_line.emplace(name, r_.at(s).line);
+          if (!duplicate(p, name)) broken_line.emplace(name, r_.at(s).line);
           broken.insert(name);
           if (!p.after_nodes.empty()) broken_after.emplace_back(name, std::move(p));
         } else {
@@ -507,15 +507,14 @@ class PipelineReader {
       return done;
     };
     const Node& name_node = p.name_node.emplace(m.require("name"));
-    bool fit_inputs_ok =
-        !m.misspelled("resources") && !m.misspelled("node_selector") && !m.misspelled("tolerations");
-    fit_inputs_ok = part([&] {
-                      step.name = get_nonempty_string(r_, name_node, m.field("name"));
-                      if (!valid_step_name(step.name))
-                        r_.fail(name_node, m.field("name"),
-                                "must contain only letters, digits, '-' and '_', got " + quote(step.name));
-                    }) &&
-                    fit_inputs_ok;
+    bool fit_inputs_ok = part([&] {
+      step.name = get_nonempty_string(r_, name_node, m.field("name"));
+      if (!valid_step_name(step.name))
+        r_.fail(name_node, m.field("name"),
+                "must contain only letters, digits, '-' and '_', got " + quote(step.name));
+    });
+    if (m.misspelled("resources") || m.misspelled("node_selector") || m.misspelled("tolerations"))
+      fit_inputs_ok = false;
     if (auto a = m.get("after"))
       part([&] {
         const std::string f = m.field("after");

@@ -62,6 +62,13 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
     }
     const Scenario& s = *check.scenario;
     const Plan plan = Plan::unroll(s.pipeline);
+    try {
+      exec::check_kernel_upstream(plan);
+    } catch (const InputError& e) {
+      std::cerr << printable(e.what()) << "\n";
+      status = 2;
+      continue;
+    }
     int nodes = 0;
     for (const NodePool& p : s.cluster.node_pools) nodes += p.count;
     std::cout << f << ": ok (" << count(plan.task_count(), "task") << " from "

@@ -843,6 +843,45 @@ std::vector<std::string> kernel_names() {
   return out;
 }
 
+void check_kernel_upstream(const Plan& plan) {
+  const auto makes_stats = [](const KernelSpec& k) {
+    return k.name == "shard_stats" || k.name == "aggregate";
+  };
+  std::vector<char> seen(plan.steps().size(), 0);
+  std::vector<TaskId> stack, upstream;
+  for (TaskId t = 0; t < plan.size(); ++t) {
+    if (plan.is_join(t)) continue;
+    const std::uint32_t s = plan.step_of(t);
+    const KernelSpec& k = plan.steps()[s].component.kernel;
+    // One task per step: its iterations and their levels are wired alike.
+    if (seen[s] != 0 || (k.name != "aggregate" && k.name != "ridge_solve")) continue;
+    seen[s] = 1;
+    // Its upstream as the backend gathers it (gather_upstream): the tasks before it, joins expanded.
+    stack.assign(plan.preds(t).begin(), plan.preds(t).end());
+    upstream.clear();
+    while (!stack.empty()) {
+      const TaskId p = stack.back();
+      stack.pop_back();
+      if (plan.is_join(p))
+        stack.insert(stack.end(), plan.preds(p).begin(), plan.preds(p).end());
+      else
+        upstream.push_back(p);
+    }
+    if (std::any_of(upstream.begin(), upstream.end(),
+                    [&](TaskId p) { return makes_stats(plan.steps()[plan.step_of(p)].component.kernel); }))
+      continue;
+    std::vector<std::string> before;
+    for (TaskId p : upstream)
+      if (const std::string& path = plan.steps()[plan.step_of(p)].path;
+          std::find(before.begin(), before.end(), path) == before.end())
+        before.push_back(path);
+    kernel_fail(k, k.name + " sums the shard statistics of the tasks before it, and none makes any: " +
+                       (before.empty() ? std::string("no step runs before it")
+                                       : "the steps before it (" + listed(before) +
+                                             ") run no shard_stats or aggregate kernel"));
+  }
+}
+
 void check_kernels(const Scenario& scenario) {
   check_steps(scenario.pipeline.steps, nullptr,
               [](const Component& c, const Loop* loop) { check_component(c, loop, true); });

@@ -627,9 +627,10 @@ void refuse_speculation(const Scenario& scenario) {
                        "--backend sim");
 }
 
-void check_local(const Scenario& scenario, const LocalOptions& lo) {
+void check_local(const Scenario& scenario, const Plan& plan, const LocalOptions& lo) {
   refuse_speculation(scenario);
   check_kernels(scenario);
+  check_kernel_upstream(plan);
   const int cores = lo.cores > 0 ? lo.cores : machine_cores();
   const ByteCount memory = lo.memory > 0 ? lo.memory : machine_memory();
   check_fits(scenario.pipeline.steps, "pipeline.steps", cores, memory);
@@ -640,7 +641,7 @@ class LocalBackend final : public Backend {
   explicit LocalBackend(LocalOptions options) : lo_(std::move(options)) {}
   [[nodiscard]] std::string name() const override { return "local"; }
 
-  void check(const Scenario& scenario, const Plan& /*plan*/) const override { check_local(scenario, lo_); }
+  void check(const Scenario& scenario, const Plan& plan) const override { check_local(scenario, plan, lo_); }
 
   Trace run(const Scenario& scenario, const Plan& plan, const RunOptions& options,
             RunObserver* observer) const override {
@@ -655,7 +656,7 @@ class LocalBackend final : public Backend {
 
 LocalResult run_local(const Scenario& scenario, const Plan& plan, const RunOptions& run,
                       const LocalOptions& options, RunObserver* observer) {
-  check_local(scenario, options);
+  check_local(scenario, plan, options);
   const int cores = options.cores > 0 ? options.cores : machine_cores();
   // Room for every CPU worker of the run's arena, and for the extra slots of multi-CPU kernels' arenas
   // (TBB's default pool has one thread fewer than the machine has CPUs).

@@ -742,3 +742,36 @@ TEST_CASE("Kernels: fail_attempts fails the first attempts", "[exec]") {
   c.run_seconds = 0.02;
   CHECK(run_kernel(k, c) == nullptr);
 }
+
+TEST_CASE(
+    "Kernels: aggregate and ridge_solve with no task before them that makes shard statistics are "
+    "refused before anything runs",
+    "[exec]") {
+  const auto upstream_error = [](const std::string& steps) {
+    const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
+    try {
+      check_kernel_upstream(Plan::unroll(s.pipeline));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("ok");
+  };
+  const std::string shards = "    - {name: shards, parallel_for: {count: 3}, kernel: {name: noop}}\n";
+  CHECK(upstream_error(shards + "    - {name: agg, after: [shards], kernel: {name: aggregate}}\n") ==
+        "t.yaml:8:44: pipeline.steps[1].kernel: aggregate sums the shard statistics of the tasks before it, "
+        "and none makes any: the steps before it (shards) run no shard_stats or aggregate kernel");
+  CHECK(
+      upstream_error("    - {name: solve, kernel: {name: ridge_solve, lambda: 1}}\n") ==
+      "t.yaml:7:29: pipeline.steps[0].kernel: ridge_solve sums the shard statistics of the tasks before it, "
+      "and none makes any: no step runs before it");
+  // Through a group (its join stands for the steps inside) and a tree fan-in (its levels aggregate too).
+  CHECK(
+      upstream_error("    - name: g\n"
+                     "      steps:\n"
+                     "        - {name: s, parallel_for: {count: 4}, kernel: {name: shard_stats, rows: 10}}\n"
+                     "    - {name: agg, after: [g], kernel: {name: aggregate}}\n"
+                     "    - {name: solve, after: [agg], kernel: {name: ridge_solve, lambda: 1}}\n") == "ok");
+  CHECK(upstream_error("    - {name: s, parallel_for: {count: 8}, kernel: {name: shard_stats, rows: 10}}\n"
+                       "    - {name: agg, after: [s], fan_in: {arity: 2}, kernel: {name: aggregate}}\n") ==
+        "ok");
+}

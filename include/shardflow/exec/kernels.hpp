@@ -138,6 +138,11 @@ void check_kernels(const Scenario& scenario);
 /// it, with the same message, whatever backend the scenario is meant for.
 void check_kernel_specs(const Scenario& scenario);
 
+/// A kernel that sums shard statistics (aggregate, ridge_solve) with no task before it that makes any
+/// (shard_stats, aggregate): an InputError at its kernel, before anything runs, where the run would fail
+/// each of its attempts. `validate` and `run --backend local` call it on the unrolled plan.
+void check_kernel_upstream(const Plan& plan);
+
 /// Runs the task's kernel (not sleep). Returns its result (may be null); throws std::exception with a
 /// message for the trace when the attempt fails.
 std::shared_ptr<const Value> run_kernel(const KernelSpec& kernel, const KernelContext& ctx);

@@ -843,6 +843,26 @@ std::vector<std::string> kernel_names() {
   return out;
 }
 
+void upstream_tasks(const Plan& plan, TaskId t, std::vector<TaskId>& stack, std::vector<TaskId>& out) {
+  const auto preds = plan.preds(t);
+  out.clear();
+  if (std::none_of(preds.begin(), preds.end(), [&](TaskId p) { return plan.is_join(p); })) {
+    out.assign(preds.begin(), preds.end());  // ids are sorted already
+    return;
+  }
+  stack.assign(preds.begin(), preds.end());
+  while (!stack.empty()) {
+    const TaskId p = stack.back();
+    stack.pop_back();
+    if (plan.is_join(p))
+      stack.insert(stack.end(), plan.preds(p).begin(), plan.preds(p).end());
+    else
+      out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
 void check_kernel_upstream(const Plan& plan) {
   const auto makes_stats = [](const KernelSpec& k) {
     return k.name == "shard_stats" || k.name == "aggregate";
@@ -856,17 +876,7 @@ void check_kernel_upstream(const Plan& plan) {
     // One task per step: its iterations and their levels are wired alike.
     if (seen[s] != 0 || (k.name != "aggregate" && k.name != "ridge_solve")) continue;
     seen[s] = 1;
-    // Its upstream as the backend gathers it (gather_upstream): the tasks before it, joins expanded.
-    stack.assign(plan.preds(t).begin(), plan.preds(t).end());
-    upstream.clear();
-    while (!stack.empty()) {
-      const TaskId p = stack.back();
-      stack.pop_back();
-      if (plan.is_join(p))
-        stack.insert(stack.end(), plan.preds(p).begin(), plan.preds(p).end());
-      else
-        upstream.push_back(p);
-    }
+    upstream_tasks(plan, t, stack, upstream);  // as the backend gathers the kernel's inputs
     if (std::any_of(upstream.begin(), upstream.end(),
                     [&](TaskId p) { return makes_stats(plan.steps()[plan.step_of(p)].component.kernel); }))
       continue;

@@ -353,25 +353,7 @@ class LocalRun {
 
   // The results of the tasks t depends on, in id order; a join stands for its predecessors.
   void gather_upstream(TaskId t, std::vector<std::shared_ptr<const Value>>& out) {
-    const auto preds = plan_.preds(t);
-    if (preds.empty()) return;
-    if (std::none_of(preds.begin(), preds.end(), [&](TaskId p) { return plan_.is_join(p); })) {
-      out.reserve(preds.size());  // ids are sorted already
-      for (TaskId p : preds) out.push_back(results_[p]);
-      return;
-    }
-    stack_.assign(preds.begin(), preds.end());
-    gathered_.clear();
-    while (!stack_.empty()) {
-      const TaskId p = stack_.back();
-      stack_.pop_back();
-      if (plan_.is_join(p))
-        stack_.insert(stack_.end(), plan_.preds(p).begin(), plan_.preds(p).end());
-      else
-        gathered_.push_back(p);
-    }
-    std::sort(gathered_.begin(), gathered_.end());
-    gathered_.erase(std::unique(gathered_.begin(), gathered_.end()), gathered_.end());
+    upstream_tasks(plan_, t, stack_, gathered_);
     out.reserve(gathered_.size());
     for (TaskId p : gathered_) out.push_back(results_[p]);
   }

@@ -138,6 +138,9 @@ void check_kernels(const Scenario& scenario);
 /// it, with the same message, whatever backend the scenario is meant for.
 void check_kernel_specs(const Scenario& scenario);
 
+/// The tasks whose results task t's kernel reads: the tasks before it, a join standing for its own
+/// predecessors, in id order, each once (into `out`; `stack` is scratch).
+void upstream_tasks(const Plan& plan, TaskId t, std::vector<TaskId>& stack, std::vector<TaskId>& out);
 /// A kernel that sums shard statistics (aggregate, ridge_solve) with no task before it that makes any
 /// (shard_stats, aggregate): an InputError at its kernel, before anything runs, where the run would fail
 /// each of its attempts. `validate` and `run --backend local` call it on the unrolled plan.

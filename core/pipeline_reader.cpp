@@ -618,17 +618,14 @@ class PipelineReader {
     if (auto problem = fit_problem(cluster_, step)) {
       // No pool with nodes admits the step: its node_selector (no pool has the labels), else the taints
       // it does not tolerate, not its resources, are what to look at.
-      const auto with_nodes = [](const NodePool& pool) {
-        return pool.count > 0 || pool.autoscaling.enabled();
-      };
       const auto& pools = cluster_.node_pools;
       if (std::none_of(pools.begin(), pools.end(), [&](const NodePool& pool) {
-            return with_nodes(pool) && pool_admits(pool, c.node_selector, c.tolerations);
+            return pool.may_have_nodes() && pool_admits(pool, c.node_selector, c.tolerations);
           })) {
         Toleration any;
         any.op = "Exists";  // tolerates every taint: the labels alone
         const bool labels_match = std::any_of(pools.begin(), pools.end(), [&](const NodePool& pool) {
-          return with_nodes(pool) && pool_admits(pool, c.node_selector, {any});
+          return pool.may_have_nodes() && pool_admits(pool, c.node_selector, {any});
         });
         if (!labels_match && m.has("node_selector"))
           r_.fail(*m.get("node_selector"), m.field("node_selector"), *problem);
@@ -644,8 +641,7 @@ class PipelineReader {
           if (r_.at(it->second).file == r_.file()) continue;
           const bool fits_some =
               std::any_of(cluster_.node_pools.begin(), cluster_.node_pools.end(), [&](const NodePool& pool) {
-                return (pool.count > 0 || pool.autoscaling.enabled()) &&
-                       pool_admits(pool, c.node_selector, c.tolerations) &&
+                return pool.may_have_nodes() && pool_admits(pool, c.node_selector, c.tolerations) &&
                        (key == "cpu"      ? c.resources.cpu <= pool.pod_cpu()
                         : key == "memory" ? c.resources.memory <= pool.pod_memory()
                                           : c.resources.gpu <= pool.pod_gpu());

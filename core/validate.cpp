@@ -64,7 +64,7 @@ std::string refusal(const NodePool& pool, const Component& c) {
 std::string pool_refusals(const Cluster& cluster, const Component& c) {
   std::vector<const NodePool*> with_nodes;
   for (const NodePool& p : cluster.node_pools)
-    if (p.count != 0 || p.autoscaling.enabled()) with_nodes.push_back(&p);
+    if (p.may_have_nodes()) with_nodes.push_back(&p);
   constexpr std::size_t kShown = 10;
   std::string out;
   for (std::size_t i = 0; i < with_nodes.size() && i < kShown; ++i)
@@ -80,7 +80,7 @@ std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step)
   const Component& c = step.component;
   const NodePool* largest = nullptr;
   for (const auto& pool : cluster.node_pools) {
-    if (pool.count == 0 && !pool.autoscaling.enabled()) continue;
+    if (!pool.may_have_nodes()) continue;
     if (!pool_admits(pool, c.node_selector, c.tolerations)) continue;
     if (c.resources.cpu <= pool.pod_cpu() && c.resources.memory <= pool.pod_memory() &&
         c.resources.gpu <= pool.pod_gpu() && pool.max_pods > 0)
@@ -105,7 +105,7 @@ std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Over
   const bool any_untainted = std::any_of(cluster.node_pools.begin(), cluster.node_pools.end(), untainted);
   const NodePool* largest = nullptr;
   for (const auto& pool : cluster.node_pools) {
-    if ((pool.count == 0 && !pool.autoscaling.enabled()) || (any_untainted && !untainted(pool))) continue;
+    if (!pool.may_have_nodes() || (any_untainted && !untainted(pool))) continue;
     if (o.driver_cpu <= pool.pod_cpu() && o.driver_memory <= pool.pod_memory() && pool.max_pods > 0)
       return std::nullopt;
     if (!largest ||

@@ -172,8 +172,7 @@ class Scheduler {
     for (PodClass& pc : classes_) {
       pc.never_fits = true;
       for (std::size_t p = 0; p < pools.size(); ++p)
-        if ((pc.pools >> p & 1) && pods_per_node(pc, pools[p]) > 0 &&
-            (pools[p].count > 0 || pools[p].autoscaling.enabled()))
+        if ((pc.pools >> p & 1) && pods_per_node(pc, pools[p]) > 0 && pools[p].may_have_nodes())
           pc.never_fits = false;
     }
   }

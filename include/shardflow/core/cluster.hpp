@@ -67,6 +67,8 @@ struct NodePool {
   [[nodiscard]] MilliCpu pod_cpu() const { return cpu - daemon_cpu; }
   [[nodiscard]] ByteCount pod_memory() const { return memory - daemon_memory; }
   [[nodiscard]] int pod_gpu() const { return gpu - daemon_gpu; }
+  /// Whether the pool has nodes now or may get some (autoscaling): a step may be placed on it.
+  [[nodiscard]] bool may_have_nodes() const { return count > 0 || autoscaling.enabled(); }
   /// The machine's (what the trace records and the cost counts): allocatable and what it reserves.
   [[nodiscard]] MilliCpu capacity_cpu() const { return cpu + reserved_cpu; }
   [[nodiscard]] ByteCount capacity_memory() const { return memory + reserved_memory; }

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <numeric>
 
 #include <shardflow/core/det_math.hpp>
@@ -16,8 +17,14 @@ double Distribution::mean() const {
       return a;
     case Kind::uniform:
       return (a + b) / 2;
-    case Kind::normal:
-      return a;  // truncation at 0 is ignored: means are for estimates only
+    case Kind::normal: {
+      // A draw is max(0, X) with X ~ N(a, b) (sample_data_bytes): E = a Phi(a/b) + b phi(a/b). With the
+      // mass below 0 ignored, a normal of mean 0 would read as no data at all.
+      if (b <= 0) return std::max(0.0, a);
+      const double z = a / b;
+      constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+      return a * 0.5 * std::erfc(-z / std::numbers::sqrt2) + b * kInvSqrt2Pi * std::exp(-z * z / 2);
+    }
     case Kind::lognormal:
       return a * det::exp(b * b / 2);
     case Kind::exponential:

@@ -1,7 +1,10 @@
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/plan_summary.hpp>
+#include <shardflow/core/sampling.hpp>
 
 #include "core/pipeline_builders.hpp"
 
@@ -265,4 +268,33 @@ TEST_CASE("Plan::count_tasks and summarize_pipeline count a tree fan-in's levels
     }
     CHECK(counted.total_work_s == Approx(full.total_work_s));
   }
+}
+
+// A normal size is drawn as max(0, X), X ~ N(mean, stddev) (sample_data_bytes): its mean is
+// mean Phi(mean/stddev) + stddev phi(mean/stddev), not `mean` (with mean 0: stddev / sqrt(2 pi), not 0).
+TEST_CASE("the mean of a normal size counts its draws below 0 as 0, as the sampler does", "[core][plan]") {
+  const double gib = static_cast<double>(kGiB);
+  const Distribution at_zero{Distribution::Kind::normal, 0, gib};
+  CHECK(at_zero.mean() == Approx(gib * 0.3989422804014327).epsilon(1e-12));
+  const Distribution far{Distribution::Kind::normal, 10 * gib, gib};  // 10 sd above 0: nothing clamped
+  CHECK(far.mean() == Approx(10 * gib).epsilon(1e-12));
+  const Distribution none{Distribution::Kind::normal, -gib, 0};  // no spread, below 0: always 0
+  CHECK(none.mean() == 0);
+  // The same figure another way: the average of the sampler's own draws (200,000 of them).
+  DataSize in;
+  in.dist = Distribution{Distribution::Kind::normal, gib, 2 * gib};
+  double sum = 0;
+  const int n = 200000;
+  for (int t = 0; t < n; ++t) sum += sample_data_bytes(in, 0, static_cast<TaskId>(t), 7, Stream::input);
+  CHECK(sum / n == Approx(in.dist.mean()).epsilon(0.01));
+  CHECK(std::abs(sum / n - gib) > 0.2 * gib);  // the unclamped mean is far off
+  // explain's figures: a step of 10 s per GiB of such an input has a mean task of 10 s x that mean.
+  Step s = with_loop(component("read", 0), 4, 0);
+  s.component.duration.base = Duration::zero();
+  s.component.duration.per_gib = Duration::from_s(10);
+  s.component.input.dist = at_zero;
+  const Pipeline p = pipeline({s}, "normal-input");
+  const PlanSummary sum_p = summarize(Plan::unroll(p), p);
+  CHECK(sum_p.steps[0].mean_duration_s == Approx(10 * 0.3989422804014327).epsilon(1e-9));
+  CHECK(sum_p.critical_path_s == Approx(10 * 0.3989422804014327).epsilon(1e-9));
 }

@@ -36,7 +36,7 @@ struct Distribution {
   enum class Kind : std::uint8_t {
     constant,     // a
     uniform,      // uniform in [a, b)
-    normal,       // mean a, standard deviation b, truncated at 0
+    normal,       // mean a, standard deviation b; a draw below 0 is 0
     lognormal,    // median a, sigma b (of the underlying normal)
     exponential,  // mean a
   };

@@ -10,6 +10,8 @@
 #      nothing; `k8s status` tells both states;
 #   e. resume: the controller is killed (SIGKILL) in the middle of a loop; `run --resume DIR` finishes
 #      the run, and each index completed exactly once (trace and API server);
+#   h. Ctrl-C (SIGINT) in the middle of a loop: exit 130, the shards not done reported unfinished (counted
+#      in tasks failed), their attempts cancelled, the objects left for `k8s cleanup`;
 #   f. faults: through tools/k8s-testenv/faultproxy (429 with Retry-After, 500, 503, watch streams cut in
 #      the middle of an event, a 410 Gone on a watch) the nested run finishes with the same tasks done;
 #      API requests per task of the runs are printed (run.json's count; the proxy's count);
@@ -141,6 +143,47 @@ jobs=$("${kubectl[@]}" get jobs -l shardflow.io/run=resume -o name | wc -l)
 [ "$jobs" = 2 ] || { echo "FAIL: $jobs Jobs for the resumed run, want 2 (shards, merge)"; exit 1; }
 "$exe" k8s cleanup resume --kubeconfig "$kc" >/dev/null
 gone resume && echo "ok resumed run: 2 Jobs, each made once; cleaned up"
+
+# h. Ctrl-C in the middle of the loop: exit 130, the shards not done are "unfinished" (counted in tasks
+#    failed, as the other backends count them), their attempts cancelled; the objects are left for cleanup.
+"$exe" run "$scen/resume.yaml" --backend k8s --emulate --kubeconfig "$kc" --run-id intr \
+  --out "$work/intr" >"$work/intr.out" 2>&1 &
+pid=$!
+n=0
+for _ in $(seq 240); do
+  n=$("${kubectl[@]}" get pods -l shardflow.io/run=intr --field-selector=status.phase=Succeeded -o name | wc -l)
+  [ "$n" -ge 15 ] && break
+  sleep 0.25
+done
+kill -INT "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+[ $rc = 130 ] || { echo "FAIL: exit $rc after SIGINT, want 130"; cat "$work/intr.out"; exit 1; }
+python3 - "$work/intr/trace.json" "$work/intr.out" <<'PY'
+import json, re, sys
+trace, out = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+ok = {a["task"] for a in trace["attempts"] if a["outcome"] == "succeeded"}
+left = 60 - len(ok)  # shards not done (the merge had not started: neither failed nor unfinished)
+if not 0 < left < 60:
+    sys.exit("FAIL: %d of 60 shards done when interrupted" % len(ok))
+want = "\n  unfinished   %d tasks had not finished when the run was interrupted at " % left
+if "interrupted: what had not finished is recorded as cancelled" not in out or want not in out:
+    sys.exit("FAIL: the interrupted run's summary lacks %r:\n%s" % (want, out))
+if "  failed tasks " in out or trace["tasks_failed"] != left:
+    sys.exit("FAIL: tasks_failed %d (want the %d unfinished), or tasks named as failed:\n%s"
+             % (trace["tasks_failed"], left, out))
+bad = [a for a in trace["attempts"] if a["task"] not in ok and a["outcome"] != "cancelled"]
+if bad:
+    sys.exit("FAIL: attempts of unfinished tasks not cancelled: %s" % bad[:3])
+print("ok Ctrl-C (SIGINT) with %d of 60 shards done: exit 130, %d unfinished (tasks failed %d), their "
+      "attempts cancelled" % (len(ok), left, trace["tasks_failed"]))
+PY
+grep -q "k8s run intr: its objects are still on the cluster" "$work/intr.out" ||
+  { echo "FAIL: the interrupted run does not say its objects are left"; cat "$work/intr.out"; exit 1; }
+"$exe" k8s cleanup intr --kubeconfig "$kc" >/dev/null
+gone intr && echo "ok interrupted run cleaned up"
 
 # f. Faults between the client and the API server.
 (

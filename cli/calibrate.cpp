@@ -183,7 +183,13 @@ int run_calibrate_command(const CalibrateArgs& args) {
   try {
     result = planner::calibrate(scenario, plan, traces, names);
   } catch (const planner::TraceMismatchError& e) {
-    throw InputError(e.where(), e.field(),
+    // The trace's places are gone once read: its line and column from the file again.
+    SourceLocation where = e.where();
+    if (where.line == 0 && !e.field().empty() && where.file == names.at(e.trace())) {
+      std::ifstream again(where.file, std::ios::binary);
+      where = trace_field_location(again, where.file, e.field());
+    }
+    throw InputError(where, e.field(),
                      e.message() + settings_hint(traces.at(e.trace()), names.at(e.trace()), args.load));
   }
   // The tasks matched: a run of this plan, but maybe with other values (a --set input size).

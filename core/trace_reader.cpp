@@ -100,6 +100,37 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
   return m;
 }
 
+SourceLocation trace_field_location(std::istream& in, const std::string& file, std::string_view field) {
+  try {
+    const std::string text = read_json_input(in, file, "trace");
+    const JsonDocument d = parse_json_input(text, file);
+    const JsonValue* v = &d.root();
+    // Segments: a member name, then any [index], joined by '.'.
+    while (!field.empty()) {
+      const std::size_t end = field.find_first_of(".[");
+      const std::string_view name = field.substr(0, end);
+      field = end == std::string_view::npos ? std::string_view() : field.substr(end);
+      if (!name.empty() && (v->kind != Kind::object || (v = d.member(*v, name)) == nullptr)) break;
+      while (!field.empty() && field.front() == '[') {
+        const std::size_t close = field.find(']');
+        std::uint32_t i = 0;
+        const auto [p, ec] =
+            std::from_chars(field.data() + 1, field.data() + std::min(close, field.size()), i);
+        if (close == std::string_view::npos || ec != std::errc() || p != field.data() + close ||
+            v->kind != Kind::array || i >= v->count)
+          return SourceLocation{file, 0, 0};
+        v = &d.item(*v, i);
+        field.remove_prefix(close + 1);
+      }
+      if (!field.empty() && field.front() == '.') field.remove_prefix(1);
+    }
+    if (v == nullptr || !field.empty()) return SourceLocation{file, 0, 0};
+    return d.where(*v);
+  } catch (const InputError&) {
+    return SourceLocation{file, 0, 0};
+  }
+}
+
 Trace read_trace_json(std::istream& in, const std::string& file) {
   const std::string text = read_json_input(in, file, "trace");
   const JsonDocument d = parse_json_input(text, file);

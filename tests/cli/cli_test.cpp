@@ -1,4 +1,5 @@
 // The `shardflow` command as a user meets it: exit codes, messages, files written.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -756,11 +757,12 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
     const Result other =
         run("calibrate scenarios/argo-parallelism-nested-dag.yaml " + dir.string() + " --out " + overlay);
     CHECK(other.status == 2);
-    CHECK(other.err == (dir / "trace.json").string() +
-                           ": steps: the trace's steps (sleep) are not the scenario's (A/b1/c1, A/b1/c2, "
-                           "A/b1/c3, A/b2/c1, A/b2/c2, A/b2/c3, A/b3/c1, A/b3/c2, A/b3/c3, A/b4/c1, A/b4/c2, "
-                           "A/b4/c3, A/b5/c1, A/b5/c2, A/b5/c3): give calibrate the same --set/--overlay "
-                           "options the run had\n");
+    CHECK(other.err ==
+          (dir / "trace.json").string() +
+              ":9:12: steps: the trace's steps (sleep) are not the scenario's (A/b1/c1, A/b1/c2, "
+              "A/b1/c3, A/b2/c1, A/b2/c2, A/b2/c3, A/b3/c1, A/b3/c2, A/b3/c3, A/b4/c1, A/b4/c2, "
+              "A/b4/c3, A/b5/c1, A/b5/c2, A/b5/c3): give calibrate the same --set/--overlay "
+              "options the run had\n");
   }
   SECTION("a missing trace is bad input") {
     const Result missing = run("calibrate scenarios/argo-parallelism-limit.yaml " + (dir / "none").string() +
@@ -880,9 +882,23 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
     CHECK(slurp(dir / "trace.json").starts_with("{"));
   }
 
-  const std::string mismatch = (dir / "trace.json").string() +
-                               ": attempts[4].task: task 5 (step aggregate, item 0) is not a task of the "
-                               "scenario's plan (a run of another scenario, or of other settings?): ";
+  // The message names the place of attempts[4].task in the trace.json as it is then (written by the run,
+  // or rewritten on one line below): found here in its text.
+  const auto mismatch_text = [&] {
+    const std::string text = slurp(dir / "trace.json");
+    std::size_t at = text.find("\"attempts\":");
+    for (int i = 0; i < 5; ++i) at = text.find('{', at + 1);
+    at = text.find_first_not_of(' ', text.find("\"task\":", at) + 7);
+    const std::size_t line_start = text.rfind('\n', at);
+    const std::string place =
+        std::to_string(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1) +
+        ":" + std::to_string(at - (line_start == std::string::npos ? 0 : line_start + 1) + 1);
+    return (dir / "trace.json").string() + ":" + place +
+           ": attempts[4].task: task 5 (step aggregate, item 0) is not a task of the "
+           "scenario's plan (a run of another scenario, or of other settings?): ";
+  };
+  const std::string mismatch = mismatch_text();
+  CHECK(mismatch.starts_with((dir / "trace.json").string() + ":19:14: "));  // one attempt a line, from 15
   // The local run's trace records how it loaded the scenario: the hint names that.
   const std::string small = (fs::path(SHARDFLOW_SOURCE_DIR) / "tests/data/ridge-small.yaml").string();
   const auto recorded = nlohmann::json::parse(slurp(dir / "trace.json"));
@@ -902,7 +918,7 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
     std::ofstream(dir / "trace.json") << old.dump();
     const Result generic = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
     CHECK(generic.status == 2);
-    CHECK(generic.err == mismatch + "give calibrate the same --set/--overlay options the run had\n");
+    CHECK(generic.err == mismatch_text() + "give calibrate the same --set/--overlay options the run had\n");
   }
   SECTION("a run directory that records its options (a k8s run's run.json) names them") {
     auto old = recorded;
@@ -914,7 +930,7 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
         << small << "\"], \"sets\": [\"seed=3\"], \"cluster\": \"\"}}\n";
     const Result named = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
     CHECK(named.status == 2);
-    CHECK(named.err == mismatch + "the run had --overlay " + small + " --set seed=3 (" +
+    CHECK(named.err == mismatch_text() + "the run had --overlay " + small + " --set seed=3 (" +
                            (dir / "run.json").string() + "): give calibrate the same\n");
   }
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -113,6 +114,32 @@ TEST_CASE("Trace: read_trace_json reads what write_trace_json writes", "[core][t
   CHECK(back.pod_names.size() == 3);
   CHECK(back.nodes[0].memory == 8 * kGiB);
   CHECK(back.nodes[0].price_per_hour == 0.1);
+}
+
+TEST_CASE("Trace: trace_field_location finds a field of a trace read before, by its name", "[core][trace]") {
+  // A trace as write_trace_json writes it; the places expected are found in its text.
+  const std::string text = json(sample_trace());
+  // The places of the values, computed from the text: line and column (1-based) of an offset.
+  const auto place = [&](std::size_t offset) {
+    const std::size_t line_start = text.rfind('\n', offset - 1);
+    return "x.json:" + std::to_string(std::count(text.begin(), text.begin() + offset, '\n') + 1) + ":" +
+           std::to_string(offset - (line_start == std::string::npos ? 0 : line_start + 1) + 1);
+  };
+  const auto at = [&](std::string_view field) {
+    std::istringstream in(text);
+    return trace_field_location(in, "x.json", field).str();
+  };
+  CHECK(at("steps") == place(text.find("\"steps\": ") + 9));
+  const std::size_t second = text.find("{\"task\"", text.find("{\"task\"") + 1);
+  CHECK(at("attempts[1].task") == place(second + 9));
+  CHECK(at("attempts[1]") == place(second));
+  CHECK(at("nodes[0].pool") == place(text.find("\"pool\": ") + 8));
+  // No such field, index or file content: the file alone.
+  CHECK(at("attempts[3].task") == "x.json");
+  CHECK(at("attempts[1].nothing") == "x.json");
+  CHECK(at("attempts[x]") == "x.json");
+  std::istringstream bad("{not json");
+  CHECK(trace_field_location(bad, "x.json", "steps").str() == "x.json");
 }
 
 TEST_CASE("Trace: read_trace_json names the file and the field of a bad trace", "[core][trace]") {

@@ -154,6 +154,10 @@ void write_trace_csv(std::ostream& out, const Trace& trace);
 /// of the wrong type or range (named as in `attempts[3].started`), or another format or version.
 /// Pod names are kept per attempt (Trace::pod_names), so writing the result again gives the same bytes.
 Trace read_trace_json(std::istream& in, const std::string& file);
+/// Where in a trace.json that read_trace_json read the value of `field` (named as in
+/// `attempts[3].task`) is: for a problem found after reading (the Trace keeps no places), read again.
+/// The file alone if it cannot be read again or has no such field.
+SourceLocation trace_field_location(std::istream& in, const std::string& file, std::string_view field);
 /// `s` as a JSON string literal, quoted and escaped (for the writers of other trace formats).
 void write_json_string(std::ostream& out, std::string_view s);
 /// The same, appended to `out`.

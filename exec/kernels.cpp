@@ -390,7 +390,7 @@ struct RowGen {
 };
 
 void check_stop(const std::atomic<bool>* stop) {
-  if (stop && stop->load(std::memory_order_relaxed)) throw std::runtime_error("cancelled");
+  if (stop && stop->load(std::memory_order_relaxed)) throw KernelCancelled("cancelled");
 }
 
 // Reduces leaf(b) over blocks [lo, hi) by halving, combining left then right: the same tree, so the same
@@ -770,6 +770,7 @@ std::shared_ptr<const Value> run_command(const KernelContext& ctx) {
   if (term_sent) message += " (cancelled)";
   const std::string tail = file_tail(result->stderr_path, 500);
   if (!tail.empty()) message += "; stderr: " + tail;
+  if (term_sent) throw KernelCancelled(message);
   throw std::runtime_error(message);
 }
 

@@ -78,6 +78,7 @@ struct Completion {
   std::shared_ptr<const Value> value;
   std::int64_t started = -1;  // when the kernel began (-1: the attempt never ran: a sleep's timer)
   std::int64_t at = 0;        // when it ended
+  bool cancelled = false;     // the kernel stopped because the run did (KernelCancelled): no error
 };
 
 // What a launched attempt needs, built under the lock and handed to the thread that runs it.
@@ -396,6 +397,9 @@ class LocalRun {
         c.value = run_kernel(*job.kernel, job.ctx);
       }
       c.ok = true;
+    } catch (const KernelCancelled& e) {
+      c.cancelled = true;
+      c.error = e.what();
     } catch (const std::exception& e) {
       c.error = e.what();
     } catch (...) {
@@ -431,8 +435,10 @@ class LocalRun {
     if (c.started >= 0) r.started = SimTime::from_ns(c.started);
     r.finished = SimTime::from_ns(c.at);
     if (stopping_) {
+      // Cancelled by the stop, as a waiting attempt or a sleep is: no error. A kernel that failed on its
+      // own before it noticed keeps its error.
       r.outcome = Outcome::cancelled;
-      if (!c.ok) set_error(r, c.error);
+      if (!c.ok && !c.cancelled) set_error(r, c.error);
       return;
     }
     const TaskId t = r.task;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -145,6 +146,14 @@ void upstream_tasks(const Plan& plan, TaskId t, std::vector<TaskId>& stack, std:
 /// (shard_stats, aggregate): an InputError at its kernel, before anything runs, where the run would fail
 /// each of its attempts. `validate` and `run --backend local` call it on the unrolled plan.
 void check_kernel_upstream(const Plan& plan);
+
+/// What run_kernel throws when it stopped because KernelContext::stop was set (a `command` sent SIGTERM,
+/// a CPU kernel between its blocks): the attempt was cancelled, not failed, and the backend records no
+/// error for it, as for a `sleep` whose timer was cancelled.
+class KernelCancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 /// Runs the task's kernel (not sleep). Returns its result (may be null); throws std::exception with a
 /// message for the trace when the attempt fails.

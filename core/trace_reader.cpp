@@ -110,7 +110,8 @@ SourceLocation trace_field_location(std::istream& in, const std::string& file, s
       const std::size_t end = field.find_first_of(".[");
       const std::string_view name = field.substr(0, end);
       field = end == std::string_view::npos ? std::string_view() : field.substr(end);
-      if (!name.empty() && (v->kind != Kind::object || (v = d.member(*v, name)) == nullptr)) break;
+      if (!name.empty() && (v->kind != Kind::object || (v = d.member(*v, name)) == nullptr))
+        return SourceLocation{file, 0, 0};
       while (!field.empty() && field.front() == '[') {
         const std::size_t close = field.find(']');
         std::uint32_t i = 0;
@@ -124,7 +125,6 @@ SourceLocation trace_field_location(std::istream& in, const std::string& file, s
       }
       if (!field.empty() && field.front() == '.') field.remove_prefix(1);
     }
-    if (v == nullptr || !field.empty()) return SourceLocation{file, 0, 0};
     return d.where(*v);
   } catch (const InputError&) {
     return SourceLocation{file, 0, 0};

@@ -138,6 +138,8 @@ TEST_CASE("Trace: trace_field_location finds a field of a trace read before, by 
   CHECK(at("attempts[3].task") == "x.json");
   CHECK(at("attempts[1].nothing") == "x.json");
   CHECK(at("attempts[x]") == "x.json");
+  CHECK(at("steps.name") == "x.json");     // a member of an array
+  CHECK(at("steps[0].name") == "x.json");  // a member of a string
   std::istringstream bad("{not json");
   CHECK(trace_field_location(bad, "x.json", "steps").str() == "x.json");
 }

@@ -10,6 +10,8 @@
 #include <limits>
 #include <string>
 
+#include <shardflow/core/text.hpp>
+
 namespace shardflow {
 
 std::string_view json_kind_name(JsonValue::Kind kind) {
@@ -52,7 +54,11 @@ SourceLocation JsonDocument::where(std::size_t offset) const {
   offset = std::min(offset, text_.size());
   const auto it = std::upper_bound(lines_.begin(), lines_.end(), offset);
   const auto line = static_cast<std::size_t>(it - lines_.begin());  // 1-based: lines_[line-1] <= offset
-  return SourceLocation{file_, static_cast<int>(line), static_cast<int>(offset - lines_[line - 1] + 1)};
+  // The column in characters, as an editor counts them: a line with "é" before the place counts it once,
+  // and a byte order mark not at all.
+  std::size_t from = lines_[line - 1];
+  if (line == 1 && text_.starts_with("\xEF\xBB\xBF")) from = std::min<std::size_t>(3, offset);
+  return SourceLocation{file_, static_cast<int>(line), character_column(text_.substr(from, offset - from))};
 }
 
 namespace {

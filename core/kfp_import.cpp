@@ -85,7 +85,7 @@ constexpr std::string_view kDefaultCluster =
 SourceLocation at(const Node& n, const std::string& file) {
   const YAML::Mark m = n.Mark();
   if (m.is_null() || m.line < 0) return SourceLocation{file, 0, 0};
-  return SourceLocation{file, m.line + 1, m.column + 1};
+  return SourceLocation{file, m.line + 1, detail::mark_column(m, file)};
 }
 
 // A value in the IR or an overlay: where it is and what it is called, for messages. A missing key's

@@ -171,6 +171,12 @@ std::string fixed_decimals(double v, int decimals) {
   return s;
 }
 
+int character_column(std::string_view line_prefix) {
+  int column = 1;
+  for (const char c : line_prefix) column += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return column;
+}
+
 std::size_t utf8_length(std::string_view text, std::size_t i) {
   const auto* b = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();

@@ -601,7 +601,7 @@ class Importer {
                        "the cluster file nests too deeply or is too large");
     const YAML::Mark m = n.Mark();
     note(n, m.is_null() || m.line < 0 ? SourceLocation{file, 0, 0}
-                                      : SourceLocation{file, m.line + 1, m.column + 1});
+                                      : SourceLocation{file, m.line + 1, detail::mark_column(m, file)});
     if (n.IsMap())
       for (auto it = n.begin(); it != n.end(); ++it) {
         note_marks(it->first, file, depth + 1);

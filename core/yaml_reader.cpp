@@ -60,6 +60,35 @@ std::string duplicate_key_message(std::string_view name, int first_line) {
   return "duplicate key " + quote(name) + " (first at line " + std::to_string(first_line) + ")";
 }
 
+namespace {
+// Per thread, for each file whose text note_text_columns saw last with characters of more than one byte:
+// by line (0-based, as yaml-cpp counts), the byte columns (0-based) of its UTF-8 continuation bytes.
+// Loads run on several threads at once (a sweep's), each checking its own text first.
+thread_local std::unordered_map<std::string, std::unordered_map<int, std::vector<int>>> t_wide_lines;
+}  // namespace
+
+void note_text_columns(std::string_view text, const std::string& file) {
+  if (text.starts_with("\xEF\xBB\xBF"))
+    text.remove_prefix(3);  // a byte order mark: yaml-cpp's columns skip it
+  if (std::all_of(text.begin(), text.end(),
+                  [](char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; })) {
+    if (!t_wide_lines.empty()) t_wide_lines.erase(file);
+    return;
+  }
+  std::unordered_map<int, std::vector<int>>& lines = t_wide_lines[file];
+  lines.clear();
+  int line = 0, column = 0;
+  for (const char c : text) {
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      continue;
+    }
+    if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) lines[line].push_back(column);
+    ++column;
+  }
+}
+
 void check_utf8_text(std::string_view text, const std::string& file) {
   // yaml-cpp would decode UTF-16 and UTF-32, JSON readers do not; shardflow passes a file's text on as it
   // is (a sweep's ConfigMap), and reads only UTF-8.
@@ -76,8 +105,9 @@ void check_utf8_text(std::string_view text, const std::string& file) {
     const std::string_view before = text.substr(0, at);
     const std::size_t line_start = before.rfind('\n');
     const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
-    const auto column = static_cast<int>(line_start == std::string_view::npos ? at + 1 : at - line_start);
-    return SourceLocation{file, line, column};
+    std::size_t from = line_start == std::string_view::npos ? 0 : line_start + 1;
+    if (from == 0 && at >= 3 && text.starts_with("\xEF\xBB\xBF")) from = 3;  // a byte order mark is no column
+    return SourceLocation{file, line, character_column(text.substr(from, at - from))};
   };
   const std::size_t nul = text.find('\0');
   if (nul != std::string_view::npos)
@@ -95,11 +125,22 @@ void check_utf8_text(std::string_view text, const std::string& file) {
     }
     i += len;
   }
+  note_text_columns(text, file);
+}
+
+int mark_column(const YAML::Mark& m, const std::string& file) {
+  if (t_wide_lines.empty()) return m.column + 1;
+  const auto f = t_wide_lines.find(file);
+  if (f == t_wide_lines.end()) return m.column + 1;
+  const auto l = f->second.find(m.line);
+  if (l == f->second.end()) return m.column + 1;
+  const std::vector<int>& at = l->second;
+  return m.column + 1 - static_cast<int>(std::lower_bound(at.begin(), at.end(), m.column) - at.begin());
 }
 
 SourceLocation location_of(const YAML::Mark& m, const std::string& file) {
   if (m.is_null() || m.line < 0) return SourceLocation{file, 0, 0};
-  return SourceLocation{file, m.line + 1, m.column + 1};
+  return SourceLocation{file, m.line + 1, mark_column(m, file)};
 }
 
 namespace {

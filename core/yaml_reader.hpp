@@ -39,8 +39,15 @@ std::string key_path(const std::string& parent, std::string_view key);
 std::string index_path(const std::string& parent, std::size_t i);
 /// "duplicate key "name" (first at line 3)": a key given twice in one mapping (or JSON object).
 std::string duplicate_key_message(std::string_view name, int first_line);
-/// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown.
+/// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown. The column counts
+/// characters (see mark_column).
 SourceLocation location_of(const YAML::Mark& m, const std::string& file);
+/// The 1-based column in characters of a yaml-cpp mark in `file` (yaml-cpp counts bytes): a line with
+/// "é" before the place counts it once, as an editor does. Known for the texts check_utf8_text saw on
+/// this thread (every file a reader parses); the byte column for others (a --set's value).
+int mark_column(const YAML::Mark& m, const std::string& file);
+/// Notes the text of `file` for mark_column (check_utf8_text does, for the files it checks).
+void note_text_columns(std::string_view text, const std::string& file);
 
 /// A file's text must be UTF-8 (with or without a byte order mark): one that starts with a UTF-16 or UTF-32
 /// byte order mark, or has a NUL byte (as UTF-16 text without one has), is an InputError naming the file.
@@ -127,7 +134,7 @@ class Reader {
       if (const YAML::Mark* key_mark = null_values_.find(n)) m = *key_mark;
     }
     if (m.is_null() || m.line < 0) return SourceLocation{file_, 0, 0};
-    return SourceLocation{file_, m.line + 1, m.column + 1};
+    return SourceLocation{file_, m.line + 1, mark_column(m, file_)};
   }
   [[noreturn]] void fail(const YAML::Node& n, const std::string& field, const std::string& message) const {
     throw InputError(at(n), field, message);

@@ -239,6 +239,7 @@ std::unique_ptr<Doc> read_doc(const std::string& file) {
   auto doc = std::make_unique<Doc>();
   doc->file = file;
   doc->dir = fs::path(file).parent_path();
+  detail::note_text_columns(*text, file);  // columns in characters
   try {
     doc->root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {

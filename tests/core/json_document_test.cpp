@@ -44,7 +44,7 @@ TEST_CASE("JsonDocument: values, offsets and decoded strings", "[json]") {
   CHECK(doc.item(a, 1).number == -25);
   CHECK(doc.item(a, 2).flag);
   CHECK(doc.item(a, 3).kind == JsonValue::Kind::null);
-  CHECK(doc.where(doc.item(a, 1)).column == 14);  // 3 BOM bytes and `{"a": [1, ` (10) come before it
+  CHECK(doc.where(doc.item(a, 1)).column == 11);  // `{"a": [1, ` (10 characters) before it; the BOM is none
   CHECK(doc.key(root, 1) == "s\xC3\xA9");         // \u00e9 is U+00E9, C3 A9 in UTF-8
   // \ud83d\ude00 is the pair of U+1F600: F0 9F 98 80.
   CHECK(doc.text(doc.item(root, 1)) == "x\n\xF0\x9F\x98\x80\xC3\xA9");
@@ -85,6 +85,11 @@ TEST_CASE("JsonDocument: bad JSON gets one error at the offending byte", "[json]
         "j.json:1:8: invalid JSON: unexpected end of the file inside an object; expected ',' or '}'");
   CHECK(error_of("1 2") ==
         "j.json:1:3: invalid JSON: unexpected '2' after the document's value; expected the end of the file");
+  // Columns count characters: "é" (2 bytes) is one, a BOM none.
+  CHECK(error_of("[\"\xc3\xa9\" x]") ==
+        "j.json:1:6: invalid JSON: unexpected 'x' after an array's element; expected ',' or ']'");
+  CHECK(error_of("\xef\xbb\xbf[1 2]") ==
+        "j.json:1:4: invalid JSON: unexpected '2' after an array's element; expected ',' or ']'");
   CHECK(error_of("[tru]") == "j.json:1:5: invalid JSON: invalid literal starting with 't'; expected true");
   CHECK(error_of("\"ab") ==
         "j.json:1:4: invalid JSON: missing closing quote of the string that starts at line 1, column 1");

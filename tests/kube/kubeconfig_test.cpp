@@ -296,6 +296,9 @@ TEST_CASE("kubeconfig: every error names the file, line, column and field, never
        "clusters:\n" + ok_cluster + "users:\n" + ok_user +
            "contexts:\n- name: a\n  context: {cluster: c, user: admin}\n",
        "a", ":11:31: contexts[0].context.user: no user named \"admin\" (users: u)"},
+      {"a column after a character of two bytes (counted once)",
+       "current-context: gone\ncontexts:\n- {name: \"\xc3\xa9\", context: {cluster: prod}}\n", "\xc3\xa9",
+       ":3:34: contexts[0].context.cluster: no cluster named \"prod\" (clusters: none are defined)"},
       {"a context without a cluster", "contexts:\n- name: a\n  context:\n    user: u\n", "a",
        ":4:5: contexts[0].context: missing required key \"cluster\""},
       {"a context without its mapping", "contexts:\n- name: a\n", "a",

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -502,7 +503,41 @@ class Runner {
         if (reuse_) by_fingerprint_.emplace(fingerprint, *group);
       }
       group_of_[c] = *group;
+      refuse_same_scenario(c);
     }
+  }
+
+  // Two configurations whose scenarios are equal are one configuration given twice: values that differ
+  // as text but not as settings (1 and 01, 2Gi and 2048Mi, 60s and 1m). Text that is equal is refused
+  // before anything is loaded (checked_combinations); this is the rest. Hashed with the prices, so a
+  // sweep of prices alone compares no two configurations.
+  void refuse_same_scenario(std::size_t c) {
+    const Scenario& s = scenarios_[c];
+    std::size_t h = view_fingerprint(s);
+    for (const NodePool& p : s.cluster.node_pools) {
+      hash_into(h, std::bit_cast<std::uint64_t>(p.price_per_hour));
+      hash_into(h, std::bit_cast<std::uint64_t>(p.spot_discount));
+    }
+    const auto [first, last] = by_scenario_.equal_range(h);
+    for (auto it = first; it != last; ++it) {
+      const std::size_t other = it->second;
+      if (!(scenarios_[other] == s)) continue;  // another configuration's, or one set aside (check_all)
+      std::vector<std::size_t> differ;
+      for (std::size_t d = 0; d < combos_[c].size(); ++d)
+        if (combos_[c][d] != combos_[other][d]) differ.push_back(d);
+      if (differ.size() == 1) {
+        const Dimension& dim = spec_.dimensions[differ[0]];
+        throw InputError(vary_place(dim), dim.path,
+                         "values " + shortened(combos_[other][differ[0]]) + " and " +
+                             shortened(combos_[c][differ[0]]) +
+                             " are the same setting (the scenario is the same with either): give it once");
+      }
+      throw InputError({"--vary", 0, 0}, "",
+                       "configurations " + shortened(assignment_text(spec_.dimensions, combos_[other])) +
+                           " and " + shortened(assignment_text(spec_.dimensions, combos_[c])) +
+                           " are the same scenario: vary one of the fields, not both");
+    }
+    by_scenario_.emplace(h, c);
   }
 
   // Brings each of `which` to `upto` replications (seeds base, base+1, ...): simulates, in parallel,
@@ -680,6 +715,7 @@ class Runner {
   std::vector<std::size_t> group_of_;
   std::vector<Group> groups_;
   std::unordered_multimap<std::size_t, std::size_t> by_fingerprint_;  // view_fingerprint -> group
+  std::unordered_multimap<std::size_t, std::size_t> by_scenario_;     // with prices -> configuration
   std::vector<std::vector<double>> makespan_, cost_;
   std::vector<std::vector<std::uint8_t>> failed_;
   std::uint64_t simulations_ = 0;

@@ -477,6 +477,25 @@ TEST_CASE("Sweep: bad input names what is wrong", "[planner]") {
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,1")};
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
         "--vary cluster.node_pools[n].count=1,2,1: cluster.node_pools[n].count: value 1 is given twice");
+  // Values that differ as text but not as settings: the same configuration twice, found once loaded.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,01")};
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--vary cluster.node_pools[n].count=1,2,01: cluster.node_pools[n].count: values 1 and 01 are the same "
+      "setting (the scenario is the same with either): give it once");
+  spec.dimensions = {parse_dimension("pipeline.steps[w].duration.base=10s,60s,1m"),
+                     parse_dimension("cluster.node_pools[n].memory=64Gi,65536Mi")};
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--vary cluster.node_pools[n].memory=64Gi,65536Mi: cluster.node_pools[n].memory: values 64Gi and "
+        "65536Mi are the same setting (the scenario is the same with either): give it once");
+  // Other prices are other configurations (the simulations are shared, the costs are not).
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].price_per_hour=3.6,3.60,7")};
+  CHECK(
+      error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+      "--vary cluster.node_pools[n].price_per_hour=3.6,3.60,7: cluster.node_pools[n].price_per_hour: values "
+      "3.6 and 3.60 are the same setting (the scenario is the same with either): give it once");
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].price_per_hour=3.6,7")};
+  CHECK(run_sweep_text(kLimited, "limited.yaml", spec).configs.size() == 2);
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2")};
   spec.replications = 0;
   CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==

@@ -38,10 +38,7 @@ void note_override_tree(const Reader& r, const Node& n, const SourceLocation& wh
   }
 }
 
-struct PathPart {
-  std::string key;       // a mapping key, or
-  std::string selector;  // a list element: an index or the `name` of an element (key empty)
-};
+}  // namespace
 
 std::vector<PathPart> parse_override_path(std::string_view path, const SourceLocation& where) {
   std::vector<PathPart> parts;
@@ -88,6 +85,8 @@ std::vector<PathPart> parse_override_path(std::string_view path, const SourceLoc
   if (parts.empty()) throw bad("the path is empty");
   return parts;
 }
+
+namespace {
 
 // The field path as the loader names fields, for messages: cluster.node_pools[1].count
 std::string parts_text(const std::vector<PathPart>& parts, std::size_t n) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -12,6 +14,15 @@
 #include "yaml_reader.hpp"
 
 namespace shardflow::detail {
+
+/// One part of a field's path (`cluster.node_pools[cpu].count`, `attempts[3].task`).
+struct PathPart {
+  std::string key;       // a mapping key, or
+  std::string selector;  // a list element: an index or the `name` of an element (key empty)
+};
+/// A path's parts: keys joined by '.', list elements in [], a key with dots or brackets in double quotes
+/// (labels."kubernetes.io/arch"). A malformed path is an InputError at `where` saying what is wrong.
+std::vector<PathPart> parse_override_path(std::string_view path, const SourceLocation& where);
 
 /// Applies one `--set PATH=VALUE` to `root` (see load_scenario_text in shardflow/core/scenario.hpp).
 /// Returns the field it set with every list element by index, as "cluster.node_pools[0].count": the

@@ -16,6 +16,7 @@
 #include <shardflow/core/trace.hpp>
 
 #include "json_reader.hpp"
+#include "overrides.hpp"
 
 namespace shardflow {
 namespace {
@@ -105,25 +106,18 @@ SourceLocation trace_field_location(std::istream& in, const std::string& file, s
     const std::string text = read_json_input(in, file, "trace");
     const JsonDocument d = parse_json_input(text, file);
     const JsonValue* v = &d.root();
-    // Segments: a member name, then any [index], joined by '.'.
-    while (!field.empty()) {
-      const std::size_t end = field.find_first_of(".[");
-      const std::string_view name = field.substr(0, end);
-      field = end == std::string_view::npos ? std::string_view() : field.substr(end);
-      if (!name.empty() && (v->kind != Kind::object || (v = d.member(*v, name)) == nullptr))
-        return SourceLocation{file, 0, 0};
-      while (!field.empty() && field.front() == '[') {
-        const std::size_t close = field.find(']');
-        std::uint32_t i = 0;
-        const auto [p, ec] =
-            std::from_chars(field.data() + 1, field.data() + std::min(close, field.size()), i);
-        if (close == std::string_view::npos || ec != std::errc() || p != field.data() + close ||
-            v->kind != Kind::array || i >= v->count)
+    for (const detail::PathPart& part : detail::parse_override_path(field, {file, 0, 0})) {
+      if (!part.key.empty()) {
+        if (v->kind != Kind::object || (v = d.member(*v, part.key)) == nullptr)
           return SourceLocation{file, 0, 0};
-        v = &d.item(*v, i);
-        field.remove_prefix(close + 1);
+        continue;
       }
-      if (!field.empty() && field.front() == '.') field.remove_prefix(1);
+      std::uint32_t i = 0;
+      const std::string& s = part.selector;
+      const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+      if (ec != std::errc() || p != s.data() + s.size() || v->kind != Kind::array || i >= v->count)
+        return SourceLocation{file, 0, 0};
+      v = &d.item(*v, i);
     }
     return d.where(*v);
   } catch (const InputError&) {

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_helpers.hpp"
-
+#include "text_place.hpp"
 namespace fs = std::filesystem;
 using namespace shardflow::clitest;
 
@@ -889,11 +889,7 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
     std::size_t at = text.find("\"attempts\":");
     for (int i = 0; i < 5; ++i) at = text.find('{', at + 1);
     at = text.find_first_not_of(' ', text.find("\"task\":", at) + 7);
-    const std::size_t line_start = text.rfind('\n', at);
-    const std::string place =
-        std::to_string(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1) +
-        ":" + std::to_string(at - (line_start == std::string::npos ? 0 : line_start + 1) + 1);
-    return (dir / "trace.json").string() + ":" + place +
+    return (dir / "trace.json").string() + ":" + shardflow::testing::line_col(text, at) +
            ": attempts[4].task: task 5 (step aggregate, item 0) is not a task of the "
            "scenario's plan (a run of another scenario, or of other settings?): ";
   };

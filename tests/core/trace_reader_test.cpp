@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -8,6 +7,8 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/trace.hpp>
+
+#include "text_place.hpp"
 
 using namespace shardflow;
 
@@ -119,12 +120,7 @@ TEST_CASE("Trace: read_trace_json reads what write_trace_json writes", "[core][t
 TEST_CASE("Trace: trace_field_location finds a field of a trace read before, by its name", "[core][trace]") {
   // A trace as write_trace_json writes it; the places expected are found in its text.
   const std::string text = json(sample_trace());
-  // The places of the values, computed from the text: line and column (1-based) of an offset.
-  const auto place = [&](std::size_t offset) {
-    const std::size_t line_start = text.rfind('\n', offset - 1);
-    return "x.json:" + std::to_string(std::count(text.begin(), text.begin() + offset, '\n') + 1) + ":" +
-           std::to_string(offset - (line_start == std::string::npos ? 0 : line_start + 1) + 1);
-  };
+  const auto place = [&](std::size_t offset) { return "x.json:" + testing::line_col(text, offset); };
   const auto at = [&](std::string_view field) {
     std::istringstream in(text);
     return trace_field_location(in, "x.json", field).str();

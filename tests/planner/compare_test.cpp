@@ -10,6 +10,8 @@
 #include <shardflow/planner/compare.hpp>
 #include <shardflow/planner/sweep.hpp>
 
+#include "text_place.hpp"
+
 using namespace shardflow;
 using namespace shardflow::planner;
 
@@ -64,8 +66,6 @@ TEST_CASE("compare: compare.json reads back, and an edited one gets each bad val
     INFO(from);
     REQUIRE(at != std::string::npos);
     text.replace(at, from.size(), to);
-    const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + at, '\n'));
-    const std::size_t col = at - text.rfind('\n', at) + shift;
     std::istringstream bad(text);
     std::string err;
     try {
@@ -73,7 +73,7 @@ TEST_CASE("compare: compare.json reads back, and an edited one gets each bad val
     } catch (const shardflow::InputError& e) {
       err = e.what();
     }
-    CHECK(err == "c/compare.json:" + std::to_string(line) + ":" + std::to_string(col) + ": " + message);
+    CHECK(err == "c/compare.json:" + shardflow::testing::line_col(text, at + shift) + ": " + message);
   };
   check("\"replications\": 25", "\"replications\": 25.5", 16, "replications: expected an integer, got 25.5");
   check("\"name\": \"four\"", "\"name\": 4", 8, "variants[0].name: expected a string, got 4");

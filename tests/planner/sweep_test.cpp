@@ -14,6 +14,8 @@
 #include <shardflow/planner/compare.hpp>
 #include <shardflow/planner/sweep.hpp>
 
+#include "text_place.hpp"
+
 using namespace shardflow;
 using namespace shardflow::planner;
 
@@ -210,12 +212,9 @@ TEST_CASE("Sweep: exact makespans and costs, and the cheapest configuration that
       INFO(from);
       REQUIRE(at != std::string::npos);
       text.replace(at, from.size(), to);
-      const std::size_t line =
-          1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + at, '\n'));
-      const std::size_t col = at - (at == 0 ? 0 : text.rfind('\n', at - 1) + 1) + 1;
       std::istringstream in(text);
       return std::pair{error_of([&] { read_sweep_json(in, "s/sweep.json"); }),
-                       "s/sweep.json:" + std::to_string(line) + ":" + std::to_string(col) + ": "};
+                       "s/sweep.json:" + testing::line_col(text, at) + ": "};
     };
     const auto check = [&](const std::string& from, const std::string& to, std::size_t shift,
                            const std::string& message) {

@@ -171,9 +171,12 @@ std::string fixed_decimals(double v, int decimals) {
   return s;
 }
 
-int character_column(std::string_view line_prefix) {
+int character_column(std::string_view text, std::size_t line_start, std::size_t at) {
+  at = std::min(at, text.size());
+  if (line_start == 0 && at >= 3 && text.starts_with("\xEF\xBB\xBF")) line_start = 3;
   int column = 1;
-  for (const char c : line_prefix) column += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  for (std::size_t i = line_start; i < at; ++i)
+    column += (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 ? 1 : 0;
   return column;
 }
 

@@ -105,9 +105,8 @@ void check_utf8_text(std::string_view text, const std::string& file) {
     const std::string_view before = text.substr(0, at);
     const std::size_t line_start = before.rfind('\n');
     const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
-    std::size_t from = line_start == std::string_view::npos ? 0 : line_start + 1;
-    if (from == 0 && at >= 3 && text.starts_with("\xEF\xBB\xBF")) from = 3;  // a byte order mark is no column
-    return SourceLocation{file, line, character_column(text.substr(from, at - from))};
+    return SourceLocation{
+        file, line, character_column(text, line_start == std::string_view::npos ? 0 : line_start + 1, at)};
   };
   const std::size_t nul = text.find('\0');
   if (nul != std::string_view::npos)

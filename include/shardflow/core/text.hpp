@@ -35,9 +35,10 @@ std::string fixed_decimals(double v, int decimals);
 /// (a Latin-1 byte, a stray continuation byte, an overlong or surrogate form, a cut-off sequence).
 std::size_t utf8_length(std::string_view text, std::size_t i);
 
-/// The 1-based column, in characters as an editor counts them, of the position just after `line_prefix`
-/// (the bytes of a line before it): its bytes less the UTF-8 continuation bytes (10xxxxxx), plus 1.
-int character_column(std::string_view line_prefix);
+/// The 1-based column, in characters as an editor counts them, of byte `at` of `text` on the line that
+/// starts at byte `line_start`: the bytes before it less the UTF-8 continuation bytes (10xxxxxx), plus 1.
+/// A byte order mark at the start of the text is not counted.
+int character_column(std::string_view text, std::size_t line_start, std::size_t at);
 
 /// A message as a terminal should get it: each byte that is not UTF-8, and each control character but
 /// newline and tab (an escape sequence in a name would drive the terminal), as \xNN; the rest unchanged.

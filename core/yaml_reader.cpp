@@ -61,32 +61,20 @@ std::string duplicate_key_message(std::string_view name, int first_line) {
 }
 
 namespace {
-// Per thread, for each file whose text note_text_columns saw last with characters of more than one byte:
-// by line (0-based, as yaml-cpp counts), the byte columns (0-based) of its UTF-8 continuation bytes.
-// Loads run on several threads at once (a sweep's), each checking its own text first.
-thread_local std::unordered_map<std::string, std::unordered_map<int, std::vector<int>>> t_wide_lines;
+// Per thread, the texts note_text_columns saw last by file, those with characters of more than one byte
+// (without a byte order mark, as yaml-cpp counts): mark_column counts characters in them. Loads run on
+// several threads at once (a sweep's), each checking its own text first.
+thread_local std::unordered_map<std::string, std::string> t_wide_texts;
 }  // namespace
 
 void note_text_columns(std::string_view text, const std::string& file) {
-  if (text.starts_with("\xEF\xBB\xBF"))
-    text.remove_prefix(3);  // a byte order mark: yaml-cpp's columns skip it
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a byte order mark: yaml-cpp skips it
   if (std::all_of(text.begin(), text.end(),
                   [](char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; })) {
-    if (!t_wide_lines.empty()) t_wide_lines.erase(file);
+    if (!t_wide_texts.empty()) t_wide_texts.erase(file);
     return;
   }
-  std::unordered_map<int, std::vector<int>>& lines = t_wide_lines[file];
-  lines.clear();
-  int line = 0, column = 0;
-  for (const char c : text) {
-    if (c == '\n') {
-      ++line;
-      column = 0;
-      continue;
-    }
-    if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) lines[line].push_back(column);
-    ++column;
-  }
+  t_wide_texts[file] = text;
 }
 
 void check_utf8_text(std::string_view text, const std::string& file) {
@@ -128,13 +116,11 @@ void check_utf8_text(std::string_view text, const std::string& file) {
 }
 
 int mark_column(const YAML::Mark& m, const std::string& file) {
-  if (t_wide_lines.empty()) return m.column + 1;
-  const auto f = t_wide_lines.find(file);
-  if (f == t_wide_lines.end()) return m.column + 1;
-  const auto l = f->second.find(m.line);
-  if (l == f->second.end()) return m.column + 1;
-  const std::vector<int>& at = l->second;
-  return m.column + 1 - static_cast<int>(std::lower_bound(at.begin(), at.end(), m.column) - at.begin());
+  if (t_wide_texts.empty() || m.pos < m.column) return m.column + 1;
+  const auto f = t_wide_texts.find(file);
+  if (f == t_wide_texts.end()) return m.column + 1;
+  const auto at = static_cast<std::size_t>(m.pos);
+  return character_column(f->second, at - static_cast<std::size_t>(m.column), at);
 }
 
 SourceLocation location_of(const YAML::Mark& m, const std::string& file) {

@@ -117,18 +117,26 @@ grep -q "nothing with the label shardflow.io/run=retries is left" "$work/status2
   { echo "FAIL: status after cleanup:"; cat "$work/status2.out"; exit 1; }
 echo "ok k8s cleanup retries: nothing with its label is left (checked with kubectl); k8s status says so"
 
+# Starts resume.yaml (a loop of 60 shards, 10 at once) as run ID in the background, its output in OUT,
+# and waits until 15 shards have succeeded (at most 60 s): sets pid and n (the shards done).
+# Not through run(): `run ... &` is a subshell whose kill would leave shardflow running, still writing to
+# $work/ID while a later run does.
+start_loop() {  # start_loop ID OUT [RUN FLAGS...]
+  local id=$1 out=$2
+  shift 2
+  "$exe" run "$scen/resume.yaml" --backend k8s --emulate --kubeconfig "$kc" --run-id "$id" \
+    --out "$work/$id" "$@" >"$out" 2>&1 &
+  pid=$!
+  n=0
+  for _ in $(seq 240); do
+    n=$("${kubectl[@]}" get pods -l "shardflow.io/run=$id" --field-selector=status.phase=Succeeded -o name | wc -l)
+    [ "$n" -ge 15 ] && break
+    sleep 0.25
+  done
+}
+
 # e. Resume after SIGKILL in the middle of the loop.
-# Not through run(): `run ... &` is a subshell whose SIGKILL would leave shardflow running, still writing
-# to $work/resume while the resumed run does.
-"$exe" run "$scen/resume.yaml" --backend k8s --emulate --kubeconfig "$kc" --run-id resume --keep \
-  --out "$work/resume" >"$work/resume1.out" 2>&1 &
-pid=$!
-n=0
-for _ in $(seq 240); do
-  n=$("${kubectl[@]}" get pods -l shardflow.io/run=resume --field-selector=status.phase=Succeeded -o name | wc -l)
-  [ "$n" -ge 15 ] && break
-  sleep 0.25
-done
+start_loop resume "$work/resume1.out" --keep
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
 ! pgrep -f -- "--out $work/resume" >/dev/null || { echo "FAIL: the killed run is still running"; exit 1; }
@@ -146,15 +154,7 @@ gone resume && echo "ok resumed run: 2 Jobs, each made once; cleaned up"
 
 # h. Ctrl-C in the middle of the loop: exit 130, the shards not done are "unfinished" (counted in tasks
 #    failed, as the other backends count them), their attempts cancelled; the objects are left for cleanup.
-"$exe" run "$scen/resume.yaml" --backend k8s --emulate --kubeconfig "$kc" --run-id intr \
-  --out "$work/intr" >"$work/intr.out" 2>&1 &
-pid=$!
-n=0
-for _ in $(seq 240); do
-  n=$("${kubectl[@]}" get pods -l shardflow.io/run=intr --field-selector=status.phase=Succeeded -o name | wc -l)
-  [ "$n" -ge 15 ] && break
-  sleep 0.25
-done
+start_loop intr "$work/intr.out"
 kill -INT "$pid"
 set +e
 wait "$pid"

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,12 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
       continue;
     }
     ScenarioCheck check = check_scenario_file(f, options);
+    std::optional<Plan> plan;
     if (check.scenario) {
-      try {
-        // A kernel `run --backend local` would refuse; say so here, with the same message.
-        exec::check_kernel_specs(*check.scenario);
-      } catch (const InputError& e) {
-        check.problems.push_back(e);
-      }
+      // The kernels `run --backend local` would refuse, with its messages: every one of them.
+      plan = Plan::unroll(check.scenario->pipeline);
+      check.problems = exec::kernel_problems(*check.scenario, *plan);
+      order_problems(check.problems, f);
     }
     if (!check.problems.empty()) {
       for (const InputError& e : check.problems) std::cerr << printable(e.what()) << "\n";
@@ -61,18 +61,10 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
       continue;
     }
     const Scenario& s = *check.scenario;
-    const Plan plan = Plan::unroll(s.pipeline);
-    try {
-      exec::check_kernel_upstream(plan);
-    } catch (const InputError& e) {
-      std::cerr << printable(e.what()) << "\n";
-      status = 2;
-      continue;
-    }
     int nodes = 0;
     for (const NodePool& p : s.cluster.node_pools) nodes += p.count;
-    std::cout << f << ": ok (" << count(plan.task_count(), "task") << " from "
-              << count(plan.steps().size(), "component step") << "; "
+    std::cout << f << ": ok (" << count(plan->task_count(), "task") << " from "
+              << count(plan->steps().size(), "component step") << "; "
               << count(static_cast<std::uint64_t>(nodes), "node") << " in "
               << count(s.cluster.node_pools.size(), "pool") << ")\n";
   }

@@ -295,6 +295,25 @@ Scenario load_scenario_file(const std::string& path, const LoadOptions& options)
   return load_scenario_text(bytes.text(), path, options);
 }
 
+void order_problems(std::vector<InputError>& problems, const std::string& path) {
+  const auto rank = [&](const InputError& e) {
+    const SourceLocation& w = e.where();
+    const bool here = w.file == path;
+    return std::tuple(w.line == 0 ? 0
+                      : here      ? 1
+                                  : 2,
+                      here ? std::string_view() : std::string_view(w.file), w.line, w.column);
+  };
+  std::stable_sort(problems.begin(), problems.end(),
+                   [&](const InputError& a, const InputError& b) { return rank(a) < rank(b); });
+  problems.erase(std::unique(problems.begin(), problems.end(),
+                             [](const InputError& a, const InputError& b) {
+                               return a.where().line != 0 && a.where() == b.where() &&
+                                      a.message() == b.message();
+                             }),
+                 problems.end());
+}
+
 ScenarioCheck check_scenario_file(const std::string& path, LoadOptions options) {
   ScenarioCheck check;
   options.problems = &check.problems;
@@ -305,24 +324,7 @@ ScenarioCheck check_scenario_file(const std::string& path, LoadOptions options) 
   } catch (const InputError& e) {
     check.problems.push_back(e);
   }
-  // The options' problems (no line) first, then the file's, then an overlay's, each by line and column.
-  const auto rank = [&](const InputError& e) {
-    const SourceLocation& w = e.where();
-    const bool here = w.file == path;
-    return std::tuple(w.line == 0 ? 0
-                      : here      ? 1
-                                  : 2,
-                      here ? std::string_view() : std::string_view(w.file), w.line, w.column);
-  };
-  std::stable_sort(check.problems.begin(), check.problems.end(),
-                   [&](const InputError& a, const InputError& b) { return rank(a) < rank(b); });
-  // One place in the file read twice, through a YAML alias: one message.
-  check.problems.erase(std::unique(check.problems.begin(), check.problems.end(),
-                                   [](const InputError& a, const InputError& b) {
-                                     return a.where().line != 0 && a.where() == b.where() &&
-                                            a.message() == b.message();
-                                   }),
-                       check.problems.end());
+  order_problems(check.problems, path);
   return check;
 }
 

@@ -864,7 +864,18 @@ void upstream_tasks(const Plan& plan, TaskId t, std::vector<TaskId>& stack, std:
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
-void check_kernel_upstream(const Plan& plan) {
+namespace {
+
+// Whether the kernel's name is one of the table's (no name: sleep).
+bool known_kernel(const KernelSpec& k) {
+  const auto& table = kernel_table();
+  return k.name.empty() ||
+         std::any_of(table.begin(), table.end(), [&](const auto& info) { return info.name == k.name; });
+}
+
+// Each aggregate or ridge_solve step with no task before it that makes shard statistics: its problem, in
+// the plan's step order, into `out` (the first only if `first`).
+void upstream_problems(const Plan& plan, std::vector<InputError>& out, bool first) {
   const auto makes_stats = [](const KernelSpec& k) {
     return k.name == "shard_stats" || k.name == "aggregate";
   };
@@ -878,19 +889,47 @@ void check_kernel_upstream(const Plan& plan) {
     if (seen[s] != 0 || (k.name != "aggregate" && k.name != "ridge_solve")) continue;
     seen[s] = 1;
     upstream_tasks(plan, t, stack, upstream);  // as the backend gathers the kernel's inputs
+    // A kernel before it with an unknown name (a misspelled shard_stats?) has its own message; whether it
+    // would make statistics cannot be told, so that one mistake is one message.
+    const auto of = [&](TaskId p) -> const KernelSpec& {
+      return plan.steps()[plan.step_of(p)].component.kernel;
+    };
     if (std::any_of(upstream.begin(), upstream.end(),
-                    [&](TaskId p) { return makes_stats(plan.steps()[plan.step_of(p)].component.kernel); }))
+                    [&](TaskId p) { return makes_stats(of(p)) || !known_kernel(of(p)); }))
       continue;
     std::vector<std::string> before;
     for (TaskId p : upstream)
       if (const std::string& path = plan.steps()[plan.step_of(p)].path;
           std::find(before.begin(), before.end(), path) == before.end())
         before.push_back(path);
-    kernel_fail(k, k.name + " sums the shard statistics of the tasks before it, and none makes any: " +
-                       (before.empty() ? std::string("no step runs before it")
-                                       : "the steps before it (" + listed(before) +
-                                             ") run no shard_stats or aggregate kernel"));
+    out.emplace_back(k.where, k.field,
+                     k.name + " sums the shard statistics of the tasks before it, and none makes any: " +
+                         (before.empty() ? std::string("no step runs before it")
+                                         : "the steps before it (" + listed(before) +
+                                               ") run no shard_stats or aggregate kernel"));
+    if (first) return;
   }
+}
+
+}  // namespace
+
+void check_kernel_upstream(const Plan& plan) {
+  std::vector<InputError> problems;
+  upstream_problems(plan, problems, true);
+  if (!problems.empty()) throw problems.front();
+}
+
+std::vector<InputError> kernel_problems(const Scenario& scenario, const Plan& plan) {
+  std::vector<InputError> out;
+  check_steps(scenario.pipeline.steps, nullptr, [&](const Component& c, const Loop* loop) {
+    try {
+      check_component(c, loop, false);
+    } catch (const InputError& e) {
+      out.push_back(e);
+    }
+  });
+  upstream_problems(plan, out, false);
+  return out;
 }
 
 void check_kernels(const Scenario& scenario) {

@@ -90,6 +90,33 @@ TEST_CASE("cli: validate refuses an unknown kernel as run --backend local does",
   CHECK(r.err == message);
 }
 
+TEST_CASE("cli: validate reports every kernel problem, by line, the upstream ones too", "[cli]") {
+  const std::string bad = (scratch("kernels") / "k.yaml").string();
+  std::ofstream(bad) << "name: k\n"
+                        "pipeline:\n"
+                        "  steps:\n"
+                        "    - {name: shards, parallel_for: {count: 3}, kernel: {name: spin, secondz: 1}}\n"
+                        "    - {name: agg, after: [shards], kernel: {name: aggregate}}\n"
+                        "    - {name: solve, after: [agg], kernel: {name: ridge_solv, lambda: 1}}\n"
+                        "cluster:\n"
+                        "  node_pools: [{name: p, cpu: 4, memory: 8Gi, count: 1}]\n";
+  const Result r = run("validate '" + bad + "'");
+  CHECK(r.status == 2);
+  CHECK(r.out == "");
+  CHECK(r.err ==
+        bad +
+            ":4:78: pipeline.steps[0].kernel.secondz: unknown parameter \"secondz\" for kernel spin "
+            "(expected one of: fail_attempts, seconds)\n" +
+            bad +
+            ":5:44: pipeline.steps[1].kernel: aggregate sums the shard statistics of the tasks before "
+            "it, and none makes any: the steps before it (shards) run no shard_stats or aggregate "
+            "kernel\n" +
+            bad +
+            ":6:50: pipeline.steps[2].kernel.name: unknown kernel \"ridge_solv\" (did you mean "
+            "\"ridge_solve\"?)\n" +
+            bad + ": 3 problems\n");
+}
+
 TEST_CASE("cli: every scenario in scenarios/ validates", "[cli]") {
   std::string files;
   for (const auto& e : fs::directory_iterator(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios"))

@@ -775,3 +775,29 @@ TEST_CASE(
                        "    - {name: agg, after: [s], fan_in: {arity: 2}, kernel: {name: aggregate}}\n") ==
         "ok");
 }
+
+TEST_CASE(
+    "Kernels: kernel_problems gives every step's kernel problem, the upstream ones too, and one message "
+    "a mistake",
+    "[exec]") {
+  const auto problems = [](const std::string& steps) {
+    const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
+    std::string out;
+    for (const InputError& e : kernel_problems(s, Plan::unroll(s.pipeline))) (out += e.what()) += '\n';
+    return out;
+  };
+  // A bad parameter, an aggregate with nothing before it that makes statistics, an unknown name; the
+  // step after the unknown kernel is not blamed for it (the name may be a misspelled shard_stats).
+  CHECK(problems("    - {name: shards, parallel_for: {count: 3}, kernel: {name: spin, secondz: 1}}\n"
+                 "    - {name: agg, after: [shards], kernel: {name: aggregate}}\n"
+                 "    - {name: solve, after: [agg], kernel: {name: ridge_solv, lambda: 1}}\n"
+                 "    - {name: fit, after: [solve], kernel: {name: ridge_solve, lambda: 1}}\n") ==
+        "t.yaml:7:78: pipeline.steps[0].kernel.secondz: unknown parameter \"secondz\" for kernel spin "
+        "(expected one of: fail_attempts, seconds)\n"
+        "t.yaml:9:50: pipeline.steps[2].kernel.name: unknown kernel \"ridge_solv\" (did you mean "
+        "\"ridge_solve\"?)\n"
+        "t.yaml:8:44: pipeline.steps[1].kernel: aggregate sums the shard statistics of the tasks before it, "
+        "and none makes any: the steps before it (shards) run no shard_stats or aggregate kernel\n");
+  CHECK(problems("    - {name: shards, parallel_for: {count: 3}, kernel: {name: shard_stats, rows: 10}}\n"
+                 "    - {name: agg, after: [shards], kernel: {name: aggregate}}\n") == "");
+}

@@ -123,4 +123,9 @@ struct ScenarioCheck {
 /// imported formats (KFP, WfCommons) give one problem, their first.
 ScenarioCheck check_scenario_file(const std::string& path, LoadOptions options);
 
+/// Puts problems found in the scenario file `path` in ScenarioCheck::problems' order: the options'
+/// problems (no line) first, then the file's, then any other file's (an overlay's), each by line and
+/// column; one message for a place reported twice with the same text (read twice through a YAML alias).
+void order_problems(std::vector<InputError>& problems, const std::string& path);
+
 }  // namespace shardflow

@@ -146,6 +146,10 @@ void upstream_tasks(const Plan& plan, TaskId t, std::vector<TaskId>& stack, std:
 /// (shard_stats, aggregate): an InputError at its kernel, before anything runs, where the run would fail
 /// each of its attempts. `validate` and `run --backend local` call it on the unrolled plan.
 void check_kernel_upstream(const Plan& plan);
+/// Every problem check_kernel_specs and check_kernel_upstream find, not only the first: one per step at
+/// most of each (a step's kernel stops at its first mistake), in the steps' order, the specs' first.
+/// `shardflow validate` reports them all.
+std::vector<InputError> kernel_problems(const Scenario& scenario, const Plan& plan);
 
 /// What run_kernel throws when it stopped because KernelContext::stop was set (a `command` sent SIGTERM,
 /// a CPU kernel between its blocks): the attempt was cancelled, not failed, and the backend records no

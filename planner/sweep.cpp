@@ -37,6 +37,7 @@
 
 #include "planner_text.hpp"
 #include "progress.hpp"
+#include "view_fingerprint.hpp"
 
 namespace shardflow::planner {
 
@@ -255,6 +256,92 @@ Search parse_search(const std::string& text) {
 
 namespace {
 
+void hash_into(std::size_t& h, std::uint64_t v) {
+  h = (h ^ v) * 1099511628211ULL;
+}
+void hash_duration(std::size_t& h, Duration d) {
+  hash_into(h, static_cast<std::uint64_t>(d.ns()));
+}
+// A double by its bits, 0 and -0 alike (they are ==).
+void hash_double(std::size_t& h, double v) {
+  hash_into(h, v == 0 ? std::uint64_t{0} : std::bit_cast<std::uint64_t>(v));
+}
+void hash_distribution(std::size_t& h, const Distribution& d) {
+  hash_into(h, static_cast<std::uint64_t>(d.kind));
+  hash_double(h, d.a);
+  hash_double(h, d.b);
+}
+
+void hash_steps(std::size_t& h, const std::vector<Step>& steps) {
+  for (const Step& s : steps) {
+    hash_into(h, s.loop ? s.loop->count : 0);
+    hash_into(h, s.loop ? s.loop->parallelism : 0);
+    hash_into(h, s.loop ? s.loop->workers : 0);
+    hash_into(h, s.parallelism);
+    const Component& c = s.component;
+    hash_into(h, static_cast<std::uint64_t>(c.resources.cpu));
+    hash_into(h, static_cast<std::uint64_t>(c.resources.memory));
+    hash_into(h, static_cast<std::uint64_t>(c.resources.gpu));
+    hash_duration(h, c.duration.base);
+    hash_duration(h, c.duration.per_gib);
+    hash_double(h, c.duration.lognormal_sigma);
+    hash_double(h, c.duration.straggler_p);
+    hash_double(h, c.duration.straggler_factor);
+    hash_distribution(h, c.input.dist);
+    hash_distribution(h, c.output.dist);
+    hash_double(h, c.failure.p);
+    hash_into(h, static_cast<std::uint64_t>(c.retries.max));
+    hash_duration(h, c.retries.backoff);
+    hash_double(h, c.retries.factor);
+    hash_duration(h, c.retries.max_backoff);
+    hash_into(h, static_cast<std::uint64_t>(c.image_size));
+    hash_steps(h, s.steps);
+  }
+}
+
+}  // namespace
+
+// view_fingerprint.hpp
+std::size_t view_fingerprint(const Scenario& view) {
+  std::size_t h = 14695981039346656037ULL;
+  hash_into(h, view.seed);
+  for (const NodePool& p : view.cluster.node_pools) {
+    hash_into(h, static_cast<std::uint64_t>(p.count));
+    hash_into(h, static_cast<std::uint64_t>(p.cpu));
+    hash_into(h, static_cast<std::uint64_t>(p.memory));
+    hash_into(h, static_cast<std::uint64_t>(p.gpu));
+    hash_into(h, static_cast<std::uint64_t>(p.max_pods));
+    hash_double(h, p.speed);
+    hash_duration(h, p.mtbf);
+    hash_into(h, std::uint64_t{p.spot});
+    hash_duration(h, p.spot_mean_reclaim);
+    hash_into(h, static_cast<std::uint64_t>(p.autoscaling.min));
+    hash_into(h, static_cast<std::uint64_t>(p.autoscaling.max));
+    hash_duration(h, p.autoscaling.scale_up_delay);
+    hash_duration(h, p.autoscaling.boot_time);
+    hash_duration(h, p.autoscaling.scale_down_idle);
+  }
+  const SchedulerConfig& sc = view.cluster.scheduler;
+  hash_into(h, static_cast<std::uint64_t>(sc.policy));
+  hash_into(h, static_cast<std::uint64_t>(sc.percentage_of_nodes_to_score));
+  hash_double(h, sc.decisions_per_second);
+  hash_duration(h, sc.bind_latency);
+  hash_duration(h, sc.initial_backoff);
+  hash_duration(h, sc.max_backoff);
+  hash_double(h, view.cluster.storage.read_bytes_per_second);
+  hash_double(h, view.cluster.storage.write_bytes_per_second);
+  const Overheads& ov = view.overheads;
+  hash_into(h, static_cast<std::uint64_t>(ov.pods_per_task));
+  hash_duration(h, ov.driver_pod_duration);
+  hash_duration(h, ov.sandbox_start);
+  hash_double(h, ov.image_pull_bytes_per_second);
+  hash_into(h, static_cast<std::uint64_t>(ov.default_image_size));
+  hash_steps(h, view.pipeline.steps);
+  return h;
+}
+
+namespace {
+
 std::uint64_t fnv1a(std::uint64_t h, std::string_view s) {
   for (unsigned char c : s) {
     h ^= c;
@@ -293,39 +380,6 @@ std::string inputs_hash(const std::string& yaml, const SweepSpec& spec) {
 bool monotone_path(const std::string& path) {
   return (path.starts_with("cluster.node_pools[") && path.ends_with("].count")) ||
          path.ends_with(".parallelism");
-}
-
-// A cheap hash of what a simulation view holds most often varied (node counts, resources, loops), to
-// find the groups whose views may equal a configuration's without comparing it to every group.
-void hash_into(std::size_t& h, std::uint64_t v) {
-  h = (h ^ v) * 1099511628211ULL;
-}
-
-void hash_steps(std::size_t& h, const std::vector<Step>& steps) {
-  for (const Step& s : steps) {
-    hash_into(h, s.loop ? s.loop->count : 0);
-    hash_into(h, s.loop ? s.loop->parallelism : 0);
-    hash_into(h, s.loop ? s.loop->workers : 0);
-    hash_into(h, s.parallelism);
-    hash_into(h, static_cast<std::uint64_t>(s.component.resources.cpu));
-    hash_into(h, static_cast<std::uint64_t>(s.component.resources.memory));
-    hash_into(h, static_cast<std::uint64_t>(s.component.duration.base.ns()));
-    hash_steps(h, s.steps);
-  }
-}
-
-std::size_t view_fingerprint(const Scenario& view) {
-  std::size_t h = 14695981039346656037ULL;
-  hash_into(h, view.seed);
-  for (const NodePool& p : view.cluster.node_pools) {
-    hash_into(h, static_cast<std::uint64_t>(p.count));
-    hash_into(h, static_cast<std::uint64_t>(p.cpu));
-    hash_into(h, static_cast<std::uint64_t>(p.memory));
-    hash_into(h, static_cast<std::uint64_t>(p.gpu));
-    hash_into(h, static_cast<std::uint64_t>(p.autoscaling.max));
-  }
-  hash_steps(h, view.pipeline.steps);
-  return h;
 }
 
 // The replications of the configurations a sweep runs, filled as they are simulated.

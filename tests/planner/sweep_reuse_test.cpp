@@ -13,6 +13,8 @@
 #include <shardflow/planner/sweep.hpp>
 #include <shardflow/sim/simulator.hpp>
 
+#include "../../planner/view_fingerprint.hpp"  // private to planner/
+
 using namespace shardflow;
 using namespace shardflow::planner;
 
@@ -178,4 +180,46 @@ TEST_CASE("Sweep reuse: the auto search gives the same bytes with fewer simulati
   CHECK(each.distinct_simulations == each.simulations);
   CHECK(shared.distinct_simulations < shared.simulations);
   CHECK(shared.distinct_simulations <= 3 * 8);
+}
+
+TEST_CASE(
+    "Sweep reuse: the view fingerprint tells apart views that differ in the fields sweeps vary, and "
+    "equal views share it",
+    "[planner]") {
+  const auto view = [](const std::string& set) {
+    LoadOptions options;
+    if (!set.empty()) options.sets = {set};
+    return sim::simulation_view(load_scenario_text(kMixed, "mixed.yaml", options));
+  };
+  const std::size_t base = view_fingerprint(view(""));
+  // Each a field the sweep would otherwise tell apart by comparing whole scenarios, configuration by
+  // configuration (3,000 values of one cost a second of comparisons).
+  for (const char* set : {"seed=8",
+                          "cluster.node_pools[n].count=2",
+                          "cluster.node_pools[n].max_pods=50",
+                          "cluster.node_pools[n].speed=2",
+                          "cluster.node_pools[n].mtbf=1h",
+                          "cluster.node_pools[s].spot.mean_reclaim=1h",
+                          "cluster.node_pools[n].autoscaling={min: 1, max: 4}",
+                          "cluster.scheduler.policy=most-allocated",
+                          "cluster.scheduler.decisions_per_second=50",
+                          "cluster.scheduler.bind_latency=20ms",
+                          "cluster.storage={read_bandwidth: 2GiB/s}",
+                          "overheads={sandbox_start: 2s}",
+                          "pipeline.steps[w].parallel_for.parallelism=13",
+                          "pipeline.steps[w].resources.memory=3Gi",
+                          "pipeline.steps[w].duration.base=31s",
+                          "pipeline.steps[w].duration.noise.lognormal_sigma=0.5",
+                          "pipeline.steps[w].failure.p=0.1",
+                          "pipeline.steps[w].retries={max: 2}",
+                          "pipeline.steps[w].retries={max: 2, backoff: 5s}",
+                          "pipeline.steps[merge].input={size: 1Gi}"}) {
+    INFO(set);
+    CHECK(view_fingerprint(view(set)) != base);
+  }
+  // Equal views, equal fingerprints: prices are not in the view, and 0 and -0 are the same value.
+  CHECK(view_fingerprint(view("cluster.node_pools[n].price_per_hour=9")) == base);
+  CHECK(view("pipeline.steps[w].failure.p=-0") == view("pipeline.steps[w].failure.p=0"));
+  CHECK(view_fingerprint(view("pipeline.steps[w].failure.p=-0")) ==
+        view_fingerprint(view("pipeline.steps[w].failure.p=0")));
 }

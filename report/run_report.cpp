@@ -70,9 +70,16 @@ void line_chart(std::string& out, const std::string& title, const std::string& c
 std::string run_facts(const Trace& t) {
   std::unordered_set<TaskId> tasks;
   for (const AttemptRecord& a : t.attempts) tasks.insert(a.task);
+  // The tasks that never ran (a task before them failed) have no attempt: said apart, where the trace
+  // knows them (a run's own, not one read back from trace.json), so that "N tasks" is not read as the
+  // pipeline's size.
+  const std::size_t not_run = t.tasks_not_run.size();
   return "seed " + std::to_string(t.seed) + " · backend " + t.backend + " · " + count(tasks.size()) +
          " tasks, " + count(t.attempts.size()) + " attempts on " + count(t.nodes.size()) +
-         (t.nodes.size() == 1 ? " node" : " nodes");
+         (t.nodes.size() == 1 ? " node" : " nodes") +
+         (not_run == 0 ? ""
+                       : " · " + count(not_run) + (not_run == 1 ? " task" : " tasks") +
+                             " not run (a task before " + (not_run == 1 ? "it" : "them") + " failed)");
 }
 
 void utilization_charts(std::string& out, const Trace& t, const Metrics& m, double end_s) {

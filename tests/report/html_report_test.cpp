@@ -128,6 +128,15 @@ TEST_CASE("Run report: one bar per bound attempt, retries, failures and the crit
   // Headline and facts.
   CHECK(page.find("seed 7 · backend sim · 4 tasks, 5 attempts on 2 nodes · shardflow 9.9.9") !=
         std::string::npos);
+  // Tasks that never ran (a task before them failed) are said apart: they have no attempt to count.
+  Trace dead = small_trace();
+  dead.tasks_not_run = {4, 5, 6};
+  CHECK(run_page(dead, small_metrics())
+            .find("seed 7 · backend sim · 4 tasks, 5 attempts on 2 nodes · 3 tasks not run (a task before "
+                  "them failed) · shardflow 9.9.9") != std::string::npos);
+  dead.tasks_not_run = {4};
+  CHECK(run_page(dead, small_metrics()).find("2 nodes · 1 task not run (a task before it failed) · ") !=
+        std::string::npos);
   CHECK(page.find("<div class=\"value\">1m40s</div>") != std::string::npos);
   // Utilization has a GPU line since a node has one; one histogram per step; no network.
   CHECK(occurrences(page, "<path class=\"line\"") == 4);  // CPU, memory, GPU; pending pods
@@ -292,7 +301,8 @@ TEST_CASE("compare report: one replication shows no interval and nothing signifi
   std::ostringstream out;
   write_compare_report(out, r, ReportOptions{});
   const std::string html = out.str();
-  CHECK(html.find("other − base: +20.00 (one run: no interval, nothing is significant)") != std::string::npos);
+  CHECK(html.find("other − base: +20.00 (one run: no interval, nothing is significant)") !=
+        std::string::npos);
   CHECK(html.find("n/a (one run)") != std::string::npos);
   CHECK(html.find("class=\"diff sig\" cx") == std::string::npos);
   CHECK(html.find(">+20s</td>") != std::string::npos);

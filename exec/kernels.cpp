@@ -172,12 +172,19 @@ std::string param_field(const KernelSpec& k, const std::string& name) {
   throw InputError(k.where, k.field, message);
 }
 
+// The kernel's entry in the table, or null for an unknown name. An empty name is sleep.
+const KernelInfo* kernel_info(const KernelSpec& k) {
+  const std::string_view name = k.name.empty() ? std::string_view("sleep") : std::string_view(k.name);
+  for (const auto& info : kernel_table())
+    if (info.name == name) return &info;
+  return nullptr;
+}
+
 // The kernel's entry in the table; throws InputError for an unknown name. An empty name is sleep.
 const KernelInfo& find_kernel(const KernelSpec& k) {
+  if (const KernelInfo* info = kernel_info(k)) return *info;
   const std::string_view name = k.name.empty() ? std::string_view("sleep") : std::string_view(k.name);
   const auto& table = kernel_table();
-  for (const auto& info : table)
-    if (info.name == name) return info;
   std::string_view best;
   std::size_t best_d = std::numeric_limits<std::size_t>::max();
   std::string list;
@@ -866,13 +873,6 @@ void upstream_tasks(const Plan& plan, TaskId t, std::vector<TaskId>& stack, std:
 
 namespace {
 
-// Whether the kernel's name is one of the table's (no name: sleep).
-bool known_kernel(const KernelSpec& k) {
-  const auto& table = kernel_table();
-  return k.name.empty() ||
-         std::any_of(table.begin(), table.end(), [&](const auto& info) { return info.name == k.name; });
-}
-
 // Each aggregate or ridge_solve step with no task before it that makes shard statistics: its problem, in
 // the plan's step order, into `out` (the first only if `first`).
 void upstream_problems(const Plan& plan, std::vector<InputError>& out, bool first) {
@@ -895,7 +895,7 @@ void upstream_problems(const Plan& plan, std::vector<InputError>& out, bool firs
       return plan.steps()[plan.step_of(p)].component.kernel;
     };
     if (std::any_of(upstream.begin(), upstream.end(),
-                    [&](TaskId p) { return makes_stats(of(p)) || !known_kernel(of(p)); }))
+                    [&](TaskId p) { return makes_stats(of(p)) || kernel_info(of(p)) == nullptr; }))
       continue;
     std::vector<std::string> before;
     for (TaskId p : upstream)

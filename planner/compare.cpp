@@ -344,7 +344,7 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     for (const std::string& s : v.sets) sets += (sets.empty() ? "" : ", ") + s;
     out << "  " << v.name << ": " << (sets.empty() ? "the scenario as it is" : sets) << "\n";
   }
-  out << "\n";
+  out << detail::few_replications_note(r.replications) << "\n";
   {
     std::vector<std::string> head = {"variant",   "makespan mean s", "95% CI", "p50", "p95",
                                      "cost mean", "95% CI",          "p50",    "p95", "CPU util"};

@@ -22,6 +22,16 @@ inline std::string shortest(double s) {
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, s).ptr);
 }
 
+/// The line sweep and compare print under their heading when the replications are too few for the
+/// intervals' skewness correction (2 to kMinSkewCorrected - 1; one run has no interval); "" otherwise.
+inline std::string few_replications_note(int replications) {
+  if (replications < 2 || replications >= static_cast<int>(kMinSkewCorrected)) return "";
+  return "note: with fewer than " + std::to_string(kMinSkewCorrected) +
+         " replications the 95% intervals are plain Student-t intervals, wide and not corrected for the "
+         "makespan's skew (too few runs to estimate it); -r " +
+         std::to_string(kMinSkewCorrected) + " or more corrects them, -r 20 or more narrows them\n";
+}
+
 /// `s` without leading and trailing blanks and tabs.
 inline std::string trim(std::string_view s) {
   const auto a = s.find_first_not_of(" \t");

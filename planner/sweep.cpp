@@ -186,8 +186,12 @@ Dimension parse_dimension(const std::string& text) {
 //   mu in [mean - s f^-1(t/sqrt n - g/(6n)),  mean - s f^-1(-t/sqrt n - g/(6n))].
 // For g > 0 (a long right tail, as makespans with stragglers have) both ends move to the right. For
 // g = 0, f is the identity and the interval is exactly the Student-t interval mean -+ s t/sqrt n.
-// g is the sample skewness G1 = n/((n-1)(n-2)) sum (x - mean)^3 / s^3, which needs n >= 3 and s > 0;
-// otherwise the interval is the plain t interval (or just the mean, for one value or zero variance).
+// g is the sample skewness G1 = n/((n-1)(n-2)) sum (x - mean)^3 / s^3, which needs n >= 3 and s > 0.
+// The correction is made from kMinSkewCorrected values on, the fewest the coverage study measured it with
+// (docs/compare-format.md): the skewness of fewer runs is noise (3 runs of a right-skewed makespan can
+// give g = -0.7), and a noisy g far from 0 stretches one end by several times t s/sqrt(n), past every
+// value seen. Below that, and for g = 0, the interval is the plain t interval (just the mean, for one
+// value or zero variance); `skewness` is reported either way.
 Summary summarize(const std::vector<double>& values) {
   Summary s;
   s.n = values.size();
@@ -211,7 +215,7 @@ Summary summarize(const std::vector<double>& values) {
     return s;
   }
   if (values.size() > 2) s.skewness = n / ((n - 1) * (n - 2)) * s3 / (s.stddev * s.stddev * s.stddev);
-  const double g = s.skewness;
+  const double g = values.size() >= kMinSkewCorrected ? s.skewness : 0;
   // f^-1(y) = (3/g)((1 + g y)^(1/3) - 1), written as y / ((c^2 + c + 1)/3) with c = (1 + g y)^(1/3)
   // (as c^3 - 1 = (c - 1)(c^2 + c + 1)): no cancellation for small g, and exactly y for g = 0.
   const auto f_inverse = [g](double y) {
@@ -1179,7 +1183,8 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   out << "sweep of " << r.scenario << ": " << r.configs.size() << " configuration"
       << (r.configs.size() == 1 ? "" : "s") << " x " << r.replications << " replication"
       << (r.replications == 1 ? "" : "s") << " (seeds " << r.base_seed << ".."
-      << r.base_seed + r.replications - 1 << ", the same for every configuration)\n";
+      << r.base_seed + r.replications - 1 << ", the same for every configuration)\n"
+      << detail::few_replications_note(r.replications);
   if (r.shard)
     out << "slice " << r.shard->index << "/" << r.shard->count << " of " << r.configurations_in_space
         << " configurations (configurations " << r.shard->index << ", " << r.shard->index + r.shard->count

@@ -169,6 +169,14 @@ TEST_CASE("compare: a small significant difference is printed with the digits th
   std::ostringstream out2;
   print_compare(out2, r);
   CHECK(out2.str().find("+0.00 (-0.20..+0.30)           no") != std::string::npos);
+  CHECK(out2.str().find("note: with fewer than") == std::string::npos);
+  // Under 10 replications, the note on the intervals follows the variants' list.
+  r.replications = 9;
+  std::ostringstream out3;
+  print_compare(out3, r);
+  CHECK(out3.str().find(
+            "  wide: the scenario as it is\nnote: with fewer than 10 replications the 95% intervals "
+            "are plain Student-t intervals") != std::string::npos);
 }
 
 TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor cheapest", "[planner]") {

@@ -91,58 +91,84 @@ TEST_CASE("Sweep: summary statistics, and exactly the Student-t interval for a s
 }
 
 TEST_CASE("Sweep: a skewed sample gets Hall's skewness-corrected t interval", "[planner]") {
-  // {1, 2, 3, 10}: mean 4, deviations -3, -2, -1, 6, sum of squares 50, sum of cubes 180,
-  // s = sqrt(50/3), sample skewness G1 = 4/(3*2) * 180 / s^3.
-  const Summary s = summarize({1, 2, 3, 10});
-  const double sd = std::sqrt(50.0 / 3.0);
-  const double g = 4.0 / 6.0 * 180.0 / (sd * sd * sd);
-  CHECK(s.mean == 4);
+  // Nine 1s and an 11 (10 values, the fewest corrected): mean 2, deviations -1 (x9) and 9, sum of squares
+  // 90, sum of cubes 720, s = sqrt(10), sample skewness G1 = 10/(9*8) * 720 / s^3 = sqrt(10).
+  std::vector<double> v(9, 1.0);
+  v.push_back(11);
+  const Summary s = summarize(v);
+  const double sd = std::sqrt(10.0);
+  const double g = 10.0 / 72.0 * 720.0 / (sd * sd * sd);
+  CHECK(s.mean == 2);
   CHECK(s.skewness == Approx(g).epsilon(1e-14));
-  CHECK(s.skewness == Approx(1.7636326148038879).epsilon(1e-14));  // the same in Python
+  CHECK(s.skewness == Approx(std::sqrt(10.0)).epsilon(1e-14));
   // Hall (1992), written out: f^-1(y) = (3/g)(cbrt(1 + g y) - 1), the ends are
   // mean - s f^-1(+-t/sqrt(n) - g/(6n)). Here 1 + g y < 0 at the upper end: the real cube root.
-  const double t = 3.182446;  // t(0.975, 3)
+  const double t = 2.262157;  // t(0.975, 9)
+  const double rn = std::sqrt(10.0);
   const auto f_inverse = [&](double y) { return 3 / g * (std::cbrt(1 + g * y) - 1); };
-  const double low = 4 - sd * f_inverse(t / 2 - g / 24);
-  const double high = 4 - sd * f_inverse(-t / 2 - g / 24);
+  const double low = 2 - sd * f_inverse(t / rn - g / 60);
+  const double high = 2 - sd * f_inverse(-t / rn - g / 60);
   CHECK(s.ci95_low == Approx(low).epsilon(1e-12));
   CHECK(s.ci95_high == Approx(high).epsilon(1e-12));
-  // The same ends worked in Python (float64), with the t interval -2.4961..10.4961 for comparison:
-  // the corrected interval leans toward the long right tail.
-  CHECK(s.ci95_low == Approx(0.22617023389275648).epsilon(1e-12));
-  CHECK(s.ci95_high == Approx(19.599454944777285).epsilon(1e-12));
+  // The same ends worked in Python (float64), with the t interval -0.2622..4.2622 for comparison: the
+  // corrected interval leans toward the long right tail.
+  CHECK(s.ci95_low == Approx(0.6278229650696376).epsilon(1e-12));
+  CHECK(s.ci95_high == Approx(8.378942487462169).epsilon(1e-12));
   // The defining property: at either end, Hall's statistic T = sqrt(n)(W + g W^2/3 + g^2 W^3/27 + g/(6n)),
   // W = (mean - mu)/s, is -+t.
   const auto hall_t = [&](double mu) {
-    const double w = (4 - mu) / sd;
-    return 2 * (w + g * w * w / 3 + g * g * w * w * w / 27 + g / 24);
+    const double w = (2 - mu) / sd;
+    return rn * (w + g * w * w / 3 + g * g * w * w * w / 27 + g / 60);
   };
   CHECK(hall_t(s.ci95_low) == Approx(t).epsilon(1e-12));
   CHECK(hall_t(s.ci95_high) == Approx(-t).epsilon(1e-12));
   // Mirroring the sample mirrors the interval; shifting and scaling it shifts and scales the interval.
-  const Summary m = summarize({-1, -2, -3, -10});
+  std::vector<double> mirrored, scaled;
+  for (double x : v) mirrored.push_back(-x), scaled.push_back(100 + 2 * x);
+  const Summary m = summarize(mirrored);
   CHECK(m.skewness == Approx(-g).epsilon(1e-14));
   CHECK(m.ci95_low == Approx(-s.ci95_high).epsilon(1e-12));
   CHECK(m.ci95_high == Approx(-s.ci95_low).epsilon(1e-12));
-  const Summary scaled = summarize({102, 104, 106, 120});
-  CHECK(scaled.skewness == Approx(g).epsilon(1e-12));
-  CHECK(scaled.ci95_low == Approx(100 + 2 * s.ci95_low).epsilon(1e-12));
-  CHECK(scaled.ci95_high == Approx(100 + 2 * s.ci95_high).epsilon(1e-12));
+  const Summary sc = summarize(scaled);
+  CHECK(sc.skewness == Approx(g).epsilon(1e-12));
+  CHECK(sc.ci95_low == Approx(100 + 2 * s.ci95_low).epsilon(1e-12));
+  CHECK(sc.ci95_high == Approx(100 + 2 * s.ci95_high).epsilon(1e-12));
+}
+
+TEST_CASE(
+    "Sweep: fewer than 10 values get the plain t interval, their skewness reported but not corrected for",
+    "[planner]") {
+  // {1, 2, 3, 10}: mean 4, deviations -3, -2, -1, 6, sum of squares 50, sum of cubes 180, s = sqrt(50/3),
+  // G1 = 4/(3*2) * 180 / s^3 = 1.7636 (the same in Python). The t interval: 4 -+ t(0.975, 3) s / 2.
+  const Summary s = summarize({1, 2, 3, 10});
+  const double sd = std::sqrt(50.0 / 3.0);
+  CHECK(s.skewness == Approx(1.7636326148038879).epsilon(1e-14));
+  CHECK(s.ci95_low == Approx(4 - 3.182446 * sd / 2).epsilon(1e-12));
+  CHECK(s.ci95_high == Approx(4 + 3.182446 * sd / 2).epsilon(1e-12));
+  CHECK(s.ci95_low == Approx(-2.4961).epsilon(1e-4));
+  // Three runs of a right-skewed makespan whose sample skewness came out negative (-0.71): Hall's
+  // correction put the low end at 523.5, below every run by 4,000 s; the t interval is 3,754..6,604.
+  const Summary few = summarize({4564.8, 5272.7, 5700.7});
+  CHECK(few.skewness < -0.7);
+  CHECK(few.ci95_low == Approx(few.mean - 4.302653 * few.stddev / std::sqrt(3.0)).epsilon(1e-12));
+  CHECK(few.ci95_high == Approx(few.mean + 4.302653 * few.stddev / std::sqrt(3.0)).epsilon(1e-12));
+  CHECK(few.ci95_low == Approx(3754.3).epsilon(1e-4));
 }
 
 TEST_CASE("Sweep: the corrected interval is continuous at zero skewness", "[planner]") {
   // A nearly symmetric sample: a skewness of about 1e-9 must move the ends by about that much, with no
   // cancellation in (3/g)(cbrt(1 + g y) - 1) and no jump from the exact t interval.
-  const Summary sym = summarize({1, 2, 3, 4, 5});
-  const Summary near = summarize({1, 2, 3, 4, 5 + 1e-9});
+  // Ten values, the fewest corrected.
+  const Summary sym = summarize({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  const Summary near = summarize({1, 2, 3, 4, 5, 6, 7, 8, 9, 10 + 1e-9});
   CHECK(sym.skewness == 0);
   CHECK(near.skewness != 0);
   CHECK(std::abs(near.skewness) < 1e-8);
   CHECK(near.ci95_low == Approx(sym.ci95_low).margin(1e-8));
   CHECK(near.ci95_high == Approx(sym.ci95_high).margin(1e-8));
-  const double q = 2.776445 / std::sqrt(5.0);  // t(0.975, 4)
-  CHECK(sym.ci95_low == 3 - sym.stddev * q);
-  CHECK(sym.ci95_high == 3 + sym.stddev * q);
+  const double q = 2.262157 / std::sqrt(10.0);  // t(0.975, 9)
+  CHECK(sym.ci95_low == 5.5 - sym.stddev * q);
+  CHECK(sym.ci95_high == 5.5 + sym.stddev * q);
 }
 
 TEST_CASE("Sweep: --vary values split at top-level commas", "[planner]") {
@@ -185,6 +211,19 @@ TEST_CASE("Sweep: exact makespans and costs, and the cheapest configuration that
   CHECK(*r.recommended == 3);  // one node, parallelism 10: 10 s for 0.01
   std::ostringstream table;
   print_sweep(table, r);
+  // 3 replications: the intervals are plain t intervals, and the table says so under its heading.
+  CHECK(table.str().find(
+            "(seeds 5..7, the same for every configuration)\n"
+            "note: with fewer than 10 replications the 95% intervals are plain Student-t "
+            "intervals, wide and not corrected for the makespan's skew (too few runs to estimate "
+            "it); -r 10 or more corrects them, -r 20 or more narrows them\n\n") != std::string::npos);
+  for (const int reps : {1, 10}) {
+    SweepResult other = r;
+    other.replications = reps;
+    std::ostringstream text;
+    print_sweep(text, other);
+    CHECK(text.str().find("note: with fewer than") == std::string::npos);
+  }
   CHECK(table.str().find(
             "cheapest configuration with p95 makespan within the deadline (30 s): "
             "cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10; mean cost "

@@ -78,13 +78,17 @@ struct Summary {
   double p50 = 0;  // nearest rank, as everywhere in shardflow
   double p95 = 0;
   double max = 0;
-  // 95% confidence interval of the mean: Hall's (1992) skewness-corrected t interval (see summarize).
-  // It is the Student-t interval for a symmetric sample and leans toward a sample's long tail.
+  // 95% confidence interval of the mean: Hall's (1992) skewness-corrected t interval (see summarize)
+  // from kMinSkewCorrected values on, the Student-t interval below. It is the Student-t interval for a
+  // symmetric sample and leans toward a sample's long tail.
   double ci95_low = 0;
   double ci95_high = 0;
   double skewness = 0;  // sample skewness G1, which the interval corrects for (0 for n < 3)
   std::size_t n = 0;    // values summarized; with fewer than 2 there is no interval (it is the mean)
 };
+/// The fewest values whose interval summarize() corrects for skewness (the fewest replications the
+/// coverage study measured the correction with): the skewness of fewer runs is noise.
+inline constexpr std::size_t kMinSkewCorrected = 10;
 Summary summarize(const std::vector<double>& values);
 
 struct ConfigResult {

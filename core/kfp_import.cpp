@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -501,6 +502,21 @@ class Importer {
     return out;
   }
 
+  // A producerTask names a task of the DAG being read: refused at once otherwise, before anything is asked
+  // of that task's outputs (a typo would be taken for an output whose length the overlay must give).
+  void check_producer(const Field& producer) const {
+    if (dag_tasks_.empty() || !producer.node || !producer.node.IsScalar()) return;
+    const std::vector<std::string_view>& names = dag_tasks_.back();
+    const std::string& name = producer.node.Scalar();
+    if (std::find(names.begin(), names.end(), name) != names.end()) return;
+    const auto meant = detail::Map::closest_name(name, names);
+    producer.fail("no task " + quote(name) + " in this DAG" +
+                  (meant ? " (did you mean \"" + std::string(*meant) + "\"?)"
+                         : " (its tasks: " + listed(names.size(), [&](std::size_t k) {
+                             return std::string(names[k]);
+                           }) + ")"));
+  }
+
   // A task input (inputs.parameters.NAME or inputs.artifacts.NAME) in the DAG whose inputs are `env`.
   Value resolve(const Field& spec, const Env& env, bool artifact) {
     spec.expect_map(artifact ? Keys(kArtifactSpecKeys) : Keys(kParameterSpecKeys));
@@ -519,6 +535,7 @@ class Importer {
       }
     } else if (spec.has("taskOutputParameter") || spec.has("taskOutputArtifact")) {
       const Field out = spec[artifact ? "taskOutputArtifact" : "taskOutputParameter"];
+      check_producer(out["producerTask"]);
       const std::string producer = out["producerTask"].scalar();
       const std::string key = out[artifact ? "outputArtifactKey" : "outputParameterKey"].scalar();
       v.output_key = producer + "." + key;
@@ -538,6 +555,7 @@ class Importer {
         }
       }
     } else if (!artifact && spec.has("taskFinalStatus")) {
+      check_producer(spec["taskFinalStatus"]["producerTask"]);
       v.what = "the final status of task " + quote(spec["taskFinalStatus"]["producerTask"].scalar());
     } else {
       spec.fail("expected one of " + std::string(artifact ? "taskOutputArtifact, componentInputArtifact"
@@ -682,6 +700,9 @@ class Importer {
     dag.expect_map(kDagKeys);
     const Field tasks = dag["tasks"];
     tasks.expect_map({});
+    std::vector<std::string_view>& names = dag_tasks_.emplace_back();
+    for (auto t = tasks.node.begin(); t != tasks.node.end(); ++t)
+      if (t->first.IsScalar()) names.push_back(t->first.Scalar());
     Node steps = fresh(YAML::NodeType::Sequence);
     note(steps, tasks.node);
     std::set<std::string> skipped;
@@ -755,6 +776,7 @@ class Importer {
            " of one dsl.If/Elif/Else all run (a condition is taken unless the "
            "overlay says 0: kfp: {conditions: {" +
            branches.back() + ": 0}})");
+    dag_tasks_.pop_back();
     return steps;
   }
 
@@ -958,7 +980,17 @@ class Importer {
         const Field f = resolved(res[key], inputs);
         std::string text = f.scalar();
         if (key == "memoryRequest" || key == "memoryLimit") {
-          text += "G";  // the old fields count gigabytes
+          // The old fields are numbers of gigabytes (PipelineSpec's double memory_limit): checked here, at
+          // the IR's field, rather than as the scenario's size the "G" makes of them.
+          double gb = 0;
+          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), gb);
+          if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || !(gb >= 0) ||
+              !std::isfinite(gb))
+            f.fail(
+                "expected a number of gigabytes, 0 or more (the SDK writes set_memory_request('16Gi') "
+                "as 17.179869184; the newer resourceMemoryRequest holds the text), got " +
+                quote(text));
+          text += "G";
         } else if (!text.empty() && text.back() == 'K') {
           text.back() = 'k';  // Kubernetes' decimal kilo, as the loader writes it
         }
@@ -1147,7 +1179,8 @@ class Importer {
   std::map<std::string, Field> components_;
   std::map<std::string, std::vector<std::string>> task_dags_;  // a kfp.tasks name -> the DAGs of its tasks
   std::vector<std::pair<std::string, std::string>>
-      dag_stack_;  // (component, task) of the sub-DAGs being read
+      dag_stack_;                                         // (component, task) of the sub-DAGs being read
+  std::vector<std::vector<std::string_view>> dag_tasks_;  // the task names of each DAG being read
   std::vector<detail::ParsedOverlay> overlays_;
   bool cluster_given_ = false;
   Models models_;

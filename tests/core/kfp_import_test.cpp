@@ -329,6 +329,16 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
           "below 1 (waits "
           "that "
           "shrink) is not modelled; shardflow takes factors >= 1, got 0.5");
+    // The older memoryLimit counts gigabytes: a size written there is refused at the IR field, as written.
+    const std::string line =
+        "    exec-old: {container: {image: python:3.11, resources: {cpuLimit: 0.5, memoryLimit: 2.0}}}";
+    for (const std::string bad : {"2Gi", "-1", "two"})
+      CHECK(error_of(replace(kIr, "memoryLimit: 2.0}", "memoryLimit: " + bad + "}"), options(kCluster)) ==
+            "p.yaml:35:" + std::to_string(line.find("2.0") + 1) +
+                ": deploymentSpec.executors.exec-old.container.resources.memoryLimit: expected a number of "
+                "gigabytes, 0 or more (the SDK writes set_memory_request('16Gi') as 17.179869184; the newer "
+                "resourceMemoryRequest holds the text), got \"" +
+                bad + "\"");
   }
   SECTION("ALL_UPSTREAM_TASKS_COMPLETED outside an exit handler (ignore_upstream_failure) gets a warning") {
     const std::string warning =
@@ -702,6 +712,39 @@ TEST_CASE("KFP import: kfp.outputs for an output that only a condition reads is 
         "model.yaml:1:17: kfp.outputs.flip.Output: no loop over the output \"flip.Output\" in the pipeline "
         "(only "
         "a loop's items are modelled)");
+}
+
+TEST_CASE("KFP import: a producerTask that names no task of its DAG is refused at that field", "[kfp]") {
+  // A loop over the output of a misspelled task: it was taken for an output whose length the overlay had
+  // to give ("give its length in an overlay as kfp: {outputs: {mke.Output: N}}"), and only once given was
+  // the misspelling reported.
+  const auto ir = [](const std::string& producer) {
+    return "components:\n  comp-a: {executorLabel: exec-a}\n  comp-b: {executorLabel: exec-b}\n"
+           "  comp-for-loop-1: {dag: {tasks: {b: {componentRef: {name: comp-b}}}}}\n"
+           "deploymentSpec: {executors: {exec-a: {container: {image: alpine}}, exec-b: {container: {image: "
+           "alpine}}}}\n"
+           "pipelineInfo: {name: p5}\nroot:\n  dag:\n    tasks:\n"
+           "      make: {componentRef: {name: comp-a}}\n"
+           "      for-loop-1:\n        componentRef: {name: comp-for-loop-1}\n        dependentTasks: "
+           "[make]\n"
+           "        inputs: {parameters: {pipelinechannel--make-Output: {taskOutputParameter: "
+           "{outputParameterKey: Output, producerTask: " +
+           producer +
+           "}}}}\n"
+           "        parameterIterator: {itemInput: pipelinechannel--make-Output-loop-item, items: "
+           "{inputParameter: pipelinechannel--make-Output}}\n"
+           "schemaVersion: 2.1.0\n";
+  };
+  const std::string at =
+      "p.yaml:14:126: root.dag.tasks.for-loop-1.inputs.parameters.pipelinechannel--make-"
+      "Output.taskOutputParameter.producerTask: ";
+  CHECK(error_of(ir("mke"), options(kCluster)) ==
+        at + "no task \"mke\" in this DAG (did you mean \"make\"?)");
+  CHECK(error_of(ir("zzzzzz"), options(kCluster)) ==
+        at + "no task \"zzzzzz\" in this DAG (its tasks: make, for-loop-1)");
+  // The task itself: its output's length is asked for.
+  CHECK(error_of(ir("make"), options(kCluster)).find("whose length shardflow cannot know") !=
+        std::string::npos);
 }
 
 // The overlay's `pipeline.steps` change the imported steps by name; a name the pipeline lacks (at the

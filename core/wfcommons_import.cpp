@@ -1,6 +1,7 @@
 #include "wfcommons_import.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -167,6 +168,18 @@ class Importer {
         fail(*v, "schemaVersion", "shardflow reads WfFormat 1.6, 1.5 and 1.4, got " + quote(version));
       version_ = std::string(doc_.text(*v));
     }
+    if (doc_.member(root, "workflow") == nullptr)
+      for (std::uint32_t k = 0; k < root.count; ++k) {
+        const std::string_view key = doc_.key(root, k);
+        if (key.size() >= 16 || edit_distance(key, "workflow") > 2) continue;
+        const bool only_case =
+            key.size() == 8 && std::equal(key.begin(), key.end(), "workflow", [](char x, char y) {
+              return std::tolower(static_cast<unsigned char>(x)) == y;
+            });
+        throw InputError(doc_.where(doc_.key_offset(root, k)), std::string(key),
+                         "unknown key " + quote(key) + " (did you mean \"workflow\"?" +
+                             (only_case ? " keys are case-sensitive)" : ")"));
+      }
     const JsonValue& workflow = require(root, "", "workflow", Kind::object);
     // The content decides the layout: 1.5 (and 1.6, the same with optional metrics) has `specification`
     // and `execution`, 1.4 `tasks`.
@@ -986,14 +999,30 @@ bool looks_like_wfcommons(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
   while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
   if (i >= text.size() || text[i] != '{') return false;
-  // The key "workflow": the name in quotes, then a colon.
-  for (std::size_t at = text.find("\"workflow\"", i); at != std::string_view::npos;
-       at = text.find("\"workflow\"", at + 1)) {
-    std::size_t j = at + 10;
-    while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r')) ++j;
-    if (j < text.size() && text[j] == ':') return true;
-  }
-  return false;
+  // Whether `name` (in quotes, then a colon) is a key of the text, in any case if `any_case`.
+  const auto has_key = [&](std::string_view name, bool any_case) {
+    const auto same = [&](std::size_t at) {
+      for (std::size_t k = 0; k < name.size(); ++k)
+        if (any_case ? std::tolower(static_cast<unsigned char>(text[at + k])) != name[k]
+                     : text[at + k] != name[k])
+          return false;
+      return true;
+    };
+    for (std::size_t at = text.find('"', i); at != std::string_view::npos; at = text.find('"', at + 1)) {
+      if (at + name.size() + 2 > text.size() || text[at + name.size() + 1] != '"' || !same(at + 1)) continue;
+      std::size_t j = at + name.size() + 2;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r'))
+        ++j;
+      if (j < text.size() && text[j] == ':') return true;
+    }
+    return false;
+  };
+  // The key "workflow" (in any case: "Workflow" is a WfCommons instance misspelled), or a JSON object with
+  // a schemaVersion and none of a PipelineSpec's own keys (a KFP pipeline compiled to JSON has them): its
+  // `workflow` is missing, which the WfCommons reader says, rather than a PipelineSpec's or a scenario's.
+  if (has_key("workflow", true)) return true;
+  return has_key("schemaVersion", false) && !has_key("pipelineInfo", false) && !has_key("root", false) &&
+         !has_key("deploymentSpec", false) && !has_key("components", false);
 }
 
 Scenario import_wfcommons(std::string_view text, const std::string& file, const LoadOptions& options,

@@ -359,6 +359,27 @@ TEST_CASE("WfCommons import: bad input gets one error at file:line:col", "[wfcom
         "(expected a form such as 2020-12-25T20:10:08+00:00, 20200415T183333+0000 or 03-23-21T06:04:36Z)");
 }
 
+TEST_CASE("WfCommons import: a misspelled workflow key is said so, not read as a PipelineSpec or a scenario",
+          "[wfcommons]") {
+  // With a schemaVersion (as WfCommons writes) it was taken for a KFP PipelineSpec ("unsupported
+  // PipelineSpec field name"); without one, "Workflow" for a scenario (missing cluster, pipeline, ...).
+  const std::string with_schema = replace_once(kV14, "\"workflow\"", "\"Workflow\"");
+  CHECK(
+      error_of(with_schema) ==
+      "w.json:3:3: Workflow: unknown key \"Workflow\" (did you mean \"workflow\"? keys are case-sensitive)");
+  CHECK(
+      error_of(replace_once(with_schema, "\"schemaVersion\": \"1.4\",", "")) ==
+      "w.json:3:3: Workflow: unknown key \"Workflow\" (did you mean \"workflow\"? keys are case-sensitive)");
+  CHECK(error_of(replace_once(kV14, "\"workflow\"", "\"worklfow\"")) ==
+        "w.json:3:3: worklfow: unknown key \"worklfow\" (did you mean \"workflow\"?)");
+  // Far from it, with a schemaVersion and no PipelineSpec key: the WfCommons reader's missing key.
+  CHECK(error_of(replace_once(kV14, "\"workflow\"", "\"run\"")) ==
+        "w.json:1:1: missing required key \"workflow\"");
+  // A PipelineSpec compiled to JSON (schemaVersion and pipelineInfo) is still read as one.
+  CHECK(error_of(R"({"pipelineInfo": {"name": "p"}, "schemaVersion": "2.1.0"})").find("w.json:1:1: root:") ==
+        0);
+}
+
 TEST_CASE("WfCommons import: a long dependency cycle is named in part, at the edge that closes it",
           "[wfcommons]") {
   // t_0 -> t_1 -> ... -> t_29 -> t_0: each task on a line of its own, listing its parent.

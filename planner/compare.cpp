@@ -162,6 +162,7 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
   result.scenario = scenarios.front().name;
   result.replications = spec.replications;
   result.base_seed = spec.base_seed.value_or(scenarios.front().seed);
+  detail::check_seed_range(result.base_seed, spec.replications, file, spec.base_seed.has_value());
   result.deadline_s = spec.deadline_s;
   result.quantile = spec.quantile;
 
@@ -256,6 +257,7 @@ void measure_variants(const std::string& yaml, const std::string& file, const Co
                       double predict_scale, const std::function<void(const std::string&)>& status) {
   if (runs < 1 || runs > 1000)
     throw InputError({"--measure-runs", 0, 0}, "", "must be from 1 to 1000, got " + std::to_string(runs));
+  detail::check_seed_range(result.base_seed, runs, file, spec.base_seed.has_value());
   // Check every variant before running any: a variant the backend cannot run is found in a second.
   std::vector<Scenario> real_s, pred_s;
   std::vector<Plan> real_p, pred_p;

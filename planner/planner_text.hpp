@@ -3,6 +3,8 @@
 #pragma once
 
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,19 @@ inline std::string few_replications_note(int replications) {
          " replications the 95% intervals are plain Student-t intervals, wide and not corrected for the "
          "makespan's skew (too few runs to estimate it); -r " +
          std::to_string(kMinSkewCorrected) + " or more corrects them, -r 20 or more narrows them\n";
+}
+
+/// Replication k runs seed first + k: refuses a first seed whose `replications` seeds would pass 2^64 - 1
+/// (they wrapped to 0 and were printed "seeds 18446744073709551615..1"). `where` is --seed when given
+/// there, else the scenario file (its `seed`).
+inline void check_seed_range(std::uint64_t first, int replications, const std::string& where, bool flag) {
+  const std::uint64_t last = std::numeric_limits<std::uint64_t>::max();
+  const std::uint64_t most = last - static_cast<std::uint64_t>(replications > 0 ? replications - 1 : 0);
+  if (first <= most) return;
+  throw InputError({flag ? std::string("--seed") : where, 0, 0}, flag ? "" : "seed",
+                   "replication k runs seed " + std::to_string(first) + " + k, and " +
+                       std::to_string(replications) + " replications would pass " + std::to_string(last) +
+                       " (2^64 - 1): give a seed of at most " + std::to_string(most));
 }
 
 /// `s` without leading and trailing blanks and tabs.

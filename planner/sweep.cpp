@@ -1058,6 +1058,7 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   run.load({0});
   result.scenario = run.scenario(0).name;
   result.base_seed = spec.base_seed.value_or(run.scenario(0).seed);
+  detail::check_seed_range(result.base_seed, spec.replications, file, spec.base_seed.has_value());
 
   std::vector<std::size_t> full;
   if (spec.search == Search::automatic) {

@@ -340,3 +340,19 @@ TEST_CASE("compare: an empty variants list says so", "[planner]") {
           "first");
   }
 }
+
+TEST_CASE("compare: a first seed whose replications would pass 2^64 - 1 is refused, not wrapped to 0",
+          "[planner]") {
+  CompareSpec spec;
+  spec.replications = 2;
+  spec.base_seed = 18446744073709551615ULL;
+  spec.variants = {parse_variant("a"), parse_variant("b:pipeline.steps[w].parallel_for.parallelism=8")};
+  try {
+    (void)run_compare_text(kNoisy, "noisy.yaml", spec);
+    FAIL("ran");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "--seed: replication k runs seed 18446744073709551615 + k, and 2 replications would pass "
+          "18446744073709551615 (2^64 - 1): give a seed of at most 18446744073709551614");
+  }
+}

@@ -1086,3 +1086,23 @@ TEST_CASE("Sweep, compare: a deadline under a second is printed as given, not as
   print_compare(c, run_compare_text(yaml, "d.yaml", cs));
   CHECK_THAT(c.str(), Catch::Contains("within the deadline (5400 s): a;"));
 }
+
+TEST_CASE("Sweep: a first seed whose replications would pass 2^64 - 1 is refused, not wrapped to 0",
+          "[planner]") {
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1")};
+  spec.replications = 3;
+  spec.base_seed = 18446744073709551615ULL;  // the seeds were printed "18446744073709551615..1"
+  CHECK(error_of([&] { run_sweep_text(kLimited, "limited.yaml", spec); }) ==
+        "--seed: replication k runs seed 18446744073709551615 + k, and 3 replications would pass "
+        "18446744073709551615 (2^64 - 1): give a seed of at most 18446744073709551613");
+  spec.base_seed = 18446744073709551613ULL;  // the last three seeds
+  CHECK(run_sweep_text(kLimited, "limited.yaml", spec).configs.size() == 1);
+  // The scenario's own seed: named at the file.
+  spec.base_seed.reset();
+  std::string yaml = kLimited;
+  yaml.replace(yaml.find("seed: 5"), 7, "seed: 18446744073709551614");
+  CHECK(error_of([&] { run_sweep_text(yaml, "limited.yaml", spec); }) ==
+        "limited.yaml: seed: replication k runs seed 18446744073709551614 + k, and 3 replications would pass "
+        "18446744073709551615 (2^64 - 1): give a seed of at most 18446744073709551613");
+}

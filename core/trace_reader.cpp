@@ -229,7 +229,13 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     rec.submitted = r.time(r.get(a, "submitted", p), p + ".submitted");
     rec.scheduled = r.time(r.get(a, "scheduled", p), p + ".scheduled");
     rec.started = r.time(r.get(a, "started", p), p + ".started");
-    rec.finished = r.time(r.get(a, "finished", p), p + ".finished");
+    const JsonValue& finished = r.get(a, "finished", p);
+    rec.finished = r.time(finished, p + ".finished");
+    // An edited or foreign trace: an attempt that ends before it started would make negative run times.
+    if (rec.started >= SimTime::zero() && rec.finished >= SimTime::zero() && rec.finished < rec.started)
+      r.fail(finished, p + ".finished",
+             "ends before the attempt started (started " + std::to_string(rec.started.ns()) + " ns), got " +
+                 std::to_string(rec.finished.ns()));
     rec.outcome = parse_outcome(r, r.get(a, "outcome", p), p + ".outcome");
     // Older traces have no kind: attempt 0 was the first, a later one counted as a retry.
     if (const JsonValue* kind = r.find(a, "kind")) {

@@ -645,7 +645,11 @@ class K8sRun {
     // The transitions this event shows for the first time; the last one happened at receive time if the
     // pod was followed live, earlier ones (and all of a pod first seen late) at the API's timestamps.
     const std::string node_name = str_at(pod, {"spec", "nodeName"});
+    // Not before what was stamped already (an event seen late, after a live one: the API's times count
+    // whole seconds, and an end stamped before its start would be refused when the trace is read back).
     std::int64_t floor = a.submitted.ns();
+    if (ps.scheduled) floor = std::max(floor, a.scheduled.ns());
+    if (ps.started) floor = std::max(floor, a.started.ns());
     auto stamp = [&](SimTime& field, std::optional<std::int64_t> api, bool last) {
       std::int64_t v = live && last ? e.at : std::clamp(api.value_or(e.at), floor, e.at);
       field = SimTime::from_ns(v);

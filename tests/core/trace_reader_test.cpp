@@ -176,6 +176,15 @@ TEST_CASE("Trace: read_trace_json names the file and the field of a bad trace", 
         "-2");
   CHECK(read_error(edited("\"started\": 120000", "\"started\": 1.5")) ==
         "run/trace.json:14:107: attempts[0].started: expected an integer, got 1.5");
+  // An attempt that ends before it started (an edited trace): refused at `finished`.
+  {
+    const std::string text = edited("\"finished\": 1500000000", "\"finished\": 10");
+    CHECK(read_error(text) ==
+          "run/trace.json:" + testing::line_col(text, text.find("10, \"outcome\"")) +
+              ": attempts[0].finished: ends before the attempt started (started 120000 ns), "
+              "got 10");
+    CHECK(read_error(edited("\"finished\": 1500000000", "\"finished\": 120000")) == "no error");
+  }
   CHECK(read_error(edited("\"task\": 1, \"step\": 1", "\"task\": 1, \"step\": 2")) ==
         "run/trace.json:15:25: attempts[1].step: 2 is not an index into steps (2 of them)");
   CHECK(read_error(edited("\"node\": 0", "\"node\": 1")) ==

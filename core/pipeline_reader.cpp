@@ -714,6 +714,13 @@ class PipelineReader {
   void resolve(std::vector<Step>& steps, std::vector<Pending>& pending, const Names& by_name,
                const std::vector<std::string>& left_out) const {
     while (auto p = resolve_dependencies(steps, by_name, left_out)) {
+      // A cycle is reported at the edge the command line gave (a --set or an overlay closed it), if one
+      // did, rather than at an `after` of the file that is right as written.
+      for (const auto& [step, entry] : p->cycle)
+        if (r_.at(pending[step].after_nodes[entry]).file != r_.file()) {
+          p->step = step;
+          p->entry = entry;
+        }
       Pending& at = pending[p->step];
       r_.report(at.after_nodes[p->entry], index_path(at.path + ".after", at.after_index[p->entry]),
                 p->message);

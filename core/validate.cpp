@@ -141,7 +141,8 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
   for (std::size_t i = 0; i < steps.size(); ++i) {
     for (std::size_t j = 0; j < steps[i].after.size(); ++j) {
       const std::string& want = steps[i].after[j];
-      if (want == steps[i].name) return StepProblem{i, j, "step " + quote(want) + " cannot wait for itself"};
+      if (want == steps[i].name)
+        return StepProblem{i, j, "step " + quote(want) + " cannot wait for itself", {}};
       const auto it = by_name.find(want);
       if (it == by_name.end()) {
         std::vector<std::string_view> names;
@@ -149,7 +150,7 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
         for (std::size_t k = 0; k < steps.size(); ++k)
           if (k != i) names.push_back(steps[k].name);
         for (const std::string& n : left_out) names.push_back(n);
-        return StepProblem{i, j, unknown_step_message(want, names)};
+        return StepProblem{i, j, unknown_step_message(want, names), {}};
       }
       steps[i].deps.push_back(static_cast<StepIndex>(it->second));
     }
@@ -184,6 +185,29 @@ std::string describe_cycle(const std::vector<Step>& steps, std::size_t s, std::s
   return out + " -> " + shortened(steps[d].name);
 }
 
+// The edges of describe_cycle's cycle through "s waits for d" (s's entry dep_pos), each (step, entry),
+// that one first.
+std::vector<std::pair<std::size_t, std::size_t>> cycle_edges(const std::vector<Step>& steps, std::size_t s,
+                                                             std::size_t dep_pos, std::size_t d) {
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> reached_from(steps.size(), kNone);
+  std::vector<std::size_t> queue{d};
+  reached_from[d] = d;
+  for (std::size_t head = 0; head < queue.size() && reached_from[s] == kNone; ++head)
+    for (const StepIndex next : steps[queue[head]].deps)
+      if (reached_from[next] == kNone) {
+        reached_from[next] = queue[head];
+        queue.push_back(next);
+      }
+  std::vector<std::pair<std::size_t, std::size_t>> edges{{s, dep_pos}};
+  for (std::size_t at = s; at != d; at = reached_from[at]) {  // reached_from[at] waits for at
+    const std::vector<StepIndex>& deps = steps[reached_from[at]].deps;
+    edges.emplace_back(reached_from[at],
+                       static_cast<std::size_t>(std::find(deps.begin(), deps.end(), at) - deps.begin()));
+  }
+  return edges;
+}
+
 }  // namespace
 
 std::optional<StepProblem> find_cycle(const std::vector<Step>& steps) {
@@ -209,9 +233,13 @@ std::optional<StepProblem> find_cycle(const std::vector<Step>& steps) {
         stack.emplace_back(d, 0);
       } else if (color[d] == grey) {
         // d is on the stack: d waits for ... waits for s, and s waits for d.
-        return StepProblem{
-            s, dep_pos,
-            "dependency cycle: " + describe_cycle(steps, s, d) + " (each step runs before the next)"};
+        StepProblem p{
+            s,
+            dep_pos,
+            "dependency cycle: " + describe_cycle(steps, s, d) + " (each step runs before the next)",
+            {}};
+        p.cycle = cycle_edges(steps, s, dep_pos, d);
+        return p;
       }
     }
   }
@@ -229,14 +257,19 @@ std::vector<StepProblem> resolve_fan_in(std::vector<Step>& steps) {
       if (steps[d].loop) loops.push_back(d);
     if (loops.empty())
       problems.push_back(
-          {i, 0, "needs an `after` step with a parallel_for (the loop whose outputs it merges)"});
+          {i, 0, "needs an `after` step with a parallel_for (the loop whose outputs it merges)", {}});
     else if (loops.size() > 1)
-      problems.push_back({i, 0,
+      problems.push_back({i,
+                          0,
                           "waits for two loops (" + shortened(steps[loops[0]].name) + " and " +
-                              shortened(steps[loops[1]].name) + "); fan_in merges one"});
+                              shortened(steps[loops[1]].name) + "); fan_in merges one",
+                          {}});
     else if (steps[loops[0]].is_group())
       problems.push_back(
-          {i, 0, "merges the outputs of a component loop; " + quote(steps[loops[0]].name) + " is a group"});
+          {i,
+           0,
+           "merges the outputs of a component loop; " + quote(steps[loops[0]].name) + " is a group",
+           {}});
     else
       s.fan_in_of = loops[0];
   }

@@ -39,6 +39,9 @@ struct StepProblem {
   std::size_t step = 0;   // index among the siblings
   std::size_t entry = 0;  // index in the step's `after` (dependency problems only)
   std::string message;
+  /// A dependency cycle's edges, each (step, entry) as above, (step, entry) among them: a reader may
+  /// report the cycle at another of them (the one a --set gave).
+  std::vector<std::pair<std::size_t, std::size_t>> cycle;
 };
 
 /// Sibling steps by name (first of a name), as the readers keep them while checking names are unique.

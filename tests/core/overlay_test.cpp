@@ -127,6 +127,27 @@ TEST_CASE("Overlay: an element whose name the list lacks is appended, and valida
       "than any node it may use can hold (largest: pool \"big\" with cpu 16, memory 64Gi, gpu 0)");
 }
 
+TEST_CASE("Overlay: a dependency cycle closed by an overlay or a --set is reported there, not at the file",
+          "[core]") {
+  // The file's `after: [preprocess]` (line 16) is right as written; what closed the cycle is the
+  // command line's (it was reported at line 16).
+  const std::string cycle =
+      "pipeline.steps[0].after[0]: dependency cycle: preprocess -> train -> preprocess (each step runs "
+      "before "
+      "the next)";
+  CHECK(error_of(with({}, {"pipeline.steps[preprocess].after=[train]"})) ==
+        "--set pipeline.steps[preprocess].after=[train]: " + cycle);
+  CHECK(error_of(with({"pipeline: {steps: [{name: preprocess, after: [train]}]}\n"})) ==
+        "o1.yaml:1:47: " + cycle);
+  // Written in the file, it stays there.
+  std::string base = kBase;
+  base.replace(base.find("      command: [python, pre.py]\n"), 0, "      after: [train]\n");
+  CHECK(error_of(with({}), base) ==
+        "base.yaml:17:15: pipeline.steps[1].after[0]: dependency cycle: preprocess -> train -> preprocess "
+        "(each "
+        "step runs before the next)");
+}
+
 TEST_CASE("Overlay: scalars, lists without names and changes of type replace", "[core]") {
   const Scenario s =
       load(with({"seed: 9\n"

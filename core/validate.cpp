@@ -160,11 +160,10 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
 
 namespace {
 
-// The shortest cycle through the edge "s waits for d" (d reaches s through waits-for edges): a
-// breadth-first search from d, so that a short cycle is not shown the long way round the depth-first
-// search went. Named in run order, d first; at most kShown steps, then how many more.
-std::string describe_cycle(const std::vector<Step>& steps, std::size_t s, std::size_t d) {
-  constexpr std::size_t kShown = 10;  // a message, not a listing of a huge cycle
+// The shortest way d reaches s through waits-for edges (a breadth-first search from d, so that a short
+// cycle is not shown the long way round the depth-first search went): s, the step that waits for s, ...,
+// d. With "s waits for d" it closes a cycle.
+std::vector<std::size_t> cycle_chain(const std::vector<Step>& steps, std::size_t s, std::size_t d) {
   constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> reached_from(steps.size(), kNone);
   std::vector<std::size_t> queue{d};
@@ -175,35 +174,34 @@ std::string describe_cycle(const std::vector<Step>& steps, std::size_t s, std::s
         reached_from[next] = queue[head];
         queue.push_back(next);
       }
+  std::vector<std::size_t> chain;
+  for (std::size_t at = s; at != d; at = reached_from[at]) chain.push_back(at);
+  chain.push_back(d);
+  return chain;
+}
+
+// The cycle of `chain` named in run order, d first; at most kShown steps, then how many more.
+std::string describe_cycle(const std::vector<Step>& steps, const std::vector<std::size_t>& chain) {
+  constexpr std::size_t kShown = 10;  // a message, not a listing of a huge cycle
   // d waits for ... waits for s, and s waits for d: in run order d, s, ..., the step d waits for.
-  std::vector<std::size_t> order{d};
-  for (std::size_t at = s; at != d; at = reached_from[at]) order.push_back(at);
+  std::vector<std::size_t> order{chain.back()};
+  order.insert(order.end(), chain.begin(), chain.end() - 1);
   std::string out;
   for (std::size_t i = 0; i < order.size() && i < kShown; ++i)
     out += (i ? " -> " : "") + shortened(steps[order[i]].name);
   if (order.size() > kShown) out += " -> ... (and " + with_commas(order.size() - kShown) + " more)";
-  return out + " -> " + shortened(steps[d].name);
+  return out + " -> " + shortened(steps[chain.back()].name);
 }
 
-// The edges of describe_cycle's cycle through "s waits for d" (s's entry dep_pos), each (step, entry),
-// that one first.
-std::vector<std::pair<std::size_t, std::size_t>> cycle_edges(const std::vector<Step>& steps, std::size_t s,
-                                                             std::size_t dep_pos, std::size_t d) {
-  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-  std::vector<std::size_t> reached_from(steps.size(), kNone);
-  std::vector<std::size_t> queue{d};
-  reached_from[d] = d;
-  for (std::size_t head = 0; head < queue.size() && reached_from[s] == kNone; ++head)
-    for (const StepIndex next : steps[queue[head]].deps)
-      if (reached_from[next] == kNone) {
-        reached_from[next] = queue[head];
-        queue.push_back(next);
-      }
-  std::vector<std::pair<std::size_t, std::size_t>> edges{{s, dep_pos}};
-  for (std::size_t at = s; at != d; at = reached_from[at]) {  // reached_from[at] waits for at
-    const std::vector<StepIndex>& deps = steps[reached_from[at]].deps;
-    edges.emplace_back(reached_from[at],
-                       static_cast<std::size_t>(std::find(deps.begin(), deps.end(), at) - deps.begin()));
+// The cycle's edges, each (step, entry): "s waits for d" (s's entry dep_pos) first, then along the chain.
+std::vector<std::pair<std::size_t, std::size_t>> cycle_edges(const std::vector<Step>& steps,
+                                                             const std::vector<std::size_t>& chain,
+                                                             std::size_t dep_pos) {
+  std::vector<std::pair<std::size_t, std::size_t>> edges{{chain.front(), dep_pos}};
+  for (std::size_t i = 0; i + 1 < chain.size(); ++i) {  // chain[i + 1] waits for chain[i]
+    const std::vector<StepIndex>& deps = steps[chain[i + 1]].deps;
+    edges.emplace_back(
+        chain[i + 1], static_cast<std::size_t>(std::find(deps.begin(), deps.end(), chain[i]) - deps.begin()));
   }
   return edges;
 }
@@ -233,13 +231,11 @@ std::optional<StepProblem> find_cycle(const std::vector<Step>& steps) {
         stack.emplace_back(d, 0);
       } else if (color[d] == grey) {
         // d is on the stack: d waits for ... waits for s, and s waits for d.
-        StepProblem p{
-            s,
-            dep_pos,
-            "dependency cycle: " + describe_cycle(steps, s, d) + " (each step runs before the next)",
-            {}};
-        p.cycle = cycle_edges(steps, s, dep_pos, d);
-        return p;
+        const std::vector<std::size_t> chain = cycle_chain(steps, s, d);
+        return StepProblem{
+            s, dep_pos,
+            "dependency cycle: " + describe_cycle(steps, chain) + " (each step runs before the next)",
+            cycle_edges(steps, chain, dep_pos)};
       }
     }
   }

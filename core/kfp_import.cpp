@@ -971,7 +971,21 @@ class Importer {
     // fields before the older numeric ones (cpuLimit in CPUs, memoryLimit in GB).
     for (std::string_view key : {"resourceCpuRequest", "resourceCpuLimit", "cpuRequest", "cpuLimit"})
       if (res.has(key)) {
-        out["cpu"] = resolved(res[key], inputs).node;
+        const Field f = resolved(res[key], inputs);
+        if (key == "cpuRequest" || key == "cpuLimit") {
+          // The old fields are numbers of CPUs (PipelineSpec's double cpu_limit): checked at the IR's field.
+          const std::string text = f.node.IsScalar() ? f.node.Scalar() : std::string();
+          double cpus = 0;
+          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), cpus);
+          if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || !(cpus >= 0) ||
+              !std::isfinite(cpus))
+            f.fail(
+                "expected a number of CPUs, 0 or more (the SDK writes set_cpu_limit('500m') as 0.5; the "
+                "newer resourceCpuLimit holds the text), got " +
+                (f.node.IsScalar() ? quote(text)
+                                   : std::string("a ") + (f.node.IsMap() ? "mapping" : "list")));
+        }
+        out["cpu"] = f.node;
         break;
       }
     for (std::string_view key :

@@ -329,6 +329,19 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
           "below 1 (waits "
           "that "
           "shrink) is not modelled; shardflow takes factors >= 1, got 0.5");
+    // The older cpuLimit counts CPUs: the same, at its field.
+    for (const std::string bad : {"500m", "-1", "four"})
+      CHECK(error_of(replace(kIr, "cpuLimit: 0.5,", "cpuLimit: " + bad + ","), options(kCluster)) ==
+            "p.yaml:35:" +
+                std::to_string(std::string("    exec-old: {container: {image: python:3.11, resources: "
+                                           "{cpuLimit: ")
+                                   .size() +
+                               1) +
+                ": deploymentSpec.executors.exec-old.container.resources.cpuLimit: expected a number of "
+                "CPUs, 0 "
+                "or more (the SDK writes set_cpu_limit('500m') as 0.5; the newer resourceCpuLimit holds the "
+                "text), got \"" +
+                bad + "\"");
     // The older memoryLimit counts gigabytes: a size written there is refused at the IR field, as written.
     const std::string line =
         "    exec-old: {container: {image: python:3.11, resources: {cpuLimit: 0.5, memoryLimit: 2.0}}}";

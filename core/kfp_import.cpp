@@ -963,6 +963,19 @@ class Importer {
            (value.hint.empty() ? "" : "; " + value.hint));
   }
 
+  // An older numeric resource field (PipelineSpec's doubles: cpuLimit in CPUs, memoryLimit in GB), checked
+  // at the IR's field rather than as the scenario's value made of it: a number of `unit`, 0 or more. `sdk`
+  // says how the SDK writes one.
+  static void expect_amount(const Field& f, std::string_view unit, std::string_view sdk) {
+    const std::string text = f.node.IsScalar() ? f.node.Scalar() : std::string();
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (!text.empty() && ec == std::errc{} && end == text.data() + text.size() && v >= 0 && std::isfinite(v))
+      return;
+    f.fail("expected a number of " + std::string(unit) + ", 0 or more (" + std::string(sdk) + "), got " +
+           (f.node.IsScalar() ? quote(text) : std::string("a ") + (f.node.IsMap() ? "mapping" : "list")));
+  }
+
   Node read_resources(const Field& res, const Env& inputs) {
     res.expect_map(kResourceKeys);
     Node out = fresh(YAML::NodeType::Map);
@@ -972,19 +985,10 @@ class Importer {
     for (std::string_view key : {"resourceCpuRequest", "resourceCpuLimit", "cpuRequest", "cpuLimit"})
       if (res.has(key)) {
         const Field f = resolved(res[key], inputs);
-        if (key == "cpuRequest" || key == "cpuLimit") {
-          // The old fields are numbers of CPUs (PipelineSpec's double cpu_limit): checked at the IR's field.
-          const std::string text = f.node.IsScalar() ? f.node.Scalar() : std::string();
-          double cpus = 0;
-          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), cpus);
-          if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || !(cpus >= 0) ||
-              !std::isfinite(cpus))
-            f.fail(
-                "expected a number of CPUs, 0 or more (the SDK writes set_cpu_limit('500m') as 0.5; the "
-                "newer resourceCpuLimit holds the text), got " +
-                (f.node.IsScalar() ? quote(text)
-                                   : std::string("a ") + (f.node.IsMap() ? "mapping" : "list")));
-        }
+        if (key == "cpuRequest" || key == "cpuLimit")
+          expect_amount(f, "CPUs",
+                        "the SDK writes set_cpu_limit('500m') as 0.5; the newer resourceCpuLimit holds "
+                        "the text");
         out["cpu"] = f.node;
         break;
       }
@@ -994,16 +998,9 @@ class Importer {
         const Field f = resolved(res[key], inputs);
         std::string text = f.scalar();
         if (key == "memoryRequest" || key == "memoryLimit") {
-          // The old fields are numbers of gigabytes (PipelineSpec's double memory_limit): checked here, at
-          // the IR's field, rather than as the scenario's size the "G" makes of them.
-          double gb = 0;
-          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), gb);
-          if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || !(gb >= 0) ||
-              !std::isfinite(gb))
-            f.fail(
-                "expected a number of gigabytes, 0 or more (the SDK writes set_memory_request('16Gi') "
-                "as 17.179869184; the newer resourceMemoryRequest holds the text), got " +
-                quote(text));
+          expect_amount(f, "gigabytes",
+                        "the SDK writes set_memory_request('16Gi') as 17.179869184; the newer "
+                        "resourceMemoryRequest holds the text");
           text += "G";
         } else if (!text.empty() && text.back() == 'K') {
           text.back() = 'k';  // Kubernetes' decimal kilo, as the loader writes it

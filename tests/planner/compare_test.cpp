@@ -31,6 +31,17 @@ const std::string kNoisy =
     "  node_pools:\n"
     "    - {name: n, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 3.6}\n";
 
+// What f throws as an InputError, or "no error".
+template <class F>
+std::string error_of(const F& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 std::string compare_json(int threads) {
   const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
                                   static_cast<std::size_t>(threads));
@@ -302,20 +313,12 @@ TEST_CASE("sweep, compare: a fault of the file that only a configuration's value
       "cluster:\n"
       "  node_pools:\n"
       "    - {name: n, cpu: 1, memory: 1Gi, count: 2}\n";
-  const auto message = [](const auto& f) {
-    try {
-      f();
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   SweepSpec sweep;
   sweep.dimensions = {parse_dimension("cluster.node_pools[n].cpu=1,500m"),
                       parse_dimension("cluster.node_pools[n].count=1,2")};
   sweep.replications = 1;
   CHECK(
-      message([&] { run_sweep_text(yaml, "t1.yaml", sweep); }) ==
+      error_of([&] { run_sweep_text(yaml, "t1.yaml", sweep); }) ==
       "t1.yaml:7:18: pipeline.steps[0].resources: step \"w\" asks for cpu 1, memory 64Mi, gpu 0, more than "
       "any "
       "node it may use can hold (largest: pool \"n\" with cpu 500m, memory 1Gi, gpu 0) (in the configuration "
@@ -323,7 +326,7 @@ TEST_CASE("sweep, compare: a fault of the file that only a configuration's value
   CompareSpec spec;
   spec.variants = {parse_variant("a"), parse_variant("b:cluster.node_pools[n].count=0")};
   spec.replications = 1;
-  CHECK(message([&] { run_compare_text(yaml, "t1.yaml", spec); }) ==
+  CHECK(error_of([&] { run_compare_text(yaml, "t1.yaml", spec); }) ==
         "t1.yaml:11:5: cluster.node_pools: the cluster has no nodes (every pool has count 0 and no "
         "autoscaling) "
         "(in variant b: cluster.node_pools[n].count=0)");
@@ -347,12 +350,7 @@ TEST_CASE("compare: a first seed whose replications would pass 2^64 - 1 is refus
   spec.replications = 2;
   spec.base_seed = 18446744073709551615ULL;
   spec.variants = {parse_variant("a"), parse_variant("b:pipeline.steps[w].parallel_for.parallelism=8")};
-  try {
-    (void)run_compare_text(kNoisy, "noisy.yaml", spec);
-    FAIL("ran");
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()) ==
-          "--seed: replication k runs seed 18446744073709551615 + k, and 2 replications would pass "
-          "18446744073709551615 (2^64 - 1): give a seed of at most 18446744073709551614");
-  }
+  CHECK(error_of([&] { run_compare_text(kNoisy, "noisy.yaml", spec); }) ==
+        "--seed: replication k runs seed 18446744073709551615 + k, and 2 replications would pass "
+        "18446744073709551615 (2^64 - 1): give a seed of at most 18446744073709551614");
 }

@@ -506,9 +506,9 @@ class Importer {
   // of that task's outputs (a typo would be taken for an output whose length the overlay must give).
   void check_producer(const Field& producer) const {
     if (dag_tasks_.empty() || !producer.node || !producer.node.IsScalar()) return;
-    const std::vector<std::string_view>& names = dag_tasks_.back();
+    const std::vector<std::string_view>& names = dag_tasks_.back().names;
     const std::string& name = producer.node.Scalar();
-    if (std::find(names.begin(), names.end(), name) != names.end()) return;
+    if (dag_tasks_.back().index.count(name) != 0) return;
     const auto meant = detail::Map::closest_name(name, names);
     producer.fail("no task " + quote(name) + " in this DAG" +
                   (meant ? " (did you mean \"" + std::string(*meant) + "\"?)"
@@ -700,9 +700,12 @@ class Importer {
     dag.expect_map(kDagKeys);
     const Field tasks = dag["tasks"];
     tasks.expect_map({});
-    std::vector<std::string_view>& names = dag_tasks_.emplace_back();
+    DagTasks& names = dag_tasks_.emplace_back();
     for (auto t = tasks.node.begin(); t != tasks.node.end(); ++t)
-      if (t->first.IsScalar()) names.push_back(t->first.Scalar());
+      if (t->first.IsScalar()) {
+        names.names.push_back(t->first.Scalar());
+        names.index.insert(names.names.back());
+      }
     Node steps = fresh(YAML::NodeType::Sequence);
     note(steps, tasks.node);
     std::set<std::string> skipped;
@@ -1190,8 +1193,14 @@ class Importer {
   std::map<std::string, Field> components_;
   std::map<std::string, std::vector<std::string>> task_dags_;  // a kfp.tasks name -> the DAGs of its tasks
   std::vector<std::pair<std::string, std::string>>
-      dag_stack_;                                         // (component, task) of the sub-DAGs being read
-  std::vector<std::vector<std::string_view>> dag_tasks_;  // the task names of each DAG being read
+      dag_stack_;  // (component, task) of the sub-DAGs being read
+  // The task names of each DAG being read, in the file's order and as a set (a producerTask is looked up
+  // for every task input).
+  struct DagTasks {
+    std::vector<std::string_view> names;
+    std::set<std::string_view, std::less<>> index;
+  };
+  std::vector<DagTasks> dag_tasks_;
   std::vector<detail::ParsedOverlay> overlays_;
   bool cluster_given_ = false;
   Models models_;

@@ -415,6 +415,7 @@ class PipelineReader {
     std::map<std::string, int, std::less<>> broken_line;  // ... by name: the line of the first
     std::vector<std::pair<std::string, Pending>> broken_after;  // ... their `after` entries, looked at below
     bool unnamed_broken = false;                                // ... and one whose name could not be read
+    std::vector<std::string> in_order;  // every step's name (kept or left out) in file order, once
     // A second step of a name (after one read, or one left out): reported at its name.
     const auto duplicate = [&](const Pending& p, const std::string& name) {
       int first_line = 0;
@@ -441,7 +442,10 @@ class PipelineReader {
         // and its own `after` entries are still looked at.
         if (p.name_node && p.name_node->IsScalar()) {
           const std::string name = p.name_node->Scalar();
-          if (!duplicate(p, name)) broken_line.emplace(name, r_.at(s).line);
+          if (!duplicate(p, name)) {
+            broken_line.emplace(name, r_.at(s).line);
+            in_order.push_back(name);
+          }
           broken.insert(name);
           if (!p.after_nodes.empty()) broken_after.emplace_back(name, std::move(p));
         } else {
@@ -450,6 +454,7 @@ class PipelineReader {
         continue;
       }
       if (duplicate(p, step.name)) continue;
+      in_order.push_back(step.name);
       by_name.emplace(step.name, steps.size());
       steps.push_back(std::move(step));
       pending.push_back(std::move(p));
@@ -461,14 +466,13 @@ class PipelineReader {
         const std::string want = p.after_nodes[e].Scalar();
         if (want == name || by_name.count(want) != 0 || broken.count(want) != 0) continue;
         std::vector<std::string_view> others;
-        for (const Step& o : steps) others.push_back(o.name);
-        for (const std::string& b : broken)
-          if (b != name) others.push_back(b);
+        for (const std::string& o : in_order)
+          if (o != name) others.push_back(o);
         r_.report(p.after_nodes[e], index_path(p.path + ".after", p.after_index[e]),
                   unknown_step_message(want, others));
       }
     if (!broken.empty()) forget_broken(steps, pending, broken);
-    resolve(steps, pending, by_name, std::vector<std::string>(broken.begin(), broken.end()));
+    resolve(steps, pending, by_name, in_order);
     if (broken.empty()) resolve_fan_in(steps, pending);
     return steps;
   }
@@ -712,8 +716,8 @@ class PipelineReader {
   // Collecting, the entry at fault is reported and left out, and the rest looked at again: each unknown
   // name and each cycle once.
   void resolve(std::vector<Step>& steps, std::vector<Pending>& pending, const Names& by_name,
-               const std::vector<std::string>& left_out) const {
-    while (auto p = resolve_dependencies(steps, by_name, left_out)) {
+               const std::vector<std::string>& in_order) const {
+    while (auto p = resolve_dependencies(steps, by_name, in_order)) {
       // A cycle is reported at the edge the command line gave (a --set or an overlay closed it), if one
       // did, rather than at an `after` of the file that is right as written.
       for (const auto& [step, entry] : p->cycle)

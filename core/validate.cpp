@@ -137,7 +137,7 @@ std::string unknown_step_message(const std::string& want, const std::vector<std:
 }
 
 std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name,
-                                                const std::vector<std::string>& left_out) {
+                                                const std::vector<std::string>& in_order) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     for (std::size_t j = 0; j < steps[i].after.size(); ++j) {
       const std::string& want = steps[i].after[j];
@@ -145,11 +145,15 @@ std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const 
         return StepProblem{i, j, "step " + quote(want) + " cannot wait for itself", {}};
       const auto it = by_name.find(want);
       if (it == by_name.end()) {
+        // The other steps in file order (not the one asking).
         std::vector<std::string_view> names;
-        names.reserve(steps.size() - 1 + left_out.size());
-        for (std::size_t k = 0; k < steps.size(); ++k)
-          if (k != i) names.push_back(steps[k].name);
-        for (const std::string& n : left_out) names.push_back(n);
+        if (in_order.empty()) {
+          for (std::size_t k = 0; k < steps.size(); ++k)
+            if (k != i) names.push_back(steps[k].name);
+        } else {
+          for (const std::string& n : in_order)
+            if (n != steps[i].name) names.push_back(n);
+        }
         return StepProblem{i, j, unknown_step_message(want, names), {}};
       }
       steps[i].deps.push_back(static_cast<StepIndex>(it->second));

@@ -51,10 +51,10 @@ using StepNames = std::map<std::string, std::size_t, std::less<>>;
 /// looks for a dependency cycle. The first problem in reading order: a step waiting for itself, an
 /// unknown name (listing up to 10 sibling names), or a cycle (reported at the entry that closes it: the
 /// shortest cycle through that entry, named in run order, its first 10 steps and how many more).
-/// `left_out`: the names of sibling steps a collecting reader left out for their problems, named too
-/// where an unknown step's message lists the steps here.
+/// `in_order`: the names of all sibling steps in file order, those a collecting reader left out for their
+/// problems included, for the list of the steps here in an unknown step's message (empty: `steps`' names).
 std::optional<StepProblem> resolve_dependencies(std::vector<Step>& steps, const StepNames& by_name,
-                                                const std::vector<std::string>& left_out = {});
+                                                const std::vector<std::string>& in_order = {});
 
 /// "unknown step "x"" with the sibling name it is probably a typo of, else a list of the first 10 of
 /// `others` (the names of the other steps here).

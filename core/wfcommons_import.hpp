@@ -1,5 +1,5 @@
-// WfCommons workflow instances (WfFormat 1.6, 1.5 and 1.4 JSON, https://github.com/wfcommons/WfFormat) read as
-// scenarios: each task becomes a component step with its recorded runtime, its parents as `after`, its
+// WfCommons workflow instances (WfFormat 1.6, 1.5 and 1.4 JSON, https://github.com/wfcommons/WfFormat) read
+// as scenarios: each task becomes a component step with its recorded runtime, its parents as `after`, its
 // files' sizes as input and output, and each machine a node pool of one node; the scheduler is the
 // `list` policy with no overheads, as workflow simulators (WRENCH, DSLab) schedule. Like the KFP
 // importer, it builds a scenario document that the scenario loader reads (scenario_document.hpp), so

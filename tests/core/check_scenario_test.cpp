@@ -125,7 +125,7 @@ TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
         std::vector<std::string>{
             f + ":5:24: pipeline.steps[0].resources.cpu: expected a CPU quantity such as 4, 1.5 or 500m, got "
                 "\"lots\"",
-            f + ":9:18: pipeline.steps[2].after[1]: unknown step \"nowhere\" (steps here: b, a)"});
+            f + ":9:18: pipeline.steps[2].after[1]: unknown step \"nowhere\" (steps here: a, b)"});
   }
   SECTION("a misspelled required key is reported once, as unknown") {
     const std::string f = write_file("name.yaml",
@@ -293,7 +293,7 @@ TEST_CASE("check_scenario_file: a step left out for a misspelled key still hides
                                    "    - {name: p, cpu: 16, memory: 64Gi, count: 2}\n");
   CHECK(messages(check_scenario_file(f, {})) ==
         std::vector<std::string>{
-            f + ":4:25: pipeline.steps[0].after[0]: unknown step \"nope\" (steps here: d, c)",
+            f + ":4:25: pipeline.steps[0].after[0]: unknown step \"nope\" (steps here: c, d)",
             f + ":5:17: pipeline.steps[1].duraton: unknown key \"duraton\" (did you mean \"duration\"?)"});
 }
 
@@ -403,6 +403,27 @@ TEST_CASE("check_scenario_file: the rest of the cluster without its node pools",
   CHECK(got[1] ==
         f + ":5:23: cluster.scheduler.policy: unknown policy \"fastest\" (expected least-allocated, "
             "most-allocated, balanced-allocation, requested-to-capacity-ratio or list)");
+}
+
+TEST_CASE("check_scenario_file: an unknown step's message lists the other steps in file order", "[core]") {
+  // Steps left out for their problems (a, c) are listed where they are in the file, among those kept, and
+  // the step asking is not listed: for d (kept) and for e (left out) alike.
+  const std::string f = write_file("order.yaml",
+                                   "name: t\n"
+                                   "pipeline:\n"
+                                   "  steps:\n"
+                                   "    - {name: a, resources: {cpu: lots}}\n"
+                                   "    - {name: b}\n"
+                                   "    - {name: c, resources: {memory: lots}}\n"
+                                   "    - {name: d, after: [zz]}\n"
+                                   "    - {name: e, after: [yy], resources: {gpu: x}}\n"
+                                   "cluster:\n"
+                                   "  node_pools:\n"
+                                   "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n");
+  const std::vector<std::string> got = messages(check_scenario_file(f, {}));
+  REQUIRE(got.size() == 5);
+  CHECK(got[2] == f + ":7:25: pipeline.steps[3].after[0]: unknown step \"zz\" (steps here: a, b, c, e)");
+  CHECK(got[3] == f + ":8:25: pipeline.steps[4].after[0]: unknown step \"yy\" (steps here: a, b, c, d)");
 }
 
 TEST_CASE("check_scenario_file: every dependency problem of a list, each once", "[core]") {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,20 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     std::swap(last, row);
   }
   return last[b.size()];
+}
+
+std::optional<std::string_view> closest_name(std::string_view name, std::span<const std::string_view> known) {
+  std::string_view best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const std::string_view k : known) {
+    const std::size_t d = edit_distance(name, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  if (best_d <= std::max<std::size_t>(2, name.size() / 3)) return best;
+  return std::nullopt;
 }
 
 std::string with_commas(std::uint64_t n) {

@@ -171,7 +171,8 @@ class Importer {
     if (doc_.member(root, "workflow") == nullptr)
       for (std::uint32_t k = 0; k < root.count; ++k) {
         const std::string_view key = doc_.key(root, k);
-        if (key.size() >= 16 || edit_distance(key, "workflow") > 2) continue;
+        constexpr std::string_view kWorkflow[] = {"workflow"};
+        if (!closest_name(key, kWorkflow)) continue;
         const bool only_case =
             key.size() == 8 && std::equal(key.begin(), key.end(), "workflow", [](char x, char y) {
               return std::tolower(static_cast<unsigned char>(x)) == y;

@@ -243,17 +243,7 @@ class Map {
   /// "unknown WHAT "name" (did you mean "x"?)", or the list of known names when none is close.
   /// The known name `name` is probably a misspelling of, if one is close enough.
   static std::optional<std::string_view> closest_name(std::string_view name, Keys known) {
-    std::string_view best;
-    std::size_t best_d = std::numeric_limits<std::size_t>::max();
-    for (auto k : known) {
-      const std::size_t d = edit_distance(name, k);
-      if (d < best_d) {
-        best_d = d;
-        best = k;
-      }
-    }
-    if (best_d <= std::max<std::size_t>(2, name.size() / 3)) return best;
-    return std::nullopt;
+    return shardflow::closest_name(name, known);
   }
   static std::string unknown_name_message(std::string_view what, const std::string& name, Keys known) {
     return unknown_name_message(what, name, known, closest_name(name, known));

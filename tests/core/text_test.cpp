@@ -30,6 +30,23 @@ TEST_CASE("text: edit_distance counts a swap of adjacent characters as one edit"
   CHECK(edit_distance("count", "cont") == edit_distance("cont", "count"));
 }
 
+// The one rule every "did you mean" uses: the closest known name (the first of equals), if at most
+// max(2, size/3) edits away.
+TEST_CASE("text: closest_name suggests a known name a few edits away, else none", "[core]") {
+  using shardflow::closest_name;
+  const std::string_view keys[] = {"workflow", "worker", "name"};
+  CHECK(closest_name("worklfow", keys) == "workflow");  // a swap
+  CHECK(closest_name("Workflow", keys) == "workflow");  // a case
+  CHECK(closest_name("workr", keys) == "worker");
+  CHECK(closest_name("nmea", keys) == "name");               // 2 edits from a 4-letter name: max(2, 1)
+  CHECK(closest_name("xyz", keys) == std::nullopt);          // 3 edits from each of 4 letters or more
+  CHECK(closest_name("workfloooow", keys) == "workflow");    // 3 edits, 11 letters: max(2, 3)
+  CHECK(closest_name("wxrkfloooow", keys) == std::nullopt);  // 4 edits
+  const std::string_view ties[] = {"ab", "ba"};
+  CHECK(closest_name("aa", ties) == "ab");  // 1 from each: the first
+  CHECK(closest_name("a", std::span<const std::string_view>{}) == std::nullopt);
+}
+
 TEST_CASE("fixed_point and fixed_decimals write what printf writes", "[core]") {
   CHECK(fixed_point(0, 9) == "0.000000000");
   CHECK(fixed_point(5, 9) == "0.000000005");

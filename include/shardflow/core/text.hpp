@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,10 @@ std::string quote(std::string_view s);
 /// Edit distance (insertions, deletions, substitutions, and swaps of adjacent characters: "simualte" is
 /// 1 from "simulate"), for "did you mean ...?" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The known name `name` is probably a misspelling of: the closest by edit_distance (the first of equals),
+/// if it is at most max(2, size/3) edits away; else none. Every "did you mean ...?" uses this one rule.
+std::optional<std::string_view> closest_name(std::string_view name, std::span<const std::string_view> known);
 
 /// A count with thousands separators: 50000000 -> "50,000,000".
 std::string with_commas(std::uint64_t n);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -19,6 +20,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/text.hpp>
+#include <shardflow/core/units.hpp>
 
 #include "scenario_document.hpp"
 #include "yaml_reader.hpp"
@@ -979,38 +981,57 @@ class Importer {
            (f.node.IsScalar() ? quote(text) : std::string("a ") + (f.node.IsMap() ? "mapping" : "list")));
   }
 
+  // A newer string resource field (resourceCpuLimit: '500m', resourceMemoryRequest: 16Gi): a Kubernetes
+  // quantity, checked at the IR's field as the scenario loader checks the value made of it (`positive`:
+  // more than 0, else 0 or more).
+  template <class Parse>
+  static void expect_quantity(const Field& f, const std::string& text, Parse parse, bool positive) {
+    try {
+      const auto v = parse(text);
+      if (positive ? v <= 0 : v < 0) f.fail((positive ? "must be > 0, got " : "must be >= 0, got ") + text);
+    } catch (const std::invalid_argument& e) {
+      f.fail(e.what());
+    }
+  }
+
   Node read_resources(const Field& res, const Env& inputs) {
     res.expect_map(kResourceKeys);
     Node out = fresh(YAML::NodeType::Map);
     note(out, res.node);
     // A request, else the limit (Kubernetes makes the request equal to a lone limit); the newer string
-    // fields before the older numeric ones (cpuLimit in CPUs, memoryLimit in GB).
-    for (std::string_view key : {"resourceCpuRequest", "resourceCpuLimit", "cpuRequest", "cpuLimit"})
-      if (res.has(key)) {
-        const Field f = resolved(res[key], inputs);
-        if (key == "cpuRequest" || key == "cpuLimit")
-          expect_amount(f, "CPUs",
-                        "the SDK writes set_cpu_limit('500m') as 0.5; the newer resourceCpuLimit holds "
-                        "the text");
-        out["cpu"] = f.node;
-        break;
-      }
+    // fields before the older numeric ones (cpuLimit in CPUs, memoryLimit in GB). Every field given is
+    // checked (Kubernetes refuses a pod with a bad limit too), the first one gives the value.
+    bool have_cpu = false;
+    for (std::string_view key : {"resourceCpuRequest", "resourceCpuLimit", "cpuRequest", "cpuLimit"}) {
+      if (!res.has(key)) continue;
+      const Field f = resolved(res[key], inputs);
+      if (key == "cpuRequest" || key == "cpuLimit")
+        expect_amount(f, "CPUs",
+                      "the SDK writes set_cpu_limit('500m') as 0.5; the newer resourceCpuLimit holds "
+                      "the text");
+      else
+        expect_quantity(f, f.scalar(), parse_cpu, true);
+      if (!have_cpu) out["cpu"] = f.node;
+      have_cpu = true;
+    }
+    bool have_memory = false;
     for (std::string_view key :
-         {"resourceMemoryRequest", "resourceMemoryLimit", "memoryRequest", "memoryLimit"})
-      if (res.has(key)) {
-        const Field f = resolved(res[key], inputs);
-        std::string text = f.scalar();
-        if (key == "memoryRequest" || key == "memoryLimit") {
-          expect_amount(f, "gigabytes",
-                        "the SDK writes set_memory_request('16Gi') as 17.179869184; the newer "
-                        "resourceMemoryRequest holds the text");
-          text += "G";
-        } else if (!text.empty() && text.back() == 'K') {
-          text.back() = 'k';  // Kubernetes' decimal kilo, as the loader writes it
-        }
-        out["memory"] = made_scalar(text, f.node);
-        break;
+         {"resourceMemoryRequest", "resourceMemoryLimit", "memoryRequest", "memoryLimit"}) {
+      if (!res.has(key)) continue;
+      const Field f = resolved(res[key], inputs);
+      std::string text = f.scalar();
+      if (key == "memoryRequest" || key == "memoryLimit") {
+        expect_amount(f, "gigabytes",
+                      "the SDK writes set_memory_request('16Gi') as 17.179869184; the newer "
+                      "resourceMemoryRequest holds the text");
+        text += "G";
+      } else {
+        expect_quantity(f, text, parse_bytes, false);
+        if (!text.empty() && text.back() == 'K') text.back() = 'k';  // Kubernetes' decimal kilo, as written
       }
+      if (!have_memory) out["memory"] = made_scalar(text, f.node);
+      have_memory = true;
+    }
     if (res.has("accelerator")) {
       const Field acc = res["accelerator"];
       acc.expect_map(kAcceleratorKeys);

@@ -353,6 +353,33 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
                 "resourceMemoryRequest holds the text), got \"" +
                 bad + "\"");
   }
+  SECTION("the newer string resource fields are Kubernetes quantities, each checked at its IR field") {
+    const std::string l33 =
+        "        resources: {resourceCpuRequest: '2', resourceCpuLimit: '4', resourceMemoryRequest: 4Gi,";
+    const std::string l34 =
+        "                    resourceMemoryLimit: 8G, accelerator: {resourceType: nvidia.com/gpu, ";
+    const std::string at = "p.yaml:33:";
+    const std::string field = ": deploymentSpec.executors.exec-work.container.resources.";
+    // A limit is checked although the request gives the value.
+    CHECK(error_of(replace(kIr, "resourceCpuLimit: '4'", "resourceCpuLimit: 'four'"), options(kCluster)) ==
+          at + std::to_string(l33.find("'4'") + 1) + field +
+              "resourceCpuLimit: expected a CPU quantity such as 4, 1.5 or 500m, got \"four\"");
+    CHECK(error_of(replace(kIr, "resourceCpuRequest: '2'", "resourceCpuRequest: '0'"), options(kCluster)) ==
+          at + std::to_string(l33.find("'2'") + 1) + field + "resourceCpuRequest: must be > 0, got 0");
+    CHECK(error_of(replace(kIr, "resourceMemoryRequest: 4Gi", "resourceMemoryRequest: 4Gb"),
+                   options(kCluster)) == at + std::to_string(l33.find("4Gi") + 1) + field +
+                                             "resourceMemoryRequest: expected a size such as 16Gi, 512Mi, "
+                                             "10GiB or 1e9, got \"4Gb\"");
+    CHECK(error_of(replace(kIr, "resourceMemoryLimit: 8G,", "resourceMemoryLimit: -8G,"),
+                   options(kCluster)) == "p.yaml:34:" + std::to_string(l34.find("8G") + 1) + field +
+                                             "resourceMemoryLimit: must be >= 0, got -8G");
+    // Kubernetes' decimal kilo with a capital K is a size too; the request gives the value.
+    const Scenario s =
+        load_scenario_text(replace(kIr, "resourceMemoryLimit: 8G,", "resourceMemoryLimit: 8000000K,"),
+                           "p.yaml", options(kCluster));
+    CHECK(s.pipeline.steps[1].steps[1].steps[0].component.resources.memory == 4 * kGiB);
+    CHECK(s.pipeline.steps[1].steps[1].steps[0].component.resources.cpu == 2000);
+  }
   SECTION("ALL_UPSTREAM_TASKS_COMPLETED outside an exit handler (ignore_upstream_failure) gets a warning") {
     const std::string warning =
         "p.yaml: warning: task \"cleanup\" runs in KFP once its upstream tasks end, failed or not "

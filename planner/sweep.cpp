@@ -736,7 +736,10 @@ class Runner {
     cr.quantile_makespan_s = percentile(ms, spec_.quantile);
     for (std::uint8_t f : failed_[c]) cr.runs_with_failed_tasks += f;
     if (spec_.deadline_s) {
-      const auto ok = std::count_if(ms.begin(), ms.end(), [&](double v) { return v <= *spec_.deadline_s; });
+      // A run meets the deadline if it ended by then with no task failed (one whose tasks failed ends early).
+      std::size_t ok = 0;
+      for (std::size_t r = 0; r < ms.size(); ++r)
+        ok += ms[r] <= *spec_.deadline_s && failed_[c][r] == 0 ? 1 : 0;
       cr.p_meets_deadline = static_cast<double>(ok) / static_cast<double>(ms.size());
       cr.meets = cr.quantile_makespan_s <= *spec_.deadline_s && cr.runs_with_failed_tasks == 0;
     }
@@ -1098,8 +1101,12 @@ void finish_sweep(SweepResult& result) {
       result.recommended = c;
   }
   std::vector<CostTime> pts;
-  for (const ConfigResult& c : result.configs) pts.push_back({c.cost.mean, c.quantile_makespan_s});
-  result.pareto = pareto_front(pts);
+  std::vector<bool> without_failures;
+  for (const ConfigResult& c : result.configs) {
+    pts.push_back({c.cost.mean, c.quantile_makespan_s});
+    without_failures.push_back(c.runs_with_failed_tasks == 0);
+  }
+  result.pareto = pareto_front(pts, without_failures);
 
   result.nearest.reset();
   if (!result.deadline_s || result.recommended || result.configs.empty()) return;
@@ -1312,10 +1319,18 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       }
     }
   }
-  if (!r.pareto.empty()) {
+  const auto failing =
+      static_cast<std::size_t>(std::count_if(r.configs.begin(), r.configs.end(), [](const ConfigResult& c) {
+        return c.runs_with_failed_tasks > 0;
+      }));
+  if (r.pareto.empty() && failing > 0) {
+    out << "\nNo Pareto front: every configuration had runs with failed tasks\n";
+  } else if (!r.pareto.empty()) {
     out << "\nPareto front of mean cost against " << q << " makespan (" << r.pareto.size() << " of "
         << r.configs.size() << " configuration" << (r.configs.size() == 1 ? "" : "s")
-        << ": none is both cheaper and faster):\n";
+        << ": none is both cheaper and faster"
+        << (failing > 0 ? "; " + std::to_string(failing) + " with failed tasks left out" : std::string())
+        << "):\n";
     for (std::size_t i : r.pareto)
       out << "  " << assignment_text(r.dimensions, r.configs[i].values) << ": cost "
           << num(r.configs[i].cost.mean, 2) << ", " << q << " " << num(r.configs[i].quantile_makespan_s, 1)

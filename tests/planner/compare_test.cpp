@@ -212,6 +212,14 @@ TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor
   CHECK(out.str().find("runs with failed tasks") != std::string::npos);
   CHECK(out.str().find("3 of 3") != std::string::npos);
   CHECK(out.str().find("fastest: slow (mean makespan 100.0 s)") != std::string::npos);
+  // With a deadline of 120 s, `quick`'s runs end by it (60 s) but its task failed: none meets it.
+  spec.deadline_s = 120;
+  const CompareResult d = run_compare_text(yaml, "f.yaml", spec);
+  CHECK(d.variants[0].p_meets_deadline == 0);
+  CHECK_FALSE(d.variants[0].meets);
+  CHECK(d.variants[1].p_meets_deadline == 1);
+  CHECK(d.variants[1].meets);
+  spec.deadline_s.reset();
   // Every variant with failures: none named.
   spec.variants = {parse_variant("quick"), parse_variant("also:pipeline.steps[w].duration.base=30s")};
   const CompareResult all = run_compare_text(yaml, "f.yaml", spec);

@@ -626,6 +626,45 @@ TEST_CASE("Sweep: the Pareto front of cost against the quantile makespan, printe
   CHECK(c.substr(c.size() - 11) == ",true,true\n");     // n = 4: both
 }
 
+TEST_CASE("Sweep: runs whose tasks failed neither meet the deadline nor put a configuration on the front",
+          "[planner]") {
+  // failure.p 1: every w fails once (no retries) and the pipeline ends after the first round of w, early
+  // and cheap: 40 s (one node: 4 rounds of 10 s) and 10 s (4 nodes), 0.04 each. Without failures: 50 s,
+  // 0.05 and 20 s, 0.08. The failing ones would beat both.
+  std::string failing = kFanout;
+  const std::string line = "      resources: {cpu: 16}\n";
+  failing.replace(failing.find(line), line.size(), line + "      failure: {p: 1}\n");
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("pipeline.steps[w].failure.p=1,0"),
+                     parse_dimension("cluster.node_pools[n].count=1,4")};
+  spec.replications = 2;
+  spec.deadline_s = 45;
+  SweepResult r = run_sweep_text(failing, "failing.yaml", spec);
+  REQUIRE(r.configs.size() == 4);
+  const double makespans[] = {40, 10, 50, 20}, p_meets[] = {0, 0, 0, 1};
+  const int failed_runs[] = {2, 2, 0, 0};
+  for (std::size_t c = 0; c < 4; ++c) {
+    INFO("configuration " << c);
+    CHECK(r.configs[c].quantile_makespan_s == Approx(makespans[c]).epsilon(1e-12));
+    CHECK(r.configs[c].runs_with_failed_tasks == failed_runs[c]);
+    CHECK(r.configs[c].p_meets_deadline == p_meets[c]);  // 10 s and 40 s are by 45 s, but tasks failed
+  }
+  CHECK(r.pareto == std::vector<std::size_t>{2, 3});
+  REQUIRE(r.recommended);
+  CHECK(*r.recommended == 3);
+  CHECK(tail_from(table(r), "\nPareto front") ==
+        "\nPareto front of mean cost against p95 makespan (2 of 4 configurations: none is both cheaper and "
+        "faster; 2 with failed tasks left out):\n"
+        "  pipeline.steps[w].failure.p=0, cluster.node_pools[n].count=1: cost 0.05, p95 50.0 s\n"
+        "  pipeline.steps[w].failure.p=0, cluster.node_pools[n].count=4: cost 0.08, p95 20.0 s\n");
+  // Every configuration failing: no front, said so.
+  for (ConfigResult& c : r.configs) c.runs_with_failed_tasks = 1;
+  finish_sweep(r);
+  CHECK(r.pareto.empty());
+  CHECK(tail_from(table(r), "\nNo Pareto front") ==
+        "\nNo Pareto front: every configuration had runs with failed tasks\n");
+}
+
 TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and what it would take",
           "[planner]") {
   SECTION("one field") {

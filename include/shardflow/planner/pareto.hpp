@@ -43,4 +43,20 @@ inline std::vector<std::size_t> pareto_front(std::span<const CostTime> p) {
   return front;
 }
 
+/// The same among the points with `eligible[i]` (indices into `p`, ordered as above). A sweep's front is
+/// that of its configurations whose runs had no failed tasks: a run whose tasks fail ends early and costs
+/// little, which no plan can use.
+inline std::vector<std::size_t> pareto_front(std::span<const CostTime> p, const std::vector<bool>& eligible) {
+  std::vector<CostTime> kept;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (eligible[i]) {
+      kept.push_back(p[i]);
+      index.push_back(i);
+    }
+  std::vector<std::size_t> front = pareto_front(kept);
+  for (std::size_t& i : front) i = index[i];
+  return front;
+}
+
 }  // namespace shardflow::planner

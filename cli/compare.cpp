@@ -99,6 +99,7 @@ int run_compare_command(const CompareArgs& args) {
   spec.sets = load.sets;
   spec.cluster = load.cluster;
   spec.params = load.params;
+  spec.max_tasks = load.max_tasks;
   spec.replications = args.replications;
   spec.quantile = args.quantile;
   if (args.seed) spec.base_seed = *args.seed;

@@ -68,7 +68,7 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
                      "landed on, and the slices would be of different clusters; give the cluster in the "
                      "scenario or an overlay");
   const std::string yaml = read_scenario_file(args.file);  // read once: loaded, checked and shipped
-  const Scenario scenario = load_scenario_text(yaml, args.file, load);
+  const Scenario scenario = planner::first_configuration(yaml, args.file, spec, load.warn);
   const std::string name = "shardflow-sweep-" + dns_label(scenario.name, 40);
   const int n = args.emit_job;
   // Every configuration is loaded here, as the sweep would: a --vary or --set that the sweep refuses
@@ -242,6 +242,7 @@ int run_sweep_command(const SweepArgs& args) {
   spec.sets = load.sets;
   spec.cluster = load.cluster;
   spec.params = load.params;
+  spec.max_tasks = load.max_tasks;
   spec.replications = args.replications;
   spec.quantile = args.quantile;
   if (args.seed) spec.base_seed = *args.seed;
@@ -263,12 +264,14 @@ int run_sweep_command(const SweepArgs& args) {
   std::function<void(double)> progress;
   if (show_progress)
     progress = [](double done) { std::fprintf(stderr, "\rsweeping... %3.0f%%", done * 100); };
-  // The output directory first (it needs the scenario's name): a bad --out is found before the sweep.
-  std::string name = load_scenario_file(args.file, load).name;
+  // The output directory first (it needs the scenario's name, the first configuration's): a bad --out is
+  // found before the sweep.
+  const std::string yaml = read_scenario_file(args.file);
+  std::string name = planner::first_configuration(yaml, args.file, spec, load.warn).name;
   if (spec.shard)
     name += "-shard-" + std::to_string(spec.shard->index) + "-of-" + std::to_string(spec.shard->count);
   const std::filesystem::path dir = make_out_dir(args.out_dir, name);
-  const planner::SweepResult r = planner::run_sweep(args.file, spec, progress);
+  const planner::SweepResult r = planner::run_sweep_text(yaml, args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
 
   write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });

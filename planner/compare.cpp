@@ -71,6 +71,7 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
   options.sets.insert(options.sets.end(), extra_sets.begin(), extra_sets.end());
   options.cluster = extra_cluster.empty() ? spec.cluster : extra_cluster;
   options.params = spec.params;
+  options.max_tasks = spec.max_tasks;
   // One field set twice in a variant, in any spelling ([cpu] or [0]): the first would be lost. (The
   // common --set come first and a variant's own sets override them, as documented.)
   const std::size_t first = spec.sets.size();

@@ -421,6 +421,24 @@ class Runner {
   std::uint64_t distinct_simulations() const { return distinct_; }
   const Scenario& scenario(std::size_t c) const { return scenarios_[c]; }
 
+  // Whether the scenario with its overlays and --set but none of the --vary fails with the same error.
+  bool same_without_vary(const InputError& e) const {
+    LoadOptions options;
+    options.overlays = spec_.overlays;
+    options.sets = spec_.sets;
+    options.cluster = spec_.cluster;
+    options.params = spec_.params;
+    options.max_tasks = spec_.max_tasks;
+    try {
+      (void)load_scenario_text(yaml_, file_, options);
+    } catch (const InputError& base) {
+      return base.where().file == e.where().file && base.where().line == e.where().line &&
+             base.where().column == e.where().column && base.field() == e.field() &&
+             base.message() == e.message();
+    }
+    return false;
+  }
+
   // Loads every configuration as run() would, to report the first bad one, a batch at a time and
   // keeping none (sweep --emit-job: the sweep runs elsewhere, in slices).
   void check_all() {
@@ -453,6 +471,8 @@ class Runner {
         options.sets = spec_.sets;
         options.cluster = spec_.cluster;
         options.params = spec_.params;
+        options.max_tasks = spec_.max_tasks;
+        options.warn = warn;  // set only to load one configuration (parallel loads would interleave them)
         for (std::size_t d = 0; d < combos_[k].size(); ++d)
           options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
         // A --vary of a field that a --set or another --vary also gives, in any spelling ([cpu] or [0]):
@@ -526,9 +546,14 @@ class Runner {
                                                   "PATH=10,20,40)"
                                                 : ""));
           }
-          // A fault the file's own fields show only with this configuration's values (a pool's CPUs that a
-          // step's request no longer fits, a count of 0 nodes): say which configuration.
-          if (!combos_[k].empty() && e.where().file == file_) {
+          // A fault that the file, an overlay or a --set shows only with this configuration's values (a
+          // pool's CPUs that a step's request no longer fits, a count of 0 nodes): say which configuration.
+          // The first configuration is loaded first, alone: past it, a fault is one of the values. In the
+          // first, one the scenario has without any --vary is said as it is.
+          const bool at_a_vary =
+              std::any_of(spec_.dimensions.begin(), spec_.dimensions.end(),
+                          [&](const Dimension& d) { return e.where().file == vary_place(d).file; });
+          if (!combos_[k].empty() && !at_a_vary && (k > 0 || !same_without_vary(e))) {
             std::string values;
             for (std::size_t d = 0; d < combos_[k].size(); ++d)
               values += (d == 0 ? "" : ", ") + spec_.dimensions[d].path + "=" + shortened(combos_[k][d]);
@@ -746,9 +771,10 @@ class Runner {
     return cr;
   }
 
-  std::function<void(double)> progress;  // for a run() against the simulations it needs
-  bool progress_across_runs = false;     // gate_ was set for every run() (the auto search's estimate)
-  std::unique_ptr<ProgressGate> gate_;   // of the run() under way
+  std::function<void(double)> progress;          // for a run() against the simulations it needs
+  std::function<void(const std::string&)> warn;  // the importer's warnings (LoadOptions::warn), if wanted
+  bool progress_across_runs = false;             // gate_ was set for every run() (the auto search's estimate)
+  std::unique_ptr<ProgressGate> gate_;           // of the run() under way
 
  private:
   // One replication of a group, as simulated by its representative: what each member's figures need.
@@ -1180,6 +1206,18 @@ std::size_t check_sweep_text(const std::string& yaml, const std::string& file, c
   Runner run(yaml, file, loads_only, std::move(combos), {});
   run.check_all();
   return n;
+}
+
+Scenario first_configuration(const std::string& yaml, const std::string& file, const SweepSpec& spec,
+                             const std::function<void(const std::string&)>& warn) {
+  std::vector<std::vector<std::string>> combos = checked_combinations(spec);
+  combos.resize(1);
+  SweepSpec loads_only = spec;
+  loads_only.reuse = false;
+  Runner run(yaml, file, loads_only, std::move(combos), {});
+  run.warn = warn;
+  run.load({0});
+  return run.scenario(0);
 }
 
 SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,

@@ -232,6 +232,23 @@ TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor
         std::string::npos);
 }
 
+TEST_CASE("compare: --max-tasks holds for every variant", "[planner]") {
+  const std::string yaml =
+      "name: m\nseed: 1\noverheads: none\npipeline:\n  steps:\n"
+      "    - {name: w, parallel_for: {count: 4}, duration: {base: 1s}}\n"
+      "cluster:\n  node_pools:\n    - {name: n, cpu: 4, memory: 16Gi, count: 1}\n";
+  CompareSpec spec;
+  spec.replications = 1;
+  spec.max_tasks = 5;
+  spec.variants = {parse_variant("a"), parse_variant("b:pipeline.steps[w].parallel_for.count=8")};
+  CHECK(error_of([&] { run_compare_text(yaml, "m.yaml", spec); }) ==
+        "--variant b:pipeline.steps[w].parallel_for.count=8: pipeline.steps[0].parallel_for.count: variant "
+        "b: the "
+        "pipeline unrolls to 8 tasks (about 1 MiB of memory to simulate); the limit is 5 (--max-tasks raises "
+        "it; "
+        "`explain` counts without unrolling)");
+}
+
 TEST_CASE("compare: one replication has no interval, so no difference is significant", "[planner]") {
   // Without noise, `two` takes 20 s more than `four` (two waves of 10 s more); one run of each.
   const std::string yaml =

@@ -626,6 +626,39 @@ TEST_CASE("Sweep: the Pareto front of cost against the quantile makespan, printe
   CHECK(c.substr(c.size() - 11) == ",true,true\n");     // n = 4: both
 }
 
+TEST_CASE("Sweep: the scenario is checked with each configuration's values, never without them",
+          "[planner]") {
+  // w asks for 32 CPUs, which only the --vary's larger nodes hold: the sweep runs, and its first
+  // configuration names it.
+  SweepSpec spec;
+  spec.sets = {"pipeline.steps[w].resources.cpu=32"};
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].cpu=32,64")};
+  spec.replications = 1;
+  CHECK(first_configuration(kFanout, "fanout.yaml", spec).name == "fanout");
+  CHECK(run_sweep_text(kFanout, "fanout.yaml", spec).configs.size() == 2);
+  // A configuration past the first that it does not fit is named.
+  const std::string fit =
+      "--set pipeline.steps[w].resources.cpu=32: pipeline.steps[0].resources.cpu: step \"w\" asks for cpu "
+      "32, "
+      "memory 0, gpu 0, more than any node it may use can hold (largest: pool \"n\" with cpu 16, memory "
+      "64Gi, "
+      "gpu 0)";
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].cpu=64,16")};
+  CHECK(error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
+        fit + " (in the configuration cluster.node_pools[n].cpu=16)");
+  // The first, which has the fault the scenario has without the --vary: said as it is.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].cpu=16,64")};
+  CHECK(error_of([&] { first_configuration(kFanout, "fanout.yaml", spec); }) == fit);
+  // --max-tasks holds for every configuration (the sweep used the default limit).
+  spec.sets.clear();
+  spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.count=4,8")};
+  spec.max_tasks = 5;
+  CHECK(error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
+        "--vary pipeline.steps[w].parallel_for.count=4,8: pipeline.steps[0].parallel_for.count: value 8: the "
+        "pipeline unrolls to 9 tasks (about 1 MiB of memory to simulate); the limit is 5 (--max-tasks raises "
+        "it; `explain` counts without unrolling)");
+}
+
 TEST_CASE("Sweep: runs whose tasks failed neither meet the deadline nor put a configuration on the front",
           "[planner]") {
   // failure.p 1: every w fails once (no retries) and the pipeline ends after the first round of w, early

@@ -60,6 +60,7 @@ struct CompareSpec {
   std::vector<std::string> sets;       // then these, then the variant's own overlays and sets
   std::string cluster;                 // LoadOptions::cluster
   std::vector<std::string> params;     // LoadOptions::params
+  std::uint64_t max_tasks = LoadOptions::kDefaultMaxTasks;  // LoadOptions::max_tasks (--max-tasks)
   int replications = 10;
   std::optional<std::uint64_t> base_seed;  // default: the scenario's seed
   std::optional<double> deadline_s;

@@ -57,6 +57,7 @@ struct SweepSpec {
   std::vector<std::string> sets;       // then these --set overrides, then the configuration's own
   std::string cluster;                 // "" or "local": the cluster preset (LoadOptions::cluster)
   std::vector<std::string> params;     // a KFP pipeline's parameters, NAME=VALUE (LoadOptions::params)
+  std::uint64_t max_tasks = LoadOptions::kDefaultMaxTasks;  // LoadOptions::max_tasks (--max-tasks)
   int replications = 10;
   std::optional<std::uint64_t> base_seed;  // default: the scenario's seed
   std::optional<double> deadline_s;
@@ -164,6 +165,14 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vect
 /// configuration loads (the first bad one is the InputError the sweep would throw). Returns the number
 /// of configurations, before any --shard (sweep --emit-job, whose slices run elsewhere).
 std::size_t check_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec);
+
+/// The sweep's first configuration (the first value of every --vary), loaded as run_sweep_text loads it
+/// first, with its errors: what names the scenario (its output directory) before the sweep runs. The
+/// scenario without the --vary values may not be one the sweep runs at all (a step that fits only the
+/// larger nodes a --vary gives), so it is never loaded on its own. `warn` gets the importer's warnings
+/// (LoadOptions::warn), which the sweep's own loads drop: said once, not once per configuration.
+Scenario first_configuration(const std::string& yaml, const std::string& file, const SweepSpec& spec,
+                             const std::function<void(const std::string&)>& warn = {});
 
 /// Runs the sweep on the scenario file. `progress` (optional) is called with the share of runs done.
 /// `backend` makes the backend each worker thread runs with (default: the simulator).

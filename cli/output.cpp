@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -74,6 +75,19 @@ std::filesystem::path make_out_dir(const std::string& out_dir, const std::string
     throw InputError({}, "--out",
                      "cannot make directory " + dir.string() + " (" +
                          (ec ? ec.message() : std::string("a file of that name is in the way")) + ")");
+  // A directory that is there but takes no files (read-only, /sys, another user's): found now, before the
+  // run, not when its results are written. A file is made and removed (as root, access() says yes to
+  // directories no file can be made in).
+  const std::filesystem::path probe = dir / (".shardflow-write-check-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    throw InputError(
+        {}, "--out",
+        "cannot write in directory " + dir.string() + " (" + std::generic_category().message(err) + ")");
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
   return dir;
 }
 

@@ -189,6 +189,27 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     CHECK(r.out == "");
     CHECK(r.err.find("--out: cannot make directory " + (dir / "taken").string() + " (") == 0);
   }
+  SECTION("an --out directory no file can be made in, found before running (not after, losing the run)") {
+    // A mode of 0500 stops a user but not root; procfs takes no new file from anyone.
+    const fs::path ro = scratch("out-read-only") / "ro";
+    fs::create_directories(ro);
+    fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+    const fs::path dir = ::geteuid() == 0 ? fs::path("/proc/self") : ro;
+    if (fs::is_directory(dir)) {
+      const Result r =
+          run("run scenarios/argo-parallelism-limit.yaml --backend local --time-scale 0.02 --out " +
+              dir.string());
+      CHECK(r.status == 2);
+      CHECK(r.out == "");
+      CHECK(r.err.find("--out: cannot write in directory " + dir.string() + " (") == 0);
+      const Result s = run("simulate scenarios/argo-parallelism-limit.yaml --out " + dir.string());
+      CHECK(s.status == 2);
+      CHECK(s.err.find("--out: cannot write in directory " + dir.string() + " (") == 0);
+    } else {
+      WARN("no directory that refuses files here (root without /proc): not checked");
+    }
+    fs::permissions(ro, fs::perms::owner_all);
+  }
 }
 
 // main() builds only the named command's CLI11 options when it can (for speed: issue #13); help, errors

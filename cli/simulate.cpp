@@ -699,10 +699,13 @@ int run_simulate(const SimulateArgs& args) {
       if (n > 0) std::printf("  failed tasks %s\n", names.c_str());
       // The others had not finished when the run stopped: interrupted, or a simulation that reached its
       // horizon (a duration or a count far too large), which would otherwise read as that many failures.
-      const std::uint64_t unfinished = trace.tasks_unfinished;
+      const std::uint64_t unfinished = trace.tasks_unfinished, waiting = trace.tasks_waiting;
+      const std::string after = waiting == 0 ? std::string()
+                                             : ", and " + std::to_string(waiting) + " after " +
+                                                   (unfinished == 1 ? "it" : "them") + " never started";
       if (unfinished > 0)
         std::printf(
-            "  unfinished   %llu task%s had not finished when the run %s at %s%s (counted in "
+            "  unfinished   %llu task%s had not finished when the run %s at %s%s%s (counted in "
             "tasks failed)\n",
             static_cast<unsigned long long>(unfinished), unfinished == 1 ? "" : "s",
             interrupted ? "was interrupted" : "stopped", human_seconds(m.makespan_s).c_str(),
@@ -710,7 +713,8 @@ int run_simulate(const SimulateArgs& args) {
             : !trace.stopped_early.empty() ? (": " + trace.stopped_early).c_str()
             : sim && Duration::from_seconds(m.makespan_s) >= options.horizon
                 ? ", the simulation's horizon: look for a duration or a count far too large"
-                : "");
+                : "",
+            after.c_str());
     }
     if (const std::vector<TaskId>& dead = trace.tasks_not_run; !dead.empty()) {
       // What a failure cost beyond itself: the tasks after it, which a user otherwise sees only as

@@ -525,7 +525,8 @@ class LocalRun {
     trace.nodes.push_back(node);
     trace.errors = std::move(errors_);
     trace.tasks_unfinished = exec_.unfinished_tasks();
-    trace.tasks_failed = exec_.tasks_failed() + trace.tasks_unfinished;
+    trace.tasks_waiting = exec_.waiting_tasks();
+    trace.tasks_failed = exec_.tasks_failed() + trace.tasks_unfinished + trace.tasks_waiting;
     trace.tasks_not_run = exec_.dead_tasks();
     // No pod names: the local backend runs tasks, not pods.
     for (TaskId t = 0; t < plan_.size(); ++t)

@@ -406,7 +406,8 @@ class K8sRun {
     // As the other backends count them (Trace::tasks_failed): the tasks an interrupted run left unfinished
     // too, which the summary tells apart.
     trace_.tasks_unfinished = exec_.unfinished_tasks();
-    trace_.tasks_failed = exec_.tasks_failed() + trace_.tasks_unfinished;
+    trace_.tasks_waiting = exec_.waiting_tasks();
+    trace_.tasks_failed = exec_.tasks_failed() + trace_.tasks_unfinished + trace_.tasks_waiting;
     trace_.tasks_not_run = exec_.dead_tasks();
     relists_ = pods.relists() + jobs.relists();
     return std::move(trace_);

@@ -389,7 +389,8 @@ class Model {
         if (r.started > end) r.started = kNever;
       }
     trace_.tasks_unfinished = exec_.unfinished_tasks();
-    trace_.tasks_failed = exec_.tasks_failed() + trace_.tasks_unfinished;
+    trace_.tasks_waiting = exec_.waiting_tasks();
+    trace_.tasks_failed = exec_.tasks_failed() + trace_.tasks_unfinished + trace_.tasks_waiting;
     trace_.tasks_not_run = exec_.dead_tasks();
     for (NodeRecord& n : trace_.nodes) {
       if (n.down != kNever) continue;

@@ -1198,7 +1198,7 @@ TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "
 
 TEST_CASE("cli: a simulation that reaches its horizon says which tasks had not finished", "[cli]") {
   // A task of 100,000 hours runs past the 10-year horizon (87,600 h); the two after it never become
-  // ready. The one that was running is reported failed, and why; the run exits 1 as with any failed task.
+  // ready. All three are reported failed, and why; the run exits 1 as with any failed task.
   const fs::path dir = scratch("simulate-horizon");
   const fs::path yaml = dir / "long.yaml";
   std::ofstream(yaml) << "name: long\nseed: 1\noverheads: none\ncluster:\n  node_pools:\n"
@@ -1210,10 +1210,10 @@ TEST_CASE("cli: a simulation that reaches its horizon says which tasks had not f
   const Result r = run("simulate '" + yaml.string() + "' --no-files");
   CHECK(r.err == "");
   CHECK(r.status == 1);
-  CHECK(r.out.find("  retries      0; failed attempts 0; tasks failed 1\n") != std::string::npos);
+  CHECK(r.out.find("  retries      0; failed attempts 0; tasks failed 3\n") != std::string::npos);
   CHECK(r.out.find("  unfinished   1 task had not finished when the run stopped at 87600h, the simulation's "
-                   "horizon: look for a duration or a count far too large (counted in tasks failed)\n") !=
-        std::string::npos);
+                   "horizon: look for a duration or a count far too large, and 2 after it never started "
+                   "(counted in tasks failed)\n") != std::string::npos);
 }
 
 TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are refused", "[cli]") {

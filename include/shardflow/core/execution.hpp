@@ -162,6 +162,14 @@ class Execution {
         ++n;
     return n;
   }
+  /// Tasks still waiting for their predecessors (not joins): after a run stopped early, those after its
+  /// unfinished tasks (after a run that ended, none).
+  [[nodiscard]] std::uint64_t waiting_tasks() const {
+    std::uint64_t n = 0;
+    for (TaskId t = 0; t < plan_.size(); ++t)
+      if (!plan_.is_join(t) && state_[t] == TaskState::waiting) ++n;
+    return n;
+  }
   /// Tasks that never ran because a task they depend on failed (not joins), in id order.
   [[nodiscard]] std::vector<TaskId> dead_tasks() const {
     std::vector<TaskId> dead;

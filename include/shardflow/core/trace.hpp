@@ -108,6 +108,9 @@ struct Trace {
   /// Of tasks_failed, those that had not finished when the run stopped (interrupted, or a simulation at
   /// its horizon). Not written to trace.json (a trace read back has 0).
   std::uint64_t tasks_unfinished = 0;
+  /// Of tasks_failed, those that had not started when the run stopped because they waited for unfinished
+  /// ones. Not written to trace.json.
+  std::uint64_t tasks_waiting = 0;
   /// Tasks that never ran because a task they depend on failed (not counted in tasks_failed), in id
   /// order. Not written to trace.json either.
   std::vector<TaskId> tasks_not_run;

@@ -120,6 +120,13 @@ std::vector<Variant> read_variants_text(const std::string& yaml, const std::stri
 }
 
 std::vector<Variant> read_variants_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError({"--variants " + path, 0, 0}, "",
+                     "is a directory; name a variants file in it (YAML with a `variants:` list)");
+  // /dev/zero and the like never end.
+  if (std::filesystem::is_character_file(path, ec) || std::filesystem::is_block_file(path, ec))
+    throw InputError({"--variants " + path, 0, 0}, "", "is a device, not a variants file");
   std::ifstream in(path);
   if (!in)
     throw InputError({"--variants " + path, 0, 0}, "",

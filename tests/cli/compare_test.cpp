@@ -234,6 +234,11 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
     return err("--variants '" + (dir / "v.yaml").string() + "'");
   };
   const std::string v = (dir / "v.yaml").string();
+  CHECK(err("--variants '" + dir.string() + "'") ==
+        "--variants " + dir.string() +
+            ": is a directory; name a variants file in it (YAML with "
+            "a `variants:` list)\n");
+  CHECK(err("--variants /dev/zero") == "--variants /dev/zero: is a device, not a variants file\n");
   CHECK(file_err("variants:\n  - name: a\n  - name: b\n    sett: {seed: 2}\n") ==
         v + ":4:5: variants[1].sett: unknown key; a variant has name, set and overlay\n");
   CHECK(

@@ -196,6 +196,7 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
     VariantResult vr;
     vr.name = spec.variants[v].name;
     vr.sets = spec.variants[v].sets;
+    for (const ScenarioFile& o : spec.variants[v].overlays) vr.overlays.push_back(o.path);
     vr.runs.assign(out.begin() + static_cast<std::ptrdiff_t>(v * reps),
                    out.begin() + static_cast<std::ptrdiff_t>((v + 1) * reps));
     const std::vector<double> ms = column(v, &CompareRun::makespan_s), cs = column(v, &CompareRun::cost);
@@ -345,9 +346,8 @@ void print_compare(std::ostream& out, const CompareResult& r) {
       << r.base_seed + r.replications - 1 << ", the same for every variant); baseline "
       << r.variants.front().name << "\n";
   for (const VariantResult& v : r.variants) {
-    std::string sets;
-    for (const std::string& s : v.sets) sets += (sets.empty() ? "" : ", ") + s;
-    out << "  " << v.name << ": " << (sets.empty() ? "the scenario as it is" : sets) << "\n";
+    const std::string changes = variant_changes(v, ", ");
+    out << "  " << v.name << ": " << (changes.empty() ? "the scenario as it is" : changes) << "\n";
   }
   out << detail::few_replications_note(r.replications) << "\n";
   {

@@ -167,6 +167,7 @@ void write_compare_json(std::ostream& out, const CompareResult& r) {
     ojson vj;
     vj["name"] = v.name;
     vj["set"] = v.sets;
+    if (!v.overlays.empty()) vj["overlay"] = v.overlays;
     vj["makespan_s"] = summary_json(v.makespan_s);
     vj["quantile_makespan_s"] = v.quantile_makespan_s;
     vj["cost"] = summary_json(v.cost);
@@ -217,6 +218,7 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
     VariantResult v;
     v.name = r.string(r.get(vj, "name", p), p + ".name");
     v.sets = r.strings(r.get(vj, "set", p), p + ".set");
+    if (const JsonValue* o = r.optional(vj, "overlay")) v.overlays = r.strings(*o, p + ".overlay");
     v.makespan_s = read_summary(r, r.get(vj, "makespan_s", p), p + ".makespan_s", true);
     v.quantile_makespan_s = r.non_negative(r.get(vj, "quantile_makespan_s", p), p + ".quantile_makespan_s");
     v.cost = read_summary(r, r.get(vj, "cost", p), p + ".cost", true);
@@ -296,9 +298,7 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
          "measured_mean_s,predicted_mean_s\n";
   for (std::size_t i = 0; i < r.variants.size(); ++i) {
     const VariantResult& v = r.variants[i];
-    std::string sets;
-    for (const std::string& s : v.sets) sets += (sets.empty() ? "" : "; ") + s;
-    out << csv_text(v.name) << ',' << csv_text(sets) << ',' << v.makespan_s.mean << ','
+    out << csv_text(v.name) << ',' << csv_text(variant_changes(v, "; ")) << ',' << v.makespan_s.mean << ','
         << v.makespan_s.ci95_low << ',' << v.makespan_s.ci95_high << ',' << v.makespan_s.p50 << ','
         << v.makespan_s.p95 << ',' << v.cost.mean << ',' << v.cost.ci95_low << ',' << v.cost.ci95_high << ','
         << v.cost.p50 << ',' << v.cost.p95 << ',' << v.cpu_utilization.mean << ',' << v.runs_with_failed_tasks

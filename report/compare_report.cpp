@@ -249,8 +249,7 @@ void write_compare_report(std::ostream& out, const planner::CompareResult& r, co
   b += "</tr></thead><tbody>\n";
   for (std::size_t i = 0; i < r.variants.size(); ++i) {
     const planner::VariantResult& v = r.variants[i];
-    std::string sets;
-    for (const std::string& s : v.sets) sets += (sets.empty() ? "" : ", ") + s;
+    const std::string sets = planner::variant_changes(v, ", ");
     const auto diff = [&](const planner::Summary& d, bool time) {
       if (i == 0) return std::string("<td class=\"n\" data-v=\"0\">baseline</td>");
       const auto [mean, low, high] = diff_texts(d, time);

@@ -109,6 +109,32 @@ TEST_CASE("cli: compare finds the known optimum and the exact differences", "[cl
   CHECK(slurp(dir / "report.html") == page);
 }
 
+TEST_CASE("cli: compare names a variant's overlay wherever it names its sets", "[cli]") {
+  // The overlay makes the nodes premium (1.5 an hour): 6 nodes, 2 waves of 600 s, cost 6 x 1.5 / 3 = 3.
+  const fs::path dir = scratch("compare-overlay");
+  std::ofstream(dir / "premium.yaml") << "cluster:\n  node_pools:\n    - {name: cpu, price_per_hour: 1.5}\n";
+  std::ofstream(dir / "v.yaml") << "variants:\n  - name: two\n  - name: prem\n    overlay: premium.yaml\n"
+                                   "    set:\n      cluster.node_pools[cpu].count: 6\n";
+  const std::string overlay = (dir / "premium.yaml").string();
+  const Result r = run("compare tests/data/compare/known-optimum.yaml --variants '" +
+                       (dir / "v.yaml").string() + "' -r 1 --out '" + dir.string() + "'");
+  CHECK(r.err == "");
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "  two: the scenario as it is\n  prem: overlay " + overlay +
+                            ", cluster.node_pools[cpu].count=6\n"));
+  const auto j = nlohmann::json::parse(slurp(dir / "compare.json"));
+  CHECK(j["variants"][1]["overlay"] == nlohmann::json::array({overlay}));
+  CHECK(j["variants"][1]["set"] == nlohmann::json::array({"cluster.node_pools[cpu].count=6"}));
+  CHECK(j["variants"][0].count("overlay") == 0);
+  CHECK(j["variants"][1]["cost"]["mean"] == 3.0);
+  CHECK(contains(slurp(dir / "compare.csv"),
+                 "\nprem,overlay " + overlay + "; cluster.node_pools[cpu].count=6,"));
+  // Read back (report): the same.
+  const Result rep = run("report '" + dir.string() + "' --out '" + (dir / "again.html").string() + "'");
+  CHECK(rep.status == 0);
+  CHECK(contains(slurp(dir / "again.html"), "overlay " + overlay + ", cluster.node_pools[cpu].count=6"));
+}
+
 TEST_CASE("cli: compare's paired intervals are Hall's corrected t intervals of the per-seed differences",
           "[cli]") {
   const fs::path dir = scratch("compare-paired");

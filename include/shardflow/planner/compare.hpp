@@ -93,10 +93,16 @@ struct Measurement {
   }
 };
 
+struct VariantResult;
+/// What makes a variant, for display: "overlay P" for each of its overlays, then its sets, joined with
+/// `sep`; "" for the scenario as it is. (Inline: the report layer, which does not link the planner, uses it.)
+inline std::string variant_changes(const VariantResult& v, const std::string& sep);
+
 struct VariantResult {
   std::string name;
-  std::vector<std::string> sets;  // the variant's own overrides, for display
-  std::vector<CompareRun> runs;   // one per replication, seed order
+  std::vector<std::string> sets;      // the variant's own overrides, for display
+  std::vector<std::string> overlays;  // the variant's own overlay files, as given (applied before `sets`)
+  std::vector<CompareRun> runs;       // one per replication, seed order
   Summary makespan_s;
   Summary cost;
   Summary cpu_utilization;
@@ -109,6 +115,13 @@ struct VariantResult {
   Summary diff_cost;
   std::optional<Measurement> measured;
 };
+
+inline std::string variant_changes(const VariantResult& v, const std::string& sep) {
+  std::string out;
+  for (const std::string& o : v.overlays) out += (out.empty() ? "" : sep) + "overlay " + o;
+  for (const std::string& s : v.sets) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
 
 /// A difference is significant when its 95% interval excludes 0. One run has no interval (it is the
 /// difference itself, of zero width): nothing about it is significant.

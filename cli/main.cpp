@@ -52,6 +52,12 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
       plan = Plan::unroll(check.scenario->pipeline);
       check.problems = exec::kernel_problems(*check.scenario, *plan);
       order_problems(check.problems, f);
+    } else if (check.partial) {
+      // Other problems too: the kernels of the steps that could be read (a step left out for its own
+      // problems is not looked at; nor is what a kernel reads from the steps before it).
+      for (InputError& e : exec::kernel_spec_problems(check.partial->pipeline.steps))
+        check.problems.push_back(std::move(e));
+      order_problems(check.problems, f);
     }
     if (!check.problems.empty()) {
       for (const InputError& e : check.problems) std::cerr << printable(e.what()) << "\n";

@@ -319,7 +319,10 @@ ScenarioCheck check_scenario_file(const std::string& path, LoadOptions options) 
   options.problems = &check.problems;
   try {
     Scenario s = load_scenario_file(path, options);
-    if (check.problems.empty()) check.scenario = std::move(s);
+    if (check.problems.empty())
+      check.scenario = std::move(s);
+    else
+      check.partial = std::move(s);
   } catch (const detail::AlreadyReported&) {
   } catch (const InputError& e) {
     check.problems.push_back(e);

@@ -919,15 +919,20 @@ void check_kernel_upstream(const Plan& plan) {
   if (!problems.empty()) throw problems.front();
 }
 
-std::vector<InputError> kernel_problems(const Scenario& scenario, const Plan& plan) {
+std::vector<InputError> kernel_spec_problems(const std::vector<Step>& steps) {
   std::vector<InputError> out;
-  check_steps(scenario.pipeline.steps, nullptr, [&](const Component& c, const Loop* loop) {
+  check_steps(steps, nullptr, [&](const Component& c, const Loop* loop) {
     try {
       check_component(c, loop, false);
     } catch (const InputError& e) {
       out.push_back(e);
     }
   });
+  return out;
+}
+
+std::vector<InputError> kernel_problems(const Scenario& scenario, const Plan& plan) {
+  std::vector<InputError> out = kernel_spec_problems(scenario.pipeline.steps);
   upstream_problems(plan, out, false);
   return out;
 }

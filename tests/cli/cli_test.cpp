@@ -117,6 +117,36 @@ TEST_CASE("cli: validate reports every kernel problem, by line, the upstream one
             bad + ": 3 problems\n");
 }
 
+TEST_CASE("cli: validate reports the kernel problems of the steps it could read beside other problems",
+          "[cli]") {
+  // shard is left out for its negative retries (its kernel is not looked at); other has nothing else
+  // wrong, and its kernel problem is reported with the rest, not after the retries are fixed.
+  const std::string bad = (scratch("kernels-and-more") / "k.yaml").string();
+  std::ofstream(bad) << "name: two-mistakes\n"
+                        "pipeline:\n"
+                        "  steps:\n"
+                        "    - name: shard\n"
+                        "      parallel_for: {count: 4}\n"
+                        "      retries: {max: -1}\n"
+                        "      kernel: {name: shard_stat, rows: 100}\n"
+                        "    - name: other\n"
+                        "      kernel: {name: spinn}\n"
+                        "    - {name: third, kernel: {name: sleep, secs: 1}, resources: {cpu: x}}\n"
+                        "cluster:\n"
+                        "  node_pools:\n"
+                        "    - {name: p, cpu: 2, memory: 4Gi, count: 1}\n";
+  const Result r = run("validate '" + bad + "'");
+  CHECK(r.status == 2);
+  CHECK(r.out == "");
+  CHECK(r.err ==
+        bad + ":6:22: pipeline.steps[0].retries.max: must be >= 0, got -1\n" + bad +
+            ":9:22: pipeline.steps[1].kernel.name: unknown kernel \"spinn\" (did you mean \"spin\"?)\n" +
+            bad +
+            ":10:70: pipeline.steps[2].resources.cpu: expected a CPU quantity such as 4, 1.5 or 500m, got "
+            "\"x\"\n" +
+            bad + ": 3 problems\n");
+}
+
 TEST_CASE("cli: every scenario in scenarios/ validates", "[cli]") {
   std::string files;
   for (const auto& e : fs::directory_iterator(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios"))

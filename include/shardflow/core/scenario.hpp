@@ -113,6 +113,9 @@ ScenarioFile read_overlay_file(const std::string& path);
 struct ScenarioCheck {
   std::optional<Scenario> scenario;
   std::vector<InputError> problems;  // by place: options first, then the file by line and column
+  /// With problems, what the load could read past them when it got to the end (the steps without
+  /// problems, ...): for checks of their own that the loader does not make (validate's kernels).
+  std::optional<Scenario> partial;
 };
 
 /// Loads like load_scenario_file, but reports every problem it can find in a scenario file rather than

@@ -150,6 +150,9 @@ void check_kernel_upstream(const Plan& plan);
 /// most of each (a step's kernel stops at its first mistake), in the steps' order, the specs' first.
 /// `shardflow validate` reports them all.
 std::vector<InputError> kernel_problems(const Scenario& scenario, const Plan& plan);
+/// check_kernel_specs' problems alone, every one, for steps that may not make a whole pipeline (those a
+/// collecting load could read while other parts of the file had problems: ScenarioCheck::partial).
+std::vector<InputError> kernel_spec_problems(const std::vector<Step>& steps);
 
 /// What run_kernel throws when it stopped because KernelContext::stop was set (a `command` sent SIGTERM,
 /// a CPU kernel between its blocks): the attempt was cancelled, not failed, and the backend records no

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -686,6 +687,8 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
     if (pools.size() == 0) r.fail(pools, f, "needs at least one node pool");
     std::int64_t nodes = 0, most_nodes = 0;
     bool unnamed = false;  // a pool left out whose name could not be read
+    std::optional<Node> given_count;
+    std::string given_count_path;
     std::size_t i = 0;
     for (auto it = pools.begin(); it != pools.end(); ++it, ++i) {
       const Node& p = *it;
@@ -712,14 +715,22 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
                      std::to_string(other->where.line) + ")");
         continue;
       }
+      // A count that an overlay or a --set gave, not the file: where a cluster of no nodes is reported.
+      if (const Node v = p["count"]; v && r.at(v).file != r.file()) {
+        given_count = v;
+        given_count_path = index_path(f, i) + ".count";
+      }
       nodes += pool.count + pool.autoscaling.max;
       most_nodes += std::max(pool.count, pool.autoscaling.max);
       pool_names.push_back(pool.name);
       c.node_pools.push_back(std::move(pool));
     }
     pools_listed = !unnamed;
-    if (nodes == 0 && !pools_broken)
-      r.fail(pools, f, "the cluster has no nodes (every pool has count 0 and no autoscaling)");
+    if (nodes == 0 && !pools_broken) {
+      const std::string no_nodes = "the cluster has no nodes (every pool has count 0 and no autoscaling)";
+      if (given_count) r.fail(*given_count, given_count_path, no_nodes);
+      r.fail(pools, f, no_nodes);
+    }
     // Each node costs the simulator memory and its trace a record: 64 pools of 1M nodes took 10 GB.
     if (constexpr std::int64_t kMaxNodes = 1'000'000; most_nodes > kMaxNodes)
       r.fail(pools, f,

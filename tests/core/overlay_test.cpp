@@ -148,6 +148,25 @@ TEST_CASE("Overlay: a dependency cycle closed by an overlay or a --set is report
         "step runs before the next)");
 }
 
+TEST_CASE("Overlay: a cluster left without nodes by an overlay or a --set is reported at its count",
+          "[core]") {
+  const std::string no_nodes = "the cluster has no nodes (every pool has count 0 and no autoscaling)";
+  CHECK(error_of(
+            with({"cluster:\n  node_pools:\n    - {name: cpu, count: 0}\n    - {name: big, count: 0}\n"})) ==
+        "o1.yaml:4:26: cluster.node_pools[1].count: " + no_nodes);
+  // The last count given there: the file's pool big has count 1 until the second --set.
+  CHECK(error_of(with({}, {"cluster.node_pools[cpu].count=0", "cluster.node_pools[big].count=0"})) ==
+        "--set cluster.node_pools[big].count=0: cluster.node_pools[1].count: " + no_nodes);
+  // One of them in the file: the count the command line gave is still what left it without nodes.
+  std::string base = kBase;
+  base.replace(base.find("count: 1}"), 8, "count: 0");
+  CHECK(error_of(with({}, {"cluster.node_pools[cpu].count=0"}), base) ==
+        "--set cluster.node_pools[cpu].count=0: cluster.node_pools[0].count: " + no_nodes);
+  // Written in the file, it stays at the file's node_pools.
+  base.replace(base.find("count: 2}"), 8, "count: 0");
+  CHECK(error_of(with({}), base) == "base.yaml:6:5: cluster.node_pools: " + no_nodes);
+}
+
 TEST_CASE("Overlay: scalars, lists without names and changes of type replace", "[core]") {
   const Scenario s =
       load(with({"seed: 9\n"

@@ -352,9 +352,8 @@ TEST_CASE("sweep, compare: a fault of the file that only a configuration's value
   spec.variants = {parse_variant("a"), parse_variant("b:cluster.node_pools[n].count=0")};
   spec.replications = 1;
   CHECK(error_of([&] { run_compare_text(yaml, "t1.yaml", spec); }) ==
-        "t1.yaml:11:5: cluster.node_pools: the cluster has no nodes (every pool has count 0 and no "
-        "autoscaling) "
-        "(in variant b: cluster.node_pools[n].count=0)");
+        "--variant b:cluster.node_pools[n].count=0: cluster.node_pools[0].count: variant b: the cluster has "
+        "no nodes (every pool has count 0 and no autoscaling)");
 }
 
 TEST_CASE("compare: an empty variants list says so", "[planner]") {

@@ -59,6 +59,29 @@ Variant parse_variant(const std::string& text) {
   return v;
 }
 
+// An error met loading or checking variant `var`'s scenario (file `file`), said as the variant's.
+InputError as_variant_error(const Variant& var, const InputError& e, const std::string& file) {
+  // An error in one of the variant's own sets: name where the variant gave it, not a --set flag that
+  // the user never typed.
+  for (std::size_t i = 0; i < var.sets.size(); ++i)
+    if (e.where().file == flag_place("--set", var.sets[i]) && e.where().line == 0) {
+      // The loader places a fault of the set's value at the value's column, one of its path at 0.
+      const bool value = e.where().column > 0 && i < var.set_value_where.size();
+      const SourceLocation& w = value                      ? var.set_value_where[i]
+                                : i < var.set_where.size() ? var.set_where[i]
+                                                           : var.where;
+      return InputError(w, e.field(), "variant " + var.name + ": " + e.message());
+    }
+  // A fault of the file's own fields that this variant's sets bring out (a pool's CPUs a step's request
+  // no longer fits, a count of 0 nodes): say which variant.
+  if (!var.sets.empty() && e.where().file == file) {
+    std::string paths;
+    for (std::size_t i = 0; i < var.sets.size(); ++i) paths += (i == 0 ? "" : ", ") + shortened(var.sets[i]);
+    return InputError(e.where(), e.field(), e.message() + " (in variant " + var.name + ": " + paths + ")");
+  }
+  return e;
+}
+
 Scenario load_variant(const std::string& yaml, const std::string& file, const CompareSpec& spec,
                       std::size_t v, const std::string& extra_cluster,
                       const std::vector<std::string>& extra_sets) {
@@ -98,26 +121,7 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
   try {
     return load_scenario_text(yaml, file, options);
   } catch (const InputError& e) {
-    // An error in one of the variant's own sets: name where the variant gave it, not a --set flag that
-    // the user never typed.
-    for (std::size_t i = 0; i < var.sets.size(); ++i)
-      if (e.where().file == flag_place("--set", var.sets[i]) && e.where().line == 0) {
-        // The loader places a fault of the set's value at the value's column, one of its path at 0.
-        const bool value = e.where().column > 0 && i < var.set_value_where.size();
-        const SourceLocation& w = value                      ? var.set_value_where[i]
-                                  : i < var.set_where.size() ? var.set_where[i]
-                                                             : var.where;
-        throw InputError(w, e.field(), "variant " + var.name + ": " + e.message());
-      }
-    // A fault of the file's own fields that this variant's sets bring out (a pool's CPUs a step's request
-    // no longer fits, a count of 0 nodes): say which variant.
-    if (!var.sets.empty() && e.where().file == file) {
-      std::string paths;
-      for (std::size_t i = 0; i < var.sets.size(); ++i)
-        paths += (i == 0 ? "" : ", ") + shortened(var.sets[i]);
-      throw InputError(e.where(), e.field(), e.message() + " (in variant " + var.name + ": " + paths + ")");
-    }
-    throw;
+    throw as_variant_error(var, e, file);
   }
 }
 
@@ -268,7 +272,11 @@ void measure_variants(const std::string& yaml, const std::string& file, const Co
   for (std::size_t v = 0; v < spec.variants.size(); ++v) {
     real_s.push_back(load_variant(yaml, file, spec, v));
     real_p.push_back(Plan::unroll(real_s.back().pipeline));
-    real.check(real_s.back(), real_p.back());
+    try {
+      real.check(real_s.back(), real_p.back());
+    } catch (const InputError& e) {
+      throw as_variant_error(spec.variants[v], e, file);
+    }
     pred_s.push_back(load_variant(yaml, file, spec, v, predict_cluster, predict_sets));
     pred_p.push_back(Plan::unroll(pred_s.back().pipeline));
   }

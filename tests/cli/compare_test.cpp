@@ -297,6 +297,30 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
             " (it does not exist or is not readable)\n");
 }
 
+TEST_CASE("cli: compare --backend local names the variant whose set the machine cannot run", "[cli]") {
+  // Refused before anything runs, at the variant (the flag or its place in the file), not at a --set the
+  // user never gave.
+  // (The message ends with this machine's memory, then the advice.)
+  const std::string why =
+      "pipeline.steps[0].resources.cpu: variant big: step shard asks for 4 CPUs, more than this machine "
+      "(--cores 2, --memory ";
+  const std::string advice = ") has; lower it with --set or run with a larger --cores\n";
+  const std::string common =
+      "compare tests/data/compare/tiny-local.yaml -r 1 --backend local --cores 2 --out '" +
+      scratch("compare-local-big").string() + "' ";
+  const Result f = run(common + "--variant base --variant 'big:pipeline.steps[shard].resources.cpu=4'");
+  CHECK(f.status == 2);
+  CHECK(f.err.starts_with("--variant big:pipeline.steps[shard].resources.cpu=4: " + why));
+  CHECK(f.err.ends_with(advice));
+  const fs::path v = scratch("compare-local-big") / "v.yaml";
+  std::ofstream(v)
+      << "variants:\n  - name: base\n  - name: big\n    set:\n      pipeline.steps[shard].resources.cpu: 4\n";
+  const Result g = run(common + "--variants '" + v.string() + "'");
+  CHECK(g.status == 2);
+  CHECK(g.err.starts_with(v.string() + ":5:44: " + why));
+  CHECK(g.err.ends_with(advice));
+}
+
 TEST_CASE("cli: compare --backend local runs each variant for real next to the prediction", "[cli]") {
   // tests/data/compare/tiny-local.yaml on 2 cores: four 200 ms shards of one core each, two at a time,
   // then a 100 ms merge: 2 x 200 + 100 = 500 ms predicted. `serial` runs the shards one at a time:

@@ -233,8 +233,16 @@ std::string format_duration(Duration d) {
     const std::uint64_t s = ns / 1'000'000'000ULL;
     const std::uint64_t frac = ns % 1'000'000'000ULL;
     if (!h && !m && s == 0) {
-      if (frac % 1'000'000 == 0) return out + std::to_string(frac / 1'000'000) + "ms";
-      if (frac % 1'000 == 0) return out + std::to_string(frac / 1'000) + "us";
+      // Under a second: in ms from 1 ms on, else in us (below 1 us, ns), with the digits it takes
+      // ("277.749287ms", not "277749287ns": what calibrate's fits look like).
+      const auto in_unit = [&](std::uint64_t unit, const char* name) {
+        std::string f = std::to_string(frac % unit);
+        f = std::string(std::to_string(unit).size() - 1 - f.size(), '0') + f;
+        while (!f.empty() && f.back() == '0') f.pop_back();
+        return out + std::to_string(frac / unit) + (f.empty() ? "" : "." + f) + name;
+      };
+      if (frac >= 1'000'000) return in_unit(1'000'000, "ms");
+      if (frac >= 1'000) return in_unit(1'000, "us");
       return out + std::to_string(frac) + "ns";
     }
     out += std::to_string(s);

@@ -141,15 +141,18 @@ TEST_CASE("format_duration: short exact text that parses back", "[core][units]")
   CHECK(format_duration(Duration::from_ms(500)) == "500ms");
   CHECK(format_duration(Duration::from_us(10)) == "10us");
   CHECK(format_duration(Duration::from_ns(250)) == "250ns");
-  CHECK(format_duration(Duration::from_ns(1'000'001)) == "1000001ns");
+  CHECK(format_duration(Duration::from_ns(1'000'001)) == "1.000001ms");
+  CHECK(format_duration(Duration::from_ns(277'749'287)) == "277.749287ms");  // a calibrated run time
+  CHECK(format_duration(Duration::from_ns(1'500)) == "1.5us");
+  CHECK(format_duration(Duration::from_ns(999'999'999)) == "999.999999ms");
   CHECK(format_duration(Duration::from_ms(3'600'500)) == "1h0.5s");
   CHECK(format_duration(Duration::from_ns(61'000'000'001)) == "1m1.000000001s");
   CHECK(format_duration(Duration::from_s(-5)) == "-5s");
   CHECK(format_duration(Duration::max()) == "2562047h47m16.854775807s");
   CHECK(format_duration(Duration::from_ns(std::numeric_limits<std::int64_t>::min())) ==
         "-2562047h47m16.854775808s");
-  for (std::int64_t ns :
-       {1LL, 999LL, 1'000LL, 123'456'789LL, 59'999'999'999LL, 86'400'000'000'001LL, -7'000LL}) {
+  for (std::int64_t ns : {1LL, 999LL, 1'000LL, 1'001LL, 1'500LL, 999'999LL, 1'000'001LL, 123'456'789LL,
+                          999'999'999LL, 59'999'999'999LL, 86'400'000'000'001LL, -7'000LL, -277'749'287LL}) {
     INFO(ns);
     CHECK(parse_duration(format_duration(Duration::from_ns(ns))).ns() == ns);
   }

@@ -228,6 +228,13 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       throw TraceMismatchError(
           k, {name, 0, 0}, "steps",
           "the trace's steps (" + join(t.steps) + ") are not the scenario's (" + join(plan_steps) + ")");
+    if (t.attempts.empty())
+      throw TraceMismatchError(k, {name, 0, 0}, "attempts", "the trace has no attempts: nothing ran to fit");
+    if (t.backend == "sim")
+      r.warnings.push_back(
+          name +
+          ": a simulation's trace (backend sim): fitted to it, the model is fitted to its own "
+          "prediction; calibrate is for measured runs (run --backend local or k8s)");
     // A run at another time scale: its time-scaled steps' run times go back into model time.
     std::vector<char> scaled(t.steps.size(), 0);
     for (std::uint32_t s : t.time_scaled_steps)

@@ -25,7 +25,8 @@ struct Run {
   std::vector<Trace> traces;
 };
 
-// Loads `yaml` and simulates it once per seed.
+// Loads `yaml` and simulates it once per seed: runs of known models, standing for measured ones (their
+// backend says so: calibrate warns of a simulation's trace, which a test of that sets back).
 Run simulate(const std::string& yaml, const std::vector<std::uint64_t>& seeds,
              const std::vector<std::string>& sets = {}) {
   Run r{load_scenario_text(yaml, "test.yaml", sets), {}, {}};
@@ -34,6 +35,7 @@ Run simulate(const std::string& yaml, const std::vector<std::uint64_t>& seeds,
     sim::SimOptions o;
     o.seed = seed;
     r.traces.push_back(sim::simulate(r.scenario, r.plan, o));
+    r.traces.back().backend = "measured";
   }
   return r;
 }
@@ -328,6 +330,23 @@ TEST_CASE("Calibrate: an attempt cancelled after its task succeeded (a backup's 
       std::vector<std::string>{"trace 1: 2 attempts of step a were still running when the run stopped "
                                "(interrupted?): left out of the fit, which may then lack the step's longest "
                                "runs"});
+}
+
+TEST_CASE("Calibrate: a trace without attempts is refused, a simulation's is warned of",
+          "[planner][calibrate]") {
+  Run run = simulate(kTwoSteps, {1});
+  Trace empty = run.traces[0];
+  empty.attempts.clear();
+  CHECK(error_of([&] { calibrate(run.scenario, run.plan, {empty}, {"out/two/trace.json"}); }) ==
+        "out/two/trace.json: attempts: the trace has no attempts: nothing ran to fit");
+  run.traces[0].backend = "sim";
+  CHECK(calibrate(run.scenario, run.plan, run.traces, {"out/two/trace.json"}).warnings ==
+        std::vector<std::string>{
+            "out/two/trace.json: a simulation's trace (backend sim): fitted to it, the model "
+            "is fitted to its own prediction; calibrate is for measured runs (run "
+            "--backend local or k8s)"});
+  run.traces[0].backend = "local";
+  CHECK(calibrate(run.scenario, run.plan, run.traces).warnings.empty());
 }
 
 TEST_CASE("Calibrate: a trace of another scenario is refused", "[planner][calibrate]") {

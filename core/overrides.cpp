@@ -340,9 +340,11 @@ bool is_steps_path(std::string_view path) {
 // `over` merged over `base`: mappings key by key (deeply unless `deep` is false: then a key's value is
 // replaced), lists of named mappings element by element, anything else replaced. New containers take
 // the place of the base's. With `fixed_steps` (an imported pipeline), an element of a list of steps whose
-// name the base lacks is an error rather than a new step.
+// name the base lacks is an error rather than a new step. `warn` (optional) hears of an element appended
+// whose name is close to one the list has (a misspelling that adds a step instead of changing one).
+using Warn = std::function<void(const std::string&)>;
 Node merge(const Reader& r, const Node& base, const Node& over, const std::string& path, int depth,
-           bool deep = true, bool fixed_steps = false) {
+           bool deep = true, bool fixed_steps = false, const Warn* warn = nullptr) {
   if (depth > kMaxOverlayDepth)
     r.fail(over, "",
            "the overlay nests too deeply (more than " + std::to_string(kMaxOverlayDepth) + " levels)");
@@ -364,7 +366,7 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
         if (const auto f = first.find(name); f != first.end()) {
           const std::size_t i = f->second;
           values[i].reset(
-              deep ? merge(r, values[i], it->second, key_path(path, name), depth + 1, true, fixed_steps)
+              deep ? merge(r, values[i], it->second, key_path(path, name), depth + 1, true, fixed_steps, warn)
                    : Node(it->second));
           continue;
         }
@@ -386,19 +388,34 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
       elements.push_back(*it);
     }
     std::size_t j = 0;
+    std::map<std::string, Node, std::less<>> given;  // the overlay's elements by name, the first of each
     for (auto it = over.begin(); it != over.end(); ++it, ++j) {
       const std::string name = *element_name(*it);
+      const Node element = *it;
+      // Twice in one overlay list: which one was meant to win is not the overlay's to say by order.
+      if (const auto [dup, added] = given.emplace(name, element["name"]); !added)
+        r.fail(element["name"], index_path(path, j) + ".name",
+               "the name " + quote(name) + " is given twice in this list (first at line " +
+                   std::to_string(r.at(dup->second).line) +
+                   "): an overlay changes the element of a name, so give each name once");
       if (const auto f = by_name.find(name); f != by_name.end()) {
-        elements[f->second].reset(
-            merge(r, elements[f->second], *it, index_path(path, f->second), depth + 1, true, fixed_steps));
+        elements[f->second].reset(merge(r, elements[f->second], *it, index_path(path, f->second), depth + 1,
+                                        true, fixed_steps, warn));
       } else if (fixed_steps && is_steps_path(path)) {
         std::string names;
         for (const auto& [n, i] : by_name) names += (names.empty() ? "" : ", ") + n;
-        const Node element = *it;
         r.fail(element["name"], index_path(path, j) + ".name",
                "the imported pipeline has no step " + quote(name) + " here (its steps here: " + names +
                    "); an overlay changes an imported pipeline's steps by name and adds none");
       } else {
+        if (warn != nullptr && *warn) {
+          std::vector<std::string_view> names;
+          for (const auto& [n, i] : by_name) names.push_back(n);
+          if (const auto meant = closest_name(name, names))
+            (*warn)(r.at(element["name"]).str() + ": warning: " + path + ": no element is named " +
+                    quote(name) + " (did you mean \"" + std::string(*meant) +
+                    "\"?): it is added as a new one");
+        }
         elements.push_back(*it);
       }
     }
@@ -412,12 +429,13 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
 
 }  // namespace
 
-void apply_overlay(const Reader& r, Node& root, const ParsedOverlay& overlay, bool imported) {
+void apply_overlay(const Reader& r, Node& root, const ParsedOverlay& overlay, bool imported,
+                   const std::function<void(const std::string&)>& warn) {
   const Node& o = overlay.root;
   std::size_t count = 0;
   note_overlay_tree(r, o, overlay.path, o.Mark(), 0, count);
   if (root.IsMap())  // else reading the scenario reports its own error
-    root.reset(merge(r, root, o, "", 0, true, imported));
+    root.reset(merge(r, root, o, "", 0, true, imported, &warn));
 }
 
 // `cluster` and `overheads` replaced by this machine and the local backend's (none), as YAML, so that

@@ -4,6 +4,7 @@
 // name that place. Private to core.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +33,10 @@ std::string apply_override(const Reader& r, YAML::Node& root, const std::string&
 /// Merges `overlay` over `root`: mappings key by key, lists of named mappings element by element,
 /// anything else replaced (LoadOptions::overlays). With `imported` (ScenarioDocument::imported), a step
 /// the pipeline lacks is an error, not a new step.
-void apply_overlay(const Reader& r, YAML::Node& root, const ParsedOverlay& overlay, bool imported = false);
+/// `warn` (optional) hears of an element the overlay appends to a list of named ones (a step, a pool)
+/// whose name is close to one the list has: likely a misspelling, which adds instead of changing.
+void apply_overlay(const Reader& r, YAML::Node& root, const ParsedOverlay& overlay, bool imported = false,
+                   const std::function<void(const std::string&)>& warn = {});
 
 /// Replaces `cluster` and `overheads` with this machine's ("local"; LoadOptions::cluster).
 void apply_cluster_preset(const Reader& r, YAML::Node& root, const std::string& cluster);

@@ -131,7 +131,7 @@ Node changed_document(const Reader& r, const ScenarioDocument& doc,
   for (const auto& [n, where] : doc.origins) r.note_override(n, where);
   Node root = doc.root;
   if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
-  for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o, doc.imported);
+  for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o, doc.imported, options.warn);
   for (std::size_t i = 0; i < options.sets.size(); ++i) {
     const std::string set = apply_override(r, root, options.sets[i]);
     if (field) field(i, set);

@@ -148,6 +148,29 @@ TEST_CASE("Overlay: a dependency cycle closed by an overlay or a --set is report
         "step runs before the next)");
 }
 
+TEST_CASE("Overlay: a name close to one the list has is warned of, and a name given twice is refused",
+          "[core]") {
+  LoadOptions o = with({"pipeline:\n  steps:\n    - name: preprocesss\n      duration: {base: 40s}\n"});
+  std::vector<std::string> warnings;
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  const Scenario s = load(o);
+  CHECK(s.pipeline.steps.size() == 3);  // added, as documented
+  CHECK(warnings ==
+        std::vector<std::string>{"o1.yaml:3:13: warning: pipeline.steps: no element is named "
+                                 "\"preprocesss\" (did you mean \"preprocess\"?): it is added as a "
+                                 "new one"});
+  // A new name nothing like the others: added without a word.
+  warnings.clear();
+  o.overlays[0].text = "pipeline:\n  steps:\n    - {name: evaluate, after: [train]}\n";
+  CHECK(load(o).pipeline.steps.size() == 3);
+  CHECK(warnings.empty());
+  CHECK(
+      error_of(
+          with({"cluster:\n  node_pools:\n    - {name: cpu, count: 1}\n    - {name: cpu, count: 3}\n"})) ==
+      "o1.yaml:4:14: cluster.node_pools[1].name: the name \"cpu\" is given twice in this list (first at line "
+      "3): an overlay changes the element of a name, so give each name once");
+}
+
 TEST_CASE("Overlay: a cluster left without nodes by an overlay or a --set is reported at its count",
           "[core]") {
   const std::string no_nodes = "the cluster has no nodes (every pool has count 0 and no autoscaling)";

@@ -295,7 +295,7 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
          "tasks,"
          "diff_makespan_mean_s,diff_makespan_ci95_low_s,diff_makespan_ci95_high_s,diff_makespan_significant,"
          "diff_cost_mean,diff_cost_ci95_low,diff_cost_ci95_high,diff_cost_significant,meets,recommended,"
-         "measured_mean_s,predicted_mean_s\n";
+         "measured_mean_s,predicted_mean_s,makespan_quantile_s\n";
   for (std::size_t i = 0; i < r.variants.size(); ++i) {
     const VariantResult& v = r.variants[i];
     out << csv_text(v.name) << ',' << csv_text(variant_changes(v, "; ")) << ',' << v.makespan_s.mean << ','
@@ -312,7 +312,7 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
       out << v.measured->measured_mean() << ',' << v.measured->predicted_mean();
     else
       out << ',';
-    out << '\n';
+    out << ',' << v.quantile_makespan_s << '\n';
   }
 }
 

@@ -350,9 +350,8 @@ std::string diff_cell(const Summary& d, int decimals) {
 void print_compare(std::ostream& out, const CompareResult& r) {
   const std::size_t nv = r.variants.size();
   out << "compare on " << r.scenario << ": " << nv << " variants x " << r.replications << " replication"
-      << (r.replications == 1 ? "" : "s") << " (seeds " << r.base_seed << ".."
-      << r.base_seed + r.replications - 1 << ", the same for every variant); baseline "
-      << r.variants.front().name << "\n";
+      << (r.replications == 1 ? "" : "s") << " (" << detail::seeds_text(r.base_seed, r.replications)
+      << ", the same for every variant); baseline " << r.variants.front().name << "\n";
   for (const VariantResult& v : r.variants) {
     const std::string changes = variant_changes(v, ", ");
     out << "  " << v.name << ": " << (changes.empty() ? "the scenario as it is" : changes) << "\n";
@@ -380,10 +379,10 @@ void print_compare(std::ostream& out, const CompareResult& r) {
                                       ci_cell(v.makespan_s, 1),
                                       fixed(v.makespan_s.p50, 1),
                                       fixed(v.makespan_s.p95, 1),
-                                      fixed(v.cost.mean, 2),
+                                      detail::cost_text(v.cost.mean),
                                       ci_cell(v.cost, 2),
-                                      fixed(v.cost.p50, 2),
-                                      fixed(v.cost.p95, 2),
+                                      detail::cost_text(v.cost.p50),
+                                      detail::cost_text(v.cost.p95),
                                       fixed(v.cpu_utilization.mean * 100, 1) + "%"};
       if (own_quantile) row.insert(row.begin() + 5, fixed(v.quantile_makespan_s, 1));
       if (r.deadline_s)
@@ -422,15 +421,16 @@ void print_compare(std::ostream& out, const CompareResult& r) {
         << fixed(r.variants[*r.fastest].makespan_s.mean, 1) << " s)\n";
   if (r.cheapest)
     out << "cheapest: " << r.variants[*r.cheapest].name << " (mean cost "
-        << fixed(r.variants[*r.cheapest].cost.mean, 2) << ")\n";
+        << detail::cost_text(r.variants[*r.cheapest].cost.mean) << ")\n";
   if (r.deadline_s) {
     char q[32];
     std::snprintf(q, sizeof q, "p%g", r.quantile);
     if (r.recommended) {
       const VariantResult& v = r.variants[*r.recommended];
       out << "cheapest variant with " << q << " makespan within the deadline ("
-          << detail::shortest(*r.deadline_s) << " s): " << v.name << "; mean cost " << fixed(v.cost.mean, 2)
-          << ", " << q << " makespan " << fixed(v.quantile_makespan_s, 1) << " s\n";
+          << detail::shortest(*r.deadline_s) << " s): " << v.name << "; mean cost "
+          << detail::cost_text(v.cost.mean) << ", " << q << " makespan " << fixed(v.quantile_makespan_s, 1)
+          << " s\n";
     } else {
       out << "no variant has its " << q << " makespan within the deadline ("
           << detail::shortest(*r.deadline_s) << " s) without failed tasks\n";

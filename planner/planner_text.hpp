@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -22,6 +23,21 @@ namespace shardflow::planner::detail {
 inline std::string shortest(double s) {
   char buf[32];
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, s).ptr);
+}
+
+/// "seeds 42..51", or "seed 42" for one replication: the seeds a sweep's or comparison's runs used.
+inline std::string seeds_text(std::uint64_t first, int replications) {
+  if (replications == 1) return "seed " + std::to_string(first);
+  return "seeds " + std::to_string(first) + ".." +
+         std::to_string(first + static_cast<std::uint64_t>(replications) - 1);
+}
+
+/// A cost for the tables: two decimals, or two significant digits below 0.1 (a cheap run's 0.0028 read as
+/// 0.00, beside a "cheapest" mark), as simulate prints one.
+inline std::string cost_text(double cost) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, cost > 0 && cost < 0.1 ? "%.2g" : "%.2f", cost);
+  return buf;
 }
 
 /// The line sweep and compare print under their heading when the replications are too few for the

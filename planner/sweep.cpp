@@ -1228,8 +1228,8 @@ SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
 void print_sweep(std::ostream& out, const SweepResult& r) {
   out << "sweep of " << r.scenario << ": " << r.configs.size() << " configuration"
       << (r.configs.size() == 1 ? "" : "s") << " x " << r.replications << " replication"
-      << (r.replications == 1 ? "" : "s") << " (seeds " << r.base_seed << ".."
-      << r.base_seed + r.replications - 1 << ", the same for every configuration)\n"
+      << (r.replications == 1 ? "" : "s") << " (" << detail::seeds_text(r.base_seed, r.replications)
+      << ", the same for every configuration)\n"
       << detail::few_replications_note(r.replications);
   if (r.shard)
     out << "slice " << r.shard->index << "/" << r.shard->count << " of " << r.configurations_in_space
@@ -1271,7 +1271,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
                       : num(cr.makespan_s.ci95_low, 1) + ".." + num(cr.makespan_s.ci95_high, 1));
     row.push_back(num(cr.makespan_s.p50, 1));
     row.push_back(num(cr.quantile_makespan_s, 1));
-    row.push_back(num(cr.cost.mean, 2));
+    row.push_back(detail::cost_text(cr.cost.mean));
     if (r.deadline_s) {
       row.push_back(num(cr.p_meets_deadline * 100, 0) + "%");
       row.push_back(std::string(cr.meets ? "yes" : "no") + (r.recommended == c ? " <- cheapest" : "") +
@@ -1297,7 +1297,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       const ConfigResult& cr = r.configs[*r.recommended];
       out << "cheapest configuration with " << q << " makespan within the deadline ("
           << detail::shortest(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
-          << "; mean cost " << num(cr.cost.mean, 2) << ", " << q << " makespan "
+          << "; mean cost " << detail::cost_text(cr.cost.mean) << ", " << q << " makespan "
           << num(cr.quantile_makespan_s, 1) << " s\n";
     } else {
       out << "no configuration has its " << q << " makespan within the deadline ("
@@ -1314,7 +1314,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         << (cr.runs_with_failed_tasks > 0 ? ", tasks failed in " + std::to_string(cr.runs_with_failed_tasks) +
                                                 " of " + std::to_string(r.replications) + " runs"
                                           : std::string())
-        << "; mean cost " << num(cr.cost.mean, 2) << "\n";
+        << "; mean cost " << detail::cost_text(cr.cost.mean) << "\n";
     out << "what it would take, one field at a time (the others held at the nearest's values):\n";
     for (const Nearest::Field& f : n.fields) {
       const auto at = [&](std::size_t i) {
@@ -1371,8 +1371,8 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         << "):\n";
     for (std::size_t i : r.pareto)
       out << "  " << assignment_text(r.dimensions, r.configs[i].values) << ": cost "
-          << num(r.configs[i].cost.mean, 2) << ", " << q << " " << num(r.configs[i].quantile_makespan_s, 1)
-          << " s\n";
+          << detail::cost_text(r.configs[i].cost.mean) << ", " << q << " "
+          << num(r.configs[i].quantile_makespan_s, 1) << " s\n";
   }
 }
 

@@ -256,11 +256,21 @@ TEST_CASE("compare: a --quantile other than 50 or 95 has its own column, printed
   CHECK(c.find(",measured_mean_s,predicted_mean_s,makespan_quantile_s\n") != std::string::npos);
   CHECK(c.find("\none,") != std::string::npos);
   CHECK(c.substr(c.size() - 5) == ",,40\n");  // four: no measurement, p75 40 s
-  // The p95 is shown already: no column of its own.
+  // The p95 is shown already: no column of its own. One replication: "seed 1". Priced at 1 an hour, a
+  // cost under 0.1 in two significant digits: 10 s is 0.0028, 40 s 0.011 (not 0.00 and 0.01).
   spec.quantile = 95;
+  spec.replications = 1;
+  std::string priced = yaml;
+  priced.replace(priced.find("count: 1}\n"), 10, "count: 1, price_per_hour: 1}\n");
   std::ostringstream out95;
-  print_compare(out95, run_compare_text(yaml, "q.yaml", spec));
+  print_compare(out95, run_compare_text(priced, "q.yaml", spec));
   CHECK(out95.str().find("p95  cost mean") != std::string::npos);
+  CHECK(out95.str().find("2 variants x 1 replication (seed 1, the same for every variant)") !=
+        std::string::npos);
+  CHECK(out95.str().find("  one                 10.0") != std::string::npos);
+  CHECK(out95.str().find("     0.0028") != std::string::npos);
+  CHECK(out95.str().find("      0.011") != std::string::npos);
+  CHECK(out95.str().find("cheapest: one (mean cost 0.0028)") != std::string::npos);
 }
 
 TEST_CASE("compare: --max-tasks holds for every variant", "[planner]") {

@@ -1250,6 +1250,23 @@ std::optional<Scenario> import_foreign_document(const YAML::Node& root, const st
             "Argo Workflow of your own is not read either: write it as a scenario (scenarios/argo-*.yaml are "
             "two of Argo's examples written so)");
   }
+  // shardflow's own results, given where a scenario goes: said as what they are, not as a scenario's
+  // unknown keys.
+  const auto own = [&](const char* key, const std::string& what, const std::string& use) {
+    throw InputError(
+        at(root[key], file), key,
+        "this is " + what + ", not a scenario: " + use + " (the scenario is the file it was made from)");
+  };
+  if (const Node f = root["format"]; f && f.IsScalar() && f.Scalar() == "shardflow-trace")
+    own("format", "a run's trace (trace.json)",
+        "`shardflow report DIR` makes its page, `shardflow calibrate SCENARIO DIR` fits the scenario to it");
+  if (const Node k = root["kind"]; k && k.IsScalar() && k.Scalar() == "compare")
+    own("kind", "a comparison's result (compare.json)", "`shardflow report DIR` makes its page");
+  if (root["scenario"] && root["dimensions"] && root["configurations"])
+    own("dimensions", "a sweep's result (sweep.json)",
+        "`shardflow report DIR` makes its page, `shardflow merge` combines slices");
+  if (root["makespan_s"] && root["critical_path_s"])
+    own("makespan_s", "a run's metrics (metrics.json)", "`shardflow report DIR` makes the run's page");
   // Any of a PipelineSpec's own top-level keys: the SDK writes `components` first, so a file cut short
   // may have no other, and read as a scenario it would get a scenario's errors.
   if (!root["pipelineInfo"] && !root["root"] && !root["deploymentSpec"] && !root["components"] &&

@@ -169,6 +169,31 @@ TEST_CASE("ScenarioLoader: the seed scenario loads into the full model", "[core]
   CHECK(s.overheads.default_image_size == kGiB);
 }
 
+TEST_CASE("ScenarioLoader: shardflow's own result files are named as such, not read as scenarios", "[core]") {
+  const std::string tail = " (the scenario is the file it was made from)";
+  CHECK(error_of("{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1\n}\n") ==
+        "bad.yaml:2:13: format: this is a run's trace (trace.json), not a scenario: `shardflow report DIR` "
+        "makes "
+        "its page, `shardflow calibrate SCENARIO DIR` fits the scenario to it" +
+            tail);
+  CHECK(
+      error_of("{\n  \"kind\": \"compare\",\n  \"scenario\": \"s\"\n}\n") ==
+      "bad.yaml:2:11: kind: this is a comparison's result (compare.json), not a scenario: `shardflow report "
+      "DIR` makes its page" +
+          tail);
+  CHECK(error_of("{\"scenario\": \"s\", \"dimensions\": [], \"configurations\": []}\n") ==
+        "bad.yaml:1:33: dimensions: this is a sweep's result (sweep.json), not a scenario: `shardflow report "
+        "DIR` makes its page, `shardflow merge` combines slices" +
+            tail);
+  CHECK(
+      error_of("{\"makespan_s\": 50.0, \"critical_path_s\": 10.0}\n") ==
+      "bad.yaml:1:16: makespan_s: this is a run's metrics (metrics.json), not a scenario: `shardflow report "
+      "DIR` makes the run's page" +
+          tail);
+  // A scenario's own unknown key is still one.
+  CHECK(error_of("{\"kind\": \"sweep\"}\n").find("unknown key \"kind\"") != std::string::npos);
+}
+
 TEST_CASE("ScenarioLoader: every scenario in scenarios/ loads", "[core]") {
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(kSource + "/scenarios"))

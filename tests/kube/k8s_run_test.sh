@@ -152,8 +152,9 @@ jobs=$("${kubectl[@]}" get jobs -l shardflow.io/run=resume -o name | wc -l)
 "$exe" k8s cleanup resume --kubeconfig "$kc" >/dev/null
 gone resume && echo "ok resumed run: 2 Jobs, each made once; cleaned up"
 
-# h. Ctrl-C in the middle of the loop: exit 130, the shards not done are "unfinished" (counted in tasks
-#    failed, as the other backends count them), their attempts cancelled; the objects are left for cleanup.
+# h. Ctrl-C in the middle of the loop: exit 130, the shards not done are "unfinished" and the merge after
+#    them "never started" (both counted in tasks failed, as the other backends count them), their attempts
+#    cancelled; the objects are left for cleanup.
 start_loop intr "$work/intr.out"
 kill -INT "$pid"
 set +e
@@ -165,20 +166,21 @@ python3 - "$work/intr/trace.json" "$work/intr.out" <<'PY'
 import json, re, sys
 trace, out = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
 ok = {a["task"] for a in trace["attempts"] if a["outcome"] == "succeeded"}
-left = 60 - len(ok)  # shards not done (the merge had not started: neither failed nor unfinished)
+left = 60 - len(ok)  # shards not done; the merge after them never started
 if not 0 < left < 60:
     sys.exit("FAIL: %d of 60 shards done when interrupted" % len(ok))
-want = "\n  unfinished   %d tasks had not finished when the run was interrupted at " % left
-if "interrupted: what had not finished is recorded as cancelled" not in out or want not in out:
+want = ("\n  unfinished   %d tasks had not finished when the run was interrupted at " % left,
+        ", and 1 after them never started (counted in tasks failed)\n")
+if "interrupted: what had not finished is recorded as cancelled" not in out or any(w not in out for w in want):
     sys.exit("FAIL: the interrupted run's summary lacks %r:\n%s" % (want, out))
-if "  failed tasks " in out or trace["tasks_failed"] != left:
-    sys.exit("FAIL: tasks_failed %d (want the %d unfinished), or tasks named as failed:\n%s"
-             % (trace["tasks_failed"], left, out))
+if "  failed tasks " in out or trace["tasks_failed"] != left + 1:
+    sys.exit("FAIL: tasks_failed %d (want the %d unfinished + the merge that never started), or tasks "
+             "named as failed:\n%s" % (trace["tasks_failed"], left, out))
 bad = [a for a in trace["attempts"] if a["task"] not in ok and a["outcome"] != "cancelled"]
 if bad:
     sys.exit("FAIL: attempts of unfinished tasks not cancelled: %s" % bad[:3])
-print("ok Ctrl-C (SIGINT) with %d of 60 shards done: exit 130, %d unfinished (tasks failed %d), their "
-      "attempts cancelled" % (len(ok), left, trace["tasks_failed"]))
+print("ok Ctrl-C (SIGINT) with %d of 60 shards done: exit 130, %d unfinished + 1 never started (tasks "
+      "failed %d), their attempts cancelled" % (len(ok), left, trace["tasks_failed"]))
 PY
 grep -q "k8s run intr: its objects are still on the cluster" "$work/intr.out" ||
   { echo "FAIL: the interrupted run does not say its objects are left"; cat "$work/intr.out"; exit 1; }

@@ -217,10 +217,8 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
     vr.diff_makespan_s = summarize(dm);
     vr.diff_cost = summarize(dc);
     if (spec.deadline_s) {
-      // A run meets the deadline if it ended by then with no task failed (one whose tasks failed ends early).
-      std::size_t ok = 0;
-      for (std::size_t k = 0; k < reps; ++k) ok += ms[k] <= *spec.deadline_s && !vr.runs[k].failed ? 1 : 0;
-      vr.p_meets_deadline = static_cast<double>(ok) / static_cast<double>(reps);
+      vr.p_meets_deadline =
+          detail::share_meeting(ms, *spec.deadline_s, [&](std::size_t k) { return vr.runs[k].failed; });
       vr.meets = vr.quantile_makespan_s <= *spec.deadline_s && vr.runs_with_failed_tasks == 0;
     }
     result.variants.push_back(std::move(vr));
@@ -363,9 +361,7 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     // The quantile a deadline is judged by, when the table does not show it already.
     const bool own_quantile = r.quantile != 50 && r.quantile != 95;
     if (own_quantile) {
-      char q[32];
-      std::snprintf(q, sizeof q, "p%g", r.quantile);
-      head.insert(head.begin() + 5, q);
+      head.insert(head.begin() + 5, detail::quantile_label(r.quantile));
     }
     if (r.deadline_s) head.emplace_back("meets");
     const bool failures = std::any_of(r.variants.begin(), r.variants.end(),
@@ -423,8 +419,7 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     out << "cheapest: " << r.variants[*r.cheapest].name << " (mean cost "
         << detail::cost_text(r.variants[*r.cheapest].cost.mean) << ")\n";
   if (r.deadline_s) {
-    char q[32];
-    std::snprintf(q, sizeof q, "p%g", r.quantile);
+    const std::string q = detail::quantile_label(r.quantile);
     if (r.recommended) {
       const VariantResult& v = r.variants[*r.recommended];
       out << "cheapest variant with " << q << " makespan within the deadline ("

@@ -40,6 +40,22 @@ inline std::string cost_text(double cost) {
   return buf;
 }
 
+/// "p95", "p99.9": the name of the makespan quantile a deadline is judged by, in the tables' heads.
+inline std::string quantile_label(double quantile) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "p%g", quantile);
+  return buf;
+}
+
+/// The share of runs that met the deadline: those that ended by then with no task failed (a run whose
+/// tasks failed ends early). `failed(k)` is nonzero for a run with failed tasks.
+template <class Failed>
+double share_meeting(const std::vector<double>& makespans, double deadline_s, Failed failed) {
+  std::size_t ok = 0;
+  for (std::size_t k = 0; k < makespans.size(); ++k) ok += makespans[k] <= deadline_s && !failed(k) ? 1 : 0;
+  return makespans.empty() ? 0.0 : static_cast<double>(ok) / static_cast<double>(makespans.size());
+}
+
 /// The line sweep and compare print under their heading when the replications are too few for the
 /// intervals' skewness correction (2 to kMinSkewCorrected - 1; one run has no interval); "" otherwise.
 inline std::string few_replications_note(int replications) {

@@ -398,14 +398,16 @@ constexpr std::size_t kDrawTableBytes = std::size_t{64} << 20;
 
 class Runner {
  public:
+  // A runner that only loads configurations (check_all, load) looks for no simulation shares.
+  enum Use { simulates, loads_only };
   Runner(const std::string& yaml, const std::string& file, const SweepSpec& spec,
-         std::vector<std::vector<std::string>> combos, const BackendFactory& backend)
+         std::vector<std::vector<std::string>> combos, const BackendFactory& backend, Use use = simulates)
       : yaml_(yaml),
         file_(file),
         spec_(spec),
         combos_(std::move(combos)),
         make_(backend ? backend : [] { return sim::make_backend(); }),
-        reuse_(spec.reuse && !backend),
+        reuse_(spec.reuse && !backend && use == simulates),
         scenarios_(combos_.size()),
         plans_(combos_.size()),
         loaded_(combos_.size()),
@@ -415,6 +417,17 @@ class Runner {
         failed_(combos_.size()) {}
 
   const std::vector<std::vector<std::string>>& combos() const { return combos_; }
+  // How every configuration loads the scenario before its --vary values: overlays, --set, --cluster,
+  // --param, --max-tasks.
+  LoadOptions base_options() const {
+    LoadOptions options;
+    options.overlays = spec_.overlays;
+    options.sets = spec_.sets;
+    options.cluster = spec_.cluster;
+    options.params = spec_.params;
+    options.max_tasks = spec_.max_tasks;
+    return options;
+  }
   std::size_t done(std::size_t c) const { return makespan_[c].size(); }
   // Configuration-replications evaluated, and the simulations run for them (fewer with reuse).
   std::uint64_t simulations() const { return simulations_; }
@@ -423,14 +436,8 @@ class Runner {
 
   // Whether the scenario with its overlays and --set but none of the --vary fails with the same error.
   bool same_without_vary(const InputError& e) const {
-    LoadOptions options;
-    options.overlays = spec_.overlays;
-    options.sets = spec_.sets;
-    options.cluster = spec_.cluster;
-    options.params = spec_.params;
-    options.max_tasks = spec_.max_tasks;
     try {
-      (void)load_scenario_text(yaml_, file_, options);
+      (void)load_scenario_text(yaml_, file_, base_options());
     } catch (const InputError& base) {
       return base.where().file == e.where().file && base.where().line == e.where().line &&
              base.where().column == e.where().column && base.field() == e.field() &&
@@ -466,12 +473,7 @@ class Runner {
     tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) {
       const std::size_t k = todo[i];
       try {
-        LoadOptions options;
-        options.overlays = spec_.overlays;
-        options.sets = spec_.sets;
-        options.cluster = spec_.cluster;
-        options.params = spec_.params;
-        options.max_tasks = spec_.max_tasks;
+        LoadOptions options = base_options();
         options.warn = warn;  // set only to load one configuration (parallel loads would interleave them)
         for (std::size_t d = 0; d < combos_[k].size(); ++d)
           options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
@@ -761,11 +763,8 @@ class Runner {
     cr.quantile_makespan_s = percentile(ms, spec_.quantile);
     for (std::uint8_t f : failed_[c]) cr.runs_with_failed_tasks += f;
     if (spec_.deadline_s) {
-      // A run meets the deadline if it ended by then with no task failed (one whose tasks failed ends early).
-      std::size_t ok = 0;
-      for (std::size_t r = 0; r < ms.size(); ++r)
-        ok += ms[r] <= *spec_.deadline_s && failed_[c][r] == 0 ? 1 : 0;
-      cr.p_meets_deadline = static_cast<double>(ok) / static_cast<double>(ms.size());
+      cr.p_meets_deadline =
+          detail::share_meeting(ms, *spec_.deadline_s, [&](std::size_t r) { return failed_[c][r] != 0; });
       cr.meets = cr.quantile_makespan_s <= *spec_.deadline_s && cr.runs_with_failed_tasks == 0;
     }
     return cr;
@@ -1201,9 +1200,7 @@ void finish_sweep(SweepResult& result) {
 std::size_t check_sweep_text(const std::string& yaml, const std::string& file, const SweepSpec& spec) {
   std::vector<std::vector<std::string>> combos = checked_combinations(spec);
   const std::size_t n = combos.size();
-  SweepSpec loads_only = spec;  // no simulation shares are looked for: nothing is simulated
-  loads_only.reuse = false;
-  Runner run(yaml, file, loads_only, std::move(combos), {});
+  Runner run(yaml, file, spec, std::move(combos), {}, Runner::loads_only);
   run.check_all();
   return n;
 }
@@ -1212,9 +1209,7 @@ Scenario first_configuration(const std::string& yaml, const std::string& file, c
                              const std::function<void(const std::string&)>& warn) {
   std::vector<std::vector<std::string>> combos = checked_combinations(spec);
   combos.resize(1);
-  SweepSpec loads_only = spec;
-  loads_only.reuse = false;
-  Runner run(yaml, file, loads_only, std::move(combos), {});
+  Runner run(yaml, file, spec, std::move(combos), {}, Runner::loads_only);
   run.warn = warn;
   run.load({0});
   return run.scenario(0);
@@ -1247,8 +1242,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   out << "\n";
   std::vector<std::string> head;
   for (const Dimension& d : r.dimensions) head.push_back(d.path);
-  char q[32];
-  std::snprintf(q, sizeof q, "p%g", r.quantile);
+  const std::string q = detail::quantile_label(r.quantile);
   for (const char* h : {"makespan mean s", "95% CI", "p50", ""}) head.emplace_back(h);
   head.back() = q;
   head.emplace_back("cost mean");

@@ -193,6 +193,16 @@ TEST_CASE("Metrics: retries, backups, replacements and cancelled attempts are co
   write_metrics_csv(csv, m);
   CHECK(csv.str().find("attempts,5\nretries,1\nbackups,1\nbackups_won,1\nreplacements,1\nfailed_attempts,"
                        "2\ncancelled_attempts,1\ntasks_failed,0\n") != std::string::npos);
+  // Each figure as the shortest text that reads back to the same double, not %.17g's noise.
+  Metrics few;
+  few.makespan_s = 0.5002018331;
+  few.critical_path_s = 0.1 + 0.2;
+  few.cost = 1e-7;
+  std::ostringstream short_csv;
+  write_metrics_csv(short_csv, few);
+  CHECK(short_csv.str().rfind("metric,value\nmakespan_s,0.5002018331\ncritical_path_s,0.30000000000000004\n",
+                              0) == 0);
+  CHECK(short_csv.str().find("\ncost,1e-07\n") != std::string::npos);
 }
 
 TEST_CASE("Metrics: back-to-back tasks on one node do not overlap", "[core][metrics]") {

@@ -515,7 +515,7 @@ class PipelineReader {
       step.name = get_nonempty_string(r_, name_node, m.field("name"));
       if (!valid_step_name(step.name))
         r_.fail(name_node, m.field("name"),
-                "must contain only letters, digits, '-' and '_', got " + quote(step.name));
+                "must contain only ASCII letters, digits, '-' and '_', got " + quote(step.name));
     });
     if (m.misspelled("resources") || m.misspelled("node_selector") || m.misspelled("tolerations"))
       fit_inputs_ok = false;

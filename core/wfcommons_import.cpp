@@ -581,7 +581,7 @@ class Importer {
         fail(*tasks_[i].id_value, key_path(path_text(tasks_[i].path), "id"),
              "task ids " + quote(std::string(tasks_[it->second].id)) + " and " +
                  quote(std::string(tasks_[i].id)) + " both become step name " + quote(n) +
-                 " (only letters, digits, '-' and '_' are kept)");
+                 " (only ASCII letters, digits, '-' and '_' are kept)");
       step_names_.push_back(std::move(n));
     }
   }

@@ -695,7 +695,7 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
       {"duplicate step name", with_steps("    - {name: a}\n    - {name: a}\n"),
        "bad.yaml:8:14: pipeline.steps[1].name: duplicate step name \"a\" (first at line 7)"},
       {"bad step name", with_steps("    - {name: 'a b'}\n"),
-       "bad.yaml:7:14: pipeline.steps[0].name: must contain only letters, digits, '-' and '_', got \"a b\""},
+       "bad.yaml:7:14: pipeline.steps[0].name: must contain only ASCII letters, digits, '-' and '_', got \"a b\""},
       {"unknown dependency", with_steps("    - {name: a}\n    - {name: b}\n    - {name: c, after: [nope]}\n"),
        "bad.yaml:9:25: pipeline.steps[2].after[0]: unknown step \"nope\" (steps here: a, b)"},
       {"misspelled dependency",
@@ -925,7 +925,7 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
       // Columns count characters, as editors do: "éé" (4 bytes) before a place counts 2, a BOM none.
       {"a column after characters of two bytes",
        with_steps("    - {name: \"\xc3\xa9\xc3\xa9\", duration: {base: xx}}\n"),
-       "bad.yaml:7:14: pipeline.steps[0].name: must contain only letters, digits, '-' and '_', got "
+       "bad.yaml:7:14: pipeline.steps[0].name: must contain only ASCII letters, digits, '-' and '_', got "
        "\"\xc3\xa9\xc3\xa9\""},
       {"a column after a byte order mark and a character of three bytes",
        "\xef\xbb\xbfname: \xe2\x82\xac\nseed: -1\n",

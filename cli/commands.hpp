@@ -143,6 +143,10 @@ int run_sweep_command(const SweepArgs& args);
 CLI::App* add_merge_command(CLI::App& app, MergeArgs& args);
 int run_merge_command(const MergeArgs& args);
 
+/// --deadline's duration in seconds (blanks around it ignored: "30s " is 30 s); an InputError at --deadline
+/// for anything but a duration above 0.
+double deadline_flag_seconds(const std::string& text);
+
 /// The output directory: `out_dir`, or out/<scenario name>. Made at once, so that a bad --out is an
 /// InputError before any work is done.
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name);

@@ -103,15 +103,7 @@ int run_compare_command(const CompareArgs& args) {
   spec.replications = args.replications;
   spec.quantile = args.quantile;
   if (args.seed) spec.base_seed = *args.seed;
-  if (!args.deadline_text.empty()) {
-    try {
-      const Duration d = parse_duration(args.deadline_text);
-      if (d <= Duration::zero()) throw std::invalid_argument("must be > 0, got " + args.deadline_text);
-      spec.deadline_s = d.seconds();
-    } catch (const std::invalid_argument& e) {
-      throw InputError({}, "--deadline", e.what());
-    }
-  }
+  if (!args.deadline_text.empty()) spec.deadline_s = deadline_flag_seconds(args.deadline_text);
   if (args.backend != "local") {
     const char* flag = args.cores != 0          ? "--cores"
                        : args.time_scale != 1   ? "--time-scale"

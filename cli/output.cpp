@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/text.hpp>
+#include <shardflow/core/units.hpp>
 
 #include "commands.hpp"
 
@@ -20,11 +22,26 @@ namespace shardflow::cli {
 std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name) {
   if (!out_dir.empty()) return out_dir;
   // The scenario's name as one directory under out/: a name is the user's text ("../x", "/tmp/x", a NUL,
-  // 5,000 characters), not a path, so anything but letters, digits, '.', '-' and '_' becomes '_'.
+  // 5,000 characters), not a path, so anything but ASCII letters and digits, '.', '-', '_' and whole
+  // non-ASCII UTF-8 characters (a name in Chinese keeps its own directory) becomes '_', and so do the
+  // dots it starts with (no hidden directory, no "..").
+  const std::string name = scenario_name.substr(0, 100);
   std::string dir;
-  for (const char c : scenario_name.substr(0, 100))
-    dir += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_') ? c : '_';
-  if (dir.empty() || dir.find_first_not_of('.') == std::string::npos) dir = "_" + dir;
+  for (std::size_t i = 0; i < name.size();) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    // A non-ASCII character, but not a C1 control (U+0080 to U+009F, which a terminal may obey).
+    const std::size_t n = c >= 0x80 ? utf8_length(name, i) : 1;
+    if (n > 1 && !(c == 0xC2 && static_cast<unsigned char>(name[i + 1]) < 0xA0)) {
+      dir.append(name, i, n);
+      i += n;
+      continue;
+    }
+    const bool leading = dir.find_first_not_of('_') == std::string::npos;
+    const bool keep = c < 0x80 && (std::isalnum(c) != 0 || c == '-' || c == '_' || (c == '.' && !leading));
+    dir += keep ? static_cast<char>(c) : '_';
+    i += n == 0 ? 1 : n;
+  }
+  if (dir.empty()) dir = "_";
   return std::filesystem::path("out") / dir;
 }
 
@@ -65,6 +82,19 @@ CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
       },
       hi == UINT64_MAX ? std::string("UINT64")
                        : "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
+}
+
+double deadline_flag_seconds(const std::string& text) {
+  const auto a = text.find_first_not_of(" \t"), b = text.find_last_not_of(" \t");
+  const std::string_view d =
+      a == std::string::npos ? std::string_view() : std::string_view(text).substr(a, b - a + 1);
+  try {
+    const Duration s = parse_duration(d);
+    if (s <= Duration::zero()) throw std::invalid_argument("must be > 0, got " + shortened(text));
+    return s.seconds();
+  } catch (const std::invalid_argument& e) {
+    throw InputError({}, "--deadline", e.what());
+  }
 }
 
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name) {

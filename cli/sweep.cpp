@@ -249,15 +249,7 @@ int run_sweep_command(const SweepArgs& args) {
   spec.search = planner::parse_search(args.search_text);
   spec.reuse = !args.no_reuse;
   if (!args.shard_text.empty()) spec.shard = planner::parse_shard(args.shard_text);
-  if (!args.deadline_text.empty()) {
-    try {
-      const Duration d = parse_duration(args.deadline_text);
-      if (d <= Duration::zero()) throw std::invalid_argument("must be > 0, got " + args.deadline_text);
-      spec.deadline_s = d.seconds();
-    } catch (const std::invalid_argument& e) {
-      throw InputError({}, "--deadline", e.what());
-    }
-  }
+  if (!args.deadline_text.empty()) spec.deadline_s = deadline_flag_seconds(args.deadline_text);
   if (args.emit_job > 0) return emit_job(args, load, spec);
   if (!args.image.empty()) throw InputError({}, "--image", "goes with --emit-job N");
   const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;

@@ -1,8 +1,11 @@
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -268,41 +271,49 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
         << (s.tasks_saturated ? std::string(kMoreThan64Bits) + " tasks" : plural(s.tasks, "task"))
         << " (counted, not unrolled: over the --max-tasks limit)\n\n";
   }
-  std::size_t w = 4;
-  for (const StepSummary& st : s.steps) w = std::max(w, st.path.size());
-  for (const GroupSummary& g : s.groups) w = std::max(w, g.path.size());
   const auto loop_text = [](std::uint32_t count, std::uint32_t parallelism) {
     return count > 1 || parallelism ? std::to_string(count) : std::string("-");
   };
   const auto limit_text = [](std::uint32_t parallelism) {
     return parallelism ? std::to_string(parallelism) : std::string("-");
   };
-  char line[512];
-  std::snprintf(line, sizeof line, "  %-*s %10s %8s %11s %10s %12s %6s %8s %4s\n", static_cast<int>(w),
-                "step", "tasks", "loop", "parallelism", "mean", "work", "cpu", "memory", "gpu");
-  out << line;
-  // A group's row comes just before its first component step's, so that the loop and limit that apply
-  // to a component are on its row or on the rows of the groups its path names.
+  // The rows in order, each cell as text, then each column as wide as its widest cell (a 20-digit task
+  // count or a 10-digit loop widens its column, the others stay in line). A group's row comes just
+  // before its first component step's, so that the loop and limit that apply to a component are on its
+  // row or on the rows of the groups its path names; its last cell is a note, written out in full.
+  constexpr std::size_t kColumns = 9;
+  std::vector<std::array<std::string, kColumns>> rows;
+  std::vector<std::string> notes;  // a group row's note, "" for a step's row
+  rows.push_back({"step", "tasks", "loop", "parallelism", "mean", "work", "cpu", "memory", "gpu"});
+  notes.emplace_back();
   std::size_t group = 0;
   for (std::size_t i = 0; i < s.steps.size(); ++i) {
     for (; group < s.groups.size() && s.groups[group].first_step == i; ++group) {
       const GroupSummary& g = s.groups[group];
-      const std::string note =
-          g.group_parallelism ? "group, at most " + std::to_string(g.group_parallelism) + " steps at once"
-                              : std::string("group");
-      std::snprintf(line, sizeof line, "  %-*s %10s %8s %11s  %s\n", static_cast<int>(w), g.path.c_str(), "-",
-                    loop_text(g.loop_count, g.parallelism).c_str(), limit_text(g.parallelism).c_str(),
-                    note.c_str());
-      out << line;
+      rows.push_back({g.path, "-", loop_text(g.loop_count, g.parallelism), limit_text(g.parallelism)});
+      notes.push_back(g.group_parallelism
+                          ? "group, at most " + std::to_string(g.group_parallelism) + " steps at once"
+                          : std::string("group"));
     }
     const StepSummary& st = s.steps[i];
-    const std::string tasks = st.saturated ? "> 2^64-1" : std::to_string(st.instances);
-    std::snprintf(line, sizeof line, "  %-*s %10s %8s %11s %10s %12s %6s %8s %4d\n", static_cast<int>(w),
-                  st.path.c_str(), tasks.c_str(), loop_text(st.loop_count, st.parallelism).c_str(),
-                  limit_text(st.parallelism).c_str(), human(st.mean_duration_s).c_str(),
-                  human(st.work_s).c_str(), format_cpu(st.cpu).c_str(), format_bytes(st.memory).c_str(),
-                  st.gpu);
-    out << line;
+    rows.push_back({st.path, st.saturated ? "> 2^64-1" : std::to_string(st.instances),
+                    loop_text(st.loop_count, st.parallelism), limit_text(st.parallelism),
+                    human(st.mean_duration_s), human(st.work_s), format_cpu(st.cpu), format_bytes(st.memory),
+                    std::to_string(st.gpu)});
+    notes.emplace_back();
+  }
+  // The widths the table had before it adapted: every column at least that wide.
+  std::array<std::size_t, kColumns> width = {4, 10, 8, 11, 10, 12, 6, 8, 4};
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], row[c].size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::string line = "  " + rows[r][0] + std::string(width[0] - rows[r][0].size(), ' ');
+    // A group's row: tasks, loop and parallelism, then its note after two spaces.
+    const std::size_t cells = notes[r].empty() ? kColumns : 4;
+    for (std::size_t c = 1; c < cells; ++c)
+      line += std::string(width[c] - rows[r][c].size() + 1, ' ') + rows[r][c];
+    if (!notes[r].empty()) line += "  " + notes[r];
+    out << line << '\n';
   }
   if (s.unrolled) {
     // Run times are divided by the node's speed: a cluster with faster (or only slower) nodes has its own

@@ -472,6 +472,21 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline soon");
   CHECK(bad.status == 2);
   CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
+  // Blanks around the duration, as a quoted shell variable leaves them, are not part of it.
+  const Result blanks =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2,5' -r 2 --deadline ' 30s ' -q --out '" +
+          (dir / "blanks").string() + "'");
+  CHECK(blanks.err == "");
+  REQUIRE(blanks.status == 0);
+  const auto jb = nlohmann::json::parse(slurp(dir / "blanks" / "sweep.json"));
+  CHECK(jb["deadline_s"] == 30.0);
+  CHECK(jb["recommended"] == 2);
+  const Result zero =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline 0s");
+  CHECK(zero.status == 2);
+  CHECK(zero.err == "--deadline: must be > 0, got 0s\n");
 }
 
 TEST_CASE("cli: sweep simulates price-only variants once, and --no-reuse writes the same files", "[cli]") {
@@ -1150,8 +1165,13 @@ TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts
   CHECK(ex.status == 0);
   CHECK(ex.out.find("pipeline big: 10000000000 tasks (counted, not unrolled: over the --max-tasks limit)") ==
         0);
-  CHECK(ex.out.find("  outer/inner 10000000000   100000           -         2s     5555556h      1") !=
-        std::string::npos);
+  // The columns widen to their widest cell: the 11-digit count stays under its heading.
+  CHECK(
+      ex.out.find(
+          "\n  step              tasks     loop parallelism       mean         work    cpu   memory  gpu\n"
+          "  outer                 -   100000           -  group\n"
+          "  outer/inner 10000000000   100000           -         2s     5555556h      1        0    0\n") !=
+      std::string::npos);
   CHECK(ex.out.find("CPU capacity bound: 1388889h") != std::string::npos);
   // Under a raised limit the same file is unrolled by explain; a lower one refuses validate too.
   const Result small =
@@ -1187,8 +1207,13 @@ TEST_CASE("cli: explain says a task count past 2^64 - 1 is more, and its work is
   CHECK(ex.status == 0);
   CHECK(ex.out.find("pipeline huge: more than 18446744073709551615 tasks (counted, not unrolled: over the "
                     "--max-tasks limit)\n") == 0);
-  CHECK(ex.out.find("  a/b/c   > 2^64-1 2147483648           -         1h "
-                    "9903520314283042199192993792h      1") != std::string::npos);
+  CHECK(ex.out.find(
+            "\n  step       tasks       loop parallelism       mean                          work    cpu"
+            "   memory  gpu\n"
+            "  a              - 2147483648           -  group\n"
+            "  a/b            - 2147483648           -  group\n"
+            "  a/b/c   > 2^64-1 2147483648           -         1h 9903520314283042199192993792h      1"
+            "        0    0\n") != std::string::npos);
   CHECK(ex.out.find("CPU capacity bound: 2475880078570760549798248448h") != std::string::npos);
   const Result js = run("explain --json '" + (dir / "huge.yaml").string() + "'");
   CHECK(js.status == 0);
@@ -1380,7 +1405,17 @@ TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its c
   const fs::path work = dir / "work";
   fs::create_directories(work);
   for (const auto& [name, made] : std::vector<std::pair<std::string, std::string>>{
-           {"../escaped", ".._escaped"}, {"/tmp/abs", "_tmp_abs"}, {"..", "_.."}, {"a b:c", "a_b_c"}}) {
+           {"../escaped", "___escaped"},
+           {"/tmp/abs", "_tmp_abs"},
+           {"..", "__"},
+           {".hidden", "_hidden"},
+           {"a b:c", "a_b_c"},
+           {"v1.2", "v1.2"},
+           {"训练", "训练"},
+           {"训练 2", "训练_2"},
+           {"a\xc2\x9b"
+            "b",
+            "a_b"}}) {  // a C1 control character (CSI) is not kept
     std::ofstream(yaml) << "name: '" << name
                         << "'\noverheads: none\ncluster:\n  node_pools:\n"
                            "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1}\n"

@@ -155,6 +155,15 @@ std::filesystem::path out_dir_path(const std::string& out_dir, const std::string
 /// Writes `path` through `write`; a failure to open or write names the path.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
+/// Runs `write`, which writes a finished run's result files, and returns "" or the message of its failure
+/// (a full disk, a directory in the way) instead of throwing it: the caller prints its summary anyway,
+/// then calls results_not_written, so that the run is not lost with the file.
+std::string write_results(const std::function<void()>& write);
+/// After the summary (if `summary_shown`): "COMMAND: ERROR: the results in DIR are not all written (its
+/// summary is above)" on stderr. Returns the exit status, 1.
+int results_not_written(const std::string& command, const std::string& error,
+                        const std::filesystem::path& dir, bool summary_shown);
+
 /// The help of a command's input file: every command that loads one reads the three formats.
 inline constexpr const char* kInputFileHelp =
     "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON)";

@@ -140,14 +140,17 @@ int run_compare_command(const CompareArgs& args) {
     planner::measure_variants(yaml, args.file, spec, r, *local, "local", args.measure_runs, "local",
                               predict_sets, args.time_scale, status);
   }
-  write_file(dir / "compare.json", [&](std::ostream& o) { planner::write_compare_json(o, r); });
-  write_file(dir / "compare.csv", [&](std::ostream& o) { planner::write_compare_csv(o, r); });
-  write_compare_report_file(dir, r);
+  const std::string write_error = write_results([&] {
+    write_file(dir / "compare.json", [&](std::ostream& o) { planner::write_compare_json(o, r); });
+    write_file(dir / "compare.csv", [&](std::ostream& o) { planner::write_compare_csv(o, r); });
+    write_compare_report_file(dir, r);
+  });
   if (!args.quiet) {
     planner::print_compare(std::cout, r);
-    std::cout << "wrote " << dir.string() << "/{compare.json,compare.csv,report.html}\n";
+    if (write_error.empty())
+      std::cout << "wrote " << dir.string() << "/{compare.json,compare.csv,report.html}\n";
   }
-  return 0;
+  return write_error.empty() ? 0 : results_not_written("compare", write_error, dir, !args.quiet);
 }
 
 }  // namespace shardflow::cli

@@ -2,9 +2,11 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -119,6 +121,23 @@ std::filesystem::path make_out_dir(const std::string& out_dir, const std::string
   ::close(fd);
   ::unlink(probe.c_str());
   return dir;
+}
+
+std::string write_results(const std::function<void()>& write) {
+  try {
+    write();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+int results_not_written(const std::string& command, const std::string& error,
+                        const std::filesystem::path& dir, bool summary_shown) {
+  std::fflush(stdout);
+  std::cerr << command << ": " << printable(error) << ": the results in " << printable(dir.string())
+            << " are not all written" << (summary_shown ? " (the summary is above)" : "") << "\n";
+  return 1;
 }
 
 const std::string* same_path_in(const std::string& path, const std::vector<std::string>& paths) {

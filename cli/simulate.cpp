@@ -626,19 +626,23 @@ int run_simulate(const SimulateArgs& args) {
   }
 
   const bool timeline = trace.attempts.size() <= kTimelineMaxAttempts;
+  // A file that cannot be written (a full disk, a directory in the way) does not lose the run: the
+  // summary is still printed, then what was not written, and the exit status is 1.
+  std::string write_error;
   if (!args.no_files) {
-    write_file(dir / "trace.json", [&](std::ostream& o) { write_trace_json(o, trace); });
-    write_file(dir / "trace.csv", [&](std::ostream& o) { write_trace_csv(o, trace); });
-    write_file(dir / "metrics.json", [&](std::ostream& o) { write_metrics_json(o, m); });
-    write_file(dir / "metrics.csv", [&](std::ostream& o) { write_metrics_csv(o, m); });
-    write_run_report_file(dir, trace, m);
-  }
-  if (args.no_files) {
-  } else if (timeline) {
-    write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });
-  } else {
-    std::error_code ignored;  // a timeline from an earlier run would not match this trace
-    std::filesystem::remove(dir / "timeline.json", ignored);
+    write_error = write_results([&] {
+      write_file(dir / "trace.json", [&](std::ostream& o) { write_trace_json(o, trace); });
+      write_file(dir / "trace.csv", [&](std::ostream& o) { write_trace_csv(o, trace); });
+      write_file(dir / "metrics.json", [&](std::ostream& o) { write_metrics_json(o, m); });
+      write_file(dir / "metrics.csv", [&](std::ostream& o) { write_metrics_csv(o, m); });
+      write_run_report_file(dir, trace, m);
+      if (timeline) {
+        write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });
+      } else {
+        std::error_code ignored;  // a timeline from an earlier run would not match this trace
+        std::filesystem::remove(dir / "timeline.json", ignored);
+      }
+    });
   }
 
   if (!args.quiet) {
@@ -734,12 +738,16 @@ int run_simulate(const SimulateArgs& args) {
       break;
     }
     for (const std::string& out : progress.outputs()) std::printf("  result       %s\n", out.c_str());
-    if (!args.no_files)
+    if (!args.no_files && write_error.empty())
       std::printf("wrote %s/{%strace.json,trace.csv,metrics.json,metrics.csv,report.html%s}\n",
                   dir.string().c_str(), live ? "run.json," : "", timeline ? ",timeline.json" : "");
-    if (!timeline && !args.no_files)
+    if (!timeline && !args.no_files && write_error.empty())
       std::printf("(no timeline.json: %zu attempts, over the %zu that trace viewers load)\n",
                   trace.attempts.size(), kTimelineMaxAttempts);
+  }
+  if (!write_error.empty()) {
+    const int status = results_not_written(sim ? "simulate" : "run", write_error, dir, !args.quiet);
+    if (!interrupted) return status;
   }
   if (interrupted) return 128 + g_signal.load();
   return m.tasks_failed > 0 ? 1 : 0;

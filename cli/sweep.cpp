@@ -266,9 +266,11 @@ int run_sweep_command(const SweepArgs& args) {
   const planner::SweepResult r = planner::run_sweep_text(yaml, args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
 
-  write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
-  write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });
-  write_sweep_report_file(dir, r);
+  const std::string write_error = write_results([&] {
+    write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
+    write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });
+    write_sweep_report_file(dir, r);
+  });
   if (!args.quiet) {
     planner::print_sweep(std::cout, r);
     // What was simulated: with reuse, configurations that differ only in prices share a simulation.
@@ -280,9 +282,9 @@ int run_sweep_command(const SweepArgs& args) {
               << " distinct simulation" << (r.distinct_simulations == 1 ? "" : "s")
               << (args.no_reuse ? " (--no-reuse)" : " (configurations that differ only in prices share them)")
               << "\n";
-    std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv,report.html}\n";
+    if (write_error.empty()) std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv,report.html}\n";
   }
-  return 0;
+  return write_error.empty() ? 0 : results_not_written("sweep", write_error, dir, !args.quiet);
 }
 
 }  // namespace shardflow::cli
@@ -331,15 +333,18 @@ int run_merge_command(const MergeArgs& args) {
                      args.out_dir + " is one of the slices (" + *d +
                          "): its sweep.json would be replaced; name a new directory");
   const std::filesystem::path dir = make_out_dir(args.out_dir, r.scenario);
-  write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
-  write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });
-  write_sweep_report_file(dir, r);
+  const std::string write_error = write_results([&] {
+    write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
+    write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });
+    write_sweep_report_file(dir, r);
+  });
   if (!args.quiet) {
     planner::print_sweep(std::cout, r);
-    std::cout << "merged " << slices.size() << " slices; wrote " << dir.string()
-              << "/{sweep.json,sweep.csv,report.html}\n";
+    std::cout << "merged " << slices.size() << " slices";
+    if (write_error.empty()) std::cout << "; wrote " << dir.string() << "/{sweep.json,sweep.csv,report.html}";
+    std::cout << "\n";
   }
-  return 0;
+  return write_error.empty() ? 0 : results_not_written("merge", write_error, dir, !args.quiet);
 }
 
 }  // namespace shardflow::cli

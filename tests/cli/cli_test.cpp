@@ -240,6 +240,37 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     }
     fs::permissions(ro, fs::perms::owner_all);
   }
+  SECTION("a result file that cannot be written after the run: the summary is printed, then what failed") {
+    // A directory where metrics.json goes: trace.json and trace.csv are written, then the write fails.
+    const fs::path dir = scratch("out-blocked");
+    fs::create_directories(dir / "metrics.json");
+    const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --out '" + dir.string() + "'");
+    CHECK(r.status == 1);
+    CHECK(r.out.rfind("simulated argo-parallelism-limit (seed ", 0) == 0);
+    CHECK(r.out.find("\n  makespan     ") != std::string::npos);
+    CHECK(r.out.find("wrote ") == std::string::npos);
+    CHECK(r.err == "simulate: cannot write " + (dir / "metrics.json").string() +
+                       " (Is a directory): the results in " + dir.string() +
+                       " are not all written (the summary is above)\n");
+    CHECK(fs::exists(dir / "trace.json"));
+    // A sweep's and a comparison's table the same way.
+    fs::create_directories(dir / "sweep.csv");
+    const Result sw =
+        run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+            "'pipeline.steps[sleep].parallel_for.parallelism=1,2' -r 1 --out '" +
+            dir.string() + "'");
+    CHECK(sw.status == 1);
+    CHECK(sw.out.find("pipeline.steps[sleep].parallel_for.parallelism") != std::string::npos);
+    CHECK(sw.out.find("wrote ") == std::string::npos);
+    CHECK(sw.err == "sweep: cannot write " + (dir / "sweep.csv").string() +
+                        " (Is a directory): the results in " + dir.string() +
+                        " are not all written (the summary is above)\n");
+    const Result q = run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + dir.string() + "'");
+    CHECK(q.status == 1);
+    CHECK(q.out == "");
+    CHECK(q.err == "simulate: cannot write " + (dir / "metrics.json").string() +
+                       " (Is a directory): the results in " + dir.string() + " are not all written\n");
+  }
 }
 
 // main() builds only the named command's CLI11 options when it can (for speed: issue #13); help, errors

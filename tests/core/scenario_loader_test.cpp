@@ -695,7 +695,8 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
       {"duplicate step name", with_steps("    - {name: a}\n    - {name: a}\n"),
        "bad.yaml:8:14: pipeline.steps[1].name: duplicate step name \"a\" (first at line 7)"},
       {"bad step name", with_steps("    - {name: 'a b'}\n"),
-       "bad.yaml:7:14: pipeline.steps[0].name: must contain only ASCII letters, digits, '-' and '_', got \"a b\""},
+       "bad.yaml:7:14: pipeline.steps[0].name: must contain only ASCII letters, digits, '-' and '_', got \"a "
+       "b\""},
       {"unknown dependency", with_steps("    - {name: a}\n    - {name: b}\n    - {name: c, after: [nope]}\n"),
        "bad.yaml:9:25: pipeline.steps[2].after[0]: unknown step \"nope\" (steps here: a, b)"},
       {"misspelled dependency",

@@ -400,8 +400,8 @@ bool valid_step_name(std::string_view s) {
 
 class PipelineReader {
  public:
-  PipelineReader(const Reader& r, const Cluster& cluster, bool check_fit)
-      : r_(r), cluster_(cluster), check_fit_(check_fit), items_(r) {}
+  PipelineReader(const Reader& r, const Cluster& cluster, bool check_fit, std::optional<Node> cluster_node)
+      : r_(r), cluster_(cluster), check_fit_(check_fit), cluster_node_(std::move(cluster_node)), items_(r) {}
 
   std::vector<Step> read_steps(const Node& n, const std::string& field, int depth) {
     expect_list(r_, n, field);
@@ -652,8 +652,10 @@ class PipelineReader {
               });
           if (!fits_some) r_.fail(it->second, m.field("resources") + "." + key, *problem);
         }
-      if (res) r_.fail(*res, m.field("resources"), *problem);
-      r_.fail(n, path, *problem);
+      // Requests as the file has them: the pool sizes a --set or an overlay gave may be the cause.
+      const std::string elsewhere = sizes_given_elsewhere(step);
+      if (res) r_.fail(*res, m.field("resources"), *problem + elsewhere);
+      r_.fail(n, path, *problem + elsewhere);
     }
   }
 
@@ -736,9 +738,41 @@ class PipelineReader {
     }
   }
 
+  // The sizes of the pools the step may use that are not as the file has them: each a --set's or an
+  // overlay's cpu, memory or gpu that the step's request is over, or count of 0, as "; pool "gpu" has cpu
+  // 2 from o.yaml:3:27" (the step's request, where the problem is reported, may be right as written).
+  std::string sizes_given_elsewhere(const Step& step) const {
+    if (!cluster_node_ || !cluster_node_->IsMap()) return "";
+    const Node pools = (*cluster_node_)["node_pools"];
+    if (!pools || !pools.IsSequence()) return "";
+    const Component& c = step.component;
+    std::string out;
+    for (const Node& p : pools) {
+      const Node name = p.IsMap() ? p["name"] : Node();
+      if (!name || !name.IsScalar()) continue;
+      const auto pool = std::find_if(cluster_.node_pools.begin(), cluster_.node_pools.end(),
+                                     [&](const NodePool& np) { return np.name == name.Scalar(); });
+      if (pool == cluster_.node_pools.end() || !pool_admits(*pool, c.node_selector, c.tolerations)) continue;
+      const bool cpu = c.resources.cpu > pool->pod_cpu(), memory = c.resources.memory > pool->pod_memory(),
+                 gpu = c.resources.gpu > pool->pod_gpu();
+      const std::pair<const char*, std::string> sizes[] = {
+          {"cpu", cpu ? format_cpu(pool->cpu) : ""},
+          {"memory", memory ? format_bytes(pool->memory) : ""},
+          {"gpu", gpu ? std::to_string(pool->gpu) : ""},
+          {"count", !pool->may_have_nodes() && !cpu && !memory && !gpu ? "0" : ""}};
+      for (const auto& [key, value] : sizes) {
+        const Node v = value.empty() ? Node() : p[key];
+        if (!v || r_.at(v).file == r_.file()) continue;
+        out += "; pool " + quote(pool->name) + " has " + key + " " + value + " from " + r_.at(v).str();
+      }
+    }
+    return out;
+  }
+
   const Reader& r_;
   const Cluster& cluster_;
   bool check_fit_;
+  std::optional<Node> cluster_node_;  // the scenario's `cluster`, to say which pool sizes were not the file's
   ItemConverter items_;
   std::size_t total_steps_ = 0;
 };
@@ -797,9 +831,10 @@ Resources read_resources(const Reader& r, const Node& n, const std::string& fiel
   return res;
 }
 
-std::vector<Step> read_pipeline(const Reader& r, const Node& n, const Cluster& cluster, bool check_fit) {
+std::vector<Step> read_pipeline(const Reader& r, const Node& n, const Cluster& cluster, bool check_fit,
+                                const std::optional<Node>& cluster_node) {
   const Map p(r, n, "pipeline", kPipelineKeys, Map::Kind::section);
-  PipelineReader pr(r, cluster, check_fit);
+  PipelineReader pr(r, cluster, check_fit, cluster_node);
   return pr.read_steps(p.require("steps"), "pipeline.steps", 0);
 }
 

@@ -3,6 +3,7 @@
 // checks of core/validate.cpp at each step's YAML node. Private to core.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,11 @@
 namespace shardflow::detail {
 
 /// The steps of the `pipeline:` mapping `n`; every step must fit a node pool of `cluster` (checked only
-/// with `check_fit`: a reader collecting problems skips it when the cluster had some).
+/// with `check_fit`: a reader collecting problems skips it when the cluster had some). `cluster_node`, the
+/// `cluster` it was read from, lets a step that fits no pool name the pool sizes an overlay or a --set gave.
 std::vector<Step> read_pipeline(const Reader& r, const YAML::Node& n, const Cluster& cluster,
-                                bool check_fit = true);
+                                bool check_fit = true,
+                                const std::optional<YAML::Node>& cluster_node = std::nullopt);
 
 /// A `tolerations` list ({key, operator, value, effect}): a step's, and a DaemonSet's.
 std::vector<Toleration> read_tolerations(const Reader& r, const YAML::Node& n, const std::string& field);

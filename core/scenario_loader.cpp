@@ -95,7 +95,9 @@ Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_task
   const Map m(r, root, "", kTopKeys, Map::Kind::section);
   bool cluster_sound = true;
   Scenario s = read_scenario_head(r, m, &cluster_sound);
-  r.attempt([&] { s.pipeline.steps = read_pipeline(r, m.require("pipeline"), s.cluster, cluster_sound); });
+  r.attempt([&] {
+    s.pipeline.steps = read_pipeline(r, m.require("pipeline"), s.cluster, cluster_sound, m.get("cluster"));
+  });
   // The steps read so far unroll to no more tasks than the whole pipeline would: over the limit is a
   // problem whatever else is.
   r.attempt([&] { check_task_limit(s.pipeline, max_tasks, r.file()); });

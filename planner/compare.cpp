@@ -73,11 +73,16 @@ InputError as_variant_error(const Variant& var, const InputError& e, const std::
       return InputError(w, e.field(), "variant " + var.name + ": " + e.message());
     }
   // A fault of the file's own fields that this variant's sets bring out (a pool's CPUs a step's request
-  // no longer fits, a count of 0 nodes): say which variant.
+  // no longer fits, a count of 0 nodes): say which variant, and name the sets the message names ("pool
+  // "n" has cpu 500m from --set ...") where the variant gave them.
   if (!var.sets.empty() && e.where().file == file) {
-    std::string paths;
-    for (std::size_t i = 0; i < var.sets.size(); ++i) paths += (i == 0 ? "" : ", ") + shortened(var.sets[i]);
-    return InputError(e.where(), e.field(), e.message() + " (in variant " + var.name + ": " + paths + ")");
+    std::string paths, message = e.message();
+    for (std::size_t i = 0; i < var.sets.size(); ++i) {
+      paths += (i == 0 ? "" : ", ") + shortened(var.sets[i]);
+      const SourceLocation& w = i < var.set_where.size() ? var.set_where[i] : var.where;
+      message = detail::replace_all(message, "from " + flag_place("--set", var.sets[i]), "from " + w.str());
+    }
+    return InputError(e.where(), e.field(), message + " (in variant " + var.name + ": " + paths + ")");
   }
   return e;
 }

@@ -40,6 +40,14 @@ inline std::string cost_text(double cost) {
   return buf;
 }
 
+/// `text` with every `from` replaced by `to`.
+inline std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); !from.empty() && at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 /// "p95", "p99.9": the name of the makespan quantile a deadline is judged by, in the tables' heads.
 inline std::string quantile_label(double quantile) {
   char buf[32];

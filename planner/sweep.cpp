@@ -556,10 +556,17 @@ class Runner {
               std::any_of(spec_.dimensions.begin(), spec_.dimensions.end(),
                           [&](const Dimension& d) { return e.where().file == vary_place(d).file; });
           if (!combos_[k].empty() && !at_a_vary && (k > 0 || !same_without_vary(e))) {
-            std::string values;
-            for (std::size_t d = 0; d < combos_[k].size(); ++d)
-              values += (d == 0 ? "" : ", ") + spec_.dimensions[d].path + "=" + shortened(combos_[k][d]);
-            throw InputError(e.where(), e.field(), e.message() + " (in the configuration " + values + ")");
+            // The message may name a value a --vary gave as the --set it was loaded by ("pool "n" has
+            // cpu 500m from --set ..."): name the --vary.
+            std::string values, message = e.message();
+            for (std::size_t d = 0; d < combos_[k].size(); ++d) {
+              const Dimension& dim = spec_.dimensions[d];
+              values += (d == 0 ? "" : ", ") + dim.path + "=" + shortened(combos_[k][d]);
+              message =
+                  detail::replace_all(message, "from " + flag_place("--set", dim.path + "=" + combos_[k][d]),
+                                      "from " + vary_place(dim).file);
+            }
+            throw InputError(e.where(), e.field(), message + " (in the configuration " + values + ")");
           }
           throw;
         }

@@ -180,7 +180,9 @@ TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
     CHECK(fit[0] == first_error(f, fixed));
     CHECK(fit[0] ==
           f + ":5:18: pipeline.steps[0].resources: step \"a\" asks for cpu 32, memory 0, gpu 0, more than "
-              "any node it may use can hold (largest: pool \"p\" with cpu 4, memory 8Gi, gpu 0)");
+              "any node it may use can hold (largest: pool \"p\" with cpu 4, memory 8Gi, gpu 0); pool "
+              "\"big\" has "
+              "count 0 from --set cluster.node_pools[1].count=0");
   }
   SECTION("duplicate names: the second is reported (with its own problems) and left out") {
     const std::string f = write_file("dup.yaml",

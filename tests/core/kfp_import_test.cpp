@@ -455,10 +455,12 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
         "model.yaml:2:33: kfp.conditions.condition-4: shardflow's model has no conditional steps yet: a "
         "condition "
         "(\"!(inputs.parameter_values['x'] == 'heads')\") is taken always (1) or never (0), got \"0.5\"");
-  CHECK(error_of(replace(kIr, "resourceCount: '1'", "resourceCount: '2'"), o) ==
-        "p.yaml:33:20: pipeline.steps[1].steps[1].steps[0].resources: step \"work\" asks for cpu 2, memory "
-        "4Gi, gpu "
-        "2, more than any node it may use can hold (largest: pool \"g\" with cpu 8, memory 32Gi, gpu 1)");
+  CHECK(
+      error_of(replace(kIr, "resourceCount: '1'", "resourceCount: '2'"), o) ==
+      "p.yaml:33:20: pipeline.steps[1].steps[1].steps[0].resources: step \"work\" asks for cpu 2, memory "
+      "4Gi, gpu "
+      "2, more than any node it may use can hold (largest: pool \"g\" with cpu 8, memory 32Gi, gpu 1); pool "
+      "\"g\" has gpu 1 from model.yaml:1:61");
   // A model for a name the pipeline lacks is an error, not a model silently unused.
   CHECK(error_of(kIr, options(kCluster + "kfp: {components: {trian: {duration: {base: 1m}}}}\n")) ==
         "model.yaml:2:20: kfp.components.trian: no component \"trian\" in the pipeline (components: "

@@ -190,6 +190,28 @@ TEST_CASE("Overlay: a cluster left without nodes by an overlay or a --set is rep
   CHECK(error_of(with({}), base) == "base.yaml:6:5: cluster.node_pools: " + no_nodes);
 }
 
+TEST_CASE("Overlay: a step that no longer fits names the pool sizes an overlay or a --set gave", "[core]") {
+  // train asks for 8 CPUs, which only big holds: shrunk by an overlay, emptied by a --set (cpu's memory,
+  // also given, is not named: the request is not over it), or with the request over every pool as the
+  // file has them (then no pool size is named).
+  std::string base = kBase;
+  base += "      resources: {cpu: 8, memory: 1Gi}\n";  // line 18
+  const std::string problem =
+      "base.yaml:18:18: pipeline.steps[1].resources: step \"train\" asks for cpu 8, memory 1Gi, gpu 0, more "
+      "than any node it may use can hold (largest: pool ";
+  CHECK(error_of(with({"cluster:\n  node_pools:\n    - {name: big, cpu: 6}\n"}), base) ==
+        problem + "\"big\" with cpu 6, memory 64Gi, gpu 0); pool \"big\" has cpu 6 from o1.yaml:3:24");
+  CHECK(error_of(with({}, {"cluster.node_pools[big].count=0", "cluster.node_pools[cpu].memory=4Gi"}), base) ==
+        problem +
+            "\"cpu\" with cpu 4, memory 4Gi, gpu 0); pool \"big\" has count 0 from --set "
+            "cluster.node_pools[big].count=0");
+  CHECK(error_of(with({}, {"pipeline.steps[train].resources.memory=2Gi"}),
+                 base.replace(base.find("cpu: 16"), 7, "cpu: 7")) ==
+        problem.substr(0, problem.find("cpu 8, memory 1Gi")) +
+            "cpu 8, memory 2Gi, gpu 0, more than any node it "
+            "may use can hold (largest: pool \"big\" with cpu 7, memory 64Gi, gpu 0)");
+}
+
 TEST_CASE("Overlay: scalars, lists without names and changes of type replace", "[core]") {
   const Scenario s =
       load(with({"seed: 9\n"
@@ -316,7 +338,9 @@ TEST_CASE("Overlay: errors about its values name the overlay's file, line and co
   // What the overlay merged into is still the scenario's: the step, here, that no longer fits.
   CHECK(error_of(with({"cluster: {node_pools: [{name: cpu, cpu: 500m}, {name: big, cpu: 500m}]}\n"})) ==
         "base.yaml:11:7: pipeline.steps[0]: step \"preprocess\" asks for cpu 1, memory 0, gpu 0, more than "
-        "any node it may use can hold (largest: pool \"big\" with cpu 500m, memory 64Gi, gpu 0)");
+        "any node it may use can hold (largest: pool \"big\" with cpu 500m, memory 64Gi, gpu 0); pool "
+        "\"cpu\" has "
+        "cpu 500m from o1.yaml:1:41; pool \"big\" has cpu 500m from o1.yaml:1:65");
   CHECK(error_of(with({"pipeline: {steps: [{name: train, after: [nope]}]}\n"})) ==
         "o1.yaml:1:42: pipeline.steps[1].after[0]: unknown step \"nope\" (steps here: preprocess)");
 }

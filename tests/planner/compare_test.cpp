@@ -383,18 +383,27 @@ TEST_CASE("sweep, compare: a fault of the file that only a configuration's value
   sweep.dimensions = {parse_dimension("cluster.node_pools[n].cpu=1,500m"),
                       parse_dimension("cluster.node_pools[n].count=1,2")};
   sweep.replications = 1;
-  CHECK(
-      error_of([&] { run_sweep_text(yaml, "t1.yaml", sweep); }) ==
-      "t1.yaml:7:18: pipeline.steps[0].resources: step \"w\" asks for cpu 1, memory 64Mi, gpu 0, more than "
-      "any "
-      "node it may use can hold (largest: pool \"n\" with cpu 500m, memory 1Gi, gpu 0) (in the configuration "
-      "cluster.node_pools[n].cpu=500m, cluster.node_pools[n].count=1)");
+  CHECK(error_of([&] { run_sweep_text(yaml, "t1.yaml", sweep); }) ==
+        "t1.yaml:7:18: pipeline.steps[0].resources: step \"w\" asks for cpu 1, memory 64Mi, gpu 0, more than "
+        "any "
+        "node it may use can hold (largest: pool \"n\" with cpu 500m, memory 1Gi, gpu 0); pool \"n\" has cpu "
+        "500m "
+        "from --vary cluster.node_pools[n].cpu=1,500m (in the configuration cluster.node_pools[n].cpu=500m, "
+        "cluster.node_pools[n].count=1)");
   CompareSpec spec;
   spec.variants = {parse_variant("a"), parse_variant("b:cluster.node_pools[n].count=0")};
   spec.replications = 1;
   CHECK(error_of([&] { run_compare_text(yaml, "t1.yaml", spec); }) ==
         "--variant b:cluster.node_pools[n].count=0: cluster.node_pools[0].count: variant b: the cluster has "
         "no nodes (every pool has count 0 and no autoscaling)");
+  // A pool size a variant gave is named where the variant gave it, not as a --set never typed.
+  spec.variants[1] = parse_variant("c:cluster.node_pools[n].cpu=500m");
+  CHECK(error_of([&] { run_compare_text(yaml, "t1.yaml", spec); }) ==
+        "t1.yaml:7:18: pipeline.steps[0].resources: step \"w\" asks for cpu 1, memory 64Mi, gpu 0, more than "
+        "any "
+        "node it may use can hold (largest: pool \"n\" with cpu 500m, memory 1Gi, gpu 0); pool \"n\" has cpu "
+        "500m "
+        "from --variant c:cluster.node_pools[n].cpu=500m (in variant c: cluster.node_pools[n].cpu=500m)");
 }
 
 TEST_CASE("compare: an empty variants list says so", "[planner]") {

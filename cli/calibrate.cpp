@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/pipeline.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/trace.hpp>
@@ -100,11 +102,44 @@ std::string settings_hint(const Trace& t, const std::filesystem::path& trace, co
   return ": the run had" + words + o->where + ": give calibrate the same";
 }
 
+// The steps without where their values were written (a --set's text, an overlay's path and line).
+void clear_places(std::vector<Step>& steps) {
+  for (Step& s : steps) {
+    s.where = s.loop_where = s.fan_in_where = s.speculation_where = {};
+    if (s.loop) s.loop->workers_where = {};
+    KernelSpec& k = s.component.kernel;
+    k.where = k.name_where = {};
+    k.param_where.clear();
+    clear_places(s.steps);
+  }
+}
+
+// Whether `file` loaded with the options the run had gives calibrate's scenario but for where its values
+// were written: `--set pipeline.steps[sleep].x=1` and `--set pipeline.steps[0].x=1`, or an overlay of the
+// same content at another path, are the same run. A place field this leaves in gives "differ", as before.
+bool same_scenario(const std::string& file, const LoadArgs& ran, std::uint64_t max_tasks, Scenario given) {
+  LoadArgs as_run = ran;
+  as_run.max_tasks = max_tasks;
+  Scenario loaded;
+  try {
+    loaded = load_scenario_file(file, load_options(as_run));
+  } catch (const InputError&) {
+    return false;  // an overlay of the run's that is gone, say: the options' text is all there is
+  }
+  for (Scenario* s : {&loaded, &given}) {
+    for (NodePool& p : s->cluster.node_pools) p.where = {};
+    for (DaemonSet& d : s->cluster.daemonsets) d.where = {};
+    clear_places(s->pipeline.steps);
+  }
+  return loaded == given;
+}
+
 // When the options the run recorded differ from calibrate's: the same plan shape with other --set values
 // (an input size, say) fits a wrong model without any other sign, so that is refused. nullopt: they
-// agree, or the run recorded none.
+// agree (as text, or in the scenario they load), or the run recorded none.
 std::optional<std::string> options_differ(const Trace& t, const std::filesystem::path& trace,
-                                          const LoadArgs& load) {
+                                          const LoadArgs& load, const std::string& file,
+                                          const Scenario& scenario) {
   const auto o = recorded_options(t, trace, load);
   if (!o) return std::nullopt;
   // --set of different fields may come in any order; overlays apply in theirs.
@@ -116,6 +151,10 @@ std::optional<std::string> options_differ(const Trace& t, const std::filesystem:
   if (o->ran.overlays == o->given.overlays && same_sets(o->ran.sets, o->given.sets) &&
       o->ran.cluster == o->given.cluster && same_sets(o->ran.params, o->given.params))
     return std::nullopt;
+  // A k8s run's run.json records no --param: calibrate's are taken as the run's.
+  LoadArgs ran = o->ran;
+  if (!t.load) ran.params = load.params;
+  if (same_scenario(file, ran, load.max_tasks, scenario)) return std::nullopt;
   const std::string ran_words = load_words(o->ran), given_words = load_words(o->given);
   return "the run had " +
          (ran_words.empty() ? std::string("no --set, --overlay or --cluster") : ran_words.substr(1)) +
@@ -194,7 +233,7 @@ int run_calibrate_command(const CalibrateArgs& args) {
   }
   // The tasks matched: a run of this plan, but maybe with other values (a --set input size).
   for (std::size_t i = 0; i < traces.size(); ++i)
-    if (const auto differ = options_differ(traces[i], names[i], args.load))
+    if (const auto differ = options_differ(traces[i], names[i], args.load, args.file, scenario))
       throw InputError({names[i], 0, 0}, "", *differ);
   for (const std::string& w : result.warnings) std::cerr << "warning: " << w << "\n";
   // The steps and tasks matched (calibrate checks them); a renamed scenario is worth a word only.

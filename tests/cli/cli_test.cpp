@@ -994,6 +994,20 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
               small_path +
               " --set seed=3: give calibrate the options the run had (with others, the same tasks "
               "are fitted to another model)\n");
+    // Options other in text that load the same scenario are the run's: the overlay copied elsewhere, or
+    // --set of what it changes, a step named by its index or by its name.
+    fs::copy_file(small_path, dir / "copy.yaml", fs::copy_options::overwrite_existing);
+    const Result copy = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --overlay '" +
+                            (dir / "copy.yaml").string() + "' -q --out " + overlay);
+    CHECK(copy.err == "");
+    CHECK(copy.status == 0);
+    const Result sets = run("calibrate scenarios/local-ridge.yaml " + dir.string() +
+                            " --set 'pipeline.steps[shard].parallel_for.count=4' --set "
+                            "'pipeline.steps[0].kernel.rows_per_gib=2000' --set "
+                            "'pipeline.steps[evaluate].kernel.rows=20000' -q --out " +
+                            overlay);
+    CHECK(sets.err == "");
+    CHECK(sets.status == 0);
     // One run given twice, as its directory and its trace.json: refused, it would count twice.
     const Result twice =
         run("calibrate scenarios/local-ridge.yaml " + dir.string() + " " + (dir / "trace.json").string() +

@@ -195,13 +195,18 @@ gone intr && echo "ok interrupted run cleaned up"
   cd "$testenv/faultproxy" && "${GO[@]}" build -o "$work/faultproxy" .
 )
 field() { sed -n "s/^ *$1: //p" "$kc" | head -1; }
-"$work/faultproxy" -upstream "$(field server)" -ca "$(field certificate-authority)" \
-  -cert "$(field client-certificate)" -key "$(field client-key)" \
-  -every-429 5 -every-500 7 -every-503 11 -cut-watch-every 2 -gone-watch 3 >"$work/proxy.out" 2>"$work/proxy.err" &
-proxy_pid=$!
-for _ in $(seq 100); do grep -qs '^PORT ' "$work/proxy.out" && break; sleep 0.1; done
-port=$(sed -n 's/^PORT //p' "$work/proxy.out")
-[ -n "$port" ] || { echo "FAIL: faultproxy did not start"; cat "$work/proxy.err"; exit 1; }
+# start_proxy NAME FLAGS...: the fault proxy in front of the cluster's API server with these faults, its
+# output in $work/NAME.out and .err; sets proxy_pid and port (the proxy's, on 127.0.0.1).
+start_proxy() {
+  local out=$1; shift
+  "$work/faultproxy" -upstream "$(field server)" -ca "$(field certificate-authority)" \
+    -cert "$(field client-certificate)" -key "$(field client-key)" "$@" >"$work/$out.out" 2>"$work/$out.err" &
+  proxy_pid=$!
+  for _ in $(seq 100); do grep -qs '^PORT ' "$work/$out.out" && break; sleep 0.1; done
+  port=$(sed -n 's/^PORT //p' "$work/$out.out")
+  [ -n "$port" ] || { echo "FAIL: faultproxy did not start"; cat "$work/$out.err"; exit 1; }
+}
+start_proxy proxy -every-429 5 -every-500 7 -every-503 11 -cut-watch-every 2 -gone-watch 3
 printf '%s\n' "apiVersion: v1" "kind: Config" "current-context: proxy" \
   "clusters: [{name: proxy, cluster: {server: \"http://127.0.0.1:$port\"}}]" \
   "contexts: [{name: proxy, context: {cluster: proxy, user: none}}]" "users: [{name: none, user: {}}]" \
@@ -227,13 +232,7 @@ proxy_pid=
 #    every connection for 45 s (the watches cut, the next Job's POST refused past the client's ~13-25 s
 #    of retries); the run says so, makes
 #    that Job once the server is back, says that too, and finishes with the same tasks done.
-"$work/faultproxy" -upstream "$(field server)" -ca "$(field certificate-authority)" \
-  -cert "$(field client-certificate)" -key "$(field client-key)" \
-  -away-after-job-posts 1 -away-seconds 45 >"$work/away-proxy.out" 2>"$work/away-proxy.err" &
-proxy_pid=$!
-for _ in $(seq 100); do grep -qs '^PORT ' "$work/away-proxy.out" && break; sleep 0.1; done
-port=$(sed -n 's/^PORT //p' "$work/away-proxy.out")
-[ -n "$port" ] || { echo "FAIL: faultproxy did not start"; cat "$work/away-proxy.err"; exit 1; }
+start_proxy away-proxy -away-after-job-posts 1 -away-seconds 45
 sed -i "s|http://127.0.0.1:[0-9]*|http://127.0.0.1:$port|" "$work/proxy.kubeconfig"
 "$exe" run "$scen/nested.yaml" --backend k8s --emulate --kubeconfig "$work/proxy.kubeconfig" --run-id away \
   --out "$work/away" >"$work/away.out" 2>&1 || { echo "FAIL: exit $? with the server away"; cat "$work/away.out"; exit 1; }

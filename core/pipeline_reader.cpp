@@ -746,6 +746,8 @@ class PipelineReader {
     const Node pools = (*cluster_node_)["node_pools"];
     if (!pools || !pools.IsSequence()) return "";
     const Component& c = step.component;
+    constexpr std::size_t kNamed = 5;
+    std::size_t named = 0;
     std::string out;
     for (const Node& p : pools) {
       const Node name = p.IsMap() ? p["name"] : Node();
@@ -763,9 +765,14 @@ class PipelineReader {
       for (const auto& [key, value] : sizes) {
         const Node v = value.empty() ? Node() : p[key];
         if (!v || r_.at(v).file == r_.file()) continue;
-        out += "; pool " + quote(pool->name) + " has " + key + " " + value + " from " + r_.at(v).str();
+        if (++named <= kNamed)
+          out += "; pool " + quote(pool->name) + " has " + key + " " + value + " from " + r_.at(v).str();
       }
     }
+    // A --cluster file of many pools gives every size: the message names a few.
+    if (named > kNamed)
+      out += "; and " + with_commas(named - kNamed) + " more pool size" + (named - kNamed == 1 ? "" : "s") +
+             " from outside this file";
     return out;
   }
 

@@ -62,7 +62,8 @@ std::optional<std::string_view> closest_name(std::string_view name, std::span<co
       best = k;
     }
   }
-  if (best_d <= std::max<std::size_t>(2, name.size() / 3)) return best;
+  // Fewer edits than the name has characters: "p2" is 2 from "cpu", which is another name, not a typo.
+  if (best_d <= std::max<std::size_t>(2, name.size() / 3) && best_d < name.size()) return best;
   return std::nullopt;
 }
 

@@ -210,6 +210,16 @@ TEST_CASE("Overlay: a step that no longer fits names the pool sizes an overlay o
         problem.substr(0, problem.find("cpu 8, memory 1Gi")) +
             "cpu 8, memory 2Gi, gpu 0, more than any node it "
             "may use can hold (largest: pool \"big\" with cpu 7, memory 64Gi, gpu 0)");
+  // Many sizes given (a --cluster file gives all): five named, then how many more.
+  const std::string six =
+      "cluster: {node_pools: [{name: cpu, cpu: 1, memory: 512Mi}, {name: big, cpu: 1, "
+      "memory: 512Mi}, {name: p3, cpu: 1, memory: 512Mi, count: 1}]}\n";
+  const std::string many = error_of(with({six}), kBase + "      resources: {cpu: 8, memory: 1Gi}\n");
+  CHECK(
+      many.find("(largest: pool \"cpu\" with cpu 1, memory 512Mi, gpu 0); pool \"cpu\" has cpu 1 from "
+                "o1.yaml:1:41; pool \"cpu\" has memory 512Mi from o1.yaml:1:52; pool \"big\" has cpu 1 from "
+                "o1.yaml:1:77; pool \"big\" has memory 512Mi from o1.yaml:1:88; pool \"p3\" has cpu 1 from "
+                "o1.yaml:1:112; and 1 more pool size from outside this file") != std::string::npos);
 }
 
 TEST_CASE("Overlay: scalars, lists without names and changes of type replace", "[core]") {

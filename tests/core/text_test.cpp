@@ -45,6 +45,11 @@ TEST_CASE("text: closest_name suggests a known name a few edits away, else none"
   const std::string_view ties[] = {"ab", "ba"};
   CHECK(closest_name("aa", ties) == "ab");  // 1 from each: the first
   CHECK(closest_name("a", std::span<const std::string_view>{}) == std::nullopt);
+  // As many edits as the name has characters: another name, not a typo of this one.
+  const std::string_view pools[] = {"cpu", "gpu"};
+  CHECK(closest_name("p2", pools) == std::nullopt);  // 2 edits from "cpu", 2 characters
+  CHECK(closest_name("g", pools) == std::nullopt);
+  CHECK(closest_name("cp", pools) == "cpu");  // 1 edit
 }
 
 TEST_CASE("fixed_point and fixed_decimals write what printf writes", "[core]") {

@@ -410,6 +410,37 @@ SimulateArgs resumed_args(const SimulateArgs& args) {
   if (!args.file.empty())
     throw InputError({"--resume " + args.resume, 0, 0}, "",
                      "give no scenario with --resume: the run's own (" + run.invocation->file + ") is used");
+  // The run is continued as it was started: a flag that would change it (or, --dry-run, not run it) is
+  // refused, not silently dropped. --kubeconfig, --context, --keep and --quiet are this invocation's own.
+  const LoadArgs no_load;
+  const SimulateArgs defaults;
+  const char* flag = args.dry_run                                                ? "--dry-run"
+                     : args.backend != defaults.backend && args.backend != "k8s" ? "--backend"
+                     : !args.seed_text.empty()                                   ? "--seed"
+                     : !args.out_dir.empty()                                     ? "--out"
+                     : args.no_files                                             ? "--no-files"
+                     : !args.load.sets.empty()                                   ? "--set"
+                     : !args.load.overlays.empty()                               ? "--overlay"
+                     : args.load.cluster != no_load.cluster                      ? "--cluster"
+                     : !args.load.params.empty()                                 ? "--param"
+                     : args.load.max_tasks != no_load.max_tasks                  ? "--max-tasks"
+                     : args.cores != defaults.cores                              ? "--cores"
+                     : args.memory_text != defaults.memory_text                  ? "--memory"
+                     : args.time_scale != defaults.time_scale                    ? "--time-scale"
+                     : args.emulate                                              ? "--emulate"
+                     : !args.namespace_name.empty()                              ? "--namespace"
+                     : !args.run_id.empty()                                      ? "--run-id"
+                     : args.qps != defaults.qps                                  ? "--qps"
+                     : args.burst != defaults.burst                              ? "--burst"
+                                                                                 : nullptr;
+  if (flag != nullptr)
+    throw InputError(
+        {std::string(flag), 0, 0}, "",
+        std::string("cannot be given with --resume, which continues run ") + run.run_id +
+            " as it was started (its scenario, options, seed, namespace and output directory, "
+            "from " +
+            file + "; --kubeconfig, --context, --keep and -q may be given)" +
+            (args.dry_run ? ": a dry run of it would be `run` with those options and --dry-run" : ""));
   const RunFile::Invocation& inv = *run.invocation;
   SimulateArgs a;
   a.file = inv.file;

@@ -1423,6 +1423,31 @@ TEST_CASE("cli: devices, bad names and damaged run.json files are refused before
     CHECK(r.status == 2);
     CHECK(r.err == rj + message + "\n");
   }
+  // A flag that would change the resumed run, or not run it (--dry-run), is refused before any request
+  // (port 1 is closed: a request would fail otherwise), not dropped.
+  std::ofstream(dir / "run.json") << R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml"}})";
+  const std::string why =
+      ": goes not with --resume, which continues run abc as it was started (its scenario, "
+      "options, seed, namespace and output directory, from " +
+      rj + "; --kubeconfig, --context, --keep and -q may be given)";
+  for (const auto& [flags, flag] :
+       std::vector<std::pair<std::string, std::string>>{{"--backend k8s --dry-run", "--dry-run"},
+                                                        {"--backend local", "--backend"},
+                                                        {"--set seed=4", "--set"},
+                                                        {"--seed 9", "--seed"},
+                                                        {"--namespace other", "--namespace"},
+                                                        {"--no-files", "--no-files"},
+                                                        {"--out /tmp/elsewhere", "--out"},
+                                                        {"--qps 5", "--qps"}}) {
+    r = run("run --resume '" + dir.string() + "' " + flags + kc);
+    INFO(flags);
+    CHECK(r.status == 2);
+    CHECK(
+        r.err ==
+        flag + why +
+            (flag == "--dry-run" ? ": a dry run of it would be `run` with those options and --dry-run" : "") +
+            "\n");
+  }
 }
 
 TEST_CASE("cli: output that cannot be written is a failed run, not a success", "[cli]") {

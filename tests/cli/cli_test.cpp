@@ -1427,7 +1427,7 @@ TEST_CASE("cli: devices, bad names and damaged run.json files are refused before
   // (port 1 is closed: a request would fail otherwise), not dropped.
   std::ofstream(dir / "run.json") << R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml"}})";
   const std::string why =
-      ": goes not with --resume, which continues run abc as it was started (its scenario, "
+      ": cannot be given with --resume, which continues run abc as it was started (its scenario, "
       "options, seed, namespace and output directory, from " +
       rj + "; --kubeconfig, --context, --keep and -q may be given)";
   for (const auto& [flags, flag] :

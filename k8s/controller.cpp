@@ -112,10 +112,15 @@ const json& member(const json& obj, const char* key) {
   return it == obj.end() ? null : *it;
 }
 
-// A list answer's items: [] when it has none; an answer whose items are not a list of objects is not
-// one Kubernetes sends, and is said to be so (it was iterated as it came: a number as one item).
+// A list answer's items ([] or null when it has none); an answer without `items`, or whose items are not
+// a list of objects, is not one Kubernetes sends, and is said to be so (it was iterated as it came: a
+// number as one item; a server that answers every request with {"status": "ok"} was a cluster with
+// nothing left to clean up).
 json list_items(const json& list) {
-  const json items = list.is_object() ? list.value("items", json::array()) : json();
+  if (!list.is_object() || !list.contains("items"))
+    throw std::runtime_error("unexpected answer from the API server: not a list (no `items`): " +
+                             list.dump().substr(0, 100));
+  const json items = list["items"].is_null() ? json::array() : list["items"];
   if (!items.is_array())
     throw std::runtime_error("unexpected answer from the API server: a list whose items are not a list: " +
                              list.dump().substr(0, 100));
@@ -1087,8 +1092,14 @@ CleanupResult delete_run(Client& client, const std::string& ns, const std::strin
   const std::string base = "/api/v1/namespaces/" + ns, batch = "/apis/batch/v1/namespaces/" + ns;
   CleanupResult r;
   auto remove = [&](const std::string& collection, const json& item) {
+    // An item without a name would make the path the collection's, and a DELETE of a collection deletes
+    // every object in it: such an answer is refused.
+    const std::string name = str_at(item, {"metadata", "name"});
+    if (name.empty())
+      throw std::runtime_error("unexpected answer from the API server: an item of " + collection +
+                               " without a name: " + item.dump().substr(0, 100));
     try {
-      client.remove(collection + "/" + str_at(item, {"metadata", "name"}), propagation);
+      client.remove(collection + "/" + url_encode(name), propagation);
       ++r.deleted;
     } catch (const ApiError& e) {
       if (e.status != 404) throw;  // gone already

@@ -123,6 +123,30 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
   for (const auto& r : log["requests"]) CHECK(r["method"] != "POST");
 }
 
+TEST_CASE("k8s: cleanup refuses answers that are not lists, and items without a name", "[kube]") {
+  // A server that answers {"status": "ok"} to everything was told "nothing with its label is left" (exit
+  // 0); an item without a name made DELETE .../configmaps/, which deletes the whole collection.
+  const fs::path dir = scratch("controller-not-a-list");
+  const Certs certs(dir);
+  FakeServer server(certs);
+  const std::string kc = (dir / "kc.yaml").string();
+  write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+  const std::string configmaps = "/api/v1/namespaces/default/configmaps";
+  server.script(configmaps, nlohmann::json::array({{{"status", 200}, {"body", {{"status", "ok"}}}}}));
+  clitest::Result c = clitest::run("k8s cleanup abc --kubeconfig '" + kc + "' --timeout 5");
+  CHECK(c.status == 1);
+  CHECK(c.err ==
+        "shardflow: unexpected answer from the API server: not a list (no `items`): {\"status\":\"ok\"}\n");
+  server.script(configmaps, nlohmann::json::array(
+                                {{{"status", 200}, {"body", {{"items", {{{"metadata", {{"name", 5}}}}}}}}}}));
+  c = clitest::run("k8s cleanup abc --kubeconfig '" + kc + "' --timeout 5");
+  CHECK(c.status == 1);
+  CHECK(c.err == "shardflow: unexpected answer from the API server: an item of " + configmaps +
+                     " without a name: {\"metadata\":{\"name\":5}}\n");
+  const nlohmann::json log = server.control("GET", "/_log");
+  for (const auto& r : log["requests"]) CHECK(r["method"] != "DELETE");
+}
+
 TEST_CASE("k8s: a server that never answers: cleanup ends at --timeout, Ctrl-C ends the checks", "[kube]") {
   // A server that accepts and does not answer held each request 30 s, six times over: cleanup took
   // 223 s with --timeout 10, and the first Ctrl-C during a run's checks was lost.

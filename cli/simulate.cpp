@@ -582,7 +582,10 @@ int run_simulate(const SimulateArgs& args) {
     ko.invocation = {{"file", std::filesystem::absolute(args.file).string()},
                      {"sets", args.load.sets},
                      {"overlays", overlays},
-                     {"cluster", args.load.cluster},
+                     // A cluster model file (a KFP pipeline's) as an absolute path, as the others.
+                     {"cluster", args.load.cluster.empty() || args.load.cluster == "local"
+                                     ? args.load.cluster
+                                     : std::filesystem::absolute(args.load.cluster).string()},
                      {"qps", args.qps},
                      {"burst", args.burst}};
     backend = k8s::make_backend(ko);

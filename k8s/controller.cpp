@@ -1027,10 +1027,22 @@ class K8sBackend final : public Backend {
   void write_run_file(const Credentials& c, const Scenario& scenario, const ManifestOptions& mo,
                       std::uint64_t seed) const {
     if (co_.out_dir.empty()) return;
-    run_info_ = json{{"run_id", mo.run_id},  {"namespace", mo.namespace_name}, {"server", c.server},
-                     {"context", c.context}, {"kubeconfig", co_.kubeconfig},   {"scenario", scenario.name},
-                     {"seed", seed},         {"emulate", mo.emulate},          {"kept", co_.keep},
-                     {"state", "running"},   {"started_unix_ns", wall_ns()}};
+    // The kubeconfig as an absolute path, as the scenario and overlays are: `k8s status` and `run
+    // --resume` read it from any directory.
+    std::error_code ec;
+    const std::filesystem::path kubeconfig =
+        co_.kubeconfig.empty() ? std::filesystem::path() : std::filesystem::absolute(co_.kubeconfig, ec);
+    run_info_ = json{{"run_id", mo.run_id},
+                     {"namespace", mo.namespace_name},
+                     {"server", c.server},
+                     {"context", c.context},
+                     {"kubeconfig", ec ? co_.kubeconfig : kubeconfig.string()},
+                     {"scenario", scenario.name},
+                     {"seed", seed},
+                     {"emulate", mo.emulate},
+                     {"kept", co_.keep},
+                     {"state", "running"},
+                     {"started_unix_ns", wall_ns()}};
     if (!co_.invocation.is_null()) run_info_["invocation"] = co_.invocation;
     if (co_.resume_started_unix_ns > 0) {
       run_info_["started_unix_ns"] = co_.resume_started_unix_ns;

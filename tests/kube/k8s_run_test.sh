@@ -120,12 +120,14 @@ echo "ok k8s cleanup retries: nothing with its label is left (checked with kubec
 # Starts resume.yaml (a loop of 60 shards, 10 at once) as run ID in the background, its output in OUT,
 # and waits until 15 shards have succeeded (at most 60 s): sets pid and n (the shards done).
 # Not through run(): `run ... &` is a subshell whose kill would leave shardflow running, still writing to
-# $work/ID while a later run does.
+# $work/ID while a later run does (here the subshell execs it: the pid is shardflow's). Started in the
+# kubeconfig's directory with --kubeconfig relative to it: `run --resume` and `k8s status`, from here, must
+# still find it (run.json records it as an absolute path).
 start_loop() {  # start_loop ID OUT [RUN FLAGS...]
   local id=$1 out=$2
   shift 2
-  "$exe" run "$scen/resume.yaml" --backend k8s --emulate --kubeconfig "$kc" --run-id "$id" \
-    --out "$work/$id" "$@" >"$out" 2>&1 &
+  (cd "$(dirname "$kc")" && exec "$exe" run "$scen/resume.yaml" --backend k8s --emulate \
+    --kubeconfig "$(basename "$kc")" --run-id "$id" --out "$work/$id" "$@" >"$out" 2>&1) &
   pid=$!
   n=0
   for _ in $(seq 240); do
@@ -142,6 +144,10 @@ wait "$pid" 2>/dev/null || true
 ! pgrep -f -- "--out $work/resume" >/dev/null || { echo "FAIL: the killed run is still running"; exit 1; }
 [ "$n" -ge 15 ] && [ "$n" -lt 60 ] || { echo "FAIL: $n shards done when the controller was killed"; exit 1; }
 echo "ok controller killed (SIGKILL) with $n of 60 shards done"
+[ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kubeconfig"])' "$work/resume/run.json")" = "$kc" ] ||
+  { echo "FAIL: run.json does not record the relative --kubeconfig as $kc"; cat "$work/resume/run.json"; exit 1; }
+"$exe" k8s status "$work/resume" >"$work/resume-status.out" 2>&1 ||
+  { echo "FAIL: k8s status of the killed run, from another directory: exit $?"; cat "$work/resume-status.out"; exit 1; }
 sleep 2  # the Job controller goes on without it
 "$exe" run --resume "$work/resume" >"$work/resume2.out" 2>&1 || { echo "FAIL: resume exit $?"; cat "$work/resume2.out"; exit 1; }
 echo "ok run --resume: $(grep -m1 '^ran' "$work/resume2.out")"

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/trace.hpp>
 #include <shardflow/k8s/client.hpp>
 #include <shardflow/k8s/controller.hpp>
@@ -108,7 +109,9 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const Run
   std::printf("run %s (scenario %s, seed %s%s) in namespace %s of %s\n", id.c_str(), run.scenario.c_str(),
               seed.c_str(), run.emulate ? ", emulated" : "", ns0.c_str(), run.server.c_str());
   std::printf("  controller   %s; started %s",
-              run.state == "running" ? "running (or killed: no end recorded)" : run.state.c_str(),
+              run.state == "running"  ? "running (or killed: no end recorded)"
+              : run.state == "failed" ? ("failed (" + printable(run.error) + ")").c_str()
+                                      : run.state.c_str(),
               local_time(run.started_unix_ns).c_str());
   if (run.finished_unix_ns)
     std::printf(", ended %s (%.1f s), %llu API requests", local_time(*run.finished_unix_ns).c_str(),

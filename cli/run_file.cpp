@@ -38,9 +38,11 @@ RunFile read_run_file(const std::filesystem::path& dir) {
   read_string(r, doc, "kubeconfig", "", f.kubeconfig);
   read_string(r, doc, "scenario", "", f.scenario);
   read_string(r, doc, "state", "", f.state);
-  if (f.state != "running" && f.state != "interrupted" && f.state != "finished")
+  if (f.state != "running" && f.state != "interrupted" && f.state != "finished" && f.state != "failed")
     r.fail(r.get(doc, "state", ""), "state",
-           "expected \"running\", \"interrupted\" or \"finished\", got " + r.got(r.get(doc, "state", "")));
+           "expected \"running\", \"interrupted\", \"finished\" or \"failed\", got " +
+               r.got(r.get(doc, "state", "")));
+  read_string(r, doc, "error", "", f.error);
   if (const JsonValue* v = r.optional(doc, "seed")) f.seed = r.unsigned64(*v, "seed");
   if (const JsonValue* v = r.optional(doc, "emulate")) f.emulate = r.boolean(*v, "emulate");
   if (const JsonValue* v = r.optional(doc, "kept")) f.kept = r.boolean(*v, "kept");

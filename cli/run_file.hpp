@@ -12,7 +12,8 @@ namespace shardflow::cli {
 
 struct RunFile {
   std::string run_id, namespace_name, server, context, kubeconfig, scenario;
-  std::string state = "running";  // running (or killed), interrupted, finished
+  std::string state = "running";  // running (or killed), interrupted, finished, failed
+  std::string error;              // failed: what stopped it
   std::optional<std::uint64_t> seed;
   bool emulate = false, kept = false;
   std::int64_t started_unix_ns = 0;

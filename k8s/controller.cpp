@@ -440,9 +440,12 @@ class K8sRun {
         owner_ = api_.get(base_ + "/configmaps/sf-" + mo_.run_id);
       } catch (const ApiError& e) {
         if (e.status != 404) throw;
-        throw InputError({"--resume", 0, 0}, "",
-                         "run " + mo_.run_id + " has no owner ConfigMap sf-" + mo_.run_id + " in namespace " +
-                             mo_.namespace_name + " any more (its objects were deleted): nothing to resume");
+        throw InputError(
+            {"--resume", 0, 0}, "",
+            "run " + mo_.run_id + " has no owner ConfigMap sf-" + mo_.run_id + " in namespace " +
+                mo_.namespace_name +
+                " (its objects were deleted, or the run stopped before it made them): nothing to "
+                "resume");
       }
     } else {
       // A nonce tells our own POST (retried after an answer that was lost, and so refused as a
@@ -924,11 +927,19 @@ class K8sBackend final : public Backend {
     }
     api.set_stop(nullptr);
     write_run_file(creds, scenario, mo, options.seed);
-    K8sRun r(scenario, plan, options, co_, mo, api, observer);
-    Trace trace = r.run();
-    if (!co_.keep && !r.interrupted()) delete_run(api, mo.namespace_name, mo.run_id, "Background", false, {});
-    finish_run_file(r.interrupted(), api.requests(), r.relists());
-    return trace;
+    try {
+      K8sRun r(scenario, plan, options, co_, mo, api, observer);
+      Trace trace = r.run();
+      if (!co_.keep && !r.interrupted())
+        delete_run(api, mo.namespace_name, mo.run_id, "Background", false, {});
+      finish_run_file(r.interrupted(), api.requests(), r.relists());
+      return trace;
+    } catch (const std::exception& e) {
+      // A run that stopped on an error (a 403 of RBAC, a 404 of a namespace deleted meanwhile) says so in
+      // run.json: it stayed "running", which `k8s status` reads as a run still going or killed.
+      fail_run_file(e.what(), api.requests());
+      throw;
+    }
   }
 
  private:
@@ -1058,6 +1069,18 @@ class K8sBackend final : public Backend {
     run_info_["relists"] = relists;
     run_info_["objects_deleted"] = !interrupted && !co_.keep;
     save_run_file();
+  }
+  void fail_run_file(const std::string& error, std::uint64_t requests) const {
+    if (co_.out_dir.empty() || run_info_.is_null()) return;
+    run_info_["state"] = "failed";
+    run_info_["error"] = error;
+    run_info_["finished_unix_ns"] = wall_ns();
+    run_info_["api_requests"] = requests;
+    run_info_["objects_deleted"] = false;
+    try {
+      save_run_file();
+    } catch (const std::exception&) {  // the run's own error is the one to report
+    }
   }
   void save_run_file() const {
     std::filesystem::create_directories(co_.out_dir);

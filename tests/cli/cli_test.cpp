@@ -1409,7 +1409,7 @@ TEST_CASE("cli: devices, bad names and damaged run.json files are refused before
            {R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml", "burst": 0}})",
             ":1:72: invocation.burst: expected an integer from 1 to 100000, got 0"},
            {R"({"run_id": "abc", "seed": 3, "state": "done", "invocation": {"file": "a.yaml"}})",
-            ":1:39: state: expected \"running\", \"interrupted\" or \"finished\", got \"done\""},
+            ":1:39: state: expected \"running\", \"interrupted\", \"finished\" or \"failed\", got \"done\""},
            {R"({"run_id": "abc", "invocation": {"file": "a.yaml"}})",
             ": not the run.json of a `shardflow run --backend k8s`: it does not say the run's seed"},
            {R"({"run_id": "abc", "seed": 3})",

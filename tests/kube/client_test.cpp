@@ -431,4 +431,17 @@ TEST_CASE("k8s status: Jobs and pods without a status are counted, items that ar
   CHECK(rc2 == 2);
   CHECK(err2 ==
         run_dir.string() + ": unexpected answer from the API server: the Job list's items are not a list\n");
+  // A run that an error stopped: what stopped it.
+  write(run_dir / "run.json",
+        "{\"run_id\": \"abc\", \"namespace\": \"ml\", \"kubeconfig\": \"" + (f.dir / "kc.yaml").string() +
+            "\", \"scenario\": \"s\", \"state\": \"failed\", \"error\": \"POST x: 403 "
+            "Forbidden\", \"seed\": 1, \"started_unix_ns\": 1, \"finished_unix_ns\": 2000000000}\n");
+  f.server.script("/apis/batch/v1/namespaces/ml/jobs",
+                  {{{"status", 200}, {"body", {{"items", nlohmann::json::array()}}}}});
+  f.server.script("/api/v1/namespaces/ml/pods",
+                  {{{"status", 200}, {"body", {{"items", nlohmann::json::array()}}}}});
+  const auto [rc3, out3, err3] = status();
+  INFO(err3);
+  CHECK(rc3 == 0);
+  CHECK(out3.find("\n  controller   failed (POST x: 403 Forbidden); started ") != std::string::npos);
 }

@@ -123,6 +123,45 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
   for (const auto& r : log["requests"]) CHECK(r["method"] != "POST");
 }
 
+TEST_CASE("k8s run: a run stopped by an error records it in run.json as failed", "[kube]") {
+  // The checks pass (the namespace, a node that holds every step), then the run's first list of its pods
+  // is refused (403, as RBAC refuses it): run.json said "running" for ever, which k8s status reads as a
+  // run still going or killed.
+  const fs::path dir = scratch("controller-failed");
+  const Certs certs(dir);
+  FakeServer server(certs);
+  const std::string kc = (dir / "kc.yaml").string();
+  write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+  server.script("/api/v1/namespaces/default",
+                nlohmann::json::array({{{"status", 200}, {"body", {{"metadata", {{"name", "default"}}}}}}}));
+  const nlohmann::json node = {
+      {"metadata", {{"name", "node-0"}, {"labels", {{"accel", "a100"}}}}},
+      {"status", {{"allocatable", {{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}}}}}};
+  server.script(
+      "/api/v1/nodes",
+      nlohmann::json::array({{{"status", 200}, {"body", {{"items", nlohmann::json::array({node})}}}}}));
+  server.script("/api/v1/namespaces/default/pods", nlohmann::json::array({{{"status", 403},
+                                                                           {"body",
+                                                                            {{"kind", "Status"},
+                                                                             {"status", "Failure"},
+                                                                             {"reason", "Forbidden"},
+                                                                             {"message", "pods is forbidden"},
+                                                                             {"code", 403}}}}}));
+  const fs::path out = dir / "o";
+  const clitest::Result r = clitest::run("run '" + kScenario + "' --backend k8s --emulate -q --out '" +
+                                         out.string() + "' --kubeconfig '" + kc + "' --run-id abc");
+  INFO(r.err);
+  CHECK(r.status != 0);
+  REQUIRE(fs::exists(out / "run.json"));
+  const auto run = nlohmann::json::parse(clitest::slurp(out / "run.json"));
+  CHECK(run["state"] == "failed");
+  CHECK(run["error"].get<std::string>().find("pods is forbidden") != std::string::npos);
+  CHECK("shardflow: " + run["error"].get<std::string>() + "\n" == r.err);
+  CHECK(run["objects_deleted"] == false);
+  CHECK(run["kubeconfig"] == kc);
+  CHECK(run.contains("finished_unix_ns"));
+}
+
 TEST_CASE("k8s: cleanup refuses answers that are not lists, and items without a name", "[kube]") {
   // A server that answers {"status": "ok"} to everything was told "nothing with its label is left" (exit
   // 0); an item without a name made DELETE .../configmaps/, which deletes the whole collection.

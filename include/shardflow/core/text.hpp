@@ -21,7 +21,8 @@ std::string quote(std::string_view s);
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 /// The known name `name` is probably a misspelling of: the closest by edit_distance (the first of equals),
-/// if it is at most max(2, size/3) edits away and fewer than the name's characters; else none. Every "did you mean ...?" uses this one rule.
+/// if it is at most max(2, size/3) edits away and fewer than the name's characters; else none. Every "did you
+/// mean ...?" uses this one rule.
 std::optional<std::string_view> closest_name(std::string_view name, std::span<const std::string_view> known);
 
 /// A count with thousands separators: 50000000 -> "50,000,000".

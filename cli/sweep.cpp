@@ -15,6 +15,7 @@
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/units.hpp>
+#include <shardflow/k8s/manifests.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 #include "commands.hpp"
@@ -80,18 +81,22 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
                      std::to_string(n) + ": the sweep has " + std::to_string(configs) + " configuration" +
                          (configs == 1 ? "" : "s") + ", fewer than " + std::to_string(n) +
                          " slices: give --emit-job " + std::to_string(configs) + " or less");
+  // The user's values with each $ doubled: Kubernetes expands $(VAR) in a container's args (a --set
+  // 'description=run $(JOB_COMPLETION_INDEX)' was another --set in each slice, which merge refuses).
+  // Only the --shard and --out below name the index on purpose.
   std::vector<std::string> argv = {"sweep", "/sweep/input/scenario.yaml"};
-  for (const std::string& v : args.vary) argv.insert(argv.end(), {"--vary", v});
+  const auto as_given = [](const std::string& v) { return k8s::escape_expansion(v); };
+  for (const std::string& v : args.vary) argv.insert(argv.end(), {"--vary", as_given(v)});
   for (std::size_t i = 0; i < load.overlays.size(); ++i)
     argv.insert(argv.end(), {"--overlay", "/sweep/input/overlay-" + std::to_string(i) + ".yaml"});
-  for (const std::string& v : args.load.sets) argv.insert(argv.end(), {"--set", v});
+  for (const std::string& v : args.load.sets) argv.insert(argv.end(), {"--set", as_given(v)});
   // A cluster file (for an imported pipeline) goes in the ConfigMap with the scenario.
   if (!args.load.cluster.empty()) argv.insert(argv.end(), {"--cluster", "/sweep/input/cluster.yaml"});
   if (args.load.max_tasks != LoadOptions::kDefaultMaxTasks)
     argv.insert(argv.end(), {"--max-tasks", std::to_string(args.load.max_tasks)});
-  for (const std::string& v : args.load.params) argv.insert(argv.end(), {"--param", v});
+  for (const std::string& v : args.load.params) argv.insert(argv.end(), {"--param", as_given(v)});
   argv.insert(argv.end(), {"-r", std::to_string(args.replications)});
-  if (!args.deadline_text.empty()) argv.insert(argv.end(), {"--deadline", args.deadline_text});
+  if (!args.deadline_text.empty()) argv.insert(argv.end(), {"--deadline", as_given(args.deadline_text)});
   char q[32];
   std::snprintf(q, sizeof q, "%g", args.quantile);
   argv.insert(argv.end(), {"--quantile", q});

@@ -201,6 +201,15 @@ void refuse_unsupported_strategies(const Scenario& scenario) {
 
 }  // namespace
 
+std::string escape_expansion(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    if (ch == '$') out += '$';
+    out += ch;
+  }
+  return out;
+}
+
 std::string dns_label(std::string_view text, std::size_t max) {
   std::string out;
   for (const char raw : text) {
@@ -320,7 +329,7 @@ std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const M
     // A plain Job for one task.
     auto single = [&](TaskId t, const std::string& name) {
       const std::string item = item_text(ps, plan.item(t));
-      json env = json::array({json{{"name", "SHARDFLOW_ITEM"}, {"value", item}}});
+      json env = json::array({json{{"name", "SHARDFLOW_ITEM"}, {"value", escape_expansion(item)}}});
       json spec = {
           {"backoffLimit", c.retries.max},
           {"template", json{{"spec", pod_spec(c, image, fill(item, std::to_string(plan.item(t))), env)}}}};
@@ -347,7 +356,7 @@ std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const M
       if (!ps.items.empty()) {
         json items = json::array();
         for (const auto& text : ps.items) items.push_back(json::parse(text));
-        env.push_back(json{{"name", "SHARDFLOW_ITEMS"}, {"value", items.dump()}});
+        env.push_back(json{{"name", "SHARDFLOW_ITEMS"}, {"value", escape_expansion(items.dump())}});
       }
       json spec = {
           {"completionMode", "Indexed"},

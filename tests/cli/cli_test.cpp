@@ -1717,6 +1717,16 @@ TEST_CASE("cli: sweep --emit-job ships what the pods need and keeps each file's 
   }
   CHECK(block == text);
   CHECK(job.find("            - \"--max-tasks\"\n            - \"1000\"\n") != std::string::npos);
+  // A $ the user gave reaches the pods as given (Kubernetes expands $(VAR) in args: each $ doubled); the
+  // slice's own index is expanded.
+  r = run(head + "--set 'description=price $5 run $(JOB_COMPLETION_INDEX)'");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  job = slurp(dir / "job" / "sweep-job.yaml");
+  CHECK(job.find("            - \"--set\"\n            - \"description=price $$5 run "
+                 "$$(JOB_COMPLETION_INDEX)\"\n") != std::string::npos);
+  CHECK(job.find("            - \"--shard\"\n            - \"$(JOB_COMPLETION_INDEX)/2\"\n") !=
+        std::string::npos);
   // --cluster local is the machine that runs shardflow: in a Job, each pod's own node.
   r = run(head + "--cluster local");
   CHECK(r.status == 2);

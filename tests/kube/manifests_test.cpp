@@ -270,6 +270,34 @@ cluster:
   CHECK(jobs[5]["spec"]["template"]["spec"]["containers"][0]["command"] == json({"echo", "\"y\""}));
 }
 
+TEST_CASE("manifests: a $ in an item reaches the pod's environment as written", "[kube]") {
+  // Kubernetes expands $(VAR) and turns $$ into $ in env values too: each $ is doubled.
+  const char* const yaml = R"y(name: dollars
+pipeline:
+  steps:
+    - name: one
+      parallel_for: {items: ["price$$5", "$(SHARDFLOW_ITEM)"]}
+      image: a:1
+      command: [echo, "{{item}}"]
+    - name: all
+      parallel_for: {items: ["price$5", "$(HOME)"]}
+      image: a:1
+cluster:
+  node_pools:
+    - {name: cpu, cpu: 16, memory: 64Gi, count: 2}
+)y";
+  const Scenario s = load_scenario_text(yaml, "dollars.yaml");
+  const auto jobs = k8s::job_manifests(s, Plan::unroll(s.pipeline), opts());
+  REQUIRE(jobs.size() == 3);
+  const auto env = [&](std::size_t j) {
+    return jobs[j]["spec"]["template"]["spec"]["containers"][0]["env"][0];
+  };
+  CHECK(env(0)["value"] == R"y("price$$$$5")y");
+  CHECK(env(1)["value"] == R"y("$$(SHARDFLOW_ITEM)")y");
+  CHECK(env(2)["name"] == "SHARDFLOW_ITEMS");
+  CHECK(env(2)["value"] == R"y(["price$$5","$$(HOME)"])y");
+}
+
 TEST_CASE("manifests: YAML output quotes what would read as another type", "[kube]") {
   const json doc = {{"a", "2000"},
                     {"b", "true"},

@@ -68,6 +68,10 @@ void set_owner(nlohmann::json& object, const nlohmann::json& owner);
 std::vector<nlohmann::json> job_manifests(const Scenario& scenario, const Plan& plan,
                                           const ManifestOptions& options);
 
+/// `text` as Kubernetes should pass it on in a container's command, args or env value, where it expands
+/// $(VAR) and turns $$ into $: each `$` doubled ("price$5" -> "price$$5").
+std::string escape_expansion(std::string_view text);
+
 /// `text` as a DNS-1123 label: lower case, runs of anything but [a-z0-9] as one '-', no '-' at either end;
 /// longer than `max` characters: its first max-9 characters, '-' and 8 hex digits of a hash of `text`.
 std::string dns_label(std::string_view text, std::size_t max = 63);

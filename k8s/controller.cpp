@@ -904,6 +904,24 @@ class K8sBackend final : public Backend {
 
   Trace run(const Scenario& scenario, const Plan& plan, const RunOptions& options,
             RunObserver* observer) const override {
+    try {
+      return run_on_cluster(scenario, plan, options, observer);
+    } catch (const json::exception& e) {
+      throw std::runtime_error(answer_error(e));
+    }
+  }
+
+ private:
+  // An error as the run reports it: an answer of the API server that lacks what Kubernetes sends (the
+  // JSON library's "[json.exception.type_error.306] cannot use value() with string") is said to be one.
+  static std::string answer_error(const std::exception& e) {
+    return dynamic_cast<const json::exception*>(&e) != nullptr
+               ? std::string("unexpected answer from the API server: ") + e.what()
+               : std::string(e.what());
+  }
+
+  Trace run_on_cluster(const Scenario& scenario, const Plan& plan, const RunOptions& options,
+                       RunObserver* observer) const {
     const Credentials creds = credentials_for(co_.kubeconfig, co_.context);
     const ManifestOptions mo = manifest_options(creds, options.seed);
     ClientOptions clo;
@@ -937,12 +955,11 @@ class K8sBackend final : public Backend {
     } catch (const std::exception& e) {
       // A run that stopped on an error (a 403 of RBAC, a 404 of a namespace deleted meanwhile) says so in
       // run.json: it stayed "running", which `k8s status` reads as a run still going or killed.
-      fail_run_file(e.what(), api.requests());
+      fail_run_file(answer_error(e), api.requests());
       throw;
     }
   }
 
- private:
   [[nodiscard]] ManifestOptions manifest_options(const Credentials& c, std::uint64_t seed) const {
     ManifestOptions mo;
     mo.run_id = co_.run_id;

@@ -162,6 +162,26 @@ TEST_CASE("k8s run: a run stopped by an error records it in run.json as failed",
   CHECK(run.contains("finished_unix_ns"));
 }
 
+TEST_CASE("k8s run: an answer of the wrong shape is said to be the API server's", "[kube]") {
+  // A node whose status is a string: the JSON library's own message was all the run said.
+  const fs::path dir = scratch("controller-bad-answer");
+  const Certs certs(dir);
+  FakeServer server(certs);
+  const std::string kc = (dir / "kc.yaml").string();
+  write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+  server.script("/api/v1/namespaces/default",
+                nlohmann::json::array({{{"status", 200}, {"body", {{"metadata", {{"name", "default"}}}}}}}));
+  server.script(
+      "/api/v1/nodes",
+      nlohmann::json::array(
+          {{{"status", 200}, {"body", {{"items", {{{"metadata", {{"name", "n"}}}, {"status", "x"}}}}}}}}));
+  const clitest::Result r = clitest::run("run '" + kScenario + "' --backend k8s --emulate -q --out '" +
+                                         (dir / "o").string() + "' --kubeconfig '" + kc + "'");
+  INFO(r.err);
+  CHECK(r.status == 1);
+  CHECK(r.err.starts_with("shardflow: unexpected answer from the API server: [json.exception."));
+}
+
 TEST_CASE("k8s: cleanup refuses answers that are not lists, and items without a name", "[kube]") {
   // A server that answers {"status": "ok"} to everything was told "nothing with its label is left" (exit
   // 0); an item without a name made DELETE .../configmaps/, which deletes the whole collection.

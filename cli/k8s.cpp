@@ -204,7 +204,9 @@ CLI::App* add_k8s_command(CLI::App& app, K8sArgs& args) {
                "Foreground propagation: each owner goes only after its Jobs and pods are gone (default: "
                "Background, the owner goes at once and the garbage collector follows)");
   cl->add_flag("--no-wait", args.no_wait, "Return once the deletes are sent");
-  cl->add_option("--timeout", args.timeout_s, "Seconds to wait for the objects to go (default 120)")
+  cl->add_option("--timeout", args.timeout_s,
+                 "Seconds to wait for the objects to go (default 120); the API requests, retries included, "
+                 "are given up 10 s after it")
       ->check(finite_number(0, 31536000, true));
   add_cluster_options(cl, args);
   cl->footer(

@@ -363,6 +363,7 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
   im.headers_for(headers, content_type, !body.empty());
   const Impl::Lease lease(im);
   CURL* h = lease.h;
+  std::string last_failure;  // of the tries so far, for a request given up while retrying
   for (int attempt = 0;; ++attempt) {
     Transfer t;
     cu().easy_reset(h);
@@ -382,11 +383,13 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
       if (im.given_up())
         throw Interrupted(
             std::string(method) + " " + path + ": " +
-            (im.opts.stop != nullptr && im.opts.stop->load() ? "interrupted" : "past the deadline"));
+            (im.opts.stop != nullptr && im.opts.stop->load() ? "interrupted" : "past the deadline") +
+            (last_failure.empty() ? "" : "; the last try: " + last_failure));
     };
     interrupted();
     if (code != CURLE_OK) {
       if (!last && retryable_transport(code)) {
+        last_failure = describe(code, t.errbuf.data());
         im.wait(im.backoff(attempt, ""));
         interrupted();
         continue;
@@ -399,6 +402,7 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
     r.body = std::move(t.body);
     r.retry_after = std::move(t.retry_after);
     if (!last && retryable_status(r.status)) {
+      last_failure = "HTTP " + std::to_string(r.status);
       im.wait(im.backoff(attempt, r.status == 429 || r.status == 503 ? r.retry_after : ""));
       interrupted();
       continue;

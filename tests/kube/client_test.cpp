@@ -211,6 +211,18 @@ TEST_CASE("Client: connection refused is retried, then a TransportError", "[kube
   Client api(c, o);
   CHECK_THROWS_AS(api.get("/version"), TransportError);
   CHECK(api.requests() == 4);
+  // Given up at a deadline while retrying: the last try's failure is said, not only the deadline.
+  o.max_retries = 100;
+  o.initial_backoff = Duration::from_ms(50);
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  Client late(c, o);
+  try {
+    (void)late.get("/version");
+    FAIL("no error");
+  } catch (const k8s::Interrupted& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("GET /version: past the deadline; the last try: "));
+    CHECK_THAT(e.what(), Catch::Contains("Couldn't connect to server"));
+  }
 }
 
 TEST_CASE("Client: the rate limiter spaces requests (qps 20, burst 2: 10 requests take >= 0.4 s)", "[kube]") {

@@ -93,10 +93,17 @@ void sleep_for(Duration d, const std::atomic<bool>* stop) {
   }
 }
 
-std::string describe(CURLcode code, const char* errbuf) {
+// `own_ca`: the credentials give a certificate authority (else the system's were used).
+std::string describe(CURLcode code, const char* errbuf, bool own_ca = true) {
   std::string detail = errbuf && *errbuf ? errbuf : cu().easy_strerror(code);
   switch (code) {
     case CURLE_PEER_FAILED_VERIFICATION:
+      if (!own_ca)
+        return "TLS: the server's certificate was not verified with the system's certificate authorities "
+               "(the "
+               "kubeconfig gives none: add the cluster's certificate-authority or "
+               "certificate-authority-data) (" +
+               detail + ")";
       return "TLS: the server's certificate was not verified with the credentials' certificate authority (" +
              detail + ")";
     case CURLE_SSL_CERTPROBLEM:
@@ -389,12 +396,13 @@ HttpResponse Client::request(std::string_view method, const std::string& path, c
     interrupted();
     if (code != CURLE_OK) {
       if (!last && retryable_transport(code)) {
-        last_failure = describe(code, t.errbuf.data());
+        last_failure = describe(code, t.errbuf.data(), !im.creds.ca_pem.empty());
         im.wait(im.backoff(attempt, ""));
         interrupted();
         continue;
       }
-      throw TransportError(std::string(method) + " " + path + ": " + describe(code, t.errbuf.data()) +
+      throw TransportError(std::string(method) + " " + path + ": " +
+                           describe(code, t.errbuf.data(), !im.creds.ca_pem.empty()) +
                            (attempt > 0 ? " (after " + std::to_string(attempt) + " retries)" : ""));
     }
     HttpResponse r;
@@ -563,7 +571,8 @@ void Client::watch(const std::string& path, const std::function<bool(const nlohm
         sleep_for(im.backoff(attempt, ""), stop);
         continue;
       }
-      throw TransportError("GET " + path + " (watch): " + describe(code, w.t.errbuf.data()) +
+      throw TransportError("GET " + path +
+                           " (watch): " + describe(code, w.t.errbuf.data(), !im.creds.ca_pem.empty()) +
                            (attempt > 0 ? " (after " + std::to_string(attempt) + " retries)" : ""));
     }
     if (!is_2xx(status)) {

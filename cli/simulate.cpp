@@ -512,6 +512,20 @@ int run_simulate(const SimulateArgs& args) {
                        "applies to --backend k8s only (this run uses --backend " + args.backend + ")");
   }
   if (args.backend == "k8s" && args.dry_run) {
+    // It writes no files (the manifests go to stdout) and runs nothing: flags about a run's files or its
+    // cluster connection would be dropped without a word.
+    const char* flag = !args.out_dir.empty()      ? "--out"
+                       : args.no_files            ? "--no-files"
+                       : args.keep                ? "--keep"
+                       : !args.kubeconfig.empty() ? "--kubeconfig"
+                       : !args.context.empty()    ? "--context"
+                       : args.qps != 50           ? "--qps"
+                       : args.burst != 100        ? "--burst"
+                                                  : nullptr;
+    if (flag != nullptr)
+      throw InputError({std::string(flag), 0, 0}, "",
+                       "goes with a run, not with --dry-run, which prints the Jobs to stdout and contacts no "
+                       "cluster (`> jobs.yaml` keeps them)");
     k8s::ManifestOptions mo;
     mo.run_id = args.run_id;
     if (mo.run_id.empty()) {

@@ -56,3 +56,23 @@ TEST_CASE("cli: run --backend k8s without images is an error with or without --d
   CHECK(wrong.status == 2);
   CHECK(wrong.err.find("--dry-run: applies to --backend k8s only") != std::string::npos);
 }
+
+TEST_CASE("cli: run --backend k8s --dry-run refuses the flags of a run's files and connection", "[cli]") {
+  // They were dropped without a word: --out wrote nothing, --kubeconfig was never read.
+  for (const auto& [flags, flag] :
+       std::vector<std::pair<std::string, std::string>>{{"--out /tmp/x", "--out"},
+                                                        {"--no-files", "--no-files"},
+                                                        {"--keep", "--keep"},
+                                                        {"--kubeconfig kc.yaml", "--kubeconfig"},
+                                                        {"--qps 5", "--qps"}}) {
+    const Result r =
+        run("run scenarios/argo-parallelism-limit.yaml --backend k8s --dry-run --emulate " + flags);
+    INFO(flags);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err ==
+          flag +
+              ": goes with a run, not with --dry-run, which prints the Jobs to stdout and contacts no "
+              "cluster (`> jobs.yaml` keeps them)\n");
+  }
+}

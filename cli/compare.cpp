@@ -37,13 +37,13 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
       ->type_name("FILE");
   add_load_options(cmd, args.load);
   cmd->add_option("-r,--replications", args.replications,
-                  "Runs per variant, with seeds seed, seed+1, ... (the same for every variant)")
+                  "Runs per variant, with seeds seed, seed+1, ... (the same for every variant; default 10)")
       ->check(whole_number(1, 100000));
   cmd->add_option(
       "--deadline", args.deadline_text,
       "Makespan to meet, as a duration (90m, 2h30m): the cheapest variant that meets it is marked");
   cmd->add_option("--quantile", args.quantile,
-                  "The makespan percentile that must meet the deadline (default 95)")
+                  "The makespan percentile that must meet the deadline, 1 to 100 (default 95)")
       ->check(finite_number(1, 100));
   cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(whole_number(0));
@@ -53,13 +53,13 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
          "--measure-runs of them) and show the measured makespan next to the simulator's prediction")
       ->check(CLI::IsMember({"sim", "local"}));
   cmd->add_option("--measure-runs", args.measure_runs,
-                  "local: real runs per variant (seeds seed, seed+1, ...)")
+                  "local: real runs per variant (seeds seed, seed+1, ...; default 1)")
       ->check(whole_number(1, 1000));
   cmd->add_option("--cores", args.cores,
                   "local: CPU capacity in cores (default: the CPUs this process may use)")
       ->check(whole_number(1, 4096));
   cmd->add_option("--time-scale", args.time_scale,
-                  "local: model time to real time for `sleep` and `spin` kernels (as for `run`)")
+                  "local: model time to real time for `sleep` and `spin` kernels (as for `run`; default 1)")
       ->check(finite_number(1e-6, 1000));
   cmd->add_option("--out", args.out_dir,
                   "Directory for compare.json, compare.csv and report.html (default: out/<scenario name>)");

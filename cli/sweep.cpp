@@ -185,11 +185,12 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       ->required();
   add_load_options(cmd, args.load);
   cmd->add_option("-r,--replications", args.replications,
-                  "Runs per configuration, with seeds seed, seed+1, ... (the same for every configuration)")
+                  "Runs per configuration, with seeds seed, seed+1, ... (the same for every configuration; "
+                  "default 10)")
       ->check(whole_number(1, 100000));
   cmd->add_option("--deadline", args.deadline_text, "Makespan to meet, as a duration (90m, 2h30m)");
   cmd->add_option("--quantile", args.quantile,
-                  "The makespan percentile that must meet the deadline (default 95: 19 runs in 20)")
+                  "The makespan percentile that must meet the deadline, 1 to 100 (default 95: 19 runs in 20)")
       ->check(finite_number(1, 100));
   cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(whole_number(0));

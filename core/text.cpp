@@ -53,6 +53,11 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::optional<std::string_view> closest_name(std::string_view name, std::span<const std::string_view> known) {
+  // A name given without its domain prefix ("gpu" for "nvidia.com/gpu"): that one, before any a few edits
+  // away ("cpu").
+  for (const std::string_view k : known)
+    if (const auto slash = k.rfind('/'); slash != std::string_view::npos && k.substr(slash + 1) == name)
+      return k;
   std::string_view best;
   std::size_t best_d = std::numeric_limits<std::size_t>::max();
   for (const std::string_view k : known) {

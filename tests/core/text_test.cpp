@@ -50,6 +50,10 @@ TEST_CASE("text: closest_name suggests a known name a few edits away, else none"
   CHECK(closest_name("p2", pools) == std::nullopt);  // 2 edits from "cpu", 2 characters
   CHECK(closest_name("g", pools) == std::nullopt);
   CHECK(closest_name("cp", pools) == "cpu");  // 1 edit
+  // A name without its domain prefix: the prefixed one, not another a single edit away.
+  const std::string_view resources[] = {"cpu", "memory", "nvidia.com/gpu"};
+  CHECK(closest_name("gpu", resources) == "nvidia.com/gpu");
+  CHECK(closest_name("gpus", resources) == "cpu");  // not the part after '/': edits, as before
 }
 
 TEST_CASE("fixed_point and fixed_decimals write what printf writes", "[core]") {

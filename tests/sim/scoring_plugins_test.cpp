@@ -382,7 +382,7 @@ TEST_CASE("Scenario keys: errors name the file, line, column and field", "[sim]"
        "bad.yaml:5:45: cluster.scheduler.score_weights.NodeAffinity: expected an integer, got \"1.5\""},
       {"unknown resource", with_scheduler("{fit_resource_weights: {gpu: 1}}"),
        "bad.yaml:5:38: cluster.scheduler.fit_resource_weights.gpu: unknown resource \"gpu\" (did you mean "
-       "\"cpu\"?)"},
+       "\"nvidia.com/gpu\"?)"},
       {"resource weight 0", with_scheduler("{fit_resource_weights: {memory: 0}}"),
        "bad.yaml:5:46: cluster.scheduler.fit_resource_weights.memory: a resource weight must be 1 to 100 "
        "(leave the resource out to not score it), got 0"},

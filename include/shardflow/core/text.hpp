@@ -20,7 +20,8 @@ std::string quote(std::string_view s);
 /// 1 from "simulate"), for "did you mean ...?" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
-/// The known name `name` is probably a misspelling of: the closest by edit_distance (the first of equals),
+/// The known name `name` is probably a misspelling of: the known name it is the part after the last '/' of
+/// ("gpu": "nvidia.com/gpu"), else the closest by edit_distance (the first of equals),
 /// if it is at most max(2, size/3) edits away and fewer than the name's characters; else none. Every "did you
 /// mean ...?" uses this one rule.
 std::optional<std::string_view> closest_name(std::string_view name, std::span<const std::string_view> known);

@@ -1500,6 +1500,20 @@ TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its c
   CHECK_FALSE(fs::exists(work / "escaped"));
 }
 
+TEST_CASE("cli: explain and simulate print a control character of a name as a hex escape", "[cli]") {
+  // An escape sequence in the scenario's name drove the terminal (colours here).
+  const fs::path dir = scratch("name-escape");
+  std::ofstream(dir / "e.yaml") << "name: \"a\\e[31mb\"\noverheads: none\ncluster:\n  node_pools:\n"
+                                   "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1}\n"
+                                   "pipeline:\n  steps:\n    - {name: a, duration: {base: 1s}}\n";
+  const Result ex = run("explain '" + (dir / "e.yaml").string() + "'");
+  CHECK(ex.status == 0);
+  CHECK(ex.out.rfind("pipeline a\\x1B[31mb: 1 task, ", 0) == 0);
+  const Result sim = run("simulate '" + (dir / "e.yaml").string() + "' --no-files");
+  CHECK(sim.status == 0);
+  CHECK(sim.out.rfind("simulated a\\x1B[31mb (seed 1): ", 0) == 0);
+}
+
 TEST_CASE("cli: simulate names the tasks a failure kept from running", "[cli]") {
   // Every item of w fails (p 1, no retries); m waits on the whole loop (through its join, which is not a
   // task a user wrote and is not named), and the 7 items of t on m; `free` depends on nothing and runs.

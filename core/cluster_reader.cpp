@@ -649,9 +649,13 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
   if (auto v = m.get("autoscaling")) {
     const Map a(r, *v, m.field("autoscaling"), kAutoscalingKeys);
     Autoscaling& as = p.autoscaling;
-    if (auto x = a.get("min")) as.min = static_cast<int>(get_int(r, *x, a.field("min"), 0, 1'000'000));
+    const auto min_node = a.get("min");
+    if (min_node) as.min = static_cast<int>(get_int(r, *min_node, a.field("min"), 0, 1'000'000));
     const Node max_node = a.require("max");
     as.max = static_cast<int>(get_int(r, max_node, a.field("max"), 1, 1'000'000));
+    // At the min when a --set or an overlay gave it over the file's max; else at the max.
+    if (as.max < as.min && min_node && r.at(*min_node).file != r.file() && r.at(max_node).file == r.file())
+      r.fail(*min_node, a.field("min"), "must be <= max (" + std::to_string(as.max) + ")");
     if (as.max < as.min) r.fail(max_node, a.field("max"), "must be >= min (" + std::to_string(as.min) + ")");
     if (auto x = a.get("scale_up_delay")) as.scale_up_delay = get_duration(r, *x, a.field("scale_up_delay"));
     if (auto x = a.get("boot_time")) as.boot_time = get_duration(r, *x, a.field("boot_time"));

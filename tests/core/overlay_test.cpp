@@ -222,6 +222,19 @@ TEST_CASE("Overlay: a step that no longer fits names the pool sizes an overlay o
                 "o1.yaml:1:112; and 1 more pool size from outside this file") != std::string::npos);
 }
 
+TEST_CASE("Overlay: an autoscaling min a --set gives over the file's max is reported at the min", "[core]") {
+  std::string base = kBase;
+  base.replace(base.find("count: 2}"), 9, "autoscaling: {min: 0, max: 3}}");
+  CHECK(error_of(with({}, {"cluster.node_pools[cpu].autoscaling.min=5"}), base) ==
+        "--set cluster.node_pools[cpu].autoscaling.min=5: cluster.node_pools[0].autoscaling.min: must be <= "
+        "max "
+        "(3)");
+  // Both in the file: at the max, as before.
+  base.replace(base.find("min: 0"), 6, "min: 5");
+  CHECK(error_of(with({}), base) ==
+        "base.yaml:6:67: cluster.node_pools[0].autoscaling.max: must be >= min (5)");
+}
+
 TEST_CASE("Overlay: scalars, lists without names and changes of type replace", "[core]") {
   const Scenario s =
       load(with({"seed: 9\n"

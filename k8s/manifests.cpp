@@ -297,10 +297,13 @@ std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const M
     const std::string step_label = dns_label(ps.path);
 
     auto make_job = [&](const std::string& name, json spec, json pod_annotations, const std::string& what) {
-      if (const auto [it, fresh] = names.try_emplace(name, what); !fresh)
-        throw InputError({}, "",
+      if (const auto [it, fresh] = names.try_emplace(name, what); !fresh) {
+        // At the second step's name (the file's line and column), as the other problems of a step.
+        const auto [step, field] = find_step(scenario.pipeline, ps.path);
+        throw InputError(step ? step->where : SourceLocation{}, step ? field + ".name" : std::string(),
                          "the Jobs of " + it->second + " and " + what + " would both be named " + name +
                              "; rename one of the steps");
+      }
       json meta_annotations = {{"shardflow.io/step-path", ps.path}};
       if (!scope.empty()) meta_annotations["shardflow.io/scope"] = scope;
       json tmeta = {{"labels", labels(o, step_label)}};

@@ -270,6 +270,28 @@ cluster:
   CHECK(jobs[5]["spec"]["template"]["spec"]["containers"][0]["command"] == json({"echo", "\"y\""}));
 }
 
+TEST_CASE("manifests: two steps whose Jobs would have one name: an error at the second step", "[kube]") {
+  const char* const yaml = R"(name: jn
+pipeline:
+  steps:
+    - {name: a_b, image: x:1}
+    - name: a-b
+      image: x:1
+cluster:
+  node_pools:
+    - {name: cpu, cpu: 4, memory: 16Gi, count: 1}
+)";
+  const Scenario s = load_scenario_text(yaml, "jn.yaml");
+  try {
+    (void)k8s::job_manifests(s, Plan::unroll(s.pipeline), opts());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "jn.yaml:5:7: pipeline.steps[1].name: the Jobs of a_b and a-b would both be "
+          "named sf-r1-a-b; rename one of the steps");
+  }
+}
+
 TEST_CASE("manifests: a $ in an item reaches the pod's environment as written", "[kube]") {
   // Kubernetes expands $(VAR) and turns $$ into $ in env values too: each $ is doubled.
   const char* const yaml = R"y(name: dollars

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -16,6 +18,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <unistd.h>
 
@@ -397,6 +400,46 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
 
 namespace {
 
+// The flags of `run` that were given (that differ from their defaults), in one order: what each check of
+// flags that do not go together reports first.
+std::vector<std::string_view> given_flags(const SimulateArgs& a) {
+  const SimulateArgs d;
+  std::vector<std::string_view> out;
+  const auto add = [&](bool given, std::string_view flag) {
+    if (given) out.push_back(flag);
+  };
+  add(a.dry_run, "--dry-run");
+  add(a.backend != d.backend, "--backend");
+  add(!a.seed_text.empty(), "--seed");
+  add(!a.out_dir.empty(), "--out");
+  add(a.no_files, "--no-files");
+  add(!a.load.sets.empty(), "--set");
+  add(!a.load.overlays.empty(), "--overlay");
+  add(a.load.cluster != d.load.cluster, "--cluster");
+  add(!a.load.params.empty(), "--param");
+  add(a.load.max_tasks != d.load.max_tasks, "--max-tasks");
+  add(a.cores != d.cores, "--cores");
+  add(a.memory_text != d.memory_text, "--memory");
+  add(a.time_scale != d.time_scale, "--time-scale");
+  add(a.emulate, "--emulate");
+  add(!a.namespace_name.empty(), "--namespace");
+  add(!a.run_id.empty(), "--run-id");
+  add(!a.kubeconfig.empty(), "--kubeconfig");
+  add(!a.context.empty(), "--context");
+  add(a.keep, "--keep");
+  add(a.qps != d.qps, "--qps");
+  add(a.burst != d.burst, "--burst");
+  return out;
+}
+
+// The first of the given flags that is one of `flags` (or, with `all_but`, that is none of them).
+const char* first_given(const SimulateArgs& args, std::initializer_list<std::string_view> flags,
+                        bool all_but = false) {
+  for (const std::string_view f : given_flags(args))
+    if ((std::find(flags.begin(), flags.end(), f) != flags.end()) != all_but) return f.data();
+  return nullptr;
+}
+
 // The arguments of the run that `args.resume` (an output directory) continues, from its run.json.
 SimulateArgs resumed_args(const SimulateArgs& args) {
   const RunFile run = read_run_file(args.resume);
@@ -413,27 +456,9 @@ SimulateArgs resumed_args(const SimulateArgs& args) {
                      "give no scenario with --resume: the run's own (" + run.invocation->file + ") is used");
   // The run is continued as it was started: a flag that would change it (or, --dry-run, not run it) is
   // refused, not silently dropped. --kubeconfig, --context, --keep and --quiet are this invocation's own.
-  const LoadArgs no_load;
-  const SimulateArgs defaults;
-  const char* flag = args.dry_run                                                ? "--dry-run"
-                     : args.backend != defaults.backend && args.backend != "k8s" ? "--backend"
-                     : !args.seed_text.empty()                                   ? "--seed"
-                     : !args.out_dir.empty()                                     ? "--out"
-                     : args.no_files                                             ? "--no-files"
-                     : !args.load.sets.empty()                                   ? "--set"
-                     : !args.load.overlays.empty()                               ? "--overlay"
-                     : args.load.cluster != no_load.cluster                      ? "--cluster"
-                     : !args.load.params.empty()                                 ? "--param"
-                     : args.load.max_tasks != no_load.max_tasks                  ? "--max-tasks"
-                     : args.cores != defaults.cores                              ? "--cores"
-                     : args.memory_text != defaults.memory_text                  ? "--memory"
-                     : args.time_scale != defaults.time_scale                    ? "--time-scale"
-                     : args.emulate                                              ? "--emulate"
-                     : !args.namespace_name.empty()                              ? "--namespace"
-                     : !args.run_id.empty()                                      ? "--run-id"
-                     : args.qps != defaults.qps                                  ? "--qps"
-                     : args.burst != defaults.burst                              ? "--burst"
-                                                                                 : nullptr;
+  const char* flag = args.backend == "k8s"
+                         ? first_given(args, {"--backend", "--kubeconfig", "--context", "--keep"}, true)
+                         : first_given(args, {"--kubeconfig", "--context", "--keep"}, true);
   if (flag != nullptr)
     throw InputError(
         {std::string(flag), 0, 0}, "",
@@ -489,25 +514,14 @@ int run_simulate(const SimulateArgs& args) {
     if (lo.memory <= 0) throw InputError({"--memory " + args.memory_text, 0, 0}, "", "must be more than 0");
   }
   if (args.backend != "local") {
-    const char* flag = args.cores != 0             ? "--cores"
-                       : !args.memory_text.empty() ? "--memory"
-                       : args.time_scale != 1      ? "--time-scale"
-                                                   : nullptr;
+    const char* flag = first_given(args, {"--cores", "--memory", "--time-scale"});
     if (flag != nullptr)
       throw InputError({std::string(flag), 0, 0}, "",
                        "applies to --backend local only (this run uses --backend " + args.backend + ")");
   }
   if (args.backend != "k8s") {
-    const char* flag = args.dry_run                   ? "--dry-run"
-                       : args.emulate                 ? "--emulate"
-                       : !args.namespace_name.empty() ? "--namespace"
-                       : !args.run_id.empty()         ? "--run-id"
-                       : !args.kubeconfig.empty()     ? "--kubeconfig"
-                       : !args.context.empty()        ? "--context"
-                       : args.keep                    ? "--keep"
-                       : args.qps != 50               ? "--qps"
-                       : args.burst != 100            ? "--burst"
-                                                      : nullptr;
+    const char* flag = first_given(args, {"--dry-run", "--emulate", "--namespace", "--run-id", "--kubeconfig",
+                                          "--context", "--keep", "--qps", "--burst"});
     if (flag != nullptr)
       throw InputError({std::string(flag), 0, 0}, "",
                        "applies to --backend k8s only (this run uses --backend " + args.backend + ")");
@@ -515,14 +529,8 @@ int run_simulate(const SimulateArgs& args) {
   if (args.backend == "k8s" && args.dry_run) {
     // It writes no files (the manifests go to stdout) and runs nothing: flags about a run's files or its
     // cluster connection would be dropped without a word.
-    const char* flag = !args.out_dir.empty()      ? "--out"
-                       : args.no_files            ? "--no-files"
-                       : args.keep                ? "--keep"
-                       : !args.kubeconfig.empty() ? "--kubeconfig"
-                       : !args.context.empty()    ? "--context"
-                       : args.qps != 50           ? "--qps"
-                       : args.burst != 100        ? "--burst"
-                                                  : nullptr;
+    const char* flag =
+        first_given(args, {"--out", "--no-files", "--keep", "--kubeconfig", "--context", "--qps", "--burst"});
     if (flag != nullptr)
       throw InputError({std::string(flag), 0, 0}, "",
                        "goes with a run, not with --dry-run, which prints the Jobs to stdout and contacts no "

@@ -147,6 +147,27 @@ class DocumentStarts : public YAML::EventHandler {
   std::vector<YAML::Mark> starts;
 };
 
+// Whether the text from `pos` on holds no document: only blank lines, comments and the markers "---" and
+// "..." (a file that ends with "---", as many YAML writers end each document, has an empty second one).
+bool only_empty_documents(const std::string& text, std::size_t pos) {
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+      line.remove_suffix(1);
+    for (const std::string_view marker : {std::string_view("---"), std::string_view("...")})
+      if (line.starts_with(marker) && (line.size() == 3 || line[3] == ' ' || line[3] == '\t')) {
+        line.remove_prefix(3);
+        break;
+      }
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    if (!line.empty() && line.front() != '#') return false;
+    pos = end + 1;
+  }
+  return true;
+}
+
 // A scenario is one YAML document. yaml-cpp's parser does not consume a stray flow token such as ","
 // or "}" at the top level: it reports an empty document and then "another document" at the same place
 // forever (YAML::LoadAll never returns, YAML::Load returns null). So we look at no more than three
@@ -164,7 +185,8 @@ void check_no_more_documents(YAML::Parser& parser, DocumentStarts& docs, const s
       throw InputError(location_of(m, file), "", "YAML syntax error: unexpected " + what);
     }
   }
-  if (docs.starts.size() > 1)
+  if (docs.starts.size() > 1 &&
+      !(docs.starts[1].pos >= 0 && only_empty_documents(text, static_cast<std::size_t>(docs.starts[1].pos))))
     throw InputError(location_of(docs.starts[1], file), "",
                      "expected one YAML document, found more than one");
 }

@@ -151,6 +151,12 @@ TEST_CASE("parse_document: several documents and bad syntax get the same exact e
   CHECK(message_of(", x\n") == "t.yaml:1:1: YAML syntax error: unexpected \",\"");
   CHECK(message_of("a: 1\n...\n, x\n") == "t.yaml:3:1: YAML syntax error: unexpected \",\"");
   CHECK(message_of("a: 1\n---\n, x\n") == "t.yaml:2:1: expected one YAML document, found more than one");
+  // A file that ends with "---" (as many writers end each document), or "...", or comments after them:
+  // the empty document after it is none.
+  CHECK(message_of("a: 1\n---\n") == "no error");
+  CHECK(message_of("a: 1\n--- # end\n\n...\r\n---\n") == "no error");
+  CHECK(message_of("a: 1\n---\nnull\n") == "t.yaml:2:1: expected one YAML document, found more than one");
+  CHECK(message_of("a: 1\n--- b\n") == "t.yaml:2:1: expected one YAML document, found more than one");
   CHECK(message_of("a: *nope\n") == "t.yaml:1:4: YAML syntax error: the referenced anchor is not defined");
   // A tab among a line's leading blanks: yaml-cpp's message does not say so; ours does.
   CHECK(

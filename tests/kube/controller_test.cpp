@@ -36,6 +36,24 @@ void check_error(const clitest::Result& r, int status, const std::string& want) 
 
 const std::string kScenario = std::string(SHARDFLOW_SOURCE_DIR) + "/tests/kube/scenarios/nested.yaml";
 
+// A scratch directory, the fake API server with its certificates, and a kubeconfig (kc) for it.
+struct FakeCluster {
+  explicit FakeCluster(const std::string& name)
+      : dir(scratch(name)), certs(dir), server(certs), kc((dir / "kc.yaml").string()) {
+    write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+  }
+  // The namespace `default` is there (the run's first check).
+  void namespace_exists() {
+    server.script(
+        "/api/v1/namespaces/default",
+        nlohmann::json::array({{{"status", 200}, {"body", {{"metadata", {{"name", "default"}}}}}}}));
+  }
+  fs::path dir;
+  Certs certs;
+  FakeServer server;
+  std::string kc;
+};
+
 }  // namespace
 
 TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without the token", "[kube]") {
@@ -127,13 +145,11 @@ TEST_CASE("k8s run: a run stopped by an error records it in run.json as failed",
   // The checks pass (the namespace, a node that holds every step), then the run's first list of its pods
   // is refused (403, as RBAC refuses it): run.json said "running" for ever, which k8s status reads as a
   // run still going or killed.
-  const fs::path dir = scratch("controller-failed");
-  const Certs certs(dir);
-  FakeServer server(certs);
-  const std::string kc = (dir / "kc.yaml").string();
-  write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
-  server.script("/api/v1/namespaces/default",
-                nlohmann::json::array({{{"status", 200}, {"body", {{"metadata", {{"name", "default"}}}}}}}));
+  FakeCluster f("controller-failed");
+  const fs::path& dir = f.dir;
+  FakeServer& server = f.server;
+  const std::string& kc = f.kc;
+  f.namespace_exists();
   const nlohmann::json node = {
       {"metadata", {{"name", "node-0"}, {"labels", {{"accel", "a100"}}}}},
       {"status", {{"allocatable", {{"cpu", "16"}, {"memory", "64Gi"}, {"pods", "110"}}}}}};
@@ -164,13 +180,11 @@ TEST_CASE("k8s run: a run stopped by an error records it in run.json as failed",
 
 TEST_CASE("k8s run: an answer of the wrong shape is said to be the API server's", "[kube]") {
   // A node whose status is a string: the JSON library's own message was all the run said.
-  const fs::path dir = scratch("controller-bad-answer");
-  const Certs certs(dir);
-  FakeServer server(certs);
-  const std::string kc = (dir / "kc.yaml").string();
-  write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
-  server.script("/api/v1/namespaces/default",
-                nlohmann::json::array({{{"status", 200}, {"body", {{"metadata", {{"name", "default"}}}}}}}));
+  FakeCluster f("controller-bad-answer");
+  const fs::path& dir = f.dir;
+  FakeServer& server = f.server;
+  const std::string& kc = f.kc;
+  f.namespace_exists();
   server.script(
       "/api/v1/nodes",
       nlohmann::json::array(
@@ -185,11 +199,9 @@ TEST_CASE("k8s run: an answer of the wrong shape is said to be the API server's"
 TEST_CASE("k8s: cleanup refuses answers that are not lists, and items without a name", "[kube]") {
   // A server that answers {"status": "ok"} to everything was told "nothing with its label is left" (exit
   // 0); an item without a name made DELETE .../configmaps/, which deletes the whole collection.
-  const fs::path dir = scratch("controller-not-a-list");
-  const Certs certs(dir);
-  FakeServer server(certs);
-  const std::string kc = (dir / "kc.yaml").string();
-  write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+  FakeCluster f("controller-not-a-list");
+  FakeServer& server = f.server;
+  const std::string& kc = f.kc;
   const std::string configmaps = "/api/v1/namespaces/default/configmaps";
   server.script(configmaps, nlohmann::json::array({{{"status", 200}, {"body", {{"status", "ok"}}}}}));
   clitest::Result c = clitest::run("k8s cleanup abc --kubeconfig '" + kc + "' --timeout 5");
@@ -209,11 +221,10 @@ TEST_CASE("k8s: cleanup refuses answers that are not lists, and items without a 
 TEST_CASE("k8s: a server that never answers: cleanup ends at --timeout, Ctrl-C ends the checks", "[kube]") {
   // A server that accepts and does not answer held each request 30 s, six times over: cleanup took
   // 223 s with --timeout 10, and the first Ctrl-C during a run's checks was lost.
-  const fs::path dir = scratch("controller-silent");
-  const Certs certs(dir);
-  FakeServer server(certs);
-  const std::string kc = (dir / "kc.yaml").string();
-  write(kc, kubeconfig(server.url(), certs.server_pem, kToken));
+  FakeCluster f("controller-silent");
+  const fs::path& dir = f.dir;
+  FakeServer& server = f.server;
+  const std::string& kc = f.kc;
   const nlohmann::json slow =
       nlohmann::json::array({{{"status", 200}, {"delay", 60}, {"body", nlohmann::json::object()}}});
 

@@ -91,15 +91,11 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
                       std::size_t v, const std::string& extra_cluster,
                       const std::vector<std::string>& extra_sets) {
   const Variant& var = spec.variants[v];
-  LoadOptions options;
-  options.overlays = spec.overlays;
+  LoadOptions options = detail::common_load_options(spec);
   options.overlays.insert(options.overlays.end(), var.overlays.begin(), var.overlays.end());
-  options.sets = spec.sets;
   options.sets.insert(options.sets.end(), var.sets.begin(), var.sets.end());
   options.sets.insert(options.sets.end(), extra_sets.begin(), extra_sets.end());
-  options.cluster = extra_cluster.empty() ? spec.cluster : extra_cluster;
-  options.params = spec.params;
-  options.max_tasks = spec.max_tasks;
+  if (!extra_cluster.empty()) options.cluster = extra_cluster;
   // One field set twice in a variant, in any spelling ([cpu] or [0]): the first would be lost. (The
   // common --set come first and a variant's own sets override them, as documented.)
   const std::size_t first = spec.sets.size();

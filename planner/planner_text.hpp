@@ -40,6 +40,19 @@ inline std::string cost_text(double cost) {
   return buf;
 }
 
+/// The load options a sweep's or a comparison's spec gives every run before its own values (a
+/// configuration's --vary, a variant's sets): overlays, --set, --cluster, --param, --max-tasks.
+template <class Spec>
+LoadOptions common_load_options(const Spec& spec) {
+  LoadOptions options;
+  options.overlays = spec.overlays;
+  options.sets = spec.sets;
+  options.cluster = spec.cluster;
+  options.params = spec.params;
+  options.max_tasks = spec.max_tasks;
+  return options;
+}
+
 /// `text` with every `from` replaced by `to`.
 inline std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (std::size_t at = text.find(from); !from.empty() && at != std::string::npos;

@@ -417,17 +417,8 @@ class Runner {
         failed_(combos_.size()) {}
 
   const std::vector<std::vector<std::string>>& combos() const { return combos_; }
-  // How every configuration loads the scenario before its --vary values: overlays, --set, --cluster,
-  // --param, --max-tasks.
-  LoadOptions base_options() const {
-    LoadOptions options;
-    options.overlays = spec_.overlays;
-    options.sets = spec_.sets;
-    options.cluster = spec_.cluster;
-    options.params = spec_.params;
-    options.max_tasks = spec_.max_tasks;
-    return options;
-  }
+  // How every configuration loads the scenario before its --vary values.
+  LoadOptions base_options() const { return detail::common_load_options(spec_); }
   std::size_t done(std::size_t c) const { return makespan_[c].size(); }
   // Configuration-replications evaluated, and the simulations run for them (fewer with reuse).
   std::uint64_t simulations() const { return simulations_; }

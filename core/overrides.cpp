@@ -469,6 +469,7 @@ void apply_cluster_preset(const Reader& r, Node& root, const std::string& cluste
 ParsedOverlay parse_overlay(const ScenarioFile& overlay) {
   check_utf8_text(overlay.text, overlay.path);
   ParsedOverlay p{overlay.path, parse_document(overlay.text, overlay.path)};
+  check_quotes_closed(overlay.text, overlay.path);
   const Node& o = p.root;
   if (!o.IsDefined() || o.IsNull())
     throw InputError(SourceLocation{overlay.path, 1, 1}, "",

@@ -214,6 +214,7 @@ Scenario load_scenario_text(std::string_view yaml, const std::string& file, cons
   if (looks_like_wfcommons(yaml)) return import_wfcommons(yaml, file, options);
   const Node root = detail::parse_document(std::string(yaml), file);
   if (auto imported = import_foreign_document(root, file, options)) return std::move(*imported);
+  detail::check_quotes_closed(yaml, file);
   std::vector<detail::ParsedOverlay> overlays;
   for (const ScenarioFile& o : options.overlays) overlays.push_back(detail::parse_overlay(o));
   return detail::read_scenario_document({root, {}}, file, overlays, options);

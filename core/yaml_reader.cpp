@@ -390,6 +390,19 @@ std::size_t flow_values_at_least(std::string_view text, std::size_t stop) {
 
 // "; line 4 is indented with a tab: YAML indents with spaces only" when the line of a syntax error starts
 // with a tab among its blanks (yaml-cpp says "illegal block entry" or "end of map not found").
+// The 0-based line of byte `pos` of `text`.
+int line_of(std::string_view text, std::size_t pos) {
+  return static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+}
+
+// Byte `pos` of `text` as "line:column" (1-based; the column in characters, as mark_column counts).
+std::string place_of(std::string_view text, std::size_t pos) {
+  const std::size_t start = text.rfind('\n', pos == 0 ? 0 : pos - 1);
+  const std::size_t line_start = start == std::string_view::npos || pos == 0 ? 0 : start + 1;
+  return std::to_string(line_of(text, pos) + 1) + ":" +
+         std::to_string(character_column(text, line_start, pos));
+}
+
 std::string tab_hint(const std::string& text, const YAML::Mark& mark) {
   if (mark.line < 0) return "";
   std::size_t start = 0;
@@ -405,7 +418,167 @@ std::string tab_hint(const std::string& text, const YAML::Mark& mark) {
   return "";
 }
 
+// A syntax error inside or just after a quoted string that spans lines: that string may lack its
+// closing quote (the error is then where the next quote ended it).
+std::string quote_hint(const std::string& text, const YAML::Mark& mark) {
+  if (mark.pos < 0) return "";
+  const auto at = static_cast<std::size_t>(mark.pos);
+  const int line = mark.line;
+  const std::vector<QuotedSpan> spans = multi_line_quotes(text);
+  const QuotedSpan* last = nullptr;
+  for (const QuotedSpan& q : spans) {
+    if (q.open >= at) break;
+    if (line_of(text, q.open) < line && (q.close == std::string::npos || line_of(text, q.close) >= line))
+      last = &q;
+  }
+  if (last == nullptr) return "";
+  return "; the quoted string opened at " + place_of(text, last->open) +
+         (last->close == std::string::npos ? " is never closed"
+                                           : " closes only at " + place_of(text, last->close)) +
+         " (YAML lets a quoted string span lines): is its closing quote missing?";
+}
+
 }  // namespace
+
+std::vector<QuotedSpan> multi_line_quotes(std::string_view text) {
+  std::vector<QuotedSpan> out;
+  const std::size_t n = text.size();
+  const auto indent_at = [&](std::size_t line_start) {
+    std::size_t i = line_start;
+    while (i < n && text[i] == ' ') ++i;
+    return i - line_start;
+  };
+  std::size_t i = 0;
+  std::size_t block_indent = std::string_view::npos;  // inside a block scalar: its header line's indent
+  while (i < n) {
+    const std::size_t line_start = i;
+    std::size_t line_end = text.find('\n', i);
+    if (line_end == std::string_view::npos) line_end = n;
+    const std::size_t indent = indent_at(line_start);
+    if (block_indent != std::string_view::npos) {
+      const bool blank = indent == line_end - line_start || text[line_start + indent] == '\r';
+      if (blank || indent > block_indent) {
+        i = line_end + 1;
+        continue;
+      }
+      block_indent = std::string_view::npos;
+    }
+    char prev = 0;                         // the last character outside quotes on this line, blanks aside
+    bool space_after = true;               // a blank (or the line's start) came after prev
+    std::size_t content_end = line_start;  // the end of the line's text before a comment
+    std::size_t j = line_start;
+    while (j < line_end) {
+      const char c = text[j];
+      if (c == ' ' || c == '\t' || c == '\r') {
+        space_after = true;
+        ++j;
+        continue;
+      }
+      if (c == '#' && space_after) break;  // a comment
+      const bool value_start = prev == 0 || ((prev == ':' || prev == '-' || prev == '?') && space_after) ||
+                               prev == '[' || prev == '{' || prev == ',';
+      if ((c == '"' || c == '\'') && value_start) {
+        std::size_t k = j + 1;
+        for (; k < n; ++k) {
+          if (c == '"' && text[k] == '\\') {
+            ++k;
+          } else if (text[k] == c) {
+            if (c == '\'' && k + 1 < n && text[k + 1] == '\'') {
+              ++k;
+              continue;
+            }
+            break;
+          }
+        }
+        const std::size_t close = k < n ? k : std::string_view::npos;
+        const std::size_t newline = text.find('\n', j);
+        if (newline != std::string_view::npos && (close == std::string_view::npos || newline < close)) {
+          out.push_back({j, close});
+          if (close == std::string_view::npos) return out;
+          // Go on from the closing quote, on its line.
+          line_end = text.find('\n', close);
+          if (line_end == std::string_view::npos) line_end = n;
+        }
+        j = close + 1;
+        prev = c;
+        space_after = false;
+        content_end = j;
+        continue;
+      }
+      prev = c;
+      space_after = false;
+      content_end = ++j;
+    }
+    // A block scalar's header (`key: |`, `- >-`, `|2`): the lines indented deeper than this one are its
+    // text, where quotes mean nothing.
+    std::string_view content = text.substr(line_start, content_end - line_start);
+    while (!content.empty() && (content.back() == ' ' || content.back() == '\t' || content.back() == '\r'))
+      content.remove_suffix(1);
+    std::size_t h = content.size();
+    while (h > 0 && (content[h - 1] == '+' || content[h - 1] == '-' ||
+                     (content[h - 1] >= '1' && content[h - 1] <= '9')))
+      --h;
+    if (h > 0 && (content[h - 1] == '|' || content[h - 1] == '>') && content.size() - h <= 2) {
+      const std::string_view before = content.substr(0, h - 1);
+      std::size_t b = before.size();
+      while (b > 0 && before[b - 1] == ' ') --b;
+      if (b == 0 || (b < before.size() && (before[b - 1] == ':' || before[b - 1] == '-'))) {
+        // The text is indented deeper than the key (or the `-`) the header belongs to.
+        std::size_t key = indent, dash = indent;
+        while (key + 1 < before.size() && before[key] == '-' && before[key + 1] == ' ') {
+          dash = key++;
+          while (key < before.size() && before[key] == ' ') ++key;
+        }
+        block_indent = key < b ? key : dash;  // `- key: |` -> the key's column; `- |` -> the dash's
+      }
+    }
+    i = line_end + 1;
+  }
+  return out;
+}
+
+void check_quotes_closed(std::string_view text, const std::string& file) {
+  for (const QuotedSpan& q : multi_line_quotes(text)) {
+    const std::size_t open_line = text.rfind('\n', q.open);
+    const std::size_t open_start = open_line == std::string_view::npos ? 0 : open_line + 1;
+    std::size_t open_indent = 0;
+    while (open_start + open_indent < text.size() && text[open_start + open_indent] == ' ') ++open_indent;
+    const std::size_t end = q.close == std::string_view::npos ? text.size() : q.close;
+    for (std::size_t line = text.find('\n', q.open); line != std::string_view::npos && line + 1 < end;
+         line = text.find('\n', line + 1)) {
+      const std::size_t start = line + 1;
+      std::size_t stop = text.find('\n', start);
+      if (stop == std::string_view::npos) stop = text.size();
+      std::string_view l = text.substr(start, stop - start);
+      if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+      std::size_t k = 0;
+      while (k < l.size() && l[k] == ' ') ++k;
+      if (k > open_indent) continue;
+      std::string_view rest = l.substr(k);
+      if (rest.starts_with("- "))
+        rest.remove_prefix(rest.find_first_not_of(' ', 1) == std::string_view::npos
+                               ? rest.size()
+                               : rest.find_first_not_of(' ', 1));
+      std::size_t key = 0;
+      while (key < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[key])) || rest[key] == '_' ||
+                                   rest[key] == '-' || rest[key] == '.' || rest[key] == '/'))
+        ++key;
+      if (key == 0 || !(std::isalpha(static_cast<unsigned char>(rest[0])) || rest[0] == '_')) continue;
+      if (key == rest.size() || rest[key] != ':' || !(key + 1 == rest.size() || rest[key + 1] == ' '))
+        continue;
+      const int line_no = line_of(text, start) + 1;
+      throw InputError(
+          SourceLocation{file, line_of(text, q.open) + 1, character_column(text, open_start, q.open)}, "",
+          "this quoted string " +
+              (q.close == std::string_view::npos
+                   ? std::string("runs to the end of the file")
+                   : "runs on to line " + std::to_string(line_of(text, q.close) + 1)) +
+              " (YAML lets a quoted string span lines) and takes in line " + std::to_string(line_no) + ", " +
+              quote(shortened(std::string(l.substr(k)))) +
+              ", which reads as a key: is its closing quote missing?");
+    }
+  }
+}
 
 // One parse: the first document is built into a tree while it is parsed, then the same parser looks
 // for a second document (YAML::Load after a separate check parsed everything twice).
@@ -429,7 +602,8 @@ std::optional<Node> parse_document(const std::string& text, const std::string& f
   } catch (const YAML::Exception& e) {
     throw InputError(location_of(e.mark, file), "",
                      "YAML syntax error: " + e.msg +
-                         (e.msg.find("tab") == std::string::npos ? tab_hint(text, e.mark) : ""));
+                         (e.msg.find("tab") == std::string::npos ? tab_hint(text, e.mark) : "") +
+                         quote_hint(text, e.mark));
   }
 }
 

@@ -53,6 +53,23 @@ void note_text_columns(std::string_view text, const std::string& file);
 /// byte order mark, or has a NUL byte (as UTF-16 text without one has), is an InputError naming the file.
 void check_utf8_text(std::string_view text, const std::string& file);
 
+/// A quoted string (\"...\" or '...') of a YAML text that runs over more than one line: the byte offsets
+/// of its opening quote and of its closing one (npos when none closes it). YAML lets a quoted string span
+/// lines, so a missing closing quote takes in the lines after it, up to the next quote or the end.
+struct QuotedSpan {
+  std::size_t open = 0;
+  std::size_t close = 0;
+};
+/// The quoted strings of `text` that span lines, in order. A scan of the text, not a parse: a quote opens
+/// a string where a value can start (a line's start, after `: `, `- `, `[`, `{`, `,` or `? `); comments
+/// and block scalars (`|`, `>`) are passed over.
+std::vector<QuotedSpan> multi_line_quotes(std::string_view text);
+/// An InputError at a quoted string of `text` that spans lines and takes in a line that reads as a key
+/// of the document (`name: x`, `- name: x`) indented no deeper than the line the string opens on: the
+/// sign of a missing closing quote (the keys it swallowed would otherwise be reported missing or
+/// unknown, far from the cause). For scenario and overlay files, where no value spans such lines.
+void check_quotes_closed(std::string_view text, const std::string& file);
+
 /// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
 YAML::Node parse_document(const std::string& text, const std::string& file);
 /// The same, of at most `max_values` values (nodes other than a mapping's keys; an alias is not one):

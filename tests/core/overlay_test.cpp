@@ -454,3 +454,24 @@ TEST_CASE("Cluster preset: overlays and --set apply on top of it", "[core]") {
         "o1.yaml:1:25: overheads.driver_pod: applies only with a driver pod (orchestrator kfp-v2, or "
         "pods_per_task >= 2)");
 }
+
+TEST_CASE("Overlay: a quoted string whose closing quote is missing is named, in the scenario or the overlay",
+          "[core]") {
+  // yaml-cpp reads the string on to the next quote (or the end): the keys it takes in would be reported
+  // missing far from the cause ("missing required key \"cluster\"").
+  std::string base = kBase;
+  base.replace(base.find("command: [python, pre.py]"), 25, "image: \"pre:1");
+  CHECK(error_of({}, base) ==
+        "base.yaml:14:14: this quoted string runs to the end of the file (YAML lets a quoted string span "
+        "lines) and takes in line 15, \"- name: train\", which reads as a key: is its closing quote "
+        "missing?");
+  CHECK(error_of(
+            with({"pipeline:\n  steps:\n    - name: train\n      image: \"t:1\n      duration: {base: 2m}\n"
+                  "    - name: preprocess\n      image: \"p:2\"\n"})) ==
+        "o1.yaml:7:15: YAML syntax error: end of map not found; the quoted string opened at 4:14 closes only "
+        "at 7:14 (YAML lets a quoted string span lines): is its closing quote missing?");
+  CHECK(error_of(with(
+            {"pipeline:\n  steps:\n    - name: train\n      image: \"t:1\n      duration: {base: 2m}\n"})) ==
+        "o1.yaml:4:14: this quoted string runs to the end of the file (YAML lets a quoted string span lines) "
+        "and takes in line 5, \"duration: {base: 2m}\", which reads as a key: is its closing quote missing?");
+}

@@ -81,6 +81,24 @@ std::string message_of(const std::string& text) {
   return "no error";
 }
 
+// multi_line_quotes as "open-close" pairs of offsets ("3-" when never closed).
+std::string spans_of(const std::string& text) {
+  std::string out;
+  for (const auto& q : shardflow::detail::multi_line_quotes(text))
+    out += (out.empty() ? "" : " ") + std::to_string(q.open) + "-" +
+           (q.close == std::string::npos ? "" : std::to_string(q.close));
+  return out;
+}
+
+std::string quotes_message(const std::string& text) {
+  try {
+    shardflow::detail::check_quotes_closed(text, "t.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace
 
 TEST_CASE("parse_document: the tree equals YAML::Load's on edge cases", "[core]") {
@@ -128,6 +146,9 @@ TEST_CASE("parse_document: the tree equals YAML::Load's on every YAML file of th
       }
       INFO(e.path().string() << ": " << why);
       if (!why.empty()) continue;  // a bad-input test file: its error is checked where it is used
+      // No file of ours has a quoted string that takes in keys (the check is made on scenarios and
+      // overlays; here on all, the KFP IR's long quoted scripts included).
+      CHECK(quotes_message(text.str()) == "no error");
       check_like_load(text.str(), false);
       ++files;
     }
@@ -232,4 +253,50 @@ TEST_CASE("make_node_beside: a container of a tree's own nodes", "[core]") {
   CHECK(map["b"]["c"].as<int>() == 3);
   CHECK(list[0].is(doc["a"][1]));
   CHECK(shardflow::detail::make_node_beside(YAML::Node(), YAML::NodeType::Map).IsMap());  // no tree: its own
+}
+
+TEST_CASE("multi_line_quotes: the quoted strings that run over lines, found by a scan", "[core]") {
+  CHECK(spans_of("a: \"x\ny\"\n") == "3-7");
+  CHECK(spans_of("a: \"x\" \nb: \"y\"\n") == "");  // each closes on its line
+  CHECK(spans_of("a: 'it''s\n'\n") == "3-10");     // '' is a quote inside single quotes
+  CHECK(spans_of("a: \"x\\\"\ny\"\n") == "3-9");   // \" is one inside double quotes
+  CHECK(spans_of("a: \"x\nb: 1\n") == "3-");       // never closed
+  // A quote inside a plain value, or in a comment, opens nothing.
+  CHECK(spans_of("a: x \"y\nz\"\n") == "");
+  CHECK(spans_of("a: it's\nb: 'c'\n") == "");
+  CHECK(spans_of("# \"comment\nb: 1 # it's\nc: 2\n") == "");
+  // Block scalars' text is passed over, up to the first line indented no deeper than their key.
+  CHECK(spans_of("s: |\n  echo \"hi\n  more\nb: \"x\n  y\"\n") == "26-32");
+  CHECK(spans_of("- >-\n  \"a\n- \"b\n  c\"\n") == "12-18");
+  CHECK(spans_of("- s: |\n    \"a\n  t: \"b\n   c\"\n") == "19-26");
+  // In flow collections, after [ { and ,; a closed multi-line string's line goes on being scanned.
+  CHECK(spans_of("[a, \"b\n c\"]\n") == "4-9");
+  CHECK(spans_of("{a: \"b\n\", c: 'd\ne'}\n") == "4-7 13-17");
+}
+
+TEST_CASE("check_quotes_closed: a quoted string that takes in the keys after it", "[core]") {
+  CHECK(quotes_message("a: \"x\nb: 1\n") ==
+        "t.yaml:1:4: this quoted string runs to the end of the file (YAML lets a quoted string span lines) "
+        "and takes in line 2, \"b: 1\", which reads as a key: is its closing quote missing?");
+  CHECK(quotes_message("steps:\n  - name: a\n    image: \"x:1\n    cmd: y\n  - name: \"b\"\n") ==
+        "t.yaml:3:12: this quoted string runs on to line 5 (YAML lets a quoted string span lines) and takes "
+        "in line 4, \"cmd: y\", which reads as a key: is its closing quote missing?");
+  // A list item's key, and the column in characters.
+  CHECK(quotes_message("- é: \"x\n- b: 1\n\"\n") ==
+        "t.yaml:1:6: this quoted string runs on to line 3 (YAML lets a quoted string span lines) and takes "
+        "in line 2, \"- b: 1\", which reads as a key: is its closing quote missing?");
+  // A string continued deeper than its key, or over lines that are no keys, is meant.
+  CHECK(quotes_message("a: \"long\n  text: with a colon\"\nb: 1\n") == "no error");
+  CHECK(quotes_message("a: \"x\ny z\"\n") == "no error");
+  CHECK(quotes_message("a: \"x\nhttp://y\"\n") == "no error");
+}
+
+TEST_CASE("parse_document: a syntax error after a quoted string that spans lines names where it opened",
+          "[core]") {
+  CHECK(message_of("a:\n  b: \"x\n  c: 1\n  d: \"y\"\n") ==
+        "t.yaml:4:7: YAML syntax error: end of map not found; the quoted string opened at 2:6 closes only at "
+        "4:6 (YAML lets a quoted string span lines): is its closing quote missing?");
+  // A quoted string that spans lines and closes before the error's line: no hint.
+  CHECK(message_of("a: \"x\n y\"\nb: [\n") ==
+        "t.yaml:4:1: YAML syntax error: end of sequence flow not found");
 }

@@ -26,7 +26,9 @@ std::filesystem::path out_dir_path(const std::string& out_dir, const std::string
   // The scenario's name as one directory under out/: a name is the user's text ("../x", "/tmp/x", a NUL,
   // 5,000 characters), not a path, so anything but ASCII letters and digits, '.', '-', '_' and whole
   // non-ASCII UTF-8 characters (a name in Chinese keeps its own directory) becomes '_', and so do the
-  // dots it starts with (no hidden directory, no "..").
+  // dots it starts with (no hidden directory, no ".."). A name changed so (or cut at 100 bytes) gets a
+  // hash of the whole name after a '-', so that two names that read the same here ("team/a", "team_a")
+  // do not share a directory and overwrite each other's results.
   const std::string name = scenario_name.substr(0, 100);
   std::string dir;
   for (std::size_t i = 0; i < name.size();) {
@@ -44,6 +46,13 @@ std::filesystem::path out_dir_path(const std::string& out_dir, const std::string
     i += n == 0 ? 1 : n;
   }
   if (dir.empty()) dir = "_";
+  if (dir != scenario_name) {
+    std::uint32_t h = 2166136261u;  // FNV-1a: the same directory for the same name on every machine
+    for (const char c : scenario_name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+    char hex[10];
+    std::snprintf(hex, sizeof hex, "-%08x", h);
+    dir += hex;
+  }
   return std::filesystem::path("out") / dir;
 }
 

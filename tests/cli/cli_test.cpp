@@ -1475,17 +1475,22 @@ TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its c
   const fs::path work = dir / "work";
   fs::create_directories(work);
   for (const auto& [name, made] : std::vector<std::pair<std::string, std::string>>{
-           {"../escaped", "___escaped"},
-           {"/tmp/abs", "_tmp_abs"},
-           {"..", "__"},
-           {".hidden", "_hidden"},
-           {"a b:c", "a_b_c"},
+           {"../escaped", "___escaped-2f8f9807"},
+           {"/tmp/abs", "_tmp_abs-50645dc4"},
+           {"..", "__-a3d4a70d"},
+           {".hidden", "_hidden-4747f185"},
+           {"a b:c", "a_b_c-7eda9561"},
            {"v1.2", "v1.2"},
            {"训练", "训练"},
-           {"训练 2", "训练_2"},
+           {"训练 2", "训练_2-7f5b0c8f"},
+           // Changed names get a hash of the whole name (FNV-1a, computed apart): "team/a" and "team_a"
+           // have a directory each, and so do two long names that begin alike.
+           {"team/a", "team_a-32e196e8"},
+           {"team_a", "team_a"},
+           {std::string(150, 'x'), std::string(100, 'x') + "-4e5566bd"},
            {"a\xc2\x9b"
             "b",
-            "a_b"}}) {  // a C1 control character (CSI) is not kept
+            "a_b-c78a0653"}}) {  // a C1 control character (CSI) is not kept
     std::ofstream(yaml) << "name: '" << name
                         << "'\noverheads: none\ncluster:\n  node_pools:\n"
                            "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1}\n"

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -55,6 +56,20 @@ std::pair<const Step*, std::string> find_step(const Pipeline& p, const std::stri
 
 std::string item_text(const PlanStep& step, std::uint32_t i) {
   return !step.items.empty() && i < step.items.size() ? step.items[i] : std::to_string(i);
+}
+
+// Whether the command names the environment variable SHARDFLOW_ITEM (not SHARDFLOW_ITEMS), as a
+// script's `$SHARDFLOW_ITEM` or `${SHARDFLOW_ITEM}`: an Indexed Job's pods cannot have a per-index value
+// from a list, so such a step gets a Job per item (a program that reads it itself is not seen here).
+bool reads_item_env(const std::vector<std::string>& args) {
+  constexpr std::string_view kName = "SHARDFLOW_ITEM";
+  for (const std::string& a : args)
+    for (std::size_t at = a.find(kName); at != std::string::npos; at = a.find(kName, at + 1)) {
+      const std::size_t end = at + kName.size();
+      const auto c = end < a.size() ? static_cast<unsigned char>(a[end]) : 0;
+      if (c != '_' && std::isalnum(c) == 0) return true;
+    }
+  return false;
 }
 
 std::string duration_ms(double run_ns) {
@@ -347,7 +362,7 @@ std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const M
 
     if (!ps.has_loop) {
       single(in.first, dns_label(base));
-    } else if (uses_item_value(c.command)) {
+    } else if (uses_item_value(c.command) || (!ps.items.empty() && reads_item_env(c.command))) {
       for (std::uint32_t i = 0; i < in.tasks.size(); ++i)
         single(in.tasks[i], dns_label(base + "-" + std::to_string(i)));
     } else {
@@ -356,7 +371,15 @@ std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const M
       const std::uint32_t par =
           step && step->loop && step->loop->parallelism != 0 ? step->loop->parallelism : n;
       json env = json::array();
-      if (!ps.items.empty()) {
+      if (ps.items.empty()) {
+        // A count: loop's item is its index: SHARDFLOW_ITEM as the local backend sets it, from the
+        // annotation the Job controller gives each pod (JOB_COMPLETION_INDEX comes from it too).
+        env.push_back(
+            json{{"name", "SHARDFLOW_ITEM"},
+                 {"valueFrom",
+                  {{"fieldRef",
+                    {{"fieldPath", "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}}});
+      } else {
         json items = json::array();
         for (const auto& text : ps.items) items.push_back(json::parse(text));
         env.push_back(json{{"name", "SHARDFLOW_ITEMS"}, {"value", escape_expansion(items.dump())}});

@@ -58,6 +58,8 @@ const char* const kExpected = R"json([
                              "shardflow.io/step": "prep"}},
      "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "ghcr.io/acme/prep:1",
        "command": ["python", "prep.py", "--shard", "$(JOB_COMPLETION_INDEX)", "cost=$$5"],
+       "env": [{"name": "SHARDFLOW_ITEM", "valueFrom": {"fieldRef":
+         {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}],
        "resources": {"requests": {"cpu": "500m", "memory": "1073741824"},
                      "limits": {"cpu": "500m", "memory": "1073741824"}}}]}}}},
 {"apiVersion": "batch/v1", "kind": "Job",
@@ -332,4 +334,43 @@ TEST_CASE("manifests: YAML output quotes what would read as another type", "[kub
         "a: \"2000\"\nb: \"true\"\nc: plain-text.x/y\nd: 3\ne: []\nf:\n  g:\n    - 1\n    - x\nh:\n  - k: v\n"
         "    l: \"on\"\n");
   CHECK(k8s::to_yaml_stream({json{{"a", 1}}, json{{"b", 2}}}) == "a: 1\n---\nb: 2\n");
+}
+
+TEST_CASE("manifests: a command that reads SHARDFLOW_ITEM gets it on every backend's terms", "[kube]") {
+  // The local backend sets SHARDFLOW_ITEM for every task. A count: loop's Indexed Job takes it from the
+  // pod's completion index; an items: loop whose command names it gets a Job per item (an Indexed Job
+  // cannot give each index its own value), one that names only SHARDFLOW_ITEMS keeps its Indexed Job.
+  const char* const yaml = R"y(name: item-env
+pipeline:
+  steps:
+    - name: counted
+      parallel_for: {count: 3}
+      image: a:1
+      command: [sh, -c, 'echo "$SHARDFLOW_ITEM"']
+    - name: listed
+      parallel_for: {items: [a, b]}
+      image: a:1
+      command: [sh, -c, 'echo "${SHARDFLOW_ITEM}"']
+    - name: all
+      parallel_for: {items: [a, b]}
+      image: a:1
+      command: [sh, -c, 'echo "$SHARDFLOW_ITEMS" $SHARDFLOW_ITEM_X']
+cluster:
+  node_pools:
+    - {name: cpu, cpu: 16, memory: 64Gi, count: 2}
+)y";
+  const Scenario s = load_scenario_text(yaml, "item-env.yaml");
+  const auto jobs = k8s::job_manifests(s, Plan::unroll(s.pipeline), opts());
+  REQUIRE(jobs.size() == 4);
+  const auto env = [&](std::size_t j) { return jobs[j]["spec"]["template"]["spec"]["containers"][0]["env"]; };
+  CHECK(jobs[0]["spec"]["completionMode"] == "Indexed");
+  CHECK(env(0) == json::parse(R"j([{"name": "SHARDFLOW_ITEM", "valueFrom": {"fieldRef":
+      {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}])j"));
+  CHECK(jobs[1]["metadata"]["name"] == "sf-r1-listed-0");
+  CHECK(!jobs[1]["spec"].contains("completionMode"));
+  CHECK(env(1) == json::parse(R"j([{"name": "SHARDFLOW_ITEM", "value": "\"a\""}])j"));
+  CHECK(jobs[2]["metadata"]["name"] == "sf-r1-listed-1");
+  CHECK(env(2) == json::parse(R"j([{"name": "SHARDFLOW_ITEM", "value": "\"b\""}])j"));
+  CHECK(jobs[3]["spec"]["completionMode"] == "Indexed");
+  CHECK(env(3) == json::parse(R"j([{"name": "SHARDFLOW_ITEMS", "value": "[\"a\",\"b\"]"}])j"));
 }

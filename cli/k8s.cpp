@@ -82,11 +82,6 @@ int cleanup(const K8sArgs& args) {
   return 1;
 }
 
-// An answer of the API server that is not what Kubernetes sends, found by show_status's own checks.
-struct BadAnswer : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 int show_status(const K8sArgs& args, const std::filesystem::path& dir, const RunFile& run);
 
 int status(const K8sArgs& args) {
@@ -96,9 +91,9 @@ int status(const K8sArgs& args) {
     return show_status(args, dir, run);
   } catch (const json::exception& e) {
     // An answer of the API server that is not what Kubernetes sends (run.json was read above).
-    throw InputError({args.dir, 0, 0}, "", std::string("unexpected answer from the API server: ") + e.what());
-  } catch (const BadAnswer& e) {
-    throw InputError({args.dir, 0, 0}, "", std::string("unexpected answer from the API server: ") + e.what());
+    throw InputError({args.dir, 0, 0}, "", k8s::UnexpectedAnswer(e.what()).what());
+  } catch (const k8s::UnexpectedAnswer& e) {
+    throw InputError({args.dir, 0, 0}, "", e.what());
   }
 }
 
@@ -143,16 +138,10 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const Run
   // An object's status, {} when it has none yet (a Job or pod just made): operator[] of a const json on a
   // missing key is an assertion, not an exception.
   const auto status_of = [](const json& o) {
-    if (!o.is_object()) throw BadAnswer("a list item is not an object: " + o.dump().substr(0, 100));
     const auto it = o.find("status");
     return it != o.end() && it->is_object() ? *it : json::object();
   };
-  const auto items_of = [](const json& list, const char* what) {
-    const json items = list.is_object() ? list.value("items", json::array()) : json();
-    if (!items.is_array()) throw BadAnswer(std::string("the ") + what + " list's items are not a list");
-    return items;
-  };
-  const json job_items = items_of(jobs, "Job"), pod_items = items_of(pods, "pod");
+  const json job_items = k8s::list_items(jobs), pod_items = k8s::list_items(pods);
   int complete = 0, failed = 0, other = 0;
   for (const json& j : job_items) {
     std::string cond;

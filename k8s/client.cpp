@@ -592,4 +592,16 @@ void Client::watch(const std::string& path, const std::function<bool(const nlohm
   }
 }
 
+json list_items(const json& list) {
+  if (!list.is_object() || !list.contains("items"))
+    throw UnexpectedAnswer("not a list (no `items`): " + list.dump().substr(0, 100));
+  const json items = list["items"].is_null() ? json::array() : list["items"];
+  if (!items.is_array())
+    throw UnexpectedAnswer("a list whose items are not a list: " + list.dump().substr(0, 100));
+  for (const json& i : items)
+    if (!i.is_object())
+      throw UnexpectedAnswer("a list item that is not an object: " + i.dump().substr(0, 100));
+  return items;
+}
+
 }  // namespace shardflow::k8s

@@ -112,25 +112,6 @@ const json& member(const json& obj, const char* key) {
   return it == obj.end() ? null : *it;
 }
 
-// A list answer's items ([] or null when it has none); an answer without `items`, or whose items are not
-// a list of objects, is not one Kubernetes sends, and is said to be so (it was iterated as it came: a
-// number as one item; a server that answers every request with {"status": "ok"} was a cluster with
-// nothing left to clean up).
-json list_items(const json& list) {
-  if (!list.is_object() || !list.contains("items"))
-    throw std::runtime_error("unexpected answer from the API server: not a list (no `items`): " +
-                             list.dump().substr(0, 100));
-  const json items = list["items"].is_null() ? json::array() : list["items"];
-  if (!items.is_array())
-    throw std::runtime_error("unexpected answer from the API server: a list whose items are not a list: " +
-                             list.dump().substr(0, 100));
-  for (const json& i : items)
-    if (!i.is_object())
-      throw std::runtime_error("unexpected answer from the API server: a list item that is not an object: " +
-                               i.dump().substr(0, 100));
-  return items;
-}
-
 std::string str_at(const json& obj, std::initializer_list<const char*> path) {
   const json* p = &obj;
   for (const char* k : path) {
@@ -915,9 +896,8 @@ class K8sBackend final : public Backend {
   // An error as the run reports it: an answer of the API server that lacks what Kubernetes sends (the
   // JSON library's "[json.exception.type_error.306] cannot use value() with string") is said to be one.
   static std::string answer_error(const std::exception& e) {
-    return dynamic_cast<const json::exception*>(&e) != nullptr
-               ? std::string("unexpected answer from the API server: ") + e.what()
-               : std::string(e.what());
+    return dynamic_cast<const json::exception*>(&e) != nullptr ? UnexpectedAnswer(e.what()).what()
+                                                               : std::string(e.what());
   }
 
   Trace run_on_cluster(const Scenario& scenario, const Plan& plan, const RunOptions& options,
@@ -1148,8 +1128,7 @@ CleanupResult delete_run(Client& client, const std::string& ns, const std::strin
     // every object in it: such an answer is refused.
     const std::string name = str_at(item, {"metadata", "name"});
     if (name.empty())
-      throw std::runtime_error("unexpected answer from the API server: an item of " + collection +
-                               " without a name: " + item.dump().substr(0, 100));
+      throw UnexpectedAnswer("an item of " + collection + " without a name: " + item.dump().substr(0, 100));
     try {
       client.remove(collection + "/" + url_encode(name), propagation);
       ++r.deleted;

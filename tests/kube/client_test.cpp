@@ -451,7 +451,17 @@ TEST_CASE("k8s status: Jobs and pods without a status are counted, items that ar
   const auto [rc2, out2, err2] = status();
   CHECK(rc2 == 2);
   CHECK(err2 ==
-        run_dir.string() + ": unexpected answer from the API server: the Job list's items are not a list\n");
+        run_dir.string() +
+            ": unexpected answer from the API server: a list whose items are not a list: {\"items\":5}\n");
+  // A list without items (another server's answer) is not taken for an empty one.
+  f.server.script("/apis/batch/v1/namespaces/ml/jobs", {{{"status", 200}, {"body", {{"status", "ok"}}}}});
+  f.server.script("/api/v1/namespaces/ml/pods",
+                  {{{"status", 200}, {"body", {{"items", nlohmann::json::array()}}}}});
+  const auto [rc_none, out_none, err_none] = status();
+  CHECK(rc_none == 2);
+  CHECK(err_none ==
+        run_dir.string() +
+            ": unexpected answer from the API server: not a list (no `items`): {\"status\":\"ok\"}\n");
   // A run that an error stopped: what stopped it.
   write(run_dir / "run.json",
         "{\"run_id\": \"abc\", \"namespace\": \"ml\", \"kubeconfig\": \"" + (f.dir / "kc.yaml").string() +

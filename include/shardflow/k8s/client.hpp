@@ -76,6 +76,19 @@ class TransportError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// An answer of the API server that is not what Kubernetes sends (another server, a proxy's page, a list
+/// without `items`). what(): "unexpected answer from the API server: " and what was wrong.
+class UnexpectedAnswer : public std::runtime_error {
+ public:
+  explicit UnexpectedAnswer(const std::string& what)
+      : std::runtime_error("unexpected answer from the API server: " + what) {}
+};
+
+/// A list answer's items ([] when it has none, as `items: null`); an answer without `items`, or whose
+/// items are not a list of objects, is an UnexpectedAnswer (iterated as it came, a server answering
+/// {"status": "ok"} to everything was a cluster with nothing in it).
+nlohmann::json list_items(const nlohmann::json& list);
+
 /// A request was given up because ClientOptions::stop became true (Ctrl-C) or its deadline passed.
 class Interrupted : public TransportError {
  public:

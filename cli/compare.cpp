@@ -81,7 +81,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
       "      overlay: spot.yaml              # optional, relative to the variants file\n"
       "Replication k of every variant uses seed+k, so the variants see the same random durations (common\n"
       "random numbers) and each difference to the baseline is taken per seed: its 95% interval is much\n"
-      "narrower than the two means' intervals. '*' marks a difference whose interval excludes 0.\n"
+      "narrower than the two means' intervals. Column significant: yes when that interval excludes 0.\n"
       "Runs go in parallel on every core; the output is the same for any number of cores.\n"
       "report.html draws each variant's mean makespan and cost with their intervals, and the paired\n"
       "differences (docs/compare-format.md describes compare.json).");

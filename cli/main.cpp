@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/machine.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/plan_summary.hpp>
 #include <shardflow/core/scenario.hpp>
@@ -79,12 +80,25 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
 
 int explain(const std::string& file, bool json, const LoadArgs& args) {
   // Loaded without the limit: a pipeline over it is counted from the pipeline model, never unrolled.
+  // So is one over what this machine's memory holds.
   LoadOptions options = load_options(args);
   options.max_tasks = std::numeric_limits<std::uint64_t>::max();
+  options.check_memory = false;
   const Scenario s = load_scenario_file(file, options);
-  const PlanSummary summary = Plan::count_tasks(s.pipeline) > args.max_tasks
-                                  ? summarize_pipeline(s.pipeline)
-                                  : summarize(Plan::unroll(s.pipeline), s.pipeline);
+  const char* why_not =
+      Plan::count_tasks(s.pipeline) > args.max_tasks ? "over the --max-tasks limit" : nullptr;
+  try {
+    if (why_not == nullptr) check_task_memory(s.pipeline, machine_memory(), file);
+  } catch (const InputError&) {
+    why_not = "more than this machine's memory holds";
+  }
+  PlanSummary summary;
+  if (why_not == nullptr) {
+    summary = summarize(Plan::unroll(s.pipeline), s.pipeline);
+  } else {
+    summary = summarize_pipeline(s.pipeline);
+    summary.not_unrolled_because = why_not;
+  }
   const double cpu_bound = cpu_capacity_bound_s(summary, s.cluster);
   if (json)
     write_summary_json(std::cout, summary, cpu_bound, &s.cluster);
@@ -273,6 +287,10 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::cerr << printable(e.what()) << "\n";  // a name from a Latin-1 kubeconfig, say
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "shardflow: out of memory: the run needs more than this machine (or the process's limit, "
+                 "ulimit -v) gives: try a smaller pipeline or cluster\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "shardflow: " << printable(e.what()) << "\n";
     return 1;

@@ -270,7 +270,7 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
   } else {
     out << "pipeline " << printable(s.pipeline) << ": "
         << (s.tasks_saturated ? std::string(kMoreThan64Bits) + " tasks" : plural(s.tasks, "task"))
-        << " (counted, not unrolled: over the --max-tasks limit)\n\n";
+        << " (counted, not unrolled: " << s.not_unrolled_because << ")\n\n";
   }
   const auto loop_text = [](std::uint32_t count, std::uint32_t parallelism) {
     return count > 1 || parallelism ? std::to_string(count) : std::string("-");

@@ -18,6 +18,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <shardflow/core/machine.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/text.hpp>
@@ -86,7 +87,7 @@ Scenario read_scenario_head(const Reader& r, const Map& m, bool* cluster_sound =
   return s;
 }
 
-Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_tasks) {
+Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_tasks, bool check_memory) {
   if (!root.IsDefined() || root.IsNull())
     throw InputError(SourceLocation{r.file(), 1, 1}, "",
                      "the file is empty; expected a mapping with name, pipeline and cluster");
@@ -100,7 +101,10 @@ Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_task
   });
   // The steps read so far unroll to no more tasks than the whole pipeline would: over the limit is a
   // problem whatever else is.
-  r.attempt([&] { check_task_limit(s.pipeline, max_tasks, r.file()); });
+  r.attempt([&] {
+    check_task_limit(s.pipeline, max_tasks, r.file());
+    if (check_memory) check_task_memory(s.pipeline, machine_memory(), r.file());
+  });
   return s;
 }
 
@@ -158,7 +162,7 @@ Scenario read_scenario_document(const ScenarioDocument& doc, const std::string& 
   r.collect_into(options.problems);
   const Node root = changed_document(r, doc, overlays, options, options.set_field);
   try {
-    return read_scenario(r, root, options.max_tasks);
+    return read_scenario(r, root, options.max_tasks, options.check_memory);
   } catch (const YAML::Exception& e) {
     // Only reached if a yaml-cpp accessor misbehaves; still a clear error rather than a crash.
     throw InputError(location_of(e.mark, file), "", e.msg);
@@ -185,7 +189,9 @@ std::optional<Scenario> read_scenario_document_with_steps(const ScenarioDocument
     for (const Step& st : steps)
       if (fit_problem(s->cluster, st)) return std::nullopt;
     s->pipeline.steps = std::move(steps);
-    if (Plan::count_tasks(s->pipeline) > options.max_tasks) return std::nullopt;
+    const std::uint64_t tasks = Plan::count_tasks(s->pipeline);
+    if (tasks > options.max_tasks) return std::nullopt;
+    if (options.check_memory) check_task_memory(s->pipeline, machine_memory(), file);  // else caught below
   } catch (const InputError&) {
     return std::nullopt;  // the document route reports it, with the pipeline in place
   } catch (const YAML::Exception&) {

@@ -1205,6 +1205,39 @@ TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts
   CHECK(raised.err.find(" GiB: shrink this loop (`explain` counts without unrolling)\n") !=
         std::string::npos);
   CHECK(!fs::exists(dir / "out-raised"));
+  // So are validate, sweep and compare, which unroll it too (validate was killed by the system, and with
+  // less memory said only "std::bad_alloc"); explain counts it without unrolling and says why.
+  const std::string raised_err = raised.err.substr(file.size());
+  for (const std::string& cmd :
+       {"validate '" + file + "' --max-tasks 20000000000",
+        "sweep '" + file + "' --max-tasks 20000000000 -r 1 --vary 'cluster.node_pools[a].count=1,2' --out '" +
+            (dir / "sweep").string() + "'",
+        "compare '" + file + "' --max-tasks 20000000000 -r 1 --variant a --variant 'b:seed=3' --out '" +
+            (dir / "compare").string() + "'"}) {
+    INFO(cmd);
+    const Result r = run(cmd);
+    CHECK(r.status == 2);
+    CHECK(r.err == file + raised_err);
+  }
+#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer cannot start under a small ulimit -v
+  // Memory the process may not have (ulimit -v, under what the machine holds) is said so, exit 1.
+  {
+    const std::string cmd =
+        "ulimit -v 1000000 && '" + std::string(SHARDFLOW_EXE) + "' simulate -q --no-files '" + file +
+        "' --set pipeline.steps[0].parallel_for.count=300 2>'" + (dir / "oom.err").string() + "'";
+    const int raw = std::system(cmd.c_str());
+    CHECK(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 1);
+    CHECK(
+        slurp(dir / "oom.err") ==
+        "shardflow: out of memory: the run needs more than this machine (or the process's limit, ulimit -v) "
+        "gives: try a smaller pipeline or cluster\n");
+  }
+#endif
+  CHECK(
+      run("explain '" + file + "' --max-tasks 20000000000")
+          .out.starts_with("pipeline big: 10000000000 tasks (counted, not unrolled: more than this machine's "
+                           "memory holds)\n"));
   // 10^10 tasks of 2 s on one core: 2 * 10^10 core-seconds = 5,555,556 h; over 4 cores 1,388,889 h.
   const Result ex = run("explain '" + file + "'");
   CHECK(ex.status == 0);

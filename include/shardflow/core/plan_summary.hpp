@@ -58,6 +58,8 @@ struct PlanSummary {
   /// false: made from the pipeline alone (summarize_pipeline); joins, edges, fan widths and the critical
   /// path are then unknown (0 and empty), and the printers say so.
   bool unrolled = true;
+  /// When not unrolled: why, for the printers ("over the --max-tasks limit").
+  std::string not_unrolled_because = "over the --max-tasks limit";
 };
 
 /// Mean duration of one task on a speed-1 node, without overheads.

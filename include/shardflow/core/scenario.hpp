@@ -93,6 +93,10 @@ struct LoadOptions {
   /// (shardflow --max-tasks); the count is known before unrolling (Plan::count_tasks).
   std::uint64_t max_tasks = kDefaultMaxTasks;
   static constexpr std::uint64_t kDefaultMaxTasks = 50'000'000;
+  /// A pipeline that unrolls to more tasks than this machine's memory holds (check_task_memory, for a
+  /// --max-tasks raised past it) is an InputError at its widest loop, not a process the system kills
+  /// while unrolling it. `explain`, which then counts without unrolling, turns it off.
+  bool check_memory = true;
   /// Set by check_scenario_file: where the scenario reader records the problems it can read past.
   std::vector<InputError>* problems = nullptr;
 };

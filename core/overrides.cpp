@@ -402,10 +402,18 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
         elements[f->second].reset(merge(r, elements[f->second], *it, index_path(path, f->second), depth + 1,
                                         true, fixed_steps, warn));
       } else if (fixed_steps && is_steps_path(path)) {
-        std::string names;
-        for (const auto& [n, i] : by_name) names += (names.empty() ? "" : ", ") + n;
+        // Its steps in the pipeline's order; an instance of hundreds is named by its first ten.
+        std::vector<std::pair<std::size_t, std::string_view>> order;
+        for (const auto& [n, i] : by_name) order.emplace_back(i, n);
+        std::sort(order.begin(), order.end());
+        std::vector<std::string_view> names;
+        for (const auto& [i, n] : order) names.push_back(n);
+        const auto meant = closest_name(name, names);
         r.fail(element["name"], index_path(path, j) + ".name",
-               "the imported pipeline has no step " + quote(name) + " here (its steps here: " + names +
+               "the imported pipeline has no step " + quote(name) + " here (" +
+                   (meant ? "did you mean \"" + std::string(*meant) + "\"? " : std::string()) +
+                   "its steps here: " +
+                   listed(names.size(), [&](std::size_t k) { return std::string(names[k]); }) +
                    "); an overlay changes an imported pipeline's steps by name and adds none");
       } else {
         if (warn != nullptr && *warn) {

@@ -809,7 +809,8 @@ TEST_CASE("KFP import: an overlay's step that the imported pipeline lacks is an 
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
           "model.yaml:4:14: pipeline.steps[0].name: the imported pipeline has no step \"print-op-typo\" here "
-          "(its steps here: for-loop-2, print-op-2, print-op-3); an overlay changes an imported pipeline's "
+          "(did you mean \"print-op-2\"? its steps here: for-loop-2, print-op-2, print-op-3); an overlay "
+          "changes an imported pipeline's "
           "steps by name and adds none");
   }
   try {
@@ -819,7 +820,8 @@ TEST_CASE("KFP import: an overlay's step that the imported pipeline lacks is an 
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
           "model.yaml:5:22: pipeline.steps[0].steps[0].name: the imported pipeline has no step \"print-opp\" "
-          "here (its steps here: print-op); an overlay changes an imported pipeline's steps by name and adds "
+          "here (did you mean \"print-op\"? its steps here: print-op); an overlay changes an imported "
+          "pipeline's steps by name and adds "
           "none");
   }
 }

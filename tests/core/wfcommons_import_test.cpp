@@ -230,6 +230,10 @@ TEST_CASE("WfCommons import: cluster changes keep the direct steps and give the 
             m.starts_with("o.yaml:1:27: pipeline.steps[0].name: the imported pipeline has no step \"nope\" "
                           "here (its steps here: "));
         CHECK(m.ends_with("); an overlay changes an imported pipeline's steps by name and adds none"));
+        // An instance of many steps is named by its first ten, in its order (it listed all 101).
+        CHECK(m.find("(its steps here: sG1IterDecon_ID0000001, sG1IterDecon_ID0000002, ") !=
+              std::string::npos);
+        CHECK(m.find(", sG1IterDecon_ID0000010, and 91 more); an overlay") != std::string::npos);
       }
     }
   }

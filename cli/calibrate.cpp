@@ -102,18 +102,6 @@ std::string settings_hint(const Trace& t, const std::filesystem::path& trace, co
   return ": the run had" + words + o->where + ": give calibrate the same";
 }
 
-// The steps without where their values were written (a --set's text, an overlay's path and line).
-void clear_places(std::vector<Step>& steps) {
-  for (Step& s : steps) {
-    s.where = s.loop_where = s.fan_in_where = s.speculation_where = {};
-    if (s.loop) s.loop->workers_where = {};
-    KernelSpec& k = s.component.kernel;
-    k.where = k.name_where = {};
-    k.param_where.clear();
-    clear_places(s.steps);
-  }
-}
-
 // Whether `file` loaded with the options the run had gives calibrate's scenario but for where its values
 // were written: `--set pipeline.steps[sleep].x=1` and `--set pipeline.steps[0].x=1`, or an overlay of the
 // same content at another path, are the same run. A place field this leaves in gives "differ", as before.
@@ -126,11 +114,8 @@ bool same_scenario(const std::string& file, const LoadArgs& ran, std::uint64_t m
   } catch (const InputError&) {
     return false;  // an overlay of the run's that is gone, say: the options' text is all there is
   }
-  for (Scenario* s : {&loaded, &given}) {
-    for (NodePool& p : s->cluster.node_pools) p.where = {};
-    for (DaemonSet& d : s->cluster.daemonsets) d.where = {};
-    clear_places(s->pipeline.steps);
-  }
+  clear_places(loaded);
+  clear_places(given);
   return loaded == given;
 }
 

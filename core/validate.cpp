@@ -18,6 +18,28 @@
 
 namespace shardflow {
 
+namespace {
+
+void clear_step_places(std::vector<Step>& steps) {
+  for (Step& s : steps) {
+    s.where = s.loop_where = s.fan_in_where = s.speculation_where = {};
+    if (s.loop) s.loop->workers_where = {};
+    KernelSpec& k = s.component.kernel;
+    k.where = k.name_where = {};
+    k.param_where.clear();
+    clear_step_places(s.steps);
+  }
+}
+
+}  // namespace
+
+void clear_places(Scenario& s) {
+  s.file.clear();
+  for (NodePool& p : s.cluster.node_pools) p.where = {};
+  for (DaemonSet& d : s.cluster.daemonsets) d.where = {};
+  clear_step_places(s.pipeline.steps);
+}
+
 bool pool_admits(const NodePool& pool, const std::map<std::string, std::string>& node_selector,
                  const std::vector<Toleration>& tolerations) {
   const bool selected = std::all_of(node_selector.begin(), node_selector.end(), [&](const auto& kv) {

@@ -1431,3 +1431,40 @@ TEST_CASE("ScenarioLoader: lists and mappings nested past the parser's limit are
   CHECK(error_of("name: " + std::string(400, '[') + std::string(400, ']') + "\n").find("nest too deeply") ==
         std::string::npos);
 }
+
+TEST_CASE("ScenarioLoader: clear_places makes two loads of one scenario from other places equal", "[core]") {
+  // Every kind of place: steps, loops (workers), fan_in, speculation, kernels and their parameters, node
+  // pools, DaemonSets. Loaded from another file, one line lower: every place differs.
+  const std::string text = R"y(name: places
+pipeline:
+  steps:
+    - name: shard
+      parallel_for: {count: 8}
+      duration: {base: 10s}
+      speculation: {after: 1.5x, max: 1}
+      kernel: {name: shard_stats, rows_per_gib: 1000}
+    - name: merge
+      after: [shard]
+      fan_in: {arity: 4}
+      duration: {base: 5s}
+    - name: queue
+      parallel_for: {count: 4, workers: 2}
+      duration: {base: 1s}
+cluster:
+  node_pools:
+    - {name: cpu, cpu: 16, memory: 64Gi, count: 2}
+  daemonsets:
+    - {name: logs, cpu: 100m, memory: 100Mi}
+)y";
+  Scenario a = load_scenario_text(text, "a.yaml");
+  Scenario b = load_scenario_text("# moved down a line\n" + text, "b.yaml");
+  CHECK_FALSE(a == b);
+  clear_places(a);
+  CHECK_FALSE(a == b);
+  clear_places(b);
+  CHECK(a == b);
+  // A difference in a value is still one.
+  Scenario c = load_scenario_text(text, "a.yaml", {"pipeline.steps[merge].fan_in.arity=2"});
+  clear_places(c);
+  CHECK_FALSE(a == c);
+}

@@ -25,6 +25,11 @@ struct Scenario {
   friend bool operator==(const Scenario&, const Scenario&) = default;
 };
 
+/// The scenario without the places its values were written at (every SourceLocation of its steps, kernels,
+/// node pools and DaemonSets cleared, and `file`): two loads of one scenario from other files, overlays
+/// or --set spellings then compare equal. (Step::resources_where compares equal already.)
+void clear_places(Scenario& s);
+
 /// Whether a pod with this node selector and these tolerations may run on the pool's nodes: every
 /// selector label matches, and every NoSchedule/NoExecute taint is tolerated (PreferNoSchedule only
 /// steers scoring). The loader checks with it that every step fits somewhere; backends place pods by it.

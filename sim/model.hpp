@@ -271,7 +271,8 @@ class Model {
   }
   // Speculative execution (`speculation`, speculation.inl): rare, out of line like the work queues.
   void init_speculation();
-  [[gnu::noinline, gnu::cold]] bool spec_created(TaskId t, std::uint32_t a);
+  [[gnu::noinline, gnu::cold]] bool spec_won(TaskId t) const;
+  [[gnu::noinline, gnu::cold]] void spec_created(TaskId t, std::uint32_t a);
   [[gnu::noinline, gnu::cold]] void spec_started(std::uint32_t a, SimTime at_time);
   [[gnu::noinline, gnu::cold]] void spec_run_done(std::uint32_t a);
   [[gnu::noinline, gnu::cold]] bool spec_end(std::uint32_t a);

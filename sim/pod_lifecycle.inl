@@ -10,6 +10,7 @@ namespace {
 
 inline void Model::create_attempt(TaskId t) {
   if (!work_queues_.empty() && !take_worker(t)) return;  // queued for a work-queue worker pod
+  if (!spec_tasks_.empty() && spec_won(t)) return;       // a backup its controller would make too late: none
   const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
   const auto [number, kind] = exec_.next_attempt(t);
   // Every field given: value-initializing the record first (emplace_back()) made GCC clear its 88
@@ -31,7 +32,7 @@ inline void Model::create_attempt(TaskId t) {
                                           .input_read = Duration::zero(),
                                           .output_write = Duration::zero()});
   att_.push_back(Attempt{});
-  if (!spec_tasks_.empty() && !spec_created(t, a)) return;
+  if (!spec_tasks_.empty()) spec_created(t, a);
   PodClass& c = sched_.cls(class_of_step(t));
   const bool driver = sc_.overheads.pods_per_task >= 2;
   if (c.never_fits || (driver && sched_.cls(sched_.driver_class()).never_fits)) {

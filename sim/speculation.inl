@@ -24,21 +24,20 @@ inline void Model::init_speculation() {
   }
 }
 
-// Attempt a of t was created: if t has a backup, a is one of its live attempts (a backup if one was asked
-// for). False: t succeeded while the orchestrator's controller was still to create this pod (a backup asked
-// for before the original won): it is recorded as cancelled at once, never scheduled.
-bool Model::spec_created(TaskId t, std::uint32_t a) {
+// Whether t already won: a backup asked for before the original won, which the orchestrator's controller
+// gets to create only now, at a sync after the win, is not created (a controller makes no pod for an item
+// that succeeded). It was recorded cancelled at creation, and its `finished`, the sync's time, made the
+// makespan, and the backup count, larger than the run's.
+bool Model::spec_won(TaskId t) const {
   const auto it = spec_tasks_.find(t);
-  if (it == spec_tasks_.end()) return true;
-  SpecTask& task = it->second;
-  if (task.won) {
-    ended(trace_.attempts[a]);
-    trace_.attempts[a].outcome = Outcome::cancelled;
-    att_[a].phase = Phase::finished;
-    return false;
-  }
-  task.live.push_back(a);
-  return true;
+  return it != spec_tasks_.end() && it->second.won;
+}
+
+// Attempt a of t was created: if t has a backup, a is one of its live attempts (a backup if one was asked
+// for).
+void Model::spec_created(TaskId t, std::uint32_t a) {
+  const auto it = spec_tasks_.find(t);
+  if (it != spec_tasks_.end()) it->second.live.push_back(a);
 }
 
 // Attempt a's run starts at at_time: watch it for straggling.

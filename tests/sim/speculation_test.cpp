@@ -274,3 +274,39 @@ TEST_CASE(
   CHECK(makespan(one.trace) == SimTime::from_s(40));
   CHECK(one.trace.attempts[10].outcome == Outcome::cancelled);
 }
+
+TEST_CASE("Speculation: a backup the controller would create after the item won is not created", "[sim]") {
+  // Items 0-2 run 10 s (1 GiB x 10 s/GiB), item 3 16.9921875 s (1740 MiB). The median is 10 s, so item
+  // 3 is due a backup at 15 s; Argo's controller creates pods at its syncs (every 10 s: 20 s), after the
+  // item won at 16.9921875 s. No pod is made: the makespan is the last pod's end, as without
+  // speculation (it was the sync's 20 s, from a cancelled record of a pod that never existed).
+  const std::string yaml = R"y(name: spa
+overheads: {orchestrator: ORCH, sandbox_start: 0s, image_size: 0}
+pipeline:
+  steps:
+    - name: a
+      parallel_for: {count: 4}
+      input: {size: [1GiB, 1GiB, 1GiB, 1740Mi]}
+      duration: {per_gib: 10s}
+      speculation: {after: 1.5x}
+cluster:
+  node_pools:
+    - {name: n, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 3.6}
+  scheduler: {decisions_per_second: 0, bind_latency: 0s}
+)y";
+  const double run3 = 1740.0 / 1024 * 10;  // 16.9921875 s
+  for (const auto& [orchestrator, start] :
+       std::vector<std::pair<std::string, double>>{{"argo", 0.0}, {"kfp-v2", 10.0}}) {
+    INFO(orchestrator);
+    std::string text = yaml;
+    text.replace(text.find("ORCH"), 4, orchestrator);
+    const Run r = run_text(text, 1);
+    CHECK(r.trace.attempts.size() == 4);
+    const Metrics m = compute_metrics(r.trace, r.plan);
+    CHECK(m.backups == 0);
+    CHECK(m.cancelled_attempts == 0);
+    // kfp-v2: the executor pods start after their driver pods (created at the first sync, 0 s; 3 s of
+    // driver; the executor pod at the next sync, 10 s).
+    CHECK(m.makespan_s == start + run3);
+  }
+}

@@ -729,9 +729,9 @@ int run_simulate(const SimulateArgs& args) {
                 m.peak_cpu_utilization * 100);
     std::snprintf(line, sizeof line, "  queue wait   p50 %.3f s, p95 %.3f s, p99 %.3f s (%s)\n",
                   m.queue_wait_s.p50, m.queue_wait_s.p95, m.queue_wait_s.p99,
-                  !(sim || live)                          ? "admitted -> CPU and memory reserved"
-                  : scenario.overheads.pods_per_task >= 2 ? "driver pod created -> executor pod bound"
-                                                          : "pod created -> bound");
+                  !(sim || live)                                 ? "admitted -> CPU and memory reserved"
+                  : sim && scenario.overheads.pods_per_task >= 2 ? "driver pod created -> executor pod bound"
+                                                                 : "pod created -> bound");
     std::fputs(line, stdout);
     std::printf("  retries      %llu; failed attempts %llu; tasks failed %llu\n",
                 static_cast<unsigned long long>(m.retries),

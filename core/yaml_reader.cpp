@@ -426,10 +426,19 @@ std::string quote_hint(const std::string& text, const YAML::Mark& mark) {
   const int line = mark.line;
   const std::vector<QuotedSpan> spans = multi_line_quotes(text);
   const QuotedSpan* last = nullptr;
+  // The spans come in the text's order: their lines are counted on as they come, in one pass.
+  std::size_t counted = 0;
+  int lines = 0;
+  const auto line_at = [&](std::size_t pos) {
+    lines += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(counted),
+                                         text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+    counted = pos;
+    return lines;
+  };
   for (const QuotedSpan& q : spans) {
     if (q.open >= at) break;
-    if (line_of(text, q.open) < line && (q.close == std::string::npos || line_of(text, q.close) >= line))
-      last = &q;
+    const int open_line = line_at(q.open);
+    if (open_line < line && (q.close == std::string::npos || line_at(q.close) >= line)) last = &q;
   }
   if (last == nullptr) return "";
   return "; the quoted string opened at " + place_of(text, last->open) +
@@ -491,10 +500,12 @@ std::vector<QuotedSpan> multi_line_quotes(std::string_view text) {
           }
         }
         const std::size_t close = k < n ? k : std::string_view::npos;
-        const std::size_t newline = text.find('\n', j);
-        if (newline != std::string_view::npos && (close == std::string_view::npos || newline < close)) {
-          out.push_back({j, close});
-          if (close == std::string_view::npos) return out;
+        // line_end is the first line break after j: past it, the string spans lines. (Not a search for
+        // the next break from each quote: a minified JSON of one long line has thousands of strings.)
+        const bool spans = close == std::string_view::npos ? line_end < n : close > line_end;
+        if (spans) out.push_back({j, close});
+        if (close == std::string_view::npos) return out;  // it runs to the end: nothing after it
+        if (spans) {
           // Go on from the closing quote, on its line.
           line_end = text.find('\n', close);
           if (line_end == std::string_view::npos) line_end = n;

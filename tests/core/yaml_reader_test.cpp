@@ -261,6 +261,9 @@ TEST_CASE("multi_line_quotes: the quoted strings that run over lines, found by a
   CHECK(spans_of("a: 'it''s\n'\n") == "3-10");     // '' is a quote inside single quotes
   CHECK(spans_of("a: \"x\\\"\ny\"\n") == "3-9");   // \" is one inside double quotes
   CHECK(spans_of("a: \"x\nb: 1\n") == "3-");       // never closed
+  CHECK(spans_of("a: 1\nb: \"x") == "");           // never closed, on the last line (the scan looped)
+  CHECK(spans_of("a: 1\nb: 'x\\") == "");
+  CHECK(spans_of("[\"a\", \"b\", \"c\"]\n[\"d\n\"]") == "17-20");  // many on one line, then one that spans
   // A quote inside a plain value, or in a comment, opens nothing.
   CHECK(spans_of("a: x \"y\nz\"\n") == "");
   CHECK(spans_of("a: it's\nb: 'c'\n") == "");
@@ -296,6 +299,8 @@ TEST_CASE("parse_document: a syntax error after a quoted string that spans lines
   CHECK(message_of("a:\n  b: \"x\n  c: 1\n  d: \"y\"\n") ==
         "t.yaml:4:7: YAML syntax error: end of map not found; the quoted string opened at 2:6 closes only at "
         "4:6 (YAML lets a quoted string span lines): is its closing quote missing?");
+  // A string never closed on the last line, before the error: the scan ends (it looped for ever).
+  CHECK(message_of("a: [1\nb: \"x").rfind("t.yaml:", 0) == 0);
   // A quoted string that spans lines and closes before the error's line: no hint.
   CHECK(message_of("a: \"x\n y\"\nb: [\n") ==
         "t.yaml:4:1: YAML syntax error: end of sequence flow not found");

@@ -147,11 +147,14 @@ int run_merge_command(const MergeArgs& args);
 /// for anything but a duration above 0.
 double deadline_flag_seconds(const std::string& text);
 
-/// The output directory: `out_dir`, or out/<scenario name>. Made at once, so that a bad --out is an
-/// InputError before any work is done.
-std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name);
+/// The output directory: `out_dir`, or out/<scenario name> (a run's), or out/<scenario name>/<sub> (a
+/// sweep's or a comparison's, so that they do not replace a run's report.html, or each other's). Made at
+/// once, so that a bad --out is an InputError before any work is done.
+std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name,
+                                   const std::string& sub = "");
 /// The output directory's path, without making it.
-std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name);
+std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name,
+                                   const std::string& sub = "");
 /// Writes `path` through `write`; a failure to open or write names the path.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 

@@ -61,8 +61,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
   cmd->add_option("--time-scale", args.time_scale,
                   "local: model time to real time for `sleep` and `spin` kernels (as for `run`; default 1)")
       ->check(finite_number(1e-6, 1000));
-  cmd->add_option("--out", args.out_dir,
-                  "Directory for compare.json, compare.csv and report.html (default: out/<scenario name>)");
+  cmd->add_option(
+      "--out", args.out_dir,
+      "Directory for compare.json, compare.csv and report.html (default: out/<scenario name>/compare)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
   cmd->footer(
       "Examples:\n"
@@ -123,7 +124,7 @@ int run_compare_command(const CompareArgs& args) {
   const std::string yaml = read_scenario_file(args.file);
   // The output directory first (it needs the scenario's name): a bad --out is found before the runs.
   const std::filesystem::path dir =
-      make_out_dir(args.out_dir, planner::load_variant(yaml, args.file, spec, 0).name);
+      make_out_dir(args.out_dir, planner::load_variant(yaml, args.file, spec, 0).name, "compare");
   planner::CompareResult r = planner::run_compare_text(yaml, args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
   if (args.backend == "local") {

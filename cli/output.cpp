@@ -21,7 +21,8 @@
 
 namespace shardflow::cli {
 
-std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name) {
+std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name,
+                                   const std::string& sub) {
   if (!out_dir.empty()) return out_dir;
   // The scenario's name as one directory under out/: a name is the user's text ("../x", "/tmp/x", a NUL,
   // 5,000 characters), not a path, so anything but ASCII letters and digits, '.', '-', '_' and whole
@@ -53,7 +54,7 @@ std::filesystem::path out_dir_path(const std::string& out_dir, const std::string
     std::snprintf(hex, sizeof hex, "-%08x", h);
     dir += hex;
   }
-  return std::filesystem::path("out") / dir;
+  return sub.empty() ? std::filesystem::path("out") / dir : std::filesystem::path("out") / dir / sub;
 }
 
 CLI::Validator finite_number(double lo, double hi, bool lo_open) {
@@ -108,8 +109,9 @@ double deadline_flag_seconds(const std::string& text) {
   }
 }
 
-std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name) {
-  const std::filesystem::path dir = out_dir_path(out_dir, scenario_name);
+std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name,
+                                   const std::string& sub) {
+  const std::filesystem::path dir = out_dir_path(out_dir, scenario_name, sub);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))

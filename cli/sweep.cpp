@@ -158,7 +158,7 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
     << "            - {name: results, mountPath: /sweep/results}\n"
     << "      volumes:\n        - name: input\n          configMap: {name: " << name << "-input}\n"
     << "        - name: results\n          persistentVolumeClaim: {claimName: " << name << "-results}\n";
-  const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name);
+  const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name, "sweep");
   write_file(dir / "sweep-job.yaml", [&](std::ostream& o) { o << y.str(); });
   if (!args.quiet)
     std::cout << "wrote " << (dir / "sweep-job.yaml").string() << ": a ConfigMap " << name
@@ -195,7 +195,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(whole_number(0));
   cmd->add_option("--out", args.out_dir,
-                  "Directory for sweep.json, sweep.csv and report.html (default: out/<scenario name>)");
+                  "Directory for sweep.json, sweep.csv and report.html (default: out/<scenario name>/sweep)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
   cmd->add_option("--shard", args.shard_text,
                   "Run only slice I of N: configurations I, I+N, I+2N, ... (0 <= I < N); `shardflow merge` "
@@ -265,10 +265,11 @@ int run_sweep_command(const SweepArgs& args) {
   // The output directory first (it needs the scenario's name, the first configuration's): a bad --out is
   // found before the sweep.
   const std::string yaml = read_scenario_file(args.file);
-  std::string name = planner::first_configuration(yaml, args.file, spec, load.warn).name;
-  if (spec.shard)
-    name += "-shard-" + std::to_string(spec.shard->index) + "-of-" + std::to_string(spec.shard->count);
-  const std::filesystem::path dir = make_out_dir(args.out_dir, name);
+  const std::string name = planner::first_configuration(yaml, args.file, spec, load.warn).name;
+  const std::string sub = spec.shard ? "sweep-shard-" + std::to_string(spec.shard->index) + "-of-" +
+                                           std::to_string(spec.shard->count)
+                                     : std::string("sweep");
+  const std::filesystem::path dir = make_out_dir(args.out_dir, name, sub);
   const planner::SweepResult r = planner::run_sweep_text(yaml, args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
 
@@ -306,7 +307,7 @@ CLI::App* add_merge_command(CLI::App& app, MergeArgs& args) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option(
       "--out", args.out_dir,
-      "Directory for the merged sweep.json, sweep.csv and report.html (default: out/<scenario name>)");
+      "Directory for the merged sweep.json, sweep.csv and report.html (default: out/<scenario name>/sweep)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");
   cmd->footer(
       "Example:\n"
@@ -338,7 +339,7 @@ int run_merge_command(const MergeArgs& args) {
     throw InputError({}, "--out",
                      args.out_dir + " is one of the slices (" + *d +
                          "): its sweep.json would be replaced; name a new directory");
-  const std::filesystem::path dir = make_out_dir(args.out_dir, r.scenario);
+  const std::filesystem::path dir = make_out_dir(args.out_dir, r.scenario, "sweep");
   const std::string write_error = write_results([&] {
     write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
     write_file(dir / "sweep.csv", [&](std::ostream& o) { planner::write_sweep_csv(o, r); });

@@ -1855,3 +1855,34 @@ TEST_CASE("cli: simulate prints a small cost with two significant digits, not ro
   CHECK(run("simulate '" + file + "' --no-files --set cluster.node_pools[p].price_per_hour=360")
             .out.find("\n  cost         1.50 (") != std::string::npos);
 }
+
+TEST_CASE("cli: a run and a sweep and a comparison of one scenario keep their own files under out/<name>",
+          "[cli]") {
+  // They shared out/<name>: the last one's report.html replaced the others'.
+  const fs::path dir = scratch("out-kinds");
+  std::ofstream(dir / "k.yaml") << "name: kinds\noverheads: none\ncluster:\n  node_pools:\n"
+                                   "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1}\n"
+                                   "pipeline:\n  steps:\n    - {name: a, duration: {base: 1s}}\n";
+  const auto in_dir = [&](const std::string& args) {
+    const std::string cmd =
+        "cd '" + dir.string() + "' && '" + SHARDFLOW_EXE + "' " + args + " -q >/dev/null 2>&1";
+    return std::system(cmd.c_str());
+  };
+  CHECK(in_dir("simulate k.yaml") == 0);
+  const std::string run_report = slurp(dir / "out" / "kinds" / "report.html");
+  CHECK(in_dir("sweep k.yaml -r 2 --vary cluster.node_pools[cpu].count=1,2") == 0);
+  CHECK(in_dir("compare k.yaml -r 2 --variant a --variant 'b:cluster.node_pools[cpu].count=2'") == 0);
+  CHECK(in_dir("sweep k.yaml -r 2 --vary cluster.node_pools[cpu].count=1,2 --shard 0/2") == 0);
+  CHECK(in_dir("sweep k.yaml -r 2 --vary cluster.node_pools[cpu].count=1,2 --shard 1/2") == 0);
+  fs::remove_all(dir / "out" / "kinds" / "sweep");
+  CHECK(in_dir("merge out/kinds/sweep-shard-0-of-2 out/kinds/sweep-shard-1-of-2") == 0);
+  CHECK(fs::exists(dir / "out" / "kinds" / "trace.json"));
+  CHECK(slurp(dir / "out" / "kinds" / "report.html") == run_report);
+  CHECK(fs::exists(dir / "out" / "kinds" / "sweep" / "sweep.json"));  // the merge's
+  CHECK(fs::exists(dir / "out" / "kinds" / "sweep" / "report.html"));
+  CHECK(fs::exists(dir / "out" / "kinds" / "compare" / "compare.json"));
+  CHECK(fs::exists(dir / "out" / "kinds" / "sweep-shard-0-of-2" / "sweep.json"));
+  CHECK(fs::exists(dir / "out" / "kinds" / "sweep-shard-1-of-2" / "sweep.json"));
+  CHECK_FALSE(fs::exists(dir / "out" / "kinds" / "sweep.json"));
+  CHECK_FALSE(fs::exists(dir / "out" / "kinds" / "compare.json"));
+}

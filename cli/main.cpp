@@ -85,13 +85,10 @@ int explain(const std::string& file, bool json, const LoadArgs& args) {
   options.max_tasks = std::numeric_limits<std::uint64_t>::max();
   options.check_memory = false;
   const Scenario s = load_scenario_file(file, options);
-  const char* why_not =
-      Plan::count_tasks(s.pipeline) > args.max_tasks ? "over the --max-tasks limit" : nullptr;
-  try {
-    if (why_not == nullptr) check_task_memory(s.pipeline, machine_memory(), file);
-  } catch (const InputError&) {
-    why_not = "more than this machine's memory holds";
-  }
+  const char* why_not = Plan::count_tasks(s.pipeline) > args.max_tasks ? "over the --max-tasks limit"
+                        : !task_memory_fits(s.pipeline, machine_memory())
+                            ? "more than this machine's memory holds"
+                            : nullptr;
   PlanSummary summary;
   if (why_not == nullptr) {
     summary = summarize(Plan::unroll(s.pipeline), s.pipeline);

@@ -495,9 +495,8 @@ int run_simulate(const SimulateArgs& args) {
   if (!args.resume.empty()) return run_simulate(resumed_args(args));  // always --backend k8s
   if (args.file.empty())
     throw InputError({"run", 0, 0}, "", "give a scenario file (or --resume DIR to continue a k8s run)");
+  // A --max-tasks raised past what this machine holds is refused by the loader (LoadOptions::check_memory).
   const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
-  // A --max-tasks raised past what this machine holds: refused here, not killed by the system mid-unroll.
-  check_task_memory(scenario.pipeline, machine_memory(), args.file);
   const Plan plan = Plan::unroll(scenario.pipeline);
   std::uint64_t seed = scenario.seed;
   if (!args.seed_text.empty())

@@ -101,10 +101,7 @@ Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_task
   });
   // The steps read so far unroll to no more tasks than the whole pipeline would: over the limit is a
   // problem whatever else is.
-  r.attempt([&] {
-    check_task_limit(s.pipeline, max_tasks, r.file());
-    if (check_memory) check_task_memory(s.pipeline, machine_memory(), r.file());
-  });
+  r.attempt([&] { check_task_limit(s.pipeline, max_tasks, check_memory ? machine_memory() : 0, r.file()); });
   return s;
 }
 
@@ -190,8 +187,8 @@ std::optional<Scenario> read_scenario_document_with_steps(const ScenarioDocument
       if (fit_problem(s->cluster, st)) return std::nullopt;
     s->pipeline.steps = std::move(steps);
     const std::uint64_t tasks = Plan::count_tasks(s->pipeline);
-    if (tasks > options.max_tasks) return std::nullopt;
-    if (options.check_memory) check_task_memory(s->pipeline, machine_memory(), file);  // else caught below
+    if (tasks > options.max_tasks || (options.check_memory && !fits_memory(tasks, machine_memory())))
+      return std::nullopt;
   } catch (const InputError&) {
     return std::nullopt;  // the document route reports it, with the pipeline in place
   } catch (const YAML::Exception&) {

@@ -357,25 +357,37 @@ std::string memory_text(double bytes) {
 
 }  // namespace
 
-void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file) {
+bool fits_memory(std::uint64_t tasks, std::uint64_t memory_bytes) {
+  return memory_bytes == 0 ||
+         static_cast<double>(tasks) * kSimulateBytesPerTask <= static_cast<double>(memory_bytes);
+}
+
+void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, std::uint64_t memory_bytes,
+                      const std::string& file) {
   const std::uint64_t tasks = Plan::count_tasks(pipeline);
-  if (tasks <= max_tasks) return;
-  too_many_tasks(pipeline, tasks,
-                 "the limit is " + with_commas(max_tasks) +
-                     " (--max-tasks raises it; `explain` counts without unrolling)",
-                 file);
+  if (tasks > max_tasks)
+    too_many_tasks(pipeline, tasks,
+                   "the limit is " + with_commas(max_tasks) +
+                       " (--max-tasks raises it; `explain` counts without unrolling)",
+                   file);
+  if (!fits_memory(tasks, memory_bytes))
+    too_many_tasks(pipeline, tasks,
+                   "this machine has " + memory_text(static_cast<double>(memory_bytes)) +
+                       ": shrink this loop (`explain` counts without unrolling)",
+                   file);
+}
+
+void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file) {
+  check_task_limit(pipeline, max_tasks, 0, file);
 }
 
 }  // namespace detail
 
 void check_task_memory(const Pipeline& pipeline, std::uint64_t memory_bytes, const std::string& file) {
-  const std::uint64_t tasks = Plan::count_tasks(pipeline);
-  if (memory_bytes == 0 ||
-      static_cast<double>(tasks) * detail::kSimulateBytesPerTask <= static_cast<double>(memory_bytes))
-    return;
-  detail::too_many_tasks(pipeline, tasks,
-                         "this machine has " + detail::memory_text(static_cast<double>(memory_bytes)) +
-                             ": shrink this loop (`explain` counts without unrolling)",
-                         file);
+  detail::check_task_limit(pipeline, std::numeric_limits<std::uint64_t>::max(), memory_bytes, file);
+}
+
+bool task_memory_fits(const Pipeline& pipeline, std::uint64_t memory_bytes) {
+  return detail::fits_memory(Plan::count_tasks(pipeline), memory_bytes);
 }
 }  // namespace shardflow

@@ -71,5 +71,10 @@ std::vector<StepProblem> resolve_fan_in(std::vector<Step>& steps);
 /// An InputError at the widest loop (Step::loop_where; else `file`:1:1) when `pipeline` unrolls to more
 /// than `max_tasks` task instances, with the memory simulating them would take.
 void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const std::string& file);
+/// The same, counting once, then (memory_bytes > 0) check_task_memory's check: what the loader checks.
+void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, std::uint64_t memory_bytes,
+                      const std::string& file);
+/// Whether simulating `tasks` tasks fits in `memory_bytes` (0: not known, taken as fitting).
+bool fits_memory(std::uint64_t tasks, std::uint64_t memory_bytes);
 
 }  // namespace shardflow::detail

@@ -77,6 +77,19 @@ void note_text_columns(std::string_view text, const std::string& file) {
   t_wide_texts[file] = text;
 }
 
+namespace {
+
+// Byte `at` of `text` as file:line:col (1-based; the column in characters, as mark_column counts).
+SourceLocation location_at(std::string_view text, std::size_t at, const std::string& file) {
+  const std::string_view before = text.substr(0, at);
+  const std::size_t line_start = before.rfind('\n');
+  const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
+  return SourceLocation{
+      file, line, character_column(text, line_start == std::string_view::npos ? 0 : line_start + 1, at)};
+}
+
+}  // namespace
+
 void check_utf8_text(std::string_view text, const std::string& file) {
   // yaml-cpp would decode UTF-16 and UTF-32, JSON readers do not; shardflow passes a file's text on as it
   // is (a sweep's ConfigMap), and reads only UTF-8.
@@ -89,13 +102,7 @@ void check_utf8_text(std::string_view text, const std::string& file) {
     if (text.substr(0, mark.size()) == mark)
       throw InputError(SourceLocation{file, 0, 0}, "",
                        "the file is " + std::string(what) + "; save it as UTF-8");
-  const auto place = [&](std::size_t at) {
-    const std::string_view before = text.substr(0, at);
-    const std::size_t line_start = before.rfind('\n');
-    const auto line = static_cast<int>(std::count(before.begin(), before.end(), '\n')) + 1;
-    return SourceLocation{
-        file, line, character_column(text, line_start == std::string_view::npos ? 0 : line_start + 1, at)};
-  };
+  const auto place = [&](std::size_t at) { return location_at(text, at, file); };
   const std::size_t nul = text.find('\0');
   if (nul != std::string_view::npos)
     throw InputError(place(nul), "", "the file has a NUL byte (is it UTF-16?); save it as UTF-8");
@@ -388,21 +395,14 @@ std::size_t flow_values_at_least(std::string_view text, std::size_t stop) {
   return values;
 }
 
+// Byte `pos` of `text` as "line:column" (1-based; the column in characters).
+std::string place_of(std::string_view text, std::size_t pos) {
+  const SourceLocation l = location_at(text, pos, "");
+  return std::to_string(l.line) + ":" + std::to_string(l.column);
+}
+
 // "; line 4 is indented with a tab: YAML indents with spaces only" when the line of a syntax error starts
 // with a tab among its blanks (yaml-cpp says "illegal block entry" or "end of map not found").
-// The 0-based line of byte `pos` of `text`.
-int line_of(std::string_view text, std::size_t pos) {
-  return static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
-}
-
-// Byte `pos` of `text` as "line:column" (1-based; the column in characters, as mark_column counts).
-std::string place_of(std::string_view text, std::size_t pos) {
-  const std::size_t start = text.rfind('\n', pos == 0 ? 0 : pos - 1);
-  const std::size_t line_start = start == std::string_view::npos || pos == 0 ? 0 : start + 1;
-  return std::to_string(line_of(text, pos) + 1) + ":" +
-         std::to_string(character_column(text, line_start, pos));
-}
-
 std::string tab_hint(const std::string& text, const YAML::Mark& mark) {
   if (mark.line < 0) return "";
   std::size_t start = 0;
@@ -566,10 +566,7 @@ void check_quotes_closed(std::string_view text, const std::string& file) {
       while (k < l.size() && l[k] == ' ') ++k;
       if (k > open_indent) continue;
       std::string_view rest = l.substr(k);
-      if (rest.starts_with("- "))
-        rest.remove_prefix(rest.find_first_not_of(' ', 1) == std::string_view::npos
-                               ? rest.size()
-                               : rest.find_first_not_of(' ', 1));
+      if (rest.starts_with("- ")) rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(' ', 1)));
       std::size_t key = 0;
       while (key < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[key])) || rest[key] == '_' ||
                                    rest[key] == '-' || rest[key] == '.' || rest[key] == '/'))
@@ -577,14 +574,14 @@ void check_quotes_closed(std::string_view text, const std::string& file) {
       if (key == 0 || !(std::isalpha(static_cast<unsigned char>(rest[0])) || rest[0] == '_')) continue;
       if (key == rest.size() || rest[key] != ':' || !(key + 1 == rest.size() || rest[key + 1] == ' '))
         continue;
-      const int line_no = line_of(text, start) + 1;
       throw InputError(
-          SourceLocation{file, line_of(text, q.open) + 1, character_column(text, open_start, q.open)}, "",
+          location_at(text, q.open, file), "",
           "this quoted string " +
               (q.close == std::string_view::npos
                    ? std::string("runs to the end of the file")
-                   : "runs on to line " + std::to_string(line_of(text, q.close) + 1)) +
-              " (YAML lets a quoted string span lines) and takes in line " + std::to_string(line_no) + ", " +
+                   : "runs on to line " + std::to_string(location_at(text, q.close, file).line)) +
+              " (YAML lets a quoted string span lines) and takes in line " +
+              std::to_string(location_at(text, start, file).line) + ", " +
               quote(shortened(std::string(l.substr(k)))) +
               ", which reads as a key: is its closing quote missing?");
     }

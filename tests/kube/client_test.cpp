@@ -436,27 +436,26 @@ TEST_CASE("k8s status: Jobs and pods without a status are counted, items that ar
     const int rc = std::system(cmd.c_str());
     return std::make_tuple(WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), slurp(out), slurp(err));
   };
-  f.server.script("/apis/batch/v1/namespaces/ml/jobs",
-                  {{{"status", 200}, {"body", {{"items", {{{"metadata", {{"name", "j"}}}}}}}}}});
-  f.server.script("/api/v1/namespaces/ml/pods",
-                  {{{"status", 200}, {"body", {{"items", {{{"metadata", {{"name", "p"}}}}}}}}}});
+  // The server's next answers to the Job and the pod lists (their bodies).
+  const auto lists = [&](const nlohmann::json& jobs, const nlohmann::json& pods) {
+    f.server.script("/apis/batch/v1/namespaces/ml/jobs", {{{"status", 200}, {"body", jobs}}});
+    f.server.script("/api/v1/namespaces/ml/pods", {{{"status", 200}, {"body", pods}}});
+  };
+  const nlohmann::json none = {{"items", nlohmann::json::array()}};
+  lists({{"items", {{{"metadata", {{"name", "j"}}}}}}}, {{"items", {{{"metadata", {{"name", "p"}}}}}}});
   const auto [rc, out, err] = status();
   INFO(err);
   CHECK(rc == 0);
   CHECK(out.find("  cluster      1 Jobs (0 complete, 0 failed, 1 running); pods: 1 Unknown\n") !=
         std::string::npos);
-  f.server.script("/apis/batch/v1/namespaces/ml/jobs", {{{"status", 200}, {"body", {{"items", 5}}}}});
-  f.server.script("/api/v1/namespaces/ml/pods",
-                  {{{"status", 200}, {"body", {{"items", nlohmann::json::array()}}}}});
+  lists({{"items", 5}}, none);
   const auto [rc2, out2, err2] = status();
   CHECK(rc2 == 2);
   CHECK(err2 ==
         run_dir.string() +
             ": unexpected answer from the API server: a list whose items are not a list: {\"items\":5}\n");
   // A list without items (another server's answer) is not taken for an empty one.
-  f.server.script("/apis/batch/v1/namespaces/ml/jobs", {{{"status", 200}, {"body", {{"status", "ok"}}}}});
-  f.server.script("/api/v1/namespaces/ml/pods",
-                  {{{"status", 200}, {"body", {{"items", nlohmann::json::array()}}}}});
+  lists({{"status", "ok"}}, none);
   const auto [rc_none, out_none, err_none] = status();
   CHECK(rc_none == 2);
   CHECK(err_none ==
@@ -467,10 +466,7 @@ TEST_CASE("k8s status: Jobs and pods without a status are counted, items that ar
         "{\"run_id\": \"abc\", \"namespace\": \"ml\", \"kubeconfig\": \"" + (f.dir / "kc.yaml").string() +
             "\", \"scenario\": \"s\", \"state\": \"failed\", \"error\": \"POST x: 403 "
             "Forbidden\", \"seed\": 1, \"started_unix_ns\": 1, \"finished_unix_ns\": 2000000000}\n");
-  f.server.script("/apis/batch/v1/namespaces/ml/jobs",
-                  {{{"status", 200}, {"body", {{"items", nlohmann::json::array()}}}}});
-  f.server.script("/api/v1/namespaces/ml/pods",
-                  {{{"status", 200}, {"body", {{"items", nlohmann::json::array()}}}}});
+  lists(none, none);
   const auto [rc3, out3, err3] = status();
   INFO(err3);
   CHECK(rc3 == 0);

@@ -112,6 +112,8 @@ Scenario load_scenario_file(const std::string& path, const LoadOptions& options)
 /// `memory_bytes` (about 205 bytes a task, the figure --max-tasks's message gives): a run the system
 /// would kill for lack of memory, without a word, is refused with one. `file` names the scenario.
 void check_task_memory(const Pipeline& pipeline, std::uint64_t memory_bytes, const std::string& file);
+/// Whether check_task_memory would let the pipeline through (`explain` unrolls it only then).
+bool task_memory_fits(const Pipeline& pipeline, std::uint64_t memory_bytes);
 Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options);
 
 /// An overlay file's text; like read_scenario_file, but its errors say it is the overlay

@@ -99,12 +99,18 @@ struct Field {
   std::string path;
   std::string file;
   Node anchor;  // a value's key (or, for a missing value, the mapping that lacks it)
+  // A value taken from elsewhere (a pipeline parameter): where it came from, said after each message.
+  std::string given = {};
   [[noreturn]] void fail(const std::string& message) const {
-    throw InputError(at(place(), file), path, message);
+    throw InputError(at(place(), file), path, given.empty() ? message : message + " (" + given + ")");
   }
-  // Where the field is reported: its value; a null value's key; a missing value's mapping.
+  // Where the field is reported: its value; a null value's key; a missing value's mapping; a value made
+  // here (no place in a file: a parameter's value) at the field it stands for (its anchor).
   [[nodiscard]] Node place() const {
-    return node.IsDefined() && !(node.IsNull() && anchor.IsDefined()) ? node : anchor;
+    const bool placed = node.IsDefined() && !node.Mark().is_null() && node.Mark().line >= 0;
+    return node.IsDefined() && !(node.IsNull() && anchor.IsDefined()) && (placed || !anchor.IsDefined())
+               ? node
+               : anchor;
   }
   [[nodiscard]] Field operator[](std::string_view key) const {
     if (node.IsDefined() && node.IsMap())
@@ -289,6 +295,11 @@ class Importer {
     note(pipeline, top["root"].node);
     read_root_parameters(top["root"]);
     pipeline["steps"] = import_dag(top["root"], root_env_);
+    if (pipeline["steps"].size() == 0 && !used_conditions_.empty())
+      models_.conditions.find(*used_conditions_.begin())
+          ->second.fail("the conditions set to 0 (" +
+                        listed(std::vector<std::string>(used_conditions_.begin(), used_conditions_.end())) +
+                        ") leave out every task of the pipeline: nothing would run");
     doc["pipeline"] = pipeline;
     add_cluster(doc);
     check_models_used();
@@ -741,7 +752,14 @@ class Importer {
           branches.push_back(name);
         }
       }
-      made.emplace_back(import_task(task, name, t->first, env), task);
+      Node step = import_task(task, name, t->first, env);
+      // A sub-DAG whose every task a condition set to 0 leaves out (a loop around a lone dsl.If) is left
+      // out as a whole, as a task is: what depends on it does not wait for it.
+      if (const Node& read = step; read["steps"] && read["steps"].IsSequence() && read["steps"].size() == 0) {
+        skipped.insert(name);
+        continue;
+      }
+      made.emplace_back(step, task);
     }
     for (auto& [step, task] : made) {
       Node after = fresh(YAML::NodeType::Sequence);
@@ -776,11 +794,14 @@ class Importer {
     }
     for (auto& [step, task] : made) steps.push_back(step);
     // dsl.If/Elif/Else: one branch runs in KFP; here every branch not set to 0 does.
-    if (branches.size() > 1 && component.path.rfind("components.comp-condition-branches-", 0) == 0)
+    if (branches.size() > 1 && component.path.rfind("components.comp-condition-branches-", 0) == 0) {
+      std::string zeros;  // every branch but the first: the overlay that keeps one
+      for (std::size_t i = 1; i < branches.size(); ++i) zeros += (i == 1 ? "" : ", ") + branches[i] + ": 0";
       warn("the branches " + listed(branches) +
-           " of one dsl.If/Elif/Else all run (a condition is taken unless the "
-           "overlay says 0: kfp: {conditions: {" +
-           branches.back() + ": 0}})");
+           " of one dsl.If/Elif/Else all run (a condition is taken unless the overlay says 0; to keep one "
+           "branch, set the others to 0: kfp: {conditions: {" +
+           zeros + "}})");
+    }
     dag_tasks_.pop_back();
     return steps;
   }
@@ -854,18 +875,12 @@ class Importer {
       return step;
     }
     if (!comp.has("executorLabel")) comp.fail("a component needs a dag or an executorLabel");
-    if (task.has("retryPolicy")) step["retries"] = read_retries(task["retryPolicy"], name);
+    if (task.has("retryPolicy")) step["retries"] = read_retries(task["retryPolicy"]);
     read_executor(step, comp["executorLabel"], inputs);
     apply_models(step, name, cname);
     return step;
   }
 
-  // KFP compiles retryPolicy to Argo's retryStrategy.backoff (backend/src/v2/compiler/argocompiler:
-  // duration, factor, maxDuration). Argo's maxDuration is how long retrying may go on, from the first
-  // attempt's start: a retry whose wait would end past it is not made. The model has no such deadline;
-  // it caps each wait at it instead (max_backoff), which is exact for one wait that fits, and when the
-  // first wait alone is longer than the limit (the SDK writes 3600s unless told), Argo retries never: so
-  // no retries, with a warning.
   // A task after an exit-handler group (`dsl.ExitHandler`'s exit task: the SDK names the groups
   // exit-handler-N, their components comp-exit-handler-N).
   static bool after_exit_handler(const Field& task) {
@@ -875,7 +890,12 @@ class Importer {
     return false;
   }
 
-  Node read_retries(const Field& policy, const std::string& task) {
+  // KFP compiles retryPolicy to Argo's retryStrategy.backoff (backend/src/v2/compiler/argocompiler:
+  // duration, factor, maxDuration; a policy without backoffMaxDuration gets its template's default,
+  // 3600 s). Argo's maxDuration is how long retrying may go on, from the task's first attempt:
+  // retries.max_duration. Argo caps no wait (the template sets no backoff.cap): max_backoff, the model's
+  // cap, is made the larger of the two, which caps nothing that the deadline lets happen.
+  Node read_retries(const Field& policy) {
     policy.expect_map(kRetryKeys);
     Node r = fresh(YAML::NodeType::Map);
     note(r, policy.node);
@@ -892,27 +912,23 @@ class Importer {
         f.fail("a factor below 1 (waits that shrink) is not modelled; shardflow takes factors >= 1, got " +
                text);
     }
-    if (policy.has("backoffMaxDuration")) {
-      const Field limit = policy["backoffMaxDuration"];
-      const auto seconds = [](const Field& d) -> std::optional<double> {
-        try {
-          return parse_duration(d.scalar()).seconds();
-        } catch (const std::exception&) {
-          return std::nullopt;  // the scenario reader reports it, at the value
-        }
-      };
-      const std::optional<double> max = seconds(limit);
-      const std::optional<double> first =
-          policy.has("backoffDuration") ? seconds(policy["backoffDuration"]) : std::optional<double>(0.0);
-      if (max && first && *first > *max) {
-        r["max"] = made_scalar("0", limit.node);
-        warn("task " + quote(task) + ": backoffDuration " + policy["backoffDuration"].scalar() +
-             " is longer than backoffMaxDuration " + limit.scalar() +
-             ": KFP (Argo's backoff.maxDuration) never retries it; modelled with no retries");
-      } else {
-        r["max_backoff"] = limit.node;
+    const auto seconds = [](const Field& d) -> std::optional<double> {
+      try {
+        return parse_duration(d.scalar()).seconds();
+      } catch (const std::exception&) {
+        return std::nullopt;  // the scenario reader reports it, at the value
       }
-    }
+    };
+    // The limit as written, else the compiler's default; a duration the reader will refuse counts as 0 here.
+    const Node limit = policy.has("backoffMaxDuration") ? policy["backoffMaxDuration"].node
+                                                        : made_scalar("3600s", policy.node);
+    const double max =
+        policy.has("backoffMaxDuration") ? seconds(policy["backoffMaxDuration"]).value_or(0) : 3600;
+    r["max_duration"] = limit;
+    const bool first_longer =
+        policy.has("backoffDuration") && seconds(policy["backoffDuration"]).value_or(0) > max;
+    const Node cap = first_longer ? policy["backoffDuration"].node : limit;
+    if (cap.IsScalar()) r["max_backoff"] = made_scalar(cap.Scalar(), cap);  // a node of its own
     return r;
   }
 
@@ -961,7 +977,8 @@ class Importer {
     if (v == inputs.end()) f.fail("set from the input " + quote(name) + ", which the task does not have");
     const Value& value = v->second;
     if (value.kind == Value::Kind::known && value.values.size() == 1 && value.values[0].IsScalar())
-      return Field{made_scalar(value.values[0].Scalar(), f.node), f.path, f.file, f.anchor};
+      return Field{made_scalar(value.values[0].Scalar(), f.node), f.path, f.file, f.node,
+                   "the value of " + (value.what.empty() ? "the input " + quote(name) : value.what)};
     f.fail("set at run time from " + (value.what.empty() ? "the input " + quote(name) : value.what) +
            ": shardflow needs the value when it imports the pipeline" +
            (value.kind == Value::Kind::one_of ? " (it differs between loop iterations)" : "") +
@@ -1001,20 +1018,48 @@ class Importer {
     // A request, else the limit (Kubernetes makes the request equal to a lone limit); the newer string
     // fields before the older numeric ones (cpuLimit in CPUs, memoryLimit in GB). Every field given is
     // checked (Kubernetes refuses a pod with a bad limit too), the first one gives the value.
+    // The first request and the first limit of each resource, for Kubernetes' check (request <= limit).
+    struct Given {
+      std::optional<Field> field;
+      std::int64_t value = 0;
+      std::string text;
+      void set(const Field& f, std::int64_t v) {
+        if (field) return;
+        field = f;
+        value = v;
+        text = f.node.IsScalar() ? f.node.Scalar() : std::string();
+      }
+    };
+    const auto check_limit = [](const Given& request, const Given& limit, std::string_view what) {
+      if (request.field && limit.field && request.value > limit.value)
+        request.field->fail(std::string(what) + " request " + request.text + " is more than its limit " +
+                            limit.text + " (" + limit.field->path +
+                            "): Kubernetes refuses such a pod (a request must be <= its limit)");
+    };
     bool have_cpu = false;
+    Given cpu_request, cpu_limit;
     for (std::string_view key : {"resourceCpuRequest", "resourceCpuLimit", "cpuRequest", "cpuLimit"}) {
       if (!res.has(key)) continue;
       const Field f = resolved(res[key], inputs);
-      if (key == "cpuRequest" || key == "cpuLimit")
+      MilliCpu milli = 0;
+      if (key == "cpuRequest" || key == "cpuLimit") {
         expect_amount(f, "CPUs",
                       "the SDK writes set_cpu_limit('500m') as 0.5; the newer resourceCpuLimit holds "
                       "the text");
-      else
+        double cpus = 0;  // a number, expect_amount says
+        std::from_chars(f.scalar().data(), f.scalar().data() + f.scalar().size(), cpus);
+        milli = static_cast<MilliCpu>(std::llround(cpus * 1000));
+      } else {
         expect_quantity(f, f.scalar(), parse_cpu, true);
+        milli = parse_cpu(f.scalar());
+      }
+      (key.find("Request") != std::string_view::npos ? cpu_request : cpu_limit).set(f, milli);
       if (!have_cpu) out["cpu"] = f.node;
       have_cpu = true;
     }
+    check_limit(cpu_request, cpu_limit, "the CPU");
     bool have_memory = false;
+    Given memory_request, memory_limit;
     for (std::string_view key :
          {"resourceMemoryRequest", "resourceMemoryLimit", "memoryRequest", "memoryLimit"}) {
       if (!res.has(key)) continue;
@@ -1029,9 +1074,12 @@ class Importer {
         expect_quantity(f, text, parse_bytes, false);
         if (!text.empty() && text.back() == 'K') text.back() = 'k';  // Kubernetes' decimal kilo, as written
       }
+      (key.find("Request") != std::string_view::npos ? memory_request : memory_limit)
+          .set(f, parse_bytes(text));
       if (!have_memory) out["memory"] = made_scalar(text, f.node);
       have_memory = true;
     }
+    check_limit(memory_request, memory_limit, "the memory");
     if (res.has("accelerator")) {
       const Field acc = res["accelerator"];
       acc.expect_map(kAcceleratorKeys);

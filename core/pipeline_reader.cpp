@@ -43,7 +43,7 @@ constexpr std::string_view kDurationKeys[] = {"base", "per_gib", "noise", "strag
 constexpr std::string_view kNoiseKeys[] = {"lognormal_sigma"};
 constexpr std::string_view kStragglerKeys[] = {"p", "factor"};
 constexpr std::string_view kFailureKeys[] = {"p"};
-constexpr std::string_view kRetryKeys[] = {"max", "backoff", "factor", "max_backoff"};
+constexpr std::string_view kRetryKeys[] = {"max", "backoff", "factor", "max_backoff", "max_duration"};
 constexpr std::string_view kTolerationKeys[] = {"key", "operator", "value", "effect"};
 
 // ---- loop items as JSON -------------------------------------------------------------------------------
@@ -349,6 +349,8 @@ RetryPolicy read_retries(const Reader& r, const Node& n, const std::string& fiel
   } else {
     p.max_backoff = std::max(p.max_backoff, p.backoff);
   }
+  if (auto v = m.get("max_duration"))
+    part([&] { p.max_duration = get_duration(r, *v, m.field("max_duration")); });
   part.done();
   return p;
 }

@@ -109,6 +109,7 @@ class LocalRun {
         memory_(local.memory > 0 ? local.memory : machine_memory()),
         exec_(plan, *this),
         arena_(cores_, 0) {
+    exec_.set_time_scale(lo_.time_scale);  // retries.max_duration, in this run's clock
     steps_.reserve(plan_.steps().size());
     for (const PlanStep& s : plan_.steps()) {
       const Component& c = s.component;
@@ -211,7 +212,7 @@ class LocalRun {
       ++w.live;
     }
     const auto a = static_cast<std::uint32_t>(attempts_.size());
-    const auto [attempt, kind] = exec_.next_attempt(t);
+    const auto [attempt, kind] = exec_.next_attempt(t, SimTime::from_ns(stamp_));
     attempts_.push_back(AttemptRecord{.task = t,
                                       .step = plan_.step_of(t),
                                       .item = plan_.item(t),
@@ -294,7 +295,10 @@ class LocalRun {
     if (info.how == How::sleep) {
       r.started = r.scheduled;
       emit(TaskEvent::Kind::started, a);
-      const Duration d = delay_from_ns(run_ns);
+      Duration d = delay_from_ns(run_ns);
+      // A retry that would sleep past its task's retries.max_duration stops at it (end_attempt fails it).
+      if (const SimTime deadline = retry_deadline(r); deadline != kNever && now + d.ns() > deadline.ns())
+        d = Duration::from_ns(std::max<std::int64_t>(0, deadline.ns() - now));
       if (r.attempt < info.fail_attempts)  // before doing anything, as the other kernels fail
         completions_.push_back(
             {a, false, injected_failure_text(r.attempt, info.fail_attempts), nullptr, -1, now});
@@ -409,6 +413,11 @@ class LocalRun {
     return c;
   }
 
+  // When a retry must be over (kNever for a first attempt, a backup, a replacement, or no max_duration).
+  [[nodiscard]] SimTime retry_deadline(const AttemptRecord& r) const {
+    return r.kind == AttemptKind::retry ? exec_.retry_deadline(r.task) : kNever;
+  }
+
   void set_error(AttemptRecord& r, const std::string& text) {
     r.error = static_cast<std::uint32_t>(errors_.size());
     errors_.push_back(text);
@@ -442,6 +451,12 @@ class LocalRun {
       return;
     }
     const TaskId t = r.task;
+    // A retry still running at its task's retries.max_duration: a sleep stopped there, a kernel (not
+    // interrupted) when it returns. Failed, whatever the kernel said.
+    if (const SimTime deadline = retry_deadline(r); deadline != kNever && c.at >= deadline.ns()) {
+      c.ok = false;
+      c.error = past_deadline_text(*plan_.steps()[r.step].component.retries.max_duration);
+    }
     if (c.ok && samples_[c.attempt].fails) {
       c.ok = false;
       c.error = sampled_failure_text(plan_.steps()[r.step].component.failure.p);
@@ -459,7 +474,7 @@ class LocalRun {
     }
     r.outcome = Outcome::failed;
     set_error(r, c.error);
-    const auto delay = exec_.attempt_failed(t);
+    const auto delay = exec_.attempt_failed(t, SimTime::from_ns(c.at), SimTime::from_ns(c.at));
     emit(TaskEvent::Kind::failed, c.attempt, !delay);
     if (delay)
       timers_.push({c.at + delay_from_ns(static_cast<double>(delay->ns()) * lo_.time_scale).ns(),

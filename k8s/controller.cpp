@@ -290,6 +290,16 @@ class K8sRun {
         api_(client),
         obs_(observer),
         exec_(plan, *this) {
+    // The Job controller retries up to backoffLimit(PerIndex) with no deadline: Execution counts the same.
+    exec_.ignore_retry_deadlines();
+    if (co_.warn)
+      for (const PlanStep& s : plan_.steps())
+        if (s.component.retries.max > 0 && s.component.retries.max_duration)
+          co_.warn(
+              "step " + s.path + ": retries.max_duration (" +
+              format_duration(*s.component.retries.max_duration) +
+              ") is not kept on Kubernetes: a Job's retries have no deadline (the Job controller retries "
+              "up to backoffLimitPerIndex); the simulator keeps it, so it may predict fewer retries");
     job_of_.assign(plan_.size(), kNone);
     for (RunJob& j : run_jobs(scenario, plan, mo_)) {
       for (TaskId t : j.tasks) job_of_[t] = static_cast<std::uint32_t>(jobs_.size());
@@ -719,7 +729,7 @@ class K8sRun {
       exec_.succeeded(t);
       if (obs_) obs_->on_event({TaskEvent::Kind::finished, t, a.attempt, false, a.finished});
     } else if (a.outcome == Outcome::failed) {
-      const bool retried = exec_.attempt_failed(t).has_value();
+      const bool retried = exec_.attempt_failed(t, a.finished, a.finished).has_value();
       if (obs_) obs_->on_event({TaskEvent::Kind::failed, t, a.attempt, !retried, a.finished});
     } else if (obs_ && a.started != kNever) {
       obs_->on_event({TaskEvent::Kind::failed, t, a.attempt, false, a.finished});

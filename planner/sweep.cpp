@@ -298,6 +298,7 @@ void hash_steps(std::size_t& h, const std::vector<Step>& steps) {
     hash_duration(h, c.retries.backoff);
     hash_double(h, c.retries.factor);
     hash_duration(h, c.retries.max_backoff);
+    hash_duration(h, c.retries.max_duration.value_or(kNever));
     hash_into(h, static_cast<std::uint64_t>(c.image_size));
     hash_steps(h, s.steps);
   }

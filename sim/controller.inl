@@ -120,7 +120,7 @@ inline void Model::apply_sync(std::uint32_t k, SimTime sync_time, bool write) {
       if (!cp.follow_pods) exec_.succeeded(t);
     } else if (r.outcome == Outcome::cancelled) {
       // a speculative attempt whose sibling won (speculation.inl): nothing to do
-    } else if (const auto delay = exec_.attempt_failed(t)) {
+    } else if (const auto delay = exec_.attempt_failed(t, r.finished, now)) {
       // follow_pods (shardflow's k8s backend): the retry is the Job controller's alone.
       const Duration backoff = controller_backoff(cp, static_cast<int>(r.attempt) + 1);
       // The controller's backoff counts from the end as the API stored it (controller_failure_time); the

@@ -352,12 +352,12 @@ class Model {
   void on_scale_down_resume();
 
   // ---- why attempts failed (Trace::errors, one text per reason and step) ----------------------------------
-  enum ErrorKind : std::uint32_t { kSampled = 0, kFitsNoNode = 1 };
+  enum ErrorKind : std::uint32_t { kSampled = 0, kFitsNoNode = 1, kPastDeadline = 2, kErrorKinds = 3 };
   // The index of the step's text for `kind` in Trace::errors, made by text() the first time.
   template <class Text>
   [[gnu::cold, gnu::noinline]] std::uint32_t error_index(ErrorKind kind, std::uint32_t step, Text&& text) {
-    if (error_of_.empty()) error_of_.assign(2 * plan_.steps().size(), kNoError);
-    std::uint32_t& e = error_of_[2 * std::size_t{step} + kind];
+    if (error_of_.empty()) error_of_.assign(kErrorKinds * plan_.steps().size(), kNoError);
+    std::uint32_t& e = error_of_[kErrorKinds * std::size_t{step} + kind];
     if (e == kNoError) {
       e = static_cast<std::uint32_t>(trace_.errors.size());
       trace_.errors.push_back(text());
@@ -366,8 +366,23 @@ class Model {
   }
   // The scenario's failure model failed the attempt: the text every backend gives such an attempt.
   [[gnu::cold, gnu::noinline]] void sampled_failure(AttemptRecord& r) {
+    if (att_[static_cast<std::size_t>(&r - trace_.attempts.data())].past_deadline) {
+      r.error = error_index(kPastDeadline, r.step, [&] {
+        return past_deadline_text(*plan_.steps()[r.step].component.retries.max_duration);
+      });
+      return;
+    }
     r.error = error_index(kSampled, r.step,
                           [&] { return sampled_failure_text(plan_.steps()[r.step].component.failure.p); });
+  }
+  // A retry whose run would go on past its task's retries.max_duration: stopped at it, failed. Returns the
+  // run's length (cut, or `run`).
+  [[gnu::cold, gnu::noinline]] Duration cut_at_deadline(std::uint32_t a, SimTime start, Duration run) {
+    const SimTime deadline = exec_.retry_deadline(trace_.attempts[a].task);
+    if (deadline == kNever || start + run <= deadline) return run;
+    att_[a].will_fail = true;
+    att_[a].past_deadline = true;
+    return std::max(Duration::zero(), deadline - start);
   }
 
   // ---- the end ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ inline void Model::create_attempt(TaskId t) {
   if (!work_queues_.empty() && !take_worker(t)) return;  // queued for a work-queue worker pod
   if (!spec_tasks_.empty() && spec_won(t)) return;       // a backup its controller would make too late: none
   const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
-  const auto [number, kind] = exec_.next_attempt(t);
+  const auto [number, kind] = exec_.next_attempt(t, engine_.now());
   // Every field given: value-initializing the record first (emplace_back()) made GCC clear its 88
   // bytes with `rep stos`, whose start-up cost was a tenth of a simple task's whole simulation.
   trace_.attempts.push_back(AttemptRecord{.task = t,
@@ -243,7 +243,10 @@ inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   const double speed = sc_.cluster.node_pools[nodes_.slot(at.slot).pool].speed;
   if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1
   at.will_fail = sample.fails;
-  engine_.schedule_at(at_time + delay_from_ns(ns), kRunDone, a);
+  Duration run = delay_from_ns(ns);
+  if (r.kind == AttemptKind::retry && exec_.has_retry_deadlines()) [[unlikely]]
+    run = cut_at_deadline(a, at_time, run);
+  engine_.schedule_at(at_time + run, kRunDone, a);
   if (!spec_.empty()) spec_started(a, at_time);
   if (controlled_) pod_event(r.task);  // Running (Ready): the Job's status.ready changes
 }
@@ -287,7 +290,7 @@ inline void Model::end_attempt(std::uint32_t a) {
   sampled_failure(r);
   if (controlled_)
     pod_ended(a);
-  else if (const auto delay = exec_.attempt_failed(t))
+  else if (const auto delay = exec_.attempt_failed(t, engine_.now(), engine_.now()))
     engine_.schedule(*delay, kRetry, t);
 }
 
@@ -333,7 +336,7 @@ bool Model::end_work_item(std::uint32_t a) {
   wq.handing = true;  // items admitted by what follows queue for this pod
   if (!failed) {
     exec_.succeeded(t);
-  } else if (const auto delay = exec_.attempt_failed(t)) {
+  } else if (const auto delay = exec_.attempt_failed(t, engine_.now(), engine_.now())) {
     if (*delay == Duration::zero())
       wq.pending.emplace_back(t, engine_.now());
     else
@@ -367,7 +370,7 @@ void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
     trace_.attempts[a].pod = static_cast<std::uint32_t>(trace_.pod_names.size() - 1);
   }
   const auto b = static_cast<std::uint32_t>(trace_.attempts.size());
-  const auto [number, kind] = exec_.next_attempt(next);
+  const auto [number, kind] = exec_.next_attempt(next, engine_.now());
   trace_.attempts.push_back(AttemptRecord{.task = next,
                                           .step = plan_.step_of(next),
                                           .item = plan_.item(next),

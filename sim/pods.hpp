@@ -64,7 +64,8 @@ struct Attempt {
   std::uint32_t prev = kNoSlot;
   Phase phase = Phase::queued;
   bool will_fail = false;
-  bool cancelled = false;  // cancelled while queued: the scheduler drops it when it comes up
+  bool cancelled = false;      // cancelled while queued: the scheduler drops it when it comes up
+  bool past_deadline = false;  // a retry stopped at its task's retries.max_duration (will_fail too)
 };
 
 static_assert(sizeof(Attempt) == 32, "one per attempt: keep Attempt at 32 bytes");

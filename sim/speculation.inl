@@ -145,7 +145,7 @@ bool Model::spec_end(std::uint32_t a) {
   }
   if (controlled_)
     pod_ended(a);
-  else if (const auto delay = exec_.attempt_failed(t))
+  else if (const auto delay = exec_.attempt_failed(t, engine_.now(), engine_.now()))
     engine_.schedule(*delay, kRetry, t);
   return true;
 }

@@ -39,7 +39,7 @@ def shard_preprocess_train():
     with dsl.ParallelFor(items=list(range(SHARDS)), parallelism=SHARD_PARALLELISM) as shard:
         pre = preprocess(shard=shard)
         pre.set_cpu_request("4").set_memory_request("16Gi")
-        pre.set_retry(num_retries=3, backoff_duration="10s", backoff_factor=2.0, backoff_max_duration="300s")
+        pre.set_retry(num_retries=3, backoff_duration="10s", backoff_factor=2.0, backoff_max_duration="3600s")
     agg = aggregate(stats=dsl.Collected(pre.output))
     agg.set_cpu_request("8").set_memory_request("32Gi")
     with dsl.ParallelFor(items=LEARNING_RATES, parallelism=len(LEARNING_RATES)) as lr:

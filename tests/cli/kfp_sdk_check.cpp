@@ -34,7 +34,9 @@ TEST_CASE("KFP import: the seed pipeline as the kfp SDK compiles it", "[kfp-sdk]
   CHECK(pre.retries.max == 3);
   CHECK(pre.retries.backoff == Duration::from_s(10));
   CHECK(pre.retries.factor == 2.0);
-  CHECK(pre.retries.max_backoff == Duration::from_s(300));
+  // set_retry(backoff_max_duration="3600s"): the retries' deadline; Argo caps no wait below it.
+  CHECK(pre.retries.max_duration == Duration::from_s(3600));
+  CHECK(pre.retries.max_backoff == Duration::from_s(3600));
   CHECK(pre.image == "ghcr.io/acme/preprocess:1.2");
   CHECK(s.pipeline.steps[0].component.resources == Resources{8000, ByteCount{32} << 30, 0});
   const Step& lrs = s.pipeline.steps[2];

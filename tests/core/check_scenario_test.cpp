@@ -322,7 +322,7 @@ TEST_CASE(
       messages(check_scenario_file(f, {})) ==
       std::vector<std::string>{
           f + ":5:17: pipeline.steps[0].retries.limit: unknown key \"limit\" (expected one of: max, backoff, "
-              "factor, max_backoff)",
+              "factor, max_backoff, max_duration)",
           f + ":5:36: pipeline.steps[0].retries.backoff: expected a duration such as 90s, 2h30m or 500ms, "
               "got \"xx\"",
           f + ":6:40: pipeline.steps[0].tolerations[0].operator: must be Equal or Exists, got \"Bogus\"",

@@ -26,12 +26,12 @@ TEST_CASE("Execution: next_attempt numbers each task's attempts and says why eac
   NoHooks hooks;
   Execution<NoHooks> x(plan, hooks);
   auto next = [&x](TaskId t) {
-    const auto [number, kind] = x.next_attempt(t);
+    const auto [number, kind] = x.next_attempt(t, SimTime::zero());
     return std::pair{number, kind};
   };
   CHECK(next(0) == std::pair{0u, AttemptKind::first});
   CHECK(next(1) == std::pair{0u, AttemptKind::first});  // numbers are per task
-  REQUIRE(x.attempt_failed(0).has_value());
+  REQUIRE(x.attempt_failed(0, SimTime::zero(), SimTime::zero()).has_value());
   CHECK(next(0) == std::pair{1u, AttemptKind::retry});
   x.attempt_evicted(0);
   CHECK(next(0) == std::pair{2u, AttemptKind::replacement});
@@ -41,7 +41,7 @@ TEST_CASE("Execution: next_attempt numbers each task's attempts and says why eac
   CHECK(next(0) == std::pair{3u, AttemptKind::backup});
   CHECK(next(0) == std::pair{4u, AttemptKind::backup});
   CHECK(next(0) == std::pair{5u, AttemptKind::replacement});
-  REQUIRE(x.attempt_failed(0).has_value());
+  REQUIRE(x.attempt_failed(0, SimTime::zero(), SimTime::zero()).has_value());
   CHECK(next(0) == std::pair{6u, AttemptKind::retry});
   CHECK(x.attempts(0) == 7);
   CHECK(next(1) == std::pair{1u, AttemptKind::retry});  // b never failed: retry is the default later kind

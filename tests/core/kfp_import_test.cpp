@@ -275,6 +275,7 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
     CHECK(work.retries.backoff == Duration::from_s(10));
     CHECK(work.retries.factor == 2.0);
     CHECK(work.retries.max_backoff == Duration::from_s(3600));
+    CHECK(work.retries.max_duration == Duration::from_s(3600));
     CHECK(work.resources == Resources{2000, ByteCount{4} << 30, 1});
     CHECK(work.image == "python:3.11");
     const Component& old = s.pipeline.steps[1].steps[2].steps[0].component;
@@ -304,31 +305,78 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
       return w.find("kfp.tasks.old applies") != std::string::npos;
     }));
   }
-  SECTION(
-      "a first backoff longer than backoffMaxDuration: Argo never retries, so no retries, and a warning") {
-    // What kfp 2.17's set_retry(num_retries=2, backoff_duration="2h") writes (backoffMaxDuration 3600s).
+  SECTION("the branches of one dsl.If/Elif/Else all run: a warning, with the overlay that keeps one") {
+    std::string ir = replace(kIr, "  comp-exit-handler-1:\n", "  comp-condition-branches-1:\n");
+    ir = replace(ir, "{componentRef: {name: comp-exit-handler-1}}",
+                 "{componentRef: {name: comp-condition-branches-1}}");
     std::vector<std::string> warnings;
-    const Scenario s = load_scenario_text(replace(kIr, "{backoffDuration: 10s, backoffFactor: 2.0",
-                                                  "{backoffDuration: 7200s, backoffFactor: 2.0"),
-                                          "p.yaml", options(kCluster, {}, &warnings));
-    const Component& work = s.pipeline.steps[1].steps[1].steps[0].component;
-    CHECK(work.retries.max == 0);
-    CHECK(work.retries.backoff == Duration::from_s(7200));
+    (void)load_scenario_text(ir, "p.yaml", options(kCluster, {}, &warnings));
     CHECK(std::count(
               warnings.begin(), warnings.end(),
-              "p.yaml: warning: task \"work\": backoffDuration 7200s is longer than backoffMaxDuration "
-              "3600s: KFP (Argo's backoff.maxDuration) never retries it; modelled with no retries") == 1);
-    // Equal is one wait that fits: retried.
-    const Scenario t = load_scenario_text(replace(kIr, "{backoffDuration: 10s, backoffFactor: 2.0",
-                                                  "{backoffDuration: 3600s, backoffFactor: 2.0"),
+              "p.yaml: warning: the branches condition-3, condition-4 of one dsl.If/Elif/Else all run (a "
+              "condition is taken unless the overlay says 0; to keep one branch, set the others to 0: kfp: "
+              "{conditions: {condition-4: 0}})") == 1);
+  }
+  SECTION("a sub-DAG whose every task a condition set to 0 leaves out is left out too") {
+    // condition-4's DAG holds one task, itself a dsl.If (a loop or group around a lone If is common):
+    // with it set to 0, condition-4 has nothing to run and goes, as a task set to 0 does.
+    const std::string ir =
+        replace(kIr, "        old: {componentRef: {name: comp-old}}\n",
+                "        old: {componentRef: {name: comp-old}, triggerPolicy: {condition: x}}\n");
+    const Scenario s = load_scenario_text(ir, "p.yaml", options(kCluster + "kfp: {conditions: {old: 0}}\n"));
+    CHECK(shape(s.pipeline.steps) ==
+          "cleanup(after exit-handler-1) exit-handler-1{flip condition-3(after flip){work}}");
+    // Left out to the root: nothing would run, an error at the overlay's condition.
+    const std::string lone =
+        "components: {comp-a: {executorLabel: exec-a}}\n"
+        "deploymentSpec: {executors: {exec-a: {container: {image: alpine}}}}\n"
+        "pipelineInfo: {name: p}\n"
+        "root: {dag: {tasks: {a: {componentRef: {name: comp-a}, triggerPolicy: {condition: c}}}}}\n"
+        "schemaVersion: 2.1.0\n";
+    CHECK(error_of(lone, options(kCluster + "kfp: {conditions: {a: 0}}\n")) ==
+          "model.yaml:2:23: kfp.conditions.a: the conditions set to 0 (a) leave out every task of the "
+          "pipeline: nothing would run");
+  }
+  SECTION("backoffMaxDuration is the retries' deadline (max_duration); no wait is capped below it") {
+    // What kfp 2.17's set_retry(num_retries=2, backoff_duration="2h") writes (backoffMaxDuration 3600s):
+    // Argo never retries (the first wait ends past the deadline); the simulator's test of max_duration
+    // shows it. The cap is the longer of the two, so that the reader takes it.
+    const Scenario s = load_scenario_text(replace(kIr, "{backoffDuration: 10s, backoffFactor: 2.0",
+                                                  "{backoffDuration: 7200s, backoffFactor: 2.0"),
                                           "p.yaml", options(kCluster));
-    CHECK(t.pipeline.steps[1].steps[1].steps[0].component.retries.max == 3);
+    const RetryPolicy& r = s.pipeline.steps[1].steps[1].steps[0].component.retries;
+    CHECK(r.max == 3);
+    CHECK(r.backoff == Duration::from_s(7200));
+    CHECK(r.max_backoff == Duration::from_s(7200));
+    CHECK(r.max_duration == Duration::from_s(3600));
+    // Without backoffMaxDuration: the compiler's default, 3600 s.
+    const Scenario t = load_scenario_text(replace(kIr, "backoffFactor: 2.0, backoffMaxDuration: 3600s,",
+                                                  "backoffFactor: 2.0, backoffMaxDuration: 90m,"),
+                                          "p.yaml", options(kCluster));
+    CHECK(t.pipeline.steps[1].steps[1].steps[0].component.retries.max_duration == Duration::from_s(5400));
+    const Scenario u =
+        load_scenario_text(replace(kIr, " backoffMaxDuration: 3600s,", ""), "p.yaml", options(kCluster));
+    CHECK(u.pipeline.steps[1].steps[1].steps[0].component.retries.max_duration == Duration::from_s(3600));
+    CHECK(u.pipeline.steps[1].steps[1].steps[0].component.retries.max_backoff == Duration::from_s(3600));
     // A factor below 1 (the SDK takes any) is refused at the IR field.
     CHECK(error_of(replace(kIr, "backoffFactor: 2.0,", "backoffFactor: 0.5,"), options(kCluster)) ==
           "p.yaml:10:62: components.comp-condition-3.dag.tasks.work.retryPolicy.backoffFactor: a factor "
           "below 1 (waits "
           "that "
           "shrink) is not modelled; shardflow takes factors >= 1, got 0.5");
+    // A request over its limit: Kubernetes refuses the pod, so does the import, at the request.
+    CHECK(error_of(replace(kIr, "resourceCpuLimit: '4'", "resourceCpuLimit: 500m"), options(kCluster)) ==
+          "p.yaml:33:41: deploymentSpec.executors.exec-work.container.resources.resourceCpuRequest: the CPU "
+          "request 2 is more than its limit 500m "
+          "(deploymentSpec.executors.exec-work.container.resources.resourceCpuLimit): Kubernetes refuses "
+          "such a "
+          "pod (a request must be <= its limit)");
+    CHECK(
+        error_of(replace(kIr, "resourceMemoryLimit: 8G,", "resourceMemoryLimit: 1Gi,"), options(kCluster)) ==
+        "p.yaml:33:92: deploymentSpec.executors.exec-work.container.resources.resourceMemoryRequest: the "
+        "memory request 4Gi is more than its limit 1Gi "
+        "(deploymentSpec.executors.exec-work.container.resources.resourceMemoryLimit): Kubernetes refuses "
+        "such a pod (a request must be <= its limit)");
     // The older cpuLimit counts CPUs: the same, at its field.
     for (const std::string bad : {"500m", "-1", "four"})
       CHECK(error_of(replace(kIr, "cpuLimit: 0.5,", "cpuLimit: " + bad + ","), options(kCluster)) ==
@@ -629,6 +677,14 @@ TEST_CASE("KFP import: resources set from a pipeline parameter take its value at
         "from "
         "the pipeline parameter \"cpu\": shardflow needs the value when it imports the pipeline; it has no "
         "value; give it with --param cpu=VALUE or in an overlay as kfp: {params: {cpu: VALUE}}");
+  // A value that does not do: at the IR's field, saying where it came from.
+  CHECK(
+      error_of(ir, options(cluster, {"cpu=0"})) ==
+      "p.yaml:3:96: deploymentSpec.executors.exec-w.container.resources.resourceCpuLimit: must be > 0, got 0 "
+      "(the value of the pipeline parameter \"cpu\", given with --param)");
+  CHECK(error_of(ir, options(cluster, {"cpu=lots"}))
+            .rfind("p.yaml:3:96: deploymentSpec.executors.exec-w.container.resources.resourceCpuLimit: ",
+                   0) == 0);
 }
 
 TEST_CASE("KFP import: a component's model reaches the SDK's copies of it that run the same container",

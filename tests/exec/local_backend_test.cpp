@@ -267,6 +267,43 @@ TEST_CASE("Local: a sleep kernel fails its fail_attempts too, before its timer",
   CHECK(t.attempts[2].finished - t.attempts[2].started >= Duration::from_ms(20));
 }
 
+TEST_CASE("Local: retries.max_duration stops a retry at the deadline, in the run's time scale", "[exec]") {
+  // At time scale 0.5: attempt 0 fails at once (fail_attempts 1); the retry follows 50 ms later (100 ms
+  // of backoff) and would sleep 300 ms (600 ms), past the deadline at 200 ms (400 ms from the first
+  // attempt): it stops there, failed, and no retry follows (its wait would end past the deadline).
+  const Scenario s = scenario(R"(pipeline:
+  steps:
+    - name: nap
+      duration: {base: 600ms}
+      kernel: {name: sleep, fail_attempts: 1}
+      retries: {max: 3, backoff: 100ms, max_duration: 400ms}
+)");
+  const Trace t = run(s, 2, 0.5).trace;
+  REQUIRE(t.attempts.size() == 2);
+  CHECK(t.tasks_failed == 1);
+  CHECK(t.attempts[1].kind == AttemptKind::retry);
+  CHECK(t.attempts[1].outcome == Outcome::failed);
+  CHECK(t.error_text(t.attempts[1]) == past_deadline_text(Duration::from_ms(400)));
+  const double end = (t.attempts[1].finished - t.attempts[0].submitted).seconds();
+  CHECK(end >= 0.200);
+  CHECK(end < 0.300);  // unscaled, the deadline would be 400 ms and the retry would succeed at ~350 ms
+}
+
+TEST_CASE("Local: a kernel retry that returns after retries.max_duration failed", "[exec]") {
+  // The spin kernel is not interrupted: the retry spins its 150 ms and returns past the 100 ms deadline.
+  const Scenario s = scenario(R"(pipeline:
+  steps:
+    - name: busy
+      kernel: {name: spin, seconds: 150ms, fail_attempts: 1}
+      retries: {max: 3, backoff: 0s, max_duration: 100ms}
+)");
+  const Trace t = run(s, 2).trace;
+  REQUIRE(t.attempts.size() == 2);
+  CHECK(t.tasks_failed == 1);
+  CHECK(t.error_text(t.attempts[1]) == past_deadline_text(Duration::from_ms(100)));
+  CHECK((t.attempts[1].finished - t.attempts[1].started).seconds() >= 0.150);
+}
+
 TEST_CASE("Local: a run at a time scale records it, and the steps whose run times it scaled", "[exec]") {
   // Sleep (no kernel) and spin run for the sampled time, times the scale; spin with `seconds` and noop
   // do not.

@@ -34,7 +34,7 @@ Scenario golden_scenario() {
   c.duration.straggler_p = 0.1;
   c.duration.straggler_factor = 3;
   c.failure.p = 0.15;
-  c.retries = RetryPolicy{3, Duration::from_s(5), 2, Duration::from_s(60)};
+  c.retries = RetryPolicy{3, Duration::from_s(5), 2, Duration::from_s(60), std::nullopt};
   c.input.dist = {Distribution::Kind::lognormal, 0.5 * kGiB, 0.5};
   c.output.dist = {Distribution::Kind::uniform, 0.1 * kGiB, 0.3 * kGiB};
   c.image = "shard:1";

@@ -15,10 +15,11 @@
 //   x.start();                                         // on_ready for every task without predecessors
 //   x.admit(t);                                        // on_start(t) now, or when a limiter frees a slot
 //   x.succeeded(t);                                    // an attempt succeeded: successors become ready
-//   if (auto delay = x.attempt_failed(t)) retry_after(*delay);  // else t failed for good, and its dependents
+//   if (auto delay = x.attempt_failed(t, ended, now))  // an attempt failed: retry after *delay, else t
+//     retry_after(*delay);                             // failed for good, and its dependents
 //   x.attempt_evicted(t);                              // t's next attempt replaces an evicted one
 //   x.want_backup(t);                                  // t's next attempt is a speculative backup
-//   auto [number, kind] = x.next_attempt(t);           // creating an attempt: its number and kind
+//   auto [number, kind] = x.next_attempt(t, now);      // creating an attempt: its number and kind
 //
 // Limits (see plan.hpp): a task may start only if every unit on its chain is already active or its
 // limiter has a free slot; starting activates them; a unit frees its slot when its last task is resolved,
@@ -56,6 +57,8 @@ class Execution {
     failures_.assign(n, 0);
     attempts_of_.assign(n, 0);
     next_kind_.assign(n, AttemptKind::retry);
+    for (const PlanStep& s : plan_.steps())
+      if (s.component.retries.max_duration) first_at_.assign(n, kNever);
     for (TaskId t = 0; t < n; ++t) preds_left_[t] = static_cast<std::uint32_t>(plan_.preds(t).size());
     unit_left_.resize(plan_.units().size());
     unit_active_.assign(plan_.units().size(), 0);
@@ -94,9 +97,14 @@ class Execution {
   /// The number of the task's next attempt and why it exists; counts it. Attempt 0 is the first; a later
   /// one is a backup while want_backup asked for one not yet created, else what the last of
   /// attempt_failed (a retry) and attempt_evicted (a replacement) said.
-  NextAttempt next_attempt(TaskId t) {
+  /// `now` is when it is created (its pod, in the backend's clock): the first attempt's starts the clock of
+  /// retries.max_duration.
+  NextAttempt next_attempt(TaskId t, SimTime now) {
     const std::uint32_t n = attempts_of_[t]++;
-    if (n == 0) return {n, AttemptKind::first};
+    if (n == 0) {
+      if (!first_at_.empty()) first_at_[t] = now;
+      return {n, AttemptKind::first};
+    }
     if (!backups_wanted_.empty() && backups_wanted_[t] > 0) {
       --backups_wanted_[t];
       return {n, AttemptKind::backup};
@@ -120,16 +128,41 @@ class Execution {
     release_successors(t);
   }
 
-  /// An attempt of t failed. Returns the delay before the next attempt (the step's RetryPolicy), or
-  /// nothing when t has exhausted its retries: then t has failed for good (see fail()).
-  std::optional<Duration> attempt_failed(TaskId t) {
+  /// An attempt of t failed (it ended at `failed_at`; `now` is when the backend acts on it, later when a
+  /// controller notices failures at its syncs). Returns the delay before the next attempt (the step's
+  /// RetryPolicy), or nothing when t has exhausted its retries, or when retries.max_duration ends them (as
+  /// Argo does: `now` past the deadline, or `failed_at` + the delay past it): then t has failed for good
+  /// (see fail()).
+  std::optional<Duration> attempt_failed(TaskId t, SimTime failed_at, SimTime now) {
     const int k = static_cast<int>(++failures_[t]);
     next_kind_[t] = AttemptKind::retry;
     const RetryPolicy& retry = plan_.steps()[plan_.step_of(t)].component.retries;
-    if (k <= retry.max) return retry.delay_before_retry(k);
+    if (k <= retry.max) {
+      const Duration delay = retry.delay_before_retry(k);
+      const SimTime deadline = retry_deadline(t);
+      if (deadline == kNever || (now <= deadline && failed_at + scaled(delay) <= deadline)) return delay;
+      ++retries_past_deadline_;
+    }
     fail(t);
     return std::nullopt;
   }
+
+  /// When retrying t must be over: its first attempt's creation + the step's retries.max_duration (in the
+  /// backend's clock); kNever without one (or when the backend ignores them).
+  [[nodiscard]] SimTime retry_deadline(TaskId t) const {
+    if (first_at_.empty() || first_at_[t] == kNever) return kNever;
+    const std::optional<Duration>& limit = plan_.steps()[plan_.step_of(t)].component.retries.max_duration;
+    return limit ? first_at_[t] + scaled(*limit) : kNever;
+  }
+  /// Some step has retries.max_duration and the backend keeps it.
+  [[nodiscard]] bool has_retry_deadlines() const { return !first_at_.empty(); }
+  /// The backend cannot enforce retries.max_duration (Kubernetes Jobs): retries are counted without it.
+  void ignore_retry_deadlines() { first_at_.clear(); }
+  /// The backend's clock runs `scale` times as fast as the scenario's (the local backend's time_scale):
+  /// retries.max_duration is scaled like the waits the backend scales itself.
+  void set_time_scale(double scale) { scale_ = scale; }
+  /// Failures not retried because of retries.max_duration (though retries.max allowed one).
+  [[nodiscard]] std::uint64_t retries_past_deadline() const { return retries_past_deadline_; }
 
   /// t fails for good (no retries left, or it can never be placed): it and everything after it
   /// never run.
@@ -244,6 +277,13 @@ class Execution {
   std::vector<TaskState> state_;
   std::vector<std::uint32_t> failures_;
   std::vector<std::uint32_t> attempts_of_;
+  std::vector<SimTime> first_at_;  // each task's first attempt's creation; empty without retry deadlines
+  double scale_ = 1;
+  std::uint64_t retries_past_deadline_ = 0;
+  [[nodiscard]] Duration scaled(Duration d) const {
+    return scale_ == 1 ? d
+                       : Duration::from_ns(static_cast<std::int64_t>(static_cast<double>(d.ns()) * scale_));
+  }
   std::vector<AttemptKind> next_kind_;         // of t's next attempt after the first, unless a backup
   std::vector<std::uint32_t> backups_wanted_;  // backups asked for and not yet created (empty: none ever)
   std::vector<std::uint32_t> unit_left_;

@@ -77,12 +77,16 @@ struct FailureModel {
   friend bool operator==(const FailureModel&, const FailureModel&) = default;
 };
 
-/// Retry k (1-based) waits min(backoff * factor^(k-1), max_backoff) after the failure.
+/// Retry k (1-based) waits min(backoff * factor^(k-1), max_backoff) after the failure. With max_duration
+/// (Argo's retryStrategy.backoff.maxDuration, KFP's backoffMaxDuration), retrying ends at the task's first
+/// attempt's creation + max_duration: no retry after a failure past it or whose wait would end past it, and
+/// a retry still running at it is stopped there (failed).
 struct RetryPolicy {
   int max = 0;
   Duration backoff = Duration::zero();
   double factor = 2;
   Duration max_backoff = Duration::from_s(300);
+  std::optional<Duration> max_duration;
   [[nodiscard]] Duration delay_before_retry(int k) const;
   friend bool operator==(const RetryPolicy&, const RetryPolicy&) = default;
 };

@@ -82,6 +82,15 @@ inline std::string sampled_failure_text(double p) {
   return text;
 }
 
+/// Why a retry failed when it was still running at its task's retries.max_duration, as every backend
+/// that keeps the deadline says it.
+inline std::string past_deadline_text(Duration max_duration) {
+  return "DeadlineExceeded: a retry still running at the end of retries.max_duration (" +
+         format_duration(max_duration) +
+         " from the task's first attempt) is stopped there, as Argo stops a retry pod at backoff.maxDuration "
+         "(KFP's backoffMaxDuration)";
+}
+
 /// The draws of an attempt's stream (seed, Stream::duration, task, attempt): a standard normal, then the
 /// straggler's and the failure's uniforms. They depend on those four keys alone, not on the component,
 /// so simulations that share a seed (a sweep's replication of many configurations) can share them.

@@ -10,6 +10,7 @@
 #include <shardflow/core/machine.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/units.hpp>
+#include <shardflow/exec/kernels.hpp>
 #include <shardflow/exec/local_backend.hpp>
 #include <shardflow/planner/compare.hpp>
 
@@ -138,8 +139,9 @@ int run_compare_command(const CompareArgs& args) {
         "cluster.node_pools[local].cpu=" + std::to_string(args.cores > 0 ? args.cores : machine_cores())};
     std::function<void(const std::string&)> status;
     if (!args.quiet) status = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
-    planner::measure_variants(yaml, args.file, spec, r, *local, "local", args.measure_runs, "local",
-                              predict_sets, args.time_scale, status);
+    planner::measure_variants(
+        yaml, args.file, spec, r, *local, "local", args.measure_runs, "local", predict_sets, args.time_scale,
+        [](const Component& c) { return exec::kernel_runs_sampled_time(c.kernel); }, status);
   }
   const std::string write_error = write_results([&] {
     write_file(dir / "compare.json", [&](std::ostream& o) { planner::write_compare_json(o, r); });

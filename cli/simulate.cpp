@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <time.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,7 @@
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/text.hpp>
 #include <shardflow/core/trace.hpp>
+#include <shardflow/exec/kernels.hpp>
 #include <shardflow/exec/local_backend.hpp>
 #include <shardflow/k8s/controller.hpp>
 #include <shardflow/k8s/manifests.hpp>
@@ -53,23 +55,38 @@ std::string human_seconds(double s) {
 }
 
 std::atomic<bool> g_interrupted{false};
-std::atomic<int> g_signal{SIGINT};  // the signal that stopped the run
+std::atomic<int> g_signal{SIGINT};                     // the signal that stopped the run
+std::atomic<std::int64_t> g_first_signal_ns{0};        // when it came (CLOCK_MONOTONIC)
+constexpr std::int64_t kSecondSignalNs = 500'000'000;  // a signal this long after the first is a second one
 extern "C" void on_sigint(int sig) {
-  g_signal.store(sig);
-  g_interrupted.store(true);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe, as are signal() and raise()
+  const std::int64_t ns = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+  if (!g_interrupted.load()) {
+    g_signal.store(sig);
+    g_first_signal_ns.store(ns);
+    g_interrupted.store(true);
+    return;
+  }
+  // `timeout` and CI runners signal the process and then its process group: the same stop arrives twice
+  // within microseconds. Only a signal a while after the first is a user's second Ctrl-C: it ends the
+  // process at once.
+  if (ns - g_first_signal_ns.load() < kSecondSignalNs) return;
+  signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 // Ctrl-C (SIGINT), or SIGTERM or SIGHUP (what `timeout`, a CI runner cancelling a job or a closed
 // terminal send) while a run is going: the first asks the backend to stop (the partial trace is written,
-// exit 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM); that signal's handler is then the default
-// again, so a second one ends the process at once.
+// exit 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM); a second one, half a second or more later, ends
+// the process at once (copies of the first that arrive with it, as `timeout` sends them, do not).
 class InterruptGuard {
  public:
   InterruptGuard() {
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
+    sa.sa_flags = 0;
     for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &sa, &old_[i]);
   }
   ~InterruptGuard() {
@@ -187,8 +204,11 @@ double predict_local_makespan(const SimulateArgs& args, std::uint64_t seed, cons
                    std::to_string(lo.cores > 0 ? lo.cores : machine_cores()));
   if (lo.memory > 0) o.sets.push_back("cluster.node_pools[local].memory=" + std::to_string(lo.memory));
   try {
-    const Scenario s = load_scenario_file(args.file, o);
-    return predict_makespan(s, Plan::unroll(s.pipeline), seed) * lo.time_scale;
+    Scenario s = load_scenario_file(args.file, o);
+    // At --time-scale: the sampled-time kernels' run times scaled, the others at their own speed.
+    apply_time_scale(s, lo.time_scale,
+                     [](const Component& c) { return exec::kernel_runs_sampled_time(c.kernel); });
+    return predict_makespan(s, Plan::unroll(s.pipeline), seed);
   } catch (const InputError&) {
     return 0;
   }
@@ -743,19 +763,43 @@ int run_simulate(const SimulateArgs& args) {
                   static_cast<unsigned long long>(m.cancelled_attempts));
     if (m.tasks_failed > 0) {
       // The tasks that exhausted their retries: every attempt ended, none succeeded, the last one failed.
-      std::map<TaskId, const AttemptRecord*> last;
+      std::map<TaskId, const AttemptRecord*> last, first;
+      std::map<TaskId, int> counted;  // attempts that count against retries.max: the first and its retries
       std::set<TaskId> ok;
       for (const AttemptRecord& a : trace.attempts) {
         if (a.outcome == Outcome::succeeded) ok.insert(a.task);
         if (!last.count(a.task) || last[a.task]->attempt < a.attempt) last[a.task] = &a;
+        if (a.attempt == 0) first[a.task] = &a;
+        counted[a.task] += a.kind == AttemptKind::first || a.kind == AttemptKind::retry;
       }
+      // Whether retries.max_duration ended t's retries after its failed attempt `a` (as Execution decides,
+      // in the run's clock: a local run at --time-scale scales the waits and the deadline).
+      const double scale = trace.time_scale;
+      const auto scaled = [scale](Duration d) {
+        return Duration::from_ns(static_cast<std::int64_t>(static_cast<double>(d.ns()) * scale));
+      };
+      const auto deadline_ended = [&](TaskId t, const AttemptRecord& a, const RetryPolicy& retry) {
+        if (!retry.max_duration || !first.count(t)) return false;
+        const SimTime deadline = first[t]->submitted + scaled(*retry.max_duration);
+        return a.finished > deadline || a.finished + scaled(retry.delay_before_retry(counted[t])) > deadline;
+      };
       std::string names;
       std::size_t n = 0;
       for (const auto& [t, a] : last) {
         if (ok.count(t) || a->outcome != Outcome::failed) continue;
-        if (++n <= 20)
-          names += (n == 1 ? "" : ", ") + shortened(plan.task_name(t)) + " (" +
-                   std::to_string(a->attempt + 1) + (a->attempt == 0 ? " attempt)" : " attempts)");
+        // Retries left that retries.max_duration (a deadline) did not let happen: say so. Retries left
+        // after a run that failed, in a run that stopped with tasks unfinished: a retry was waiting its
+        // backoff (unfinished, counted below). (A pod that fits no node fails at once, never started.)
+        const RetryPolicy& retry = plan.steps()[plan.step_of(t)].component.retries;
+        const bool retries_left = counted[t] <= retry.max;
+        const bool cut = retries_left && deadline_ended(t, *a, retry);
+        if (retries_left && !cut && trace.tasks_unfinished > 0 && a->started != kNever) continue;
+        if (++n > 20) continue;
+        names +=
+            (n == 1 ? "" : ", ") + shortened(plan.task_name(t)) + " (" + std::to_string(a->attempt + 1) +
+            (a->attempt == 0 ? " attempt" : " attempts") +
+            (cut ? ", retries ended by retries.max_duration " + format_duration(*retry.max_duration) : "") +
+            ")";
       }
       if (n > 20) names += ", and " + std::to_string(n - 20) + " more";
       if (n > 0) std::printf("  failed tasks %s\n", names.c_str());

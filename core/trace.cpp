@@ -183,6 +183,19 @@ void write_trace_json(std::ostream& out, const Trace& t) {
       w << (i ? ", " : "") << t.time_scaled_steps[i];
     w << "]";
   }
+  // Only a run that stopped with tasks unfinished, or whose failures left tasks unrun, has these.
+  if (t.tasks_unfinished != 0 || t.tasks_waiting != 0 || !t.stopped_early.empty()) {
+    w << ",\n  \"tasks_unfinished\": " << t.tasks_unfinished << ", \"tasks_waiting\": " << t.tasks_waiting;
+    if (!t.stopped_early.empty()) {
+      w << ", \"stopped_early\": ";
+      append_json_string(w.text(), t.stopped_early);
+    }
+  }
+  if (!t.tasks_not_run.empty()) {
+    w << ",\n  \"tasks_not_run\": [";
+    for (std::size_t i = 0; i < t.tasks_not_run.size(); ++i) w << (i ? ", " : "") << t.tasks_not_run[i];
+    w << "]";
+  }
   if (t.load) {
     const auto list = [&](const char* key, const std::vector<std::string>& v) {
       w << ", \"" << key << "\": [";

@@ -166,6 +166,24 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     }
   }
 
+  // Only a run that stopped with tasks unfinished, or whose failures left tasks unrun, has these.
+  if (const JsonValue* v = r.find(doc, "tasks_unfinished")) {
+    t.tasks_unfinished = r.unsigned64(*v, "tasks_unfinished");
+    t.tasks_waiting = r.unsigned64(r.get(doc, "tasks_waiting", ""), "tasks_waiting");
+    if (t.tasks_unfinished > t.tasks_failed || t.tasks_waiting > t.tasks_failed - t.tasks_unfinished)
+      r.fail(*v, "tasks_unfinished",
+             "tasks_unfinished (" + std::to_string(t.tasks_unfinished) + ") and tasks_waiting (" +
+                 std::to_string(t.tasks_waiting) + ") are counted in tasks_failed (" +
+                 std::to_string(t.tasks_failed) + "): more than it");
+    if (const JsonValue* why = r.find(doc, "stopped_early"))
+      t.stopped_early = r.string(*why, "stopped_early");
+  }
+  if (const JsonValue* v = r.find(doc, "tasks_not_run")) {
+    const JsonValue& ids = r.array(*v, "tasks_not_run");
+    for (std::uint32_t i = 0; i < ids.count; ++i)
+      t.tasks_not_run.push_back(r.u32(r.item(ids, i), "tasks_not_run[" + std::to_string(i) + "]"));
+  }
+
   // Only a local run's trace has it.
   if (const JsonValue* v = r.find(doc, "load")) {
     r.object(*v, "load");

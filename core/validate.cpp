@@ -40,6 +40,33 @@ void clear_places(Scenario& s) {
   clear_step_places(s.pipeline.steps);
 }
 
+namespace {
+
+Duration scaled_by(Duration d, double scale) {
+  return Duration::from_ns(std::llround(static_cast<double>(d.ns()) * scale));
+}
+
+void scale_steps(std::vector<Step>& steps, double scale,
+                 const std::function<bool(const Component&)>& scaled) {
+  for (Step& s : steps) {
+    Component& c = s.component;
+    if (scaled(c)) {
+      c.duration.base = scaled_by(c.duration.base, scale);
+      c.duration.per_gib = scaled_by(c.duration.per_gib, scale);
+    }
+    c.retries.backoff = scaled_by(c.retries.backoff, scale);
+    c.retries.max_backoff = scaled_by(c.retries.max_backoff, scale);
+    if (c.retries.max_duration) c.retries.max_duration = scaled_by(*c.retries.max_duration, scale);
+    scale_steps(s.steps, scale, scaled);
+  }
+}
+
+}  // namespace
+
+void apply_time_scale(Scenario& s, double scale, const std::function<bool(const Component&)>& scaled) {
+  if (scale != 1) scale_steps(s.pipeline.steps, scale, scaled);
+}
+
 bool pool_admits(const NodePool& pool, const std::map<std::string, std::string>& node_selector,
                  const std::vector<Toleration>& tolerations) {
   const bool selected = std::all_of(node_selector.begin(), node_selector.end(), [&](const auto& kv) {

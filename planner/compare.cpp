@@ -261,7 +261,8 @@ CompareResult run_compare(const std::string& scenario_file, const CompareSpec& s
 void measure_variants(const std::string& yaml, const std::string& file, const CompareSpec& spec,
                       CompareResult& result, const Backend& real, const std::string& backend_name, int runs,
                       const std::string& predict_cluster, const std::vector<std::string>& predict_sets,
-                      double predict_scale, const std::function<void(const std::string&)>& status) {
+                      double predict_scale, const std::function<bool(const Component&)>& time_scaled,
+                      const std::function<void(const std::string&)>& status) {
   if (runs < 1 || runs > 1000)
     throw InputError({"--measure-runs", 0, 0}, "", "must be from 1 to 1000, got " + std::to_string(runs));
   detail::check_seed_range(result.base_seed, runs, file, spec.base_seed.has_value());
@@ -277,6 +278,7 @@ void measure_variants(const std::string& yaml, const std::string& file, const Co
       throw as_variant_error(spec.variants[v], e, file);
     }
     pred_s.push_back(load_variant(yaml, file, spec, v, predict_cluster, predict_sets));
+    apply_time_scale(pred_s.back(), predict_scale, time_scaled);
     pred_p.push_back(Plan::unroll(pred_s.back().pipeline));
   }
   // One real run at a time: they would compete for the machine's cores otherwise.
@@ -296,7 +298,8 @@ void measure_variants(const std::string& yaml, const std::string& file, const Co
       const Trace predicted = sim::simulate(pred_s[v], pred_p[v], so);
       m.seeds.push_back(seed);
       m.measured_makespan_s.push_back(makespan_s(measured));
-      m.predicted_makespan_s.push_back(makespan_s(predicted) * predict_scale);
+      m.predicted_makespan_s.push_back(makespan_s(predicted));
+      m.measured_tasks_failed.push_back(measured.tasks_failed);
     }
     result.variants[v].measured = std::move(m);
   }
@@ -435,16 +438,27 @@ void print_compare(std::ostream& out, const CompareResult& r) {
   bool any_measured = false;
   for (const VariantResult& v : r.variants) any_measured = any_measured || v.measured.has_value();
   if (any_measured) {
+    bool any_failed = false;
     out << "\nmeasured next to predicted (the simulator on a model of the machine it ran on, same seeds):\n";
     std::vector<std::vector<std::string>> rows;
     for (const VariantResult& v : r.variants) {
       if (!v.measured) continue;
       const Measurement& m = *v.measured;
       const double meas = m.measured_mean(), pred = m.predicted_mean();
+      const std::size_t failed = m.runs_with_failed_tasks();
       rows.push_back({v.name, m.backend, std::to_string(m.seeds.size()), fixed(meas, 3), fixed(pred, 3),
-                      meas > 0 ? signed_fixed((pred - meas) / meas * 100, 1) + "%" : "-"});
+                      meas > 0 ? signed_fixed((pred - meas) / meas * 100, 1) + "%" : "-",
+                      failed == 0 ? "0" : std::to_string(failed) + " of " + std::to_string(m.seeds.size())});
+      any_failed = any_failed || failed > 0;
     }
-    table(out, {"variant", "backend", "runs", "measured mean s", "predicted mean s", "error"}, rows, 2);
+    table(out,
+          {"variant", "backend", "runs", "measured mean s", "predicted mean s", "error",
+           "runs with failed tasks"},
+          rows, 2);
+    if (any_failed)
+      out << "  (a real run with failed tasks ended early or did less work: its makespan is not the "
+             "pipeline's;\n"
+             "   its trace says which task failed and why)\n";
   }
 }
 

@@ -192,6 +192,7 @@ void write_compare_json(std::ostream& out, const CompareResult& r) {
                         {"seeds", m.seeds},
                         {"measured_makespan_s", m.measured_makespan_s},
                         {"predicted_makespan_s", m.predicted_makespan_s},
+                        {"measured_tasks_failed", m.measured_tasks_failed},
                         {"measured_mean_s", m.measured_mean()},
                         {"predicted_mean_s", m.predicted_mean()}};
     }
@@ -263,6 +264,19 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
         for (std::uint32_t k = 0; k < xs.count; ++k)
           to->push_back(r.non_negative(r.item(xs, k), f + "[" + std::to_string(k) + "]"));
       }
+      // Written since the runs' failures were kept; an older file's runs count as without failures.
+      if (const JsonValue* fj = r.optional(*mj, "measured_tasks_failed")) {
+        const std::string f = q + ".measured_tasks_failed";
+        r.array(*fj, f);
+        if (fj->count != seeds.count)
+          r.fail(
+              *fj, f,
+              "has " + std::to_string(fj->count) + " values for " + std::to_string(seeds.count) + " seeds");
+        for (std::uint32_t k = 0; k < fj->count; ++k)
+          m.measured_tasks_failed.push_back(r.unsigned64(r.item(*fj, k), f + "[" + std::to_string(k) + "]"));
+      } else {
+        m.measured_tasks_failed.assign(m.seeds.size(), 0);
+      }
       v.measured = std::move(m);
     }
     res.variants.push_back(std::move(v));
@@ -295,7 +309,7 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
          "tasks,"
          "diff_makespan_mean_s,diff_makespan_ci95_low_s,diff_makespan_ci95_high_s,diff_makespan_significant,"
          "diff_cost_mean,diff_cost_ci95_low,diff_cost_ci95_high,diff_cost_significant,meets,recommended,"
-         "measured_mean_s,predicted_mean_s,makespan_quantile_s\n";
+         "measured_mean_s,predicted_mean_s,makespan_quantile_s,measured_runs_with_failed_tasks\n";
   for (std::size_t i = 0; i < r.variants.size(); ++i) {
     const VariantResult& v = r.variants[i];
     out << csv_text(v.name) << ',' << csv_text(variant_changes(v, "; ")) << ',' << v.makespan_s.mean << ','
@@ -312,7 +326,9 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
       out << v.measured->measured_mean() << ',' << v.measured->predicted_mean();
     else
       out << ',';
-    out << ',' << v.quantile_makespan_s << '\n';
+    out << ',' << v.quantile_makespan_s << ',';
+    if (v.measured) out << v.measured->runs_with_failed_tasks();
+    out << '\n';
   }
 }
 

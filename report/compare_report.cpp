@@ -238,6 +238,15 @@ void write_compare_report(std::ostream& out, const planner::CompareResult& r, co
     }
     x_axis(b, f, x, xt, true, "mean makespan");
     b += "</svg>\n";
+    std::string
+        failed;  // the variants whose real runs had failed tasks: their makespans are not the pipeline's
+    for (std::size_t i : measured)
+      if (const std::size_t n = r.variants[i].measured->runs_with_failed_tasks(); n > 0)
+        failed += (failed.empty() ? "" : ", ") + esc(r.variants[i].name) + " (" + std::to_string(n) + " of " +
+                  std::to_string(r.variants[i].measured->seeds.size()) + " runs)";
+    if (!failed.empty())
+      b += "<p class=\"note\">Real runs with failed tasks: " + failed +
+           ". Such a run ended early or did less work: its makespan is not the pipeline's.</p>\n";
   }
 
   b += "<h2>Variants</h2>\n<table class=\"sortable variants\"><thead><tr><th>variant</th><th>changes</th>"

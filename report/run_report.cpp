@@ -74,12 +74,18 @@ std::string run_facts(const Trace& t) {
   // knows them (a run's own, not one read back from trace.json), so that "N tasks" is not read as the
   // pipeline's size.
   const std::size_t not_run = t.tasks_not_run.size();
+  // A run that stopped with tasks unfinished (interrupted, or a simulation at its horizon) says so.
+  const std::uint64_t unfinished = t.tasks_unfinished + t.tasks_waiting;
   return "seed " + std::to_string(t.seed) + " · backend " + t.backend + " · " + count(tasks.size()) +
          " tasks, " + count(t.attempts.size()) + " attempts on " + count(t.nodes.size()) +
          (t.nodes.size() == 1 ? " node" : " nodes") +
          (not_run == 0 ? ""
                        : " · " + count(not_run) + (not_run == 1 ? " task" : " tasks") +
-                             " not run (a task before " + (not_run == 1 ? "it" : "them") + " failed)");
+                             " not run (a task before " + (not_run == 1 ? "it" : "them") + " failed)") +
+         (unfinished == 0
+              ? ""
+              : " · stopped with " + count(unfinished) + (unfinished == 1 ? " task" : " tasks") +
+                    " unfinished" + (t.stopped_early.empty() ? "" : " (" + t.stopped_early + ")"));
 }
 
 void utilization_charts(std::string& out, const Trace& t, const Metrics& m, double end_s) {
@@ -255,7 +261,12 @@ void write_run_report(std::ostream& out, const Trace& t, const Metrics& m, const
       {"cost", num(m.cost, 2), "price units (node hours x price)"},
       {"CPU utilization", percent(m.mean_cpu_utilization), "mean; peak " + percent(m.peak_cpu_utilization)},
       {"retries", count(m.retries), count(m.attempts) + " attempts"},
-      {"failures", count(m.failed_attempts), count(m.tasks_failed) + " tasks failed for good"}};
+      {"failures", count(m.failed_attempts),
+       count(m.tasks_failed - std::min<std::uint64_t>(m.tasks_failed, t.tasks_unfinished + t.tasks_waiting)) +
+           " tasks failed for good" +
+           (t.tasks_unfinished + t.tasks_waiting == 0
+                ? std::string()
+                : "; " + count(t.tasks_unfinished + t.tasks_waiting) + " unfinished when the run stopped")}};
   // Only a run that had them: speculation's backups, pods replaced after their node went away.
   if (m.backups > 0) cs.push_back({"backups", count(m.backups), count(m.backups_won) + " won"});
   if (m.replacements > 0)

@@ -321,6 +321,32 @@ TEST_CASE("cli: compare --backend local names the variant whose set the machine 
   CHECK(g.err.ends_with(advice));
 }
 
+TEST_CASE("cli: compare --backend local at --time-scale predicts sampled-time kernels scaled, commands not",
+          "[cli]") {
+  // tests/data/compare/mixed-local.yaml at --time-scale 0.1: the command sleeps its 300 ms for real, the
+  // sleep kernel's 1 s becomes 100 ms: 0.4 s predicted (the whole makespan times 0.1 was 0.13 s). The
+  // variant `broken` fails its sleep (fail_attempts 1, no retries): its run is flagged.
+  const fs::path dir = scratch("compare-local-scaled");
+  const Result r =
+      run("compare tests/data/compare/mixed-local.yaml -r 1 --backend local --cores 2 --time-scale 0.1 "
+          "--variant base --variant 'broken:pipeline.steps[nap].kernel.fail_attempts=1' --out '" +
+          dir.string() + "'");
+  CHECK(r.status == 0);
+  const auto j = nlohmann::json::parse(slurp(dir / "compare.json"));
+  const auto& m = j["variants"][0]["measured"];
+  CHECK(m["predicted_makespan_s"][0].get<double>() == Approx(0.4).margin(1e-9));
+  CHECK(m["measured_makespan_s"][0].get<double>() >= 0.39);
+  CHECK(m["measured_makespan_s"][0].get<double>() < 2.4);
+  CHECK(m["measured_tasks_failed"] == nlohmann::json::array({0}));
+  CHECK(j["variants"][1]["measured"]["measured_tasks_failed"] == nlohmann::json::array({1}));
+  CHECK(contains(r.out, "runs with failed tasks"));
+  CHECK(contains(r.out, "  (a real run with failed tasks ended early or did less work"));
+  const std::string csv = slurp(dir / "compare.csv");
+  CHECK(contains(csv, ",measured_runs_with_failed_tasks\n"));
+  CHECK(csv.substr(csv.size() - 3) == ",1\n");  // the last row, `broken`: its one run
+  CHECK(contains(slurp(dir / "report.html"), "Real runs with failed tasks: broken (1 of 1 runs)."));
+}
+
 TEST_CASE("cli: compare --backend local runs each variant for real next to the prediction", "[cli]") {
   // tests/data/compare/tiny-local.yaml on 2 cores: four 200 ms shards of one core each, two at a time,
   // then a 100 ms merge: 2 x 200 + 100 = 500 ms predicted. `serial` runs the shards one at a time:

@@ -134,17 +134,24 @@ TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a local run cleanly: exit 130 (143), t
           "[cli]") {
   // SIGTERM (timeout, a CI runner cancelling) used to kill the process: no trace, the commands orphaned.
   // A `command` (SIGTERM to its process) is cancelled as a spin is: no error on its attempts either.
+  // The same signal twice at once (`timeout` signals the process, then its process group) is one stop:
+  // it used to end the process at once, with nothing written.
   struct Case {
     const char* sig;
     const char* status;
     const char* kernel;
+    int copies;
   };
-  for (const auto& [sig, status, kernel] :
-       {Case{"INT", "130", "kernel: {name: spin, seconds: 600s}"},
-        Case{"TERM", "143", "kernel: {name: spin, seconds: 600s}"},
-        Case{"INT", "130", "command: [sleep, '600'], kernel: {name: command}"}}) {
-    INFO("SIG" << sig << ", " << kernel);
-    const fs::path dir = scratch(std::string("interrupt-") + sig + "-" + kernel[0]);
+  for (const auto& [sig, status, kernel, copies] :
+       {Case{"INT", "130", "kernel: {name: spin, seconds: 600s}", 1},
+        Case{"TERM", "143", "kernel: {name: spin, seconds: 600s}", 1},
+        Case{"INT", "130", "command: [sleep, '600'], kernel: {name: command}", 1},
+        Case{"INT", "130", "kernel: {name: spin, seconds: 600s}", 2}}) {
+    INFO("SIG" << sig << ", " << kernel << ", " << copies << " at once");
+    const fs::path dir =
+        scratch(std::string("interrupt-") + sig + "-" + kernel[0] + "-" + std::to_string(copies));
+    std::string kill;
+    for (int i = 0; i < copies; ++i) kill += "kill -" + std::string(sig) + " $pid; ";
     std::ofstream(dir / "long.yaml")
         << "name: long\npipeline:\n  steps:\n"
            "    - {name: spin, parallel_for: {count: 6}, "
@@ -154,8 +161,8 @@ TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a local run cleanly: exit 130 (143), t
     const std::string cmd = "cd '" + std::string(SHARDFLOW_SOURCE_DIR) + "' && { '" + SHARDFLOW_EXE +
                             "' run '" + (dir / "long.yaml").string() + "' --backend local --cores 2 --out '" +
                             (dir / "out").string() + "' >'" + (dir / "stdout").string() +
-                            "' 2>&1 & pid=$!; sleep 1; kill -" + std::string(sig) +
-                            " $pid; wait $pid; echo $? >'" + (dir / "status").string() + "'; }";
+                            "' 2>&1 & pid=$!; sleep 1; " + kill + "wait $pid; echo $? >'" +
+                            (dir / "status").string() + "'; }";
     const auto t0 = std::chrono::steady_clock::now();
     CHECK(std::system(cmd.c_str()) == 0);
     CHECK(std::chrono::steady_clock::now() - t0 <
@@ -178,6 +185,27 @@ TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a local run cleanly: exit 130 (143), t
     CHECK(started == 2);
     CHECK(trace["tasks_failed"] == 6);
   }
+}
+
+TEST_CASE("cli: a task waiting out its retry backoff when the run is interrupted is unfinished, not failed",
+          "[cli]") {
+  // Attempt 0 fails at once (fail_attempts 1); its retry would come 600 s later: interrupted before.
+  const fs::path dir = scratch("interrupt-backoff");
+  std::ofstream(dir / "backoff.yaml")
+      << "name: backoff\npipeline:\n  steps:\n"
+         "    - {name: flaky, parallel_for: {count: 2}, duration: {base: 1ms}, kernel: {name: sleep, "
+         "fail_attempts: 1}, retries: {max: 2, backoff: 600s}}\n"
+         "cluster:\n  node_pools: [{name: n, cpu: 2, memory: 4Gi, count: 1}]\n";
+  const std::string cmd =
+      "{ '" + std::string(SHARDFLOW_EXE) + "' run '" + (dir / "backoff.yaml").string() +
+      "' --backend local --cores 2 --out '" + (dir / "out").string() + "' >'" + (dir / "stdout").string() +
+      "' 2>&1 & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo $? >'" + (dir / "status").string() + "'; }";
+  CHECK(std::system(cmd.c_str()) == 0);
+  CHECK(slurp(dir / "status") == "130\n");
+  const std::string out = slurp(dir / "stdout");
+  CHECK(out.find("  failed tasks ") == std::string::npos);  // it listed flaky[0] and flaky[1] (1 attempt)
+  CHECK(out.find("\n  unfinished   2 tasks had not finished when the run was interrupted at ") !=
+        std::string::npos);
 }
 
 TEST_CASE("cli: every seed scenario runs for real at its documented local scale", "[cli][slow]") {

@@ -115,6 +115,26 @@ TEST_CASE("Trace: read_trace_json reads what write_trace_json writes", "[core][t
   CHECK(back.pod_names.size() == 3);
   CHECK(back.nodes[0].memory == 8 * kGiB);
   CHECK(back.nodes[0].price_per_hour == 0.1);
+  // A run that stopped with tasks unfinished, and one whose failure left tasks unrun: kept, so that a
+  // report rebuilt from the files says what the run's own did.
+  Trace stopped = sample_trace();
+  stopped.tasks_failed = 3;
+  stopped.tasks_unfinished = 2;
+  stopped.tasks_waiting = 1;
+  stopped.stopped_early = "every node failed";
+  stopped.tasks_not_run = {7, 9};
+  const std::string text = json(stopped);
+  CHECK(
+      text.find("\n  \"tasks_unfinished\": 2, \"tasks_waiting\": 1, \"stopped_early\": \"every node failed\""
+                ",\n  \"tasks_not_run\": [7, 9]") != std::string::npos);
+  std::istringstream again(text);
+  const Trace read = read_trace_json(again, "x.json");
+  CHECK(read.tasks_unfinished == 2);
+  CHECK(read.tasks_waiting == 1);
+  CHECK(read.stopped_early == "every node failed");
+  CHECK(read.tasks_not_run == std::vector<TaskId>{7, 9});
+  CHECK(json(read) == text);
+  CHECK(json(t).find("tasks_unfinished") == std::string::npos);  // none: as before they were written
 }
 
 TEST_CASE("Trace: trace_field_location finds a field of a trace read before, by its name", "[core][trace]") {

@@ -137,6 +137,17 @@ TEST_CASE("Run report: one bar per bound attempt, retries, failures and the crit
   dead.tasks_not_run = {4};
   CHECK(run_page(dead, small_metrics()).find("2 nodes · 1 task not run (a task before it failed) · ") !=
         std::string::npos);
+  // A run that stopped with tasks unfinished (interrupted) says so, and does not call them failed for good.
+  Trace stopped = small_trace();
+  stopped.tasks_failed = 3;
+  stopped.tasks_unfinished = 2;
+  stopped.tasks_waiting = 1;
+  Metrics sm = small_metrics();
+  sm.tasks_failed = 3;
+  const std::string stopped_page = run_page(stopped, sm);
+  CHECK(stopped_page.find("2 nodes · stopped with 3 tasks unfinished · shardflow 9.9.9") !=
+        std::string::npos);
+  CHECK(stopped_page.find("0 tasks failed for good; 3 unfinished when the run stopped") != std::string::npos);
   CHECK(page.find("<div class=\"value\">1m40s</div>") != std::string::npos);
   // Utilization has a GPU line since a node has one; one histogram per step; no network.
   CHECK(occurrences(page, "<path class=\"line\"") == 4);  // CPU, memory, GPU; pending pods

@@ -30,6 +30,12 @@ struct Scenario {
 /// or --set spellings then compare equal. (Step::resources_where compares equal already.)
 void clear_places(Scenario& s);
 
+/// The scenario as a run at time scale `scale` lives it (the local backend's --time-scale): the run times
+/// (duration.base and per_gib) of the steps whose component `scaled` says (the kernels that run for the
+/// sampled time: exec::kernel_runs_sampled_time), and every step's retry waits and deadline, times
+/// `scale`; the other kernels run at their own speed. Simulated, it predicts such a run.
+void apply_time_scale(Scenario& s, double scale, const std::function<bool(const Component&)>& scaled);
+
 /// Whether a pod with this node selector and these tolerations may run on the pool's nodes: every
 /// selector label matches, and every NoSchedule/NoExecute taint is tolerated (PreferNoSchedule only
 /// steers scoring). The loader checks with it that every step fits somewhere; backends place pods by it.

@@ -106,16 +106,15 @@ struct Trace {
   /// Indexes into `steps`; empty when time_scale is 1.
   std::vector<std::uint32_t> time_scaled_steps;
   /// Of tasks_failed, those that had not finished when the run stopped (interrupted, or a simulation at
-  /// its horizon). Not written to trace.json (a trace read back has 0).
+  /// its horizon). In trace.json when not 0 (with tasks_waiting and stopped_early).
   std::uint64_t tasks_unfinished = 0;
   /// Of tasks_failed, those that had not started when the run stopped because they waited for unfinished
-  /// ones. Not written to trace.json.
+  /// ones.
   std::uint64_t tasks_waiting = 0;
   /// Tasks that never ran because a task they depend on failed (not counted in tasks_failed), in id
-  /// order. Not written to trace.json either.
+  /// order. In trace.json when there are some.
   std::vector<TaskId> tasks_not_run;
-  /// Why a simulation stopped before its horizon with tasks unfinished, when it did (empty otherwise). Not
-  /// written to trace.json.
+  /// Why a simulation stopped before its horizon with tasks unfinished, when it did (empty otherwise).
   std::string stopped_early;
 
   // Pod names. A backend that learns its pods' names stores them here, each attempt pointing at its own

@@ -78,10 +78,16 @@ struct CompareRun {
 
 /// A variant run for real (e.g. the local backend) next to the simulator's prediction of the same runs.
 struct Measurement {
-  std::string backend;                       // "local"
-  std::vector<std::uint64_t> seeds;          // one real run per seed
-  std::vector<double> measured_makespan_s;   // per seed
-  std::vector<double> predicted_makespan_s;  // per seed: the simulator on a model of where it ran
+  std::string backend;                               // "local"
+  std::vector<std::uint64_t> seeds;                  // one real run per seed
+  std::vector<double> measured_makespan_s;           // per seed
+  std::vector<double> predicted_makespan_s;          // per seed: the simulator on a model of where it ran
+  std::vector<std::uint64_t> measured_tasks_failed;  // per seed: the real run's (0: all succeeded)
+  [[nodiscard]] std::size_t runs_with_failed_tasks() const {
+    std::size_t n = 0;
+    for (std::uint64_t f : measured_tasks_failed) n += f > 0;
+    return n;
+  }
   [[nodiscard]] double measured_mean() const { return mean_of(measured_makespan_s); }
   [[nodiscard]] double predicted_mean() const { return mean_of(predicted_makespan_s); }
 
@@ -174,11 +180,14 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
 
 /// Fills each variant's `measured`: `runs` real runs (seeds base, base+1, ...) one after another with
 /// `real`, each next to the simulator's makespan for the same seed on the scenario loaded with
-/// `predict_cluster` and `predict_sets` on top, times `predict_scale`.
+/// `predict_cluster` and `predict_sets` on top, at the real runs' time scale `predict_scale`
+/// (apply_time_scale: the steps `time_scaled` says run their sampled time scaled, the others at their
+/// own speed). A real run with failed tasks is counted in `measured_tasks_failed`.
 void measure_variants(const std::string& yaml, const std::string& file, const CompareSpec& spec,
                       CompareResult& result, const Backend& real, const std::string& backend_name, int runs,
                       const std::string& predict_cluster, const std::vector<std::string>& predict_sets,
-                      double predict_scale, const std::function<void(const std::string&)>& status = {});
+                      double predict_scale, const std::function<bool(const Component&)>& time_scaled,
+                      const std::function<void(const std::string&)>& status = {});
 
 /// A table for people; one JSON document (docs/compare-format.md); CSV with one row per variant.
 void print_compare(std::ostream& out, const CompareResult& r);

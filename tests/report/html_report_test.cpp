@@ -237,6 +237,15 @@ TEST_CASE("Prediction report: both Gantt charts on one time axis, and the error 
   CHECK(occurrences(page, "<rect class=\"bar ") == 8);
   CHECK(page.find("<div class=\"value\">25.0%</div>") != std::string::npos);  // makespan 100 against 80
   CHECK(page.find(">20.0%</td>") != std::string::npos);                       // prep p50 12 s against 10 s
+  CHECK(page.find("time scale") == std::string::npos);
+  // A measured run at --time-scale 0.05 against a prediction in model time: said.
+  Trace scaled = t;
+  scaled.time_scale = 0.05;
+  scaled.time_scaled_steps = {0};
+  std::ostringstream out2;
+  write_prediction_report(out2, {t, predicted, "predicted"}, {scaled, measured, "measured"}, {});
+  CHECK(out2.str().find("<p class=\"note\">The measured run ran at time scale 0.05 (run --time-scale): its "
+                        "sampled-time steps took that times their model time") != std::string::npos);
 }
 
 TEST_CASE("Run report: an empty trace still makes a page", "[report]") {

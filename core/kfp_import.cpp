@@ -976,6 +976,9 @@ class Importer {
     const auto v = inputs.find(name);
     if (v == inputs.end()) f.fail("set from the input " + quote(name) + ", which the task does not have");
     const Value& value = v->second;
+    if (value.kind == Value::Kind::known && value.values.size() == 1 && !value.values[0].IsScalar())
+      f.fail("set from " + (value.what.empty() ? "the input " + quote(name) : value.what) + ", which is a " +
+             (value.values[0].IsMap() ? "mapping" : "list") + ": expected one value");
     if (value.kind == Value::Kind::known && value.values.size() == 1 && value.values[0].IsScalar())
       return Field{made_scalar(value.values[0].Scalar(), f.node), f.path, f.file, f.node,
                    "the value of " + (value.what.empty() ? "the input " + quote(name) : value.what)};

@@ -192,10 +192,28 @@ void check_no_more_documents(YAML::Parser& parser, DocumentStarts& docs, const s
       throw InputError(location_of(m, file), "", "YAML syntax error: unexpected " + what);
     }
   }
-  if (docs.starts.size() > 1 &&
-      !(docs.starts[1].pos >= 0 && only_empty_documents(text, static_cast<std::size_t>(docs.starts[1].pos))))
+  if (docs.starts.size() > 1 && !(docs.starts[1].pos >= 0 &&
+                                  only_empty_documents(text, static_cast<std::size_t>(docs.starts[1].pos)))) {
+    // The kfp SDK writes kfp-kubernetes settings as a second document: `platforms:` first.
+    std::size_t line = static_cast<std::size_t>(std::max<std::int64_t>(0, docs.starts[1].pos));
+    bool platforms = false;
+    while (line < text.size()) {  // its first line that is not `---`, blank or a comment
+      const std::size_t end = std::min(text.find('\n', line), text.size());
+      const std::size_t first = text.find_first_not_of(" \t\r", line);
+      if (first < end && text.compare(first, 3, "---") != 0 && text[first] != '#') {
+        platforms = text.compare(first, 10, "platforms:") == 0;
+        break;
+      }
+      line = end + 1;
+    }
     throw InputError(location_of(docs.starts[1], file), "",
-                     "expected one YAML document, found more than one");
+                     platforms
+                         ? "expected one YAML document, found more than one: this one, `platforms:`, is "
+                           "the kfp-kubernetes settings of a compiled pipeline (node selectors, volumes, "
+                           "...), which shardflow does not support (docs/kfp-import.md); remove it, and "
+                           "model a node selector in the overlay"
+                         : "expected one YAML document, found more than one");
+  }
 }
 
 }  // namespace

@@ -682,6 +682,9 @@ TEST_CASE("KFP import: resources set from a pipeline parameter take its value at
       error_of(ir, options(cluster, {"cpu=0"})) ==
       "p.yaml:3:96: deploymentSpec.executors.exec-w.container.resources.resourceCpuLimit: must be > 0, got 0 "
       "(the value of the pipeline parameter \"cpu\", given with --param)");
+  CHECK(error_of(ir, options(cluster, {"cpu=[1]"})) ==
+        "p.yaml:3:96: deploymentSpec.executors.exec-w.container.resources.resourceCpuLimit: set from the "
+        "pipeline parameter \"cpu\", given with --param, which is a list: expected one value");
   CHECK(error_of(ir, options(cluster, {"cpu=lots"}))
             .rfind("p.yaml:3:96: deploymentSpec.executors.exec-w.container.resources.resourceCpuLimit: ",
                    0) == 0);

@@ -160,6 +160,11 @@ TEST_CASE("parse_document: several documents and bad syntax get the same exact e
   // The second document is reported where it starts; a syntax error in the second or third document
   // is found before the second document is (the whole of three documents is parsed, as before).
   CHECK(message_of("a: 1\n---\nb: 2\n") == "t.yaml:2:1: expected one YAML document, found more than one");
+  // The kfp SDK's second document of kfp-kubernetes settings: named.
+  CHECK(message_of("a: 1\n---\n# k8s\nplatforms:\n  kubernetes: {}\n") ==
+        "t.yaml:2:1: expected one YAML document, found more than one: this one, `platforms:`, is the "
+        "kfp-kubernetes settings of a compiled pipeline (node selectors, volumes, ...), which shardflow does "
+        "not support (docs/kfp-import.md); remove it, and model a node selector in the overlay");
   CHECK(message_of("a: 1\n---\nb: 2\n---\nc: 3\n---\nd: [\n") ==
         "t.yaml:2:1: expected one YAML document, found more than one");
   CHECK(message_of("a: 1\n---\nb: [\n") == "t.yaml:4:1: YAML syntax error: end of sequence flow not found");

@@ -127,7 +127,8 @@ void diff_chart(std::string& b, const planner::CompareResult& r, const Quantity&
 void write_compare_report(std::ostream& out, const planner::CompareResult& r, const ReportOptions& o) {
   Page page("shardflow compare: " + r.scenario,
             "scenario " + r.scenario + " · " + count(r.variants.size()) + " variants · " +
-                count(static_cast<std::uint64_t>(r.replications)) + " runs each, seeds from " +
+                count(static_cast<std::uint64_t>(r.replications)) +
+                (r.replications == 1 ? " run each, seeds from " : " runs each, seeds from ") +
                 std::to_string(r.base_seed) + " (the same for every variant) · baseline " +
                 (r.variants.empty() ? "-" : r.variants.front().name) +
                 (r.deadline_s ? " · deadline " + human_duration(*r.deadline_s) : "") + " · shardflow " +

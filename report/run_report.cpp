@@ -183,7 +183,8 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
       out += "<rect class=\"hbar s" + std::to_string(s) + "\" x=\"" + num(x0, 2) + "\" y=\"" +
              num(y(static_cast<double>(n[b])), 2) + "\" width=\"" + num(std::max(x1 - x0 - 1, 0.5), 2) +
              "\" height=\"" + num(y(0) - y(static_cast<double>(n[b])), 2) + "\"><title>" +
-             esc(count(n[b]) + " runs of " + human_duration(lo + bw * static_cast<double>(b)) + " to " +
+             esc(count(n[b]) + (n[b] == 1 ? " run of " : " runs of ") +
+                 human_duration(lo + bw * static_cast<double>(b)) + " to " +
                  human_duration(lo + bw * static_cast<double>(b + 1))) +
              "</title></rect>";
     }

@@ -15,7 +15,8 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   for (const planner::Dimension& d : r.dimensions) dims += (dims.empty() ? "" : ", ") + d.path;
   Page page("shardflow sweep: " + r.scenario,
             "scenario " + r.scenario + " · " + count(r.configs.size()) + " configurations of " + dims +
-                " · " + count(static_cast<std::uint64_t>(r.replications)) + " runs each, seeds from " +
+                " · " + count(static_cast<std::uint64_t>(r.replications)) +
+                (r.replications == 1 ? " run each, seeds from " : " runs each, seeds from ") +
                 std::to_string(r.base_seed) +
                 (r.deadline_s ? " · deadline " + human_duration(*r.deadline_s) : "") + " · shardflow " +
                 (o.version.empty() ? "?" : o.version));

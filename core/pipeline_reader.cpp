@@ -114,7 +114,14 @@ Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::
   Loop loop;
   const auto count = m.get("count");
   const auto list = m.get("items");
-  if (count && list) r.fail(m.key_node("items"), m.field("items"), "give either count or items, not both");
+  if (count && list) {
+    // At the items, unless they have no place (an imported loop's) and the count has one (a --set's).
+    const SourceLocation items_at = r.at(m.key_node("items")), count_at = r.at(m.key_node("count"));
+    const SourceLocation nowhere = r.at(YAML::Node());  // the file alone: a value made, not written
+    const bool at_count = items_at == nowhere && count_at != nowhere;
+    r.fail(m.key_node(at_count ? "count" : "items"), m.field(at_count ? "count" : "items"),
+           "give either count or items, not both");
+  }
   if (!count && !list) r.fail(n, field, "needs count (a number of iterations) or items (a list)");
   at.loop_where = r.at(count ? *count : *list);
   at.loop_field = m.field(count ? "count" : "items");

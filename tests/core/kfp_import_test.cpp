@@ -884,3 +884,20 @@ TEST_CASE("KFP import: an overlay's step that the imported pipeline lacks is an 
           "none");
   }
 }
+
+TEST_CASE("KFP import: a --set count on an imported items loop is reported at the --set", "[kfp]") {
+  // The loop's items come from the IR (no place of their own): the count the --set added is the mistake.
+  const std::string file =
+      std::string(SHARDFLOW_SOURCE_DIR) +
+      "/tests/data/kfp/test_data/sdk_compiled_pipelines/valid/pipeline_with_nested_loops.yaml";
+  LoadOptions o = options(kCluster);
+  o.sets = {"pipeline.steps[for-loop-4].parallel_for.count=7"};
+  try {
+    (void)load_scenario_file(file, o);
+    FAIL("loaded");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "--set pipeline.steps[for-loop-4].parallel_for.count=7: pipeline.steps[1].parallel_for.count: give "
+          "either count or items, not both");
+  }
+}

@@ -273,7 +273,12 @@ class Importer {
     }
     for (auto key : {"pipelineInfo", "root"})
       if (!top.has(key))
-        throw InputError(SourceLocation{file_, 1, 1}, key, "missing required key of a PipelineSpec");
+        throw InputError(
+            SourceLocation{file_, 1, 1}, key,
+            std::string("missing required key of a PipelineSpec") +
+                (top.has("schemaVersion") ? ""
+                                          : " (the KFP SDK writes it before schemaVersion, which is "
+                                            "missing too: is the file cut short?)"));
     // The SDK writes schemaVersion after the pipeline: a file without it was cut short (or not written
     // by the SDK), and what it holds may be part of a DAG.
     if (!top.has("schemaVersion"))
@@ -815,6 +820,9 @@ class Importer {
     step["name"] = name_node;
     const Field ref = task["componentRef"];
     if (!ref.node) task.fail("missing required key \"componentRef\"");
+    if (ref.node.IsScalar() || ref.node.IsSequence())
+      ref.fail("expected a mapping {name: COMPONENT} (the SDK writes componentRef: {name: comp-...}), got " +
+               (ref.node.IsScalar() ? quote(ref.node.Scalar()) : std::string("a list")));
     const Field comp_name = ref["name"];
     const std::string& cname = comp_name.scalar();
     const auto c = components_.find(cname);

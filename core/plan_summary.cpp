@@ -340,8 +340,12 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
            "them)";
   }
   char buf[128];
-  std::snprintf(buf, sizeof buf, s.total_cpu_core_s / 3600.0 < 1e30 ? "%.2f" : "%.3g",
-                s.total_cpu_core_s / 3600.0);
+  const double core_hours = s.total_cpu_core_s / 3600.0;  // two decimals, or two digits when smaller
+  std::snprintf(buf, sizeof buf,
+                core_hours > 0 && core_hours < 0.01 ? "%.2g"
+                : core_hours < 1e30                 ? "%.2f"
+                                                    : "%.3g",
+                core_hours);
   out << "\ntotal work: " << human(s.total_work_s) << " of task time, " << buf << " core-hours requested\n";
   if (cpu_bound_s > 0)
     out << "CPU capacity bound: " << human(cpu_bound_s)

@@ -1317,6 +1317,13 @@ TEST_CASE("cli: explain says a task count past 2^64 - 1 is more, and its work is
   const Result big = run("explain '" + (dir / "huger.yaml").string() + "'");
   CHECK(big.out.find("total work: 1.58e+35h of task time, 1.58e+35 core-hours requested\n") !=
         std::string::npos);
+  // A tiny pipeline's core-hours in two digits, not "0.00": one task of 1 CPU for 1 s.
+  std::ofstream(dir / "tiny.yaml")
+      << "name: tiny\npipeline:\n  steps:\n    - {name: a, duration: {base: 1s}, "
+         "resources: {cpu: 1}}\n"
+         "cluster:\n  node_pools: [{name: n, cpu: 2, memory: 8Gi, count: 1}]\n";
+  CHECK(run("explain '" + (dir / "tiny.yaml").string() + "'")
+            .out.find("total work: 1s of task time, 0.00028 core-hours requested\n") != std::string::npos);
 }
 
 TEST_CASE("cli: the seed's strategy variants (reports/strategies.md) all run", "[cli]") {

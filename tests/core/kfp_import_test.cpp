@@ -591,6 +591,10 @@ TEST_CASE("KFP import: a null value is reported at its key", "[kfp]") {
   CHECK(error_of(replace(kIr, "old: {componentRef: {name: comp-old}}", "old: {componentRef: }"),
                  options(kCluster)) ==
         "p.yaml:14:15: components.comp-condition-4.dag.tasks.old.componentRef.name: missing required key");
+  CHECK(error_of(replace(kIr, "old: {componentRef: {name: comp-old}}", "old: {componentRef: comp-old}"),
+                 options(kCluster)) ==
+        "p.yaml:14:29: components.comp-condition-4.dag.tasks.old.componentRef: expected a mapping {name: "
+        "COMPONENT} (the SDK writes componentRef: {name: comp-...}), got \"comp-old\"");
   // An overlay's model: the loader's error at the overlay's key.
   CHECK(
       error_of(kIr, options(kCluster + "kfp:\n  components:\n    comp-work:\n      duration:\n")) ==
@@ -785,7 +789,8 @@ TEST_CASE("KFP import: a PipelineSpec cut short after its components is read as 
   // "missing name" instead.
   const std::string cut = kIr.substr(0, kIr.find("deploymentSpec:"));
   CHECK(error_of(cut, options(kCluster)) ==
-        "p.yaml:1:1: pipelineInfo: missing required key of a PipelineSpec");
+        "p.yaml:1:1: pipelineInfo: missing required key of a PipelineSpec (the KFP SDK writes it before "
+        "schemaVersion, which is missing too: is the file cut short?)");
 }
 
 TEST_CASE("KFP import: kfp.outputs for an output that only a condition reads is an error", "[kfp]") {

@@ -772,15 +772,15 @@ int run_simulate(const SimulateArgs& args) {
         if (a.attempt == 0) first[a.task] = &a;
         counted[a.task] += a.kind == AttemptKind::first || a.kind == AttemptKind::retry;
       }
-      // Whether retries.max_duration ended t's retries after its failed attempt `a` (as Execution decides,
-      // in the run's clock: a local run at --time-scale scales the waits and the deadline).
+      // Whether retries.max_duration ended t's retries after its failed attempt `a` (as Execution decides:
+      // a local run at --time-scale scales the waits, not the deadline).
       const double scale = trace.time_scale;
       const auto scaled = [scale](Duration d) {
         return Duration::from_ns(static_cast<std::int64_t>(static_cast<double>(d.ns()) * scale));
       };
       const auto deadline_ended = [&](TaskId t, const AttemptRecord& a, const RetryPolicy& retry) {
         if (!retry.max_duration || !first.count(t)) return false;
-        const SimTime deadline = first[t]->submitted + scaled(*retry.max_duration);
+        const SimTime deadline = first[t]->submitted + *retry.max_duration;
         return a.finished > deadline || a.finished + scaled(retry.delay_before_retry(counted[t])) > deadline;
       };
       std::string names;

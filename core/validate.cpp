@@ -55,8 +55,8 @@ void scale_steps(std::vector<Step>& steps, double scale,
       c.duration.per_gib = scaled_by(c.duration.per_gib, scale);
     }
     c.retries.backoff = scaled_by(c.retries.backoff, scale);
-    c.retries.max_backoff = scaled_by(c.retries.max_backoff, scale);
-    if (c.retries.max_duration) c.retries.max_duration = scaled_by(*c.retries.max_duration, scale);
+    c.retries.max_backoff =
+        scaled_by(c.retries.max_backoff, scale);  // not max_duration: a wall-clock deadline
     scale_steps(s.steps, scale, scaled);
   }
 }

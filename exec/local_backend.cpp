@@ -109,7 +109,7 @@ class LocalRun {
         memory_(local.memory > 0 ? local.memory : machine_memory()),
         exec_(plan, *this),
         arena_(cores_, 0) {
-    exec_.set_time_scale(lo_.time_scale);  // retries.max_duration, in this run's clock
+    exec_.set_time_scale(lo_.time_scale);  // the retry waits it scales, for retries.max_duration's check
     steps_.reserve(plan_.steps().size());
     for (const PlanStep& s : plan_.steps()) {
       const Component& c = s.component;

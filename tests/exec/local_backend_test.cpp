@@ -267,26 +267,28 @@ TEST_CASE("Local: a sleep kernel fails its fail_attempts too, before its timer",
   CHECK(t.attempts[2].finished - t.attempts[2].started >= Duration::from_ms(20));
 }
 
-TEST_CASE("Local: retries.max_duration stops a retry at the deadline, in the run's time scale", "[exec]") {
+TEST_CASE("Local: retries.max_duration stops a retry at the deadline, in real time at any time scale",
+          "[exec]") {
   // At time scale 0.5: attempt 0 fails at once (fail_attempts 1); the retry follows 50 ms later (100 ms
-  // of backoff) and would sleep 300 ms (600 ms), past the deadline at 200 ms (400 ms from the first
-  // attempt): it stops there, failed, and no retry follows (its wait would end past the deadline).
+  // of backoff, scaled) and would sleep 300 ms (600 ms, scaled), past the deadline 200 ms after the first
+  // attempt (not scaled: a deadline bounds real time, and real kernels do not run faster at a scale): it
+  // stops there, failed, and no retry follows (its wait would end past the deadline).
   const Scenario s = scenario(R"(pipeline:
   steps:
     - name: nap
       duration: {base: 600ms}
       kernel: {name: sleep, fail_attempts: 1}
-      retries: {max: 3, backoff: 100ms, max_duration: 400ms}
+      retries: {max: 3, backoff: 100ms, max_duration: 200ms}
 )");
   const Trace t = run(s, 2, 0.5).trace;
   REQUIRE(t.attempts.size() == 2);
   CHECK(t.tasks_failed == 1);
   CHECK(t.attempts[1].kind == AttemptKind::retry);
   CHECK(t.attempts[1].outcome == Outcome::failed);
-  CHECK(t.error_text(t.attempts[1]) == past_deadline_text(Duration::from_ms(400)));
+  CHECK(t.error_text(t.attempts[1]) == past_deadline_text(Duration::from_ms(200)));
   const double end = (t.attempts[1].finished - t.attempts[0].submitted).seconds();
-  CHECK(end >= 0.200);
-  CHECK(end < 0.300);  // unscaled, the deadline would be 400 ms and the retry would succeed at ~350 ms
+  CHECK(end >= 0.200);  // scaled, the deadline would have been at 100 ms
+  CHECK(end < 0.300);
 }
 
 TEST_CASE("Local: a kernel retry that returns after retries.max_duration failed", "[exec]") {

@@ -147,19 +147,20 @@ class Execution {
     return std::nullopt;
   }
 
-  /// When retrying t must be over: its first attempt's creation + the step's retries.max_duration (in the
-  /// backend's clock); kNever without one (or when the backend ignores them).
+  /// When retrying t must be over: its first attempt's creation + the step's retries.max_duration (a
+  /// deadline on the backend's clock, never scaled); kNever without one (or when the backend ignores them).
   [[nodiscard]] SimTime retry_deadline(TaskId t) const {
     if (first_at_.empty() || first_at_[t] == kNever) return kNever;
     const std::optional<Duration>& limit = plan_.steps()[plan_.step_of(t)].component.retries.max_duration;
-    return limit ? first_at_[t] + scaled(*limit) : kNever;
+    return limit ? first_at_[t] + *limit : kNever;
   }
   /// Some step has retries.max_duration and the backend keeps it.
   [[nodiscard]] bool has_retry_deadlines() const { return !first_at_.empty(); }
   /// The backend cannot enforce retries.max_duration (Kubernetes Jobs): retries are counted without it.
   void ignore_retry_deadlines() { first_at_.clear(); }
-  /// The backend's clock runs `scale` times as fast as the scenario's (the local backend's time_scale):
-  /// retries.max_duration is scaled like the waits the backend scales itself.
+  /// The backend waits `scale` times the retry delays it is given (the local backend's time_scale): the
+  /// deadline check counts the wait as it will be. The deadline itself is not scaled: it bounds a run's
+  /// real time, and the local backend's real kernels run at their own speed whatever the scale.
   void set_time_scale(double scale) { scale_ = scale; }
   /// Failures not retried because of retries.max_duration (though retries.max allowed one).
   [[nodiscard]] std::uint64_t retries_past_deadline() const { return retries_past_deadline_; }

@@ -32,8 +32,9 @@ void clear_places(Scenario& s);
 
 /// The scenario as a run at time scale `scale` lives it (the local backend's --time-scale): the run times
 /// (duration.base and per_gib) of the steps whose component `scaled` says (the kernels that run for the
-/// sampled time: exec::kernel_runs_sampled_time), and every step's retry waits and deadline, times
-/// `scale`; the other kernels run at their own speed. Simulated, it predicts such a run.
+/// sampled time: exec::kernel_runs_sampled_time), and every step's retry waits, times `scale`; the other
+/// kernels run at their own speed, and retries.max_duration stays (a deadline in real time). Simulated,
+/// it predicts such a run.
 void apply_time_scale(Scenario& s, double scale, const std::function<bool(const Component&)>& scaled);
 
 /// Whether a pod with this node selector and these tolerations may run on the pool's nodes: every

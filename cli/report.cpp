@@ -169,13 +169,12 @@ int run_report_command(const ReportArgs& args) {
       std::cerr << "warning: --predicted " << args.predicted << " is a run of scenario '" << p.trace.scenario
                 << "' and --measured " << args.measured << " of '" << m.trace.scenario
                 << "': compared step by step by name all the same\n";
-    for (const auto& [flag, dir, run] :
-         {std::tuple{"--predicted", &args.predicted, &p}, {"--measured", &args.measured, &m}})
-      if (run->trace.time_scale != 1 && p.trace.time_scale != m.trace.time_scale)
-        std::cerr << "warning: " << flag << " " << *dir << " ran at time scale " << run->trace.time_scale
-                  << " (run --time-scale): its sampled-time steps took that times their model time, so the "
-                     "errors are mostly the scale's (compare --backend local predicts at the run's scale; "
-                     "calibrate turns it back into model time)\n";
+    for (const auto& [flag, dir, run, other] :
+         {std::tuple{"--predicted", &args.predicted, &p, &m}, {"--measured", &args.measured, &m, &p}})
+      if (const std::string caveat = report::time_scale_caveat(run->trace, other->trace); !caveat.empty())
+        std::cerr << "warning: " << flag << " " << *dir << " " << caveat
+                  << " (compare --backend local predicts at the run's scale; calibrate turns it back into "
+                     "model time)\n";
     const fs::path out = args.out.empty() ? fs::path(args.measured) / "prediction.html" : fs::path(args.out);
     write_file(out, [&](std::ostream& o) {
       report::write_prediction_report(o, {p.trace, p.metrics, "predicted"}, {m.trace, m.metrics, "measured"},

@@ -772,17 +772,6 @@ int run_simulate(const SimulateArgs& args) {
         if (a.attempt == 0) first[a.task] = &a;
         counted[a.task] += a.kind == AttemptKind::first || a.kind == AttemptKind::retry;
       }
-      // Whether retries.max_duration ended t's retries after its failed attempt `a` (as Execution decides:
-      // a local run at --time-scale scales the waits, not the deadline).
-      const double scale = trace.time_scale;
-      const auto scaled = [scale](Duration d) {
-        return Duration::from_ns(static_cast<std::int64_t>(static_cast<double>(d.ns()) * scale));
-      };
-      const auto deadline_ended = [&](TaskId t, const AttemptRecord& a, const RetryPolicy& retry) {
-        if (!retry.max_duration || !first.count(t)) return false;
-        const SimTime deadline = first[t]->submitted + *retry.max_duration;
-        return a.finished > deadline || a.finished + scaled(retry.delay_before_retry(counted[t])) > deadline;
-      };
       std::string names;
       std::size_t n = 0;
       for (const auto& [t, a] : last) {
@@ -792,7 +781,11 @@ int run_simulate(const SimulateArgs& args) {
         // backoff (unfinished, counted below). (A pod that fits no node fails at once, never started.)
         const RetryPolicy& retry = plan.steps()[plan.step_of(t)].component.retries;
         const bool retries_left = counted[t] <= retry.max;
-        const bool cut = retries_left && deadline_ended(t, *a, retry);
+        // Whether retries.max_duration ended them, as Execution decided (a local run at --time-scale
+        // scales the waits, not the deadline).
+        const bool cut = retries_left && first.count(t) &&
+                         retry.deadline_ends_retries(counted[t], first[t]->submitted, a->finished,
+                                                     a->finished, trace.time_scale);
         if (retries_left && !cut && trace.tasks_unfinished > 0 && a->started != kNever) continue;
         if (++n > 20) continue;
         names +=

@@ -984,14 +984,15 @@ class Importer {
     const auto v = inputs.find(name);
     if (v == inputs.end()) f.fail("set from the input " + quote(name) + ", which the task does not have");
     const Value& value = v->second;
-    if (value.kind == Value::Kind::known && value.values.size() == 1 && !value.values[0].IsScalar())
-      f.fail("set from " + (value.what.empty() ? "the input " + quote(name) : value.what) + ", which is a " +
-             (value.values[0].IsMap() ? "mapping" : "list") + ": expected one value");
-    if (value.kind == Value::Kind::known && value.values.size() == 1 && value.values[0].IsScalar())
+    const std::string source = value.what.empty() ? "the input " + quote(name) : value.what;
+    if (value.kind == Value::Kind::known && value.values.size() == 1) {
+      if (!value.values[0].IsScalar())
+        f.fail("set from " + source + ", which is a " + (value.values[0].IsMap() ? "mapping" : "list") +
+               ": expected one value");
       return Field{made_scalar(value.values[0].Scalar(), f.node), f.path, f.file, f.node,
-                   "the value of " + (value.what.empty() ? "the input " + quote(name) : value.what)};
-    f.fail("set at run time from " + (value.what.empty() ? "the input " + quote(name) : value.what) +
-           ": shardflow needs the value when it imports the pipeline" +
+                   "the value of " + source};
+    }
+    f.fail("set at run time from " + source + ": shardflow needs the value when it imports the pipeline" +
            (value.kind == Value::Kind::one_of ? " (it differs between loop iterations)" : "") +
            (value.hint.empty() ? "" : "; " + value.hint));
   }
@@ -1033,18 +1034,14 @@ class Importer {
     struct Given {
       std::optional<Field> field;
       std::int64_t value = 0;
-      std::string text;
       void set(const Field& f, std::int64_t v) {
-        if (field) return;
-        field = f;
-        value = v;
-        text = f.node.IsScalar() ? f.node.Scalar() : std::string();
+        if (!field) field = f, value = v;
       }
     };
     const auto check_limit = [](const Given& request, const Given& limit, std::string_view what) {
       if (request.field && limit.field && request.value > limit.value)
-        request.field->fail(std::string(what) + " request " + request.text + " is more than its limit " +
-                            limit.text + " (" + limit.field->path +
+        request.field->fail(std::string(what) + " request " + request.field->scalar() +
+                            " is more than its limit " + limit.field->scalar() + " (" + limit.field->path +
                             "): Kubernetes refuses such a pod (a request must be <= its limit)");
     };
     bool have_cpu = false;

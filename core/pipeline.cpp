@@ -5,6 +5,7 @@
 
 #include <shardflow/core/det_math.hpp>
 #include <shardflow/core/pipeline.hpp>
+#include <shardflow/core/sampling.hpp>
 #include <shardflow/core/scenario.hpp>
 
 namespace shardflow {
@@ -43,6 +44,16 @@ double DurationModel::mean_seconds(double input_bytes) const {
   const double nominal = base.seconds() + per_gib.seconds() * input_bytes / static_cast<double>(kGiB);
   // The lognormal noise has mean 1 by construction; stragglers scale the mean by 1 + p (factor - 1).
   return nominal * (1 + straggler_p * (straggler_factor - 1));
+}
+
+bool RetryPolicy::deadline_ends_retries(int k, SimTime first, SimTime failed_at, SimTime now,
+                                        double wait_scale) const {
+  if (!max_duration) return false;
+  const SimTime deadline = first + *max_duration;
+  const Duration wait = delay_before_retry(k);
+  return now > deadline ||
+         failed_at + (wait_scale == 1 ? wait : delay_from_ns(static_cast<double>(wait.ns()) * wait_scale)) >
+             deadline;
 }
 
 Duration RetryPolicy::delay_before_retry(int k) const {

@@ -10,6 +10,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/plan.hpp>
+#include <shardflow/core/sampling.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/taint.hpp>
 #include <shardflow/core/text.hpp>
@@ -43,7 +44,7 @@ void clear_places(Scenario& s) {
 namespace {
 
 Duration scaled_by(Duration d, double scale) {
-  return Duration::from_ns(std::llround(static_cast<double>(d.ns()) * scale));
+  return delay_from_ns(static_cast<double>(d.ns()) * scale);
 }
 
 void scale_steps(std::vector<Step>& steps, double scale,
@@ -54,9 +55,9 @@ void scale_steps(std::vector<Step>& steps, double scale,
       c.duration.base = scaled_by(c.duration.base, scale);
       c.duration.per_gib = scaled_by(c.duration.per_gib, scale);
     }
+    // The retry waits; not max_duration, a deadline in real time.
     c.retries.backoff = scaled_by(c.retries.backoff, scale);
-    c.retries.max_backoff =
-        scaled_by(c.retries.max_backoff, scale);  // not max_duration: a wall-clock deadline
+    c.retries.max_backoff = scaled_by(c.retries.max_backoff, scale);
     scale_steps(s.steps, scale, scaled);
   }
 }

@@ -254,29 +254,25 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
       const JsonValue& seeds = r.array(r.get(*mj, "seeds", q), q + ".seeds");
       for (std::uint32_t k = 0; k < seeds.count; ++k)
         m.seeds.push_back(r.unsigned64(r.item(seeds, k), q + ".seeds[" + std::to_string(k) + "]"));
-      for (auto [key, to] : {std::pair{"measured_makespan_s", &m.measured_makespan_s},
-                             std::pair{"predicted_makespan_s", &m.predicted_makespan_s}}) {
-        const std::string f = q + "." + key;
-        const JsonValue& xs = r.array(r.get(*mj, key, q), f);
+      // One value per seed: `read` turns each item into what `to` holds.
+      const auto per_seed = [&](const JsonValue& xs, const std::string& f, auto& to, auto read) {
+        r.array(xs, f);
         if (xs.count != seeds.count)
           r.fail(xs, f,
                  "has " + std::to_string(xs.count) + " values for " + std::to_string(seeds.count) + " seeds");
         for (std::uint32_t k = 0; k < xs.count; ++k)
-          to->push_back(r.non_negative(r.item(xs, k), f + "[" + std::to_string(k) + "]"));
-      }
+          to.push_back(read(r.item(xs, k), f + "[" + std::to_string(k) + "]"));
+      };
+      const auto number = [&](const JsonValue& x, const std::string& f) { return r.non_negative(x, f); };
+      for (auto [key, to] : {std::pair{"measured_makespan_s", &m.measured_makespan_s},
+                             std::pair{"predicted_makespan_s", &m.predicted_makespan_s}})
+        per_seed(r.get(*mj, key, q), q + "." + key, *to, number);
       // Written since the runs' failures were kept; an older file's runs count as without failures.
-      if (const JsonValue* fj = r.optional(*mj, "measured_tasks_failed")) {
-        const std::string f = q + ".measured_tasks_failed";
-        r.array(*fj, f);
-        if (fj->count != seeds.count)
-          r.fail(
-              *fj, f,
-              "has " + std::to_string(fj->count) + " values for " + std::to_string(seeds.count) + " seeds");
-        for (std::uint32_t k = 0; k < fj->count; ++k)
-          m.measured_tasks_failed.push_back(r.unsigned64(r.item(*fj, k), f + "[" + std::to_string(k) + "]"));
-      } else {
+      if (const JsonValue* fj = r.optional(*mj, "measured_tasks_failed"))
+        per_seed(*fj, q + ".measured_tasks_failed", m.measured_tasks_failed,
+                 [&](const JsonValue& x, const std::string& f) { return r.unsigned64(x, f); });
+      else
         m.measured_tasks_failed.assign(m.seeds.size(), 0);
-      }
       v.measured = std::move(m);
     }
     res.variants.push_back(std::move(v));

@@ -239,8 +239,8 @@ void write_compare_report(std::ostream& out, const planner::CompareResult& r, co
     }
     x_axis(b, f, x, xt, true, "mean makespan");
     b += "</svg>\n";
-    std::string
-        failed;  // the variants whose real runs had failed tasks: their makespans are not the pipeline's
+    // The variants whose real runs had failed tasks: their makespans are not the pipeline's.
+    std::string failed;
     for (std::size_t i : measured)
       if (const std::size_t n = r.variants[i].measured->runs_with_failed_tasks(); n > 0)
         failed += (failed.empty() ? "" : ", ") + esc(r.variants[i].name) + " (" + std::to_string(n) + " of " +

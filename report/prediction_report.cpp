@@ -11,6 +11,17 @@
 
 namespace shardflow::report {
 
+std::string time_scale_caveat(const Trace& run, const Trace& other) {
+  // A run at a time scale is in real time, its sampled-time steps F times the model's: against a run in
+  // model time (a prediction), every error is the scale's.
+  if (run.time_scale == 1 || run.time_scale == other.time_scale) return "";
+  std::ostringstream text;
+  text << "ran at time scale " << run.time_scale
+       << " (run --time-scale): its sampled-time steps took that times their model time, so the errors are "
+          "mostly the scale's";
+  return text.str();
+}
+
 void write_prediction_report(std::ostream& out, const RunData& predicted, const RunData& measured,
                              const ReportOptions& o) {
   using namespace detail;
@@ -37,20 +48,11 @@ void write_prediction_report(std::ostream& out, const RunData& predicted, const 
     b += "<p class=\"note\">The two runs are of differently named scenarios: " + esc(predicted.label) +
          " of " + esc(pt.scenario) + ", " + esc(measured.label) + " of " + esc(mt.scenario) +
          ". Their steps are matched by name.</p>\n";
-  const auto shortest = [](double v) {
-    std::ostringstream text;
-    text << v;
-    return text.str();
-  };
-  // A run at a time scale (run --backend local --time-scale F) is in real time, its sampled-time steps F
-  // times the model's: against a prediction in model time, every error is the scale's.
-  for (const auto* r : {&predicted, &measured})
-    if (r->trace.time_scale != 1 && pt.time_scale != mt.time_scale)
-      b += "<p class=\"note\">The " + esc(r->label) + " run ran at time scale " +
-           shortest(r->trace.time_scale) +
-           " (run --time-scale): its sampled-time steps took that times their model time, so the errors "
-           "below are mostly the scale's. Compare it with its prediction from compare --backend local, or "
-           "turn it back into model time with shardflow calibrate.</p>\n";
+  for (const auto& [r, other] : {std::pair{&predicted, &mt}, {&measured, &pt}})
+    if (const std::string caveat = time_scale_caveat(r->trace, *other); !caveat.empty())
+      b += "<p class=\"note\">The " + esc(r->label) + " run " + esc(caveat) +
+           ". Compare it with its prediction from compare --backend local, or turn it back into model time "
+           "with shardflow calibrate.</p>\n";
   b += "<h2>Error per step</h2>\n<table class=\"sortable errors\"><thead><tr><th>step</th><th class=\"n\">"
        "attempts</th><th class=\"n\">run p50, " +
        esc(predicted.label) + "</th><th class=\"n\">run p50, " + esc(measured.label) +

@@ -364,8 +364,9 @@ class Model {
     }
     return e;
   }
-  // The scenario's failure model failed the attempt: the text every backend gives such an attempt.
-  [[gnu::cold, gnu::noinline]] void sampled_failure(AttemptRecord& r) {
+  // Why a failed attempt failed, the text every backend gives it: stopped at retries.max_duration, else the
+  // scenario's failure model.
+  [[gnu::cold, gnu::noinline]] void failure_error(AttemptRecord& r) {
     if (att_[static_cast<std::size_t>(&r - trace_.attempts.data())].past_deadline) {
       r.error = error_index(kPastDeadline, r.step, [&] {
         return past_deadline_text(*plan_.steps()[r.step].component.retries.max_duration);

@@ -287,7 +287,7 @@ inline void Model::end_attempt(std::uint32_t a) {
     return;
   }
   r.outcome = Outcome::failed;
-  sampled_failure(r);
+  failure_error(r);
   if (controlled_)
     pod_ended(a);
   else if (const auto delay = exec_.attempt_failed(t, engine_.now(), engine_.now()))
@@ -331,7 +331,7 @@ bool Model::end_work_item(std::uint32_t a) {
   att_[a].phase = Phase::finished;
   ended(r);
   r.outcome = failed ? Outcome::failed : Outcome::succeeded;
-  if (failed) sampled_failure(r);
+  if (failed) failure_error(r);
   WorkQueue& wq = work_queues_[plan_.step_of(t)];
   wq.handing = true;  // items admitted by what follows queue for this pod
   if (!failed) {

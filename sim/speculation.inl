@@ -138,7 +138,7 @@ bool Model::spec_end(std::uint32_t a) {
     return true;
   }
   r.outcome = Outcome::failed;
-  sampled_failure(r);
+  failure_error(r);
   if (!live.empty()) {  // another attempt of t still runs: no retry yet
     if (controlled_) pod_event(t);
     return true;

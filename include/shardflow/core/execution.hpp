@@ -137,12 +137,9 @@ class Execution {
     const int k = static_cast<int>(++failures_[t]);
     next_kind_[t] = AttemptKind::retry;
     const RetryPolicy& retry = plan_.steps()[plan_.step_of(t)].component.retries;
-    if (k <= retry.max) {
-      const Duration delay = retry.delay_before_retry(k);
-      const SimTime deadline = retry_deadline(t);
-      if (deadline == kNever || (now <= deadline && failed_at + scaled(delay) <= deadline)) return delay;
-      ++retries_past_deadline_;
-    }
+    if (k <= retry.max && (first_at_.empty() || first_at_[t] == kNever ||
+                           !retry.deadline_ends_retries(k, first_at_[t], failed_at, now, scale_)))
+      return retry.delay_before_retry(k);
     fail(t);
     return std::nullopt;
   }
@@ -162,8 +159,6 @@ class Execution {
   /// deadline check counts the wait as it will be. The deadline itself is not scaled: it bounds a run's
   /// real time, and the local backend's real kernels run at their own speed whatever the scale.
   void set_time_scale(double scale) { scale_ = scale; }
-  /// Failures not retried because of retries.max_duration (though retries.max allowed one).
-  [[nodiscard]] std::uint64_t retries_past_deadline() const { return retries_past_deadline_; }
 
   /// t fails for good (no retries left, or it can never be placed): it and everything after it
   /// never run.
@@ -278,14 +273,9 @@ class Execution {
   std::vector<TaskState> state_;
   std::vector<std::uint32_t> failures_;
   std::vector<std::uint32_t> attempts_of_;
-  std::vector<SimTime> first_at_;  // each task's first attempt's creation; empty without retry deadlines
-  double scale_ = 1;
-  std::uint64_t retries_past_deadline_ = 0;
-  [[nodiscard]] Duration scaled(Duration d) const {
-    return scale_ == 1 ? d
-                       : Duration::from_ns(static_cast<std::int64_t>(static_cast<double>(d.ns()) * scale_));
-  }
-  std::vector<AttemptKind> next_kind_;         // of t's next attempt after the first, unless a backup
+  std::vector<SimTime> first_at_;       // each task's first attempt's creation; empty without retry deadlines
+  double scale_ = 1;                    // the backend's wait per unit of retry delay (set_time_scale)
+  std::vector<AttemptKind> next_kind_;  // of t's next attempt after the first, unless a backup
   std::vector<std::uint32_t> backups_wanted_;  // backups asked for and not yet created (empty: none ever)
   std::vector<std::uint32_t> unit_left_;
   std::vector<std::uint8_t> unit_active_;

@@ -88,6 +88,12 @@ struct RetryPolicy {
   Duration max_backoff = Duration::from_s(300);
   std::optional<Duration> max_duration;
   [[nodiscard]] Duration delay_before_retry(int k) const;
+  /// Whether max_duration ends retrying after failure k (1-based) of a task whose first attempt was
+  /// created at `first`, as Argo decides: the failure seen (`now`) past the deadline, or the wait
+  /// (delay_before_retry(k) times `wait_scale`, as a backend scales it) ending past it from `failed_at`.
+  /// False without max_duration. Execution decides by it; a trace's reader tells by it why retries ended.
+  [[nodiscard]] bool deadline_ends_retries(int k, SimTime first, SimTime failed_at, SimTime now,
+                                           double wait_scale = 1) const;
   friend bool operator==(const RetryPolicy&, const RetryPolicy&) = default;
 };
 

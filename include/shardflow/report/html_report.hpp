@@ -60,6 +60,11 @@ struct RunData {
 
 /// A prediction next to a measurement: both Gantt charts on one time axis, and the error per step
 /// (run-time percentiles and makespan, predicted against measured).
+/// For a run at another time scale (run --backend local --time-scale F) than the run it is compared with:
+/// "ran at time scale F (run --time-scale): its sampled-time steps took that times their model time, so the
+/// errors are mostly the scale's"; "" otherwise. The prediction report says it, and `report` warns with it.
+std::string time_scale_caveat(const Trace& run, const Trace& other);
+
 void write_prediction_report(std::ostream& out, const RunData& predicted, const RunData& measured,
                              const ReportOptions& options);
 

@@ -873,41 +873,158 @@ void upstream_tasks(const Plan& plan, TaskId t, std::vector<TaskId>& stack, std:
 
 namespace {
 
-// Each aggregate or ridge_solve step with no task before it that makes shard statistics: its problem, in
-// the plan's step order, into `out` (the first only if `first`).
-void upstream_problems(const Plan& plan, std::vector<InputError>& out, bool first) {
-  const auto makes_stats = [](const KernelSpec& k) {
-    return k.name == "shard_stats" || k.name == "aggregate";
+// What a kernel reads from the tasks before it, for the checks below: the kernels that make it, and how
+// its messages name it.
+struct Needs {
+  std::string_view kernel;
+  std::vector<std::string_view> made_by;
+  std::string_view reads;  // "sums the shard statistics of the tasks before it"
+};
+
+const std::vector<Needs>& needs_table() {
+  static const std::vector<Needs> table = {
+      {"aggregate", {"shard_stats", "aggregate"}, "sums the shard statistics of the tasks before it"},
+      {"ridge_solve", {"shard_stats", "aggregate"}, "sums the shard statistics of the tasks before it"},
+      {"evaluate", {"ridge_solve"}, "scores the ridge models of the tasks before it"},
+      {"select_best", {"evaluate"}, "picks the best of the evaluations of the tasks before it"},
   };
-  std::vector<char> seen(plan.steps().size(), 0);
-  std::vector<TaskId> stack, upstream;
-  for (TaskId t = 0; t < plan.size(); ++t) {
-    if (plan.is_join(t)) continue;
-    const std::uint32_t s = plan.step_of(t);
-    const KernelSpec& k = plan.steps()[s].component.kernel;
-    // One task per step: its iterations and their levels are wired alike.
-    if (seen[s] != 0 || (k.name != "aggregate" && k.name != "ridge_solve")) continue;
-    seen[s] = 1;
-    upstream_tasks(plan, t, stack, upstream);  // as the backend gathers the kernel's inputs
+  return table;
+}
+
+const Needs* needs_of(const KernelSpec& k) {
+  for (const Needs& n : needs_table())
+    if (n.kernel == k.name) return &n;
+  return nullptr;
+}
+
+// The plan's kernels, a step at a time: one task per step stands for it (its iterations and their levels
+// are wired alike), with the tasks before it as the backend gathers the kernel's inputs.
+class StepKernels {
+ public:
+  explicit StepKernels(const Plan& plan) : plan_(plan), first_(plan.steps().size(), kNone) {
+    for (TaskId t = 0; t < plan.size(); ++t)
+      if (!plan.is_join(t) && first_[plan.step_of(t)] == kNone) first_[plan.step_of(t)] = t;
+    width_.assign(plan.steps().size(), kUnknown);
+  }
+  [[nodiscard]] std::size_t steps() const { return first_.size(); }
+  [[nodiscard]] bool runs(std::uint32_t s) const { return first_[s] != kNone; }
+  [[nodiscard]] const KernelSpec& kernel(std::uint32_t s) const { return plan_.steps()[s].component.kernel; }
+  [[nodiscard]] const std::string& path(std::uint32_t s) const { return plan_.steps()[s].path; }
+  // The steps of the tasks before step s's task, in id order of their first such task, each once.
+  [[nodiscard]] std::vector<std::uint32_t> before(std::uint32_t s) {
+    upstream_tasks(plan_, first_[s], stack_, upstream_);
+    std::vector<std::uint32_t> out;
+    for (TaskId p : upstream_)
+      if (std::find(out.begin(), out.end(), plan_.step_of(p)) == out.end()) out.push_back(plan_.step_of(p));
+    return out;
+  }
+  // How many features the statistics or ridge model step s hands on have (shard_stats: its `features`,
+  // 8 if not given; aggregate and ridge_solve: those of the statistics before them); 0 when it hands on
+  // neither or when that cannot be told (a bad parameter, an unknown kernel or statistics of different
+  // widths before it: each has its own message).
+  int width(std::uint32_t s) {
+    if (width_[s] != kUnknown) return width_[s];
+    width_[s] = 0;  // while working it out (the plan has no cycle: a guard only)
+    const KernelSpec& k = kernel(s);
+    int w = 0;
+    if (k.name == "shard_stats") {
+      w = features_of(k).value_or(0);
+    } else if (k.name == "aggregate" || k.name == "ridge_solve") {
+      const auto [a, b] = widths_before(s, {"shard_stats", "aggregate"});
+      w = b.second == 0 ? a.second : 0;
+    }
+    return width_[s] = w;
+  }
+  // The widths of what the steps before s of the given kernels hand on: the first step's (step, width)
+  // and, if another one's differs, that one too ({kNone, 0} otherwise). A width 0 (not known) makes
+  // both {kNone, 0}: nothing can be said.
+  using StepWidth = std::pair<std::uint32_t, int>;
+  std::pair<StepWidth, StepWidth> widths_before(std::uint32_t s, std::vector<std::string_view> kernels) {
+    StepWidth first{kNone, 0}, other{kNone, 0};
+    for (const std::uint32_t b : before(s)) {
+      if (std::find(kernels.begin(), kernels.end(), kernel(b).name) == kernels.end()) continue;
+      const int w = width(b);
+      if (w == 0) return {{kNone, 0}, {kNone, 0}};
+      if (first.second == 0)
+        first = {b, w};
+      else if (w != first.second && other.second == 0)
+        other = {b, w};
+    }
+    return {first, other};
+  }
+  // The `features` parameter as given: 8 if it is not; nothing if it is not a valid number.
+  static std::optional<int> features_of(const KernelSpec& k) {
+    const auto it = k.params.find("features");
+    if (it == k.params.end()) return 8;
+    if (type_error(ParamType::features, it->second)) return std::nullopt;
+    return static_cast<int>(*parse_u64(it->second));
+  }
+
+ private:
+  static constexpr int kUnknown = -1;
+  const Plan& plan_;
+  std::vector<TaskId> first_;
+  std::vector<int> width_;
+  std::vector<TaskId> stack_, upstream_;
+};
+
+// The problems of the kernels that read what the tasks before them make, in the plan's step order, into
+// `out` (the first only if `first`): none of the tasks before makes what it reads (aggregate and
+// ridge_solve read shard statistics, evaluate ridge models, select_best evaluations); the statistics or
+// models it reads differ in their number of features; evaluate's `features` is not the models'.
+void upstream_problems(const Plan& plan, std::vector<InputError>& out, bool first) {
+  StepKernels steps(plan);
+  for (std::uint32_t s = 0; s < steps.steps(); ++s) {
+    if (!steps.runs(s)) continue;
+    const KernelSpec& k = steps.kernel(s);
+    const Needs* needs = needs_of(k);
+    if (needs == nullptr) continue;
+    const std::size_t had = out.size();
+    const std::vector<std::uint32_t> before = steps.before(s);
     // A kernel before it with an unknown name (a misspelled shard_stats?) has its own message; whether it
-    // would make statistics cannot be told, so that one mistake is one message.
-    const auto of = [&](TaskId p) -> const KernelSpec& {
-      return plan.steps()[plan.step_of(p)].component.kernel;
+    // would make what this one reads cannot be told, so that one mistake is one message.
+    const auto makes = [&](std::uint32_t b) {
+      const KernelSpec& bk = steps.kernel(b);
+      return kernel_info(bk) == nullptr ||
+             std::find(needs->made_by.begin(), needs->made_by.end(), bk.name) != needs->made_by.end();
     };
-    if (std::any_of(upstream.begin(), upstream.end(),
-                    [&](TaskId p) { return makes_stats(of(p)) || kernel_info(of(p)) == nullptr; }))
-      continue;
-    std::vector<std::string> before;
-    for (TaskId p : upstream)
-      if (const std::string& path = plan.steps()[plan.step_of(p)].path;
-          std::find(before.begin(), before.end(), path) == before.end())
-        before.push_back(path);
-    out.emplace_back(k.where, k.field,
-                     k.name + " sums the shard statistics of the tasks before it, and none makes any: " +
-                         (before.empty() ? std::string("no step runs before it")
-                                         : "the steps before it (" + listed(before) +
-                                               ") run no shard_stats or aggregate kernel"));
-    if (first) return;
+    if (std::none_of(before.begin(), before.end(), makes)) {
+      std::vector<std::string> paths;
+      for (const std::uint32_t b : before) paths.push_back(steps.path(b));
+      std::string kernels;  // "shard_stats or aggregate"
+      for (const std::string_view m : needs->made_by) (kernels += kernels.empty() ? "" : " or ") += m;
+      out.emplace_back(
+          k.where, k.field,
+          k.name + " " + std::string(needs->reads) + ", and none makes any: " +
+              (paths.empty() ? std::string("no step runs before it")
+                             : "the steps before it (" + listed(paths) + ") run no " + kernels + " kernel"));
+    } else if (k.name != "select_best") {
+      const auto [a, b] = steps.widths_before(s, needs->made_by);
+      const bool models = k.name == "evaluate";
+      const std::string unit = models ? " weights" : " features";
+      if (b.second != 0) {
+        out.emplace_back(k.where, k.field,
+                         k.name + " " + std::string(needs->reads) + ", and they differ in width: step " +
+                             steps.path(a.first) + "'s have " + std::to_string(a.second) + unit + ", step " +
+                             steps.path(b.first) + "'s " + std::to_string(b.second) +
+                             (models ? " (the features of the shard statistics before them)"
+                                     : ": give the shard_stats steps one features value"));
+      } else if (models && a.second != 0 && k.params.count("features") != 0) {
+        const std::optional<int> f = StepKernels::features_of(k);
+        if (f && *f != a.second) {
+          const auto at = k.param_where.find("features");
+          out.emplace_back(at != k.param_where.end() ? at->second : k.where,
+                           k.field.empty() ? "features" : k.field + ".features",
+                           "features is " + std::to_string(*f) +
+                               ", but the ridge models evaluate scores (step " + steps.path(a.first) +
+                               ") have " + std::to_string(a.second) +
+                               " weights, from the shard statistics before them: leave features out to "
+                               "take theirs, or make the shard_stats steps' features " +
+                               std::to_string(*f));
+        }
+      }
+    }
+    if (first && out.size() > had) return;
   }
 }
 

@@ -801,3 +801,61 @@ TEST_CASE(
   CHECK(problems("    - {name: shards, parallel_for: {count: 3}, kernel: {name: shard_stats, rows: 10}}\n"
                  "    - {name: agg, after: [shards], kernel: {name: aggregate}}\n") == "");
 }
+
+TEST_CASE(
+    "Kernels: evaluate and select_best with nothing before them to read and widths that disagree are "
+    "refused before anything runs",
+    "[exec]") {
+  const auto problems = [](const std::string& steps) {
+    const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
+    std::string out;
+    for (const InputError& e : kernel_problems(s, Plan::unroll(s.pipeline))) (out += e.what()) += '\n';
+    return out;
+  };
+  const std::string shards =
+      "    - {name: a, parallel_for: {count: 2}, kernel: {name: shard_stats, rows: 10}}\n";
+  // evaluate with statistics but no model before it; select_best with a model but no evaluation.
+  CHECK(problems(shards + "    - {name: e, after: [a], kernel: {name: evaluate}}\n" +
+                 "    - {name: s, after: [a], kernel: {name: ridge_solve, lambda: 1}}\n" +
+                 "    - {name: b, after: [s], kernel: {name: select_best}}\n") ==
+        "t.yaml:8:37: pipeline.steps[1].kernel: evaluate scores the ridge models of the tasks before it, and "
+        "none makes any: the steps before it (a) run no ridge_solve kernel\n"
+        "t.yaml:10:37: pipeline.steps[3].kernel: select_best picks the best of the evaluations of the tasks "
+        "before it, and none makes any: the steps before it (s) run no evaluate kernel\n");
+  // Statistics of 8 (the default) and 24 features summed; models of 8 and 24 weights scored.
+  CHECK(
+      problems(
+          shards +
+          "    - {name: w, parallel_for: {count: 2}, kernel: {name: shard_stats, rows: 10, features: 24}}\n"
+          "    - {name: agg, after: [a, w], kernel: {name: aggregate}}\n"
+          "    - {name: s8, after: [a], kernel: {name: ridge_solve, lambda: 1}}\n"
+          "    - {name: s24, after: [w], kernel: {name: ridge_solve, lambda: 1}}\n"
+          "    - {name: e, after: [s8, s24], kernel: {name: evaluate}}\n") ==
+      "t.yaml:9:42: pipeline.steps[2].kernel: aggregate sums the shard statistics of the tasks before it, "
+      "and they differ in width: step a's have 8 features, step w's 24: give the shard_stats steps one "
+      "features value\n"
+      "t.yaml:12:43: pipeline.steps[5].kernel: evaluate scores the ridge models of the tasks before it, and "
+      "they differ in width: step s8's have 8 weights, step s24's 24 (the features of the shard statistics "
+      "before them)\n");
+  // evaluate's own features against its models' (through an aggregate), at the parameter.
+  const std::string chain =
+      "    - {name: w, parallel_for: {count: 2}, kernel: {name: shard_stats, rows: 10, "
+      "features: 24}}\n"
+      "    - {name: agg, after: [w], kernel: {name: aggregate}}\n"
+      "    - {name: s, after: [agg], kernel: {name: ridge_solve, lambda: 1}}\n";
+  CHECK(
+      problems(chain + "    - {name: e, after: [s], kernel: {name: evaluate, features: 8}}\n") ==
+      "t.yaml:10:64: pipeline.steps[3].kernel.features: features is 8, but the ridge models evaluate scores "
+      "(step s) have 24 weights, from the shard statistics before them: leave features out to take theirs, "
+      "or make the shard_stats steps' features 8\n");
+  CHECK(problems(chain + "    - {name: e, after: [s], kernel: {name: evaluate, features: 24}}\n" +
+                 "    - {name: b, after: [e, s], kernel: {name: select_best}}\n") == "");
+  // A bad features value has its own message, and the width is not guessed from it.
+  CHECK(problems(chain + "    - {name: e, after: [s], kernel: {name: evaluate, features: 0}}\n") ==
+        "t.yaml:10:64: pipeline.steps[3].kernel.features: expected an integer from 1 to 1000, got \"0\"\n");
+  // The first problem alone is what run --backend local reports.
+  const Scenario s = load_scenario_text(
+      with_steps(chain + "    - {name: e, after: [s], kernel: {name: evaluate, features: 8}}\n"), "t.yaml");
+  CHECK_THROWS_WITH(check_kernel_upstream(Plan::unroll(s.pipeline)),
+                    Catch::Contains("features is 8, but the ridge models evaluate scores (step s) have 24"));
+}

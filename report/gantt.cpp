@@ -15,6 +15,15 @@ namespace {
 
 constexpr std::size_t kAggregateBins = 200;
 
+// A time in a bar's tooltip: to the millisecond (1 ms and up; below it, to the microsecond), as the trace
+// has it, where the page's other figures round to what matters at their size (human_duration: 3.975 s is
+// "4s" there, and a tooltip's "started 4s, ended 4s" would say nothing of a 25 ms run).
+std::string tip_time(std::int64_t ns) {
+  const std::int64_t unit = ns >= 1'000'000 || ns <= -1'000'000 ? 1'000'000 : 1'000;
+  const std::int64_t rounded = (ns >= 0 ? ns + unit / 2 : ns - unit / 2) / unit * unit;
+  return format_duration(Duration::from_ns(rounded));
+}
+
 double sec(SimTime t) {
   return t.seconds();
 }
@@ -46,19 +55,19 @@ void append_bar_tip(std::string& s, const Trace& t, const AttemptRecord& a) {
   s += "on ";
   s += t.nodes[static_cast<std::size_t>(a.node)].name;
   s += "\ncreated ";
-  s += human_duration(sec(a.submitted));
+  s += tip_time(a.submitted.ns());
   s += ", bound ";
-  s += human_duration(sec(a.scheduled));
+  s += tip_time(a.scheduled.ns());
   if (a.started != kNever) {
     s += ", started ";
-    s += human_duration(sec(a.started));
+    s += tip_time(a.started.ns());
   }
   s += ", ended ";
-  s += human_duration(sec(a.finished));
+  s += tip_time(a.finished.ns());
   s += '\n';
   if (a.started != kNever) {
     s += "ran ";
-    s += human_duration((a.finished - a.started).seconds());
+    s += tip_time((a.finished - a.started).ns());
     s += "; ";
   }
   s += to_string(a.outcome);

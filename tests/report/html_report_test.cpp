@@ -125,6 +125,16 @@ TEST_CASE("Run report: one bar per bound attempt, retries, failures and the crit
   // The tooltip of the retry.
   CHECK(page.find("<title>prep[1] (task 1), attempt 1 (retry)\npod prep-1-1 on cpu-0\ncreated 0s, bound 21s, "
                   "started 22s, ended 40s\nran 18s; succeeded</title>") != std::string::npos);
+  // A tooltip gives the trace's times to the millisecond (the page's other figures round: 3.975 s is "4s"
+  // there), below a millisecond to the microsecond.
+  Trace precise = small_trace();
+  precise.attempts[2].scheduled = SimTime::from_ns(3'975'000'000);
+  precise.attempts[2].started = SimTime::from_ns(3'975'400'000);
+  precise.attempts[2].finished = SimTime::from_ns(4'000'600'000);
+  precise.attempts[2].submitted = SimTime::from_ns(250'400);
+  CHECK(run_page(precise, small_metrics())
+            .find("created 250us, bound 3.975s, started 3.975s, ended 4.001s\nran 25ms; succeeded</title>") !=
+        std::string::npos);
   // Headline and facts.
   CHECK(page.find("seed 7 · backend sim · 4 tasks, 5 attempts on 2 nodes · shardflow 9.9.9") !=
         std::string::npos);

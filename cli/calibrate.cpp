@@ -184,7 +184,7 @@ int run_calibrate_command(const CalibrateArgs& args) {
     if (const std::string* in = same_path_in(args.out, inputs))
       throw InputError({}, "--out", args.out + " is one of the inputs (" + *in + "): name a new file");
   }
-  const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
+  const Scenario scenario = load_scenario_reporting_all(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
   std::vector<Trace> traces;
   std::vector<std::string> names;

@@ -185,6 +185,21 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);
 void add_load_options(CLI::App* cmd, LoadArgs& args);
 /// The LoadOptions for `args`: the overlay files read (InputError naming one that cannot be).
 LoadOptions load_options(const LoadArgs& args);
+/// More than one problem with a scenario file, every one (check_scenario_file's, in its order): main prints
+/// each on a line, then "FILE: N problems", and exits 2 as for one. what() is the first's.
+class ScenarioProblems : public InputError {
+ public:
+  ScenarioProblems(std::vector<InputError> problems, std::string file);
+  [[nodiscard]] const std::vector<InputError>& problems() const { return problems_; }
+  [[nodiscard]] const std::string& file() const { return file_; }
+
+ private:
+  std::vector<InputError> problems_;
+  std::string file_;
+};
+/// load_scenario_file, reporting every problem the file has as validate does (ScenarioProblems when there
+/// are several), not only the first: a user fixing a scenario by running it sees them all at once.
+Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions& options);
 
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
 int run_report_command(const ReportArgs& args);

@@ -84,7 +84,7 @@ int explain(const std::string& file, bool json, const LoadArgs& args) {
   LoadOptions options = load_options(args);
   options.max_tasks = std::numeric_limits<std::uint64_t>::max();
   options.check_memory = false;
-  const Scenario s = load_scenario_file(file, options);
+  const Scenario s = load_scenario_reporting_all(file, options);
   const char* why_not = Plan::count_tasks(s.pipeline) > args.max_tasks ? "over the --max-tasks limit"
                         : !task_memory_fits(s.pipeline, machine_memory())
                             ? "more than this machine's memory holds"
@@ -281,6 +281,10 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < cli::kCommandCount; ++i)
       if (built[i] != nullptr && built[i]->parsed())
         return output_written(cli::kCommands[i].run(*built[i], args));
+  } catch (const cli::ScenarioProblems& e) {
+    for (const InputError& p : e.problems()) std::cerr << printable(p.what()) << "\n";
+    std::cerr << printable(e.file()) << ": " << e.problems().size() << " problems\n";
+    return 2;
   } catch (const InputError& e) {
     std::cerr << printable(e.what()) << "\n";  // a name from a Latin-1 kubeconfig, say
     return 2;

@@ -278,6 +278,20 @@ void add_load_options(CLI::App* cmd, LoadArgs& args) {
       ->type_name("N");
 }
 
+ScenarioProblems::ScenarioProblems(std::vector<InputError> problems, std::string file)
+    : InputError(problems.front().where(), problems.front().field(), problems.front().message()),
+      problems_(std::move(problems)),
+      file_(std::move(file)) {}
+
+Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions& options) {
+  ScenarioCheck check = check_scenario_file(file, options);
+  if (check.problems.empty() && check.scenario) return std::move(*check.scenario);
+  if (check.problems.empty()) return load_scenario_file(file, options);  // (a check that found nothing)
+  order_problems(check.problems, file);
+  if (check.problems.size() == 1) throw check.problems.front();
+  throw ScenarioProblems(std::move(check.problems), file);
+}
+
 LoadOptions load_options(const LoadArgs& args) {
   LoadOptions o;
   for (const std::string& path : args.overlays) o.overlays.push_back(read_overlay_file(path));
@@ -516,8 +530,14 @@ int run_simulate(const SimulateArgs& args) {
   if (args.file.empty())
     throw InputError({"run", 0, 0}, "", "give a scenario file (or --resume DIR to continue a k8s run)");
   // A --max-tasks raised past what this machine holds is refused by the loader (LoadOptions::check_memory).
-  const Scenario scenario = load_scenario_file(args.file, load_options(args.load));
+  const Scenario scenario = load_scenario_reporting_all(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
+  if (args.backend == "local") {  // the kernels it would refuse, every one (the backend's check stops at one)
+    std::vector<InputError> problems = exec::kernel_problems(scenario, plan);
+    order_problems(problems, args.file);
+    if (problems.size() == 1) throw problems.front();
+    if (problems.size() > 1) throw ScenarioProblems(std::move(problems), args.file);
+  }
   std::uint64_t seed = scenario.seed;
   if (!args.seed_text.empty())
     std::from_chars(args.seed_text.data(), args.seed_text.data() + args.seed_text.size(), seed);

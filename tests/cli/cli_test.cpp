@@ -72,6 +72,14 @@ TEST_CASE("cli: validate reports every problem of a file, then how many", "[cli]
             ":8:27: pipeline.steps[1].resources.memory: expected a size such as 16Gi, 512Mi, 10GiB or 1e9, "
             "got \"2Gb\"\n" +
             bad + ":11:45: cluster.node_pools[0].count: must be >= 0, got -2\n" + bad + ": 3 problems\n");
+  // run and simulate report them all too (they stopped at the first), and write nothing.
+  for (const std::string command : {"run", "simulate"}) {
+    const Result sim = run(command + " '" + bad + "' --out '" + (dir / "out").string() + "'");
+    CHECK(sim.status == 2);
+    CHECK(sim.out == "");
+    CHECK(sim.err == r.err);
+    CHECK_FALSE(fs::exists(dir / "out"));
+  }
 }
 
 TEST_CASE("cli: validate refuses an unknown kernel as run --backend local does", "[cli]") {
@@ -115,6 +123,13 @@ TEST_CASE("cli: validate reports every kernel problem, by line, the upstream one
             ":6:50: pipeline.steps[2].kernel.name: unknown kernel \"ridge_solv\" (did you mean "
             "\"ridge_solve\"?)\n" +
             bad + ": 3 problems\n");
+  // run --backend local refuses the run with every one of them; the simulator does not run kernels.
+  const fs::path out = scratch("kernels-run") / "out";
+  const Result local = run("run '" + bad + "' --backend local -q --out '" + out.string() + "'");
+  CHECK(local.status == 2);
+  CHECK(local.err == r.err);
+  CHECK_FALSE(fs::exists(out));
+  CHECK(run("run '" + bad + "' -q --out '" + out.string() + "'").status == 0);
 }
 
 TEST_CASE("cli: validate reports the kernel problems of the steps it could read beside other problems",

@@ -56,7 +56,7 @@ SourceLocation JsonDocument::where(std::size_t offset) const {
   const auto line = static_cast<std::size_t>(it - lines_.begin());  // 1-based: lines_[line-1] <= offset
   // The column in characters, as an editor counts them: a line with "é" before the place counts it once,
   // and a byte order mark not at all.
-  return SourceLocation{file_, static_cast<int>(line), character_column(text_, lines_[line - 1], offset)};
+  return SourceLocation{file_, static_cast<int>(line), columns_.column(text_, lines_[line - 1], offset)};
 }
 
 namespace {

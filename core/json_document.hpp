@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/text.hpp>
 
 namespace shardflow {
 
@@ -83,6 +84,7 @@ class JsonDocument {
   std::string chars_;  // the decoded text of the strings and keys that had an escape; the others are views
   // Byte offsets of the line starts, found when the first place is asked for.
   mutable std::vector<std::size_t> lines_;
+  ColumnIndex columns_;  // where()'s columns on long lines
 };
 
 /// Parses `text` (a JSON document from `file`). Invalid JSON is an InputError at the offending byte's

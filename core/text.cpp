@@ -201,6 +201,36 @@ int character_column(std::string_view text, std::size_t line_start, std::size_t 
   return column;
 }
 
+namespace {
+constexpr std::size_t kColumnBlock = 4096;
+std::size_t chars_in(std::string_view text, std::size_t from, std::size_t to) {
+  std::size_t n = 0;
+  for (std::size_t i = from; i < to; ++i) n += (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+}  // namespace
+
+std::size_t ColumnIndex::chars_before(std::string_view text, std::size_t at) const {
+  if (blocks_.empty()) {
+    blocks_.reserve(text.size() / kColumnBlock + 1);
+    std::size_t n = 0;
+    for (std::size_t b = 0; b <= text.size() / kColumnBlock; ++b) {
+      blocks_.push_back(n);
+      n += chars_in(text, b * kColumnBlock, std::min(text.size(), (b + 1) * kColumnBlock));
+    }
+  }
+  const std::size_t b = at / kColumnBlock;
+  return blocks_[b] + chars_in(text, b * kColumnBlock, at);
+}
+
+int ColumnIndex::column(std::string_view text, std::size_t line_start, std::size_t at) const {
+  at = std::min(at, text.size());
+  line_start = std::min(line_start, at);
+  if (at - line_start <= 2 * kColumnBlock) return character_column(text, line_start, at);
+  if (line_start == 0 && text.starts_with("\xEF\xBB\xBF")) line_start = 3;  // as character_column
+  return static_cast<int>(1 + chars_before(text, at) - chars_before(text, line_start));
+}
+
 std::size_t utf8_length(std::string_view text, std::size_t i) {
   const auto* b = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();

@@ -64,7 +64,11 @@ namespace {
 // Per thread, the texts note_text_columns saw last by file, those with characters of more than one byte
 // (without a byte order mark, as yaml-cpp counts): mark_column counts characters in them. Loads run on
 // several threads at once (a sweep's), each checking its own text first.
-thread_local std::unordered_map<std::string, std::string> t_wide_texts;
+struct WideText {
+  std::string text;
+  ColumnIndex columns;
+};
+thread_local std::unordered_map<std::string, WideText> t_wide_texts;
 }  // namespace
 
 void note_text_columns(std::string_view text, const std::string& file) {
@@ -74,7 +78,7 @@ void note_text_columns(std::string_view text, const std::string& file) {
     if (!t_wide_texts.empty()) t_wide_texts.erase(file);
     return;
   }
-  t_wide_texts[file] = text;
+  t_wide_texts[file] = WideText{std::string(text), ColumnIndex{}};
 }
 
 namespace {
@@ -127,7 +131,7 @@ int mark_column(const YAML::Mark& m, const std::string& file) {
   const auto f = t_wide_texts.find(file);
   if (f == t_wide_texts.end()) return m.column + 1;
   const auto at = static_cast<std::size_t>(m.pos);
-  return character_column(f->second, at - static_cast<std::size_t>(m.column), at);
+  return f->second.columns.column(f->second.text, at - static_cast<std::size_t>(m.column), at);
 }
 
 SourceLocation location_of(const YAML::Mark& m, const std::string& file) {

@@ -138,3 +138,30 @@ TEST_CASE("printable: bytes that are not UTF-8, and control characters, as hex e
   CHECK(shardflow::printable("\xf0\x9f\x98\x80!") == "\xf0\x9f\x98\x80!");
   CHECK(shardflow::printable("cut \xe2\x82") == "cut \\xE2\\x82");
 }
+
+// A one-line file of megabytes (minified JSON, WfCommons' default) asks for the column of every value: the
+// index gives character_column's answer without counting from the line's start each time.
+TEST_CASE("text: ColumnIndex gives character_column's columns on long lines", "[core]") {
+  // A BOM, then one line of 40,000 bytes mixing one-, two- and three-byte characters, then a short line.
+  std::string text = "\xEF\xBB\xBF";
+  for (int i = 0; i < 4000; ++i)
+    text += i % 3 == 0   ? "ab\xC3\xA9"
+                           "cdefg"
+            : i % 3 == 1 ? "x\xE2\x82\xACyz12345"
+                         : "0123456789";
+  const std::size_t second = text.size() + 1;
+  text +=
+      "\n\xC3\xA9"
+      "abc";
+  const shardflow::ColumnIndex index;
+  for (std::size_t at = 0; at <= text.size(); at += at < 20 ? 1 : 997) {
+    const std::size_t line_start = at < second ? 0 : second;
+    CHECK(index.column(text, line_start, at) == shardflow::character_column(text, line_start, at));
+  }
+  // Exact values: past the BOM, 4,000 pieces of 8, 9 and 10 characters (é and € count once).
+  const std::size_t end_of_first = second - 1;
+  CHECK(index.column(text, 0, end_of_first) == 1 + 1334 * 8 + 1333 * 9 + 1333 * 10);
+  CHECK(index.column(text, second, text.size()) == 5);
+  // From a line start inside the text (not the BOM's): every byte before `at` on that line.
+  CHECK(index.column(text, 3, 3 + 9000) == shardflow::character_column(text, 3, 3 + 9000));
+}

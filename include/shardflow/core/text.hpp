@@ -48,6 +48,19 @@ std::size_t utf8_length(std::string_view text, std::size_t i);
 /// A byte order mark at the start of the text is not counted.
 int character_column(std::string_view text, std::size_t line_start, std::size_t at);
 
+/// character_column for many places of one text, each in at most a few KiB of counting however long its
+/// line is (a one-line JSON file of megabytes: counting from the line's start made reading it quadratic).
+/// The characters before every 4 KiB boundary are counted once, on the first call on a long line. Every
+/// call must pass the same text.
+class ColumnIndex {
+ public:
+  [[nodiscard]] int column(std::string_view text, std::size_t line_start, std::size_t at) const;
+
+ private:
+  [[nodiscard]] std::size_t chars_before(std::string_view text, std::size_t at) const;
+  mutable std::vector<std::size_t> blocks_;  // the characters before each 4 KiB block
+};
+
 /// A message as a terminal should get it: each byte that is not UTF-8, and each control character but
 /// newline and tab (an escape sequence in a name would drive the terminal), as \xNN; the rest unchanged.
 std::string printable(std::string_view message);

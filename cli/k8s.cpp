@@ -168,8 +168,8 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const Run
         "these\n");
     return 0;
   }
-  std::printf("               delete them with: shardflow k8s cleanup %s --namespace %s\n", id.c_str(),
-              ns.c_str());
+  std::printf("               delete them with: %s\n",
+              k8s::cleanup_command(id, kubeconfig, context, ns).c_str());
   return 0;
 }
 

@@ -638,6 +638,28 @@ int run_simulate(const SimulateArgs& args) {
     ko.burst = args.burst;
     ko.out_dir = out_dir_path(args.out_dir, scenario.name).string();
     ko.resume_started_unix_ns = args.resume_started_unix_ns;
+    // A new run must not take over the run file of a run whose objects may still be on the cluster (an
+    // interrupted or kept one): `run --resume DIR` and `k8s status DIR` could no longer reach that run.
+    if (ko.resume_started_unix_ns == 0 &&
+        std::filesystem::exists(std::filesystem::path(ko.out_dir) / "run.json")) {
+      std::optional<RunFile> other;
+      try {
+        other = read_run_file(ko.out_dir);
+      } catch (const InputError&) {  // not a run file this version reads: not one to keep
+      }
+      if (other && !other->objects_deleted)
+        throw InputError(
+            {"--out " + args.out_dir, 0, 0}, "",
+            (std::filesystem::path(ko.out_dir) / "run.json").string() + " belongs to run " + other->run_id +
+                " (" + (other->state == "running" ? std::string("running, or killed") : other->state) +
+                (other->kept ? ", kept" : "") +
+                "), whose objects may still be on the cluster; run --resume and k8s status read it "
+                "there: "
+                "give this run another --out, or delete that run's objects (" +
+                k8s::cleanup_command(other->run_id, other->kubeconfig, other->context,
+                                     other->namespace_name) +
+                ") and then its run.json");
+    }
     if (!args.quiet) ko.warn = [](const std::string& m) { std::fprintf(stderr, "k8s: %s\n", m.c_str()); };
     std::vector<std::string> overlays;
     for (const std::string& o : args.load.overlays) overlays.push_back(std::filesystem::absolute(o).string());
@@ -754,9 +776,9 @@ int run_simulate(const SimulateArgs& args) {
                 wall < 1 ? wall * 1e3 : wall, wall < 1 ? "ms" : "s");
     if (interrupted) std::printf("  interrupted: what had not finished is recorded as cancelled\n");
     if (live && (interrupted || args.keep))
-      std::printf("  k8s run %s: its objects are still on the cluster (shardflow k8s cleanup %s%s)\n",
-                  ko.run_id.c_str(), ko.run_id.c_str(),
-                  args.namespace_name.empty() ? "" : (" --namespace " + args.namespace_name).c_str());
+      std::printf(
+          "  k8s run %s: its objects are still on the cluster (%s)\n", ko.run_id.c_str(),
+          k8s::cleanup_command(ko.run_id, args.kubeconfig, args.context, args.namespace_name).c_str());
     std::printf("  makespan     %s (%.3f s); critical path of what ran %s\n",
                 human_seconds(m.makespan_s).c_str(), m.makespan_s, human_seconds(m.critical_path_s).c_str());
     // Cents, or two significant digits below 0.1 (a cheap run's 0.015 read as 0.01 or 0.00).

@@ -272,10 +272,11 @@ class Watcher {
 };
 
 // Another run has this run's id in its namespace.
-InputError duplicate_run(const ManifestOptions& mo) {
+InputError duplicate_run(const ManifestOptions& mo, const ControllerOptions& co) {
   return InputError({"--run-id " + mo.run_id, 0, 0}, "",
-                    "a run with this id exists already in namespace " + mo.namespace_name +
-                        " (shardflow k8s cleanup " + mo.run_id + " deletes it, run --resume continues it)");
+                    "a run with this id exists already in namespace " + mo.namespace_name + " (" +
+                        cleanup_command(mo.run_id, co.kubeconfig, co.context, mo.namespace_name) +
+                        " deletes it, run --resume continues it)");
 }
 
 class K8sRun {
@@ -459,7 +460,7 @@ class K8sRun {
           std::error_code ec;
           std::filesystem::remove(std::filesystem::path(co_.out_dir) / "run.json", ec);
         }
-        throw duplicate_run(mo_);
+        throw duplicate_run(mo_, co_);
       }
     }
   }
@@ -791,8 +792,8 @@ class K8sRun {
       if (away_said_ == 0)
         co_.warn("the API server at " + api_.server() + " does not answer (" + reason +
                  "); the run waits for it and carries on when it is back (Ctrl-C stops waiting; the run's "
-                 "objects stay on the cluster: shardflow k8s cleanup " +
-                 mo_.run_id + ")");
+                 "objects stay on the cluster: " +
+                 cleanup_command(mo_.run_id, co_.kubeconfig, co_.context, mo_.namespace_name) + ")");
       else
         co_.warn("still no answer from the API server at " + api_.server() + " after " + seconds(t - since) +
                  " s (" + reason + ")");
@@ -928,7 +929,7 @@ class K8sBackend final : public Backend {
     if (co_.resume_started_unix_ns == 0) {
       try {
         (void)api.get("/api/v1/namespaces/" + mo.namespace_name + "/configmaps/sf-" + mo.run_id);
-        throw duplicate_run(mo);
+        throw duplicate_run(mo, co_);
       } catch (const ApiError& e) {
         if (e.status != 404) throw;
       }
@@ -1117,6 +1118,25 @@ std::string node_pool_label(const nlohmann::json& node) {
 
 std::string run_selector(const std::string& run_id) {
   return run_id.empty() ? "app.kubernetes.io/managed-by=shardflow" : "shardflow.io/run=" + run_id;
+}
+
+std::string cleanup_command(const std::string& run_id, const std::string& kubeconfig,
+                            const std::string& context, const std::string& namespace_name) {
+  const auto shell = [](const std::string& v) {
+    const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+             std::string_view("_./:=@%+-,").find(c) != std::string_view::npos;
+    });
+    if (plain) return v;
+    std::string q = "'";
+    for (const char c : v) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string cmd = "shardflow k8s cleanup " + run_id;
+  if (!kubeconfig.empty()) cmd += " --kubeconfig " + shell(kubeconfig);
+  if (!context.empty()) cmd += " --context " + shell(context);
+  if (!namespace_name.empty()) cmd += " --namespace " + shell(namespace_name);
+  return cmd;
 }
 
 Credentials credentials_for(const std::string& kubeconfig, const std::string& context) {

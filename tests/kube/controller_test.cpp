@@ -272,3 +272,15 @@ TEST_CASE("k8s: a node's pool in the trace is read from its pool labels, the fir
   CHECK(k8s::node_pool_label(nlohmann::json{{"metadata", {{"name", "n1"}}}}).empty());
   CHECK(k8s::node_pool_label(nlohmann::json::object()).empty());
 }
+
+// Printed after an interrupted or kept run, by `k8s status` and while the API server is away: typed as
+// printed, it must reach the same cluster (it named the run alone, so it went to ~/.kube/config).
+TEST_CASE("k8s: the cleanup command printed names the kubeconfig, context and namespace, quoted", "[kube]") {
+  CHECK(k8s::cleanup_command("ev1", "", "", "") == "shardflow k8s cleanup ev1");
+  CHECK(k8s::cleanup_command("ev1", "kc/test.kubeconfig", "", "default") ==
+        "shardflow k8s cleanup ev1 --kubeconfig kc/test.kubeconfig --namespace default");
+  CHECK(k8s::cleanup_command("ev1", "/home/a b/it's.yaml", "kind-x", "ml") ==
+        "shardflow k8s cleanup ev1 --kubeconfig '/home/a b/it'\\''s.yaml' --context kind-x --namespace ml");
+  CHECK(k8s::cleanup_command("ev1", "", "arn:aws:eks:eu-west-1:1:cluster/x", "") ==
+        "shardflow k8s cleanup ev1 --context arn:aws:eks:eu-west-1:1:cluster/x");
+}

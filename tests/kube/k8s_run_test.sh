@@ -12,6 +12,7 @@
 #      the run, and each index completed exactly once (trace and API server);
 #   h. Ctrl-C (SIGINT) in the middle of a loop: exit 130, the shards not done reported unfinished (counted
 #      in tasks failed), their attempts cancelled, the objects left for `k8s cleanup`;
+#   i. a pod deleted in the middle of a loop: it ends Failed, its task is retried, the run finishes;
 #   f. faults: through tools/k8s-testenv/faultproxy (429 with Retry-After, 500, 503, watch streams cut in
 #      the middle of an event, a 410 Gone on a watch) the nested run finishes with the same tasks done;
 #      API requests per task of the runs are printed (run.json's count; the proxy's count);
@@ -105,6 +106,19 @@ fi
 pods=$("${kubectl[@]}" get pods -l shardflow.io/run=retries -o name | wc -l)
 [ "$pods" = "$attempts" ] || { echo "FAIL: the kept run has $pods pods after the refused one, want $attempts"; exit 1; }
 echo "ok a second run with a kept run's id is refused (exit 2), writes no run file, and leaves the kept run alone"
+# ... and a run with another id is refused the kept run's --out (its run.json is how `k8s status` and `run
+# --resume` reach the kept run), with the cleanup command that reaches the same cluster.
+set +e
+run "$src/tests/kube/scenarios/retries.yaml" --run-id other --out "$work/retries" >"$work/reuse.out" 2>&1
+rc=$?
+set -e
+[ $rc = 2 ] || { echo "FAIL: a run into the kept run's --out: exit $rc, want 2"; cat "$work/reuse.out"; exit 1; }
+grep -qF "$work/retries/run.json belongs to run retries (finished, kept), whose objects may still be on the cluster" "$work/reuse.out" &&
+  grep -qF "(shardflow k8s cleanup retries --kubeconfig $kc --context " "$work/reuse.out" ||
+  { echo "FAIL: a run into the kept run's --out said:"; cat "$work/reuse.out"; exit 1; }
+[ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["run_id"])' "$work/retries/run.json")" = retries ] ||
+  { echo "FAIL: the refused run changed the kept run's run.json"; exit 1; }
+echo "ok a run into a kept run's --out is refused (exit 2) and leaves its run.json"
 
 # c (second half). A kept run is there until `k8s cleanup`; `k8s status` tells both.
 "$exe" k8s status "$work/retries" >"$work/status1.out"
@@ -192,6 +206,38 @@ grep -q "k8s run intr: its objects are still on the cluster" "$work/intr.out" ||
   { echo "FAIL: the interrupted run does not say its objects are left"; cat "$work/intr.out"; exit 1; }
 "$exe" k8s cleanup intr --kubeconfig "$kc" >/dev/null
 gone intr && echo "ok interrupted run cleaned up"
+
+# i. A pod deleted in the middle of the loop (kubectl delete pod): the test cluster plays its kubelet (the
+#    pod ends Failed, exit code 137), the Job controller counts it and makes another after its backoff; the
+#    run finishes with the failed attempt and its retry in the trace (the pod stayed Terminating for ever,
+#    and the run with it, before tools/k8s-testenv/stages.yaml's shardflow-pod-kill).
+start_loop del "$work/del.out" --set 'pipeline.steps[shards].retries={max: 1}'
+victim=
+for _ in $(seq 80); do  # the Job controller makes the pods in waves: wait for one of them to be running
+  victim=$("${kubectl[@]}" get pods -l shardflow.io/run=del --field-selector=status.phase=Running -o name | head -1)
+  [ -n "$victim" ] && break
+  sleep 0.1
+done
+[ -n "$victim" ] || { echo "FAIL: no running pod to delete"; exit 1; }
+"${kubectl[@]}" delete "$victim" --wait=false >/dev/null
+wait "$pid" || { echo "FAIL: exit $? after a pod was deleted"; cat "$work/del.out"; exit 1; }
+python3 - "$work/del/trace.json" "${victim#pod/}" <<'PY'
+import json, sys
+trace, victim = json.load(open(sys.argv[1])), sys.argv[2]
+failed = [a for a in trace["attempts"] if a["outcome"] == "failed"]
+if len(failed) != 1 or trace["errors"][failed[0]["error"]] != "exit code 137 (Error): killed: the pod was deleted":
+    sys.exit("FAIL: want one failed attempt, killed: %s" % [(a, trace["errors"][a["error"]]) for a in failed])
+t = failed[0]["task"]
+retry = [a for a in trace["attempts"] if a["task"] == t and a["attempt"] == 1]
+if len(retry) != 1 or retry[0]["kind"] != "retry" or retry[0]["outcome"] != "succeeded":
+    sys.exit("FAIL: the deleted pod's task has no successful retry: %s" % retry)
+done = {a["task"] for a in trace["attempts"] if a["outcome"] == "succeeded"}
+if len(done) != 61 or trace["tasks_failed"] != 0:
+    sys.exit("FAIL: %d of 61 tasks done, %d failed" % (len(done), trace["tasks_failed"]))
+print("ok pod %s deleted in the middle of the loop: its attempt failed (exit code 137), its retry succeeded, "
+      "61 of 61 tasks done" % victim)
+PY
+gone del && echo "ok the run with a deleted pod left nothing"
 
 # f. Faults between the client and the API server.
 (

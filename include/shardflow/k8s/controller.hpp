@@ -86,4 +86,11 @@ std::string node_pool_label(const nlohmann::json& node);
 /// The label selector of a run's objects ("shardflow.io/run=ID"), or of every run ("" id).
 std::string run_selector(const std::string& run_id);
 
+/// The command that deletes run `run_id`'s objects, as a user would type it where shardflow ran: `shardflow
+/// k8s cleanup ID`, with `--kubeconfig`, `--context` when given ("" = left out) and `--namespace`, each
+/// value quoted for a POSIX shell when it needs it. Printed after an interrupted or kept run, by `k8s
+/// status`, and when the API server is away: as printed, it reaches the same cluster.
+std::string cleanup_command(const std::string& run_id, const std::string& kubeconfig,
+                            const std::string& context, const std::string& namespace_name);
+
 }  // namespace shardflow::k8s

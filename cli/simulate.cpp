@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -15,11 +16,13 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,24 +103,65 @@ class InterruptGuard {
   std::array<struct sigaction, 3> old_{};
 };
 
-// Progress of a real run on a terminal: tasks done, running, failed attempts, elapsed time and the
-// simulator's prediction; at most ten lines a second, each over the last.
+// What the simulator predicts for a run: its makespan (0 when it cannot run the scenario: a pod that fits
+// no node fails unplaced) and, in order, when each task is done (succeeded or failed for good), for the
+// progress line's ETA. Tasks that fail their runs (failure.p, retries exhausted) are part of the
+// prediction: the run fails as predicted.
+struct Prediction {
+  double makespan_s = 0;
+  std::vector<double> done_s;  // sorted
+};
+
+// Progress of a real run: tasks done, running, failed attempts, elapsed time and the simulator's
+// prediction with an ETA; on a terminal one line rewritten at most ten times a second, else a whole line
+// every `every_s` seconds. A line comes at least that often even when no task moves (a retry's backoff, a
+// pod the scheduler cannot place yet), from a thread of its own: a quiet run looked hung.
 class Progress final : public RunObserver {
  public:
   // show: rewrite one line on a terminal; every_s > 0 (not a terminal): a whole line that often.
-  Progress(std::uint64_t tasks, bool show, double predicted_s, double every_s = 0)
+  Progress(std::uint64_t tasks, bool show, Prediction prediction, double every_s = 0)
       : tasks_(tasks),
         show_(show),
         every_s_(show ? 0 : every_s),
-        predicted_s_(predicted_s),
-        t0_(std::chrono::steady_clock::now()) {}
+        prediction_(std::move(prediction)),
+        t0_(std::chrono::steady_clock::now()) {
+    if (show_ || every_s_ > 0)
+      ticker_ = std::thread([this] {
+        std::unique_lock lock(mutex_);
+        // Wakes when the next line is due: `every` after the last one (at least 100 ms from now).
+        const auto every = show_ ? std::chrono::milliseconds(1000) : gap();
+        while (!stopping_) {
+          const auto now = std::chrono::steady_clock::now();
+          wake_.wait_until(lock, std::max(now + std::chrono::milliseconds(100), last_ + every));
+          if (!stopping_ && started_ && std::chrono::steady_clock::now() - last_ >= every) print(lock);
+        }
+      });
+  }
+  ~Progress() override { stop(); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  /// No more lines (the run ended): called before the summary is printed.
+  void stop() {
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+      // The run's last state, if no line said it yet (a task that never ran leaves the count short of all
+      // tasks, so the event that resolved the last one did not force a line).
+      if (!show_ && every_s_ > 0 && started_ && state() != printed_) print(lock);
+    }
+    wake_.notify_all();
+    if (ticker_.joinable()) ticker_.join();
+  }
   // A line printed before the first progress line (once the run has begun: not before an early error).
   void set_header(std::string text) { header_ = std::move(text); }
   void on_event(const TaskEvent& e) override {
+    std::unique_lock lock(mutex_);
     if (!header_.empty()) {
       std::fprintf(stderr, "%s\n", header_.c_str());
       header_.clear();
     }
+    started_ = true;
     switch (e.kind) {
       case TaskEvent::Kind::admitted:
         if (e.attempt == 0) ++admitted_;
@@ -136,16 +180,39 @@ class Progress final : public RunObserver {
         break;
     }
     if (!show_ && every_s_ <= 0) return;
+    if (std::chrono::steady_clock::now() - last_ < gap() && done_ + failed_tasks_ < tasks_) return;
+    print(lock);
+  }
+  void on_output(TaskId /*task*/, const std::string& text) override {
+    const std::lock_guard lock(mutex_);
+    outputs_.push_back(text);
+  }
+  void clear_line() const {
+    if (show_) std::fprintf(stderr, "\r%*s\r", 130, "");
+  }
+  [[nodiscard]] const std::vector<std::string>& outputs() const { return outputs_; }
+
+ private:
+  [[nodiscard]] std::chrono::milliseconds gap() const {
+    return show_ ? std::chrono::milliseconds(100)
+                 : std::chrono::milliseconds(static_cast<std::int64_t>(every_s_ * 1000));
+  }
+  [[nodiscard]] std::array<std::uint64_t, 4> state() const {
+    return {done_, running_, failed_tasks_, failed_attempts_};
+  }
+  // One progress line (mutex_ held).
+  void print(const std::unique_lock<std::mutex>& /*held*/) {
     const auto now = std::chrono::steady_clock::now();
-    const auto gap = show_ ? std::chrono::milliseconds(100)
-                           : std::chrono::milliseconds(static_cast<std::int64_t>(every_s_ * 1000));
-    if (now - last_ < gap && done_ + failed_tasks_ < tasks_) return;
     last_ = now;
+    printed_ = state();
     const double elapsed = std::chrono::duration<double>(now - t0_).count();
-    char eta[64] = "";
-    if (predicted_s_ > 0)
-      std::snprintf(eta, sizeof eta, ", predicted %s, ETA %s", human(predicted_s_).c_str(),
-                    human(std::max(0.0, predicted_s_ - elapsed)).c_str());
+    char eta[96] = "";
+    const double left = stopping_ ? (prediction_.makespan_s > 0 ? 0 : -1)  // the run is over
+                                  : eta_from_prediction(prediction_.done_s, prediction_.makespan_s,
+                                                        done_ + failed_tasks_, elapsed);
+    if (left >= 0)
+      std::snprintf(eta, sizeof eta, ", predicted %s, ETA %s", human(prediction_.makespan_s).c_str(),
+                    human(left).c_str());
     const std::uint64_t ended = done_ + failed_tasks_ + running_;
     const std::uint64_t pending = admitted_ > ended ? admitted_ - ended : 0;
     std::fprintf(stderr,
@@ -157,46 +224,49 @@ class Progress final : public RunObserver {
                  static_cast<unsigned long long>(failed_attempts_), human(elapsed).c_str(), eta,
                  show_ ? "   " : "\n");
   }
-  void on_output(TaskId /*task*/, const std::string& text) override { outputs_.push_back(text); }
-  void clear_line() const {
-    if (show_) std::fprintf(stderr, "\r%*s\r", 130, "");
-  }
-  [[nodiscard]] const std::vector<std::string>& outputs() const { return outputs_; }
-
- private:
   static std::string human(double s) {
     return format_duration(Duration::from_ms(static_cast<std::int64_t>(s * 1000)));
   }
   std::uint64_t tasks_;
   bool show_;
   double every_s_;
-  double predicted_s_;
+  Prediction prediction_;
   std::chrono::steady_clock::time_point t0_, last_;
   std::uint64_t admitted_ = 0, done_ = 0, running_ = 0, failed_attempts_ = 0, failed_tasks_ = 0;
   std::vector<std::string> outputs_;
   std::string header_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool started_ = false, stopping_ = false;
+  std::array<std::uint64_t, 4> printed_{};
+  std::thread ticker_;
 };
 
-// The simulator's makespan for the scenario as written (its modelled cluster); 0 when it cannot run it
-// (a pod that fits no node fails unplaced). Tasks that fail their runs (failure.p, retries exhausted) are
-// part of the prediction: the run fails as predicted.
-double predict_makespan(const Scenario& s, const Plan& p, std::uint64_t seed) {
+Prediction predict(const Scenario& s, const Plan& p, std::uint64_t seed) {
   try {
     sim::SimOptions so;
     so.seed = seed;
     const Trace t = sim::simulate(s, p, so);
-    for (const AttemptRecord& a : t.attempts)
-      if (a.outcome == Outcome::failed && a.scheduled == kNever) return 0;
-    return makespan_s(t);
+    std::vector<double> last(p.size(), -1);  // per task, its last attempt's end
+    for (const AttemptRecord& a : t.attempts) {
+      if (a.outcome == Outcome::failed && a.scheduled == kNever) return {};
+      if (a.finished != kNever) last[a.task] = std::max(last[a.task], a.finished.seconds());
+    }
+    Prediction out;
+    out.makespan_s = makespan_s(t);
+    for (TaskId task = 0; task < p.size(); ++task)
+      if (!p.is_join(task) && last[task] >= 0) out.done_s.push_back(last[task]);
+    std::sort(out.done_s.begin(), out.done_s.end());
+    return out;
   } catch (const InputError&) {
-    return 0;
+    return {};
   }
 }
 
 // The scenario on this machine as the simulator sees it: `--cluster local` with the local backend's
-// cores and memory. Its makespan is the prediction a local run shows; none (0) when the simulator
-// cannot place a step there (a node selector the local node lacks).
-double predict_local_makespan(const SimulateArgs& args, std::uint64_t seed, const exec::LocalOptions& lo) {
+// cores and memory. Its prediction is what a local run shows; none (0) when the simulator cannot place a
+// step there (a node selector the local node lacks).
+Prediction predict_local(const SimulateArgs& args, std::uint64_t seed, const exec::LocalOptions& lo) {
   LoadOptions o = load_options(args.load);
   o.cluster = "local";
   o.warn = nullptr;  // the run's own load has warned
@@ -208,9 +278,9 @@ double predict_local_makespan(const SimulateArgs& args, std::uint64_t seed, cons
     // At --time-scale: the sampled-time kernels' run times scaled, the others at their own speed.
     apply_time_scale(s, lo.time_scale,
                      [](const Component& c) { return exec::kernel_runs_sampled_time(c.kernel); });
-    return predict_makespan(s, Plan::unroll(s.pipeline), seed);
+    return predict(s, Plan::unroll(s.pipeline), seed);
   } catch (const InputError&) {
-    return 0;
+    return {};
   }
 }
 
@@ -700,10 +770,11 @@ int run_simulate(const SimulateArgs& args) {
   const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
   const bool sim = args.backend == "sim";
   const bool live = args.backend == "k8s";
-  const double predicted = sim || (!tty && !live) ? 0
-                           : live                 ? predict_makespan(scenario, plan, seed)
-                                                  : predict_local_makespan(args, seed, lo);
-  Progress progress(plan.task_count(), tty && !sim, predicted, live && !args.quiet ? 5 : 0);
+  Prediction prediction = sim || (!tty && !live) ? Prediction{}
+                          : live                 ? predict(scenario, plan, seed)
+                                                 : predict_local(args, seed, lo);
+  const double predicted = prediction.makespan_s;
+  Progress progress(plan.task_count(), tty && !sim, std::move(prediction), live && !args.quiet ? 5 : 0);
   if (live && !args.quiet)
     progress.set_header("k8s run " + ko.run_id + ": " + std::to_string(plan.task_count()) +
                         " tasks; the simulator predicts " +
@@ -722,12 +793,14 @@ int run_simulate(const SimulateArgs& args) {
     try {
       trace = backend->run(scenario, plan, options, &progress);
     } catch (const k8s::Interrupted&) {  // Ctrl-C while the cluster was being checked
+      progress.stop();
       progress.clear_line();
       std::cerr << "run: interrupted while checking the cluster, before anything of the run was made\n";
       return 128 + g_signal.load();
     }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  progress.stop();
   progress.clear_line();
   if (sim && tty) std::fprintf(stderr, "\r%*s\r", 20, "");
   const bool interrupted = g_interrupted.load();

@@ -85,6 +85,15 @@ double makespan_s(const Trace& trace) {
   return Duration::from_ns(ns).seconds();
 }
 
+double eta_from_prediction(const std::vector<double>& predicted_done_s, double predicted_makespan_s,
+                           std::uint64_t done, double elapsed_s) {
+  if (predicted_makespan_s <= 0) return -1;
+  if (done >= predicted_done_s.size() && !predicted_done_s.empty()) return 0;
+  const double p = done == 0 || predicted_done_s.empty() ? 0 : predicted_done_s[done - 1];
+  if (p <= 0) return std::max(0.0, predicted_makespan_s - elapsed_s);
+  return std::max(0.0, predicted_makespan_s - p) * elapsed_s / p;
+}
+
 double cost(const Trace& trace) {
   CostSum c;
   for (const NodeRecord& n : trace.nodes) c.add(n.price_per_hour, n.down - n.billed_from);

@@ -367,3 +367,20 @@ TEST_CASE("CostSum: node time summed exactly per price, then priced", "[core][me
   for (int i = 0; i < 4; ++i) big.add(3.6, century);
   CHECK(big.total() == Approx(4 * century.seconds() / 1000));
 }
+
+TEST_CASE("eta_from_prediction: the prediction's pace, scaled to the run's", "[core]") {
+  // Predicted: 4 tasks done at 10, 20, 30 and 40 s.
+  const std::vector<double> done = {10, 20, 30, 40};
+  // The run goes 4x faster than predicted: after 5 s, 2 tasks are done (predicted at 20 s): the last 20 s
+  // of the prediction take 20 x 5 / 20 = 5 s.
+  CHECK(eta_from_prediction(done, 40, 2, 5) == 5);
+  // 2x slower: 1 task done after 20 s (predicted at 10 s): 30 x 20 / 10 = 60 s.
+  CHECK(eta_from_prediction(done, 40, 1, 20) == 60);
+  // Nothing done yet: the prediction's remainder, never below 0.
+  CHECK(eta_from_prediction(done, 40, 0, 15) == 25);
+  CHECK(eta_from_prediction(done, 40, 0, 50) == 0);
+  // All done: 0; no prediction: -1; no per-task times: the remainder.
+  CHECK(eta_from_prediction(done, 40, 4, 7) == 0);
+  CHECK(eta_from_prediction(done, 0, 2, 5) == -1);
+  CHECK(eta_from_prediction({}, 40, 2, 5) == 35);
+}

@@ -51,6 +51,16 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan);
 /// per-step lists): the last finish (runs start at 0) and the billed node time's price.
 double makespan_s(const Trace& trace);
 double cost(const Trace& trace);
+
+/// A live run's time left, from a prediction's pace scaled to the run's: `predicted_done_s` is when each
+/// task was done (succeeded or failed for good) in the predicted trace, sorted; with `done` tasks done
+/// after `elapsed_s` where the prediction had that many done at p, the rest takes
+/// (predicted_makespan_s - p) x elapsed_s / p. A prediction 8x too slow (a scenario's durations from
+/// another cluster) then gives a right ETA from the first tasks on, where "predicted minus elapsed" said
+/// minutes for a run of seconds. Before any task is done (or with no per-task times): the prediction's
+/// own remainder, at least 0; once all are done: 0; without a prediction (makespan <= 0): -1.
+double eta_from_prediction(const std::vector<double>& predicted_done_s, double predicted_makespan_s,
+                           std::uint64_t done, double elapsed_s);
 /// cost()'s sum: each node's billed time (`billed`: billed_from to down) added up exactly, in whole
 /// nanoseconds, per price; then each price times its hours. So two runs with the same node time at the
 /// same prices cost the same to the bit, whichever nodes it was spread over (3 nodes x 14 s and 6 x 7 s):

@@ -196,6 +196,12 @@ Summary summarize(const std::vector<double>& values) {
   Summary s;
   s.n = values.size();
   if (values.empty()) return s;
+  s.min = *std::min_element(values.begin(), values.end());
+  s.max = *std::max_element(values.begin(), values.end());
+  if (s.min == s.max) {  // all equal: the value itself (a sum and a division can be off it by an ulp,
+    s.mean = s.p50 = s.p95 = s.ci95_low = s.ci95_high = s.min;  // which read as a spread and a skew)
+    return s;
+  }
   const auto n = static_cast<double>(values.size());
   s.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
   double ss = 0;
@@ -206,8 +212,6 @@ Summary summarize(const std::vector<double>& values) {
     s3 += d * d * d;
   }
   s.stddev = values.size() > 1 ? std::sqrt(ss / (n - 1)) : 0;
-  s.min = *std::min_element(values.begin(), values.end());
-  s.max = *std::max_element(values.begin(), values.end());
   s.p50 = percentile(values, 50);
   s.p95 = percentile(values, 95);
   if (values.size() < 2 || s.stddev == 0) {

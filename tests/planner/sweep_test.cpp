@@ -81,6 +81,15 @@ TEST_CASE("Sweep: summary statistics, and exactly the Student-t interval for a s
   CHECK(flat.skewness == 0);
   CHECK(flat.ci95_low == 3);
   CHECK(flat.ci95_high == 3);
+  // Equal values whose mean a sum and a division put an ulp off (a sweep's identical runs): no spread, no
+  // skew, and the interval is the value (it was 3.7e-15, skewness 1.19, and a low end below the minimum).
+  const Summary same =
+      summarize({19.432651, 19.432651, 19.432651, 19.432651, 19.432651, 19.432651, 19.432651});
+  CHECK(same.mean == 19.432651);
+  CHECK(same.stddev == 0);
+  CHECK(same.skewness == 0);
+  CHECK(same.ci95_low == 19.432651);
+  CHECK(same.ci95_high == 19.432651);
   // 41 values (40 degrees of freedom): past the table, t(0.975, 40) = 2.021075.
   std::vector<double> v;
   for (int i = 0; i <= 40; ++i) v.push_back(i);

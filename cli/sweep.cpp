@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -122,9 +123,10 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
   for (std::size_t i = 0; i < load.overlays.size(); ++i)
     files.emplace_back("overlay-" + std::to_string(i) + ".yaml", load.overlays[i].text);
   if (!args.load.cluster.empty()) files.emplace_back("cluster.yaml", read_scenario_file(args.load.cluster));
-  std::size_t data_bytes = 0, json_bytes = 1024;  // the annotation: the object as JSON, and its metadata
+  std::size_t data_bytes = 0, data_keys = 0, json_bytes = 1024;  // the annotation: the object as JSON
   for (const auto& [key, text] : files) {
     data_bytes += key.size() + text.size();
+    data_keys += key.size();
     json_bytes += key.size() + nlohmann::json(text).dump().size() + 4;  // "key": "text",
   }
   constexpr std::size_t kConfigMapBytes = std::size_t{1} << 20, kAnnotationBytes = std::size_t{256} << 10;
@@ -132,8 +134,9 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
     throw InputError(
         {}, "--emit-job",
         args.file + (files.size() > 1 ? " and the files that go with it (overlays, cluster) are " : " is ") +
-            std::to_string(data_bytes) +
-            " bytes, more than a ConfigMap holds (1 MiB); run the slices with --shard I/N "
+            std::to_string(data_bytes - data_keys) + " bytes (" + std::to_string(data_bytes) +
+            " in the ConfigMap, with the keys), more than a ConfigMap holds (1 MiB); run the slices with "
+            "--shard I/N "
             "on machines of your own and merge them (docs/planner.md)");
   const std::string apply =
       data_bytes > kAnnotationBytes ? "kubectl apply --server-side -f " : "kubectl apply -f ";
@@ -142,8 +145,26 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
     << " slices: an Indexed Job, pod I runs slice I/" << n << ".\n# " << apply
     << "sweep-job.yaml; then collect and merge the slices (docs/planner.md).\n";
   y << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " << name << "-input\ndata:\n";
-  // `|2`: the text is indented by exactly 2 past its key, so a file whose first line is indented keeps it.
-  for (const auto& [key, text] : files) y << "  " << key << ": |2\n" << indent(text, "    ");
+  // Each file byte for byte (a slice's inputs hash is of the texts: a pod reading a text that differs by a
+  // final newline could not be merged with a slice run locally). As a literal block where one says it
+  // exactly: `|2`, its text indented by exactly 2 past its key (a first line that is indented stays so),
+  // with the chomping its end needs (`-` no final newline, none: one, `+` more); a text a block cannot
+  // hold (a carriage return, another control character, a byte order mark, nothing) as a JSON string,
+  // which YAML reads as a double-quoted scalar.
+  for (const auto& [key, text] : files) {
+    const bool block_safe =
+        text.find_first_not_of('\n') != std::string::npos && !text.starts_with("\xEF\xBB\xBF") &&
+        std::none_of(text.begin(), text.end(), [](char c) {
+          return (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == '\x7F';
+        });
+    if (!block_safe) {
+      y << "  " << key << ": " << nlohmann::json(text).dump() << "\n";
+      continue;
+    }
+    const bool newline = text.back() == '\n',
+               more = newline && text.size() > 1 && text[text.size() - 2] == '\n';
+    y << "  " << key << ": |2" << (!newline ? "-" : more ? "+" : "") << "\n" << indent(text, "    ");
+  }
   y << "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: " << name << "-results\n"
     << "spec:\n  accessModes: [ReadWriteMany]\n  resources:\n    requests:\n      storage: 1Gi\n";
   y << "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " << name << "\n"

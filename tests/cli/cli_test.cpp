@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "cli_helpers.hpp"
 #include "text_place.hpp"
@@ -1791,6 +1792,19 @@ TEST_CASE("cli: sweep --emit-job ships what the pods need and keeps each file's 
   }
   CHECK(block == text);
   CHECK(job.find("            - \"--max-tasks\"\n            - \"1000\"\n") != std::string::npos);
+  // Byte for byte, whatever the text's end and line breaks (a slice's inputs hash is of the texts): read
+  // back as YAML, the ConfigMap holds each file as written.
+  for (const std::string& variant :
+       {text.substr(0, text.size() - 1), text + "\n\n", std::string(text) + "#\r\n"}) {
+    std::ofstream(dir / "v.yaml", std::ios::binary) << variant;
+    const Result v = run("sweep '" + (dir / "v.yaml").string() +
+                         "' --vary 'cluster.node_pools[cpu].count=1,2' -r 1 --image x --emit-job 2 --out '" +
+                         dir.string() + "/jobv'");
+    INFO(v.err);
+    REQUIRE(v.status == 0);
+    const YAML::Node cm = YAML::LoadAllFromFile((dir / "jobv" / "sweep-job.yaml").string()).front();
+    CHECK(cm["data"]["scenario.yaml"].as<std::string>() == variant);
+  }
   // A $ the user gave reaches the pods as given (Kubernetes expands $(VAR) in args: each $ doubled); the
   // slice's own index is expanded.
   r = run(head + "--set 'description=price $5 run $(JOB_COMPLETION_INDEX)'");
@@ -1830,11 +1844,12 @@ TEST_CASE("cli: sweep --emit-job ships what the pods need and keeps each file's 
   r = run("sweep " + wf + " --vary 'cluster.node_pools[0].count=1,2' -r 1 --image x --emit-job 2 --out '" +
           dir.string() + "/big'");
   CHECK(r.status == 2);
-  CHECK(r.err ==
-        "--emit-job: " + wf + " is " +
-            std::to_string(fs::file_size(fs::path(SHARDFLOW_SOURCE_DIR) / wf) + 13) +
-            " bytes, more than a ConfigMap holds (1 MiB); run the slices with --shard I/N on machines of "
-            "your own and merge them (docs/planner.md)\n");
+  CHECK(r.err == "--emit-job: " + wf + " is " +
+                     std::to_string(fs::file_size(fs::path(SHARDFLOW_SOURCE_DIR) / wf)) + " bytes (" +
+                     std::to_string(fs::file_size(fs::path(SHARDFLOW_SOURCE_DIR) / wf) + 13) +
+                     " in the ConfigMap, with the keys), more than a ConfigMap holds (1 MiB); run the slices "
+                     "with --shard "
+                     "I/N on machines of your own and merge them (docs/planner.md)\n");
   CHECK_FALSE(fs::exists(dir / "big" / "sweep-job.yaml"));
 }
 

@@ -82,8 +82,13 @@ void append_bar_tip(std::string& s, const Trace& t, const AttemptRecord& a) {
 
 std::string gantt_legend(const Trace& trace) {
   std::vector<LegendEntry> entries;
-  for (std::size_t i = 0; i < trace.steps.size(); ++i)
-    entries.push_back({trace.steps[i], swatch_fill(palette(i))});
+  const std::vector<std::size_t> drawn = drawn_steps(trace);
+  for (const std::size_t i : drawn) entries.push_back({trace.steps[i], swatch_fill(palette(i))});
+  if (drawn.size() < trace.steps.size())
+    entries.push_back({"and " + std::to_string(trace.steps.size() - drawn.size()) +
+                           " more steps (the colours repeat every " + std::to_string(kPaletteSize) +
+                           " steps; grey in aggregated rows)",
+                       swatch_fill("#999")});
   entries.push_back({"retry, backup or replacement (attempt > 0)",
                      "<rect x=\"1\" y=\"1\" width=\"10\" height=\"10\" fill=\"#ccc\" stroke=\"#000\" "
                      "stroke-dasharray=\"2 1.5\"/>"});
@@ -152,6 +157,11 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
                std::to_string(n_aggregated) + "\"");
 
   const std::unordered_set<TaskId> crit(critical.begin(), critical.end());
+  // The aggregated rows' groups: each drawn step, then the rest as one.
+  const std::vector<std::size_t> drawn_list = drawn_steps(t);
+  std::vector<std::size_t> group_of(t.steps.size(), drawn_list.size());
+  for (std::size_t g = 0; g < drawn_list.size(); ++g) group_of[drawn_list[g]] = g;
+  const std::size_t groups = drawn_list.size() + (drawn_list.size() < t.steps.size() ? 1 : 0);
   double y = f.top;
   double last_label = -100;
   std::string marks;  // crosses go over every bar
@@ -167,33 +177,38 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
       last_label = y;
     }
     if (aggregated[n]) {
-      // Mean running pods per step in each bin, stacked; the busiest bin fills the row.
-      std::vector<Bins> per_step(t.steps.size(), Bins(x.d1, kAggregateBins));
+      // Mean running pods per step in each bin, stacked; the busiest bin fills the row. The steps the page
+      // draws one by one (drawn_steps) each, the others (a run of thousands of steps) as one grey group.
+      std::vector<Bins> per_group(groups, Bins(x.d1, kAggregateBins));
       for (const Interval& iv : per_node[n]) {
         const AttemptRecord& a = t.attempts[iv.attempt];
-        if (a.step < per_step.size()) per_step[a.step].add(a.scheduled.seconds(), a.finished.seconds(), 1);
+        if (a.step < group_of.size())
+          per_group[group_of[a.step]].add(a.scheduled.seconds(), a.finished.seconds(), 1);
       }
-      for (Bins& b : per_step) b.settle();
+      for (Bins& b : per_group) b.settle();
       double peak = 0;
       for (std::size_t b = 0; b < kAggregateBins; ++b) {
         double total = 0;
-        for (const Bins& s : per_step) total += s.mean(b);
+        for (const Bins& g : per_group) total += g.mean(b);
         peak = std::max(peak, total);
       }
       const double bw = (x.r1 - x.r0) / static_cast<double>(kAggregateBins);
       for (std::size_t b = 0; b < kAggregateBins; ++b) {
         double base = y + h;
-        for (std::size_t s = 0; s < per_step.size(); ++s) {
-          const double m = per_step[s].mean(b);
+        for (std::size_t g = 0; g < per_group.size(); ++g) {
+          const double m = per_group[g].mean(b);
           if (m <= 0 || peak <= 0) continue;
           const double bh = m / peak * (h - 1);
           base -= bh;
-          out += "<rect class=\"agg s" + std::to_string(s) + "\" x=\"" +
-                 num(x.r0 + bw * static_cast<double>(b)) + "\" y=\"" + num(base, 2) + "\" width=\"" +
-                 num(bw + 0.05, 2) + "\" height=\"" + num(bh, 2) + "\"><title>" +
-                 esc(t.nodes[n].name + ", " + human_duration(per_step[s].width() * static_cast<double>(b)) +
-                     " to " + human_duration(per_step[s].width() * static_cast<double>(b + 1)) + ": " +
-                     num(m, 1) + " " + t.steps[s] + " pods running on average") +
+          const bool other = g == drawn_list.size();
+          out += "<rect class=\"agg " + (other ? std::string("other") : step_class(drawn_list[g])) +
+                 "\" x=\"" + num(x.r0 + bw * static_cast<double>(b)) + "\" y=\"" + num(base, 2) +
+                 "\" width=\"" + num(bw + 0.05, 2) + "\" height=\"" + num(bh, 2) + "\"><title>" +
+                 esc(t.nodes[n].name + ", " + human_duration(per_group[g].width() * static_cast<double>(b)) +
+                     " to " + human_duration(per_group[g].width() * static_cast<double>(b + 1)) + ": " +
+                     num(m, 1) + " " +
+                     (other ? std::string("pods of other steps") : t.steps[drawn_list[g]] + " pods") +
+                     " running on average") +
                  "</title></rect>";
         }
       }
@@ -206,8 +221,8 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
         const double bh = lane_px >= 4 ? lane_px - 1 : lane_px;
         const bool on_path = a.outcome == Outcome::succeeded && crit.count(a.task) > 0;
         // Appended piece by piece: a report draws up to max_bars of these.
-        out += "<rect class=\"bar s";
-        out += std::to_string(a.step);
+        out += "<rect class=\"bar ";
+        out += step_class(a.step);
         if (a.attempt > 0) out += " retry";
         if (on_path) out += " crit";
         out += "\" x=\"";

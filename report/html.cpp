@@ -220,9 +220,31 @@ std::string swatch_fill(std::string_view color) {
 }
 
 std::string step_css(std::size_t steps) {
+  // One rule per colour, not per step: the palette repeats (step_class), and an imported workflow of
+  // 50,000 steps made 50,000 rules.
   std::string css;
-  for (std::size_t i = 0; i < steps; ++i) css += ".s" + std::to_string(i) + "{fill:" + palette(i) + "}";
+  for (std::size_t i = 0; i < std::min(steps, kPaletteSize); ++i)
+    css += ".s" + std::to_string(i) + "{fill:" + palette(i) + "}";
   return css + "\n";
+}
+
+std::vector<std::size_t> drawn_steps(const Trace& t) {
+  std::vector<std::size_t> steps(t.steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = i;
+  if (steps.size() <= kMaxDrawnSteps) return steps;
+  std::vector<std::int64_t> run(t.steps.size(), 0);
+  for (const AttemptRecord& a : t.attempts)
+    if (a.step < run.size() && a.started != kNever && a.finished != kNever)
+      run[a.step] += (a.finished - a.started).ns();
+  std::partial_sort(steps.begin(), steps.begin() + kMaxDrawnSteps, steps.end(),
+                    [&](std::size_t a, std::size_t b) { return run[a] != run[b] ? run[a] > run[b] : a < b; });
+  steps.resize(kMaxDrawnSteps);
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+std::string step_class(std::size_t step) {
+  return "s" + std::to_string(step % kPaletteSize);
 }
 
 std::string cards(const std::vector<Card>& cs) {
@@ -243,7 +265,7 @@ h3{font-size:14px;margin:12px 0 4px}.meta{color:#555;margin:0 0 12px}.note{color
 .card .label{font-size:12px;color:#555}.card .value{font-size:20px;font-weight:600}
 svg.chart{width:100%;height:auto;display:block}svg text{font-size:11px;fill:#333}
 .axis line{stroke:#666;stroke-width:1}.axis .grid{stroke:#e4e4e4}.axis .title{font-size:12px;fill:#222}
-.node-sep{stroke:#ddd}.node-label{font-size:10px}.agg-label{font-size:10px;fill:#555;font-style:italic}
+.node-sep{stroke:#ddd}.node-label{font-size:10px}.agg-label{font-size:10px;fill:#555;font-style:italic}.agg.other{fill:#999}
 .bar{stroke:none}.bar.retry{stroke:#000;stroke-width:.8;stroke-dasharray:2 1.5}.bar.crit{stroke:#000;stroke-width:2}
 .x{stroke:#000;stroke-width:1.5;fill:none}.deadline{stroke:#D55E00;stroke-width:1.5;stroke-dasharray:6 4}
 .front{fill:none;stroke:#0072B2;stroke-width:1.5}.pt{fill:#999;stroke:#fff;stroke-width:1}.pt.pareto{fill:#0072B2}

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <shardflow/core/trace.hpp>
+
 namespace shardflow::report::detail {
 
 /// Text safe inside HTML elements and quoted attributes (& < > " ' escaped).
@@ -27,6 +29,15 @@ std::string percent(double share);
 /// Okabe-Ito (colour-blind safe), without black: the colour of series i (cycling).
 const char* palette(std::size_t i);
 inline constexpr std::size_t kPaletteSize = 7;
+/// The CSS class of step i's colour (step_css makes one rule per colour): "s" and i modulo the palette.
+std::string step_class(std::size_t step);
+/// How many steps a run report draws one by one (a histogram, a legend entry, a row of the steps' table):
+/// those with the most run time, in step order; the page says how many more there are and where they
+/// are (metrics.csv, trace.csv). A WfCommons import has a step per task: 50,000 of them made a 93 MB page.
+inline constexpr std::size_t kMaxDrawnSteps = 40;
+/// The steps a run report draws one by one: all, up to kMaxDrawnSteps; beyond, the kMaxDrawnSteps with the
+/// most run time (summed over their attempts, then the lower index), in step order.
+std::vector<std::size_t> drawn_steps(const Trace& t);
 
 /// Linear map of [d0, d1] onto [r0, r1].
 struct Scale {

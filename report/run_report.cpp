@@ -143,9 +143,16 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
     if (a.scheduled != kNever) waits[a.step].push_back((a.scheduled - a.submitted).seconds());
     if (a.outcome == Outcome::succeeded) runs[a.step].push_back(run_s(a));
   }
-  out += "<h3>Run time of each step's successful attempts</h3>\n<div class=\"grid2\">\n";
+  const std::vector<std::size_t> drawn = drawn_steps(t);
+  const std::string more =
+      drawn.size() < t.steps.size()
+          ? "<p class=\"note\">" + count(drawn.size()) + " of the " + count(t.steps.size()) +
+                " steps, those with the most run time; every step is in metrics.csv, every attempt in "
+                "trace.csv.</p>\n"
+          : std::string();
+  out += "<h3>Run time of each step's successful attempts</h3>\n" + more + "<div class=\"grid2\">\n";
   constexpr std::size_t kBins = 20;
-  for (std::size_t s = 0; s < t.steps.size(); ++s) {
+  for (const std::size_t s : drawn) {
     const std::vector<double>& v = runs[s];
     Frame f;
     f.width = 340;
@@ -180,7 +187,7 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
     for (std::size_t b = 0; b < kBins; ++b) {
       if (n[b] == 0) continue;
       const double x0 = x(lo + bw * static_cast<double>(b)), x1 = x(lo + bw * static_cast<double>(b + 1));
-      out += "<rect class=\"hbar s" + std::to_string(s) + "\" x=\"" + num(x0, 2) + "\" y=\"" +
+      out += "<rect class=\"hbar " + step_class(s) + "\" x=\"" + num(x0, 2) + "\" y=\"" +
              num(y(static_cast<double>(n[b])), 2) + "\" width=\"" + num(std::max(x1 - x0 - 1, 0.5), 2) +
              "\" height=\"" + num(y(0) - y(static_cast<double>(n[b])), 2) + "\"><title>" +
              esc(count(n[b]) + (n[b] == 1 ? " run of " : " runs of ") +
@@ -192,7 +199,7 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
     out += "</svg>\n";
   }
   out +=
-      "</div>\n<h3>Queue wait (created to bound) and run time by step</h3>\n"
+      "</div>\n<h3>Queue wait (created to bound) and run time by step</h3>\n" + more +
       "<table class=\"sortable steps\"><thead><tr><th>step</th><th class=\"n\">attempts</th><th class=\"n\">"
       "failed</th><th class=\"n\">wait p50</th><th class=\"n\">wait p95</th><th class=\"n\">wait p99</th><th "
       "class=\"n\">wait max</th><th class=\"n\">run p50</th><th class=\"n\">run p95</th><th class=\"n\">run "
@@ -200,13 +207,14 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
   const auto cell = [](double seconds) {
     return "<td class=\"n\" data-v=\"" + num(seconds, 6) + "\">" + esc(human_duration(seconds)) + "</td>";
   };
-  for (std::size_t s = 0; s < t.steps.size(); ++s) {
-    std::uint64_t attempts = 0, failed = 0;
-    for (const AttemptRecord& a : t.attempts)
-      if (a.step == s) {
-        ++attempts;
-        failed += a.outcome != Outcome::succeeded ? 1 : 0;
-      }
+  std::vector<std::uint64_t> attempts_of(t.steps.size(), 0), failed_of(t.steps.size(), 0);
+  for (const AttemptRecord& a : t.attempts)
+    if (a.step < t.steps.size()) {
+      ++attempts_of[a.step];
+      failed_of[a.step] += a.outcome != Outcome::succeeded ? 1 : 0;
+    }
+  for (const std::size_t s : drawn) {
+    const std::uint64_t attempts = attempts_of[s], failed = failed_of[s];
     const Percentiles run = s < m.per_step.size() ? m.per_step[s].run_seconds : Percentiles{};
     const std::vector<double>& w = waits[s];
     out += "<tr><td>" + esc(t.steps[s]) + "</td><td class=\"n\" data-v=\"" + std::to_string(attempts) +

@@ -348,3 +348,38 @@ TEST_CASE("report: esc and append_esc escape the five HTML characters, and nothi
   detail::append_esc(out, "<y>");
   CHECK(out == "x&lt;y&gt;");
 }
+
+// An imported workflow has a step per task: the page draws the kMaxDrawnSteps steps with the most run time
+// (a histogram, a legend entry, a table row each) and says how many more there are; one CSS rule per colour.
+TEST_CASE("Run report: a run of many steps draws those with the most run time and says so", "[report]") {
+  Trace t;
+  t.backend = "sim";
+  t.scenario = "wide";
+  t.nodes = {NodeRecord{"n-0", "p", 4000, kGiB, 0, 1, s(0), s(1000), s(0)}};
+  constexpr std::size_t kSteps = 100;
+  for (std::size_t i = 0; i < kSteps; ++i) {
+    t.steps.push_back("step" + std::to_string(i));
+    t.pod_prefixes.push_back("step" + std::to_string(i) + "-");
+    // Step i runs i + 1 s, so steps 60..99 have the most run time.
+    AttemptRecord a = attempt(static_cast<TaskId>(i), static_cast<std::uint32_t>(i), 0, 0, 0, 0);
+    a.started = s(0);
+    a.finished = s(static_cast<double>(i + 1));
+    t.attempts.push_back(a);
+  }
+  Metrics m;
+  m.makespan_s = 100;
+  m.attempts = kSteps;
+  const std::string page = run_page(t, m);
+  CHECK(page.find("<p class=\"note\">40 of the 100 steps, those with the most run time; every step is in "
+                  "metrics.csv, every attempt in trace.csv.</p>") != std::string::npos);
+  CHECK(occurrences(page, "<svg class=\"chart hist\"") == 40);
+  CHECK(page.find("aria-label=\"step59: ") == std::string::npos);
+  CHECK(page.find("aria-label=\"step60: 1 run\"") != std::string::npos);
+  CHECK(page.find("<tr><td>step99</td>") != std::string::npos);
+  CHECK(page.find("<tr><td>step0</td>") == std::string::npos);
+  CHECK(page.find("and 60 more steps (the colours repeat every 7 steps; grey in aggregated rows)") !=
+        std::string::npos);
+  CHECK(page.find(".s7{") == std::string::npos);  // 7 colours, 7 rules
+  CHECK(page.find(".s6{fill:") != std::string::npos);
+  CHECK(page.find("<rect class=\"bar s1\"") != std::string::npos);  // step 99's bar: 99 % 7 = 1
+}

@@ -551,3 +551,20 @@ TEST_CASE("WfCommons import: --max-tasks holds on every route", "[wfcommons]") {
   o.max_tasks = 1001;
   CHECK(error_of_file("seismology-chameleon-1000p-001.json", o) == "loaded");
 }
+
+TEST_CASE("WfCommons import: more tasks than a pipeline has steps is said at the tasks, before reading them",
+          "[wfcommons]") {
+  // 100,001 tasks of one line each (`{}`: not even read, the count is enough).
+  std::string tasks;
+  for (int i = 0; i <= 100'000; ++i) tasks += i == 0 ? "{}" : ",{}";
+  const std::string text =
+      R"({"workflow": {"specification": {"tasks": [)" + tasks + R"(]}, "execution": {}}})";
+  CHECK(error_of(text) ==
+        "w.json:1:42: workflow.specification.tasks: has 100001 tasks: shardflow makes a step of each task, "
+        "and a "
+        "pipeline has at most 100000 steps");
+  CHECK(error_of(R"({"schemaVersion": "1.4", "workflow": {"tasks": [)" + tasks + "]}}") ==
+        "w.json:1:48: workflow.tasks: has 100001 tasks: shardflow makes a step of each task, and a pipeline "
+        "has at "
+        "most 100000 steps");
+}

@@ -859,8 +859,15 @@ int run_simulate(const SimulateArgs& args) {
       std::printf(m.cost > 0 && m.cost < 0.1 ? "  cost         %.2g (price units per hour x node hours)\n"
                                              : "  cost         %.2f (price units per hour x node hours)\n",
                   m.cost);
-    std::printf("  utilization  CPU mean %.1f%%, peak %.1f%%\n", m.mean_cpu_utilization * 100,
-                m.peak_cpu_utilization * 100);
+    const bool capacity =
+        std::any_of(trace.nodes.begin(), trace.nodes.end(), [](const NodeRecord& n) { return n.cpu > 0; });
+    if (capacity || trace.nodes.empty())
+      std::printf("  utilization  CPU mean %.1f%%, peak %.1f%%\n", m.mean_cpu_utilization * 100,
+                  m.peak_cpu_utilization * 100);
+    else  // a k8s run whose credentials could not list the nodes: their capacity is not known
+      std::printf(
+          "  utilization  not known (the run's nodes have no CPU capacity in the trace: they could "
+          "not be listed)\n");
     std::snprintf(line, sizeof line, "  queue wait   p50 %.3f s, p95 %.3f s, p99 %.3f s (%s)\n",
                   m.queue_wait_s.p50, m.queue_wait_s.p95, m.queue_wait_s.p99,
                   !(sim || live)                                 ? "admitted -> CPU and memory reserved"

@@ -923,7 +923,7 @@ class K8sBackend final : public Backend {
     // ends them at once: nothing of the run exists yet. The run itself stops cleanly on its own.
     clo.stop = options.stop;
     Client api(creds, clo);
-    check_cluster(api, creds, scenario, mo, !co_.namespace_name.empty());
+    check_cluster(api, creds, scenario, mo, !co_.namespace_name.empty(), co_.warn);
     // A new run whose id another run has is refused before its run file is written (a `run --resume` of
     // that file would take the other run over, and delete its objects at the end).
     if (co_.resume_started_unix_ns == 0) {
@@ -963,7 +963,8 @@ class K8sBackend final : public Backend {
   // The namespace exists and the credentials are accepted; every step fits on a node its selector allows.
   // `flag`: the namespace was given with --namespace (else it is the kubeconfig context's).
   static void check_cluster(Client& api, const Credentials& creds, const Scenario& scenario,
-                            const ManifestOptions& mo, bool flag) {
+                            const ManifestOptions& mo, bool flag,
+                            const std::function<void(const std::string&)>& warn) {
     const std::string where = "the cluster at " + creds.server + " (context " +
                               (creds.context.empty() ? std::string("in-cluster") : creds.context) + ")";
     try {
@@ -991,8 +992,15 @@ class K8sBackend final : public Backend {
     json nodes;
     try {
       nodes = api.get("/api/v1/nodes");
-    } catch (const ApiError&) {
-      return;  // may not list nodes: the pods' scheduling will tell
+    } catch (const ApiError& e) {
+      // May not list nodes (RBAC): the pods' scheduling will tell whether they fit; but the run's nodes
+      // will have no capacity, so its utilization cannot be known. Said now, not left to read as 0%.
+      if (warn)
+        warn("the credentials may not list the cluster's nodes (" + std::to_string(e.status) +
+             " on GET /api/v1/nodes): whether each step fits a node is not checked before the run, and the "
+             "trace's nodes have no capacity or pool, so the run's CPU utilization is not known (grant "
+             "list on nodes, a ClusterRole, to have them)");
+      return;
     }
     check_fits(scenario.pipeline.steps, "pipeline.steps", list_items(nodes));
   }

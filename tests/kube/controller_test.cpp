@@ -284,3 +284,27 @@ TEST_CASE("k8s: the cleanup command printed names the kubeconfig, context and na
   CHECK(k8s::cleanup_command("ev1", "", "arn:aws:eks:eu-west-1:1:cluster/x", "") ==
         "shardflow k8s cleanup ev1 --context arn:aws:eks:eu-west-1:1:cluster/x");
 }
+
+TEST_CASE("k8s run: credentials that may not list nodes are said to, before the run", "[kube]") {
+  // A ServiceAccount with a Role on jobs, pods and configmaps only: the run went on without a word, and
+  // its summary read "utilization CPU mean 0.0%" (its nodes had no capacity).
+  FakeCluster f("controller-no-nodes");
+  f.namespace_exists();
+  const nlohmann::json forbidden = {{"kind", "Status"},
+                                    {"status", "Failure"},
+                                    {"reason", "Forbidden"},
+                                    {"message", "nodes is forbidden"},
+                                    {"code", 403}};
+  f.server.script("/api/v1/nodes", nlohmann::json::array({{{"status", 403}, {"body", forbidden}}}));
+  // The run then stops at its first list of pods (as in the test above), which is all this test needs.
+  f.server.script("/api/v1/namespaces/default/pods",
+                  nlohmann::json::array({{{"status", 403}, {"body", forbidden}}}));
+  const clitest::Result r =
+      clitest::run("run '" + kScenario + "' --backend k8s --emulate --out '" + (f.dir / "o").string() +
+                   "' --kubeconfig '" + f.kc + "' --run-id abc");
+  CHECK(r.err.find(
+            "k8s: the credentials may not list the cluster's nodes (403 on GET /api/v1/nodes): whether "
+            "each step fits a node is not checked before the run, and the trace's nodes have no capacity "
+            "or pool, so the run's CPU utilization is not known (grant list on nodes, a ClusterRole, to "
+            "have them)\n") != std::string::npos);
+}

@@ -277,6 +277,27 @@ int main(int argc, char** argv) {
               << ": the value is empty; give one (an empty value is not taken for the option left out)\n";
     return 2;
   }
+  // An option whose value was left out takes the next argument as it, a flag included ('--kubeconfig
+  // --emulate' from an unset shell variable): the run then failed on something else (a step without an
+  // image, --emulate never seen). A value that is one of the command's own flags is refused, naming both.
+  const std::function<std::string(const CLI::App&)> flag_value = [&](const CLI::App& a) -> std::string {
+    for (const CLI::Option* o : a.get_options())
+      if (o->count() > 0 && o->get_items_expected_max() > 0)
+        for (const std::string& v : o->results())
+          if (v.size() > 1 && v[0] == '-')
+            for (const CLI::Option* other : a.get_options())
+              if (other != o && other->check_name(v))
+                return o->get_name() + ": got " + v +
+                       ", which is a flag of this command: give the option its value (it took the next "
+                       "argument)";
+    for (const CLI::App* sub : a.get_subcommands())
+      if (std::string why = flag_value(*sub); !why.empty()) return why;
+    return "";
+  };
+  if (const std::string why = flag_value(app); !why.empty()) {
+    std::cerr << why << "\n";
+    return 2;
+  }
   try {
     for (std::size_t i = 0; i < cli::kCommandCount; ++i)
       if (built[i] != nullptr && built[i]->parsed())

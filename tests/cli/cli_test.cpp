@@ -1412,6 +1412,13 @@ TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are 
        "--out: the value is empty; give one (an empty value is not taken for the option left out)"},
       {"sweep " + seed + vary + " --deadline ''",
        "--deadline: the value is empty; give one (an empty value is not taken for the option left out)"},
+      // A value left out takes the next argument, a flag too: the run failed on its steps' images.
+      {"run " + seed + " --backend k8s --kubeconfig --emulate",
+       "--kubeconfig: got --emulate, which is a flag of this command: give the option its value (it took "
+       "the next argument)"},
+      {"simulate " + seed + " --out -q",
+       "--out: got -q, which is a flag of this command: give the option its value (it took the next "
+       "argument)"},
   };
   for (const auto& c : cases) {
     INFO(c.args);

@@ -27,6 +27,10 @@ ControlPlane indexed_job_control_plane() {
   c.max_creates_per_sync = 500;
   c.failure_backoff = Duration::from_s(10);
   c.max_failure_backoff = Duration::from_s(600);
+  // cmd/kube-controller-manager/app/options: --kube-api-qps 20, --kube-api-burst 30 (each controller's
+  // client has its own limiter with these).
+  c.api_qps = 20;
+  c.api_burst = 30;
   return c;
 }
 
@@ -140,7 +144,7 @@ constexpr std::string_view kOverheadKeys[] = {
 constexpr std::string_view kControlPlaneKeys[] = {
     "sync_period",         "scope",       "create_batch", "max_creates_per_sync", "failure_backoff",
     "max_failure_backoff", "follow_pods", "sync_latency", "complete_latency",     "timestamp_resolution",
-    "clock_phase"};
+    "clock_phase",         "api_qps",     "api_burst"};
 
 void read_control_plane(const Reader& r, const Node& n, const std::string& field, ControlPlane& c) {
   const Map m(r, n, field, kControlPlaneKeys);
@@ -174,6 +178,10 @@ void read_control_plane(const Reader& r, const Node& n, const std::string& field
              "must be less than timestamp_resolution (" + format_duration(c.timestamp_resolution) +
                  "): the wall clock's time past a multiple of it at simulated time 0");
   }
+  if (auto v = m.get("api_qps")) c.api_qps = get_number_min(r, *v, m.field("api_qps"), 0, true);
+  if (auto v = m.get("api_burst"))
+    c.api_burst = static_cast<int>(get_int(r, *v, m.field("api_burst"), 1, 1'000'000'000));
+  if (c.api_qps > 0 && c.api_burst < 1) c.api_burst = 1;
   if (auto v = m.get("sync_latency")) {
     c.sync_latency = get_duration(r, *v, m.field("sync_latency"));
     if (c.sync_latency > Duration::zero() && c.sync_latency >= c.sync_period)

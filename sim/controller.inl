@@ -18,6 +18,20 @@
 namespace shardflow::sim {
 namespace {
 
+// The controller's API call asked for at `at`: when its client's rate limiter lets it go (client-go's
+// token bucket, golang.org/x/time/rate: api_burst at once, then one every 1/api_qps; the calls served in
+// the order asked). Without a limit, at once.
+inline SimTime Model::api_call(SimTime at) {
+  const ControlPlane& cp = sc_.overheads.control_plane;
+  if (cp.api_qps <= 0) return at;
+  const auto interval = static_cast<std::int64_t>(1e9 / cp.api_qps + 0.5);
+  const std::int64_t tolerance = interval * (cp.api_burst - 1);
+  if (api_tat_ < at) api_tat_ = at;
+  const SimTime granted = std::max(at, api_tat_ - Duration::from_ns(tolerance));
+  api_tat_ = api_tat_ + Duration::from_ns(interval);
+  return granted;
+}
+
 inline void Model::request_sync(std::uint32_t k, SimTime at) {
   ControllerKey& q = keys_[k];
   if (q.armed != kNever && q.armed <= at) return;
@@ -34,10 +48,13 @@ inline void Model::want_pod(TaskId t) {
       cp.max_creates_per_sync == 0 || q.created < static_cast<std::uint32_t>(cp.max_creates_per_sync);
   if (q.last_sync == engine_.now() && room) {  // made possible by this instant's sync: it creates the pod
     const Duration delay = cp.create_batch * slow_start_batch(q.created++);
-    if (delay == Duration::zero())
+    // The create waits for its API token; its event (SuccessfulCreate) takes the next one.
+    const SimTime at = api_call(engine_.now() + delay);
+    (void)api_call(at);
+    if (at == engine_.now())
       create_attempt(t);
     else
-      engine_.schedule(delay, kCreatePod, t);
+      engine_.schedule_at(at, kCreatePod, t);
     return;
   }
   q.to_create.push_back(t);
@@ -109,8 +126,10 @@ inline void Model::apply_sync(std::uint32_t k, SimTime sync_time, bool write) {
   const ControlPlane& cp = sc_.overheads.control_plane;
   q.last_sync = now;
   q.created = 0;
+  std::uint32_t ended = 0;  // pods seen ended (a kfp-v2 driver pod's end is not one of the Job's)
   for (const std::uint32_t a : seen_) {
     write = true;
+    ended += trace_.attempts[a].finished != kNever ? 1 : 0;
     // Copies: creating a pod may grow trace_.attempts.
     const AttemptRecord r = trace_.attempts[a];
     const TaskId t = r.task;
@@ -153,6 +172,15 @@ inline void Model::apply_sync(std::uint32_t k, SimTime sync_time, bool write) {
     creating_.swap(q.to_create);
     for (const TaskId t : creating_) want_pod(t);  // beyond max_creates_per_sync: back in to_create
     creating_.clear();
+  }
+  // The status writes and finalizer patches, after the creations (manageJob, then
+  // trackJobStatusAndRemoveFinalizers): they take tokens the next creations wait for.
+  if (cp.api_qps > 0) {
+    if (ended > 0) {
+      for (std::uint32_t i = 0; i < ended + 2; ++i) (void)api_call(now);  // status, a patch each, status
+    } else if (write) {
+      (void)api_call(now);
+    }
   }
   if (write) request_sync(k, sync_time + cp.sync_period);
 }

@@ -308,6 +308,7 @@ class Model {
     keys_.resize(std::max<std::size_t>(1, n));
   }
   inline void request_sync(std::uint32_t k, SimTime at);
+  inline SimTime api_call(SimTime at);
   inline void want_pod(TaskId t);
   inline void pod_event(TaskId t);
   inline void pod_ended(std::uint32_t a);
@@ -497,6 +498,7 @@ class Model {
   std::vector<std::uint32_t> task_key_;  // scope step with looped groups: each task's key (step instance)
   std::vector<std::uint32_t> seen_;
   std::vector<TaskId> creating_;
+  SimTime api_tat_ = SimTime::zero();  // the controller's rate limiter (api_call): its next token's time
 
   Scheduler sched_;
   Nodes nodes_;

@@ -315,6 +315,30 @@ TEST_CASE("ScenarioLoader: overhead presets per orchestrator", "[core]") {
         "x.yaml:4:70: overheads.control_plane.sync_latency: must be less than sync_period (1s): a sync's "
         "writes land before the next sync it asks for");
   }
+  SECTION("api_qps and api_burst: kube-controller-manager's 20 and 30 in indexed-job, none in argo") {
+    const ControlPlane job =
+        load_scenario_text(base + "overheads: {orchestrator: indexed-job}", "x.yaml").overheads.control_plane;
+    CHECK(job.api_qps == 20);
+    CHECK(job.api_burst == 30);
+    const ControlPlane argo =
+        load_scenario_text(base + "overheads: {orchestrator: argo}", "x.yaml").overheads.control_plane;
+    CHECK(argo.api_qps == 0);
+    const ControlPlane set = load_scenario_text(base +
+                                                    "overheads: {orchestrator: indexed-job, control_plane: "
+                                                    "{api_qps: 2000, api_burst: 2000}}",
+                                                "x.yaml")
+                                 .overheads.control_plane;
+    CHECK(set.api_qps == 2000);
+    CHECK(set.api_burst == 2000);
+    CHECK_THROWS_WITH(
+        load_scenario_text(base + "overheads: {orchestrator: indexed-job, control_plane: {api_burst: 0}}",
+                           "x.yaml"),
+        "x.yaml:4:67: overheads.control_plane.api_burst: must be >= 1, got 0");
+    CHECK_THROWS_WITH(
+        load_scenario_text(base + "overheads: {orchestrator: indexed-job, control_plane: {api_qps: -1}}",
+                           "x.yaml"),
+        "x.yaml:4:65: overheads.control_plane.api_qps: must be >= 0, got -1");
+  }
   SECTION("timestamp_resolution and clock_phase: 0 in the preset; the phase less than the resolution") {
     const ControlPlane none =
         load_scenario_text(base + "overheads: {orchestrator: indexed-job}", "x.yaml").overheads.control_plane;

@@ -194,6 +194,15 @@ struct ControlPlane {
   /// Job controller still creates the pods, and a failed pod's replacement waits for its backoff only
   /// (`failure_backoff`, not the step's `retries.backoff`).
   bool follow_pods = false;
+  /// The controller's client-side rate limit on its API calls (client-go's token bucket: `api_burst`
+  /// calls at once, then `api_qps` a second; kube-controller-manager's --kube-api-qps 20 and
+  /// --kube-api-burst 30 by default, which every controller of it has on its own client). A call waits
+  /// for its token; the calls a Job controller makes, in the order it makes them: per pod created, the
+  /// create and its event; per sync that saw pods end, a status write, a finalizer patch per pod, a
+  /// second status write; per other sync that changed anything, a status write. Pods are created when
+  /// their create's token comes. 0 = no limit.
+  double api_qps = 0;
+  int api_burst = 0;
   [[nodiscard]] bool enabled() const { return sync_period > Duration::zero(); }
   friend bool operator==(const ControlPlane&, const ControlPlane&) = default;
 };

@@ -22,6 +22,7 @@ struct ControllerKey {
   std::uint32_t gen = 0;             // bumped when `armed` moves earlier: the older event is stale
   SimTime last_sync = kNever;        // when the last sync's writes landed (pods wanted then join them)
   std::uint32_t created = 0;         // pods created by the last sync so far (their slow-start batch)
+  std::uint32_t events = 0;          // events the Job's controller sent for it (its spam filter's burst)
   bool exists = false;               // the Job (or Workflow) was created: its first sync has been asked for
   bool changed = false;              // a pod event since the last sync: the sync writes the Job's status
   std::vector<TaskId> to_create;     // tasks whose pod the next sync creates

@@ -97,19 +97,6 @@ std::string describe(const Resources& res) {
          std::to_string(res.gpu);
 }
 
-// Why the pool refuses the step's pods: the first of its node_selector's labels it lacks, or the first
-// NoSchedule/NoExecute taint the step does not tolerate; "" if it admits them.
-std::string refusal(const NodePool& pool, const Component& c) {
-  for (const auto& [key, value] : c.node_selector)
-    if (const auto it = pool.labels.find(key); it == pool.labels.end())
-      return "no label " + key + "=" + value;
-    else if (it->second != value)
-      return "label " + key + "=" + it->second + ", not " + value;
-  if (const Taint* t = untolerated_taint(pool, c.tolerations))
-    return "taint " + taint_text(*t) + " not tolerated";
-  return "";
-}
-
 // The pools with nodes, each with why it refuses the step (shortened names; at most 10, then how many).
 std::string pool_refusals(const Cluster& cluster, const Component& c) {
   std::vector<const NodePool*> with_nodes;
@@ -118,7 +105,8 @@ std::string pool_refusals(const Cluster& cluster, const Component& c) {
   constexpr std::size_t kShown = 10;
   std::string out;
   for (std::size_t i = 0; i < with_nodes.size() && i < kShown; ++i)
-    out += (i ? ", " : "") + shortened(with_nodes[i]->name) + ": " + shortened(refusal(*with_nodes[i], c));
+    out +=
+        (i ? ", " : "") + shortened(with_nodes[i]->name) + ": " + shortened(pool_refusal(*with_nodes[i], c));
   if (with_nodes.size() > kShown) out += ", and " + with_commas(with_nodes.size() - kShown) + " more";
   return out;
 }
@@ -418,4 +406,15 @@ void check_task_memory(const Pipeline& pipeline, std::uint64_t memory_bytes, con
 bool task_memory_fits(const Pipeline& pipeline, std::uint64_t memory_bytes) {
   return detail::fits_memory(Plan::count_tasks(pipeline), memory_bytes);
 }
+std::string pool_refusal(const NodePool& pool, const Component& c) {
+  for (const auto& [key, value] : c.node_selector)
+    if (const auto it = pool.labels.find(key); it == pool.labels.end())
+      return "no label " + key + "=" + value;
+    else if (it->second != value)
+      return "label " + key + "=" + it->second + ", not " + value;
+  if (const Taint* t = detail::untolerated_taint(pool, c.tolerations))
+    return "taint " + taint_text(*t) + " not tolerated";
+  return "";
+}
+
 }  // namespace shardflow

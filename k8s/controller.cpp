@@ -21,6 +21,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/execution.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/units.hpp>
 #include <shardflow/k8s/controller.hpp>
 #include <shardflow/k8s/manifests.hpp>
@@ -1017,8 +1018,17 @@ class K8sBackend final : public Backend {
       bool fits = false;
       std::size_t admitted = 0;  // nodes whose labels and taints the step's pods accept
       double most_cpu = 0, most_mem = 0, most_gpu = 0;
+      std::vector<std::pair<std::string, std::size_t>> refusals;  // why the others refuse, in node order
       for (const json& n : nodes) {
-        if (!pool_admits(as_pool(n), s.component.node_selector, s.component.tolerations)) continue;
+        if (const std::string why = pool_refusal(as_pool(n), s.component); !why.empty()) {
+          const auto it = std::find_if(refusals.begin(), refusals.end(),
+                                       [&](const auto& entry) { return entry.first == why; });
+          if (it == refusals.end())
+            refusals.emplace_back(why, 1);
+          else
+            ++it->second;
+          continue;
+        }
         ++admitted;
         const json alloc = n.value("status", json::object()).value("allocatable", json::object());
         const double cpu = quantity(alloc.value("cpu", json("0"))) * 1000;
@@ -1037,17 +1047,22 @@ class K8sBackend final : public Backend {
       std::snprintf(buf, sizeof buf, "the largest has %s CPUs, %s of memory and %.0f GPUs",
                     format_cpu(static_cast<MilliCpu>(most_cpu)).c_str(),
                     format_bytes(static_cast<ByteCount>(most_mem)).c_str(), most_gpu);
-      throw InputError(
-          s.where, here + ".resources",
-          "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, " + format_bytes(r.memory) +
-              " of memory and " + std::to_string(r.gpu) + " GPUs; no node of the cluster" +
-              (sel.empty() ? "" : " with labels " + sel) + " can hold it (" +
-              (nodes.empty() ? std::string("it has no nodes")
-               : admitted == 0
-                   ? "none of its " + std::to_string(nodes.size()) + " node" +
-                         (nodes.size() == 1 ? "" : "s") + " matches the step's node_selector and tolerations"
-                   : std::string(buf)) +
-              ")");
+      throw InputError(s.where, here + ".resources",
+                       "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, " +
+                           format_bytes(r.memory) + " of memory and " + std::to_string(r.gpu) +
+                           " GPUs; no node of the cluster" + (sel.empty() ? "" : " with labels " + sel) +
+                           " can hold it (" +
+                           (nodes.empty()   ? std::string("it has no nodes")
+                            : admitted == 0 ? "none of its " + std::to_string(nodes.size()) + " node" +
+                                                  (nodes.size() == 1 ? "" : "s") +
+                                                  " matches the step's node_selector and tolerations: " +
+                                                  listed(refusals.size(),
+                                                         [&](std::size_t k) {
+                                                           return std::to_string(refusals[k].second) +
+                                                                  " with " + refusals[k].first;
+                                                         })
+                                            : std::string(buf)) +
+                           ")");
     }
   }
 

@@ -126,12 +126,13 @@ TEST_CASE("k8s run: each bad input is one clear line and a non-zero exit without
           "name: sel\npipeline:\n  steps:\n    - {name: w, node_selector: {accel: h100}, image: alpine, "
           "resources: {cpu: 1}}\ncluster:\n  node_pools:\n    - {name: g, cpu: 8, memory: 32Gi, count: 1, "
           "labels: {accel: h100}}\n");
-    check_error(
-        clitest::run("run '" + sc + "' --backend k8s --emulate -q --out '" + (dir / "o2").string() +
-                     "' --kubeconfig '" + kc + "'"),
-        2,
-        "step w asks for 1 CPUs, 0 of memory and 0 GPUs; no node of the cluster with labels "
-        "accel=h100 can hold it (none of its 2 nodes matches the step's node_selector and tolerations)");
+    check_error(clitest::run("run '" + sc + "' --backend k8s --emulate -q --out '" + (dir / "o2").string() +
+                             "' --kubeconfig '" + kc + "'"),
+                2,
+                "step w asks for 1 CPUs, 0 of memory and 0 GPUs; no node of the cluster with labels "
+                "accel=h100 can hold it (none of its 2 nodes matches the step's node_selector and "
+                "tolerations: 2 with no "
+                "label accel=h100)");
   }
   // No --out directory was left behind, empty: the run made it and took it away again.
   CHECK_FALSE(fs::exists(dir / "o"));

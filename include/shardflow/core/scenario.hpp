@@ -42,6 +42,10 @@ void apply_time_scale(Scenario& s, double scale, const std::function<bool(const 
 /// steers scoring). The loader checks with it that every step fits somewhere; backends place pods by it.
 bool pool_admits(const NodePool& pool, const std::map<std::string, std::string>& node_selector,
                  const std::vector<Toleration>& tolerations);
+/// Why the pool refuses the component's pods, as a message says it: the first node_selector label it lacks
+/// ("no label accel=a100", "label accel=t4, not a100"), or the first NoSchedule/NoExecute taint not
+/// tolerated ("taint spot=true:NoSchedule not tolerated"); "" when pool_admits.
+std::string pool_refusal(const NodePool& pool, const Component& c);
 
 /// Loads and validates a scenario file, or a compiled Kubeflow Pipelines PipelineSpec (known by its
 /// `pipelineInfo`, `root` and `deploymentSpec`; see docs/kfp-import.md). Throws InputError naming

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# CTest (label k8s): the prediction of reports/k8s-prediction.md for one shape. The nested shape (a looped
-# group with group parallelism, tests/kube/scenarios/nested.yaml) runs once with `run --backend k8s
-# --emulate` on a tools/k8s-testenv cluster and is simulated with the kwok-testenv preset
-# (scripts/k8s-prediction-report); the predicted makespan must be within 10% of the measured one.
+# CTest (label k8s): the prediction of reports/k8s-prediction.md for two shapes. The nested shape (a looped
+# group with group parallelism, tests/kube/scenarios/nested.yaml) and many-jobs (20 one-pod Jobs, 10 at
+# once: the Job controller's API rate limit decides it) run once each with `run --backend k8s --emulate` on
+# a tools/k8s-testenv cluster and are simulated with the kwok-testenv preset
+# (scripts/k8s-prediction-report); each predicted makespan must be within 10% of the measured one.
 # Usage: k8s_prediction_test.sh SHARDFLOW_EXE SOURCE_DIR
 set -euo pipefail
 exe=$1
 src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$src/scripts/k8s-prediction-report" --exe "$exe" --shapes nested --runs 1 --out "$work" --report - >"$work/log" 2>&1 ||
+"$src/scripts/k8s-prediction-report" --exe "$exe" --shapes "many-jobs nested" --runs 1 --out "$work" --report - >"$work/log" 2>&1 ||
   { echo "FAIL: scripts/k8s-prediction-report:"; cat "$work/log"; exit 1; }
 python3 - "$work/results.jsonl" <<'PY'
 import json, sys

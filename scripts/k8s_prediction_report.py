@@ -21,6 +21,7 @@ for r in rows:
 DESC = {
     "seed-shape": "200-item loop, parallelism 20, lognormal run times (1.5 s, sigma 0.3); fan-in (2 s); 3-branch GPU sweep on `accel=a100` (3 s, a Job per item)",
     "nested": "a group looped 4 times, group parallelism 2; in each, a loop of 6 at most 2 at once (1 s), then a step (1 s); then a fan-in (1 s)",
+    "many-jobs": "a group looped 20 times, 10 at once, one pod (1 s, sigma 0.2) in each: 20 one-pod Jobs, whose API calls outrun the Job controller's 20 a second; then a fan-in (1 s). Runs after the first on one cluster come later (the last run's cleanup takes the controller's tokens too)",
     "retries": "12 items at once (0.5 s), failure p 0.3, `retries.max` 2: the indexes sampled to fail fail 3 times (Job backoff 10 s, 20 s) and the run ends with exit 1; the dependent step never runs",
 }
 

@@ -200,6 +200,9 @@ class ScenarioProblems : public InputError {
 /// load_scenario_file, reporting every problem the file has as validate does (ScenarioProblems when there
 /// are several), not only the first: a user fixing a scenario by running it sees them all at once.
 Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions& options);
+/// Nothing when `problems` is empty; else throws them, in order_problems' order: the one InputError, or
+/// ScenarioProblems for several.
+void throw_problems(std::vector<InputError> problems, const std::string& file);
 
 CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
 int run_report_command(const ReportArgs& args);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -261,43 +262,44 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? output_written(0) : 2;
   }
-  // An option given an empty value ('--out ""', '--deadline ""' from an unset shell variable) would read
-  // as the option left out and quietly take its default: refuse it, naming the option.
-  const std::function<std::string(const CLI::App&)> empty_value = [&](const CLI::App& a) -> std::string {
+  // The first message `check(option, value)` gives for a value given to an option of the command line
+  // (the command's and its subcommands'), or "".
+  using ValueCheck = std::function<std::string(const CLI::App&, const CLI::Option&, const std::string&)>;
+  const std::function<std::string(const CLI::App&, const ValueCheck&)> first_problem =
+      [&](const CLI::App& a, const ValueCheck& check) -> std::string {
     for (const CLI::Option* o : a.get_options())
       if (o->count() > 0 && o->get_items_expected_max() > 0)
         for (const std::string& v : o->results())
-          if (v.empty()) return o->get_name();
+          if (std::string why = check(a, *o, v); !why.empty()) return why;
     for (const CLI::App* sub : a.get_subcommands())
-      if (std::string name = empty_value(*sub); !name.empty()) return name;
+      if (std::string why = first_problem(*sub, check); !why.empty()) return why;
     return "";
   };
-  if (const std::string name = empty_value(app); !name.empty()) {
-    std::cerr << name
-              << ": the value is empty; give one (an empty value is not taken for the option left out)\n";
-    return 2;
-  }
+  // An option given an empty value ('--out ""', '--deadline ""' from an unset shell variable) would read
+  // as the option left out and quietly take its default: refuse it, naming the option.
   // An option whose value was left out takes the next argument as it, a flag included ('--kubeconfig
   // --emulate' from an unset shell variable): the run then failed on something else (a step without an
   // image, --emulate never seen). A value that is one of the command's own flags is refused, naming both.
-  const std::function<std::string(const CLI::App&)> flag_value = [&](const CLI::App& a) -> std::string {
-    for (const CLI::Option* o : a.get_options())
-      if (o->count() > 0 && o->get_items_expected_max() > 0)
-        for (const std::string& v : o->results())
-          if (v.size() > 1 && v[0] == '-')
-            for (const CLI::Option* other : a.get_options())
-              if (other != o && other->check_name(v))
-                return o->get_name() + ": got " + v +
-                       ", which is a flag of this command: give the option its value (it took the next "
-                       "argument)";
-    for (const CLI::App* sub : a.get_subcommands())
-      if (std::string why = flag_value(*sub); !why.empty()) return why;
-    return "";
-  };
-  if (const std::string why = flag_value(app); !why.empty()) {
-    std::cerr << why << "\n";
-    return 2;
-  }
+  for (const ValueCheck& check : std::initializer_list<ValueCheck>{
+           [](const CLI::App&, const CLI::Option&o, const std::string&v) {
+             return v.empty() ? o.get_name() +
+                                    ": the value is empty; give one (an empty value is not taken for the "
+                                    "option left out)"
+                              : std::string();
+           },
+           [](const CLI::App&a, const CLI::Option&o, const std::string&v) {
+             if (v.size() > 1 && v[0] == '-')
+               for (const CLI::Option* other : a.get_options())
+                 if (other != &o && other->check_name(v))
+                   return o.get_name() + ": got " + v +
+                          ", which is a flag of this command: give the option its value (it took the next "
+                          "argument)";
+             return std::string();
+           }})
+    if (const std::string why = first_problem(app, check); !why.empty()) {
+      std::cerr << why << "\n";
+      return 2;
+    }
   try {
     for (std::size_t i = 0; i < cli::kCommandCount; ++i)
       if (built[i] != nullptr && built[i]->parsed())

@@ -353,13 +353,19 @@ ScenarioProblems::ScenarioProblems(std::vector<InputError> problems, std::string
       problems_(std::move(problems)),
       file_(std::move(file)) {}
 
+void throw_problems(std::vector<InputError> problems, const std::string& file) {
+  if (problems.empty()) return;
+  order_problems(problems, file);
+  if (problems.size() == 1) throw problems.front();
+  throw ScenarioProblems(std::move(problems), file);
+}
+
 Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions& options) {
   ScenarioCheck check = check_scenario_file(file, options);
   if (check.problems.empty() && check.scenario) return std::move(*check.scenario);
-  if (check.problems.empty()) return load_scenario_file(file, options);  // (a check that found nothing)
-  order_problems(check.problems, file);
-  if (check.problems.size() == 1) throw check.problems.front();
-  throw ScenarioProblems(std::move(check.problems), file);
+  throw_problems(std::move(check.problems), file);
+  return load_scenario_file(file,
+                            options);  // a check that found nothing and loaded nothing: the loader's word
 }
 
 LoadOptions load_options(const LoadArgs& args) {
@@ -602,12 +608,8 @@ int run_simulate(const SimulateArgs& args) {
   // A --max-tasks raised past what this machine holds is refused by the loader (LoadOptions::check_memory).
   const Scenario scenario = load_scenario_reporting_all(args.file, load_options(args.load));
   const Plan plan = Plan::unroll(scenario.pipeline);
-  if (args.backend == "local") {  // the kernels it would refuse, every one (the backend's check stops at one)
-    std::vector<InputError> problems = exec::kernel_problems(scenario, plan);
-    order_problems(problems, args.file);
-    if (problems.size() == 1) throw problems.front();
-    if (problems.size() > 1) throw ScenarioProblems(std::move(problems), args.file);
-  }
+  if (args.backend == "local")  // the kernels it would refuse, every one (the backend's check stops at one)
+    throw_problems(exec::kernel_problems(scenario, plan), args.file);
   std::uint64_t seed = scenario.seed;
   if (!args.seed_text.empty())
     std::from_chars(args.seed_text.data(), args.seed_text.data() + args.seed_text.size(), seed);
@@ -710,8 +712,8 @@ int run_simulate(const SimulateArgs& args) {
     ko.resume_started_unix_ns = args.resume_started_unix_ns;
     // A new run must not take over the run file of a run whose objects may still be on the cluster (an
     // interrupted or kept one): `run --resume DIR` and `k8s status DIR` could no longer reach that run.
-    if (ko.resume_started_unix_ns == 0 &&
-        std::filesystem::exists(std::filesystem::path(ko.out_dir) / "run.json")) {
+    if (const std::filesystem::path run_file = std::filesystem::path(ko.out_dir) / "run.json";
+        ko.resume_started_unix_ns == 0 && std::filesystem::exists(run_file)) {
       std::optional<RunFile> other;
       try {
         other = read_run_file(ko.out_dir);
@@ -720,8 +722,8 @@ int run_simulate(const SimulateArgs& args) {
       if (other && !other->objects_deleted)
         throw InputError(
             {"--out " + args.out_dir, 0, 0}, "",
-            (std::filesystem::path(ko.out_dir) / "run.json").string() + " belongs to run " + other->run_id +
-                " (" + (other->state == "running" ? std::string("running, or killed") : other->state) +
+            run_file.string() + " belongs to run " + other->run_id + " (" +
+                (other->state == "running" ? std::string("running, or killed") : other->state) +
                 (other->kept ? ", kept" : "") +
                 "), whose objects may still be on the cluster; run --resume and k8s status read it "
                 "there: "

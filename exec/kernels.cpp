@@ -905,17 +905,26 @@ class StepKernels {
     for (TaskId t = 0; t < plan.size(); ++t)
       if (!plan.is_join(t) && first_[plan.step_of(t)] == kNone) first_[plan.step_of(t)] = t;
     width_.assign(plan.steps().size(), kUnknown);
+    before_.resize(plan.steps().size());
+    before_known_.assign(plan.steps().size(), 0);
+    mark_.assign(plan.steps().size(), 0);
   }
   [[nodiscard]] std::size_t steps() const { return first_.size(); }
   [[nodiscard]] bool runs(std::uint32_t s) const { return first_[s] != kNone; }
   [[nodiscard]] const KernelSpec& kernel(std::uint32_t s) const { return plan_.steps()[s].component.kernel; }
   [[nodiscard]] const std::string& path(std::uint32_t s) const { return plan_.steps()[s].path; }
-  // The steps of the tasks before step s's task, in id order of their first such task, each once.
-  [[nodiscard]] std::vector<std::uint32_t> before(std::uint32_t s) {
+  // The steps of the tasks before step s's task, in id order of their first such task, each once (worked
+  // out once per step: the checks and the widths ask for the same steps' lists).
+  [[nodiscard]] const std::vector<std::uint32_t>& before(std::uint32_t s) {
+    std::vector<std::uint32_t>& out = before_[s];
+    if (before_known_[s] != 0) return out;
+    before_known_[s] = 1;
     upstream_tasks(plan_, first_[s], stack_, upstream_);
-    std::vector<std::uint32_t> out;
     for (TaskId p : upstream_)
-      if (std::find(out.begin(), out.end(), plan_.step_of(p)) == out.end()) out.push_back(plan_.step_of(p));
+      if (const std::uint32_t b = plan_.step_of(p); mark_[b] != s + 1) {
+        mark_[b] = s + 1;  // s's stamp: b is in its list already
+        out.push_back(b);
+      }
     return out;
   }
   // How many features the statistics or ridge model step s hands on have (shard_stats: its `features`,
@@ -939,7 +948,8 @@ class StepKernels {
   // and, if another one's differs, that one too ({kNone, 0} otherwise). A width 0 (not known) makes
   // both {kNone, 0}: nothing can be said.
   using StepWidth = std::pair<std::uint32_t, int>;
-  std::pair<StepWidth, StepWidth> widths_before(std::uint32_t s, std::vector<std::string_view> kernels) {
+  std::pair<StepWidth, StepWidth> widths_before(std::uint32_t s,
+                                                const std::vector<std::string_view>& kernels) {
     StepWidth first{kNone, 0}, other{kNone, 0};
     for (const std::uint32_t b : before(s)) {
       if (std::find(kernels.begin(), kernels.end(), kernel(b).name) == kernels.end()) continue;
@@ -966,6 +976,9 @@ class StepKernels {
   std::vector<TaskId> first_;
   std::vector<int> width_;
   std::vector<TaskId> stack_, upstream_;
+  std::vector<std::vector<std::uint32_t>> before_;  // before(s), once known
+  std::vector<char> before_known_;
+  std::vector<std::uint32_t> mark_;  // per step: the s + 1 of the list it was last put in
 };
 
 // The problems of the kernels that read what the tasks before them make, in the plan's step order, into
@@ -980,7 +993,7 @@ void upstream_problems(const Plan& plan, std::vector<InputError>& out, bool firs
     const Needs* needs = needs_of(k);
     if (needs == nullptr) continue;
     const std::size_t had = out.size();
-    const std::vector<std::uint32_t> before = steps.before(s);
+    const std::vector<std::uint32_t>& before = steps.before(s);
     // A kernel before it with an unknown name (a misspelled shard_stats?) has its own message; whether it
     // would make what this one reads cannot be told, so that one mistake is one message.
     const auto makes = [&](std::uint32_t b) {

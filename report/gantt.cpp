@@ -80,9 +80,8 @@ void append_bar_tip(std::string& s, const Trace& t, const AttemptRecord& a) {
 
 }  // namespace
 
-std::string gantt_legend(const Trace& trace) {
+std::string gantt_legend(const Trace& trace, const std::vector<std::size_t>& drawn) {
   std::vector<LegendEntry> entries;
-  const std::vector<std::size_t> drawn = drawn_steps(trace);
   for (const std::size_t i : drawn) entries.push_back({trace.steps[i], swatch_fill(palette(i))});
   if (drawn.size() < trace.steps.size())
     entries.push_back({"and " + std::to_string(trace.steps.size() - drawn.size()) +
@@ -151,14 +150,15 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
            " time bins, each column the mean number of running pods by step (marked " +
            "“aggregated”). Retries, failures and the critical path are not marked on them.</p>\n";
   }
-  out += gantt_legend(t);
+  // The steps drawn one by one (the legend's, each aggregated row's groups), worked out once.
+  const std::vector<std::size_t> drawn_list = drawn_steps(t);
+  out += gantt_legend(t, drawn_list);
   open_svg(out, f, "gantt", o.title,
            " data-bars=\"" + std::to_string(drawn) + "\" data-aggregated-nodes=\"" +
                std::to_string(n_aggregated) + "\"");
 
   const std::unordered_set<TaskId> crit(critical.begin(), critical.end());
   // The aggregated rows' groups: each drawn step, then the rest as one.
-  const std::vector<std::size_t> drawn_list = drawn_steps(t);
   std::vector<std::size_t> group_of(t.steps.size(), drawn_list.size());
   for (std::size_t g = 0; g < drawn_list.size(); ++g) group_of[drawn_list[g]] = g;
   const std::size_t groups = drawn_list.size() + (drawn_list.size() < t.steps.size() ? 1 : 0);

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <shardflow/core/trace.hpp>
 
@@ -22,7 +23,7 @@ struct GanttOptions {
 void gantt(std::string& out, const Trace& trace, std::span<const TaskId> critical,
            const GanttOptions& options);
 
-/// The legend entries of a Gantt chart's steps and marks, as HTML.
-std::string gantt_legend(const Trace& trace);
+/// The legend entries of a Gantt chart's steps and marks, as HTML; `drawn` is drawn_steps(trace).
+std::string gantt_legend(const Trace& trace, const std::vector<std::size_t>& drawn);
 
 }  // namespace shardflow::report::detail

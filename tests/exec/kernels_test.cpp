@@ -32,6 +32,14 @@ std::string with_steps(const std::string& steps) {
          steps;
 }
 
+// kernel_problems' messages for the scenario of these steps, a line each ("" for none).
+std::string kernel_problems_text(const std::string& steps) {
+  const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
+  std::string out;
+  for (const InputError& e : kernel_problems(s, Plan::unroll(s.pipeline))) (out += e.what()) += '\n';
+  return out;
+}
+
 // The message check_kernels throws for the scenario, or "ok".
 std::string check_error(const std::string& steps) {
   const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
@@ -780,12 +788,7 @@ TEST_CASE(
     "Kernels: kernel_problems gives every step's kernel problem, the upstream ones too, and one message "
     "a mistake",
     "[exec]") {
-  const auto problems = [](const std::string& steps) {
-    const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
-    std::string out;
-    for (const InputError& e : kernel_problems(s, Plan::unroll(s.pipeline))) (out += e.what()) += '\n';
-    return out;
-  };
+  const auto problems = &kernel_problems_text;
   // A bad parameter, an aggregate with nothing before it that makes statistics, an unknown name; the
   // step after the unknown kernel is not blamed for it (the name may be a misspelled shard_stats).
   CHECK(problems("    - {name: shards, parallel_for: {count: 3}, kernel: {name: spin, secondz: 1}}\n"
@@ -806,12 +809,7 @@ TEST_CASE(
     "Kernels: evaluate and select_best with nothing before them to read and widths that disagree are "
     "refused before anything runs",
     "[exec]") {
-  const auto problems = [](const std::string& steps) {
-    const Scenario s = load_scenario_text(with_steps(steps), "t.yaml");
-    std::string out;
-    for (const InputError& e : kernel_problems(s, Plan::unroll(s.pipeline))) (out += e.what()) += '\n';
-    return out;
-  };
+  const auto problems = &kernel_problems_text;
   const std::string shards =
       "    - {name: a, parallel_for: {count: 2}, kernel: {name: shard_stats, rows: 10}}\n";
   // evaluate with statistics but no model before it; select_best with a model but no evaluation.

@@ -97,9 +97,7 @@ void BM_EngineHold(benchmark::State& state) {
 BENCHMARK(BM_EngineHold)->Arg(100'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void report(benchmark::State& state, const Trace& t, const SimStats& st) {
-  SimTime end = SimTime::zero();
-  for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
-  state.counters["makespan_s"] = end.seconds();
+  state.counters["makespan_s"] = makespan_s(t);
   state.counters["attempts"] = static_cast<double>(t.attempts.size());
   state.counters["tasks_failed"] = static_cast<double>(t.tasks_failed);
   state.counters["events"] = static_cast<double>(st.events);
@@ -128,6 +126,16 @@ void BM_Simulate(benchmark::State& state) {
 }
 // A 10,000-task scenario (target: under 50 ms), and the target case: 1M tasks on 10,000 nodes (under 10 s).
 BENCHMARK(BM_Simulate)->Args({10'000, 100})->Args({1'000'000, 10'000})->Unit(benchmark::kMillisecond);
+
+// The same without attempt records (SimOptions::records false), as a sweep runs each configuration.
+void BM_SimulateSummary(benchmark::State& state) {
+  const auto tasks = static_cast<std::uint32_t>(state.range(0));
+  SimOptions o;
+  o.records = false;
+  simulate_and_report(state, fan_out(tasks, static_cast<int>(state.range(1))), o);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * tasks);
+}
+BENCHMARK(BM_SimulateSummary)->Args({10'000, 100})->Args({1'000'000, 10'000})->Unit(benchmark::kMillisecond);
 
 // How the cost per task grows with the number of tasks (fixed 1,000 nodes)...
 void BM_SimulateTasks(benchmark::State& state) {
@@ -170,6 +178,15 @@ BENCHMARK(BM_SimpyWorkload)
     ->Args({20'000, 1000})
     ->Args({100'000, 1000})
     ->Unit(benchmark::kMillisecond);
+
+// The same without attempt records (the cold comparison runs both).
+void BM_SimpyWorkloadSummary(benchmark::State& state) {
+  SimOptions o;
+  o.records = false;
+  simulate_and_report(
+      state, simpy_workload(static_cast<std::uint32_t>(state.range(0)), static_cast<int>(state.range(1))), o);
+}
+BENCHMARK(BM_SimpyWorkloadSummary)->Args({20'000, 100})->Args({20'000, 1000})->Unit(benchmark::kMillisecond);
 
 // Seconds and peak RSS of one run in a fresh child process.
 int rss_mode(std::uint32_t tasks, int nodes) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/sim/simulator.hpp>
@@ -87,18 +88,19 @@ inline Scenario simpy_workload(std::uint32_t tasks, int nodes) {
 }
 
 // One run of the SimPy workload in this process, for cold-process comparisons: the caller measures the
-// whole process's CPU time (start-up, building the scenario, unrolling, simulating). Prints the makespan
-// and the counts both sides must agree on, as one JSON line.
-inline int simpy_cold_run(std::uint32_t tasks, int nodes) {
+// whole process's CPU time (start-up, building the scenario, unrolling, simulating). `records`: the
+// trace with its attempt records, or the run's summary only (SimOptions::records false, as a sweep runs).
+// Prints the makespan and the counts both sides must agree on, as one JSON line.
+inline int simpy_cold_run(std::uint32_t tasks, int nodes, bool records = true) {
   const Scenario sc = simpy_workload(tasks, nodes);
   const Plan plan = Plan::unroll(sc.pipeline);
   sim::SimStats st;
-  const Trace t = sim::simulate(sc, plan, sim::SimOptions{}, st);
-  SimTime end = SimTime::zero();
-  for (const AttemptRecord& a : t.attempts) end = std::max(end, a.finished);
-  std::printf("{\"makespan_s\": %.3f, \"decisions\": %llu, \"events\": %llu}\n", end.seconds(),
-              static_cast<unsigned long long>(st.scheduling_attempts),
-              static_cast<unsigned long long>(st.events));
+  sim::SimOptions o;
+  o.records = records;
+  const Trace t = sim::simulate(sc, plan, o, st);
+  std::printf("{\"makespan_s\": %.3f, \"decisions\": %llu, \"events\": %llu, \"attempt_records\": %zu}\n",
+              makespan_s(t), static_cast<unsigned long long>(st.scheduling_attempts),
+              static_cast<unsigned long long>(st.events), t.attempts.size());
   return 0;
 }
 

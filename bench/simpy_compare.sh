@@ -9,6 +9,8 @@
 #   - shardflow cold: a new process (`sim_cold TASKS NODES`, bench/sim_cold.cpp: the simulator linked
 #     statically, libc included) that builds the workload, unrolls and simulates it once and prints one
 #     JSON line; its whole CPU time (exec and start-up included), from the OS (getrusage of the child);
+#   - shardflow cold, summary: the same with `--summary`: the run keeps no attempt records
+#     (SimOptions::records false), as a sweep runs each configuration; the SimPy model keeps none either;
 #   - shardflow warm: Google Benchmark's CPU time per run in one process (BM_SimpyWorkload);
 #   - the floor, cold: bench/floor_model.cpp, the same model in plain C++ with nothing else (no scenario,
 #     plan, trace or pod classes; one hard-coded pipeline), linked the same way: the ratio against SimPy
@@ -57,6 +59,8 @@ rows = []
 for r in range(rounds):
     out, c_cold = child_cpu([cold_bench, tasks, nodes])
     cold = json.loads(out)
+    out, cs_cold = child_cpu([cold_bench, tasks, nodes, "--summary"])
+    summary = json.loads(out)
     out, f_cold = child_cpu([floor, tasks, nodes])
     fl = json.loads(out)
     out = subprocess.run([bench, f"--benchmark_filter=BM_SimpyWorkload/{tasks}/{nodes}$", "--benchmark_format=json",
@@ -67,12 +71,12 @@ for r in range(rounds):
     strong = json.loads(out)
     out, l_cold = child_cpu([python, peer, tasks, nodes, "--lean"])
     lean = json.loads(out)
-    rows.append(dict(c_cold=c_cold, f_cold=f_cold, c_warm=c_warm, s_cold=s_cold, s_warm=strong["cpu_seconds"], l_cold=l_cold,
+    rows.append(dict(c_cold=c_cold, cs_cold=cs_cold, f_cold=f_cold, c_warm=c_warm, s_cold=s_cold, s_warm=strong["cpu_seconds"], l_cold=l_cold,
                      l_warm=lean["cpu_seconds"], makespans=(cold["makespan_s"], cpp["makespan_s"], strong["makespan_s"],
-                     lean["makespan_s"], fl["makespan_s"]), decisions=(cold["decisions"], strong["decisions"], lean["decisions"],
-                     fl["decisions"])))
+                     lean["makespan_s"], fl["makespan_s"], summary["makespan_s"]), decisions=(cold["decisions"], strong["decisions"],
+                     lean["decisions"], fl["decisions"], summary["decisions"])))
     x = rows[-1]
-    print(f"  round {r + 1}: shardflow cold {c_cold * 1e3:.1f} ms, warm {c_warm * 1e3:.2f} ms; floor cold {f_cold * 1e3:.1f} ms; simpy_strong cold "
+    print(f"  round {r + 1}: shardflow cold {c_cold * 1e3:.1f} ms, summary {cs_cold * 1e3:.1f} ms, warm {c_warm * 1e3:.2f} ms; floor cold {f_cold * 1e3:.1f} ms; simpy_strong cold "
           f"{s_cold:.3f} s, warm {x['s_warm']:.3f} s; --lean cold {l_cold:.3f} s, warm {x['l_warm']:.3f} s")
 m = rows[0]["makespans"]
 same = all(abs(v - m[0]) < 1e-3 for x in rows for v in x["makespans"])
@@ -85,9 +89,12 @@ def ratio(num, den, label, digits=0):
           f"{rs[0]:.{digits}f}x, highest {rs[-1]:.{digits}f}x)")
 ratio("s_cold", "c_cold", "vs simpy_strong, cold")
 ratio("l_cold", "c_cold", "vs --lean, cold       ")
+ratio("s_cold", "cs_cold", "summary run vs simpy_strong, cold")
+ratio("l_cold", "cs_cold", "summary run vs --lean, cold       ")
 ratio("s_cold", "f_cold", "floor vs simpy_strong, cold")
 ratio("l_cold", "f_cold", "floor vs --lean, cold       ")
 ratio("c_cold", "f_cold", "shardflow over the floor, cold", 2)
+ratio("cs_cold", "f_cold", "summary run over the floor, cold", 2)
 ratio("s_warm", "c_warm", "vs simpy_strong, warm")
 ratio("l_warm", "c_warm", "vs --lean, warm       ")
 sys.exit(0 if same and same_d else 1)

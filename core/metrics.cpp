@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -80,7 +81,7 @@ double run_seconds(const AttemptRecord& a) {
 }  // namespace
 
 double makespan_s(const Trace& trace) {
-  std::int64_t ns = 0;
+  std::int64_t ns = trace.last_finished.ns();
   for (const AttemptRecord& a : trace.attempts) ns = std::max(ns, a.finished.ns());
   return Duration::from_ns(ns).seconds();
 }
@@ -120,6 +121,7 @@ double CostSum::total() const {
 }
 
 Metrics compute_metrics(const Trace& trace, const Plan& plan) {
+  if (!trace.records) throw std::logic_error("compute_metrics: the trace kept no attempt records");
   Metrics m;
   std::int64_t makespan_ns = 0;
   std::vector<double> waits;

@@ -2,6 +2,7 @@
 #include <charconv>
 #include <cstdio>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -168,6 +169,7 @@ void append_csv_field(std::string& out, std::string_view s) {
 }  // namespace
 
 void write_trace_json(std::ostream& out, const Trace& t) {
+  if (!t.records) throw std::logic_error("write_trace_json: the trace kept no attempt records");
   OutBuffer w(out);
   w << "{\n  \"format\": \"shardflow-trace\",\n  \"version\": 1,\n  \"backend\": ";
   append_json_string(w.text(), t.backend);
@@ -260,6 +262,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
 }
 
 void write_trace_csv(std::ostream& out, const Trace& t) {
+  if (!t.records) throw std::logic_error("write_trace_csv: the trace kept no attempt records");
   OutBuffer w(out);
   w << "task,step,item,attempt,node,submitted_s,scheduled_s,started_s,finished_s,outcome,kind,image_pull_s,"
        "input_read_s,output_write_s,pod,error\n";

@@ -714,6 +714,7 @@ class Runner {
             const Group& g = groups_[gi];
             RunOptions o;
             o.seed = base_seed + r;
+            o.records = false;  // the makespan and the nodes are all a sweep reads of a run
             for (std::size_t k = 0; k < tables.size(); ++k)
               if (tables[k].first == r) o.draws = &draws[k];
             const Trace t = b->run(scenarios_[g.representative], plans_[g.representative], o);

@@ -19,6 +19,7 @@ class SimBackend final : public Backend {
     o.horizon = options.horizon;
     o.node_search = search_;
     o.draws = options.draws;
+    o.records = options.records;
     return simulate(scenario, plan, o);
   }
 

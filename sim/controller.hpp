@@ -17,19 +17,25 @@ namespace {
 
 /// One key of the controller's work queue (client-go's delaying queue: a request to sync at time t
 /// when one is already waiting keeps the earlier of the two).
+/// A pod the controller saw end (or, finished kNever, a kfp-v2 driver pod that finished its work).
+struct EndedPod {
+  std::uint32_t attempt;
+  SimTime finished;  // the attempt's end (AttemptRecord::finished): its failure's backoff counts from it
+};
+
 struct ControllerKey {
-  SimTime armed = kNever;            // the sync waiting in the queue, if any
-  std::uint32_t gen = 0;             // bumped when `armed` moves earlier: the older event is stale
-  SimTime last_sync = kNever;        // when the last sync's writes landed (pods wanted then join them)
-  std::uint32_t created = 0;         // pods created by the last sync so far (their slow-start batch)
-  std::uint32_t events = 0;          // events the Job's controller sent for it (its spam filter's burst)
-  bool exists = false;               // the Job (or Workflow) was created: its first sync has been asked for
-  bool changed = false;              // a pod event since the last sync: the sync writes the Job's status
-  std::vector<TaskId> to_create;     // tasks whose pod the next sync creates
-  std::vector<std::uint32_t> ended;  // attempts whose pod ended, not yet seen
+  SimTime armed = kNever;         // the sync waiting in the queue, if any
+  std::uint32_t gen = 0;          // bumped when `armed` moves earlier: the older event is stale
+  SimTime last_sync = kNever;     // when the last sync's writes landed (pods wanted then join them)
+  std::uint32_t created = 0;      // pods created by the last sync so far (their slow-start batch)
+  std::uint32_t events = 0;       // events the Job's controller sent for it (its spam filter's burst)
+  bool exists = false;            // the Job (or Workflow) was created: its first sync has been asked for
+  bool changed = false;           // a pod event since the last sync: the sync writes the Job's status
+  std::vector<TaskId> to_create;  // tasks whose pod the next sync creates
+  std::vector<EndedPod> ended;    // pods that ended, not yet seen
   /// With sync_latency: the attempts a sync saw, whose effects its write (sync_latency later) applies,
   /// and that sync's time (kNever: no write pending; its follow-up sync counts from it).
-  std::vector<std::uint32_t> writing;
+  std::vector<EndedPod> writing;
   SimTime write_sync = kNever;
   bool write_changed = false;  // the pending write updates the Job's status
   struct Retry {

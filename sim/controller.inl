@@ -82,12 +82,12 @@ inline void Model::pod_event(TaskId t) {
 }
 
 inline void Model::pod_ended(std::uint32_t a) {
-  const AttemptRecord& r = trace_.attempts[a];
-  const TaskId t = r.task;
+  const Attempt& at = att_[a];
+  const TaskId t = at.task;
   // follow_pods: the run's controller saw the pod end on its own watch; the Job's sync still counts it.
-  const bool seen = sc_.overheads.control_plane.follow_pods && r.finished != kNever;
-  keys_[controller_key(t)].ended.push_back(a);
-  if (seen && r.outcome == Outcome::succeeded) exec_.succeeded(t);
+  const bool seen = sc_.overheads.control_plane.follow_pods && at.ended;
+  keys_[controller_key(t)].ended.push_back(EndedPod{a, at.ended ? engine_.now() : kNever});
+  if (seen && at.outcome == Outcome::succeeded) exec_.succeeded(t);
   pod_event(t);
 }
 
@@ -136,26 +136,27 @@ inline void Model::apply_sync(std::uint32_t k, SimTime sync_time, bool write) {
   q.last_sync = now;
   q.created = 0;
   std::uint32_t ended = 0;  // pods seen ended (a kfp-v2 driver pod's end is not one of the Job's)
-  for (const std::uint32_t a : seen_) {
+  for (const auto [a, finished] : seen_) {
     write = true;
-    ended += trace_.attempts[a].finished != kNever ? 1 : 0;
-    // Copies: creating a pod may grow trace_.attempts.
-    const AttemptRecord r = trace_.attempts[a];
-    const TaskId t = r.task;
-    if (r.finished == kNever) {  // a kfp-v2 driver pod: now the executor pod
+    ended += finished != kNever ? 1 : 0;
+    // Copies: creating a pod may grow att_.
+    const TaskId t = att_[a].task;
+    const Outcome outcome = att_[a].outcome;
+    const std::uint32_t number = att_[a].number;
+    if (finished == kNever) {  // a kfp-v2 driver pod: now the executor pod
       enqueue(class_of_step(t), a);
-    } else if (r.outcome == Outcome::succeeded) {
+    } else if (outcome == Outcome::succeeded) {
       if (!cp.follow_pods) exec_.succeeded(t);
-    } else if (r.outcome == Outcome::cancelled) {
+    } else if (outcome == Outcome::cancelled) {
       // a speculative attempt whose sibling won (speculation.inl): nothing to do
-    } else if (const auto delay = exec_.attempt_failed(t, r.finished, now)) {
+    } else if (const auto delay = exec_.attempt_failed(t, finished, now)) {
       // follow_pods (shardflow's k8s backend): the retry is the Job controller's alone.
-      const Duration backoff = controller_backoff(cp, static_cast<int>(r.attempt) + 1);
+      const Duration backoff = controller_backoff(cp, static_cast<int>(number) + 1);
       // The controller's backoff counts from the end as the API stored it (controller_failure_time); the
       // step's own from the end itself.
-      const SimTime failed_at = controller_failure_time(cp, r.finished);
+      const SimTime failed_at = controller_failure_time(cp, finished);
       const SimTime at =
-          cp.follow_pods ? failed_at + backoff : std::max(r.finished + *delay, failed_at + backoff);
+          cp.follow_pods ? failed_at + backoff : std::max(finished + *delay, failed_at + backoff);
       if (at <= now) {
         want_pod(t);
       } else {

@@ -52,9 +52,20 @@ class Model {
     trace_.scenario = sc_.name;
     trace_.seed = opt_.seed;
     for (const PlanStep& s : plan_.steps()) trace_.steps.push_back(s.path);
-    trace_.attempts.reserve(plan_.task_count() + plan_.task_count() / 8 + 16);
-    att_.reserve(trace_.attempts.capacity());
-    prefault(trace_.attempts.data(), plan_.task_count() * sizeof(AttemptRecord));
+    init_speculation();
+    // Speculation reads its attempts' start times and steps from their records: it keeps them.
+    records_ = opt_.records || !spec_.empty();
+    trace_.records = records_;
+    const std::size_t expected = plan_.task_count() + plan_.task_count() / 8 + 16;
+    if (records_) {
+      trace_.attempts.reserve(expected);
+      prefault(trace_.attempts.data(), plan_.task_count() * sizeof(AttemptRecord));
+      recs_ = trace_.attempts.data();
+    } else {
+      recs_ = &scratch_;  // every record written to this one, read by nobody
+      rec_mask_ = 0;
+    }
+    att_.reserve(expected);
     prefault(att_.data(), plan_.task_count() * sizeof(Attempt));
     progress_every_ = std::max<std::uint64_t>(1, plan_.size() / 100);
     // Nodes that fail, are reclaimed or scaled down faster than tasks finish are replaced for ever: the
@@ -76,7 +87,6 @@ class Model {
         work_queues_.resize(plan_.steps().size());
         work_queues_[i].workers = plan_.steps()[i].workers;
       }
-    init_speculation();
     if (nodes_.use_trees()) {
       std::vector<std::uint64_t> left(sched_.size(), 0);
       for (std::size_t i = 0; i < plan_.steps().size(); ++i) left[i] = plan_.steps()[i].instances;
@@ -367,20 +377,21 @@ class Model {
   }
   // Why a failed attempt failed, the text every backend gives it: stopped at retries.max_duration, else the
   // scenario's failure model.
-  [[gnu::cold, gnu::noinline]] void failure_error(AttemptRecord& r) {
-    if (att_[static_cast<std::size_t>(&r - trace_.attempts.data())].past_deadline) {
-      r.error = error_index(kPastDeadline, r.step, [&] {
-        return past_deadline_text(*plan_.steps()[r.step].component.retries.max_duration);
+  [[gnu::cold, gnu::noinline]] void failure_error(std::uint32_t a) {
+    const std::uint32_t step = plan_.step_of(att_[a].task);
+    if (att_[a].past_deadline) {
+      rec(a).error = error_index(kPastDeadline, step, [&] {
+        return past_deadline_text(*plan_.steps()[step].component.retries.max_duration);
       });
       return;
     }
-    r.error = error_index(kSampled, r.step,
-                          [&] { return sampled_failure_text(plan_.steps()[r.step].component.failure.p); });
+    rec(a).error = error_index(kSampled, step,
+                               [&] { return sampled_failure_text(plan_.steps()[step].component.failure.p); });
   }
   // A retry whose run would go on past its task's retries.max_duration: stopped at it, failed. Returns the
   // run's length (cut, or `run`).
   [[gnu::cold, gnu::noinline]] Duration cut_at_deadline(std::uint32_t a, SimTime start, Duration run) {
-    const SimTime deadline = exec_.retry_deadline(trace_.attempts[a].task);
+    const SimTime deadline = exec_.retry_deadline(att_[a].task);
     if (deadline == kNever || start + run <= deadline) return run;
     att_[a].will_fail = true;
     att_[a].past_deadline = true;
@@ -388,16 +399,39 @@ class Model {
   }
 
   // ---- the end ----------------------------------------------------------------------------------------
-  // The attempt ends now (every `finished` of the run is set here, but finish()'s at its end).
-  [[gnu::always_inline]] void ended(AttemptRecord& r) {
-    if (r.finished == kNever) ++ended_;
+  static Attempt new_attempt(TaskId t, std::uint32_t number, AttemptKind kind) {
+    Attempt at;
+    at.task = t;
+    at.number = number;
+    at.kind = kind;
+    return at;
+  }
+  // Appends the next attempt's record (with records only).
+  [[gnu::always_inline]] void new_record(const AttemptRecord& r) {
+    trace_.attempts.push_back(r);
+    recs_ = trace_.attempts.data();
+  }
+  // Attempt a's record, to write (a run without records writes them all to one scratch record).
+  [[gnu::always_inline]] AttemptRecord& rec(std::uint32_t a) { return recs_[a & rec_mask_]; }
+  // The attempt ends now, with this outcome (every `finished` of the run is set here, but finish()'s at
+  // its end).
+  [[gnu::always_inline]] void ended(std::uint32_t a, Outcome outcome) {
+    Attempt& at = att_[a];
+    if (!at.ended) ++ended_;
+    at.ended = true;
+    at.outcome = outcome;
+    AttemptRecord& r = rec(a);
     r.finished = engine_.now();
+    r.outcome = outcome;
+    last_finished_ = engine_.now();  // time only goes forward
   }
   void finish() {
     const SimTime end = exec_.all_resolved() ? end_ : std::min(engine_.now(), opt_.horizon);
     // Whatever did not finish (the horizon was reached) is cancelled and its task reported failed.
     // (A pass over every record only if one is unfinished.)
-    if (ended_ < trace_.attempts.size())
+    if (ended_ < att_.size()) last_finished_ = std::max(last_finished_, end);
+    trace_.last_finished = last_finished_;
+    if (records_ && ended_ < trace_.attempts.size())
       for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {
         AttemptRecord& r = trace_.attempts[a];
         if (r.finished != kNever) continue;
@@ -415,6 +449,7 @@ class Model {
       n.down = end;
       if (n.up > end) n.up = end;
     }
+    if (!records_) return;
     trace_.pod_prefixes.reserve(trace_.steps.size());
     for (const std::string& step : trace_.steps) trace_.pod_prefixes.push_back(pod_name_prefix(step));
     // Inside looped groups the step and item repeat in every iteration: such a pod's name carries the
@@ -483,6 +518,12 @@ class Model {
   // Pods: one per attempt (Trace::attempts at the same index); ended_: those whose `finished` is set.
   Attempts att_;
   std::uint64_t ended_ = 0;
+  SimTime last_finished_ = SimTime::zero();  // the latest end of an attempt
+  // The records (rec): trace_.attempts, or without them (records_ false) one scratch record.
+  bool records_ = true;
+  AttemptRecord* recs_ = nullptr;
+  std::uint32_t rec_mask_ = 0xFFFFFFFFu;
+  AttemptRecord scratch_{};
   std::vector<std::uint32_t> evicted_;  // scratch for on_node_fail
   // Work queues (loops with `workers`), per step; empty when no loop has one.
   std::vector<WorkQueue> work_queues_;
@@ -496,7 +537,7 @@ class Model {
   Duration condition_lag_ = Duration::zero();  // see the constructor
   std::vector<ControllerKey> keys_;
   std::vector<std::uint32_t> task_key_;  // scope step with looped groups: each task's key (step instance)
-  std::vector<std::uint32_t> seen_;
+  std::vector<EndedPod> seen_;
   std::vector<TaskId> creating_;
   SimTime api_tat_ = SimTime::zero();  // the controller's rate limiter (api_call): its next token's time
 

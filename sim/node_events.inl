@@ -73,9 +73,9 @@ inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
   evicted_.clear();
   for (std::uint32_t a = s.head; a != kNoSlot; a = att_[a].next) evicted_.push_back(a);
   for (std::uint32_t a : evicted_) {
-    AttemptRecord& r = trace_.attempts[a];
+    AttemptRecord& r = rec(a);
     // A work-queue worker pod is gone: its in-flight item asks for a pod again below, and gets a new one.
-    if (WorkQueue* wq = work_queue(r.task)) --wq->live;
+    if (WorkQueue* wq = work_queue(att_[a].task)) --wq->live;
     if (att_[a].phase == Phase::reading) storage_.stop(kRead, a, att_, engine_);
     if (att_[a].phase == Phase::writing) {
       r.output_write = engine_.now() - r.output_write;
@@ -84,8 +84,7 @@ inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
     att_[a].phase = Phase::evicted;
     if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
     att_[a].slot = att_[a].next = att_[a].prev = kNoSlot;
-    r.outcome = Outcome::evicted;
-    ended(r);
+    ended(a, Outcome::evicted);
   }
   s.head = kNoSlot;
   const std::uint32_t pool = s.pool;
@@ -95,8 +94,8 @@ inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
   ++stats_.nodes_added;
   for (std::uint32_t a : evicted_) {
     if (!spec_tasks_.empty() && spec_evicted(a)) continue;  // another attempt of its task still runs
-    exec_.attempt_evicted(trace_.attempts[a].task);
-    create_attempt(trace_.attempts[a].task);
+    exec_.attempt_evicted(att_[a].task);
+    create_attempt(att_[a].task);
   }
 }
 

@@ -11,34 +11,32 @@ namespace {
 inline void Model::create_attempt(TaskId t) {
   if (!work_queues_.empty() && !take_worker(t)) return;  // queued for a work-queue worker pod
   if (!spec_tasks_.empty() && spec_won(t)) return;       // a backup its controller would make too late: none
-  const auto a = static_cast<std::uint32_t>(trace_.attempts.size());
+  const auto a = static_cast<std::uint32_t>(att_.size());
   const auto [number, kind] = exec_.next_attempt(t, engine_.now());
-  // Every field given: value-initializing the record first (emplace_back()) made GCC clear its 88
-  // bytes with `rep stos`, whose start-up cost was a tenth of a simple task's whole simulation.
-  trace_.attempts.push_back(AttemptRecord{.task = t,
-                                          .step = plan_.step_of(t),
-                                          .item = plan_.item(t),
-                                          .attempt = number,
-                                          .node = -1,
-                                          .pod = kNoPod,
-                                          .submitted = engine_.now(),
-                                          .scheduled = kNever,
-                                          .started = kNever,
-                                          .finished = kNever,
-                                          .outcome = Outcome::succeeded,
-                                          .kind = kind,
-                                          .error = kNoError,
-                                          .image_pull = Duration::zero(),
-                                          .input_read = Duration::zero(),
-                                          .output_write = Duration::zero()});
-  att_.push_back(Attempt{});
+  att_.push_back(new_attempt(t, number, kind));
+  if (records_)
+    new_record(AttemptRecord{.task = t,
+                             .step = plan_.step_of(t),
+                             .item = plan_.item(t),
+                             .attempt = number,
+                             .node = -1,
+                             .pod = kNoPod,
+                             .submitted = engine_.now(),
+                             .scheduled = kNever,
+                             .started = kNever,
+                             .finished = kNever,
+                             .outcome = Outcome::succeeded,
+                             .kind = kind,
+                             .error = kNoError,
+                             .image_pull = Duration::zero(),
+                             .input_read = Duration::zero(),
+                             .output_write = Duration::zero()});
   if (!spec_tasks_.empty()) spec_created(t, a);
   PodClass& c = sched_.cls(class_of_step(t));
   const bool driver = sc_.overheads.pods_per_task >= 2;
   if (c.never_fits || (driver && sched_.cls(sched_.driver_class()).never_fits)) {
-    ended(trace_.attempts[a]);
-    trace_.attempts[a].outcome = Outcome::failed;
-    trace_.attempts[a].error =  // one text for all steps
+    ended(a, Outcome::failed);
+    rec(a).error =  // one text for all steps
         error_index(kFitsNoNode, 0, [] { return std::string("its pod fits no node it may use"); });
     att_[a].phase = Phase::finished;
     if (!work_queues_.empty()) give_back_worker(t);
@@ -134,8 +132,8 @@ inline void Model::bind(std::uint32_t c, std::uint32_t a, std::uint32_t slot) {
     at.phase = Phase::driver_on_node;
   } else {
     at.phase = Phase::starting;
-    trace_.attempts[a].node = static_cast<std::int32_t>(s.record);
-    trace_.attempts[a].scheduled = engine_.now() + bind_latency;
+    rec(a).node = static_cast<std::int32_t>(s.record);
+    rec(a).scheduled = engine_.now() + bind_latency;
   }
   schedule_start(a, engine_.now() + bind_latency);
 }
@@ -174,8 +172,7 @@ inline void Model::schedule_start(std::uint32_t a, SimTime bound) {
     engine_.schedule_at(bound + ov.sandbox_start + ov.driver_pod_duration, kDriverDone, a);
     return;
   }
-  AttemptRecord& r = trace_.attempts[a];
-  const PodClass& pc = sched_.cls(class_of_step(r.task));
+  const PodClass& pc = sched_.cls(class_of_step(at.task));
   Slot& s = nodes_.slot(at.slot);
   SimTime& ready = nodes_.image_ready(at.slot, pc.image);
   if (ready == kNever) {
@@ -191,10 +188,10 @@ inline void Model::schedule_start(std::uint32_t a, SimTime bound) {
     }
   }
   const Duration wait = std::max(Duration::zero(), ready - bound);
-  r.image_pull = wait;
+  rec(a).image_pull = wait;
   const SimTime start = bound + wait + ov.sandbox_start;
   // Without input to read, the run's start is known now too: schedule its end directly.
-  if (storage_.bandwidth(kRead) <= 0 || input_bytes(r.task) <= 0)
+  if (storage_.bandwidth(kRead) <= 0 || input_bytes(at.task) <= 0)
     start_run(a, start);
   else
     engine_.schedule_at(start, kReadStart, a);
@@ -202,7 +199,7 @@ inline void Model::schedule_start(std::uint32_t a, SimTime bound) {
 
 inline void Model::on_read_start(std::uint32_t a) {
   if (att_[a].phase != Phase::starting) return;
-  const double bytes = input_bytes(trace_.attempts[a].task);
+  const double bytes = input_bytes(att_[a].task);
   if (bytes > 0 && storage_.bandwidth(kRead) > 0)
     storage_.start(kRead, a, bytes, att_, engine_);
   else
@@ -216,7 +213,7 @@ inline void Model::on_storage(StorageDir dir, std::uint32_t gen) {
       start_run(a, engine_.now());
       if (!work_queues_.empty()) correct_item_read(a);
     } else {
-      AttemptRecord& r = trace_.attempts[a];
+      AttemptRecord& r = rec(a);
       r.output_write = engine_.now() - r.output_write;
       end_attempt(a);
     }
@@ -226,29 +223,29 @@ inline void Model::on_storage(StorageDir dir, std::uint32_t gen) {
 // The main container starts at `at` (now, or later when nothing can delay it): sample its run.
 inline void Model::start_run(std::uint32_t a, SimTime at_time) {
   Attempt& at = att_[a];
-  AttemptRecord& r = trace_.attempts[a];
+  AttemptRecord& r = rec(a);
   at.phase = Phase::running;
   r.started = at_time;
   r.input_read = r.started - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start);
-  const std::uint32_t key = r.kind == AttemptKind::backup
-                                ? kBackupKey + r.attempt
-                                : (sc_.overheads.repeat_first_attempt ? 0 : r.attempt);
+  const TaskId t = at.task;
+  const std::uint32_t key = at.kind == AttemptKind::backup
+                                ? kBackupKey + at.number
+                                : (sc_.overheads.repeat_first_attempt ? 0 : at.number);
   // Without draws made ahead (a sweep's), the call that draws them: sample_attempt inlines with `pre`
   // known to be null, as before there was a table to read.
-  const AttemptDraws* pre = key == 0 && opt_.draws != nullptr ? opt_.draws->find(opt_.seed, r.task) : nullptr;
-  const AttemptSample sample = pre == nullptr
-                                   ? sample_attempt(component(r.task), plan_, r.task, key, opt_.seed)
-                                   : sample_attempt(component(r.task), plan_, r.task, key, opt_.seed, pre);
+  const AttemptDraws* pre = key == 0 && opt_.draws != nullptr ? opt_.draws->find(opt_.seed, t) : nullptr;
+  const AttemptSample sample = pre == nullptr ? sample_attempt(component(t), plan_, t, key, opt_.seed)
+                                              : sample_attempt(component(t), plan_, t, key, opt_.seed, pre);
   double ns = sample.run_ns;
   const double speed = sc_.cluster.node_pools[nodes_.slot(at.slot).pool].speed;
   if (speed > 0 && speed != 1) ns /= speed;  // a division is slow, and most nodes have speed 1
   at.will_fail = sample.fails;
   Duration run = delay_from_ns(ns);
-  if (r.kind == AttemptKind::retry && exec_.has_retry_deadlines()) [[unlikely]]
+  if (at.kind == AttemptKind::retry && exec_.has_retry_deadlines()) [[unlikely]]
     run = cut_at_deadline(a, at_time, run);
   engine_.schedule_at(at_time + run, kRunDone, a);
   if (!spec_.empty()) spec_started(a, at_time);
-  if (controlled_) pod_event(r.task);  // Running (Ready): the Job's status.ready changes
+  if (controlled_) pod_event(t);  // Running (Ready): the Job's status.ready changes
 }
 
 inline void Model::on_run_done(std::uint32_t a) {
@@ -257,9 +254,9 @@ inline void Model::on_run_done(std::uint32_t a) {
   if (!spec_.empty()) spec_run_done(a);
   // A successful run writes its output, if any, before the pod ends; a failed one writes nothing.
   if (!at.will_fail && storage_.bandwidth(kWrite) > 0) {
-    const double bytes = output_bytes(trace_.attempts[a].task);
+    const double bytes = output_bytes(at.task);
     if (bytes > 0) {
-      trace_.attempts[a].output_write = engine_.now();  // when writing began, until it ends
+      rec(a).output_write = engine_.now();  // when writing began, until it ends
       storage_.start(kWrite, a, bytes, att_, engine_);
       return;
     }
@@ -273,21 +270,18 @@ inline void Model::end_attempt(std::uint32_t a) {
   if (!work_queues_.empty() && end_work_item(a)) return;
   if (!spec_tasks_.empty() && spec_end(a)) return;
   Attempt& at = att_[a];
-  AttemptRecord& r = trace_.attempts[a];
   at.phase = Phase::finished;
-  ended(r);
-  const TaskId t = r.task;
+  ended(a, at.will_fail ? Outcome::failed : Outcome::succeeded);
+  const TaskId t = at.task;
   release(a, class_of_step(t));
   if (!at.will_fail) {
-    r.outcome = Outcome::succeeded;
     if (controlled_)
       pod_ended(a);
     else
       exec_.succeeded(t);
     return;
   }
-  r.outcome = Outcome::failed;
-  failure_error(r);
+  failure_error(a);
   if (controlled_)
     pod_ended(a);
   else if (const auto delay = exec_.attempt_failed(t, engine_.now(), engine_.now()))
@@ -315,8 +309,8 @@ void Model::give_back_worker(TaskId t) {
 // A run started after a read (`a` read its input): an item a work-queue pod took after another (it has
 // the pod's name already) had no sandbox start, which start_run took out of its read time.
 void Model::correct_item_read(std::uint32_t a) {
-  AttemptRecord& r = trace_.attempts[a];
-  if (r.pod != kNoPod && work_queue(r.task) != nullptr) r.input_read += sc_.overheads.sandbox_start;
+  AttemptRecord& r = rec(a);
+  if (r.pod != kNoPod && work_queue(att_[a].task) != nullptr) r.input_read += sc_.overheads.sandbox_start;
 }
 
 // A work-queue pod finished an item (false: `a` is not a work-queue item; nothing done). The queue, not the
@@ -324,14 +318,12 @@ void Model::correct_item_read(std::uint32_t a) {
 // backoff, else when its backoff is over); then the pod takes the next waiting item, or exits if there is
 // none.
 bool Model::end_work_item(std::uint32_t a) {
-  if (work_queue(trace_.attempts[a].task) == nullptr) return false;
-  AttemptRecord& r = trace_.attempts[a];
-  const TaskId t = r.task;
+  const TaskId t = att_[a].task;
+  if (work_queue(t) == nullptr) return false;
   const bool failed = att_[a].will_fail;
   att_[a].phase = Phase::finished;
-  ended(r);
-  r.outcome = failed ? Outcome::failed : Outcome::succeeded;
-  if (failed) failure_error(r);
+  ended(a, failed ? Outcome::failed : Outcome::succeeded);
+  if (failed) failure_error(a);
   WorkQueue& wq = work_queues_[plan_.step_of(t)];
   wq.handing = true;  // items admitted by what follows queue for this pod
   if (!failed) {
@@ -364,30 +356,31 @@ bool Model::end_work_item(std::uint32_t a) {
 // Pod attempt `a` (an item that just ended) takes item `next`: a new attempt record on the same node and
 // pod, bound now, with no image pull or sandbox start; it reads its input and runs.
 void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
-  if (trace_.attempts[a].pod == kNoPod) {  // the pod's name, kept for every item it runs
-    const AttemptRecord& first = trace_.attempts[a];
+  if (records_ && rec(a).pod == kNoPod) {  // the pod's name, kept for every item it runs
+    const AttemptRecord& first = rec(a);
     trace_.pod_names.push_back(pod_name(first, pod_name_prefix(plan_.steps()[first.step].path)));
-    trace_.attempts[a].pod = static_cast<std::uint32_t>(trace_.pod_names.size() - 1);
+    rec(a).pod = static_cast<std::uint32_t>(trace_.pod_names.size() - 1);
   }
-  const auto b = static_cast<std::uint32_t>(trace_.attempts.size());
+  const auto b = static_cast<std::uint32_t>(att_.size());
   const auto [number, kind] = exec_.next_attempt(next, engine_.now());
-  trace_.attempts.push_back(AttemptRecord{.task = next,
-                                          .step = plan_.step_of(next),
-                                          .item = plan_.item(next),
-                                          .attempt = number,
-                                          .node = trace_.attempts[a].node,
-                                          .pod = trace_.attempts[a].pod,
-                                          .submitted = queued_at,
-                                          .scheduled = engine_.now(),
-                                          .started = kNever,
-                                          .finished = kNever,
-                                          .outcome = Outcome::succeeded,
-                                          .kind = kind,
-                                          .error = kNoError,
-                                          .image_pull = Duration::zero(),
-                                          .input_read = Duration::zero(),
-                                          .output_write = Duration::zero()});
-  att_.push_back(Attempt{});
+  att_.push_back(new_attempt(next, number, kind));
+  if (records_)
+    new_record(AttemptRecord{.task = next,
+                             .step = plan_.step_of(next),
+                             .item = plan_.item(next),
+                             .attempt = number,
+                             .node = rec(a).node,
+                             .pod = rec(a).pod,
+                             .submitted = queued_at,
+                             .scheduled = engine_.now(),
+                             .started = kNever,
+                             .finished = kNever,
+                             .outcome = Outcome::succeeded,
+                             .kind = kind,
+                             .error = kNoError,
+                             .image_pull = Duration::zero(),
+                             .input_read = Duration::zero(),
+                             .output_write = Duration::zero()});
   Attempt& from = att_[a];
   Attempt& to = att_[b];
   // `b` takes `a`'s place in the node's list of pods.
@@ -403,7 +396,7 @@ void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
   to.phase = Phase::starting;
   if (storage_.bandwidth(kRead) <= 0 || input_bytes(next) <= 0) {
     start_run(b, engine_.now());
-    trace_.attempts[b].input_read = Duration::zero();  // start_run took a sandbox start out of it
+    rec(b).input_read = Duration::zero();  // start_run took a sandbox start out of it
   } else
     engine_.schedule_at(engine_.now(), kReadStart, b);
 }
@@ -443,7 +436,7 @@ inline void Model::on_driver_done(std::uint32_t a) {
   if (controlled_)
     pod_ended(a);  // the executor pod is created by the controller's next sync
   else
-    enqueue(class_of_step(trace_.attempts[a].task), a);
+    enqueue(class_of_step(att_[a].task), a);
 }
 
 }  // namespace

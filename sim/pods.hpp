@@ -10,6 +10,7 @@
 
 #include <shardflow/core/big_alloc.hpp>
 #include <shardflow/core/sampling.hpp>
+#include <shardflow/core/trace.hpp>
 #include <shardflow/core/units.hpp>
 
 namespace shardflow::sim {
@@ -55,20 +56,27 @@ Duration delay_from_seconds(double s) {
   return delay_from_ns(s * 1e9);
 }
 
-// One pod of a task (its trace record is Trace::attempts at the same index).
+// One pod of a task: what the model reads of it. Its trace record (Trace::attempts at the same index) is
+// written only (Model::rec); a run without records (SimOptions::records false) has none, and a pod's
+// task, number, kind, outcome and end are here so that the run goes the same way without them.
 struct Attempt {
-  std::uint64_t seq = 0;       // pod creation order, for the FIFO queue
   double transfer_target = 0;  // storage virtual time at which its read or write completes
+  std::uint32_t seq = 0;       // pod creation order, for the FIFO queue
+  TaskId task = 0;
+  std::uint32_t number = 0;  // AttemptRecord::attempt
   std::uint32_t slot = kNoSlot;
   std::uint32_t next = kNoSlot;  // pods on the same node (intrusive list)
   std::uint32_t prev = kNoSlot;
   Phase phase = Phase::queued;
+  AttemptKind kind = AttemptKind::first;
+  Outcome outcome = Outcome::succeeded;
   bool will_fail = false;
   bool cancelled = false;      // cancelled while queued: the scheduler drops it when it comes up
   bool past_deadline = false;  // a retry stopped at its task's retries.max_duration (will_fail too)
+  bool ended = false;          // AttemptRecord::finished is set
 };
 
-static_assert(sizeof(Attempt) == 32, "one per attempt: keep Attempt at 32 bytes");
+static_assert(sizeof(Attempt) == 40, "one per attempt: keep Attempt at 40 bytes");
 
 // The pods of a run, by attempt index (as many as its trace's records).
 using Attempts = std::vector<Attempt, BigAllocator<Attempt>>;

@@ -628,7 +628,9 @@ class Scheduler {
   std::vector<PodClass> classes_;
   std::uint32_t driver_class_ = 0;
   std::uint32_t images_ = 0;
-  std::uint64_t pod_seq_ = 0;
+  // Pods enqueued so far (a pod is enqueued once, a kfp-v2 task's twice): 32 bits hold any run whose
+  // attempts fit in memory (Attempt is 40 bytes each).
+  std::uint32_t pod_seq_ = 0;
   bool decide_pending_ = false;
   std::uint32_t unschedulable_classes_ = 0;  // classes in state unschedulable
   std::uint32_t next_start_ = 0;

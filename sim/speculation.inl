@@ -42,7 +42,7 @@ void Model::spec_created(TaskId t, std::uint32_t a) {
 
 // Attempt a's run starts at at_time: watch it for straggling.
 void Model::spec_started(std::uint32_t a, SimTime at_time) {
-  const std::uint32_t step = trace_.attempts[a].step;
+  const std::uint32_t step = plan_.step_of(att_[a].task);
   Speculation& sp = spec_[step];
   if (sp.max == 0) return;
   sp.running.emplace(at_time.ns(), a);
@@ -51,7 +51,7 @@ void Model::spec_started(std::uint32_t a, SimTime at_time) {
 
 // Attempt a's run ended: a successful run's time joins the median; a is no longer watched.
 void Model::spec_run_done(std::uint32_t a) {
-  const AttemptRecord& r = trace_.attempts[a];
+  const AttemptRecord& r = rec(a);  // speculation keeps the records
   Speculation& sp = spec_[r.step];
   if (sp.max == 0) return;
   sp.running.erase({r.started.ns(), a});
@@ -99,7 +99,7 @@ void Model::on_spec_check(std::uint32_t step, std::uint32_t gen) {
     }
     if (started + *threshold > engine_.now().ns()) break;
     sp.running.erase(sp.running.begin());
-    const TaskId t = trace_.attempts[a].task;
+    const TaskId t = att_[a].task;
     SpecTask& task = spec_tasks_[t];
     if (task.live.empty()) task.live.push_back(a);
     if (task.backups >= sp.max) continue;
@@ -116,18 +116,16 @@ void Model::on_spec_check(std::uint32_t step, std::uint32_t gen) {
 // Attempt a ended (run and write done). False: its task never had a backup (the usual path). Else the
 // first success wins and cancels the others; a failure with another live attempt ends quietly.
 bool Model::spec_end(std::uint32_t a) {
-  AttemptRecord& r = trace_.attempts[a];
-  const TaskId t = r.task;
+  const TaskId t = att_[a].task;
   const auto it = spec_tasks_.find(t);
   if (it == spec_tasks_.end()) return false;
   std::vector<std::uint32_t>& live = it->second.live;
   live.erase(std::remove(live.begin(), live.end(), a), live.end());
   Attempt& at = att_[a];
   at.phase = Phase::finished;
-  ended(r);
+  ended(a, at.will_fail ? Outcome::failed : Outcome::succeeded);
   release(a, class_of_step(t));
   if (!at.will_fail) {
-    r.outcome = Outcome::succeeded;
     it->second.won = true;
     for (std::uint32_t other : live) spec_cancel(other);
     live.clear();
@@ -137,8 +135,7 @@ bool Model::spec_end(std::uint32_t a) {
       exec_.succeeded(t);
     return true;
   }
-  r.outcome = Outcome::failed;
-  failure_error(r);
+  failure_error(a);
   if (!live.empty()) {  // another attempt of t still runs: no retry yet
     if (controlled_) pod_event(t);
     return true;
@@ -152,7 +149,7 @@ bool Model::spec_end(std::uint32_t a) {
 
 // Attempt a was evicted: true if its task has another live attempt (no replacement is made).
 bool Model::spec_evicted(std::uint32_t a) {
-  const auto it = spec_tasks_.find(trace_.attempts[a].task);
+  const auto it = spec_tasks_.find(att_[a].task);
   if (it == spec_tasks_.end()) return false;
   std::vector<std::uint32_t>& live = it->second.live;
   live.erase(std::remove(live.begin(), live.end(), a), live.end());
@@ -162,7 +159,7 @@ bool Model::spec_evicted(std::uint32_t a) {
 // A losing attempt stops now, wherever it is; its node time so far was used.
 void Model::spec_cancel(std::uint32_t a) {
   Attempt& at = att_[a];
-  AttemptRecord& r = trace_.attempts[a];
+  AttemptRecord& r = rec(a);
   switch (at.phase) {
     case Phase::queued:
     case Phase::driver_queued:
@@ -173,24 +170,23 @@ void Model::spec_cancel(std::uint32_t a) {
       break;
     case Phase::reading:
       storage_.stop(kRead, a, att_, engine_);
-      release(a, class_of_step(r.task));
+      release(a, class_of_step(at.task));
       break;
     case Phase::writing:
       r.output_write = engine_.now() - r.output_write;
       storage_.stop(kWrite, a, att_, engine_);
-      release(a, class_of_step(r.task));
+      release(a, class_of_step(at.task));
       break;
     case Phase::starting:
     case Phase::running:
-      release(a, class_of_step(r.task));
+      release(a, class_of_step(at.task));
       break;
     default:
       return;  // ended already
   }
   if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
   at.phase = Phase::finished;
-  r.outcome = Outcome::cancelled;
-  ended(r);
+  ended(a, Outcome::cancelled);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/metrics.hpp>
 #include <shardflow/core/random.hpp>
 #include <shardflow/sim/simulator.hpp>
 
@@ -562,4 +563,111 @@ TEST_CASE("Simulator: score trees and the node index scan make the same decision
   write_trace_json(ja, ta);
   write_trace_json(jb, sim::simulate(autoscaled, plan, b));
   CHECK(ja.str() == jb.str());
+}
+
+namespace {
+
+// What a run without records (SimOptions::records false) must give as a run with them does.
+void check_same_summary(const Scenario& sc, const Plan& plan, std::uint64_t seed, bool speculates) {
+  sim::SimOptions with = sim::SimOptions::with_seed(seed);
+  sim::SimOptions without = with;
+  without.records = false;
+  sim::SimStats s_with, s_without;
+  const Trace a = sim::simulate(sc, plan, with, s_with);
+  const Trace b = sim::simulate(sc, plan, without, s_without);
+  REQUIRE(a.records);
+  // Speculation reads its attempts' records: such a run keeps them (and is then the same trace).
+  CHECK(b.records == speculates);
+  CHECK(b.attempts.size() == (speculates ? a.attempts.size() : 0));
+  CHECK(b.pod_names.size() == (speculates ? a.pod_names.size() : 0));
+  std::int64_t last = 0;
+  for (const AttemptRecord& r : a.attempts) last = std::max(last, r.finished.ns());
+  CHECK(a.last_finished.ns() == last);
+  CHECK(b.last_finished.ns() == last);
+  CHECK(makespan_s(b) == makespan_s(a));
+  CHECK(cost(b) == cost(a));
+  CHECK(b.tasks_failed == a.tasks_failed);
+  CHECK(b.tasks_unfinished == a.tasks_unfinished);
+  CHECK(b.tasks_waiting == a.tasks_waiting);
+  CHECK(b.tasks_not_run == a.tasks_not_run);
+  CHECK(b.stopped_early == a.stopped_early);
+  CHECK(b.errors == a.errors);
+  REQUIRE(b.nodes.size() == a.nodes.size());
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    CHECK(b.nodes[i].name == a.nodes[i].name);
+    CHECK(b.nodes[i].up == a.nodes[i].up);
+    CHECK(b.nodes[i].down == a.nodes[i].down);
+    CHECK(b.nodes[i].billed_from == a.nodes[i].billed_from);
+  }
+  CHECK(s_without.events == s_with.events);
+  CHECK(s_without.scheduling_attempts == s_with.scheduling_attempts);
+  CHECK(s_without.nodes_scored == s_with.nodes_scored);
+  CHECK(s_without.nodes_added == s_with.nodes_added);
+  CHECK(s_without.step_done == s_with.step_done);
+}
+
+}  // namespace
+
+TEST_CASE("Simulator: a run without records gives what a run with them gives on 1,200 random scenarios",
+          "[sim]") {
+  std::uint64_t evicted = 0, failed = 0, controlled = 0, handed = 0;
+  for (std::uint64_t k = 0; k < 1200; ++k) {
+    INFO("scenario " << k);
+    Scenario sc = random_scenario(k);
+    Rng r = Rng::stream(k, Stream::scheduler, 4242);
+    // A quarter with tree fan-ins and work queues, a quarter with speculation, a third of all with the
+    // orchestrator's controller (the Job controller's latencies and API rate limit, or a run's).
+    bool speculates = false;
+    if (k % 4 == 1) add_strategies(r, sc);
+    if (k % 4 == 2) speculates = add_speculation(r, sc) > 0;
+    if (k % 3 == 0) {
+      ControlPlane& cp = sc.overheads.control_plane;
+      cp.sync_period = Duration::from_ms(1000);
+      cp.scope = r.below(2) == 0 ? ControlPlane::Scope::step : ControlPlane::Scope::run;
+      cp.sync_latency = Duration::from_ms(static_cast<std::int64_t>(r.below(3)) * 100);
+      cp.complete_latency = Duration::from_ms(static_cast<std::int64_t>(r.below(2)) * 1000);
+      cp.failure_backoff = Duration::from_s(10);
+      cp.max_failure_backoff = Duration::from_s(360);
+      cp.timestamp_resolution = Duration::from_s(static_cast<std::int64_t>(r.below(2)));
+      cp.follow_pods = r.below(3) == 0;
+      cp.api_qps = r.below(2) == 0 ? 20 : 0;
+      cp.api_burst = 30;
+    }
+    speculates = false;
+    for (const Step& s : sc.pipeline.steps) speculates = speculates || s.speculation_max > 0;
+    const Plan plan = Plan::unroll(sc.pipeline);
+    check_same_summary(sc, plan, k + 1, speculates);
+    const Trace t = sim::simulate(sc, plan, sim::SimOptions::with_seed(k + 1));
+    evicted += count_outcome(t, Outcome::evicted);
+    failed += count_outcome(t, Outcome::failed);
+    controlled += sc.overheads.control_plane.enabled() && t.attempts.size() > 1 ? 1 : 0;
+    for (const AttemptRecord& a : t.attempts) handed += a.pod != kNoPod ? 1 : 0;
+  }
+  // The scenarios do exercise evictions, failures, the controller and work-queue pods.
+  CHECK(evicted > 0);
+  CHECK(failed > 0);
+  CHECK(controlled > 100);
+  CHECK(handed > 100);
+}
+
+TEST_CASE("Simulator: a run stopped at its horizon without records ends where the run with them does",
+          "[sim]") {
+  // 40 tasks of 10 s on 2 nodes of 2 cores: at 25 s, 8 have ended, 4 are cut and 28 still queued; the
+  // cut and queued attempts end then (cancelled), their 32 tasks unfinished.
+  const Scenario sc = scenario({loop(task("w", 10), 40)}, {pool("p", 2, 2000)});
+  const Plan plan = Plan::unroll(sc.pipeline);
+  sim::SimOptions o = sim::SimOptions::with_seed(1);
+  o.horizon = Duration::from_s(25);
+  o.records = false;
+  const Trace t = sim::simulate(sc, plan, o);
+  CHECK_FALSE(t.records);
+  CHECK(t.last_finished == SimTime::from_s(25));
+  CHECK(makespan_s(t) == 25.0);
+  CHECK(t.tasks_failed == 32);
+  CHECK(t.tasks_unfinished == 32);
+  CHECK(t.tasks_waiting == 0);
+  CHECK_THROWS_WITH(compute_metrics(t, plan), "compute_metrics: the trace kept no attempt records");
+  std::ostringstream out;
+  CHECK_THROWS_WITH(write_trace_json(out, t), "write_trace_json: the trace kept no attempt records");
+  CHECK_THROWS_WITH(write_trace_csv(out, t), "write_trace_csv: the trace kept no attempt records");
 }

@@ -62,6 +62,9 @@ struct RunOptions {
   /// replication and shares it between its configurations). A backend may read them instead of drawing;
   /// the results are the same to the bit (core/sampling.hpp). Ignored when its seed is not `seed`.
   const AttemptDrawTable* draws = nullptr;
+  /// False: the caller wants the run's summary only (Trace::records): a backend may then keep no attempt
+  /// records, and the simulator keeps none (a sweep, which reads the makespan and the nodes, runs so).
+  bool records = true;
 };
 
 class Backend {

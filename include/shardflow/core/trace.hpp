@@ -95,6 +95,11 @@ struct Trace {
   std::vector<std::string> steps;  // step paths, indexed by AttemptRecord::step
   std::vector<NodeRecord> nodes;
   AttemptRecords attempts;
+  /// False for a run that kept no attempt records (RunOptions::records false, as a sweep runs): then
+  /// `attempts` is empty, and `last_finished` and the task counts below are what is known of them.
+  bool records = true;
+  /// The latest `finished` of the run's attempts (0 if it had none): its makespan (makespan_s).
+  SimTime last_finished = SimTime::zero();
   /// Tasks that exhausted their retries, or had not finished when the run stopped.
   std::uint64_t tasks_failed = 0;
   /// The local backend's --time-scale (model time to real time): the run times of the steps in

@@ -69,6 +69,10 @@ struct SimOptions {
   const std::atomic<bool>* stop = nullptr;
   /// Optional: first attempts' draws made ahead for `seed` (RunOptions::draws); the trace is the same.
   const AttemptDrawTable* draws = nullptr;
+  /// False: no attempt records (RunOptions::records): the trace's `attempts` and `pod_names` are empty,
+  /// Trace::records false, and everything else the same as with them. Speculation (a step's
+  /// `speculation`) reads its attempts' records: a run with it keeps them anyway.
+  bool records = true;
 
   /// The defaults with this seed (`SimOptions{.seed = s}` trips -Wmissing-field-initializers on g++ 12).
   [[nodiscard]] static SimOptions with_seed(std::uint64_t s) {

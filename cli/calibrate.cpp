@@ -13,6 +13,7 @@
 #include <shardflow/core/pipeline.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/trace.hpp>
 #include <shardflow/planner/calibrate.hpp>
 
@@ -21,16 +22,6 @@
 
 namespace shardflow::cli {
 namespace {
-
-// A word as a POSIX shell reads it back (for the command in the overlay's header).
-std::string shell_word(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                        "_-+=./:,@%[]") == std::string::npos)
-    return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 // The load options as shell words, each with a leading space (" --overlay f.yaml --set a=1").
 std::string load_words(const LoadArgs& load) {

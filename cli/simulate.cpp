@@ -364,8 +364,8 @@ Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions&
   ScenarioCheck check = check_scenario_file(file, options);
   if (check.problems.empty() && check.scenario) return std::move(*check.scenario);
   throw_problems(std::move(check.problems), file);
-  return load_scenario_file(file,
-                            options);  // a check that found nothing and loaded nothing: the loader's word
+  // A check that found nothing and loaded nothing: the loader's word.
+  return load_scenario_file(file, options);
 }
 
 LoadOptions load_options(const LoadArgs& args) {

@@ -231,6 +231,15 @@ int ColumnIndex::column(std::string_view text, std::size_t line_start, std::size
   return static_cast<int>(1 + chars_before(text, at) - chars_before(text, line_start));
 }
 
+std::string shell_word(std::string_view s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                        "_-+=./:,@%[]") == std::string_view::npos)
+    return std::string(s);
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 std::size_t utf8_length(std::string_view text, std::size_t i) {
   const auto* b = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();

@@ -406,6 +406,7 @@ void check_task_memory(const Pipeline& pipeline, std::uint64_t memory_bytes, con
 bool task_memory_fits(const Pipeline& pipeline, std::uint64_t memory_bytes) {
   return detail::fits_memory(Plan::count_tasks(pipeline), memory_bytes);
 }
+
 std::string pool_refusal(const NodePool& pool, const Component& c) {
   for (const auto& [key, value] : c.node_selector)
     if (const auto it = pool.labels.find(key); it == pool.labels.end())

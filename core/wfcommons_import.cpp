@@ -321,8 +321,7 @@ class Importer {
     if (tasks.count > detail::kMaxSteps)
       fail(tasks, path,
            "has " + std::to_string(tasks.count) +
-               " tasks: shardflow makes a step of each task, and a pipeline has "
-               "at most " +
+               " tasks: shardflow makes a step of each task, and a pipeline has at most " +
                std::to_string(detail::kMaxSteps) + " steps");
   }
 

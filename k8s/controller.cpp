@@ -1145,20 +1145,10 @@ std::string run_selector(const std::string& run_id) {
 
 std::string cleanup_command(const std::string& run_id, const std::string& kubeconfig,
                             const std::string& context, const std::string& namespace_name) {
-  const auto shell = [](const std::string& v) {
-    const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
-             std::string_view("_./:=@%+-,").find(c) != std::string_view::npos;
-    });
-    if (plain) return v;
-    std::string q = "'";
-    for (const char c : v) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-  };
   std::string cmd = "shardflow k8s cleanup " + run_id;
-  if (!kubeconfig.empty()) cmd += " --kubeconfig " + shell(kubeconfig);
-  if (!context.empty()) cmd += " --context " + shell(context);
-  if (!namespace_name.empty()) cmd += " --namespace " + shell(namespace_name);
+  if (!kubeconfig.empty()) cmd += " --kubeconfig " + shell_word(kubeconfig);
+  if (!context.empty()) cmd += " --context " + shell_word(context);
+  if (!namespace_name.empty()) cmd += " --namespace " + shell_word(namespace_name);
   return cmd;
 }
 

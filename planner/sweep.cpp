@@ -196,8 +196,9 @@ Summary summarize(const std::vector<double>& values) {
   Summary s;
   s.n = values.size();
   if (values.empty()) return s;
-  s.min = *std::min_element(values.begin(), values.end());
-  s.max = *std::max_element(values.begin(), values.end());
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  s.min = *lo;
+  s.max = *hi;
   if (s.min == s.max) {  // all equal: the value itself (a sum and a division can be off it by an ulp,
     s.mean = s.p50 = s.p95 = s.ci95_low = s.ci95_high = s.min;  // which read as a spread and a skew)
     return s;

@@ -138,10 +138,15 @@ void utilization_charts(std::string& out, const Trace& t, const Metrics& m, doub
 
 void step_charts(std::string& out, const Trace& t, const Metrics& m) {
   std::vector<std::vector<double>> runs(t.steps.size()), waits(t.steps.size());
+  std::vector<std::uint64_t> attempts_of(t.steps.size(), 0), failed_of(t.steps.size(), 0);
   for (const AttemptRecord& a : t.attempts) {
     if (a.step >= t.steps.size()) continue;
+    ++attempts_of[a.step];
     if (a.scheduled != kNever) waits[a.step].push_back((a.scheduled - a.submitted).seconds());
-    if (a.outcome == Outcome::succeeded) runs[a.step].push_back(run_s(a));
+    if (a.outcome == Outcome::succeeded)
+      runs[a.step].push_back(run_s(a));
+    else
+      ++failed_of[a.step];
   }
   const std::vector<std::size_t> drawn = drawn_steps(t);
   const std::string more =
@@ -207,12 +212,6 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
   const auto cell = [](double seconds) {
     return "<td class=\"n\" data-v=\"" + num(seconds, 6) + "\">" + esc(human_duration(seconds)) + "</td>";
   };
-  std::vector<std::uint64_t> attempts_of(t.steps.size(), 0), failed_of(t.steps.size(), 0);
-  for (const AttemptRecord& a : t.attempts)
-    if (a.step < t.steps.size()) {
-      ++attempts_of[a.step];
-      failed_of[a.step] += a.outcome != Outcome::succeeded ? 1 : 0;
-    }
   for (const std::size_t s : drawn) {
     const std::uint64_t attempts = attempts_of[s], failed = failed_of[s];
     const Percentiles run = s < m.per_step.size() ? m.per_step[s].run_seconds : Percentiles{};

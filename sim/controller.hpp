@@ -15,14 +15,14 @@
 namespace shardflow::sim {
 namespace {
 
-/// One key of the controller's work queue (client-go's delaying queue: a request to sync at time t
-/// when one is already waiting keeps the earlier of the two).
 /// A pod the controller saw end (or, finished kNever, a kfp-v2 driver pod that finished its work).
 struct EndedPod {
   std::uint32_t attempt;
   SimTime finished;  // the attempt's end (AttemptRecord::finished): its failure's backoff counts from it
 };
 
+/// One key of the controller's work queue (client-go's delaying queue: a request to sync at time t
+/// when one is already waiting keeps the earlier of the two).
 struct ControllerKey {
   SimTime armed = kNever;         // the sync waiting in the queue, if any
   std::uint32_t gen = 0;          // bumped when `armed` moves earlier: the older event is stale

@@ -22,13 +22,10 @@ namespace {
 // token bucket, golang.org/x/time/rate: api_burst at once, then one every 1/api_qps; the calls served in
 // the order asked). Without a limit, at once.
 inline SimTime Model::api_call(SimTime at) {
-  const ControlPlane& cp = sc_.overheads.control_plane;
-  if (cp.api_qps <= 0) return at;
-  const auto interval = static_cast<std::int64_t>(1e9 / cp.api_qps + 0.5);
-  const std::int64_t tolerance = interval * (cp.api_burst - 1);
+  if (api_interval_ == Duration::zero()) return at;
   if (api_tat_ < at) api_tat_ = at;
-  const SimTime granted = std::max(at, api_tat_ - Duration::from_ns(tolerance));
-  api_tat_ = api_tat_ + Duration::from_ns(interval);
+  const SimTime granted = std::max(at, api_tat_ - api_tolerance_);
+  api_tat_ = api_tat_ + api_interval_;
   return granted;
 }
 

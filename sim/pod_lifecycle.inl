@@ -14,23 +14,7 @@ inline void Model::create_attempt(TaskId t) {
   const auto a = static_cast<std::uint32_t>(att_.size());
   const auto [number, kind] = exec_.next_attempt(t, engine_.now());
   att_.push_back(new_attempt(t, number, kind));
-  if (records_)
-    new_record(AttemptRecord{.task = t,
-                             .step = plan_.step_of(t),
-                             .item = plan_.item(t),
-                             .attempt = number,
-                             .node = -1,
-                             .pod = kNoPod,
-                             .submitted = engine_.now(),
-                             .scheduled = kNever,
-                             .started = kNever,
-                             .finished = kNever,
-                             .outcome = Outcome::succeeded,
-                             .kind = kind,
-                             .error = kNoError,
-                             .image_pull = Duration::zero(),
-                             .input_read = Duration::zero(),
-                             .output_write = Duration::zero()});
+  if (records_) new_record(t, number, kind, engine_.now(), kNever, -1, kNoPod);
   if (!spec_tasks_.empty()) spec_created(t, a);
   PodClass& c = sched_.cls(class_of_step(t));
   const bool driver = sc_.overheads.pods_per_task >= 2;
@@ -364,23 +348,7 @@ void Model::hand_over(std::uint32_t a, TaskId next, SimTime queued_at) {
   const auto b = static_cast<std::uint32_t>(att_.size());
   const auto [number, kind] = exec_.next_attempt(next, engine_.now());
   att_.push_back(new_attempt(next, number, kind));
-  if (records_)
-    new_record(AttemptRecord{.task = next,
-                             .step = plan_.step_of(next),
-                             .item = plan_.item(next),
-                             .attempt = number,
-                             .node = rec(a).node,
-                             .pod = rec(a).pod,
-                             .submitted = queued_at,
-                             .scheduled = engine_.now(),
-                             .started = kNever,
-                             .finished = kNever,
-                             .outcome = Outcome::succeeded,
-                             .kind = kind,
-                             .error = kNoError,
-                             .image_pull = Duration::zero(),
-                             .input_read = Duration::zero(),
-                             .output_write = Duration::zero()});
+  if (records_) new_record(next, number, kind, queued_at, engine_.now(), rec(a).node, rec(a).pod);
   Attempt& from = att_[a];
   Attempt& to = att_[b];
   // `b` takes `a`'s place in the node's list of pods.

@@ -61,6 +61,10 @@ class ColumnIndex {
   mutable std::vector<std::size_t> blocks_;  // the characters before each 4 KiB block
 };
 
+/// `s` as one word a POSIX shell reads back as `s`: as it is when it has only letters, digits and
+/// `_-+=./:,@%[]`, else in single quotes (a quote inside as '\''). For commands printed to be typed.
+std::string shell_word(std::string_view s);
+
 /// A message as a terminal should get it: each byte that is not UTF-8, and each control character but
 /// newline and tab (an escape sequence in a name would drive the terminal), as \xNN; the rest unchanged.
 std::string printable(std::string_view message);

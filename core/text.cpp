@@ -231,6 +231,14 @@ int ColumnIndex::column(std::string_view text, std::size_t line_start, std::size
   return static_cast<int>(1 + chars_before(text, at) - chars_before(text, line_start));
 }
 
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h) {
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
 std::string shell_word(std::string_view s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                                         "_-+=./:,@%[]") == std::string_view::npos)

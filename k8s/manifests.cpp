@@ -8,21 +8,13 @@
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/placeholders.hpp>
 #include <shardflow/core/sampling.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/k8s/manifests.hpp>
 
 namespace shardflow::k8s {
 namespace {
 
 using nlohmann::json;
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 14695981039346656037ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 // The scope of task t as "outer[3]/inner[1]" ("" outside groups).
 std::string scope_path(const Plan& plan, TaskId t) {

@@ -352,19 +352,13 @@ std::size_t view_fingerprint(const Scenario& view) {
 
 namespace {
 
+// FNV-1a of `s` after `h`, then a 0xff byte: a separator, so that ("ab", "c") and ("a", "bc") differ.
 std::uint64_t fnv1a(std::uint64_t h, std::string_view s) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  // A separator, so that ("ab", "c") and ("a", "bc") differ.
-  h ^= 0xff;
-  h *= 1099511628211ULL;
-  return h;
+  return shardflow::fnv1a("\xff", shardflow::fnv1a(s, h));
 }
 
 std::string inputs_hash(const std::string& yaml, const SweepSpec& spec) {
-  std::uint64_t h = fnv1a(14695981039346656037ULL, yaml);
+  std::uint64_t h = fnv1a(kFnv1aBasis, yaml);
   for (const ScenarioFile& o : spec.overlays) h = fnv1a(h, o.text);
   h = fnv1a(h, "sets");
   for (const std::string& s : spec.sets) h = fnv1a(h, s);

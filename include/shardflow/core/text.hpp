@@ -61,6 +61,11 @@ class ColumnIndex {
   mutable std::vector<std::size_t> blocks_;  // the characters before each 4 KiB block
 };
 
+/// FNV-1a (64 bits) of `s`, continuing from `h` (kFnv1aBasis to start): a stable hash of texts for names
+/// and fingerprints (the same on every machine and in every version).
+inline constexpr std::uint64_t kFnv1aBasis = 14695981039346656037ULL;
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h = kFnv1aBasis);
+
 /// `s` as one word a POSIX shell reads back as `s`: as it is when it has only letters, digits and
 /// `_-+=./:,@%[]`, else in single quotes (a quote inside as '\''). For commands printed to be typed.
 std::string shell_word(std::string_view s);

@@ -15,6 +15,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/core/units.hpp>
 #include <shardflow/k8s/manifests.hpp>
 #include <shardflow/planner/sweep.hpp>
@@ -39,21 +40,6 @@ std::string quoted(const std::string& s) {
   return q + "\"";
 }
 
-// A DNS-1123 label from a scenario name: lower case, digits and '-', at most `max` characters.
-std::string dns_label(const std::string& name, std::size_t max) {
-  std::string s;
-  for (char c : name) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9'))
-      s += l;
-    else if (!s.empty() && s.back() != '-')
-      s += '-';
-  }
-  if (s.size() > max) s.resize(max);
-  while (!s.empty() && s.back() == '-') s.pop_back();
-  return s.empty() ? "sweep" : s;
-}
-
 // `--emit-job N`: a ConfigMap with the scenario and its overlays, a claim for the results and the Indexed
 // Job whose pod I runs `shardflow sweep ... --shard I/N` (JOB_COMPLETION_INDEX, which the Job controller
 // sets in each pod's environment and the kubelet expands in args as $(JOB_COMPLETION_INDEX)).
@@ -71,7 +57,6 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
                      "scenario or an overlay");
   const std::string yaml = read_scenario_file(args.file);  // read once: loaded, checked and shipped
   const Scenario scenario = planner::first_configuration(yaml, args.file, spec, load.warn);
-  const std::string name = "shardflow-sweep-" + dns_label(scenario.name, 40);
   const int n = args.emit_job;
   // Every configuration is loaded here, as the sweep would: a --vary or --set that the sweep refuses
   // would fail every pod. And each pod runs one slice: more slices than configurations would make pods
@@ -129,6 +114,18 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
     data_keys += key.size();
     json_bytes += key.size() + nlohmann::json(text).dump().size() + 4;  // "key": "text",
   }
+  // The objects' names: the scenario's, then a hash of what the pods get (their arguments, the files, the
+  // image, the slice count). Another sweep of the same scenario applied beside this one has its own Job,
+  // ConfigMap and claim: with the same names it would take over this one's ConfigMap, be refused the Job
+  // (its template changed), or write its slices over this one's in the claim. This sweep emitted again
+  // has the same names. 16 + 38 + 1 + 8 characters: a Job's name is at most 63 (its pods' job-name label).
+  std::string identity = args.image + '\0' + std::to_string(n);
+  for (const std::string& a : argv) (identity += '\0') += a;
+  for (const auto& [key, text] : files) ((identity += '\0') += key + '\0') += text;
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(identity)));
+  const std::string name =
+      "shardflow-sweep-" + k8s::dns_label(scenario.name, 38) + "-" + std::string(hash, 8);
   constexpr std::size_t kConfigMapBytes = std::size_t{1} << 20, kAnnotationBytes = std::size_t{256} << 10;
   if (data_bytes > kConfigMapBytes)
     throw InputError(

@@ -1860,6 +1860,43 @@ TEST_CASE("cli: sweep --emit-job ships what the pods need and keeps each file's 
   CHECK_FALSE(fs::exists(dir / "big" / "sweep-job.yaml"));
 }
 
+TEST_CASE("cli: sweep --emit-job names its objects after the sweep, not only its scenario", "[cli]") {
+  const fs::path dir = scratch("emit-job-names");
+  // A scenario name of 60 characters: the Job's name stays a DNS label of at most 63.
+  std::string text = slurp(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios/local-ridge.yaml");
+  const std::size_t at = text.find("\nname: ");
+  REQUIRE(at != std::string::npos);
+  text.replace(at + 7, text.find('\n', at + 1) - at - 7, std::string(60, 'r'));
+  std::ofstream(dir / "s.yaml") << text;
+  const auto job_name = [&](const std::string& vary, const std::string& out) {
+    const Result r = run("sweep '" + (dir / "s.yaml").string() + "' --vary '" + vary +
+                         "' -r 1 --image x --emit-job 2 --out '" + (dir / out).string() + "'");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const std::string job = slurp(dir / out / "sweep-job.yaml");
+    const std::string key = "kind: Job\nmetadata:\n  name: ";
+    const std::size_t kind = job.find(key);
+    REQUIRE(kind != std::string::npos);
+    const std::size_t from = kind + key.size();
+    const std::string name = job.substr(from, job.find('\n', from) - from);
+    // The ConfigMap and the claim carry the same name.
+    CHECK(job.find("name: " + name + "-input\n") != std::string::npos);
+    CHECK(job.find("claimName: " + name + "-results}") != std::string::npos);
+    return name;
+  };
+  const std::string a = job_name("cluster.node_pools[cpu].count=1,2", "a");
+  const std::string again = job_name("cluster.node_pools[cpu].count=1,2", "again");
+  const std::string other = job_name("cluster.node_pools[cpu].count=1,3", "other");
+  CHECK(a == again);  // the same sweep: the same objects
+  CHECK(a != other);  // another sweep of the same scenario: its own objects beside these
+  CHECK(a.size() <= 63);
+  CHECK(a.starts_with("shardflow-sweep-rrrr"));
+  CHECK(std::all_of(a.begin(), a.end(),
+                    [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }));
+  CHECK(a.back() != '-');
+  CHECK(a.substr(0, a.size() - 8) == other.substr(0, other.size() - 8));
+}
+
 TEST_CASE("cli: sweep --emit-job refuses what the sweep in its pods would refuse", "[cli]") {
   // The Job's pods run the sweep with these flags: a --vary the sweep refuses would fail every pod, so
   // --emit-job loads every configuration first and writes nothing.

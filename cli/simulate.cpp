@@ -119,12 +119,16 @@ struct Prediction {
 class Progress final : public RunObserver {
  public:
   // show: rewrite one line on a terminal; every_s > 0 (not a terminal): a whole line that often.
-  Progress(std::uint64_t tasks, bool show, Prediction prediction, double every_s = 0)
+  // since_s: how long the run has been going already (a resumed run's clock goes on from its start, as
+  // its trace's does).
+  Progress(std::uint64_t tasks, bool show, Prediction prediction, double every_s = 0, double since_s = 0)
       : tasks_(tasks),
         show_(show),
         every_s_(show ? 0 : every_s),
         prediction_(std::move(prediction)),
-        t0_(std::chrono::steady_clock::now()) {
+        t0_(std::chrono::steady_clock::now() -
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(std::max(0.0, since_s)))) {
     if (show_ || every_s_ > 0)
       ticker_ = std::thread([this] {
         std::unique_lock lock(mutex_);
@@ -161,7 +165,12 @@ class Progress final : public RunObserver {
       std::fprintf(stderr, "%s\n", header_.c_str());
       header_.clear();
     }
-    started_ = true;
+    if (!started_) {
+      // The first line comes kFirstLine after the first event, not at it: a resumed run's first events
+      // are a burst of what its earlier part did (tasks done), which a line at the first said was 0.
+      started_ = true;
+      last_ = std::chrono::steady_clock::now() - gap() + kFirstLine;
+    }
     switch (e.kind) {
       case TaskEvent::Kind::admitted:
         if (e.attempt == 0) ++admitted_;
@@ -193,6 +202,7 @@ class Progress final : public RunObserver {
   [[nodiscard]] const std::vector<std::string>& outputs() const { return outputs_; }
 
  private:
+  static constexpr std::chrono::milliseconds kFirstLine{100};
   [[nodiscard]] std::chrono::milliseconds gap() const {
     return show_ ? std::chrono::milliseconds(100)
                  : std::chrono::milliseconds(static_cast<std::int64_t>(every_s_ * 1000));
@@ -776,7 +786,16 @@ int run_simulate(const SimulateArgs& args) {
                           : live                 ? predict(scenario, plan, seed)
                                                  : predict_local(args, seed, lo);
   const double predicted = prediction.makespan_s;
-  Progress progress(plan.task_count(), tty && !sim, std::move(prediction), live && !args.quiet ? 5 : 0);
+  // A resumed run's elapsed time counts from its start, as its trace's times do.
+  const double resumed_s = ko.resume_started_unix_ns > 0
+                               ? static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                         std::chrono::system_clock::now().time_since_epoch())
+                                                         .count() -
+                                                     ko.resume_started_unix_ns) *
+                                     1e-9
+                               : 0;
+  Progress progress(plan.task_count(), tty && !sim, std::move(prediction), live && !args.quiet ? 5 : 0,
+                    resumed_s);
   if (live && !args.quiet)
     progress.set_header("k8s run " + ko.run_id + ": " + std::to_string(plan.task_count()) +
                         " tasks; the simulator predicts " +

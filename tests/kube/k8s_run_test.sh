@@ -182,6 +182,12 @@ echo "ok controller killed (SIGKILL) with $n of 60 shards done"
 sleep 2  # the Job controller goes on without it
 "$exe" run --resume "$work/resume" >"$work/resume2.out" 2>&1 || { echo "FAIL: resume exit $?"; cat "$work/resume2.out"; exit 1; }
 echo "ok run --resume: $(grep -m1 '^ran' "$work/resume2.out")"
+# Its first progress line counts what the killed run did (it said 0 done: the line came at the first of
+# the replayed events).
+first=$(grep -m1 -oE '^[0-9]+/61 tasks done' "$work/resume2.out" | cut -d/ -f1)
+[ -n "$first" ] && [ "$first" -ge "$n" ] ||
+  { echo "FAIL: the resumed run's first progress line says ${first:-no} tasks done, want at least $n:"; cat "$work/resume2.out"; exit 1; }
+echo "ok the resumed run's first progress line: $first tasks done (at least the $n done before the kill)"
 "${kubectl[@]}" get pods -l shardflow.io/run=resume -o json >"$work/resume-pods.json"
 $check resume "$work/resume/trace.json" "$work/resume-pods.json"
 jobs=$("${kubectl[@]}" get jobs -l shardflow.io/run=resume -o name | wc -l)

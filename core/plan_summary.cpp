@@ -67,6 +67,22 @@ double mean_task_seconds(const Plan& plan, TaskId t) {
   return c.tree.total == 0 ? mean : mean * c.tree.share(plan.item(t));  // a tree fan-in task's share
 }
 
+double critical_path_seconds(const Plan& plan, const Cluster* cluster) {
+  std::vector<double> finish(plan.size(), 0.0);
+  double longest = 0;
+  for (TaskId t = 0; t < plan.size(); ++t) {  // ids are a topological order
+    double start = 0;
+    for (TaskId p : plan.preds(t)) start = std::max(start, finish[p]);
+    finish[t] = start + (plan.is_join(t) ? 0.0 : mean_task_seconds(plan, t));
+    longest = std::max(longest, finish[t]);
+  }
+  double fastest = 0;
+  if (cluster != nullptr)
+    for (const NodePool& p : cluster->node_pools)
+      if (p.may_have_nodes()) fastest = std::max(fastest, p.speed);
+  return fastest > 0 ? longest / fastest : longest;
+}
+
 namespace {
 
 // Component steps depth first, as Plan::unroll registers them. `outer`: instances of the enclosing

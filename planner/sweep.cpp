@@ -27,6 +27,7 @@
 #include <shardflow/core/machine.hpp>
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
+#include <shardflow/core/plan_summary.hpp>
 #include <shardflow/core/sampling.hpp>
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/text.hpp>
@@ -410,6 +411,7 @@ class Runner {
         reuse_(spec.reuse && !backend && use == simulates),
         scenarios_(combos_.size()),
         plans_(combos_.size()),
+        critical_path_(combos_.size()),
         loaded_(combos_.size()),
         group_of_(combos_.size()),
         makespan_(combos_.size()),
@@ -562,6 +564,7 @@ class Runner {
           throw;
         }
         plans_[k] = Plan::unroll(scenarios_[k].pipeline);
+        critical_path_[k] = critical_path_seconds(plans_[k], &scenarios_[k].cluster);
         if (reuse_) views[i] = sim::simulation_view(scenarios_[k]);
       } catch (...) {
         errors[i] = std::current_exception();
@@ -760,6 +763,7 @@ class Runner {
     cr.makespan_s = summarize(ms);
     cr.cost = summarize(cost_[c]);
     cr.quantile_makespan_s = percentile(ms, spec_.quantile);
+    cr.critical_path_s = critical_path_[c];
     for (std::uint8_t f : failed_[c]) cr.runs_with_failed_tasks += f;
     if (spec_.deadline_s) {
       cr.p_meets_deadline =
@@ -796,6 +800,7 @@ class Runner {
   bool reuse_;
   std::vector<Scenario> scenarios_;
   std::vector<Plan> plans_;
+  std::vector<double> critical_path_;  // critical_path_seconds of each loaded configuration
   std::vector<std::uint8_t> loaded_;
   std::vector<std::size_t> group_of_;
   std::vector<Group> groups_;
@@ -1156,6 +1161,7 @@ void finish_sweep(SweepResult& result) {
         if (c.values == want) {
           f.values.push_back(v);
           f.quantile_makespan_s.push_back(c.quantile_makespan_s);
+          f.critical_path_s.push_back(c.critical_path_s);
           break;
         }
     }
@@ -1172,6 +1178,7 @@ void finish_sweep(SweepResult& result) {
       for (std::size_t i : order) {
         sorted.values.push_back(f.values[i]);
         sorted.quantile_makespan_s.push_back(f.quantile_makespan_s[i]);
+        sorted.critical_path_s.push_back(f.critical_path_s[i]);
       }
       f = std::move(sorted);
     }
@@ -1308,6 +1315,13 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
                                                 " of " + std::to_string(r.replications) + " runs"
                                           : std::string())
         << "; mean cost " << detail::cost_text(cr.cost.mean) << "\n";
+    // Over the deadline by its critical path alone: no number of nodes or limit can make it.
+    const bool path_over = r.deadline_s && cr.critical_path_s > *r.deadline_s;
+    if (path_over)
+      out << "its critical path (mean run times on its fastest nodes, no overheads) is "
+          << num(cr.critical_path_s, 1)
+          << " s, over the deadline: more nodes or higher limits cannot meet it, "
+          << "only shorter tasks on that path (finer shards, faster nodes)\n";
     out << "what it would take, one field at a time (the others held at the nearest's values):\n";
     for (const Nearest::Field& f : n.fields) {
       const auto at = [&](std::size_t i) {
@@ -1326,6 +1340,12 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       } else if (f.trend == "falls" && is_no_limit(f.path, f.values[last]))
         out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
             << "): it is lowest at " << f.values[last] << ", no limit: this field alone will not do it\n";
+      else if (f.trend == "falls" && path_over && f.critical_path_s[last] > *r.deadline_s &&
+               f.critical_path_s[last] >= f.critical_path_s[0] - makespan_tolerance(f.critical_path_s))
+        // More of it brings the makespan down to the critical path, which it does not shorten.
+        out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
+            << "), toward the critical path (" << num(f.critical_path_s[last], 1)
+            << " s), which this field does not shorten: this field alone will not do it\n";
       else if (f.trend == "falls")
         out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
             << "): try beyond " << f.values[last] << "\n";
@@ -1393,6 +1413,7 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
     cj["quantile_makespan_s"] = c.quantile_makespan_s;
     cj["cost"] = summary_json(c.cost);
     cj["runs_with_failed_tasks"] = c.runs_with_failed_tasks;
+    cj["critical_path_s"] = c.critical_path_s;
     if (r.deadline_s) {
       cj["p_meets_deadline"] = c.p_meets_deadline;
       cj["meets"] = c.meets;
@@ -1411,6 +1432,7 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
                         {"meets_at", nullptr},
                         {"values", f.values},
                         {"quantile_makespan_s", f.quantile_makespan_s},
+                        {"critical_path_s", f.critical_path_s},
                         {"trend", f.trend}});
     j["nearest"] = std::move(n);
   }

@@ -73,6 +73,8 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
         r.fail(*v, p + ".p_meets_deadline", "must be from 0 to 1, got " + r.got(*v));
     }
     if (const JsonValue* v = r.optional(c, "meets")) cr.meets = r.boolean(*v, p + ".meets");
+    if (const JsonValue* v = r.optional(c, "critical_path_s"))
+      cr.critical_path_s = r.non_negative(*v, p + ".critical_path_s");
     res.configs.push_back(std::move(cr));
   }
   res.configurations_in_space = res.configs.size();

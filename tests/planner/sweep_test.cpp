@@ -721,20 +721,25 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
     CHECK(r.nearest->over_deadline_s == 5);
     REQUIRE(r.nearest->fields.size() == 1);
     CHECK(r.nearest->fields[0].trend == "falls");  // 50, 30, 30, 20: never up
-    CHECK(tail_from(table(r), "no configuration") ==
-          "no configuration has its p95 makespan within the deadline (15 s) without failed tasks\n"
-          "nearest: cluster.node_pools[n].count=4; p95 makespan 20.0 s, 5.0 s over the deadline; mean cost "
-          "0.08\n"
-          "what it would take, one field at a time (the others held at the nearest's values):\n"
-          "  cluster.node_pools[n].count: none in the range; the p95 makespan falls along the values (50.0 s "
-          "at "
-          "1, 20.0 s at 4): try beyond 4\n"
-          "\n"
-          "Pareto front of mean cost against p95 makespan (3 of 4 configurations: none is both cheaper and "
-          "faster):\n"
-          "  cluster.node_pools[n].count=1: cost 0.05, p95 50.0 s\n"
-          "  cluster.node_pools[n].count=2: cost 0.06, p95 30.0 s\n"
-          "  cluster.node_pools[n].count=4: cost 0.08, p95 20.0 s\n");
+    CHECK(
+        tail_from(table(r), "no configuration") ==
+        "no configuration has its p95 makespan within the deadline (15 s) without failed tasks\n"
+        "nearest: cluster.node_pools[n].count=4; p95 makespan 20.0 s, 5.0 s over the deadline; mean cost "
+        "0.08\n"
+        // Four 10 s tasks, then one: 20 s at the least, which 4 nodes already take.
+        "its critical path (mean run times on its fastest nodes, no overheads) is 20.0 s, over the deadline: "
+        "more nodes or higher limits cannot meet it, only shorter tasks on that path (finer shards, faster "
+        "nodes)\n"
+        "what it would take, one field at a time (the others held at the nearest's values):\n"
+        "  cluster.node_pools[n].count: none in the range; the p95 makespan falls along the values (50.0 s "
+        "at 1, 20.0 s at 4), toward the critical path (20.0 s), which this field does not shorten: this "
+        "field alone will not do it\n"
+        "\n"
+        "Pareto front of mean cost against p95 makespan (3 of 4 configurations: none is both cheaper and "
+        "faster):\n"
+        "  cluster.node_pools[n].count=1: cost 0.05, p95 50.0 s\n"
+        "  cluster.node_pools[n].count=2: cost 0.06, p95 30.0 s\n"
+        "  cluster.node_pools[n].count=4: cost 0.08, p95 20.0 s\n");
     const std::string j = json(r);
     CHECK(
         j.find("\"nearest\": {\n    \"configuration\": 3,\n    \"over_deadline_s\": 5.0,\n    \"fields\": [\n"
@@ -757,16 +762,60 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
         tail_from(table(r), "nearest:") ==
         "nearest: cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10; p95 makespan "
         "10.0 s, 5.0 s over the deadline; mean cost 0.01\n"
+        "its critical path (mean run times on its fastest nodes, no overheads) is 10.0 s, over the deadline: "
+        "more nodes or higher limits cannot meet it, only shorter tasks on that path (finer shards, faster "
+        "nodes)\n"
         "what it would take, one field at a time (the others held at the nearest's values):\n"
         "  cluster.node_pools[n].count: none in the range; no effect on the p95 makespan (10.0 s at 1 and "
         "2)\n"
         "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan falls along the "
-        "values (100.0 s at 1, 10.0 s at 10): try beyond 10\n"
+        "values (100.0 s at 1, 10.0 s at 10), toward the critical path (10.0 s), which this field does not "
+        "shorten: this field alone will not do it\n"
         "\n"
         "Pareto front of mean cost against p95 makespan (1 of 8 configurations: none is both cheaper and "
         "faster):\n"
         "  cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10: cost 0.01, p95 10.0 "
         "s\n");
+  }
+  SECTION("a critical path over the deadline: fields that do not shorten it are not told to go further") {
+    SweepSpec spec;
+    // kLimited at parallelism 10: its ten 10 s tasks at once, 10 s / speed; at parallelism 5, twice that.
+    // The critical path is one task, 10 s / speed: 10 s at speed 1, 8 s at 1.25, over the 5 s deadline.
+    spec.dimensions = {parse_dimension("cluster.node_pools[n].speed=1,1.25"),
+                       parse_dimension("pipeline.steps[w].parallel_for.parallelism=5,10")};
+    spec.replications = 1;
+    spec.deadline_s = 5;
+    const SweepResult r = run_sweep_text(kLimited, "limited.yaml", spec);
+    REQUIRE(r.nearest);
+    CHECK(r.nearest->config == 3);  // speed 1.25, parallelism 10: 8 s
+    CHECK(r.configs[0].critical_path_s == 10);
+    CHECK(r.configs[3].critical_path_s == 8);
+    CHECK(r.nearest->fields[0].critical_path_s == std::vector<double>{10, 8});
+    CHECK(r.nearest->fields[1].critical_path_s == std::vector<double>{8, 8});
+    CHECK(tail_from(table(r), "nearest:")
+              .starts_with(
+                  "nearest: cluster.node_pools[n].speed=1.25, pipeline.steps[w].parallel_for.parallelism=10; "
+                  "p95 makespan 8.0 s, 3.0 s over the deadline; mean cost "));
+    CHECK(tail_from(table(r), "its critical path")
+              .starts_with(
+                  "its critical path (mean run times on its fastest nodes, no overheads) is 8.0 s, over the "
+                  "deadline: more nodes or higher limits cannot meet it, only shorter tasks on that path "
+                  "(finer "
+                  "shards, faster nodes)\n"
+                  "what it would take, one field at a time (the others held at the nearest's values):\n"
+                  // The speed shortens the path: going further may meet the deadline (1.6 would: 6.25 s).
+                  "  cluster.node_pools[n].speed: none in the range; the p95 makespan falls along the values "
+                  "(10.0 s at 1, 8.0 s at 1.25): try beyond 1.25\n"
+                  "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan falls "
+                  "along the values (16.0 s at 5, 8.0 s at 10), toward the critical path (8.0 s), which this "
+                  "field does not shorten: this field alone will not do it\n"));
+    // The critical paths go through sweep.json and back.
+    const std::string j = json(r);
+    CHECK(j.find("\"critical_path_s\": 8.0") != std::string::npos);
+    std::istringstream in(j);
+    const SweepResult back = read_sweep_json(in, "sweep.json");
+    CHECK(back.configs[3].critical_path_s == 8);
+    CHECK(json(back) == j);
   }
   SECTION("a field that falls, then levels off") {
     SweepSpec spec;
@@ -817,7 +866,8 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
     CHECK(
         tail_from(table(r), "  pipeline.steps[w].parallel_for.parallelism: none") ==
         "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan falls along the "
-        "values (100.0 s at 1, 10.0 s at 10): try beyond 10\n"
+        "values (100.0 s at 1, 10.0 s at 10), toward the critical path (10.0 s), which this field does not "
+        "shorten: this field alone will not do it\n"
         "  pipeline.steps[w].parallel_for.count: none in the range; the p95 makespan rises along the values "
         "(10.0 s at 10, 30.0 s at 30): try before 10\n"
         "\n"

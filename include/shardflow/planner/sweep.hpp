@@ -100,6 +100,10 @@ struct ConfigResult {
   double p_meets_deadline = 0;     // share of replications that finished by the deadline (if one)
   int runs_with_failed_tasks = 0;  // replications where some task exhausted its retries
   bool meets = false;              // quantile <= deadline and no failed tasks in any run
+  /// Its plan's critical path by mean run times on its fastest nodes, no overheads
+  /// (critical_path_seconds): its runs cannot end sooner on average, whatever else changes. 0: not known
+  /// (a sweep file written before it was kept).
+  double critical_path_s = 0;
 };
 
 /// When no configuration meets the deadline: the nearest one and what it would take.
@@ -116,6 +120,7 @@ struct Nearest {
     std::string path;
     std::vector<std::string> values;  // the field's values the sweep ran on this line, in --vary order
     std::vector<double> quantile_makespan_s;  // the quantile makespan at each
+    std::vector<double> critical_path_s;      // the configuration's critical path at each
     // "falls", "levels off" (falls, then flat to the last value), "rises", "flat", "lowest inside", "one
     // value"; makespans within 0.1% of the field's largest count as equal.
     std::string trend;

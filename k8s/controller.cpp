@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -363,6 +364,7 @@ class K8sRun {
     jobs.start();
 
     make_owner();
+    open_journal();  // (not before: a run refused for another run's id writes nothing)
     // What the lists found (a resumed run's Jobs and pods) is known before Execution starts: an existing
     // Job is not made again, and its pods' outcomes wait for their tasks to be admitted.
     process_events();
@@ -408,8 +410,12 @@ class K8sRun {
     trace_.tasks_failed = exec_.tasks_failed() + trace_.tasks_unfinished + trace_.tasks_waiting;
     trace_.tasks_not_run = exec_.dead_tasks();
     relists_ = pods.relists() + jobs.relists();
+    close_journal(all_done_ && !interrupted_);
     return std::move(trace_);
   }
+  ~K8sRun() { close_journal(false); }
+  K8sRun(const K8sRun&) = delete;
+  K8sRun& operator=(const K8sRun&) = delete;
 
   [[nodiscard]] bool interrupted() const { return interrupted_; }
   /// Lists made again after a 410 Gone, by both watchers.
@@ -463,6 +469,62 @@ class K8sRun {
         }
         throw duplicate_run(mo_, co_);
       }
+    }
+  }
+
+  // ---- the pod journal (for run --resume) ----------------------------------------------------------
+  // A pod's times are this process's clock when it sees the transition happen (nanoseconds), else the
+  // API's timestamps, which count whole seconds. So that a run --resume after the controller was killed
+  // keeps the first's times, each time taken from the clock is appended to <out>/pods.jsonl as it is
+  // stamped, one JSON line {"uid", "field", "ns"} written through at once (a kill loses at most the line
+  // being written, which the reader skips). A resumed run reads the file and appends to it; a run that
+  // ends with every task resolved removes it.
+  enum JournalField : std::uint8_t { kSubmitted, kScheduled, kStarted, kFinished, kJournalFields };
+  static constexpr std::array<const char*, kJournalFields> kJournalNames = {"submitted", "scheduled",
+                                                                            "started", "finished"};
+  [[nodiscard]] std::filesystem::path journal_path() const {
+    return std::filesystem::path(co_.out_dir) / "pods.jsonl";
+  }
+  void open_journal() {
+    if (co_.out_dir.empty()) return;
+    const bool resumed = co_.resume_started_unix_ns > 0;
+    if (resumed) {
+      std::ifstream in(journal_path());
+      for (std::string line; std::getline(in, line);) {
+        const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (!j.is_object() || !j.contains("uid") || !j["uid"].is_string() || !j.contains("ns") ||
+            !j["ns"].is_number_integer() || !j.contains("field") || !j["field"].is_string())
+          continue;  // a line cut by the kill, or not ours
+        const auto f = std::find(kJournalNames.begin(), kJournalNames.end(), j["field"].get<std::string>());
+        if (f == kJournalNames.end()) continue;
+        auto [it, added] = journaled_.try_emplace(j["uid"].get<std::string>());
+        if (added) it->second.fill(-1);
+        it->second[static_cast<std::size_t>(f - kJournalNames.begin())] = j["ns"].get<std::int64_t>();
+      }
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(co_.out_dir, ec);
+    journal_ = std::fopen(journal_path().c_str(), resumed ? "a" : "w");  // none: times as before
+  }
+  void journal(const std::string& uid, JournalField field, std::int64_t ns) {
+    if (journal_ == nullptr) return;
+    const std::string line = json{{"uid", uid}, {"field", kJournalNames[field]}, {"ns", ns}}.dump() + "\n";
+    if (std::fwrite(line.data(), 1, line.size(), journal_) != line.size() || std::fflush(journal_) != 0) {
+      std::fclose(journal_);  // a full disk: the run goes on, its times as without the journal
+      journal_ = nullptr;
+    }
+  }
+  // A time the journal holds for the pod (-1: none).
+  [[nodiscard]] std::int64_t journaled(const std::string& uid, JournalField field) const {
+    const auto it = journaled_.find(uid);
+    return it == journaled_.end() ? -1 : it->second[field];
+  }
+  void close_journal(bool remove) {
+    if (journal_ != nullptr) std::fclose(journal_);
+    journal_ = nullptr;
+    if (remove && !co_.out_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::remove(journal_path(), ec);
     }
   }
 
@@ -625,8 +687,13 @@ class K8sRun {
       const json& meta = member(pod, "metadata");
       const auto created = api_time(meta.is_object() ? meta.value("creationTimestamp", json()) : json());
       const bool fresh = str_at(pod, {"spec", "nodeName"}).empty();
-      AttemptRecord r =
-          new_record(t, fresh ? e.at : std::min(e.at, std::max<std::int64_t>(0, created.value_or(e.at))));
+      std::int64_t submitted =
+          fresh ? e.at : std::min(e.at, std::max<std::int64_t>(0, created.value_or(e.at)));
+      if (const std::int64_t j = journaled(uid, kSubmitted); j >= 0)
+        submitted = std::min(e.at, j);  // the killed run saw it created
+      else if (fresh)
+        journal(uid, kSubmitted, submitted);
+      AttemptRecord r = new_record(t, submitted);
       r.pod = static_cast<std::uint32_t>(trace_.pod_names.size());
       trace_.pod_names.push_back(str_at(pod, {"metadata", "name"}));
       it = pods_.emplace(uid, PodState{static_cast<std::uint32_t>(trace_.attempts.size())}).first;
@@ -652,8 +719,16 @@ class K8sRun {
     std::int64_t floor = a.submitted.ns();
     if (ps.scheduled) floor = std::max(floor, a.scheduled.ns());
     if (ps.started) floor = std::max(floor, a.started.ns());
-    auto stamp = [&](SimTime& field, std::optional<std::int64_t> api, bool last) {
-      std::int64_t v = live && last ? e.at : std::clamp(api.value_or(e.at), floor, e.at);
+    // (A time the journal holds, from a killed run's clock, is taken before the API's.)
+    auto stamp = [&](SimTime& field, JournalField which, std::optional<std::int64_t> api, bool last) {
+      std::int64_t v = 0;
+      if (live && last) {
+        v = e.at;
+        journal(uid, which, v);
+      } else {
+        const std::int64_t j = journaled(uid, which);
+        v = std::clamp(j >= 0 ? j : api.value_or(e.at), floor, e.at);
+      }
       field = SimTime::from_ns(v);
       floor = v;
     };
@@ -676,7 +751,7 @@ class K8sRun {
       ps.scheduled = true;
       a.node = node(node_name);
       const json* c = condition(pod, "PodScheduled");
-      stamp(a.scheduled, c ? api_time(c->value("lastTransitionTime", json())) : std::nullopt,
+      stamp(a.scheduled, kScheduled, c ? api_time(c->value("lastTransitionTime", json())) : std::nullopt,
             !now_started && !now_ended);
     }
     if (now_started) {
@@ -684,14 +759,14 @@ class K8sRun {
       std::optional<std::int64_t> api;
       if (state.contains("running")) api = api_time(state["running"].value("startedAt", json()));
       if (state.contains("terminated")) api = api_time(state["terminated"].value("startedAt", json()));
-      stamp(a.started, api, !now_ended);
+      stamp(a.started, kStarted, api, !now_ended);
       if (obs_) obs_->on_event({TaskEvent::Kind::started, t, a.attempt, false, a.started});
     }
     if (!now_ended) return;
     ps.ended = true;
     std::optional<std::int64_t> api;
     if (state.contains("terminated")) api = api_time(state["terminated"].value("finishedAt", json()));
-    stamp(a.finished, api, true);
+    stamp(a.finished, kFinished, api, true);
     if (phase == "Succeeded") {
       a.outcome = Outcome::succeeded;
     } else if (phase == "Failed" && condition(pod, "DisruptionTarget") == nullptr) {
@@ -855,6 +930,8 @@ class K8sRun {
 
   Clock::time_point t0_;
   std::int64_t t0_wall_ = 0;
+  std::FILE* journal_ = nullptr;  // <out>/pods.jsonl, appended to (see open_journal)
+  std::unordered_map<std::string, std::array<std::int64_t, kJournalFields>> journaled_;  // a killed run's
   Trace trace_;
   std::uint64_t relists_ = 0;
 };

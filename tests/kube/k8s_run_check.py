@@ -162,7 +162,7 @@ def retries(trace, fail_indexes):
           % (2 * len(want), 3 * len(want)))
 
 
-def resume(trace, pods_json):
+def resume(trace, pods_json, journal=None, killed_done=None):
     t = load(trace)
     shards, merge = of(t, "shards"), of(t, "merge")
     ok = sorted(a["item"] for a in shards if a["outcome"] == "succeeded")
@@ -184,6 +184,23 @@ def resume(trace, pods_json):
     if sorted(done) != list(range(60)) or any(n != 1 for n in done.values()):
         fail("API server: succeeded pods per index %s" % done)
     print("ok API server: one succeeded pod per index, 60 indexes")
+    if journal is None:
+        return
+    # The killed run's journal (pods.jsonl, copied before the resume): every pod end it stamped from its
+    # clock is in the resumed trace to the nanosecond (the API's timestamps count whole seconds).
+    ended = {}
+    for line in open(journal):
+        j = json.loads(line)
+        if j["field"] == "finished":
+            ended[j["uid"]] = j["ns"]
+    name = {p["metadata"]["uid"]: p["metadata"]["name"] for p in json.load(open(pods_json))["items"]}
+    finished = {a["pod"]: a["finished"] for a in t["attempts"]}
+    if len(ended) < int(killed_done):
+        fail("the killed run's journal has %d pod ends, want at least the %s shards done" % (len(ended), killed_done))
+    wrong = [(name.get(u), ns, finished.get(name.get(u))) for u, ns in ended.items() if finished.get(name.get(u)) != ns]
+    if wrong:
+        fail("pod ends the killed run saw, not kept by the resumed trace (pod, journal, trace): %s" % wrong[:5])
+    print("ok the resumed trace keeps the killed run's %d pod ends to the nanosecond (from its journal)" % len(ended))
 
 
 if __name__ == "__main__":

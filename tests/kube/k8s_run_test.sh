@@ -180,7 +180,11 @@ echo "ok controller killed (SIGKILL) with $n of 60 shards done"
 "$exe" k8s status "$work/resume" >"$work/resume-status.out" 2>&1 ||
   { echo "FAIL: k8s status of the killed run, from another directory: exit $?"; cat "$work/resume-status.out"; exit 1; }
 sleep 2  # the Job controller goes on without it
+# The pod times the killed run took from its clock, journaled as they came (the resumed run keeps them).
+[ -s "$work/resume/pods.jsonl" ] || { echo "FAIL: the killed run left no pods.jsonl"; ls -la "$work/resume"; exit 1; }
+cp "$work/resume/pods.jsonl" "$work/resume-journal.jsonl"
 "$exe" run --resume "$work/resume" >"$work/resume2.out" 2>&1 || { echo "FAIL: resume exit $?"; cat "$work/resume2.out"; exit 1; }
+[ ! -e "$work/resume/pods.jsonl" ] || { echo "FAIL: the finished run left its pods.jsonl"; exit 1; }
 echo "ok run --resume: $(grep -m1 '^ran' "$work/resume2.out")"
 # Its first progress line counts what the killed run did (it said 0 done: the line came at the first of
 # the replayed events).
@@ -189,7 +193,7 @@ first=$(grep -m1 -oE '^[0-9]+/61 tasks done' "$work/resume2.out" | cut -d/ -f1)
   { echo "FAIL: the resumed run's first progress line says ${first:-no} tasks done, want at least $n:"; cat "$work/resume2.out"; exit 1; }
 echo "ok the resumed run's first progress line: $first tasks done (at least the $n done before the kill)"
 "${kubectl[@]}" get pods -l shardflow.io/run=resume -o json >"$work/resume-pods.json"
-$check resume "$work/resume/trace.json" "$work/resume-pods.json"
+$check resume "$work/resume/trace.json" "$work/resume-pods.json" "$work/resume-journal.jsonl" "$n"
 jobs=$("${kubectl[@]}" get jobs -l shardflow.io/run=resume -o name | wc -l)
 [ "$jobs" = 2 ] || { echo "FAIL: $jobs Jobs for the resumed run, want 2 (shards, merge)"; exit 1; }
 "$exe" k8s cleanup resume --kubeconfig "$kc" >/dev/null

@@ -4,10 +4,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <iomanip>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <ostream>
@@ -409,8 +411,10 @@ class Runner {
         combos_(std::move(combos)),
         make_(backend ? backend : [] { return sim::make_backend(); }),
         reuse_(spec.reuse && !backend && use == simulates),
+        share_(!backend && use == simulates),
         scenarios_(combos_.size()),
         plans_(combos_.size()),
+        pipeline_id_(combos_.size(), kOwnPipeline),
         critical_path_(combos_.size()),
         loaded_(combos_.size()),
         group_of_(combos_.size()),
@@ -449,7 +453,7 @@ class Runner {
       load(which);
       for (std::size_t c : which) {
         scenarios_[c] = Scenario{};
-        plans_[c] = Plan{};
+        plans_[c].reset();
       }
     }
   }
@@ -563,8 +567,18 @@ class Runner {
           }
           throw;
         }
-        plans_[k] = Plan::unroll(scenarios_[k].pipeline);
-        critical_path_[k] = critical_path_seconds(plans_[k], &scenarios_[k].cluster);
+        if (share_) {
+          // The simulator reads the plan, not the scenario's pipeline: configurations with equal pipelines
+          // (those that vary the cluster) share one copy of it and one plan of it.
+          SharedPipeline& sp = share_pipeline(std::move(scenarios_[k].pipeline), pipeline_id_[k]);
+          scenarios_[k].pipeline = Pipeline{};
+          std::call_once(sp.unrolled,
+                         [&] { sp.plan = std::make_shared<const Plan>(Plan::unroll(sp.pipeline)); });
+          plans_[k] = sp.plan;
+        } else {
+          plans_[k] = std::make_shared<const Plan>(Plan::unroll(scenarios_[k].pipeline));
+        }
+        critical_path_[k] = critical_path_seconds(*plans_[k], &scenarios_[k].cluster);
         if (reuse_) views[i] = sim::simulation_view(scenarios_[k]);
       } catch (...) {
         errors[i] = std::current_exception();
@@ -579,9 +593,12 @@ class Runner {
       std::size_t fingerprint = 0;
       if (reuse_) {
         fingerprint = view_fingerprint(views[i]);
+        hash_into(fingerprint, pipeline_id_[c]);
         const auto [first, last] = by_fingerprint_.equal_range(fingerprint);
         for (auto it = first; it != last && !group; ++it)
-          if (groups_[it->second].view == views[i]) group = it->second;
+          if (groups_[it->second].view == views[i] &&
+              pipeline_id_[groups_[it->second].representative] == pipeline_id_[c])
+            group = it->second;
       }
       if (!group) {
         group = groups_.size();
@@ -600,6 +617,7 @@ class Runner {
   void refuse_same_scenario(std::size_t c) {
     const Scenario& s = scenarios_[c];
     std::size_t h = view_fingerprint(s);
+    hash_into(h, pipeline_id_[c]);
     for (const NodePool& p : s.cluster.node_pools) {
       hash_into(h, std::bit_cast<std::uint64_t>(p.price_per_hour));
       hash_into(h, std::bit_cast<std::uint64_t>(p.spot_discount));
@@ -607,7 +625,9 @@ class Runner {
     const auto [first, last] = by_scenario_.equal_range(h);
     for (auto it = first; it != last; ++it) {
       const std::size_t other = it->second;
-      if (!(scenarios_[other] == s)) continue;  // another configuration's, or one set aside (check_all)
+      // (Shared pipelines are compared by their copy: equal pipelines have one.)
+      if (pipeline_id_[other] != pipeline_id_[c] || !(scenarios_[other] == s))
+        continue;  // another configuration's, or one set aside (check_all)
       std::vector<std::size_t> differ;
       for (std::size_t d = 0; d < combos_[c].size(); ++d)
         if (combos_[c][d] != combos_[other][d]) differ.push_back(d);
@@ -655,11 +675,11 @@ class Runner {
       while (last < jobs.size()) {
         std::size_t end = last, largest = jobs[last].first;
         for (; end < jobs.size() && jobs[end].second == jobs[last].second; ++end)
-          if (plans_[groups_[jobs[end].first].representative].size() >
-              plans_[groups_[largest].representative].size())
+          if (plans_[groups_[jobs[end].first].representative]->size() >
+              plans_[groups_[largest].representative]->size())
             largest = jobs[end].first;
         const std::size_t size =
-            end - last < 2 ? 0 : plans_[groups_[largest].representative].size() * sizeof(AttemptDraws);
+            end - last < 2 ? 0 : plans_[groups_[largest].representative]->size() * sizeof(AttemptDraws);
         if (last > first && bytes + size > kDrawTableBytes) break;
         if (size > 0) tables.emplace_back(jobs[last].second, largest);
         bytes += size;
@@ -702,7 +722,7 @@ class Runner {
     std::vector<AttemptDrawTable> draws(tables.size());
     tbb::parallel_for(std::size_t{0}, tables.size(), [&](std::size_t k) {
       draws[k] =
-          make_draw_table(plans_[groups_[tables[k].second].representative], base_seed + tables[k].first);
+          make_draw_table(*plans_[groups_[tables[k].second].representative], base_seed + tables[k].first);
     });
     tbb::parallel_for(
         tbb::blocked_range<std::size_t>(first, last), [&](const tbb::blocked_range<std::size_t>& range) {
@@ -715,7 +735,7 @@ class Runner {
             o.records = false;  // the makespan and the nodes are all a sweep reads of a run
             for (std::size_t k = 0; k < tables.size(); ++k)
               if (tables[k].first == r) o.draws = &draws[k];
-            const Trace t = b->run(scenarios_[g.representative], plans_[g.representative], o);
+            const Trace t = b->run(scenarios_[g.representative], *plans_[g.representative], o);
             GroupRun& out = groups_[gi].runs[r];
             out.makespan_s = makespan_s(t);
             out.failed = t.tasks_failed > 0 ? 1 : 0;
@@ -798,9 +818,42 @@ class Runner {
   std::vector<std::vector<std::string>> combos_;
   BackendFactory make_;
   bool reuse_;
+  bool share_ = false;  // configurations share equal pipelines and their plans (with the simulator)
   std::vector<Scenario> scenarios_;
-  std::vector<Plan> plans_;
-  std::vector<double> critical_path_;  // critical_path_seconds of each loaded configuration
+  // Each configuration's plan. With the simulator (share_), a configuration's scenario has an empty
+  // pipeline: its pipeline is shared_[pipeline_id_[c]], one copy per distinct pipeline, whose one plan
+  // the configurations with it point to (a sweep of a 50,000-task import kept a copy of the pipeline,
+  // its plan and its simulation view per configuration, 190 MB each).
+  struct SharedPipeline {
+    Pipeline pipeline;
+    std::shared_ptr<const Plan> plan;
+    std::once_flag unrolled;
+  };
+  static constexpr std::uint32_t kOwnPipeline = 0xFFFFFFFFu;  // not shared: the scenario has its own
+  // The shared copy of pipeline p, made if no equal one is there yet; its id in `id`. (Its address
+  // stays: a deque's elements do not move as it grows.)
+  SharedPipeline& share_pipeline(Pipeline&& p, std::uint32_t& id) {
+    std::size_t h = 14695981039346656037ULL;
+    hash_steps(h, p.steps);
+    const std::lock_guard lock(shared_mu_);
+    const auto [first, last] = pipeline_by_hash_.equal_range(h);
+    for (auto it = first; it != last; ++it)
+      if (shared_[it->second].pipeline == p) {
+        id = it->second;
+        return shared_[id];
+      }
+    id = static_cast<std::uint32_t>(shared_.size());
+    pipeline_by_hash_.emplace(h, id);
+    SharedPipeline& sp = shared_.emplace_back();
+    sp.pipeline = std::move(p);
+    return sp;
+  }
+  std::deque<SharedPipeline> shared_;  // a deque: the loading threads hold references into it
+  std::unordered_multimap<std::size_t, std::uint32_t> pipeline_by_hash_;
+  std::mutex shared_mu_;
+  std::vector<std::shared_ptr<const Plan>> plans_;
+  std::vector<std::uint32_t> pipeline_id_;  // per configuration: its shared pipeline, or kOwnPipeline
+  std::vector<double> critical_path_;       // critical_path_seconds of each loaded configuration
   std::vector<std::uint8_t> loaded_;
   std::vector<std::size_t> group_of_;
   std::vector<Group> groups_;

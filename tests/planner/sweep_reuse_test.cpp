@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/error.hpp>
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
@@ -222,4 +223,40 @@ TEST_CASE(
   CHECK(view("pipeline.steps[w].failure.p=-0") == view("pipeline.steps[w].failure.p=0"));
   CHECK(view_fingerprint(view("pipeline.steps[w].failure.p=-0")) ==
         view_fingerprint(view("pipeline.steps[w].failure.p=0")));
+}
+
+TEST_CASE("Sweep: configurations with equal pipelines share one plan, and give what each loaded alone gives",
+          "[planner]") {
+  // Two pipeline fields and two cluster fields: 2 x 2 x 2 x 2 configurations, four distinct pipelines. With
+  // the simulator the sweep keeps one copy of each pipeline and its plan; a backend of the caller's gets
+  // every configuration's own scenario, so that sweep shares nothing: their results are the same bytes.
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("pipeline.steps[w].duration.base=60s,45s"),
+                     parse_dimension("cluster.node_pools[n].count=1,2"),
+                     parse_dimension("pipeline.steps[merge].resources.cpu=1,2"),
+                     parse_dimension("cluster.node_pools[s].spot.discount=0.6,0.25")};
+  spec.replications = 3;
+  spec.deadline_s = 200;
+  const SweepResult shared = run_sweep_text(kMixed, "mixed.yaml", spec);
+  const SweepResult each = run_sweep_text(kMixed, "mixed.yaml", spec, {}, [] { return sim::make_backend(); });
+  REQUIRE(shared.configs.size() == 16);
+  CHECK(json(shared) == json(each));
+  CHECK(table(shared) == table(each));
+  CHECK(shared.distinct_simulations == 8 * 3);  // the spot discount is a price
+  CHECK(each.distinct_simulations == 16 * 3);
+  // Each configuration's critical path, from its shared plan: a w task (60 s or 45 s), then merge's 20 s.
+  for (const ConfigResult& c : shared.configs) {
+    INFO(c.values[0]);
+    CHECK(c.critical_path_s == (c.values[0] == "60s" ? 80 : 65));
+  }
+  // A pipeline value given twice in two spellings is still found (the shared copies are compared).
+  spec.dimensions = {parse_dimension("pipeline.steps[w].duration.base=60s,45s,1m")};
+  try {
+    (void)run_sweep_text(kMixed, "mixed.yaml", spec);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) ==
+          "--vary pipeline.steps[w].duration.base=60s,45s,1m: pipeline.steps[w].duration.base: values 60s "
+          "and 1m are the same setting (the scenario is the same with either): give it once");
+  }
 }

@@ -1097,8 +1097,13 @@ class Importer {
         std::string t = type.scalar();
         std::transform(t.begin(), t.end(), t.begin(),
                        [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-        if (t.find("gpu") == std::string::npos && t.find("nvidia") == std::string::npos)
-          written.fail("unsupported accelerator " + quote(type.scalar()) + ": shardflow models GPUs only");
+        // NVIDIA's only: a step's `gpu` is what the Kubernetes backend requests as nvidia.com/gpu and reads
+        // from a node's allocatable nvidia.com/gpu; amd.com/gpu, gpu.intel.com/i915 or a TPU is another
+        // resource, which no pool's `gpu` stands for.
+        if (t.find("nvidia") == std::string::npos)
+          written.fail("unsupported accelerator " + quote(type.scalar()) +
+                       ": shardflow models NVIDIA GPUs only (a step's gpu is nvidia.com/gpu, which its "
+                       "Kubernetes backend requests)");
       }
       const Field count = acc[acc.has("resourceCount") ? "resourceCount" : "count"];
       if (count.node) {

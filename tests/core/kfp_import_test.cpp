@@ -421,6 +421,22 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
     CHECK(error_of(replace(kIr, "resourceMemoryLimit: 8G,", "resourceMemoryLimit: -8G,"),
                    options(kCluster)) == "p.yaml:34:" + std::to_string(l34.find("8G") + 1) + field +
                                              "resourceMemoryLimit: must be >= 0, got -8G");
+    // An accelerator other than NVIDIA's is another resource than a pool's `gpu` (which the Kubernetes
+    // backend requests as nvidia.com/gpu): refused at its type, whatever its name says.
+    for (const std::string type : {"amd.com/gpu", "gpu.intel.com/i915", "TPU_V3"})
+      CHECK(error_of(replace(kIr, "resourceType: nvidia.com/gpu", "resourceType: " + type),
+                     options(kCluster)) ==
+            "p.yaml:34:" + std::to_string(l34.find("nvidia.com/gpu") + 1) + field +
+                "accelerator.resourceType: unsupported accelerator \"" + type +
+                "\": shardflow models NVIDIA GPUs only (a step's gpu is nvidia.com/gpu, which its Kubernetes "
+                "backend requests)");
+    for (const std::string type : {"NVIDIA_TESLA_T4", "nvidia.com/gpu"})
+      CHECK(load_scenario_text(replace(kIr, "resourceType: nvidia.com/gpu", "resourceType: " + type),
+                               "p.yaml", options(kCluster))
+                .pipeline.steps[1]
+                .steps[1]
+                .steps[0]
+                .component.resources.gpu == 1);
     // Kubernetes' decimal kilo with a capital K is a size too; the request gives the value.
     const Scenario s =
         load_scenario_text(replace(kIr, "resourceMemoryLimit: 8G,", "resourceMemoryLimit: 8000000K,"),

@@ -119,16 +119,15 @@ struct Prediction {
 class Progress final : public RunObserver {
  public:
   // show: rewrite one line on a terminal; every_s > 0 (not a terminal): a whole line that often.
-  // since_s: how long the run has been going already (a resumed run's clock goes on from its start, as
-  // its trace's does).
-  Progress(std::uint64_t tasks, bool show, Prediction prediction, double every_s = 0, double since_s = 0)
+  // since: how long the run has been going already (a resumed run's clock goes on from its start, as its
+  // trace's does).
+  Progress(std::uint64_t tasks, bool show, Prediction prediction, double every_s = 0,
+           std::chrono::nanoseconds since = {})
       : tasks_(tasks),
         show_(show),
         every_s_(show ? 0 : every_s),
         prediction_(std::move(prediction)),
-        t0_(std::chrono::steady_clock::now() -
-            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                std::chrono::duration<double>(std::max(0.0, since_s)))) {
+        t0_(std::chrono::steady_clock::now() - std::max(since, std::chrono::nanoseconds{})) {
     if (show_ || every_s_ > 0)
       ticker_ = std::thread([this] {
         std::unique_lock lock(mutex_);
@@ -787,15 +786,12 @@ int run_simulate(const SimulateArgs& args) {
                                                  : predict_local(args, seed, lo);
   const double predicted = prediction.makespan_s;
   // A resumed run's elapsed time counts from its start, as its trace's times do.
-  const double resumed_s = ko.resume_started_unix_ns > 0
-                               ? static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                         std::chrono::system_clock::now().time_since_epoch())
-                                                         .count() -
-                                                     ko.resume_started_unix_ns) *
-                                     1e-9
-                               : 0;
+  const std::chrono::nanoseconds resumed = ko.resume_started_unix_ns > 0
+                                               ? std::chrono::system_clock::now().time_since_epoch() -
+                                                     std::chrono::nanoseconds(ko.resume_started_unix_ns)
+                                               : std::chrono::nanoseconds{};
   Progress progress(plan.task_count(), tty && !sim, std::move(prediction), live && !args.quiet ? 5 : 0,
-                    resumed_s);
+                    resumed);
   if (live && !args.quiet)
     progress.set_header("k8s run " + ko.run_id + ": " + std::to_string(plan.task_count()) +
                         " tasks; the simulator predicts " +

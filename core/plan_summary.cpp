@@ -67,7 +67,7 @@ double mean_task_seconds(const Plan& plan, TaskId t) {
   return c.tree.total == 0 ? mean : mean * c.tree.share(plan.item(t));  // a tree fan-in task's share
 }
 
-double critical_path_seconds(const Plan& plan, const Cluster* cluster) {
+double critical_path_seconds(const Plan& plan) {
   std::vector<double> finish(plan.size(), 0.0);
   double longest = 0;
   for (TaskId t = 0; t < plan.size(); ++t) {  // ids are a topological order
@@ -76,11 +76,14 @@ double critical_path_seconds(const Plan& plan, const Cluster* cluster) {
     finish[t] = start + (plan.is_join(t) ? 0.0 : mean_task_seconds(plan, t));
     longest = std::max(longest, finish[t]);
   }
+  return longest;
+}
+
+double fastest_speed(const Cluster& cluster) {
   double fastest = 0;
-  if (cluster != nullptr)
-    for (const NodePool& p : cluster->node_pools)
-      if (p.may_have_nodes()) fastest = std::max(fastest, p.speed);
-  return fastest > 0 ? longest / fastest : longest;
+  for (const NodePool& p : cluster.node_pools)
+    if (p.may_have_nodes()) fastest = std::max(fastest, p.speed);
+  return fastest;
 }
 
 namespace {

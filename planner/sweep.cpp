@@ -572,13 +572,19 @@ class Runner {
           // (those that vary the cluster) share one copy of it and one plan of it.
           SharedPipeline& sp = share_pipeline(std::move(scenarios_[k].pipeline), pipeline_id_[k]);
           scenarios_[k].pipeline = Pipeline{};
-          std::call_once(sp.unrolled,
-                         [&] { sp.plan = std::make_shared<const Plan>(Plan::unroll(sp.pipeline)); });
+          std::call_once(sp.unrolled, [&] {
+            sp.plan = std::make_shared<const Plan>(Plan::unroll(sp.pipeline));
+            sp.critical_path_s = critical_path_seconds(*sp.plan);
+          });
           plans_[k] = sp.plan;
+          critical_path_[k] = sp.critical_path_s;
         } else {
           plans_[k] = std::make_shared<const Plan>(Plan::unroll(scenarios_[k].pipeline));
+          critical_path_[k] = critical_path_seconds(*plans_[k]);
         }
-        critical_path_[k] = critical_path_seconds(*plans_[k], &scenarios_[k].cluster);
+        // On the configuration's fastest nodes (the path itself is the plan's).
+        if (const double fastest = fastest_speed(scenarios_[k].cluster); fastest > 0)
+          critical_path_[k] /= fastest;
         if (reuse_) views[i] = sim::simulation_view(scenarios_[k]);
       } catch (...) {
         errors[i] = std::current_exception();
@@ -827,13 +833,14 @@ class Runner {
   struct SharedPipeline {
     Pipeline pipeline;
     std::shared_ptr<const Plan> plan;
+    double critical_path_s = 0;  // the plan's (critical_path_seconds), at speed 1
     std::once_flag unrolled;
   };
   static constexpr std::uint32_t kOwnPipeline = 0xFFFFFFFFu;  // not shared: the scenario has its own
   // The shared copy of pipeline p, made if no equal one is there yet; its id in `id`. (Its address
   // stays: a deque's elements do not move as it grows.)
   SharedPipeline& share_pipeline(Pipeline&& p, std::uint32_t& id) {
-    std::size_t h = 14695981039346656037ULL;
+    std::size_t h = kFnv1aBasis;
     hash_steps(h, p.steps);
     const std::lock_guard lock(shared_mu_);
     const auto [first, last] = pipeline_by_hash_.equal_range(h);
@@ -853,7 +860,7 @@ class Runner {
   std::mutex shared_mu_;
   std::vector<std::shared_ptr<const Plan>> plans_;
   std::vector<std::uint32_t> pipeline_id_;  // per configuration: its shared pipeline, or kOwnPipeline
-  std::vector<double> critical_path_;       // critical_path_seconds of each loaded configuration
+  std::vector<double> critical_path_;       // each loaded configuration's, on its fastest nodes
   std::vector<std::uint8_t> loaded_;
   std::vector<std::size_t> group_of_;
   std::vector<Group> groups_;

@@ -598,6 +598,13 @@ std::string tail_from(const std::string& text, const std::string& start) {
   return at == std::string::npos ? "(\"" + start + "\" not found in:\n" + text + ")" : text.substr(at);
 }
 
+// The line under the nearest configuration when its critical path (`seconds`) is over the deadline.
+std::string path_over(const std::string& seconds) {
+  return "its critical path (mean run times on its fastest nodes, no overheads) is " + seconds +
+         " s, over the deadline: more nodes or higher limits cannot meet it, only shorter tasks on that path "
+         "(finer shards, faster nodes)\n";
+}
+
 }  // namespace
 
 TEST_CASE("Sweep: the Pareto front of cost against the quantile makespan, printed and in sweep.json",
@@ -726,20 +733,19 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
         "no configuration has its p95 makespan within the deadline (15 s) without failed tasks\n"
         "nearest: cluster.node_pools[n].count=4; p95 makespan 20.0 s, 5.0 s over the deadline; mean cost "
         "0.08\n"
-        // Four 10 s tasks, then one: 20 s at the least, which 4 nodes already take.
-        "its critical path (mean run times on its fastest nodes, no overheads) is 20.0 s, over the deadline: "
-        "more nodes or higher limits cannot meet it, only shorter tasks on that path (finer shards, faster "
-        "nodes)\n"
-        "what it would take, one field at a time (the others held at the nearest's values):\n"
-        "  cluster.node_pools[n].count: none in the range; the p95 makespan falls along the values (50.0 s "
-        "at 1, 20.0 s at 4), toward the critical path (20.0 s), which this field does not shorten: this "
-        "field alone will not do it\n"
-        "\n"
-        "Pareto front of mean cost against p95 makespan (3 of 4 configurations: none is both cheaper and "
-        "faster):\n"
-        "  cluster.node_pools[n].count=1: cost 0.05, p95 50.0 s\n"
-        "  cluster.node_pools[n].count=2: cost 0.06, p95 30.0 s\n"
-        "  cluster.node_pools[n].count=4: cost 0.08, p95 20.0 s\n");
+            // Four 10 s tasks, then one: 20 s at the least, which 4 nodes already take.
+            + path_over("20.0") +
+            "what it would take, one field at a time (the others held at the nearest's values):\n"
+            "  cluster.node_pools[n].count: none in the range; the p95 makespan falls along the values (50.0 "
+            "s "
+            "at 1, 20.0 s at 4), toward the critical path (20.0 s), which this field does not shorten: this "
+            "field alone will not do it\n"
+            "\n"
+            "Pareto front of mean cost against p95 makespan (3 of 4 configurations: none is both cheaper and "
+            "faster):\n"
+            "  cluster.node_pools[n].count=1: cost 0.05, p95 50.0 s\n"
+            "  cluster.node_pools[n].count=2: cost 0.06, p95 30.0 s\n"
+            "  cluster.node_pools[n].count=4: cost 0.08, p95 20.0 s\n");
     const std::string j = json(r);
     CHECK(
         j.find("\"nearest\": {\n    \"configuration\": 3,\n    \"over_deadline_s\": 5.0,\n    \"fields\": [\n"
@@ -761,21 +767,23 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
     CHECK(
         tail_from(table(r), "nearest:") ==
         "nearest: cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10; p95 makespan "
-        "10.0 s, 5.0 s over the deadline; mean cost 0.01\n"
-        "its critical path (mean run times on its fastest nodes, no overheads) is 10.0 s, over the deadline: "
-        "more nodes or higher limits cannot meet it, only shorter tasks on that path (finer shards, faster "
-        "nodes)\n"
-        "what it would take, one field at a time (the others held at the nearest's values):\n"
-        "  cluster.node_pools[n].count: none in the range; no effect on the p95 makespan (10.0 s at 1 and "
-        "2)\n"
-        "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan falls along the "
-        "values (100.0 s at 1, 10.0 s at 10), toward the critical path (10.0 s), which this field does not "
-        "shorten: this field alone will not do it\n"
-        "\n"
-        "Pareto front of mean cost against p95 makespan (1 of 8 configurations: none is both cheaper and "
-        "faster):\n"
-        "  cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10: cost 0.01, p95 10.0 "
-        "s\n");
+        "10.0 s, 5.0 s over the deadline; mean cost 0.01\n" +
+            path_over("10.0") +
+            "what it would take, one field at a time (the others held at the nearest's values):\n"
+            "  cluster.node_pools[n].count: none in the range; no effect on the p95 makespan (10.0 s at 1 "
+            "and "
+            "2)\n"
+            "  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan falls along "
+            "the "
+            "values (100.0 s at 1, 10.0 s at 10), toward the critical path (10.0 s), which this field does "
+            "not "
+            "shorten: this field alone will not do it\n"
+            "\n"
+            "Pareto front of mean cost against p95 makespan (1 of 8 configurations: none is both cheaper and "
+            "faster):\n"
+            "  cluster.node_pools[n].count=1, pipeline.steps[w].parallel_for.parallelism=10: cost 0.01, p95 "
+            "10.0 "
+            "s\n");
   }
   SECTION("a critical path over the deadline: fields that do not shorten it are not told to go further") {
     SweepSpec spec;
@@ -798,10 +806,7 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
                   "p95 makespan 8.0 s, 3.0 s over the deadline; mean cost "));
     CHECK(tail_from(table(r), "its critical path")
               .starts_with(
-                  "its critical path (mean run times on its fastest nodes, no overheads) is 8.0 s, over the "
-                  "deadline: more nodes or higher limits cannot meet it, only shorter tasks on that path "
-                  "(finer "
-                  "shards, faster nodes)\n"
+                  path_over("8.0") +
                   "what it would take, one field at a time (the others held at the nearest's values):\n"
                   // The speed shortens the path: going further may meet the deadline (1.6 would: 6.25 s).
                   "  cluster.node_pools[n].speed: none in the range; the p95 makespan falls along the values "

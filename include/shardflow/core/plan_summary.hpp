@@ -65,10 +65,13 @@ struct PlanSummary {
 /// Mean duration of one task on a speed-1 node, without overheads.
 double mean_task_seconds(const Plan& plan, TaskId t);
 
-/// The longest chain of mean task durations along the plan's edges (PlanSummary::critical_path_s), divided
-/// by the speed of the fastest nodes `cluster` may have (its pools' largest `speed`; 1 without a cluster):
-/// on average, no run of the plan on that cluster ends sooner, whatever its node counts and limits.
-double critical_path_seconds(const Plan& plan, const Cluster* cluster = nullptr);
+/// The longest chain of mean task durations along the plan's edges on speed-1 nodes, without overheads
+/// (PlanSummary::critical_path_s). Divided by fastest_speed of a cluster: on average, no run of the plan
+/// on that cluster ends sooner, whatever its node counts and limits.
+double critical_path_seconds(const Plan& plan);
+
+/// The largest `speed` of the cluster's pools that may have nodes (0 if none may).
+double fastest_speed(const Cluster& cluster);
 
 /// Summarizes a plan. Loop parallelism limits are taken from the pipeline (the plan keeps only limiters).
 PlanSummary summarize(const Plan& plan, const Pipeline& pipeline);

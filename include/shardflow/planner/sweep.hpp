@@ -101,8 +101,8 @@ struct ConfigResult {
   int runs_with_failed_tasks = 0;  // replications where some task exhausted its retries
   bool meets = false;              // quantile <= deadline and no failed tasks in any run
   /// Its plan's critical path by mean run times on its fastest nodes, no overheads
-  /// (critical_path_seconds): its runs cannot end sooner on average, whatever else changes. 0: not known
-  /// (a sweep file written before it was kept).
+  /// (critical_path_seconds / fastest_speed): its runs cannot end sooner on average, whatever else changes.
+  /// 0: not known (a sweep file written before it was kept).
   double critical_path_s = 0;
 };
 

@@ -718,6 +718,10 @@ class Importer {
     dag.expect_map(kDagKeys);
     const Field tasks = dag["tasks"];
     tasks.expect_map({});
+    // The SDK never writes a DAG without tasks; taking one as a group with nothing in it would drop it,
+    // and what depends on it would no longer wait (a DAG that a condition set to 0 empties is left out
+    // on purpose, below).
+    if (tasks.node.size() == 0) tasks.fail("must not be empty (a DAG runs at least one task)");
     DagTasks& names = dag_tasks_.emplace_back();
     for (auto t = tasks.node.begin(); t != tasks.node.end(); ++t)
       if (t->first.IsScalar()) {

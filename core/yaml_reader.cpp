@@ -417,6 +417,43 @@ std::size_t flow_values_at_least(std::string_view text, std::size_t stop) {
   return values;
 }
 
+// The first opening bracket of the deepest flow collection ([...] or {...}) in the text, and its depth
+// in flow collections; npos when the text has none. Quoted scalars and comments are skipped as above; a
+// bracket opens a collection inside one, or where a scalar could start (not `a[0]` in a plain scalar).
+// For the nesting limit's error: yaml-cpp reads a flow sequence whole before it parses it, and its mark
+// is then at the sequence's end, not where the nesting went too deep.
+std::pair<std::size_t, std::size_t> deepest_flow_bracket(std::string_view text) {
+  std::size_t depth = 0, deepest = 0, at = std::string_view::npos;
+  bool boundary = true;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (boundary && (c == '"' || c == '\'')) {
+      for (++i; i < text.size(); ++i) {
+        if (c == '"' && text[i] == '\\') {
+          ++i;
+        } else if (text[i] == c) {
+          if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+            ++i;
+          } else {
+            break;
+          }
+        }
+      }
+      boundary = false;
+      continue;
+    }
+    if (boundary && c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if ((c == '[' || c == '{') && (boundary || depth > 0) && ++depth > deepest) deepest = depth, at = i;
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+    boundary =
+        c == ',' || c == '[' || c == '{' || c == ':' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  }
+  return {at, deepest};
+}
+
 // Byte `pos` of `text` as "line:column" (1-based; the column in characters).
 std::string place_of(std::string_view text, std::size_t pos) {
   const SourceLocation l = location_at(text, pos, "");
@@ -626,7 +663,12 @@ std::optional<Node> parse_document(const std::string& text, const std::string& f
   } catch (const TreeBuilder::TooManyValues&) {
     return std::nullopt;
   } catch (const YAML::DeepRecursion& e) {  // yaml-cpp says "bad file"
-    throw InputError(location_of(e.mark, file), "",
+    // Where flow collections alone nest past the limit, at the bracket that opens the deepest one (the
+    // mark of a flow sequence is its end); block nesting and flow mappings are yaml-cpp's mark.
+    const auto [bracket, flow_depth] = deepest_flow_bracket(text);
+    const bool flow = flow_depth >= static_cast<std::size_t>(e.depth()) / 2 && bracket < text.size() &&
+                      bracket < static_cast<std::size_t>(std::max(0, e.mark.pos));
+    throw InputError(flow ? location_at(text, bracket, file) : location_of(e.mark, file), "",
                      "lists and mappings nest too deeply here (more than " + std::to_string(e.depth()) +
                          " levels): no scenario, pipeline or workflow nests so deep");
   } catch (const YAML::Exception& e) {

@@ -477,6 +477,12 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
 
 TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[kfp]") {
   const LoadOptions o = options(kCluster);
+  // A sub-DAG without tasks: refused, not dropped with the dependencies on it.
+  CHECK(error_of(replace(kIr, "      tasks:\n        old: {componentRef: {name: comp-old}}\n",
+                         "      tasks: {}\n"),
+                 o) ==
+        "p.yaml:13:14: components.comp-condition-4.dag.tasks: must not be empty (a DAG runs at "
+        "least one task)");
   // A component that is both a sub-DAG and a container; a sub-DAG that runs itself, directly or not.
   CHECK(error_of(replace(kIr, "comp-work: {executorLabel: exec-work}",
                          "comp-work: {executorLabel: exec-work, dag: {}}"),

@@ -1447,10 +1447,20 @@ TEST_CASE("ScenarioLoader: lists and mappings nested past the parser's limit are
   // yaml-cpp stops at 500 levels with "bad file", which said nothing of what was wrong.
   const std::string deep = "name: " + std::string(600, '[') + std::string(600, ']') + "\n";
   const std::string e = error_of(deep);
-  CHECK(e.starts_with("bad.yaml:1:"));
-  CHECK(e.ends_with(
-      ": lists and mappings nest too deeply here (more than 500 levels): no scenario, pipeline or "
-      "workflow nests so deep"));
+  // At the bracket that opens the deepest list (yaml-cpp's mark was the end of the outermost one).
+  CHECK(e ==
+        "bad.yaml:1:606: lists and mappings nest too deeply here (more than 500 levels): no scenario, "
+        "pipeline or workflow nests so deep");
+  // The same with the closing brackets on the next line, after brackets that open nothing: quoted, in
+  // a plain scalar, in a comment.
+  const std::string before = "note: 'a[[['\nother: b[0]  # [[[\n";
+  CHECK(error_of(before + "name: " + std::string(600, '[') + "\n" + std::string(600, ']') + "\n")
+            .starts_with("bad.yaml:3:606: "));
+  // Mappings: yaml-cpp's mark, where the nesting passed the limit.
+  std::string maps = before + "name: ";
+  for (int i = 0; i < 600; ++i) maps += "{a: ";
+  maps += "1" + std::string(600, '}') + "\n";
+  CHECK(error_of(maps).starts_with("bad.yaml:3:1998: lists and mappings nest too deeply here"));
   // 400 levels parse, and get the loader's own error for the field.
   CHECK(error_of("name: " + std::string(400, '[') + std::string(400, ']') + "\n").find("nest too deeply") ==
         std::string::npos);

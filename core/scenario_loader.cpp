@@ -127,18 +127,28 @@ YAML::Node parse_yaml_document(const std::string& text, const std::string& file)
 namespace {
 
 // `doc` registered with `r`, then changed as LoadOptions says: the --cluster preset ("" or "local"), the
-// overlays in order, the --set in order, each one's field told to `field` (if given) as it is applied.
+// overlays in order, the --set in order (the first layer's of each before the others), each one's field told
+// to `field` (if given) as it is applied.
 Node changed_document(const Reader& r, const ScenarioDocument& doc,
                       const std::vector<ParsedOverlay>& overlays, const LoadOptions& options,
                       const std::function<void(std::size_t, const std::string&)>& field) {
   for (const auto& [n, where] : doc.origins) r.note_override(n, where);
   Node root = doc.root;
   if (!options.cluster.empty()) apply_cluster_preset(r, root, options.cluster);
-  for (const ParsedOverlay& o : overlays) apply_overlay(r, root, o, doc.imported, options.warn);
-  for (std::size_t i = 0; i < options.sets.size(); ++i) {
-    const std::string set = apply_override(r, root, options.sets[i]);
-    if (field) field(i, set);
-  }
+  const auto set = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      const std::string field_set = apply_override(r, root, options.sets[i]);
+      if (field) field(i, field_set);
+    }
+  };
+  const std::size_t first_overlays = std::min(options.first_layer.first, overlays.size());
+  const std::size_t first_sets = std::min(options.first_layer.second, options.sets.size());
+  for (std::size_t i = 0; i < first_overlays; ++i)
+    apply_overlay(r, root, overlays[i], doc.imported, options.warn);
+  set(0, first_sets);
+  for (std::size_t i = first_overlays; i < overlays.size(); ++i)
+    apply_overlay(r, root, overlays[i], doc.imported, options.warn);
+  set(first_sets, options.sets.size());
   return root;
 }
 

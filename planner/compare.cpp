@@ -92,6 +92,7 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
                       const std::vector<std::string>& extra_sets) {
   const Variant& var = spec.variants[v];
   LoadOptions options = detail::common_load_options(spec);
+  options.first_layer = {options.overlays.size(), options.sets.size()};  // the variant's own override them
   options.overlays.insert(options.overlays.end(), var.overlays.begin(), var.overlays.end());
   options.sets.insert(options.sets.end(), var.sets.begin(), var.sets.end());
   options.sets.insert(options.sets.end(), extra_sets.begin(), extra_sets.end());

@@ -279,6 +279,22 @@ TEST_CASE("Overlay: overlays apply in order, then --set", "[core]") {
             .component.duration.base == Duration::from_s(7));
 }
 
+TEST_CASE("Overlay: a first layer of overlays and --set applies before the other overlays and --set",
+          "[core]") {
+  LoadOptions o =
+      with({"seed: 2\n", "seed: 4\npipeline: {steps: [{name: preprocess, duration: {base: 20s}}]}\n"},
+           {"seed=3", "pipeline.steps[preprocess].duration.base=30s"});
+  CHECK(load(o).seed == 3);  // overlays, then --set
+  o.first_layer = {1, 1};    // o1.yaml, seed=3, o2.yaml, base=30s
+  const Scenario layered = load(o);
+  CHECK(layered.seed == 4);
+  CHECK(layered.pipeline.steps[0].component.duration.base == Duration::from_s(30));
+  o.first_layer = {1, 2};  // o1.yaml, both sets, o2.yaml
+  CHECK(load(o).pipeline.steps[0].component.duration.base == Duration::from_s(20));
+  o.first_layer = {9, 9};  // past the ends: everything in the first layer, as without one
+  CHECK(load(o).seed == 3);
+}
+
 TEST_CASE("Overrides: a --set key in double quotes holds dots (a Kubernetes label key)", "[core]") {
   const Scenario s = load(with({}, {"cluster.node_pools[cpu].labels.\"topology.kubernetes.io/zone\"=a",
                                     "cluster.node_pools[cpu].labels.\"kubernetes.io/arch\"=arm64",

@@ -100,6 +100,29 @@ TEST_CASE("compare: compare.json reads back, and an edited one gets each bad val
         "variants: expected a list, got {\"x\":1}");
 }
 
+TEST_CASE("compare: a variant's overlay and sets come after the common --overlay and --set", "[planner]") {
+  // docs/compare-format.md: the common options apply to every variant first. A common --set applied
+  // after the variant's overlay undid the variant (it ran the baseline under the overlay's name).
+  CompareSpec spec;
+  spec.overlays = {{"common.yaml", "pipeline: {steps: [{name: w, parallel_for: {parallelism: 3}}]}\n"}};
+  spec.sets = {"pipeline.steps[w].parallel_for.parallelism=2"};
+  spec.variants = {parse_variant("base"), parse_variant("four:pipeline.steps[w].parallel_for.parallelism=4")};
+  Variant eight = parse_variant("eight");
+  eight.overlays = {{"eight.yaml", "pipeline: {steps: [{name: w, parallel_for: {parallelism: 8}}]}\n"}};
+  spec.variants.push_back(eight);
+  Variant both = eight;  // its own set after its own overlay
+  both.name = "both";
+  both.sets = {"pipeline.steps[w].parallel_for.parallelism=5"};
+  spec.variants.push_back(both);
+  const auto parallelism = [&](std::size_t v) {
+    return load_variant(kNoisy, "noisy.yaml", spec, v).pipeline.steps[0].loop->parallelism;
+  };
+  CHECK(parallelism(0) == 2);
+  CHECK(parallelism(1) == 4);
+  CHECK(parallelism(2) == 8);
+  CHECK(parallelism(3) == 5);
+}
+
 TEST_CASE("compare: parse_variant splits NAME:PATH=V,... outside brackets and quotes", "[planner]") {
   const Variant v = parse_variant("x: a.b[c]=[1, 2], d='e,f' ,g={h: 1, i: 2}");
   CHECK(v.name == "x");

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <shardflow/core/cluster.hpp>
@@ -88,6 +89,10 @@ struct LoadOptions {
   /// --set PATH=VALUE overrides (see above), applied after the overlays, in order: when two set one
   /// field, the last wins, whatever the spelling of its path.
   std::vector<std::string> sets;
+  /// How many of `overlays` and of `sets` are a first layer, applied before the others: overlays[0,
+  /// first) then sets[0, second), then the other overlays, then the other sets. compare's common
+  /// --overlay and --set come before each variant's own overlays and sets, which override them.
+  std::pair<std::size_t, std::size_t> first_layer{0, 0};
   /// If given, called as each of `sets` is applied, with its index and the field it sets, every list
   /// element by index ("cluster.node_pools[0].count" for cluster.node_pools[cpu].count when `cpu` is
   /// the first pool then): two spellings of one field give one text. A caller that must not let one

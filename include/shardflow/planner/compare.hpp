@@ -40,7 +40,7 @@ struct Variant {
   std::vector<std::string> sets;                // PATH=VALUE, as for --set
   std::vector<SourceLocation> set_where;        // where each set was written (for errors), parallel to `sets`
   std::vector<SourceLocation> set_value_where;  // where each set's value was written, when in a file
-  std::vector<ScenarioFile> overlays;           // merged before the common --set overrides
+  std::vector<ScenarioFile> overlays;           // merged after the common --overlay and --set, before `sets`
   SourceLocation where;                         // where the variant was given
 };
 

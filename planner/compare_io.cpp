@@ -306,23 +306,27 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
          "diff_makespan_mean_s,diff_makespan_ci95_low_s,diff_makespan_ci95_high_s,diff_makespan_significant,"
          "diff_cost_mean,diff_cost_ci95_low,diff_cost_ci95_high,diff_cost_significant,meets,recommended,"
          "measured_mean_s,predicted_mean_s,makespan_quantile_s,measured_runs_with_failed_tasks\n";
+  // Each figure as compare.json has it: the shortest text that reads back to the same double (the
+  // stream's default 6 significant digits cut 6035.005025 to 6035.01, past a deadline of 6035.006 s).
+  const auto num = detail::shortest;
   for (std::size_t i = 0; i < r.variants.size(); ++i) {
     const VariantResult& v = r.variants[i];
-    out << csv_text(v.name) << ',' << csv_text(variant_changes(v, "; ")) << ',' << v.makespan_s.mean << ','
-        << v.makespan_s.ci95_low << ',' << v.makespan_s.ci95_high << ',' << v.makespan_s.p50 << ','
-        << v.makespan_s.p95 << ',' << v.cost.mean << ',' << v.cost.ci95_low << ',' << v.cost.ci95_high << ','
-        << v.cost.p50 << ',' << v.cost.p95 << ',' << v.cpu_utilization.mean << ',' << v.runs_with_failed_tasks
-        << ',' << v.diff_makespan_s.mean << ',' << v.diff_makespan_s.ci95_low << ','
-        << v.diff_makespan_s.ci95_high << ',' << (significant(v.diff_makespan_s) ? "true" : "false") << ','
-        << v.diff_cost.mean << ',' << v.diff_cost.ci95_low << ',' << v.diff_cost.ci95_high << ','
-        << (significant(v.diff_cost) ? "true" : "false") << ','
+    out << csv_text(v.name) << ',' << csv_text(variant_changes(v, "; ")) << ',' << num(v.makespan_s.mean)
+        << ',' << num(v.makespan_s.ci95_low) << ',' << num(v.makespan_s.ci95_high) << ','
+        << num(v.makespan_s.p50) << ',' << num(v.makespan_s.p95) << ',' << num(v.cost.mean) << ','
+        << num(v.cost.ci95_low) << ',' << num(v.cost.ci95_high) << ',' << num(v.cost.p50) << ','
+        << num(v.cost.p95) << ',' << num(v.cpu_utilization.mean) << ',' << v.runs_with_failed_tasks << ','
+        << num(v.diff_makespan_s.mean) << ',' << num(v.diff_makespan_s.ci95_low) << ','
+        << num(v.diff_makespan_s.ci95_high) << ',' << (significant(v.diff_makespan_s) ? "true" : "false")
+        << ',' << num(v.diff_cost.mean) << ',' << num(v.diff_cost.ci95_low) << ','
+        << num(v.diff_cost.ci95_high) << ',' << (significant(v.diff_cost) ? "true" : "false") << ','
         << (r.deadline_s ? (v.meets ? "true" : "false") : "") << ','
         << (r.recommended == i ? "true" : "false") << ',';
     if (v.measured)
-      out << v.measured->measured_mean() << ',' << v.measured->predicted_mean();
+      out << num(v.measured->measured_mean()) << ',' << num(v.measured->predicted_mean());
     else
       out << ',';
-    out << ',' << v.quantile_makespan_s << ',';
+    out << ',' << num(v.quantile_makespan_s) << ',';
     if (v.measured) out << v.measured->runs_with_failed_tasks();
     out << '\n';
   }

@@ -287,7 +287,19 @@ TEST_CASE("compare: a --quantile other than 50 or 95 has its own column, printed
   std::string priced = yaml;
   priced.replace(priced.find("count: 1}\n"), 10, "count: 1, price_per_hour: 1}\n");
   std::ostringstream out95;
-  print_compare(out95, run_compare_text(priced, "q.yaml", spec));
+  const CompareResult r95 = run_compare_text(priced, "q.yaml", spec);
+  print_compare(out95, r95);
+  // compare.csv's figures read back to compare.json's doubles (a stream's 6 digits gave 0.00277778).
+  std::ostringstream csv95;
+  write_compare_csv(csv95, r95);
+  std::string row = csv95.str().substr(csv95.str().find("\none,") + 1);
+  std::vector<std::string> cells;
+  for (std::size_t at = 0, comma = 0; comma != std::string::npos; at = comma + 1)
+    cells.push_back(row.substr(at, (comma = row.find_first_of(",\n", at)) - at));
+  REQUIRE(cells.size() > 7);
+  CHECK(cells[7].size() > 10);  // cost_mean: 10 s at 1 an hour, 0.0027777...
+  CHECK(std::stod(cells[7]) == r95.variants[0].cost.mean);
+  CHECK(std::stod(cells[2]) == r95.variants[0].makespan_s.mean);
   CHECK(out95.str().find("p95  cost mean") != std::string::npos);
   CHECK(out95.str().find("2 variants x 1 replication (seed 1, the same for every variant)") !=
         std::string::npos);

@@ -123,7 +123,7 @@ double CostSum::total() const {
 Metrics compute_metrics(const Trace& trace, const Plan& plan) {
   if (!trace.records) throw std::logic_error("compute_metrics: the trace kept no attempt records");
   Metrics m;
-  std::int64_t makespan_ns = 0;
+  std::int64_t makespan_ns = trace.last_finished.ns();  // a run stopped with no pod alive ran until then
   std::vector<double> waits;
   waits.reserve(trace.attempts.size());
   std::vector<std::vector<double>> step_runs(trace.steps.size());

@@ -57,8 +57,10 @@ bool RetryPolicy::deadline_ends_retries(int k, SimTime first, SimTime failed_at,
 }
 
 Duration RetryPolicy::delay_before_retry(int k) const {
+  // No backoff is none after any number of failures (0 x factor^k, once factor^k overflows, is NaN).
+  if (backoff <= Duration::zero()) return Duration::zero();
   const double d = backoff.seconds() * det::pow_int(factor, std::max(0, k - 1));
-  if (d >= max_backoff.seconds()) return max_backoff;
+  if (!(d < max_backoff.seconds())) return max_backoff;
   return Duration::from_seconds(d);
 }
 

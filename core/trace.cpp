@@ -188,6 +188,9 @@ void write_trace_json(std::ostream& out, const Trace& t) {
   // Only a run that stopped with tasks unfinished, or whose failures left tasks unrun, has these.
   if (t.tasks_unfinished != 0 || t.tasks_waiting != 0 || !t.stopped_early.empty()) {
     w << ",\n  \"tasks_unfinished\": " << t.tasks_unfinished << ", \"tasks_waiting\": " << t.tasks_waiting;
+    // When the simulation stopped (its horizon, or stopped_early's churn): later than any attempt's end
+    // when no pod was alive then (a retry waiting its backoff).
+    if (t.last_finished > SimTime::zero()) w << ", \"stopped_at\": " << t.last_finished.ns();
     if (!t.stopped_early.empty()) {
       w << ", \"stopped_early\": ";
       append_json_string(w.text(), t.stopped_early);

@@ -175,6 +175,9 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
              "tasks_unfinished (" + std::to_string(t.tasks_unfinished) + ") and tasks_waiting (" +
                  std::to_string(t.tasks_waiting) + ") are counted in tasks_failed (" +
                  std::to_string(t.tasks_failed) + "): more than it");
+    if (const JsonValue* at = r.find(doc, "stopped_at"))
+      t.last_finished =
+          SimTime::from_ns(r.integer(*at, "stopped_at", 0, std::numeric_limits<std::int64_t>::max()));
     if (const JsonValue* why = r.find(doc, "stopped_early"))
       t.stopped_early = r.string(*why, "stopped_early");
   }

@@ -71,7 +71,11 @@ std::string quoted(std::string_view s) {
 }  // namespace
 
 Duration Duration::from_seconds(double s) {
-  return Duration(static_cast<std::int64_t>(std::llround(s * 1e9)));
+  const double ns = s * 1e9;
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (ns <= -kTwo63) return Duration(kLowest);
+  if (!(ns < kTwo63)) return max();  // NaN too (llround's result would be unspecified)
+  return Duration(static_cast<std::int64_t>(std::llround(ns)));
 }
 
 Duration parse_duration(std::string_view text) {

@@ -83,7 +83,11 @@ class Model {
       condition_lag_ = cp.complete_latency;
     if (controlled_) init_keys();
     if (controlled_ && cp.api_qps > 0) {
-      api_interval_ = Duration::from_ns(static_cast<std::int64_t>(1e9 / cp.api_qps + 0.5));
+      // Rounded to the nearest nanosecond; a rate so low that its interval passes the range of times is
+      // the longest (the run meets its horizon), not a cast's overflow.
+      const double interval_ns = 1e9 / cp.api_qps + 0.5;
+      api_interval_ =
+          interval_ns < 9.2e18 ? Duration::from_ns(static_cast<std::int64_t>(interval_ns)) : Duration::max();
       api_tolerance_ = api_interval_ * (cp.api_burst - 1);
     }
     for (std::size_t i = 0; i < plan_.steps().size(); ++i)
@@ -451,7 +455,8 @@ class Model {
     const SimTime end = exec_.all_resolved() ? end_ : std::min(engine_.now(), opt_.horizon);
     // Whatever did not finish (the horizon was reached) is cancelled and its task reported failed.
     // (A pass over every record only if one is unfinished.)
-    if (ended_ < att_.size()) last_finished_ = std::max(last_finished_, end);
+    // So is a run stopped with no pod alive (a retry due past the horizon): it ran until `end`.
+    if (ended_ < att_.size() || !exec_.all_resolved()) last_finished_ = std::max(last_finished_, end);
     trace_.last_finished = last_finished_;
     if (records_ && ended_ < trace_.attempts.size())
       for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/pipeline.hpp>
 #include <shardflow/core/units.hpp>
 
 using namespace shardflow;
@@ -195,4 +196,45 @@ TEST_CASE("parse_bytes and parse_duration: limits are those of int64", "[core][u
   CHECK(error_of(bytes, "9223372036854775808") == "size \"9223372036854775808\" is too large");
   CHECK(parse_duration("9223372036854775807ns").ns() == std::numeric_limits<std::int64_t>::max());
   CHECK(error_of(dur, "9223372036854775808ns") == "duration \"9223372036854775808ns\" is too large");
+}
+
+TEST_CASE("Duration: arithmetic saturates at the ends of the range instead of wrapping", "[core][units]") {
+  const Duration max = Duration::max(), lowest = Duration::from_ns(std::numeric_limits<std::int64_t>::min());
+  const Duration hour = Duration::from_s(3600);
+  CHECK(max + hour == max);
+  CHECK(hour + max == max);
+  CHECK(lowest - hour == lowest);
+  CHECK(max - lowest == max);
+  CHECK(lowest + (Duration::zero() - hour) == lowest);
+  Duration d = max;
+  d += hour;
+  CHECK(d == max);
+  d = lowest;
+  d -= hour;
+  CHECK(d == lowest);
+  CHECK(hour * 3'000'000'000'000LL == max);
+  CHECK(hour * -3'000'000'000'000LL == lowest);
+  CHECK((Duration::zero() - hour) * -3'000'000'000'000LL == max);
+  // In range, exact as before.
+  CHECK(hour * 24 == Duration::from_s(86400));
+  CHECK(max - hour + hour == max);
+  CHECK(Duration::from_seconds(1e300) == max);
+  CHECK(Duration::from_seconds(-1e300) == lowest);
+  CHECK(Duration::from_seconds(std::numeric_limits<double>::quiet_NaN()) == max);
+  CHECK(Duration::from_seconds(1.5) == Duration::from_ms(1500));
+}
+
+TEST_CASE("RetryPolicy: no backoff is none after any number of failures and a huge one is max_backoff",
+          "[core][units]") {
+  RetryPolicy p;
+  p.max = 1000;
+  p.factor = 3;
+  CHECK(p.delay_before_retry(1000) == Duration::zero());  // 0 x 3^999 (inf) was NaN
+  p.backoff = Duration::from_s(1);
+  p.max_backoff = Duration::from_s(3600);
+  CHECK(p.delay_before_retry(1) == Duration::from_s(1));
+  CHECK(p.delay_before_retry(3) == Duration::from_s(9));
+  CHECK(p.delay_before_retry(1000) == Duration::from_s(3600));
+  p.factor = 1e308;
+  CHECK(p.delay_before_retry(400) == Duration::from_s(3600));
 }

@@ -8,6 +8,8 @@
 
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/random.hpp>
+#include <shardflow/core/scenario.hpp>
+#include <shardflow/core/trace.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 #include "sim_builders.hpp"
@@ -1138,4 +1140,44 @@ TEST_CASE("Simulator: failed tasks free their parallelism slot, their dependents
     CHECK(a.outcome == Outcome::failed);
     CHECK(a.started == s(a.item < 2 ? 0 : 10));
   }
+}
+
+TEST_CASE("Simulator: times past the range of times saturate: the run stops at its horizon and says so",
+          "[sim]") {
+  const SimTime horizon = sim::SimOptions{}.horizon;
+  const auto load = [](const std::string& overheads, const std::string& step) {
+    return load_scenario_text("name: far\noverheads: " + overheads + "\npipeline:\n  steps:\n    - " + step +
+                                  "\ncluster: {node_pools: [{name: p, cpu: 2, memory: 1Gi, count: 1}]}\n",
+                              "far.yaml");
+  };
+  // No backoff is none after any number of retries: 0 x 3^999 was NaN, a negative delay (an assertion).
+  const Trace retried = run(load("none",
+                                 "{name: a, duration: {base: 1s}, failure: {p: 1}, "
+                                 "retries: {max: 1000, factor: 3}}"));
+  CHECK(retried.attempts.size() == 1001);
+  CHECK(makespan(retried) == s(1001));
+  CHECK(retried.tasks_failed == 1);
+  // A batch delay of 2,000,000 hours times the slow-start batch wrapped past 2^63 ns into the past (an
+  // assertion); an API rate of 1e-10 calls a second made an interval past 2^63 ns, which the cast made
+  // no limit at all (14.31 s). Each first pod is created at once, the others at the end of time.
+  for (const std::string overheads :
+       {"{orchestrator: argo, control_plane: {create_batch: 2000000h}}",
+        "{orchestrator: argo, control_plane: {api_qps: 1e-10, api_burst: 1}}"}) {
+    const Trace t = run(load(overheads, "{name: a, parallel_for: {count: 4}, duration: {base: 1s}}"));
+    CHECK(t.last_finished == horizon);  // the run's makespan; its one pod ended long before
+    CHECK(t.tasks_unfinished == 3);
+  }
+  // A retry due past the horizon, with no pod alive: the run stopped there (it said 1 s, the failed
+  // attempt's end), and its trace.json says so (stopped_at).
+  const Scenario far = load("none",
+                            "{name: a, duration: {base: 1s}, failure: {p: 1}, "
+                            "retries: {max: 1, backoff: 100000h}}");
+  const Trace t = run(far);
+  CHECK(makespan(t) == s(1));
+  CHECK(t.last_finished == horizon);
+  CHECK(compute_metrics(t, Plan::unroll(far.pipeline)).makespan_s == horizon.seconds());
+  std::stringstream json;
+  write_trace_json(json, t);
+  CHECK(compute_metrics(read_trace_json(json, "trace.json"), Plan::unroll(far.pipeline)).makespan_s ==
+        horizon.seconds());
 }

@@ -26,7 +26,7 @@ class Duration {
   static constexpr Duration from_us(std::int64_t us) { return Duration(us * 1'000); }
   static constexpr Duration from_ms(std::int64_t ms) { return Duration(ms * 1'000'000); }
   static constexpr Duration from_s(std::int64_t s) { return Duration(s * 1'000'000'000); }
-  /// Rounds to the nearest nanosecond.
+  /// Rounds to the nearest nanosecond; saturates beyond the range (NaN: max()).
   static Duration from_seconds(double s);
   static constexpr Duration zero() { return Duration(0); }
   static constexpr Duration max() { return Duration(std::numeric_limits<std::int64_t>::max()); }
@@ -37,20 +37,38 @@ class Duration {
   [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ns_) / 1e9; }
 
   constexpr auto operator<=>(const Duration&) const = default;
-  constexpr Duration operator+(Duration o) const { return Duration(ns_ + o.ns_); }
-  constexpr Duration operator-(Duration o) const { return Duration(ns_ - o.ns_); }
+  // Arithmetic saturates at max() and at the lowest value rather than wrap (signed overflow is undefined):
+  // a scenario's far too long backoff or batch delay then lands past any horizon, not in the past.
+  constexpr Duration operator+(Duration o) const { return Duration(add(ns_, o.ns_)); }
+  constexpr Duration operator-(Duration o) const { return Duration(sub(ns_, o.ns_)); }
   constexpr Duration& operator+=(Duration o) {
-    ns_ += o.ns_;
+    ns_ = add(ns_, o.ns_);
     return *this;
   }
   constexpr Duration& operator-=(Duration o) {
-    ns_ -= o.ns_;
+    ns_ = sub(ns_, o.ns_);
     return *this;
   }
-  constexpr Duration operator*(std::int64_t k) const { return Duration(ns_ * k); }
+  constexpr Duration operator*(std::int64_t k) const {
+    std::int64_t r = 0;
+    if (__builtin_mul_overflow(ns_, k, &r)) return Duration((ns_ < 0) != (k < 0) ? kLowest : kHighest);
+    return Duration(r);
+  }
   constexpr Duration operator/(std::int64_t k) const { return Duration(ns_ / k); }
 
  private:
+  static constexpr std::int64_t kHighest = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::int64_t kLowest = std::numeric_limits<std::int64_t>::min();
+  static constexpr std::int64_t add(std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kHighest : kLowest;
+    return r;
+  }
+  static constexpr std::int64_t sub(std::int64_t a, std::int64_t b) {
+    std::int64_t r = 0;
+    if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? kHighest : kLowest;
+    return r;
+  }
   constexpr explicit Duration(std::int64_t ns) : ns_(ns) {}
   std::int64_t ns_ = 0;
 };

@@ -728,23 +728,21 @@ class PipelineReader {
   // name and each cycle once.
   void resolve(std::vector<Step>& steps, std::vector<Pending>& pending, const Names& by_name,
                const std::vector<std::string>& in_order) const {
-    while (auto p = resolve_dependencies(steps, by_name, in_order)) {
+    detail::resolve_all_dependencies(steps, by_name, in_order, [&](StepProblem& p) {
       // A cycle is reported at the edge the command line gave (a --set or an overlay closed it), if one
       // did, rather than at an `after` of the file that is right as written.
-      for (const auto& [step, entry] : p->cycle)
+      for (const auto& [step, entry] : p.cycle)
         if (r_.at(pending[step].after_nodes[entry]).file != r_.file()) {
-          p->step = step;
-          p->entry = entry;
+          p.step = step;
+          p.entry = entry;
         }
-      Pending& at = pending[p->step];
-      r_.report(at.after_nodes[p->entry], index_path(at.path + ".after", at.after_index[p->entry]),
-                p->message);
-      const auto e = static_cast<std::ptrdiff_t>(p->entry);
-      steps[p->step].after.erase(steps[p->step].after.begin() + e);
+      Pending& at = pending[p.step];
+      r_.report(at.after_nodes[p.entry], index_path(at.path + ".after", at.after_index[p.entry]), p.message);
+      const auto e = static_cast<std::ptrdiff_t>(p.entry);
+      steps[p.step].after.erase(steps[p.step].after.begin() + e);
       at.after_nodes.erase(at.after_nodes.begin() + e);
       at.after_index.erase(at.after_index.begin() + e);
-      for (Step& st : steps) st.deps.clear();
-    }
+    });
   }
 
   // The sizes of the pools the step may use that are not as the file has them: each a --set's or an

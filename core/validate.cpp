@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -282,6 +286,120 @@ std::optional<StepProblem> find_cycle(const std::vector<Step>& steps) {
     }
   }
   return std::nullopt;
+}
+
+void resolve_all_dependencies(std::vector<Step>& steps, const StepNames& by_name,
+                              const std::vector<std::string>& in_order,
+                              const std::function<void(StepProblem&)>& report) {
+  // The names listed for an unknown one: the siblings' in file order, but the asking step's own.
+  std::vector<std::string_view> names;
+  if (in_order.empty())
+    for (const Step& st : steps) names.push_back(st.name);
+  else
+    names.assign(in_order.begin(), in_order.end());
+  std::map<std::string_view, std::size_t> times;  // how often each name is among them
+  for (const std::string_view n : names) ++times[n];
+  std::size_t suggested = 0;
+  const auto unknown = [&](const std::string& want, const std::string& own) {
+    const std::size_t others = names.size() - (times.count(own) != 0 ? times[own] : 0);
+    // A "did you mean" is a pass over every name: for the first kSuggested unknown names only, so that a
+    // file with a typo in each of 30,000 steps is read in a second, not in hours.
+    if (suggested < kSuggested) {
+      ++suggested;
+      std::vector<std::string_view> rest;
+      rest.reserve(others);
+      for (const std::string_view n : names)
+        if (n != own) rest.push_back(n);
+      return unknown_step_message(want, rest);
+    }
+    std::vector<std::string_view> first;  // enough for the listing's first 10
+    for (std::size_t k = 0; k < names.size() && first.size() < 10; ++k)
+      if (names[k] != own) first.push_back(names[k]);
+    return "unknown step " + quote(want) +
+           (others == 0 ? std::string(" (no other steps here)")
+                        : " (steps here: " + listed(others, [&](std::size_t k) {
+                            return std::string(first[k]);
+                          }) + ")");
+  };
+  // The names, in reading order: the caller removes each entry at fault, and the next is looked at.
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    steps[i].deps.clear();
+    for (std::size_t j = 0; j < steps[i].after.size();) {
+      const std::string& want = steps[i].after[j];
+      std::optional<StepProblem> p;
+      if (want == steps[i].name) {
+        p = StepProblem{i, j, "step " + quote(want) + " cannot wait for itself", {}};
+      } else if (const auto it = by_name.find(want); it == by_name.end()) {
+        p = StepProblem{i, j, unknown(want, steps[i].name), {}};
+      } else {
+        steps[i].deps.push_back(static_cast<StepIndex>(it->second));
+        ++j;
+        continue;
+      }
+      const std::size_t before = steps[i].after.size();
+      report(*p);
+      if (steps[i].after.size() != before - 1)
+        throw std::logic_error("resolve_all_dependencies: the report did not remove the entry");
+    }
+  }
+  // Then cycles: one depth-first search, each cycle reported at the entry that closes it and broken there
+  // (after[k] and deps[k] are the same entry now). The report may break it at another of its edges (one a
+  // --set gave): the search starts again then, as one whose stack held that edge would be wrong.
+  enum : std::uint8_t { white, grey, black };
+  std::size_t cycles = 0;
+  for (bool again = true; again;) {
+    again = false;
+    std::vector<std::uint8_t> color(steps.size(), white);
+    std::vector<std::size_t> at(steps.size(), 0);            // a grey step's place on the stack
+    std::vector<std::pair<std::size_t, std::size_t>> stack;  // (step, next dep)
+    for (std::size_t root = 0; root < steps.size() && !again; ++root) {
+      if (color[root] != white) continue;
+      stack.assign(1, {root, 0});
+      color[root] = grey;
+      while (!stack.empty()) {
+        auto& [s, next] = stack.back();
+        if (next == steps[s].deps.size()) {
+          color[s] = black;
+          stack.pop_back();
+          continue;
+        }
+        const std::size_t dep_pos = next++;
+        const std::size_t d = steps[s].deps[dep_pos];
+        if (color[d] == white) {
+          color[d] = grey;
+          at[d] = stack.size();
+          stack.emplace_back(d, 0);
+          continue;
+        }
+        if (color[d] != grey) continue;
+        // d waits for ... waits for s (the stack from d), and s waits for d. Its shortest form (a search
+        // over every step) for the first kShortest cycles, the stack's path for any more.
+        std::vector<std::size_t> chain;
+        if (cycles++ < kShortest) {
+          chain = cycle_chain(steps, s, d);
+        } else {
+          for (std::size_t k = stack.size(); k-- > at[d];) chain.push_back(stack[k].first);
+        }
+        StepProblem p{
+            s, dep_pos,
+            "dependency cycle: " + describe_cycle(steps, chain) + " (each step runs before the next)",
+            cycle_edges(steps, chain, dep_pos)};
+        const std::size_t step = s;
+        const std::size_t before = steps[step].after.size();
+        report(p);
+        if (p.step >= steps.size() || steps[p.step].after.size() != steps[p.step].deps.size() - 1 ||
+            (p.step == step && steps[step].after.size() != before - 1))
+          throw std::logic_error("resolve_all_dependencies: the report did not remove the entry");
+        steps[p.step].deps.erase(steps[p.step].deps.begin() + static_cast<std::ptrdiff_t>(p.entry));
+        if (p.step == step && p.entry == dep_pos) {
+          --stack.back().second;  // the entry that followed is at dep_pos now
+        } else {
+          again = true;
+          break;
+        }
+      }
+    }
+  }
 }
 
 // The loop a `fan_in` step merges: exactly one of its `after` steps is a component with a parallel_for.

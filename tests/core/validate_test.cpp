@@ -260,3 +260,58 @@ TEST_CASE("Validate: a pipeline larger than the machine's memory is refused at i
         "unrolling)");
   }
 }
+
+TEST_CASE("Validate: every dependency problem of many steps, each once, in reading order then cycles",
+          "[core]") {
+  // 300 steps, each after a typo of the one before: 299 unknown names, the first kSuggested with a "did
+  // you mean" (a pass over the names each), the others with the listing; then 150 two-step cycles, the
+  // first kShortest by the breadth-first search, the others from the depth-first search's stack (the same
+  // two steps here). A report removes the entry it is given, as the scenario reader does.
+  std::vector<Step> steps{waits_for("s0", {})};  // s_i after z_(i-1), a typo of s_(i-1)
+  for (int i = 1; i < 300; ++i)
+    steps.push_back(
+        waits_for("s" + std::to_string(i), {"z" + std::to_string(i - 1), "t" + std::to_string(i ^ 1)}));
+  for (int i = 0; i < 300; i += 2)
+    steps.push_back(waits_for("t" + std::to_string(i), {"t" + std::to_string(i + 1)}));
+  for (int i = 1; i < 300; i += 2)
+    steps.push_back(waits_for("t" + std::to_string(i), {"t" + std::to_string(i - 1)}));
+  std::vector<StepProblem> seen;
+  resolve_all_dependencies(steps, names_of(steps), {}, [&](StepProblem& p) {
+    seen.push_back(p);
+    steps[p.step].after.erase(steps[p.step].after.begin() + static_cast<std::ptrdiff_t>(p.entry));
+  });
+  REQUIRE(seen.size() == 299 + 150);
+  CHECK(seen[0].step == 1);
+  CHECK(seen[0].entry == 0);
+  CHECK(seen[0].message ==
+        "unknown step \"z0\" (steps here: s0, s2, s3, s4, s5, s6, s7, s8, s9, s10, and 589 more)");
+  CHECK(seen[kSuggested - 1].message == "unknown step \"z99\" (did you mean \"s99\"?)");
+  CHECK(seen[kSuggested].message ==
+        "unknown step \"z100\" (steps here: s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, and 589 more)");
+  CHECK(seen[298].step == 299);
+  // Cycles t0 <-> t1 ... in the search's order, each broken at the entry that closed it.
+  CHECK(seen[299].message == "dependency cycle: t0 -> t1 -> t0 (each step runs before the next)");
+  CHECK(seen[299 + kShortest].message ==
+        "dependency cycle: t201 -> t200 -> t201 (each step runs before the next)");
+  CHECK(seen.back().message == "dependency cycle: t299 -> t298 -> t299 (each step runs before the next)");
+  // What is left resolves: s_i waits for t_(i^1); the t pairs each keep one edge.
+  CHECK(steps[1].deps == std::vector<StepIndex>{300});  // t0, the first t step
+  CHECK_FALSE(find_cycle(steps).has_value());
+  // The same problems one at a time, as before there was this pass: the same first problem.
+  std::vector<Step> again{waits_for("a", {"b"}), waits_for("b", {"c"}), waits_for("c", {"a"})};
+  const auto first = resolve_dependencies(again, names_of(again));
+  REQUIRE(first.has_value());
+  std::vector<StepProblem> all;
+  std::vector<Step> copy{waits_for("a", {"b"}), waits_for("b", {"c"}), waits_for("c", {"a"})};
+  resolve_all_dependencies(copy, names_of(copy), {}, [&](StepProblem& p) {
+    all.push_back(p);
+    // Broken at another of its edges (as a --set's): the search starts again, and finds no more.
+    p.step = p.cycle.back().first;
+    p.entry = p.cycle.back().second;
+    copy[p.step].after.erase(copy[p.step].after.begin() + static_cast<std::ptrdiff_t>(p.entry));
+  });
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].message == first->message);
+  CHECK(all[0].step == first->step);
+  CHECK_FALSE(find_cycle(copy).has_value());
+}

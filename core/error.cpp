@@ -1,6 +1,7 @@
 #include <utility>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/text.hpp>
 
 namespace shardflow {
 
@@ -12,10 +13,11 @@ std::string SourceLocation::str() const {
 
 namespace {
 std::string compose(const SourceLocation& where, const std::string& field, const std::string& message) {
+  // A key or value with a NUL or a zero-width space in it, as the user cannot see it otherwise.
   std::string out = where.str();
   if (!out.empty()) out += ": ";
-  if (!field.empty()) out += field + ": ";
-  return out + message;
+  if (!field.empty()) out += printable(field) + ": ";
+  return out + printable(message);
 }
 }  // namespace
 

@@ -311,6 +311,28 @@ Scenario load_scenario_file(const std::string& path, const LoadOptions& options)
   return load_scenario_text(bytes.text(), path, options);
 }
 
+namespace {
+// Whether two field paths differ only in their list indices or names ([0] and [1], [cpu] and [gpu]): an
+// alias used by two steps is one problem, at its anchor; used by a step and a node pool, it is two.
+bool same_field_but_indices(std::string_view a, std::string_view b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] == '[' && b[j] == '[') {
+      const std::size_t close_a = a.find(']', i), close_b = b.find(']', j);
+      if (close_a == std::string_view::npos || close_b == std::string_view::npos)
+        return a.substr(i) == b.substr(j);
+      i = close_a;
+      j = close_b;
+    } else if (a[i] != b[j]) {
+      return false;
+    }
+    ++i;
+    ++j;
+  }
+  return i == a.size() && j == b.size();
+}
+}  // namespace
+
 void order_problems(std::vector<InputError>& problems, const std::string& path) {
   const auto rank = [&](const InputError& e) {
     const SourceLocation& w = e.where();
@@ -325,7 +347,8 @@ void order_problems(std::vector<InputError>& problems, const std::string& path) 
   problems.erase(std::unique(problems.begin(), problems.end(),
                              [](const InputError& a, const InputError& b) {
                                return a.where().line != 0 && a.where() == b.where() &&
-                                      a.message() == b.message();
+                                      a.message() == b.message() &&
+                                      same_field_but_indices(a.field(), b.field());
                              }),
                  problems.end());
 }

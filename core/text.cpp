@@ -11,23 +11,49 @@
 
 namespace shardflow {
 
+namespace {
+constexpr char kHexLower[] = "0123456789abcdef";
+void append_u(std::string& out, unsigned code) {
+  out += "\\u";
+  for (int shift = 12; shift >= 0; shift -= 4) out += kHexLower[(code >> shift) & 15];
+}
+}  // namespace
+
+std::size_t invisible_length(std::string_view s, std::size_t i, unsigned& code) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  if (b(i) == 0xC2 && i + 1 < s.size() && b(i + 1) == 0xA0) {
+    code = 0xA0;  // no-break space
+    return 2;
+  }
+  if (b(i) != 0xE2 && b(i) != 0xEF) return 0;
+  if (i + 2 >= s.size() || (b(i + 1) & 0xC0) != 0x80 || (b(i + 2) & 0xC0) != 0x80) return 0;
+  code = (b(i) & 0x0Fu) << 12 | (b(i + 1) & 0x3Fu) << 6 | (b(i + 2) & 0x3Fu);
+  const bool invisible = (code >= 0x200B && code <= 0x200F) || (code >= 0x2028 && code <= 0x202F) ||
+                         (code >= 0x2060 && code <= 0x2064) || code == 0xFEFF;
+  return invisible ? 3 : 0;
+}
+
 std::string quote(std::string_view s) {
   std::string out = "\"";
   std::size_t n = 0;
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     if (++n > 60) {
       out += "...";
       break;
     }
     const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+    unsigned code = 0;
+    if (const std::size_t len = invisible_length(s, i, code); len != 0) {
+      append_u(out, code);
+      i += len - 1;
+    } else if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
     } else if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
       out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
+      out += kHexLower[u >> 4];
+      out += kHexLower[u & 15];
     } else {
       out += c;
     }
@@ -52,7 +78,18 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return last[b.size()];
 }
 
-std::optional<std::string_view> closest_name(std::string_view name, std::span<const std::string_view> known) {
+std::optional<std::string_view> closest_name(std::string_view given,
+                                             std::span<const std::string_view> known) {
+  // A zero-width space pasted into a key is no edit the user can see: compared without it.
+  std::string clean;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    unsigned code = 0;
+    if (const std::size_t n = invisible_length(given, i, code); n != 0 && code != 0xA0)
+      i += n - 1;
+    else
+      clean += given[i];
+  }
+  const std::string_view name = clean;
   // A name given without its domain prefix ("gpu" for "nvidia.com/gpu"): that one, before any a few edits
   // away ("cpu").
   for (const std::string_view k : known)
@@ -273,6 +310,11 @@ std::string printable(std::string_view message) {
   for (std::size_t i = 0; i < message.size();) {
     const auto c = static_cast<unsigned char>(message[i]);
     const std::size_t len = utf8_length(message, i);
+    if (unsigned code = 0; len != 0 && invisible_length(message, i, code) == len) {
+      append_u(out, code);
+      i += len;
+      continue;
+    }
     if (len == 0 || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
       out += "\\x";
       out += kHex[c >> 4];

@@ -64,8 +64,9 @@ bool take_sign(std::string_view& s) {
 
 // The value in quotes for a message; a huge one (a 40 KB --set value) shortened to its first 100
 // characters and how many more.
+// (printable: an exception's what() is a C string, which a NUL in the value would cut.)
 std::string quoted(std::string_view s) {
-  return "\"" + shortened(s) + "\"";
+  return "\"" + printable(shortened(s)) + "\"";
 }
 
 }  // namespace

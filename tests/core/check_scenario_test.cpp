@@ -493,6 +493,20 @@ TEST_CASE("check_scenario_file: the task limit whatever else is wrong, and an al
                                      "1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
                                      "raises it; `explain` counts "
                                      "without unrolling)"});
+  // One anchor used by a step's retries.max and by a pool's count: a problem in each field, both named
+  // (it was one, under the field of the use read first, at the anchor's line).
+  const std::string two = write_file("alias2.yaml",
+                                     "name: al\n"
+                                     "overheads: none\n"
+                                     "pipeline:\n"
+                                     "  steps:\n"
+                                     "    - {name: a, retries: {max: &n -1}}\n"
+                                     "cluster:\n"
+                                     "  node_pools:\n"
+                                     "    - {name: p, cpu: 4, memory: 16Gi, count: *n}\n");
+  CHECK(messages(check_scenario_file(two, {})) ==
+        std::vector<std::string>{two + ":5:32: cluster.node_pools[0].count: must be >= 0, got -1",
+                                 two + ":5:32: pipeline.steps[0].retries.max: must be >= 0, got -1"});
 }
 
 TEST_CASE("check_scenario_file: a sound file gives the scenario load_scenario_file gives", "[core]") {

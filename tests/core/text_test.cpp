@@ -3,10 +3,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
+#include <shardflow/core/error.hpp>
 #include <shardflow/core/text.hpp>
 
 using shardflow::edit_distance;
@@ -164,4 +168,23 @@ TEST_CASE("text: ColumnIndex gives character_column's columns on long lines", "[
   CHECK(index.column(text, second, text.size()) == 5);
   // From a line start inside the text (not the BOM's): every byte before `at` on that line.
   CHECK(index.column(text, 3, 3 + 9000) == shardflow::character_column(text, 3, 3 + 9000));
+}
+
+TEST_CASE("text: characters that print as nothing or as a space are escaped in messages", "[core]") {
+  // A zero-width space, a no-break space, a byte order mark, a NUL: as \uXXXX and \x00.
+  CHECK(shardflow::printable("se\xe2\x80\x8b"
+                             "ed a\xc2\xa0"
+                             "b \xef\xbb\xbf!") == "se\\u200bed a\\u00a0b \\ufeff!");
+  CHECK(shardflow::quote("se\xe2\x80\x8b"
+                         "ed") == "\"se\\u200bed\"");
+  CHECK(shardflow::quote(std::string("a\0b", 3)) == "\"a\\x00b\"");
+  CHECK(shardflow::printable("\xe2\x80\x94 dash, caf\xc3\xa9") == "\xe2\x80\x94 dash, caf\xc3\xa9");  // shown
+  // An error's text keeps what follows a NUL in its field or message (what() is a C string).
+  const shardflow::InputError e({"f.yaml", 2, 1}, std::string("se\0ed", 5), std::string("bad \0 value", 11));
+  CHECK(std::string(e.what()) == "f.yaml:2:1: se\\x00ed: bad \\x00 value");
+  // A key with a zero-width space is a typo of the key without it.
+  const std::vector<std::string_view> keys{"name", "seed", "pipeline"};
+  CHECK(shardflow::closest_name("se\xe2\x80\x8b"
+                                "ed",
+                                keys) == std::optional<std::string_view>("seed"));
 }

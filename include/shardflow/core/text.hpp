@@ -12,9 +12,14 @@
 
 namespace shardflow {
 
-/// A user's value for a message: in double quotes, `"` and `\` escaped, control characters as \xNN, cut
-/// after 60 characters with "...".
+/// A user's value for a message: in double quotes, `"` and `\` escaped, control characters as \xNN and
+/// characters that print as nothing or as a space (invisible_length) as \uXXXX, cut after 60 characters
+/// with "...".
 std::string quote(std::string_view s);
+/// The UTF-8 length of the character at s[i] if it prints as nothing or as a plain space although it is
+/// not one (a no-break or zero-width space, a direction mark, a byte order mark), else 0; its code point
+/// in `code`.
+std::size_t invisible_length(std::string_view s, std::size_t i, unsigned& code);
 
 /// Edit distance (insertions, deletions, substitutions, and swaps of adjacent characters: "simualte" is
 /// 1 from "simulate"), for "did you mean ...?" suggestions.
@@ -71,7 +76,8 @@ std::uint64_t fnv1a(std::string_view s, std::uint64_t h = kFnv1aBasis);
 std::string shell_word(std::string_view s);
 
 /// A message as a terminal should get it: each byte that is not UTF-8, and each control character but
-/// newline and tab (an escape sequence in a name would drive the terminal), as \xNN; the rest unchanged.
+/// newline and tab (an escape sequence in a name would drive the terminal), as \xNN; a character that
+/// prints as nothing or as a space (invisible_length) as \uXXXX; the rest unchanged.
 std::string printable(std::string_view message);
 
 /// A user's text (a name, a value) as a message shows it: whole up to 100 characters (UTF-8); longer, its

@@ -541,9 +541,7 @@ void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::v
   ds.name = get_nonempty_string(r, m.require("name"), m.field("name"));
   for (const DaemonSet& other : out)
     if (other.name == ds.name)
-      r.fail(d, m.field("name"),
-             "duplicate daemonset name " + quote(ds.name) + " (first at line " +
-                 std::to_string(other.where.line) + ")");
+      r.fail(d, m.field("name"), "duplicate daemonset name " + quote(ds.name) + first_at(other.where.line));
   if (auto c = m.get("cpu")) ds.cpu = get_cpu(r, *c, m.field("cpu"));
   if (auto b = m.get("memory")) ds.memory = get_bytes(r, *b, m.field("memory"));
   if (auto g = m.get("gpu")) ds.gpu = static_cast<int>(get_int(r, *g, m.field("gpu"), 0, 1'000'000));
@@ -723,8 +721,7 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
                                       [&](const NodePool& o) { return o.name == pool.name; });
       if (other != c.node_pools.end()) {
         r.report(p, index_path(f, i) + ".name",
-                 "duplicate pool name " + quote(pool.name) + " (first at line " +
-                     std::to_string(other->where.line) + ")");
+                 "duplicate pool name " + quote(pool.name) + first_at(other->where.line));
         continue;
       }
       // A count that an overlay or a --set gave, not the file: where a cluster of no nodes is reported.

@@ -395,9 +395,8 @@ Node merge(const Reader& r, const Node& base, const Node& over, const std::strin
       // Twice in one overlay list: which one was meant to win is not the overlay's to say by order.
       if (const auto [dup, added] = given.emplace(name, element["name"]); !added)
         r.fail(element["name"], index_path(path, j) + ".name",
-               "the name " + quote(name) + " is given twice in this list (first at line " +
-                   std::to_string(r.at(dup->second).line) +
-                   "): an overlay changes the element of a name, so give each name once");
+               "the name " + quote(name) + " is given twice in this list" + first_at(r.at(dup->second).line) +
+                   ": an overlay changes the element of a name, so give each name once");
       if (const auto f = by_name.find(name); f != by_name.end()) {
         elements[f->second].reset(merge(r, elements[f->second], *it, index_path(path, f->second), depth + 1,
                                         true, fixed_steps, warn));

@@ -434,8 +434,7 @@ class PipelineReader {
         first_line = b->second;
       else
         return false;
-      r_.report(*p.name_node, p.path + ".name",
-                "duplicate step name " + quote(name) + " (first at line " + std::to_string(first_line) + ")");
+      r_.report(*p.name_node, p.path + ".name", "duplicate step name " + quote(name) + first_at(first_line));
       return true;
     };
     std::size_t i = 0;

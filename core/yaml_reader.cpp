@@ -56,8 +56,13 @@ std::string index_path(const std::string& parent, std::size_t i) {
   return parent + "[" + std::to_string(i) + "]";
 }
 
+std::string first_at(int line) {
+  // Line 0: a --set's value (its place is the flag): "first" needs no line there.
+  return line > 0 ? " (first at line " + std::to_string(line) + ")" : " (twice in this value)";
+}
+
 std::string duplicate_key_message(std::string_view name, int first_line) {
-  return "duplicate key " + quote(name) + " (first at line " + std::to_string(first_line) + ")";
+  return "duplicate key " + quote(name) + first_at(first_line);
 }
 
 namespace {

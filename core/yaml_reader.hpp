@@ -37,6 +37,9 @@ std::string join(std::span<const std::string> names, std::string_view sep = ", "
 std::string key_path(const std::string& parent, std::string_view key);
 /// "pipeline.steps" + 2 -> "pipeline.steps[2]".
 std::string index_path(const std::string& parent, std::size_t i);
+/// " (first at line 3)", for a name given twice; " (twice in this value)" when the first is in a --set's
+/// value (line 0, the flag's place).
+std::string first_at(int line);
 /// "duplicate key "name" (first at line 3)": a key given twice in one mapping (or JSON object).
 std::string duplicate_key_message(std::string_view name, int first_line);
 /// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown. The column counts

@@ -491,3 +491,13 @@ TEST_CASE("Overlay: a quoted string whose closing quote is missing is named, in 
         "o1.yaml:4:14: this quoted string runs to the end of the file (YAML lets a quoted string span lines) "
         "and takes in line 5, \"duration: {base: 2m}\", which reads as a key: is its closing quote missing?");
 }
+
+TEST_CASE("Overrides: a name given twice inside a --set value says so, not 'first at line 0'", "[core]") {
+  CHECK(error_of(with({}, {"pipeline.steps[preprocess].duration={base: 1s, base: 2s}"})) ==
+        "--set pipeline.steps[preprocess].duration={base: 1s, base: 2s}: pipeline.steps[0].duration.base: "
+        "duplicate key \"base\" (twice in this value)");
+  CHECK(
+      error_of(with({}, {"pipeline.steps=[{name: a}, {name: a}]"})) ==
+      "--set pipeline.steps=[{name: a}, {name: a}]: pipeline.steps[1].name: duplicate step name \"a\" (twice "
+      "in this value)");
+}

@@ -440,9 +440,13 @@ class PipelineReader {
     std::size_t i = 0;
     for (auto it = n.begin(); it != n.end(); ++it, ++i) {
       const Node& s = *it;
-      if (++total_steps_ > kMaxSteps)
-        r_.fail(s, index_path(field, i),
-                "the pipeline has more than " + std::to_string(kMaxSteps) + " steps");
+      if (++total_steps_ > kMaxSteps) {
+        // Once: the lists around a group past the limit stop reading too, each at its next step.
+        const std::string message = "the pipeline has more than " + std::to_string(kMaxSteps) + " steps";
+        if (over_steps_) throw AlreadyReported(r_.at(s), index_path(field, i), message);
+        over_steps_ = true;
+        r_.fail(s, index_path(field, i), message);
+      }
       Pending p;
       Step step;
       if (!r_.attempt([&] { step = read_step(s, index_path(field, i), depth, p); })) {
@@ -788,6 +792,7 @@ class PipelineReader {
   std::optional<Node> cluster_node_;  // the scenario's `cluster`, to say which pool sizes were not the file's
   ItemConverter items_;
   std::size_t total_steps_ = 0;
+  bool over_steps_ = false;  // the step limit was reported
 };
 
 }  // namespace

@@ -543,3 +543,21 @@ TEST_CASE("check_scenario_file: what stops at its first problem", "[core]") {
           "/nonexistent/x.yaml: cannot open the file (it does not exist or is not readable)");
   }
 }
+
+TEST_CASE("check_scenario_file: a pipeline past the step limit is one problem, not one per enclosing list",
+          "[core]") {
+  // Group g holds group h (100,001 steps) and z; y follows g. The limit is met inside h; g's list and the
+  // top list each reported it again at their next step.
+  std::string text =
+      "name: l\npipeline:\n  steps:\n    - name: g\n      steps:\n        - name: h\n          steps:\n";
+  for (int i = 0; i < 100'001; ++i) text += "            - {name: s" + std::to_string(i) + "}\n";
+  text +=
+      "        - {name: z}\n    - {name: y}\ncluster: {node_pools: [{name: p, cpu: 4, memory: 16Gi, count: "
+      "1}]}\n";
+  const std::string f = write_file("steps.yaml", text);
+  // Step 100,001 counting g and h: h's 99,999th, on line 7 + 99,999.
+  CHECK(messages(check_scenario_file(f, {})) ==
+        std::vector<std::string>{f +
+                                 ":100006:15: pipeline.steps[0].steps[0].steps[99998]: the pipeline has more "
+                                 "than 100000 steps"});
+}

@@ -475,6 +475,8 @@ void apply_cluster_preset(const Reader& r, Node& root, const std::string& cluste
 
 ParsedOverlay parse_overlay(const ScenarioFile& overlay) {
   check_utf8_text(overlay.text, overlay.path);
+  if (const std::optional<std::string> lf = lone_cr_as_lf(overlay.text))
+    return parse_overlay({overlay.path, *lf});
   ParsedOverlay p{overlay.path, parse_document(overlay.text, overlay.path)};
   check_quotes_closed(overlay.text, overlay.path);
   const Node& o = p.root;

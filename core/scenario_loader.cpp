@@ -215,6 +215,9 @@ std::optional<Scenario> read_scenario_document_with_steps(const ScenarioDocument
 Scenario load_scenario_text(std::string_view yaml, const std::string& file, const LoadOptions& options) {
   // UTF-8 only, checked before the formats are told apart (UTF-16 JSON was taken for YAML).
   detail::check_utf8_text(yaml, file);
+  // Lines that end in a CR alone (classic Mac OS): line breaks for YAML 1.2, which yaml-cpp reads as none.
+  if (const std::optional<std::string> lf = detail::lone_cr_as_lf(yaml))
+    return load_scenario_text(*lf, file, options);
   std::error_code ec;  // a file is a cluster for a KFP pipeline only, which is known after parsing
   if (!options.cluster.empty() && options.cluster != "local" &&
       !std::filesystem::is_regular_file(options.cluster, ec))

@@ -56,6 +56,17 @@ std::string index_path(const std::string& parent, std::size_t i) {
   return parent + "[" + std::to_string(i) + "]";
 }
 
+std::optional<std::string> lone_cr_as_lf(std::string_view text) {
+  std::size_t cr = text.find('\r');
+  while (cr != std::string_view::npos && cr + 1 < text.size() && text[cr + 1] == '\n')
+    cr = text.find('\r', cr + 1);
+  if (cr == std::string_view::npos) return std::nullopt;
+  std::string out(text);
+  for (std::size_t i = cr; i < out.size(); ++i)
+    if (out[i] == '\r' && (i + 1 == out.size() || out[i + 1] != '\n')) out[i] = '\n';
+  return out;
+}
+
 std::string first_at(int line) {
   // Line 0: a --set's value (its place is the flag): "first" needs no line there.
   return line > 0 ? " (first at line " + std::to_string(line) + ")" : " (twice in this value)";

@@ -40,6 +40,9 @@ std::string index_path(const std::string& parent, std::size_t i);
 /// " (first at line 3)", for a name given twice; " (twice in this value)" when the first is in a --set's
 /// value (line 0, the flag's place).
 std::string first_at(int line);
+/// `text` with each CR that is not followed by LF made an LF, if it has one: YAML 1.2 breaks lines at a
+/// lone CR too (classic Mac OS files), yaml-cpp does not. Same length, so places are the same.
+std::optional<std::string> lone_cr_as_lf(std::string_view text);
 /// "duplicate key "name" (first at line 3)": a key given twice in one mapping (or JSON object).
 std::string duplicate_key_message(std::string_view name, int first_line);
 /// A yaml-cpp mark as file:line:col (1-based); file:0:0 when the mark is unknown. The column counts

@@ -1502,3 +1502,21 @@ cluster:
   clear_places(c);
   CHECK_FALSE(a == c);
 }
+
+TEST_CASE("ScenarioLoader: lines that end in a CR alone (classic Mac OS) are lines, as YAML 1.2 says",
+          "[core]") {
+  const std::string lf =
+      "name: s\npipeline: {steps: [{name: a, duration: {base: 5s}}]}\r\n"
+      "cluster: {node_pools: [{name: p, cpu: 4, memory: 16Gi, count: 1}]}\n";
+  std::string cr = lf;
+  for (std::size_t i = 0; i < cr.size(); ++i)
+    if (cr[i] == '\n' && (i == 0 || cr[i - 1] != '\r')) cr[i] = '\r';  // the CRLF line stays CRLF
+  const Scenario a = load_scenario_text(lf, "lf.yaml"), b = load_scenario_text(cr, "cr.yaml");
+  CHECK(b.pipeline.steps.size() == 1);
+  CHECK(b.pipeline.steps[0].component.duration.base == a.pipeline.steps[0].component.duration.base);
+  CHECK(b.cluster.node_pools[0].memory == a.cluster.node_pools[0].memory);
+  // Its problems at their lines (yaml-cpp saw one line: "illegal map value" at 1:17).
+  std::string bad = cr;
+  bad.replace(bad.find("5s"), 2, "-1s");
+  CHECK(error_of(bad) == "bad.yaml:2:47: pipeline.steps[0].duration.base: must be >= 0, got -1s");
+}

@@ -1242,3 +1242,29 @@ TEST_CASE("Sweep: a first seed whose replications would pass 2^64 - 1 is refused
         "limited.yaml: seed: replication k runs seed 18446744073709551614 + k, and 3 replications would pass "
         "18446744073709551615 (2^64 - 1): give a seed of at most 18446744073709551613");
 }
+
+TEST_CASE("Sweep: a nearest within the deadline but for failed tasks is told to look at the failures",
+          "[planner]") {
+  // Every task fails (failure.p 1, no retries): each configuration's makespan is 60 s, within the
+  // deadline, and none is recommended. The advice was "try beyond 3" nodes, which makes no task succeed.
+  const std::string yaml =
+      "name: fail\nseed: 1\noverheads: none\npipeline:\n  steps:\n"
+      "    - {name: work, parallel_for: {count: 8}, duration: {base: 60s}, failure: {p: 1}}\n"
+      "cluster:\n  node_pools:\n    - {name: n, cpu: 4, memory: 16Gi, count: 1, price_per_hour: 1}\n";
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,3")};
+  spec.replications = 2;
+  spec.deadline_s = 7200;
+  const SweepResult r = run_sweep_text(yaml, "fail.yaml", spec);
+  CHECK_FALSE(r.recommended);
+  REQUIRE(r.nearest);
+  std::ostringstream out;
+  print_sweep(out, r);
+  CHECK(out.str().find("within the deadline, tasks failed in 2 of 2 runs") != std::string::npos);
+  CHECK(
+      out.str().find("its makespan meets the deadline, but tasks failed in 2 of 2 runs, and a configuration "
+                     "whose tasks fail is never recommended: look at the steps' failure.p and retries "
+                     "(simulate it to see which tasks fail), not at these fields\n") != std::string::npos);
+  CHECK(out.str().find("what it would take") == std::string::npos);
+  CHECK(out.str().find("try beyond") == std::string::npos);
+}

@@ -1312,6 +1312,10 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   for (const char* h : {"makespan mean s", "95% CI", "p50", ""}) head.emplace_back(h);
   head.back() = q;
   head.emplace_back("cost mean");
+  // Runs with failed tasks, when any had some: a makespan of runs whose tasks failed is no plan to meet.
+  const bool any_failed = std::any_of(r.configs.begin(), r.configs.end(),
+                                      [](const ConfigResult& c) { return c.runs_with_failed_tasks > 0; });
+  if (any_failed) head.emplace_back("runs with failed tasks");
   if (r.deadline_s) {
     head.emplace_back("P(by deadline)");
     head.emplace_back("meets");
@@ -1332,6 +1336,10 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     row.push_back(num(cr.makespan_s.p50, 1));
     row.push_back(num(cr.quantile_makespan_s, 1));
     row.push_back(detail::cost_text(cr.cost.mean));
+    if (any_failed)
+      row.push_back(cr.runs_with_failed_tasks == 0 ? std::string("-")
+                                                   : std::to_string(cr.runs_with_failed_tasks) + " of " +
+                                                         std::to_string(r.replications));
     if (r.deadline_s) {
       row.push_back(num(cr.p_meets_deadline * 100, 0) + "%");
       row.push_back(std::string(cr.meets ? "yes" : "no") + (r.recommended == c ? " <- cheapest" : "") +

@@ -1266,5 +1266,9 @@ TEST_CASE("Sweep: a nearest within the deadline but for failed tasks is told to 
                      "whose tasks fail is never recommended: look at the steps' failure.p and retries "
                      "(simulate it to see which tasks fail), not at these fields\n") != std::string::npos);
   CHECK(out.str().find("what it would take") == std::string::npos);
+  // The table counts them in a column of its own, there only when some run had failed tasks.
+  CHECK(out.str().find("cost mean  runs with failed tasks  P(by deadline)") != std::string::npos);
+  CHECK(out.str().find("  60.0       0.05                  2 of 2              0%  no (tasks failed)\n") !=
+        std::string::npos);
   CHECK(out.str().find("try beyond") == std::string::npos);
 }

@@ -252,8 +252,13 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     rec.started = r.time(r.get(a, "started", p), p + ".started");
     const JsonValue& finished = r.get(a, "finished", p);
     rec.finished = r.time(finished, p + ".finished");
-    // An edited or foreign trace: an attempt that ends before it started would make negative run times.
-    if (rec.started >= SimTime::zero() && rec.finished >= SimTime::zero() && rec.finished < rec.started)
+    // An edited or foreign trace: an attempt that ends before it started would make negative run times,
+    // one that never ended a run as long as the clock (calibrate fitted either, silently).
+    if (rec.finished < SimTime::zero())
+      r.fail(finished, p + ".finished",
+             "an attempt always ends: finished is when, whatever its outcome, got " +
+                 std::to_string(rec.finished.ns()));
+    if (rec.started >= SimTime::zero() && rec.finished < rec.started)
       r.fail(finished, p + ".finished",
              "ends before the attempt started (started " + std::to_string(rec.started.ns()) + " ns), got " +
                  std::to_string(rec.finished.ns()));
@@ -271,7 +276,14 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     }
     rec.image_pull = r.span(r.get(a, "image_pull", p), p + ".image_pull");
     rec.input_read = r.span(r.get(a, "input_read", p), p + ".input_read");
-    rec.output_write = r.span(r.get(a, "output_write", p), p + ".output_write");
+    const JsonValue& write = r.get(a, "output_write", p);
+    rec.output_write = r.span(write, p + ".output_write");
+    // The write is the end of the run, in the attempt's time from its start to its end.
+    if (rec.started >= SimTime::zero() && rec.output_write > rec.finished - rec.started)
+      r.fail(write, p + ".output_write",
+             "is longer than the attempt ran (started " + std::to_string(rec.started.ns()) +
+                 " ns, finished " + std::to_string(rec.finished.ns()) + " ns), got " +
+                 std::to_string(rec.output_write.ns()));
     if (const JsonValue* pod = r.find(a, "pod")) {
       rec.pod = static_cast<std::uint32_t>(t.pod_names.size());
       t.pod_names.push_back(r.string(*pod, p + ".pod"));

@@ -203,7 +203,18 @@ TEST_CASE("Trace: read_trace_json names the file and the field of a bad trace", 
           "run/trace.json:" + testing::line_col(text, text.find("10, \"outcome\"")) +
               ": attempts[0].finished: ends before the attempt started (started 120000 ns), "
               "got 10");
-    CHECK(read_error(edited("\"finished\": 1500000000", "\"finished\": 120000")) == "no error");
+    // Its output write (3 ms) the whole of it: fine; longer than it ran, or no end at all: refused.
+    CHECK(read_error(edited("\"finished\": 1500000000", "\"finished\": 3120000")) == "no error");
+    const std::string longer = edited("\"finished\": 1500000000", "\"finished\": 120000");
+    CHECK(read_error(longer) ==
+          "run/trace.json:" + testing::line_col(longer, longer.find("3000000", longer.find("output_write"))) +
+              ": attempts[0].output_write: is longer than the attempt ran (started 120000 "
+              "ns, finished 120000 ns), got 3000000");
+    const std::string never = edited("\"finished\": 1500000000", "\"finished\": -1");
+    CHECK(read_error(never) ==
+          "run/trace.json:" + testing::line_col(never, never.find("-1, \"outcome\"")) +
+              ": attempts[0].finished: an attempt always ends: finished is when, whatever "
+              "its outcome, got -1");
   }
   CHECK(read_error(edited("\"task\": 1, \"step\": 1", "\"task\": 1, \"step\": 2")) ==
         "run/trace.json:15:25: attempts[1].step: 2 is not an index into steps (2 of them)");

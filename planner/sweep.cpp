@@ -137,6 +137,57 @@ bool is_no_limit(const std::string& path, const std::string& value) {
   return path.ends_with(".parallelism") && is_zero_value(value);
 }
 
+// The iterations of the loop whose limit `path` is (pipeline.steps[X].steps[Y]...parallel_for.parallelism,
+// X a step's name or index), in `p`; none for any other path.
+std::optional<std::uint32_t> limited_loop_count(const Pipeline& p, std::string_view path) {
+  constexpr std::string_view kHead = "pipeline.", kTail = ".parallel_for.parallelism";
+  if (!path.starts_with(kHead) || !path.ends_with(kTail)) return std::nullopt;
+  std::string_view rest = path.substr(kHead.size(), path.size() - kHead.size() - kTail.size());
+  const std::vector<Step>* steps = &p.steps;
+  const Step* step = nullptr;
+  while (!rest.empty()) {
+    if (!rest.starts_with("steps[")) return std::nullopt;
+    const std::size_t close = rest.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    const std::string_view sel = rest.substr(6, close - 6);
+    step = nullptr;
+    std::uint64_t index = 0;
+    const auto [end, ec] = std::from_chars(sel.data(), sel.data() + sel.size(), index);
+    if (ec == std::errc() && end == sel.data() + sel.size()) {
+      if (index < steps->size()) step = &(*steps)[index];
+    } else {
+      for (const Step& s : *steps)
+        if (s.name == sel) step = &s;
+    }
+    if (step == nullptr) return std::nullopt;
+    rest.remove_prefix(close + 1);
+    if (rest.starts_with(".")) rest.remove_prefix(1);
+    steps = &step->steps;
+  }
+  if (step == nullptr || !step->loop) return std::nullopt;
+  return step->loop->count;
+}
+
+// Per dimension of a configuration: whether its value is a parallelism that limits nothing, 0 or at
+// least its loop's iterations (a sweep's advice must not say "try beyond" a limit that limits nothing).
+std::vector<bool> no_limits(const std::vector<Dimension>& dims, const std::vector<std::string>& values,
+                            const Pipeline& p) {
+  std::vector<bool> out(dims.size(), false);
+  for (std::size_t d = 0; d < dims.size() && d < values.size(); ++d) {
+    if (!dims[d].path.ends_with(".parallelism")) continue;
+    if (is_zero_value(values[d])) {
+      out[d] = true;
+      continue;
+    }
+    std::uint64_t v = 0;
+    const std::string& text = values[d];
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) continue;
+    if (const auto count = limited_loop_count(p, dims[d].path)) out[d] = v >= *count;
+  }
+  return out;
+}
+
 // Where each of a field's values lies on its scale, when they all are quantities of one kind: CPUs for a
 // `cpu` field, else durations (a bare number is one too), else data sizes; none for other values
 // (names, mappings), which have no order.
@@ -416,6 +467,7 @@ class Runner {
         plans_(combos_.size()),
         pipeline_id_(combos_.size(), kOwnPipeline),
         critical_path_(combos_.size()),
+        no_limit_(combos_.size()),
         loaded_(combos_.size()),
         group_of_(combos_.size()),
         makespan_(combos_.size()),
@@ -567,6 +619,7 @@ class Runner {
           }
           throw;
         }
+        no_limit_[k] = no_limits(spec_.dimensions, combos_[k], scenarios_[k].pipeline);
         if (share_) {
           // The simulator reads the plan, not the scenario's pipeline: configurations with equal pipelines
           // (those that vary the cluster) share one copy of it and one plan of it.
@@ -790,6 +843,7 @@ class Runner {
     cr.cost = summarize(cost_[c]);
     cr.quantile_makespan_s = percentile(ms, spec_.quantile);
     cr.critical_path_s = critical_path_[c];
+    cr.no_limit = no_limit_[c];
     for (std::uint8_t f : failed_[c]) cr.runs_with_failed_tasks += f;
     if (spec_.deadline_s) {
       cr.p_meets_deadline =
@@ -859,8 +913,9 @@ class Runner {
   std::unordered_multimap<std::size_t, std::uint32_t> pipeline_by_hash_;
   std::mutex shared_mu_;
   std::vector<std::shared_ptr<const Plan>> plans_;
-  std::vector<std::uint32_t> pipeline_id_;  // per configuration: its shared pipeline, or kOwnPipeline
-  std::vector<double> critical_path_;       // each loaded configuration's, on its fastest nodes
+  std::vector<std::uint32_t> pipeline_id_;   // per configuration: its shared pipeline, or kOwnPipeline
+  std::vector<double> critical_path_;        // each loaded configuration's, on its fastest nodes
+  std::vector<std::vector<bool>> no_limit_;  // each loaded configuration's, per dimension (ConfigResult)
   std::vector<std::uint8_t> loaded_;
   std::vector<std::size_t> group_of_;
   std::vector<Group> groups_;
@@ -1222,6 +1277,7 @@ void finish_sweep(SweepResult& result) {
           f.values.push_back(v);
           f.quantile_makespan_s.push_back(c.quantile_makespan_s);
           f.critical_path_s.push_back(c.critical_path_s);
+          f.no_limit.push_back(d < c.no_limit.size() ? c.no_limit[d] : is_no_limit(f.path, v));
           break;
         }
     }
@@ -1239,6 +1295,7 @@ void finish_sweep(SweepResult& result) {
         sorted.values.push_back(f.values[i]);
         sorted.quantile_makespan_s.push_back(f.quantile_makespan_s[i]);
         sorted.critical_path_s.push_back(f.critical_path_s[i]);
+        sorted.no_limit.push_back(f.no_limit[i]);
       }
       f = std::move(sorted);
     }
@@ -1423,6 +1480,10 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
             << "), toward the critical path (" << num(f.critical_path_s[last], 1)
             << " s), which this field does not shorten: this field alone will not do it\n";
+      else if (f.trend == "falls" && last < f.no_limit.size() && f.no_limit[last])
+        out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
+            << "): it is lowest at " << f.values[last]
+            << ", at least the loop's iterations, so no limit: this field alone will not do it\n";
       else if (f.trend == "falls")
         out << "the " << q << " makespan falls along the values (" << at(0) << ", " << at(last)
             << "): try beyond " << f.values[last] << "\n";
@@ -1491,6 +1552,8 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
     cj["cost"] = summary_json(c.cost);
     cj["runs_with_failed_tasks"] = c.runs_with_failed_tasks;
     cj["critical_path_s"] = c.critical_path_s;
+    if (std::find(c.no_limit.begin(), c.no_limit.end(), true) != c.no_limit.end())
+      cj["no_limit"] = c.no_limit;
     if (r.deadline_s) {
       cj["p_meets_deadline"] = c.p_meets_deadline;
       cj["meets"] = c.meets;

@@ -75,6 +75,15 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
     if (const JsonValue* v = r.optional(c, "meets")) cr.meets = r.boolean(*v, p + ".meets");
     if (const JsonValue* v = r.optional(c, "critical_path_s"))
       cr.critical_path_s = r.non_negative(*v, p + ".critical_path_s");
+    if (const JsonValue* v = r.optional(c, "no_limit")) {
+      const JsonValue& flags = r.array(*v, p + ".no_limit");
+      if (flags.count != res.dimensions.size())
+        r.fail(*v, p + ".no_limit",
+               "has " + std::to_string(flags.count) + " values for " + std::to_string(res.dimensions.size()) +
+                   (res.dimensions.size() == 1 ? " dimension" : " dimensions"));
+      for (std::uint32_t f = 0; f < flags.count; ++f)
+        cr.no_limit.push_back(r.boolean(r.item(flags, f), p + ".no_limit[" + std::to_string(f) + "]"));
+    }
     res.configs.push_back(std::move(cr));
   }
   res.configurations_in_space = res.configs.size();

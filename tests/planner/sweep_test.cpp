@@ -1272,3 +1272,46 @@ TEST_CASE("Sweep: a nearest within the deadline but for failed tasks is told to 
         std::string::npos);
   CHECK(out.str().find("try beyond") == std::string::npos);
 }
+
+TEST_CASE("Sweep: a parallelism at or above its loop's iterations is no limit, not one to try beyond",
+          "[planner]") {
+  // 10 tasks of 10 s on one node, each pod 2 s to start: parallelism 2, 5, 10 take about 60, 24, 12 s; a
+  // deadline of 11 s is met by none, though the critical path (10 s) is within it. Beyond 10 nothing
+  // changes (the loop has 10 iterations): the advice was "try beyond 10".
+  std::string started = kLimited;
+  started.replace(started.find("overheads: none"), 15, "overheads: {preset: none, sandbox_start: 2s}");
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=2,5,10")};
+  spec.replications = 1;
+  spec.deadline_s = 11;
+  const SweepResult r = run_sweep_text(started, "limited.yaml", spec);
+  REQUIRE(r.nearest);
+  CHECK(r.configs[2].no_limit == std::vector<bool>{true});
+  CHECK(r.configs[1].no_limit == std::vector<bool>{false});
+  const std::string advice =
+      "): it is lowest at 10, at least the loop's iterations, so no limit: this field "
+      "alone will not do it\n";
+  std::ostringstream out;
+  print_sweep(out, r);
+  CHECK(out.str().find("  pipeline.steps[w].parallel_for.parallelism: none in the range; the p95 makespan "
+                       "falls along the values (") != std::string::npos);
+  CHECK(out.str().find(advice) != std::string::npos);
+  CHECK(out.str().find("try beyond") == std::string::npos);
+  // Read back from sweep.json (as merge does): the same advice.
+  std::stringstream json;
+  write_sweep_json(json, r);
+  const SweepResult back = read_sweep_json(json, "sweep.json");
+  CHECK(back.configs[2].no_limit == std::vector<bool>{true});
+  std::ostringstream again;
+  print_sweep(again, back);
+  CHECK(again.str() == out.str());
+  // In a group: pipeline.steps[g].steps[w], by name or by index.
+  const std::string grouped =
+      "name: g\nseed: 5\noverheads: none\npipeline:\n  steps:\n    - name: g\n      steps:\n"
+      "        - {name: w, parallel_for: {count: 10}, duration: {base: 10s}}\n"
+      "cluster:\n  node_pools:\n    - {name: n, cpu: 16, memory: 64Gi, count: 1}\n";
+  spec.dimensions = {parse_dimension("pipeline.steps[g].steps[0].parallel_for.parallelism=5,12")};
+  CHECK(run_sweep_text(grouped, "g.yaml", spec).configs[1].no_limit == std::vector<bool>{true});
+  spec.dimensions = {parse_dimension("pipeline.steps[0].steps[w].parallel_for.parallelism=5,9")};
+  CHECK(run_sweep_text(grouped, "g.yaml", spec).configs[1].no_limit == std::vector<bool>{false});
+}

@@ -104,6 +104,9 @@ struct ConfigResult {
   /// (critical_path_seconds / fastest_speed): its runs cannot end sooner on average, whatever else changes.
   /// 0: not known (a sweep file written before it was kept).
   double critical_path_s = 0;
+  /// Per dimension: a parallelism that limits nothing here, 0 or at least its loop's iterations (empty: a
+  /// sweep file without it, where only 0 is known to be no limit).
+  std::vector<bool> no_limit;
 };
 
 /// When no configuration meets the deadline: the nearest one and what it would take.
@@ -121,6 +124,7 @@ struct Nearest {
     std::vector<std::string> values;  // the field's values the sweep ran on this line, in --vary order
     std::vector<double> quantile_makespan_s;  // the quantile makespan at each
     std::vector<double> critical_path_s;      // the configuration's critical path at each
+    std::vector<bool> no_limit;               // whether each value is a parallelism that limits nothing
     // "falls", "levels off" (falls, then flat to the last value), "rises", "flat", "lowest inside", "one
     // value"; makespans within 0.1% of the field's largest count as equal.
     std::string trend;

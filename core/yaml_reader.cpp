@@ -19,8 +19,33 @@ namespace shardflow::detail {
 
 using YAML::Node;
 
+namespace {
+// Where in `line` a key runs into its value with no space after the colon ("overheads:none", "- base:5s"),
+// which YAML reads as one plain string: the colon's offset, or npos.
+std::size_t key_without_space(std::string_view line) {
+  std::size_t i = line.find_first_not_of(' ');
+  if (i != std::string_view::npos && line.substr(i).starts_with("- ")) i = line.find_first_not_of(' ', i + 1);
+  if (i == std::string_view::npos || !(std::isalpha(static_cast<unsigned char>(line[i])) || line[i] == '_'))
+    return std::string_view::npos;
+  while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_' ||
+                             line[i] == '-' || line[i] == '.'))
+    ++i;
+  if (i + 1 >= line.size() || line[i] != ':') return std::string_view::npos;
+  const char next = line[i + 1];
+  return next == ' ' || next == '\t' || next == '\r' || next == ':' || next == '/' ? std::string_view::npos
+                                                                                   : i;
+}
+}  // namespace
+
 std::string got(const Node& n) {
-  return n.IsScalar() ? "got " + quote(n.Scalar()) : got_kind(n);
+  if (!n.IsScalar()) return got_kind(n);
+  // A plain "base:5s" where a mapping or a number belongs: the space after the colon is missing.
+  const std::string& v = n.Scalar();
+  if (n.Tag() == "?" && v.find('\n') == std::string::npos)
+    if (const std::size_t colon = key_without_space(v); colon != std::string::npos)
+      return "got " + quote(v) + " (a key needs a space after its colon: " +
+             quote(v.substr(0, colon + 1) + " " + v.substr(colon + 1)) + ")";
+  return "got " + quote(v);
 }
 
 std::string got_kind(const Node& n) {
@@ -688,6 +713,32 @@ std::optional<Node> parse_document(const std::string& text, const std::string& f
                      "lists and mappings nest too deeply here (more than " + std::to_string(e.depth()) +
                          " levels): no scenario, pipeline or workflow nests so deep");
   } catch (const YAML::Exception& e) {
+    // "overheads:none" (no space after the colon) is a plain string, and the next line's key is then the
+    // error: said at the line that lacks the space.
+    if (e.mark.line >= 0) {
+      std::size_t start = 0;
+      std::vector<std::size_t> starts;  // the line starts up to the error's line
+      for (int line = 0; line <= e.mark.line && start <= text.size(); ++line) {
+        starts.push_back(start);
+        const std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+      for (std::size_t k = starts.size(); k-- > 0 && k + 2 >= starts.size();) {
+        const std::size_t end = std::min(text.find('\n', starts[k]), text.size());
+        const std::string_view line = std::string_view(text).substr(starts[k], end - starts[k]);
+        const std::size_t colon = key_without_space(line);
+        if (colon == std::string_view::npos) continue;
+        const std::string written(line.substr(line.find_first_not_of(" -")));
+        const std::size_t c = colon - line.find_first_not_of(" -");
+        throw InputError(location_at(text, starts[k] + colon, file), "",
+                         "YAML syntax error (" + e.msg + " at " +
+                             place_of(text, static_cast<std::size_t>(e.mark.pos)) +
+                             "): a key needs a space after its colon: " + quote(written) +
+                             " is one string to YAML; write " +
+                             quote(written.substr(0, c + 1) + " " + written.substr(c + 1)));
+      }
+    }
     throw InputError(location_of(e.mark, file), "",
                      "YAML syntax error: " + e.msg +
                          (e.msg.find("tab") == std::string::npos ? tab_hint(text, e.mark) : "") +

@@ -275,6 +275,13 @@ class Map {
   static std::string unknown_name_message(std::string_view what, const std::string& name, Keys known,
                                           std::optional<std::string_view> best) {
     const std::string head = "unknown " + std::string(what) + " " + quote(name);
+    // "duration:{base": a known key with no space after its colon, read as one plain string.
+    if (const std::size_t colon = name.find(':');
+        colon != std::string::npos && colon > 0 &&
+        std::find(known.begin(), known.end(), std::string_view(name).substr(0, colon)) != known.end())
+      return head + ": a key needs a space after its colon (" +
+             quote(name.substr(0, colon) + ": " + name.substr(colon + 1)) +
+             "), else YAML reads the two as one string";
     if (best) return head + " (did you mean \"" + std::string(*best) + "\"?)";
     std::string list;
     for (auto k : known) {

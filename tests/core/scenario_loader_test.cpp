@@ -1520,3 +1520,27 @@ TEST_CASE("ScenarioLoader: lines that end in a CR alone (classic Mac OS) are lin
   bad.replace(bad.find("5s"), 2, "-1s");
   CHECK(error_of(bad) == "bad.yaml:2:47: pipeline.steps[0].duration.base: must be >= 0, got -1s");
 }
+
+TEST_CASE("ScenarioLoader: a key with no space after its colon is named where it is, with the fix",
+          "[core]") {
+  // "overheads:none" is one plain string to YAML; the next line's key is where yaml-cpp fails.
+  CHECK(error_of("name: s\noverheads:none\npipeline: {steps: [{name: a}]}\n") ==
+        "bad.yaml:2:10: YAML syntax error (illegal map value at 3:9): a key needs a space after its colon: "
+        "\"overheads:none\" is one string to YAML; write \"overheads: none\"");
+  CHECK(error_of("name: s\npipeline:\n  steps:\n    - name: a\n    - name: b\n      after:[a]\n"
+                 "cluster: {node_pools: [{name: p, cpu: 4, memory: 16Gi, count: 1}]}\n") ==
+        "bad.yaml:6:12: YAML syntax error (illegal map value at 7:8): a key needs a space after its colon: "
+        "\"after:[a]\" is one string to YAML; write \"after: [a]\"");
+  // Read as a key, or as a value where a mapping belongs.
+  const std::string cluster = "cluster: {node_pools: [{name: p, cpu: 4, memory: 16Gi, count: 1}]}\n";
+  CHECK(error_of("name: s\npipeline:\n  steps:\n    - name: a\n      duration:{base: 5s}\n" + cluster) ==
+        "bad.yaml:5:7: pipeline.steps[0].duration:{base: unknown key \"duration:{base\": a key needs a space "
+        "after its colon (\"duration: {base\"), else YAML reads the two as one string");
+  CHECK(
+      error_of("name: s\npipeline:\n  steps:\n    - name: a\n      duration:\n        base:5s\n" + cluster) ==
+      "bad.yaml:6:9: pipeline.steps[0].duration: expected a mapping, got \"base:5s\" (a key needs a space "
+      "after its colon: \"base: 5s\")");
+  // A quoted value is the user's string as written: no hint.
+  CHECK(error_of("name: s\npipeline:\n  steps:\n    - name: a\n      duration: \"base:5s\"\n" + cluster) ==
+        "bad.yaml:5:17: pipeline.steps[0].duration: expected a mapping, got \"base:5s\"");
+}

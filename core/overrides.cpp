@@ -231,10 +231,21 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
       // `cluster.node_pool[cpu]`: the --set made node_pool, a key the scenario does not have.
       const std::string& key = parts[i - 1].key;
       std::vector<std::string_view> known(made_beside->begin(), made_beside->end());
-      const std::string unknown =
-          known.empty() ? "unknown key " + quote(key) : Map::unknown_key_message(key, known);
+      // A typo of a key that is there ("node_pool"), or a list the scenario does not give here (a step's
+      // `command`, a pool's `taints`): only the keys beside it are known, so no "expected one of" list.
+      if (const auto meant = Map::closest_name(key, known))
+        throw InputError(where, parts_text(parts, i),
+                         Map::unknown_key_message(key, known) + ": the scenario has no such list, so [" +
+                             p.selector + "] selects nothing");
+      std::string beside;
+      for (std::size_t k = 0; k < known.size() && k < 10; ++k)
+        beside += (k ? ", " : "") + std::string(known[k]);
       throw InputError(where, parts_text(parts, i),
-                       unknown + ": the scenario has no such list, so [" + p.selector + "] selects nothing");
+                       "the scenario has no " + quote(key) + " list here" +
+                           (known.empty() ? std::string()
+                                          : " (it has " + beside + (known.size() > 10 ? ", ..." : "") + ")") +
+                           ", so [" + p.selector + "] selects nothing: set the whole list, as " +
+                           parts_text(parts, i) + "=[...]");
     }
     if (!cur.IsSequence())
       throw InputError(where, parts_text(parts, i), "is not a list: [" + p.selector + "] selects nothing");

@@ -501,3 +501,17 @@ TEST_CASE("Overrides: a name given twice inside a --set value says so, not 'firs
       "--set pipeline.steps=[{name: a}, {name: a}]: pipeline.steps[1].name: duplicate step name \"a\" (twice "
       "in this value)");
 }
+
+TEST_CASE("Overrides: a --set into a list the scenario does not give says so, not 'unknown key'", "[core]") {
+  // `command` is a step's key; the step has none, so [0] selects nothing. The message called it unknown,
+  // "expected one of" the keys this step happens to have.
+  CHECK(error_of(with({}, {"pipeline.steps[train].command[0]=z"})) ==
+        "--set pipeline.steps[train].command[0]=z: pipeline.steps[train].command: the scenario has no "
+        "\"command\" "
+        "list here (it has name, after, duration), so [0] selects nothing: set the whole list, as "
+        "pipeline.steps[train].command=[...]");
+  // A typo of a key that is there is still one.
+  CHECK(error_of(with({}, {"cluster.node_pool[cpu].count=3"})) ==
+        "--set cluster.node_pool[cpu].count=3: cluster.node_pool: unknown key \"node_pool\" (did you mean "
+        "\"node_pools\"?): the scenario has no such list, so [cpu] selects nothing");
+}

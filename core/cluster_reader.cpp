@@ -201,60 +201,70 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
   }
   Overheads o = kfp_v2_overheads();
   if (!n) return o;
-  const Map m(r, *n, "overheads", kOverheadKeys);
-  if (auto v = m.get("preset")) {
-    // Named sets of defaults; the keys below still apply over them.
-    const std::string preset = get_string(r, *v, m.field("preset"));
-    if (preset == "none") {
-      o = no_overheads();  // `overheads: none` (preset ""), with the keys below over it
-    } else if (preset == "kwok-testenv") {
-      o = kwok_testenv_overheads();
-    } else {
-      r.fail(*v, m.field("preset"), "unknown preset " + quote(preset) + " (expected none or kwok-testenv)");
-    }
-  }
-  if (auto v = m.get("orchestrator")) {
-    o.orchestrator = get_string(r, *v, m.field("orchestrator"));
-    if (o.orchestrator == "argo" || o.orchestrator == "indexed-job" || o.orchestrator == "none") {
-      o.pods_per_task = 1;
-      o.driver_pod_duration = Duration::zero();
-    } else if (o.orchestrator != "kfp-v2") {
-      r.fail(
-          *v, m.field("orchestrator"),
-          "unknown orchestrator " + quote(o.orchestrator) + " (expected kfp-v2, argo, indexed-job or none)");
-    }
-  }
+  const Map m(r, *n, "overheads", kOverheadKeys, Map::Kind::read_on);
+  Parts part(m);  // each key on its own: an unknown orchestrator does not hide a bad sandbox_start before it
+  if (auto v = m.get("preset"))
+    part([&] {
+      // Named sets of defaults; the keys below still apply over them.
+      const std::string preset = get_string(r, *v, m.field("preset"));
+      if (preset == "none") {
+        o = no_overheads();  // `overheads: none` (preset ""), with the keys below over it
+      } else if (preset == "kwok-testenv") {
+        o = kwok_testenv_overheads();
+      } else {
+        r.fail(*v, m.field("preset"), "unknown preset " + quote(preset) + " (expected none or kwok-testenv)");
+      }
+    });
+  if (auto v = m.get("orchestrator"))
+    part([&] {
+      const std::string orchestrator = get_string(r, *v, m.field("orchestrator"));
+      if (orchestrator == "argo" || orchestrator == "indexed-job" || orchestrator == "none") {
+        o.pods_per_task = 1;
+        o.driver_pod_duration = Duration::zero();
+      } else if (orchestrator != "kfp-v2") {
+        r.fail(
+            *v, m.field("orchestrator"),
+            "unknown orchestrator " + quote(orchestrator) + " (expected kfp-v2, argo, indexed-job or none)");
+      }
+      o.orchestrator = orchestrator;
+    });
   if (auto v = m.get("pods_per_task"))
-    o.pods_per_task = static_cast<int>(get_int(r, *v, m.field("pods_per_task"), 1, 16));
-  if (auto v = m.get("driver_pod")) {
-    if (o.pods_per_task < 2)
-      r.fail(*v, m.field("driver_pod"),
-             "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
-    o.driver_pod_duration = get_duration(r, *v, m.field("driver_pod"));
-  }
-  if (auto v = m.get("driver_resources")) {
-    if (o.pods_per_task < 2)
-      r.fail(*v, m.field("driver_resources"),
-             "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
-    const std::string f = m.field("driver_resources");
-    // The driver is a small Go program: the simulator gives its pod no GPUs, so asking for one is a mistake.
-    if (const Node& d = *v; d.IsMap()) {
-      for (auto it = d.begin(); it != d.end(); ++it)
-        if (it->first.IsScalar() && it->first.Scalar() == "gpu")
-          r.fail(it->first, key_path(f, "gpu"), "a driver pod requests no GPUs (only cpu and memory)");
-    }
-    const Resources res = read_resources(r, *v, f, {o.driver_cpu, o.driver_memory, 0});
-    o.driver_cpu = res.cpu;
-    o.driver_memory = res.memory;
-  }
-  if (auto v = m.get("sandbox_start")) o.sandbox_start = get_duration(r, *v, m.field("sandbox_start"));
+    part([&] { o.pods_per_task = static_cast<int>(get_int(r, *v, m.field("pods_per_task"), 1, 16)); });
+  if (auto v = m.get("driver_pod"))
+    part([&] {
+      if (o.pods_per_task < 2)
+        r.fail(*v, m.field("driver_pod"),
+               "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
+      o.driver_pod_duration = get_duration(r, *v, m.field("driver_pod"));
+    });
+  if (auto v = m.get("driver_resources"))
+    part([&] {
+      if (o.pods_per_task < 2)
+        r.fail(*v, m.field("driver_resources"),
+               "applies only with a driver pod (orchestrator kfp-v2, or pods_per_task >= 2)");
+      const std::string f = m.field("driver_resources");
+      // The driver is a small Go program: the simulator gives its pod no GPUs, so asking for one is a
+      // mistake.
+      if (const Node& d = *v; d.IsMap()) {
+        for (auto it = d.begin(); it != d.end(); ++it)
+          if (it->first.IsScalar() && it->first.Scalar() == "gpu")
+            r.fail(it->first, key_path(f, "gpu"), "a driver pod requests no GPUs (only cpu and memory)");
+      }
+      const Resources res = read_resources(r, *v, f, {o.driver_cpu, o.driver_memory, 0});
+      o.driver_cpu = res.cpu;
+      o.driver_memory = res.memory;
+    });
+  if (auto v = m.get("sandbox_start"))
+    part([&] { o.sandbox_start = get_duration(r, *v, m.field("sandbox_start")); });
   if (auto v = m.get("image_pull_bandwidth"))
-    o.image_pull_bytes_per_second = get_rate(r, *v, m.field("image_pull_bandwidth"));
-  if (auto v = m.get("image_size")) o.default_image_size = get_bytes(r, *v, m.field("image_size"));
+    part([&] { o.image_pull_bytes_per_second = get_rate(r, *v, m.field("image_pull_bandwidth")); });
+  if (auto v = m.get("image_size"))
+    part([&] { o.default_image_size = get_bytes(r, *v, m.field("image_size")); });
   if (auto v = m.get("serialize_image_pulls"))
-    o.serialize_image_pulls = get_bool(r, *v, m.field("serialize_image_pulls"));
+    part([&] { o.serialize_image_pulls = get_bool(r, *v, m.field("serialize_image_pulls")); });
   if (auto v = m.get("repeat_first_attempt"))
-    o.repeat_first_attempt = get_bool(r, *v, m.field("repeat_first_attempt"));
+    part([&] { o.repeat_first_attempt = get_bool(r, *v, m.field("repeat_first_attempt")); });
+  part.done();
   o.control_plane = control_plane_for(o.orchestrator);
   if (o.preset == "kwok-testenv") o.control_plane.follow_pods = true;  // shardflow's controller watches pods
   // job_sync: the first name of control_plane.sync_period.
@@ -600,85 +610,107 @@ void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::v
 }
 
 NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
-  const Map m(r, n, field, kPoolKeys);
+  const Map m(r, n, field, kPoolKeys, Map::Kind::read_on);
+  Parts part(m);  // each key on its own (a bad label does not hide a bad taint before it), in file order
   NodePool p;
   p.where = r.at(n);
-  p.name = get_nonempty_string(r, m.require("name"), m.field("name"));
-  p.cpu = get_cpu(r, m.require("cpu"), m.field("cpu"));
-  const Node memory = m.require("memory");
-  p.memory = get_bytes(r, memory, m.field("memory"));
-  // Scores multiply a node's memory by 100 in 64-bit integers, as kube-scheduler's do: a node of more than
-  // about 80 PiB would overflow them. 1 PiB is forty times the largest machine sold today.
-  if (constexpr ByteCount kMaxNodeMemory = 1024 * 1024 * kGiB; p.memory > kMaxNodeMemory)
-    r.fail(memory, m.field("memory"), "must be at most 1Pi (a node's memory), got " + memory.Scalar());
-  if (auto v = m.get("gpu")) p.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000));
-  if (auto v = m.get("price_per_hour")) {
-    p.price_per_hour = get_number_min(r, *v, m.field("price_per_hour"), 0, true);
-    // So that a run's cost (price x hours x nodes) stays a finite number.
-    if (p.price_per_hour > 1e9)
-      r.fail(*v, m.field("price_per_hour"), "must be at most 1e9 (per node-hour), got " + v->Scalar());
-  }
-  if (auto v = m.get("speed")) p.speed = get_number_min(r, *v, m.field("speed"), 0, false);
+  part([&] { p.name = get_nonempty_string(r, m.require("name"), m.field("name")); });
+  const bool cpu_ok = part([&] { p.cpu = get_cpu(r, m.require("cpu"), m.field("cpu")); });
+  const bool memory_ok = part([&] {
+    const Node memory = m.require("memory");
+    p.memory = get_bytes(r, memory, m.field("memory"));
+    // Scores multiply a node's memory by 100 in 64-bit integers, as kube-scheduler's do: a node of more
+    // than about 80 PiB would overflow them. 1 PiB is forty times the largest machine sold today.
+    if (constexpr ByteCount kMaxNodeMemory = 1024 * 1024 * kGiB; p.memory > kMaxNodeMemory)
+      r.fail(memory, m.field("memory"), "must be at most 1Pi (a node's memory), got " + memory.Scalar());
+  });
+  if (auto v = m.get("gpu"))
+    part([&] { p.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000)); });
+  if (auto v = m.get("price_per_hour"))
+    part([&] {
+      p.price_per_hour = get_number_min(r, *v, m.field("price_per_hour"), 0, true);
+      // So that a run's cost (price x hours x nodes) stays a finite number.
+      if (p.price_per_hour > 1e9)
+        r.fail(*v, m.field("price_per_hour"), "must be at most 1e9 (per node-hour), got " + v->Scalar());
+    });
+  if (auto v = m.get("speed")) part([&] { p.speed = get_number_min(r, *v, m.field("speed"), 0, false); });
   if (auto v = m.get("max_pods"))
-    p.max_pods = static_cast<int>(get_int(r, *v, m.field("max_pods"), 1, 1'000'000));
-  if (auto v = m.get("reserved")) read_reserved(r, *v, m.field("reserved"), p);
-  if (auto v = m.get("labels")) p.labels = get_string_map(r, *v, m.field("labels"));
-  if (auto v = m.get("taints")) {
-    const std::string f = m.field("taints");
-    expect_list(r, *v, f);
-    std::size_t i = 0;
-    for (const auto& t : *v) {
-      const Map tm(r, t, index_path(f, i++), kTaintKeys);
-      Taint taint;
-      taint.key = get_nonempty_string(r, tm.require("key"), tm.field("key"));
-      if (auto tv = tm.get("value")) taint.value = get_string(r, *tv, tm.field("value"));
-      if (auto e = tm.get("effect")) {
-        taint.effect = get_string(r, *e, tm.field("effect"));
-        if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" && taint.effect != "NoExecute")
-          r.fail(*e, tm.field("effect"),
-                 "must be NoSchedule, PreferNoSchedule or NoExecute, got " + quote(taint.effect));
+    part([&] { p.max_pods = static_cast<int>(get_int(r, *v, m.field("max_pods"), 1, 1'000'000)); });
+  // Reserved resources are a share of the node's: read once its size is known.
+  if (auto v = m.get("reserved"); v && cpu_ok && memory_ok)
+    part([&] { read_reserved(r, *v, m.field("reserved"), p); });
+  if (auto v = m.get("labels")) part([&] { p.labels = get_string_map(r, *v, m.field("labels")); });
+  if (auto v = m.get("taints"))
+    part([&] {
+      const std::string f = m.field("taints");
+      expect_list(r, *v, f);
+      std::size_t i = 0;
+      for (const auto& t : *v) {
+        const Map tm(r, t, index_path(f, i++), kTaintKeys);
+        Taint taint;
+        taint.key = get_nonempty_string(r, tm.require("key"), tm.field("key"));
+        if (auto tv = tm.get("value")) taint.value = get_string(r, *tv, tm.field("value"));
+        if (auto e = tm.get("effect")) {
+          taint.effect = get_string(r, *e, tm.field("effect"));
+          if (taint.effect != "NoSchedule" && taint.effect != "PreferNoSchedule" &&
+              taint.effect != "NoExecute")
+            r.fail(*e, tm.field("effect"),
+                   "must be NoSchedule, PreferNoSchedule or NoExecute, got " + quote(taint.effect));
+        }
+        p.taints.push_back(std::move(taint));
       }
-      p.taints.push_back(std::move(taint));
-    }
-  }
-  if (auto v = m.get("mtbf")) p.mtbf = get_duration(r, *v, m.field("mtbf"));
-  if (auto v = m.get("spot")) {
-    const Map s(r, *v, m.field("spot"), kSpotKeys);
-    p.spot = true;
-    if (auto d = s.get("discount")) {
-      p.spot_discount = get_number(r, *d, s.field("discount"));
-      if (p.spot_discount < 0 || p.spot_discount >= 1)
-        r.fail(*d, s.field("discount"), "must be >= 0 and < 1 (a fraction of the price), got " + d->Scalar());
-    }
-    if (auto d = s.get("mean_reclaim")) p.spot_mean_reclaim = get_duration(r, *d, s.field("mean_reclaim"));
-  }
-  if (auto v = m.get("autoscaling")) {
-    const Map a(r, *v, m.field("autoscaling"), kAutoscalingKeys);
-    Autoscaling& as = p.autoscaling;
-    const auto min_node = a.get("min");
-    if (min_node) as.min = static_cast<int>(get_int(r, *min_node, a.field("min"), 0, 1'000'000));
-    const Node max_node = a.require("max");
-    as.max = static_cast<int>(get_int(r, max_node, a.field("max"), 1, 1'000'000));
-    // At the min when a --set or an overlay gave it over the file's max; else at the max.
-    if (as.max < as.min && min_node && r.at(*min_node).file != r.file() && r.at(max_node).file == r.file())
-      r.fail(*min_node, a.field("min"), "must be <= max (" + std::to_string(as.max) + ")");
-    if (as.max < as.min) r.fail(max_node, a.field("max"), "must be >= min (" + std::to_string(as.min) + ")");
-    if (auto x = a.get("scale_up_delay")) as.scale_up_delay = get_duration(r, *x, a.field("scale_up_delay"));
-    if (auto x = a.get("boot_time")) as.boot_time = get_duration(r, *x, a.field("boot_time"));
-    if (auto x = a.get("scale_down_idle"))
-      as.scale_down_idle = get_duration(r, *x, a.field("scale_down_idle"));
-  }
-  if (auto v = m.get("count")) {
-    p.count = static_cast<int>(get_int(r, *v, m.field("count"), 0, 1'000'000));
-    if (p.autoscaling.enabled() && (p.count < p.autoscaling.min || p.count > p.autoscaling.max))
-      r.fail(*v, m.field("count"),
-             "must be between autoscaling.min and autoscaling.max (" + std::to_string(p.autoscaling.min) +
-                 ".." + std::to_string(p.autoscaling.max) + "), got " + v->Scalar());
-  } else if (p.autoscaling.enabled()) {
-    p.count = p.autoscaling.min;
-  } else {
-    r.fail(n, field, "missing required key \"count\" (or autoscaling)");
-  }
+    });
+  if (auto v = m.get("mtbf")) part([&] { p.mtbf = get_duration(r, *v, m.field("mtbf")); });
+  if (auto v = m.get("spot"))
+    part([&] {
+      const Map s(r, *v, m.field("spot"), kSpotKeys);
+      p.spot = true;
+      if (auto d = s.get("discount")) {
+        p.spot_discount = get_number(r, *d, s.field("discount"));
+        if (p.spot_discount < 0 || p.spot_discount >= 1)
+          r.fail(*d, s.field("discount"),
+                 "must be >= 0 and < 1 (a fraction of the price), got " + d->Scalar());
+      }
+      if (auto d = s.get("mean_reclaim")) p.spot_mean_reclaim = get_duration(r, *d, s.field("mean_reclaim"));
+    });
+  bool autoscaling_ok = true;
+  if (auto v = m.get("autoscaling"))
+    autoscaling_ok = part([&] {
+      const Map a(r, *v, m.field("autoscaling"), kAutoscalingKeys);
+      Autoscaling& as = p.autoscaling;
+      const auto min_node = a.get("min");
+      if (min_node) as.min = static_cast<int>(get_int(r, *min_node, a.field("min"), 0, 1'000'000));
+      const Node max_node = a.require("max");
+      as.max = static_cast<int>(get_int(r, max_node, a.field("max"), 1, 1'000'000));
+      // At the min when a --set or an overlay gave it over the file's max; else at the max.
+      if (as.max < as.min && min_node && r.at(*min_node).file != r.file() && r.at(max_node).file == r.file())
+        r.fail(*min_node, a.field("min"), "must be <= max (" + std::to_string(as.max) + ")");
+      if (as.max < as.min)
+        r.fail(max_node, a.field("max"), "must be >= min (" + std::to_string(as.min) + ")");
+      if (auto x = a.get("scale_up_delay"))
+        as.scale_up_delay = get_duration(r, *x, a.field("scale_up_delay"));
+      if (auto x = a.get("boot_time")) as.boot_time = get_duration(r, *x, a.field("boot_time"));
+      if (auto x = a.get("scale_down_idle"))
+        as.scale_down_idle = get_duration(r, *x, a.field("scale_down_idle"));
+    });
+  // The count is checked against the autoscaling range, when that was read.
+  if (autoscaling_ok)
+    part([&] {
+      if (auto v = m.get("count")) {
+        p.count = static_cast<int>(get_int(r, *v, m.field("count"), 0, 1'000'000));
+        if (p.autoscaling.enabled() && (p.count < p.autoscaling.min || p.count > p.autoscaling.max))
+          r.fail(*v, m.field("count"),
+                 "must be between autoscaling.min and autoscaling.max (" + std::to_string(p.autoscaling.min) +
+                     ".." + std::to_string(p.autoscaling.max) + "), got " + v->Scalar());
+      } else if (p.autoscaling.enabled()) {
+        p.count = p.autoscaling.min;
+      } else if (!m.misspelled("count")) {
+        r.fail(n, field, "missing required key \"count\" (or autoscaling)");
+      } else {
+        throw AlreadyReported(r.at(n), field, "missing required key \"count\"");
+      }
+    });
+  part.done();
   return p;
 }
 

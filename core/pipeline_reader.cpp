@@ -110,7 +110,8 @@ class ItemConverter {
 
 // Also sets `at`'s loop_where and loop_field to its count: or items: value.
 Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::string& field, Step& at) {
-  const Map m(r, n, field, kLoopKeys);
+  const Map m(r, n, field, kLoopKeys, Map::Kind::read_on);
+  Parts part(m);  // count or items, parallelism and workers each on its own
   Loop loop;
   const auto count = m.get("count");
   const auto list = m.get("items");
@@ -122,13 +123,18 @@ Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::
     r.fail(m.key_node(at_count ? "count" : "items"), m.field(at_count ? "count" : "items"),
            "give either count or items, not both");
   }
-  if (!count && !list) r.fail(n, field, "needs count (a number of iterations) or items (a list)");
+  if (!count && !list) {
+    if (m.bad_keys() != 0) throw AlreadyReported(r.at(n), field, "the mapping has keys that were reported");
+    r.fail(n, field, "needs count (a number of iterations) or items (a list)");
+  }
   at.loop_where = r.at(count ? *count : *list);
   at.loop_field = m.field(count ? "count" : "items");
-  if (count) {
-    loop.count = static_cast<std::uint32_t>(
-        get_int(r, *count, m.field("count"), 1, std::numeric_limits<std::uint32_t>::max()));
-  } else {
+  part([&] {
+    if (count) {
+      loop.count = static_cast<std::uint32_t>(
+          get_int(r, *count, m.field("count"), 1, std::numeric_limits<std::uint32_t>::max()));
+      return;
+    }
     const std::string f = m.field("items");
     expect_list(r, *list, f);
     if (list->size() == 0) r.fail(*list, f, "must not be empty (an empty loop runs nothing)");
@@ -145,15 +151,19 @@ Loop read_loop(const Reader& r, ItemConverter& items, const Node& n, const std::
       ++i;
     }
     loop.count = static_cast<std::uint32_t>(loop.items.size());
-  }
+  });
   if (auto p = m.get("parallelism"))
-    loop.parallelism = static_cast<std::uint32_t>(
-        get_int(r, *p, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
-  if (auto w = m.get("workers")) {
-    loop.workers = static_cast<std::uint32_t>(
-        get_int(r, *w, m.field("workers"), 1, std::numeric_limits<std::uint32_t>::max()));
-    loop.workers_where = r.at(m.key_node("workers"));
-  }
+    part([&] {
+      loop.parallelism = static_cast<std::uint32_t>(
+          get_int(r, *p, m.field("parallelism"), 0, std::numeric_limits<std::uint32_t>::max()));
+    });
+  if (auto w = m.get("workers"))
+    part([&] {
+      loop.workers = static_cast<std::uint32_t>(
+          get_int(r, *w, m.field("workers"), 1, std::numeric_limits<std::uint32_t>::max()));
+      loop.workers_where = r.at(m.key_node("workers"));
+    });
+  part.done();
   return loop;
 }
 
@@ -842,10 +852,13 @@ std::vector<Toleration> read_tolerations(const Reader& r, const Node& n, const s
 }
 
 Resources read_resources(const Reader& r, const Node& n, const std::string& field, Resources res) {
-  const Map m(r, n, field, kResourceKeys);
-  if (auto v = m.get("cpu")) res.cpu = get_cpu(r, *v, m.field("cpu"));
-  if (auto v = m.get("memory")) res.memory = get_bytes(r, *v, m.field("memory"));
-  if (auto v = m.get("gpu")) res.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000));
+  const Map m(r, n, field, kResourceKeys, Map::Kind::read_on);
+  Parts part(m);  // a bad cpu does not hide a bad memory
+  if (auto v = m.get("cpu")) part([&] { res.cpu = get_cpu(r, *v, m.field("cpu")); });
+  if (auto v = m.get("memory")) part([&] { res.memory = get_bytes(r, *v, m.field("memory")); });
+  if (auto v = m.get("gpu"))
+    part([&] { res.gpu = static_cast<int>(get_int(r, *v, m.field("gpu"), 0, 1'000'000)); });
+  part.done();
   return res;
 }
 

@@ -561,3 +561,31 @@ TEST_CASE("check_scenario_file: a pipeline past the step limit is one problem, n
                                  ":100006:15: pipeline.steps[0].steps[0].steps[99998]: the pipeline has more "
                                  "than 100000 steps"});
 }
+
+TEST_CASE("check_scenario_file: each key of resources, parallel_for, overheads and a node pool on its own",
+          "[core]") {
+  // One problem per mapping was reported, and not always the first in the file: overheads read its
+  // orchestrator before its sandbox_start, a pool its labels before its taints.
+  const std::string f =
+      write_file("keys.yaml",
+                 "name: o\n"
+                 "overheads: {sandbox_start: -1s, orchestrator: kfp}\n"
+                 "pipeline: {steps: [{name: a, resources: {cpu: 0, memory: -1Gi, gpu: -2}, parallel_for: "
+                 "{count: 0, parallelism: -1}}]}\n"
+                 "cluster:\n"
+                 "  node_pools:\n"
+                 "    - {name: p, cpu: 4, memory: 16Gi, count: 1, taints: [{value: x}], labels: {a: [1]}}\n");
+  CHECK(
+      messages(check_scenario_file(f, {})) ==
+      std::vector<std::string>{f + ":2:28: overheads.sandbox_start: must be >= 0, got -1s",
+                               f + ":2:47: overheads.orchestrator: unknown orchestrator \"kfp\" (expected "
+                                   "kfp-v2, argo, indexed-job or "
+                                   "none)",
+                               f + ":3:47: pipeline.steps[0].resources.cpu: must be > 0, got 0",
+                               f + ":3:58: pipeline.steps[0].resources.memory: must be >= 0, got -1Gi",
+                               f + ":3:69: pipeline.steps[0].resources.gpu: must be >= 0, got -2",
+                               f + ":3:96: pipeline.steps[0].parallel_for.count: must be >= 1, got 0",
+                               f + ":3:112: pipeline.steps[0].parallel_for.parallelism: must be >= 0, got -1",
+                               f + ":6:58: cluster.node_pools[0].taints[0]: missing required key \"key\"",
+                               f + ":6:83: cluster.node_pools[0].labels.a: expected a string, got a list"});
+}

@@ -943,10 +943,12 @@ int run_simulate(const SimulateArgs& args) {
                                                    (unfinished == 1 ? "it" : "them") + " never started";
       if (unfinished > 0)
         std::printf(
-            "  unfinished   %llu task%s had not finished when the run %s at %s%s%s (counted in "
+            "  unfinished   %llu task%s had not finished when the run %s %s%s%s (counted in "
             "tasks failed)\n",
             static_cast<unsigned long long>(unfinished), unfinished == 1 ? "" : "s",
-            interrupted ? "was interrupted" : "stopped", human_seconds(m.makespan_s).c_str(),
+            // Interrupted: it ends once its running attempts have stopped (a command gets 2 s after
+            // SIGTERM), later than the interrupt.
+            interrupted ? "was interrupted; it ended at" : "stopped at", human_seconds(m.makespan_s).c_str(),
             interrupted                    ? ""
             : !trace.stopped_early.empty() ? (": " + trace.stopped_early).c_str()
             : sim && Duration::from_seconds(m.makespan_s) >= options.horizon

@@ -376,7 +376,10 @@ class LocalRun {
       Completion c = run_kernel_of(*job);
       const std::lock_guard<std::mutex> lock(mu_);
       completions_.push_back(std::move(c));
-      pump(completions_.back().at);
+      // What this pump records happens now, under the lock: the completion's own time was read before
+      // the lock, and another worker's pump may have stamped later times meanwhile (the successors it
+      // admitted were then stamped before their predecessor's end, and reserved cores read over 100%).
+      pump(std::max(completions_.back().at, now_ns()));
       --in_flight_;
       if (in_flight_ == 0 || all_done_) cv_.notify_all();
       recycle(std::move(job));
@@ -543,6 +546,9 @@ class LocalRun {
     trace.tasks_waiting = exec_.waiting_tasks();
     trace.tasks_failed = exec_.tasks_failed() + trace.tasks_unfinished + trace.tasks_waiting;
     trace.tasks_not_run = exec_.dead_tasks();
+    // A stopped run lasted until it stopped, though no attempt was running then (a retry waiting out its
+    // backoff): its makespan (trace.json's stopped_at).
+    if (trace.tasks_unfinished != 0 || trace.tasks_waiting != 0) trace.last_finished = last;
     // No pod names: the local backend runs tasks, not pods.
     for (TaskId t = 0; t < plan_.size(); ++t)
       if (!plan_.is_join(t) && plan_.succs(t).empty() && results_[t])

@@ -145,7 +145,7 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
     if (a.scheduled != kNever) waits[a.step].push_back((a.scheduled - a.submitted).seconds());
     if (a.outcome == Outcome::succeeded)
       runs[a.step].push_back(run_s(a));
-    else
+    else if (a.outcome != Outcome::cancelled)  // as metrics count failures: a cancelled attempt did not fail
       ++failed_of[a.step];
   }
   const std::vector<std::size_t> drawn = drawn_steps(t);

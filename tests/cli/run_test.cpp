@@ -172,7 +172,7 @@ TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a local run cleanly: exit 130 (143), t
     CHECK(out.find("interrupted: what had not finished is recorded as cancelled") != std::string::npos);
     // Not one of them failed: they had not finished (counted in tasks failed, as the trace defines it).
     CHECK(out.find("  failed tasks ") == std::string::npos);
-    CHECK(out.find("\n  unfinished   6 tasks had not finished when the run was interrupted at ") !=
+    CHECK(out.find("\n  unfinished   6 tasks had not finished when the run was interrupted; it ended at ") !=
           std::string::npos);
     const auto trace = nlohmann::json::parse(slurp(dir / "out" / "trace.json"));
     REQUIRE(trace["attempts"].size() == 6);
@@ -204,7 +204,7 @@ TEST_CASE("cli: a task waiting out its retry backoff when the run is interrupted
   CHECK(slurp(dir / "status") == "130\n");
   const std::string out = slurp(dir / "stdout");
   CHECK(out.find("  failed tasks ") == std::string::npos);  // it listed flaky[0] and flaky[1] (1 attempt)
-  CHECK(out.find("\n  unfinished   2 tasks had not finished when the run was interrupted at ") !=
+  CHECK(out.find("\n  unfinished   2 tasks had not finished when the run was interrupted; it ended at ") !=
         std::string::npos);
 }
 

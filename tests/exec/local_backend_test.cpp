@@ -215,6 +215,57 @@ TEST_CASE("Local: admitted CPU never exceeds --cores", "[exec]") {
   CHECK(most == 2000);
 }
 
+TEST_CASE("Local: recorded times go forward: no successor stamped before its dependency ended", "[exec]") {
+  // Hundreds of noop tasks ending on two workers at once: a worker's pump stamped what it admitted and
+  // reserved with the time its kernel ended, read before it took the lock, so that records went back in
+  // time past another worker's (a successor scheduled before its dependency finished, queue waits below
+  // zero, reserved CPU read over the cores). Each check holds on every seed.
+  const Scenario s = scenario(R"(pipeline:
+  steps:
+    - {name: a, parallel_for: {count: 400, parallelism: 7}, resources: {cpu: 1}, kernel: {name: noop}}
+    - name: g
+      after: [a]
+      parallel_for: {count: 20, parallelism: 2}
+      steps:
+        - {name: x, resources: {cpu: 1}, kernel: {name: noop}}
+        - {name: y, after: [x], resources: {cpu: 1}, kernel: {name: noop}}
+    - {name: b, after: [a], parallel_for: {count: 50}, resources: {cpu: 2}, kernel: {name: noop}}
+)");
+  const Plan plan = Plan::unroll(s.pipeline);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    INFO("seed " << seed);
+    const LocalResult r = run(s, 2, 1, seed);
+    const Trace& t = r.trace;
+    REQUIRE(t.tasks_failed == 0);
+    std::vector<SimTime> done(plan.size(), SimTime::zero());
+    for (const AttemptRecord& a : t.attempts) done[a.task] = std::max(done[a.task], a.finished);
+    std::vector<std::pair<std::int64_t, MilliCpu>> ev;
+    std::size_t backwards = 0, early = 0;
+    for (const AttemptRecord& a : t.attempts) {
+      if (!(a.submitted <= a.scheduled && a.scheduled <= a.started && a.started <= a.finished)) ++backwards;
+      // Every plan predecessor (joins resolve with their last input) ended before this was submitted.
+      std::vector<TaskId> todo(plan.preds(a.task).begin(), plan.preds(a.task).end());
+      while (!todo.empty()) {
+        const TaskId p = todo.back();
+        todo.pop_back();
+        if (plan.is_join(p))
+          todo.insert(todo.end(), plan.preds(p).begin(), plan.preds(p).end());
+        else if (done[p] > a.submitted)
+          ++early;
+      }
+      const MilliCpu cpu = plan.steps()[a.step].component.resources.cpu;
+      ev.emplace_back(a.scheduled.ns(), cpu);
+      ev.emplace_back(a.finished.ns(), -cpu);
+    }
+    CHECK(backwards == 0);
+    CHECK(early == 0);
+    std::sort(ev.begin(), ev.end());
+    MilliCpu cur = 0, most = 0;
+    for (const auto& [at, d] : ev) most = std::max(most, cur += d);
+    CHECK(most <= 2000);
+  }
+}
+
 TEST_CASE("Local: failing attempts are retried after the policy's backoff, with their errors", "[exec]") {
   const Scenario s = scenario(R"(pipeline:
   steps:

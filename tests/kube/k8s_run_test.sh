@@ -216,7 +216,7 @@ ok = {a["task"] for a in trace["attempts"] if a["outcome"] == "succeeded"}
 left = 60 - len(ok)  # shards not done; the merge after them never started
 if not 0 < left < 60:
     sys.exit("FAIL: %d of 60 shards done when interrupted" % len(ok))
-want = ("\n  unfinished   %d tasks had not finished when the run was interrupted at " % left,
+want = ("\n  unfinished   %d tasks had not finished when the run was interrupted; it ended at " % left,
         ", and 1 after them never started (counted in tasks failed)\n")
 if "interrupted: what had not finished is recorded as cancelled" not in out or any(w not in out for w in want):
     sys.exit("FAIL: the interrupted run's summary lacks %r:\n%s" % (want, out))

@@ -122,6 +122,13 @@ TEST_CASE("Run report: one bar per bound attempt, retries, failures and the crit
   CHECK(occurrences(chart, "<path class=\"x\" d=\"M") ==
         1);  // the failed attempt; the unbound one has no bar
   CHECK(page.find("data-bars=\"4\" data-aggregated-nodes=\"0\"") != std::string::npos);
+  // The steps' table counts failed attempts as the metrics do: train's cancelled one did not fail.
+  CHECK(
+      page.find("<tr><td>prep</td><td class=\"n\" data-v=\"3\">3</td><td class=\"n\" data-v=\"1\">1</td>") !=
+      std::string::npos);
+  CHECK(
+      page.find("<tr><td>train</td><td class=\"n\" data-v=\"2\">2</td><td class=\"n\" data-v=\"0\">0</td>") !=
+      std::string::npos);
   // The tooltip of the retry.
   CHECK(page.find("<title>prep[1] (task 1), attempt 1 (retry)\npod prep-1-1 on cpu-0\ncreated 0s, bound 21s, "
                   "started 22s, ended 40s\nran 18s; succeeded</title>") != std::string::npos);

@@ -80,10 +80,22 @@ std::optional<RecordedOptions> recorded_options(const Trace& t, const std::files
 // What to add to the error for a trace that is not a run of the scenario as loaded: the options its run
 // had, when the trace records them (a local run's) or its directory does (a k8s run's run.json), or
 // which options to look at.
-std::string settings_hint(const Trace& t, const std::filesystem::path& trace, const LoadArgs& load) {
+std::string settings_hint(const Trace& t, const std::filesystem::path& trace, const LoadArgs& load,
+                          const std::string& file) {
   const auto o = recorded_options(t, trace, load);
   if (!o) return ": give calibrate the same --set/--overlay options the run had";
   const std::string words = load_words(o->ran);
+  // Another scenario file first: the same options would not make this one that run. (A file recorded on
+  // another machine, which is not here, by its name.)
+  std::error_code ec;
+  const std::filesystem::path ran(o->ran_file);
+  const bool other_file =
+      !o->ran_file.empty() &&
+      (std::filesystem::exists(ran, ec) ? !std::filesystem::equivalent(ran, file, ec)
+                                        : ran.filename() != std::filesystem::path(file).filename());
+  if (other_file)
+    return ": it ran the scenario file " + o->ran_file + (words.empty() ? std::string() : " with" + words) +
+           o->where + ", not " + file;
   if (words == load_words(o->given))  // then another scenario file, or one changed since
     return ": the run had " +
            std::string(words.empty() ? "no --set, --overlay or --cluster either" : "these same options") +
@@ -204,8 +216,9 @@ int run_calibrate_command(const CalibrateArgs& args) {
       std::ifstream again(where.file, std::ios::binary);
       where = trace_field_location(again, where.file, e.field());
     }
-    throw InputError(where, e.field(),
-                     e.message() + settings_hint(traces.at(e.trace()), names.at(e.trace()), args.load));
+    throw InputError(
+        where, e.field(),
+        e.message() + settings_hint(traces.at(e.trace()), names.at(e.trace()), args.load, args.file));
   }
   // The tasks matched: a run of this plan, but maybe with other values (a --set input size).
   for (std::size_t i = 0; i < traces.size(); ++i)

@@ -1066,6 +1066,12 @@ TEST_CASE("cli: calibrate loads the scenario as the run did: --overlay, and a hi
   const Result without = run("calibrate scenarios/local-ridge.yaml " + dir.string() + " --out " + overlay);
   CHECK(without.status == 2);
   CHECK(without.err == mismatch + "the run had --overlay " + small + ": give calibrate the same\n");
+  // Another scenario file: named first (the same options would not make it the run's).
+  const Result other = run("calibrate scenarios/local/loop.yaml " + dir.string() + " --out " + overlay);
+  CHECK(other.status == 2);
+  CHECK(other.err.ends_with(": it ran the scenario file " +
+                            (fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios/local-ridge.yaml").string() +
+                            " with --overlay " + small + ", not scenarios/local/loop.yaml\n"));
 
   SECTION("a trace that does not record them (an older one): which options to look at") {
     auto old = recorded;

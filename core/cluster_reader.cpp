@@ -221,7 +221,13 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
       if (orchestrator == "argo" || orchestrator == "indexed-job" || orchestrator == "none") {
         o.pods_per_task = 1;
         o.driver_pod_duration = Duration::zero();
-      } else if (orchestrator != "kfp-v2") {
+      } else if (orchestrator == "kfp-v2") {
+        // Its driver pod, over a preset without one (`preset: none` kept one pod per task and no driver:
+        // KFP's controller with Argo's pods, and driver_pod refused beside it).
+        o.pods_per_task = 2;
+        if (o.driver_pod_duration == Duration::zero())
+          o.driver_pod_duration = kfp_v2_overheads().driver_pod_duration;
+      } else {
         r.fail(
             *v, m.field("orchestrator"),
             "unknown orchestrator " + quote(orchestrator) + " (expected kfp-v2, argo, indexed-job or none)");

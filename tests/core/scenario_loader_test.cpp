@@ -1544,3 +1544,24 @@ TEST_CASE("ScenarioLoader: a key with no space after its colon is named where it
   CHECK(error_of("name: s\npipeline:\n  steps:\n    - name: a\n      duration: \"base:5s\"\n" + cluster) ==
         "bad.yaml:5:17: pipeline.steps[0].duration: expected a mapping, got \"base:5s\"");
 }
+
+TEST_CASE("ScenarioLoader: orchestrator kfp-v2 over a preset has its driver pod", "[core]") {
+  // `preset: none` (or kwok-testenv) has one pod per task: kfp-v2 over it kept that, with KFP's
+  // controller, and refused a driver_pod beside it ("applies only with a driver pod").
+  const auto load = [](const std::string& overheads) {
+    return load_scenario_text("name: s\noverheads: " + overheads +
+                                  "\npipeline: {steps: [{name: a}]}\n"
+                                  "cluster: {node_pools: [{name: p, cpu: 4, memory: 8Gi, count: 1}]}\n",
+                              "s.yaml")
+        .overheads;
+  };
+  const Overheads none = load("{preset: none, orchestrator: kfp-v2}");
+  CHECK(none.pods_per_task == 2);
+  CHECK(none.driver_pod_duration == Duration::from_s(3));
+  CHECK(none.sandbox_start == Duration::zero());  // the preset's, otherwise
+  CHECK(load("{preset: none, orchestrator: kfp-v2, driver_pod: 5s}").driver_pod_duration ==
+        Duration::from_s(5));
+  CHECK(load("{preset: kwok-testenv, orchestrator: kfp-v2}").pods_per_task == 2);
+  CHECK(load("{preset: none, orchestrator: kfp-v2, pods_per_task: 3}").pods_per_task == 3);
+  CHECK(load("{orchestrator: argo}").pods_per_task == 1);
+}

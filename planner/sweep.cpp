@@ -1366,8 +1366,11 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   std::vector<std::string> head;
   for (const Dimension& d : r.dimensions) head.push_back(d.path);
   const std::string q = detail::quantile_label(r.quantile);
-  for (const char* h : {"makespan mean s", "95% CI", "p50", ""}) head.emplace_back(h);
-  head.back() = q;
+  for (const char* h : {"makespan mean s", "95% CI", "p50", "p95"}) head.emplace_back(h);
+  // A --quantile other than 50 or 95 has a column of its own (it replaced p95, and --quantile 50 gave
+  // two p50 columns and no p95).
+  const bool own_quantile = r.quantile != 50 && r.quantile != 95;
+  if (own_quantile) head.push_back(q);
   head.emplace_back("cost mean");
   // Runs with failed tasks, when any had some: a makespan of runs whose tasks failed is no plan to meet.
   const bool any_failed = std::any_of(r.configs.begin(), r.configs.end(),
@@ -1391,7 +1394,8 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
                       ? std::string("n/a")
                       : num(cr.makespan_s.ci95_low, 1) + ".." + num(cr.makespan_s.ci95_high, 1));
     row.push_back(num(cr.makespan_s.p50, 1));
-    row.push_back(num(cr.quantile_makespan_s, 1));
+    row.push_back(num(cr.makespan_s.p95, 1));
+    if (own_quantile) row.push_back(num(cr.quantile_makespan_s, 1));
     row.push_back(detail::cost_text(cr.cost.mean));
     if (any_failed)
       row.push_back(cr.runs_with_failed_tasks == 0 ? std::string("-")

@@ -1315,3 +1315,22 @@ TEST_CASE("Sweep: a parallelism at or above its loop's iterations is no limit, n
   spec.dimensions = {parse_dimension("pipeline.steps[0].steps[w].parallel_for.parallelism=5,9")};
   CHECK(run_sweep_text(grouped, "g.yaml", spec).configs[1].no_limit == std::vector<bool>{false});
 }
+
+TEST_CASE("Sweep: the table shows p50 and p95, and a --quantile other than those in a column of its own",
+          "[planner]") {
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.parallelism=2,5")};
+  spec.replications = 2;
+  const auto head = [&](int quantile) {
+    spec.quantile = quantile;
+    std::ostringstream out;
+    print_sweep(out, run_sweep_text(kLimited, "limited.yaml", spec));
+    const std::string text = out.str();
+    const std::size_t at = text.find("  pipeline.steps[w].parallel_for.parallelism");
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  // --quantile 50 gave "p50    p50" and no p95; 75 replaced the p95.
+  CHECK(head(50).ends_with("95% CI   p50   p95  cost mean"));
+  CHECK(head(95).ends_with("95% CI   p50   p95  cost mean"));
+  CHECK(head(75).ends_with("95% CI   p50   p95   p75  cost mean"));
+}

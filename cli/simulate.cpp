@@ -561,6 +561,13 @@ const char* first_given(const SimulateArgs& args, std::initializer_list<std::str
 
 // The arguments of the run that `args.resume` (an output directory) continues, from its run.json.
 SimulateArgs resumed_args(const SimulateArgs& args) {
+  // Only a k8s run has pods that went on without shardflow: a simulated or local run is run again.
+  if (args.backend != "k8s" && first_given(args, {"--backend"}) != nullptr &&
+      !std::filesystem::exists(std::filesystem::path(args.resume) / "run.json"))
+    throw InputError({"--resume " + args.resume, 0, 0}, "",
+                     "continues a `run --backend k8s` only (its pods go on without shardflow); a run of "
+                     "--backend " +
+                         args.backend + " is run again, without --resume");
   const RunFile run = read_run_file(args.resume);
   const std::string file = (std::filesystem::path(args.resume) / "run.json").string();
   if (!run.invocation || !run.seed)

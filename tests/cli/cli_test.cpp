@@ -1492,6 +1492,13 @@ TEST_CASE("cli: devices, bad names and damaged run.json files are refused before
     CHECK(r.status == 2);
     CHECK(r.err == rj + message + "\n");
   }
+  // A local or simulated run's directory (no run.json): --resume is for k8s runs.
+  std::filesystem::remove(dir / "run.json");
+  r = run("run --resume '" + dir.string() + "' --backend local" + kc);
+  CHECK(r.status == 2);
+  CHECK(r.err == "--resume " + dir.string() +
+                     ": continues a `run --backend k8s` only (its pods go on without shardflow); a run of "
+                     "--backend local is run again, without --resume\n");
   // A flag that would change the resumed run, or not run it (--dry-run), is refused before any request
   // (port 1 is closed: a request would fail otherwise), not dropped.
   std::ofstream(dir / "run.json") << R"({"run_id": "abc", "seed": 3, "invocation": {"file": "a.yaml"}})";

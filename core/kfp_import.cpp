@@ -1266,6 +1266,7 @@ class Importer {
   void index_components() {
     const Field comps = Field{ir_, "", file_, {}}["components"];
     if (!comps.node) return;
+    comps.expect_map({});  // a list here was iterated as a mapping: yaml-cpp's "invalid node" (exit 1)
     for (auto it = comps.node.begin(); it != comps.node.end(); ++it)
       components_.emplace(it->first.Scalar(),
                           Field{it->second, key_path("components", it->first.Scalar()), file_, it->first});

@@ -477,6 +477,9 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
 
 TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[kfp]") {
   const LoadOptions o = options(kCluster);
+  // `components` as a list (the fuzzer's): iterated as a mapping, yaml-cpp threw "invalid node" (exit 1).
+  CHECK(error_of("components:\n- comp-a: {executorLabel: x}\n", o) ==
+        "p.yaml:2:1: components: expected a mapping");
   // A sub-DAG without tasks: refused, not dropped with the dependencies on it.
   CHECK(error_of(replace(kIr, "      tasks:\n        old: {componentRef: {name: comp-old}}\n",
                          "      tasks: {}\n"),

@@ -417,6 +417,21 @@ class TreeBuilder : public YAML::EventHandler {
 
 namespace {
 
+// The closing quote of the quoted scalar that opens at text[open] ("..." with backslash escapes, '...'
+// with '' for a quote), or text.size() if it is never closed.
+std::size_t closing_quote(std::string_view text, std::size_t open) {
+  const char q = text[open];
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (q == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == q) {
+      if (q != '\'' || i + 1 >= text.size() || text[i + 1] != '\'') return i;
+      ++i;
+    }
+  }
+  return text.size();
+}
+
 // At least how many values a document that is a flow collection ([...] or {...}, as JSON is) has, from its
 // commas, counted up to `stop`: every comma inside the collection, outside a quoted scalar and a comment,
 // follows an entry and so a value (a mapping entry's value, null if not given), and the collection is one
@@ -430,18 +445,7 @@ std::size_t flow_values_at_least(std::string_view text, std::size_t stop) {
   for (; i < text.size() && values < stop; ++i) {
     const char c = text[i];
     if (boundary && (c == '"' || c == '\'')) {
-      // Quoted: "..." with backslash escapes, '...' with '' for a quote.
-      for (++i; i < text.size(); ++i) {
-        if (c == '"' && text[i] == '\\') {
-          ++i;
-        } else if (text[i] == c) {
-          if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
-            ++i;
-          } else {
-            break;
-          }
-        }
-      }
+      i = closing_quote(text, i);
       boundary = false;
       continue;
     }
@@ -469,17 +473,7 @@ std::pair<std::size_t, std::size_t> deepest_flow_bracket(std::string_view text) 
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (boundary && (c == '"' || c == '\'')) {
-      for (++i; i < text.size(); ++i) {
-        if (c == '"' && text[i] == '\\') {
-          ++i;
-        } else if (text[i] == c) {
-          if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
-            ++i;
-          } else {
-            break;
-          }
-        }
-      }
+      i = closing_quote(text, i);
       boundary = false;
       continue;
     }

@@ -1453,15 +1453,17 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
           << "only shorter tasks on that path (finer shards, faster nodes)\n";
     // Within the deadline but for failed tasks: the fields' trends are about the makespan, which is not
     // what keeps it out; more nodes or higher limits do not make tasks succeed.
-    if (n.over_deadline_s <= 0 && cr.runs_with_failed_tasks > 0)
+    const bool failures_keep_out = n.over_deadline_s <= 0 && cr.runs_with_failed_tasks > 0;
+    if (failures_keep_out)
       out << "its makespan meets the deadline, but tasks failed in " << cr.runs_with_failed_tasks << " of "
           << r.replications
           << " runs, and a configuration whose tasks fail is never recommended: look at the steps' "
              "failure.p and retries (simulate it to see which tasks fail), not at these fields\n";
     else
       out << "what it would take, one field at a time (the others held at the nearest's values):\n";
+    // A field's trend is about the makespan, not what keeps this one out.
     for (const Nearest::Field& f : n.fields) {
-      if (n.over_deadline_s <= 0 && cr.runs_with_failed_tasks > 0) break;
+      if (failures_keep_out) break;
       const auto at = [&](std::size_t i) {
         return num(f.quantile_makespan_s[i], 1) + " s at " + f.values[i];
       };

@@ -1,6 +1,7 @@
 // The scheduler (private to sim/): pod classes, their queues and backoff, kube-scheduler's filter and
 // score, and the decision's choice of pod and node. One decision at a time (kDecide, 1 /
-// decisions_per_second each), FIFO by pod creation; see include/shardflow/sim/simulator.hpp for the model.
+// decisions_per_second each), FIFO by pod creation (a failed pod as of its failure); see
+// include/shardflow/sim/simulator.hpp for the model.
 //
 // Pods with the same requirements (the tasks of one step, or all driver pods) form a class and share
 // its scheduling state: once the oldest pod of a class does not fit, the younger ones are not tried
@@ -71,6 +72,10 @@ struct PodClass {
   Ring queue;  // pending pods (attempt ids), oldest first
   ClassState state = ClassState::active;
   int fails = 0;  // consecutive failed scheduling attempts of the head pod
+  // The queue order of the pods queued when the head last failed scheduling (Scheduler::order_of):
+  // kube-scheduler gives a pod that failed a new queue timestamp, the time of the failure
+  // (AddUnschedulableIfNotPresent), and the class's younger pods would fail in turn.
+  std::uint32_t requeued = 0;
   SimTime backoff_until;
   std::uint32_t wake_gen = 0;
   SimTime blocked_since = kNever;  // when its backlog first found no node
@@ -202,6 +207,13 @@ class Scheduler {
     kick(engine);
   }
 
+  /// Where the pod at position i of class c's queue stands in the scheduler's queue order: by its
+  /// creation (seq), or, if it was queued when its class last failed scheduling, by that failure
+  /// (PodClass::requeued). Non-decreasing along a class's queue; never equal across classes.
+  [[nodiscard]] std::uint32_t order_of(const PodClass& pc, const Attempts& att, std::uint32_t i) const {
+    return std::max(att[pc.queue[i]].seq, pc.requeued);
+  }
+
   /// The pod decided last (class c's head) was bound: a class left without pending pods leaves the list.
   void bound(std::uint32_t c) {
     if (list_ && classes_[c].queue.empty()) list_ready_.erase({list_rank_[c], c});
@@ -231,7 +243,7 @@ class Scheduler {
     for (std::uint32_t c = 0; c < classes_.size(); ++c) {
       const PodClass& pc = classes_[c];
       if (pc.queue.empty() || pc.state != ClassState::active) continue;
-      if (best == kNoSlot || att[pc.queue.front()].seq < att[classes_[best].queue.front()].seq) best = c;
+      if (best == kNoSlot || order_of(pc, att, 0) < order_of(classes_[best], att, 0)) best = c;
     }
     if (best == kNoSlot) {
       for (std::uint32_t c = 0; c < classes_.size(); ++c) {
@@ -239,7 +251,7 @@ class Scheduler {
         if (pc.queue.empty() || pc.state != ClassState::backoff) continue;
         if (best == kNoSlot || pc.backoff_until < classes_[best].backoff_until ||
             (pc.backoff_until == classes_[best].backoff_until &&
-             att[pc.queue.front()].seq < att[classes_[best].queue.front()].seq))
+             order_of(pc, att, 0) < order_of(classes_[best], att, 0)))
           best = c;
       }
     }
@@ -261,7 +273,7 @@ class Scheduler {
     std::vector<std::uint32_t> next(classes_.size(), 0);  // per class: its first pod not yet in a run
     for (std::uint32_t c = 0; c < classes_.size(); ++c)
       if (!counts(c)) next[c] = classes_[c].queue.size();
-    const auto seq_at = [&](std::uint32_t c, std::uint32_t i) { return att[classes_[c].queue[i]].seq; };
+    const auto seq_at = [&](std::uint32_t c, std::uint32_t i) { return order_of(classes_[c], att, i); };
     for (;;) {
       std::uint32_t first = kNoSlot, second = kNoSlot;  // the classes whose next pods are the oldest two
       for (std::uint32_t c = 0; c < classes_.size(); ++c) {
@@ -301,6 +313,7 @@ class Scheduler {
       return;
     }
     set_state(pc, ClassState::unschedulable);
+    pc.requeued = pod_seq_++;
     ++pc.fails;
     Duration backoff = cfg_.initial_backoff;
     for (int i = 1; i < pc.fails && backoff < cfg_.max_backoff; ++i) backoff = backoff * 2;

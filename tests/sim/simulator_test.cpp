@@ -1099,6 +1099,30 @@ TEST_CASE("Simulator: an unschedulable pod is retried when a pod ends, even insi
   CHECK(stats.scheduling_attempts == 3);  // placed, not placed, placed
 }
 
+TEST_CASE("Simulator: a pod that failed scheduling is queued again as of its failure", "[sim]") {
+  // kube-scheduler refreshes a failed pod's queue timestamp (AddUnschedulableIfNotPresent). One 3-CPU
+  // node, a decision a second, no backoff. hold (2 CPU) is bound at 1 s and runs to 3.5 s; pre (1 CPU)
+  // at 2 s, to 2.5 s, when it creates b (2 CPU). a (2 CPU, created at 0) fails at 3 s. hold's end makes
+  // room for one of a and b: b, created before a failed, is first at 4 s; a fails again at 5 s and is
+  // bound when b ends (24 s), at the next decision. By creation alone a would have run at 4 s.
+  Scenario sc = scenario({task("hold", 2.5, {}, 2000), task("pre", 0.5, {}, 1000), task("a", 10, {}, 2000),
+                          task("b", 20, {1}, 2000)},
+                         {pool("p", 1, 3000)});
+  sc.cluster.scheduler.decisions_per_second = 1;
+  sc.cluster.scheduler.initial_backoff = Duration::zero();
+  sc.cluster.scheduler.max_backoff = Duration::zero();
+  const Plan plan = Plan::unroll(sc.pipeline);
+  sim::SimStats stats;
+  const Trace t = sim::simulate(sc, plan, sim::SimOptions{}, stats);
+  std::map<std::string, std::pair<SimTime, SimTime>> ran;  // step: started, finished
+  for (const AttemptRecord& a : t.attempts) ran[t.steps[a.step]] = {a.started, a.finished};
+  CHECK(ran.at("hold") == std::pair{s(1), SimTime::from_ms(3500)});
+  CHECK(ran.at("pre") == std::pair{s(2), SimTime::from_ms(2500)});
+  CHECK(ran.at("b") == std::pair{s(4), s(24)});
+  CHECK(ran.at("a") == std::pair{s(25), s(35)});
+  CHECK(stats.scheduling_attempts == 6);  // hold, pre, a (no room), b, a (no room), a
+}
+
 TEST_CASE("Simulator: image pulls on a node are serialized unless told otherwise, pulls are shared",
           "[sim]") {
   // Three pods on one node at 0: a and b use image A, c uses image B; each pull takes 2 s.

@@ -13,7 +13,8 @@
 //   (Cluster Autoscaler's filter-out-schedulable step; they come up after `boot_time`) and removes nodes
 //   idle for `scale_down_idle`, none within `scale_down_delay_after_add` of a scale-up (any pool's).
 //   Cost is billed per node-second, after any spot discount.
-// - A kube-scheduler: one decision at a time (1 / decisions_per_second each), FIFO by pod creation;
+// - A kube-scheduler: one decision at a time (1 / decisions_per_second each), FIFO by pod creation (a pod
+//   that failed scheduling as of its failure, as kube-scheduler refreshes its queue timestamp);
 //   filter (resources, node selector, NoSchedule/NoExecute taints), score as kube-scheduler v1.36's
 //   default profile: the weighted sum (cluster.scheduler.score_weights) of NodeResourcesFit x1 (its
 //   strategy from `policy`: LeastAllocated, MostAllocated or RequestedToCapacityRatio, with resource

@@ -125,6 +125,7 @@ constexpr std::string_view kSchedulerKeys[] = {"policy",
                                                "bind_latency",
                                                "initial_backoff",
                                                "max_backoff",
+                                               "backoff_window",
                                                "score_weights",
                                                "fit_resource_weights",
                                                "requested_to_capacity_ratio"};
@@ -410,6 +411,7 @@ SchedulerConfig read_scheduler(const Reader& r, const std::optional<Node>& n, co
     s.decisions_per_second = get_number_min(r, *v, m.field("decisions_per_second"), 0, true);
   if (auto v = m.get("bind_latency")) s.bind_latency = get_duration(r, *v, m.field("bind_latency"));
   if (auto v = m.get("initial_backoff")) s.initial_backoff = get_duration(r, *v, m.field("initial_backoff"));
+  if (auto v = m.get("backoff_window")) s.backoff_window = get_duration(r, *v, m.field("backoff_window"));
   if (auto v = m.get("max_backoff")) {
     s.max_backoff = get_duration(r, *v, m.field("max_backoff"));
     if (s.max_backoff < s.initial_backoff)

@@ -392,6 +392,7 @@ std::size_t view_fingerprint(const Scenario& view) {
   hash_duration(h, sc.bind_latency);
   hash_duration(h, sc.initial_backoff);
   hash_duration(h, sc.max_backoff);
+  hash_duration(h, sc.backoff_window);
   hash_double(h, view.cluster.storage.read_bytes_per_second);
   hash_double(h, view.cluster.storage.write_bytes_per_second);
   const Overheads& ov = view.overheads;

@@ -317,9 +317,21 @@ class Scheduler {
     ++pc.fails;
     Duration backoff = cfg_.initial_backoff;
     for (int i = 1; i < pc.fails && backoff < cfg_.max_backoff; ++i) backoff = backoff * 2;
-    pc.backoff_until = engine.now() + std::min(backoff, cfg_.max_backoff);
+    pc.backoff_until = backoff_end(engine.now(), std::min(backoff, cfg_.max_backoff));
     engine.schedule(kUnschedulableFlush, kClassWake, c, ++pc.wake_gen);
     if (pc.blocked_since == kNever) pc.blocked_since = engine.now();
+  }
+
+  /// When a pod that failed at `now` with this backoff may be tried again: kube-scheduler v1.36's backoff
+  /// queue (SchedulerPopFromBackoffQ) orders pods by windows of backoff_window (1 s), and a pod backs
+  /// off until the window after the one its backoff ends in (backoffQueue.getBackoffTime, alignToWindow
+  /// and isPodBackingoff), so even a zero backoff waits for the next window. No backoff at all with
+  /// max_backoff 0, as getBackoffTime with podMaxBackoff 0.
+  [[nodiscard]] SimTime backoff_end(SimTime now, Duration backoff) const {
+    const SimTime end = now + backoff;
+    const std::int64_t w = cfg_.backoff_window.ns();
+    if (cfg_.max_backoff == Duration::zero() || w <= 0) return end;
+    return SimTime::from_ns(end.ns() - end.ns() % w) + cfg_.backoff_window;
   }
 
   /// Every class state change goes through here, to keep count of the unschedulable classes.

@@ -158,6 +158,7 @@ TEST_CASE("ScenarioLoader: the seed scenario loads into the full model", "[core]
   CHECK(sc.bind_latency == Duration::from_ms(20));
   CHECK(sc.initial_backoff == Duration::from_s(1));
   CHECK(sc.max_backoff == Duration::from_s(10));
+  CHECK(sc.backoff_window == Duration::from_s(1));
   CHECK(s.cluster.storage.read_bytes_per_second == 0);
   CHECK(s.cluster.storage.write_bytes_per_second == 0);
 
@@ -458,7 +459,7 @@ TEST_CASE("ScenarioLoader: pools, taints, spot, autoscaling, scheduler and stora
       "      autoscaling: {min: 1, max: 10, scale_up_delay: 5s, boot_time: 2m, scale_down_idle: 15m}\n"
       "  scheduler: {policy: balanced-allocation, percentage_of_nodes_to_score: 50, decisions_per_second: "
       "300,\n"
-      "              bind_latency: 1ms, initial_backoff: 2s, max_backoff: 20s}\n"
+      "              bind_latency: 1ms, initial_backoff: 2s, max_backoff: 20s, backoff_window: 250ms}\n"
       "  storage: {read_bandwidth: 500MiB/s, write_bandwidth: 200MiB/s}\n",
       "x.yaml");
   const Component& c = s.pipeline.steps[0].component;
@@ -487,6 +488,7 @@ TEST_CASE("ScenarioLoader: pools, taints, spot, autoscaling, scheduler and stora
   CHECK(sc.bind_latency == Duration::from_ms(1));
   CHECK(sc.initial_backoff == Duration::from_s(2));
   CHECK(sc.max_backoff == Duration::from_s(20));
+  CHECK(sc.backoff_window == Duration::from_ms(250));
   CHECK(s.cluster.storage.read_bytes_per_second == 500.0 * 1024 * 1024);
   CHECK(s.cluster.storage.write_bytes_per_second == 200.0 * 1024 * 1024);
 }

@@ -1123,6 +1123,32 @@ TEST_CASE("Simulator: a pod that failed scheduling is queued again as of its fai
   CHECK(stats.scheduling_attempts == 6);  // hold, pre, a (no room), b, a (no room), a
 }
 
+TEST_CASE("Simulator: a pod backs off to the end of kube-scheduler's backoff window", "[sim]") {
+  // One 4-CPU node, a decision each 100 ms. hold (4 CPU) is bound at 0.1 s and runs to 2.15 s; a (2 CPU)
+  // finds no room at 0.2 s and backs off 2 s, to 2.2 s. hold's end creates twenty 0.1-CPU pods of b,
+  // tried from 2.25 s, one a decision; a, queued before them, goes first once its backoff is over. v1.36's
+  // backoff queue orders pods by 1 s windows and a pod waits for the window after the one its backoff
+  // ends in: a is tried at the first decision from 3 s (3.05 s), not at 2.25 s.
+  Scenario sc =
+      scenario({task("hold", 2.05, {}, 4000), task("a", 10, {}, 2000), loop(task("b", 100, {0}, 100), 20)},
+               {pool("p", 1, 4000)});
+  sc.cluster.scheduler.decisions_per_second = 10;
+  sc.cluster.scheduler.initial_backoff = Duration::from_s(2);
+  const auto a_started = [&] {
+    const Trace t = run(sc);
+    for (const AttemptRecord& r : t.attempts)
+      if (t.steps[r.step] == "a") return r.started;
+    return kNever;
+  };
+  SECTION("the default window, 1 s") {
+    CHECK(a_started() == SimTime::from_ms(3050));
+  }
+  SECTION("no window: the backoff's own end") {
+    sc.cluster.scheduler.backoff_window = Duration::zero();
+    CHECK(a_started() == SimTime::from_ms(2250));
+  }
+}
+
 TEST_CASE("Simulator: image pulls on a node are serialized unless told otherwise, pulls are shared",
           "[sim]") {
   // Three pods on one node at 0: a and b use image A, c uses image B; each pull takes 2 s.

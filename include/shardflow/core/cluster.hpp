@@ -136,6 +136,10 @@ struct SchedulerConfig {
   Duration bind_latency = Duration::zero();
   Duration initial_backoff = Duration::from_s(1);  // podInitialBackoffSeconds
   Duration max_backoff = Duration::from_s(10);     // podMaxBackoffSeconds
+  /// kube-scheduler's backoff queue orders pods by windows of this length (v1.36's
+  /// backoffQOrderingWindowDuration, with SchedulerPopFromBackoffQ): a pod backs off until the window
+  /// after the one its backoff ends in, windows counted from simulated time 0. 0 = exact backoff.
+  Duration backoff_window = Duration::from_s(1);
   // kube-scheduler v1.36's default profile, which the simulator's score is (sim/scheduler.hpp).
   FitStrategy fit_strategy = FitStrategy::least_allocated;
   ScoreWeights score_weights;

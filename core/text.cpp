@@ -303,6 +303,22 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
   return 0;
 }
 
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_length(text, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    } else {
+      out.append(text, i, len);
+      i += len;
+    }
+  }
+  return out;
+}
+
 std::string printable(std::string_view message) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;

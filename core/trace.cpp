@@ -95,7 +95,18 @@ void append_json_string(std::string& out, std::string_view s) {
   std::size_t from = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    if (c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20) continue;
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x80) {  // a UTF-8 sequence passes whole; a byte that starts none is U+FFFD (JSON is UTF-8)
+      if (const std::size_t len = utf8_length(s, i); len != 0) {
+        i += len - 1;
+        continue;
+      }
+      out.append(s.data() + from, i - from);
+      from = i + 1;
+      out += "\xEF\xBF\xBD";
+      continue;
+    }
+    if (c != '"' && c != '\\' && u >= 0x20) continue;
     out.append(s.data() + from, i - from);
     from = i + 1;
     switch (c) {

@@ -672,8 +672,13 @@ std::string file_tail(const std::filesystem::path& path, std::size_t n) {
   std::string text(size - start, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  // Cut where a character starts (the tail's first bytes may be the end of one), and as UTF-8: the text
+  // goes into trace.json and trace.csv, which are UTF-8 (RFC 8259).
+  std::size_t from = 0;
+  if (start > 0)
+    while (from < text.size() && from < 3 && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  return text;
+  return valid_utf8(std::string_view(text).substr(std::min(from, text.size())));
 }
 
 // Owns the posix_spawn structures.

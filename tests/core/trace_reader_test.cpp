@@ -437,6 +437,13 @@ TEST_CASE("append_json_string escapes what JSON needs escaped, and nothing else"
   out.clear();
   append_json_string(out, "");
   CHECK(out == "\"\"");
+  // JSON is UTF-8: a byte that starts no UTF-8 sequence (Latin-1, a cut character) is written as U+FFFD;
+  // whole sequences, of every length, pass.
+  out.clear();
+  append_json_string(out, std::string_view("\xff-\xc3-\xe2\x82\xac\xf0\x9f\x98\x80-\xa9\"\xe2\x82"));
+  CHECK(
+      out ==
+      "\"\xEF\xBF\xBD-\xEF\xBF\xBD-\xe2\x82\xac\xf0\x9f\x98\x80-\xEF\xBF\xBD\\\"\xEF\xBF\xBD\xEF\xBF\xBD\"");
   std::ostringstream s;
   write_json_string(s, "plain");
   CHECK(s.str() == "\"plain\"");

@@ -647,6 +647,14 @@ TEST_CASE("Kernels: command fills in placeholders, writes its output to files, r
           "    - name: boom\n"
           "      command: [sh, -c, \"echo starting; echo boom >&2; exit 3\"]\n"
           "      kernel: {name: command}\n"
+          "    - name: utf8\n"  // 601 bytes of UTF-8: the last 500 start inside a character
+          "      command: [sh, -c, 'i=0; while [ $i -lt 300 ]; do printf \"\\303\\251\" >&2; i=$((i+1)); "
+          "done; "
+          "printf x >&2; exit 2']\n"
+          "      kernel: {name: command}\n"
+          "    - name: latin1\n"
+          "      command: [sh, -c, 'printf \"bad\\377\\376end\\n\" >&2; exit 4']\n"
+          "      kernel: {name: command}\n"
           "    - name: signal\n"
           "      command: [sh, -c, \"kill -9 $$\"]\n"
           "      kernel: {name: command}\n"
@@ -688,6 +696,14 @@ TEST_CASE("Kernels: command fills in placeholders, writes its output to files, r
   CHECK_THROWS_WITH(run("fails", 0), "command exited with status 1");
   CHECK_THROWS_WITH(run("boom", 0), "command exited with status 3; stderr: boom");
   CHECK(read_file(dir.path / "boom.attempt0.stdout") == "starting\n");
+  // The stderr tail in the message is UTF-8 (it goes into trace.json): cut where a character starts, a byte
+  // that starts none shown as U+FFFD.
+  std::string e_acute;
+  for (int i = 0; i < 249; ++i) e_acute += "\xC3\xA9";
+  CHECK_THROWS_WITH(run("utf8", 0), "command exited with status 2; stderr: " + e_acute + "x");
+  CHECK_THROWS_WITH(run("latin1", 0),
+                    "command exited with status 4; stderr: bad\xEF\xBF\xBD\xEF\xBF\xBD"
+                    "end");
   CHECK_THROWS_WITH(run("signal", 0), "command killed by signal 9");
 
   // Cancelled: SIGTERM at once.

@@ -47,6 +47,9 @@ std::string fixed_decimals(double v, int decimals);
 /// The length of the UTF-8 sequence that starts at text[i] (1 to 4), or 0 if the bytes there are not one
 /// (a Latin-1 byte, a stray continuation byte, an overlong or surrogate form, a cut-off sequence).
 std::size_t utf8_length(std::string_view text, std::size_t i);
+/// `text` with every byte that does not start a UTF-8 sequence (utf8_length 0) replaced by U+FFFD, as a
+/// decoder shows it: for text from outside (a command's stderr) that goes into files read as UTF-8.
+std::string valid_utf8(std::string_view text);
 
 /// The 1-based column, in characters as an editor counts them, of byte `at` of `text` on the line that
 /// starts at byte `line_start`: the bytes before it less the UTF-8 continuation bytes (10xxxxxx), plus 1.

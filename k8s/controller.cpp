@@ -418,6 +418,8 @@ class K8sRun {
   K8sRun& operator=(const K8sRun&) = delete;
 
   [[nodiscard]] bool interrupted() const { return interrupted_; }
+  /// The run's owner ConfigMap exists (made or adopted): what the run made is on the cluster.
+  [[nodiscard]] bool has_owner() const { return !owner_.is_null(); }
   /// Lists made again after a 410 Gone, by both watchers.
   [[nodiscard]] std::uint64_t relists() const { return relists_; }
 
@@ -1013,18 +1015,40 @@ class K8sBackend final : public Backend {
       }
     }
     api.set_stop(nullptr);
+    // A resume that finds nothing to take over (no owner: the run was cleaned up) leaves run.json as it was.
+    const std::optional<std::string> before = co_.resume_started_unix_ns > 0 ? read_run_file() : std::nullopt;
     write_run_file(creds, scenario, mo, options.seed);
+    const std::string cleanup = cleanup_command(mo.run_id, co_.kubeconfig, co_.context, mo.namespace_name);
+    std::optional<K8sRun> r;
     try {
-      K8sRun r(scenario, plan, options, co_, mo, api, observer);
-      Trace trace = r.run();
-      if (!co_.keep && !r.interrupted())
-        delete_run(api, mo.namespace_name, mo.run_id, "Background", false, {});
-      finish_run_file(r.interrupted(), api.requests(), r.relists());
+      r.emplace(scenario, plan, options, co_, mo, api, observer);
+      Trace trace = r->run();
+      bool deleted = false;
+      if (!co_.keep && !r->interrupted()) {
+        // The run is done: credentials that may not delete (RBAC without `delete`) lose it nothing, its
+        // trace and summary included; what is left on the cluster is said.
+        try {
+          delete_run(api, mo.namespace_name, mo.run_id, "Background", false, {});
+          deleted = true;
+        } catch (const std::exception& e) {
+          if (co_.warn)
+            co_.warn("the run's objects could not be deleted (" + answer_error(e) +
+                     "); they stay on the cluster: " + cleanup);
+        }
+      }
+      finish_run_file(r->interrupted(), api.requests(), r->relists(), deleted);
       return trace;
     } catch (const std::exception& e) {
       // A run that stopped on an error (a 403 of RBAC, a 404 of a namespace deleted meanwhile) says so in
-      // run.json: it stayed "running", which `k8s status` reads as a run still going or killed.
-      fail_run_file(answer_error(e), api.requests());
+      // run.json: it stayed "running", which `k8s status` reads as a run still going or killed. What it
+      // made stays on the cluster (a run fixed, e.g. its RBAC, may be resumed): said, with how to delete it.
+      if (before && !(r && r->has_owner()))
+        restore_run_file(*before);
+      else
+        fail_run_file(answer_error(e), api.requests());
+      if (r && r->has_owner() && co_.warn)
+        co_.warn("the run stopped on an error; its objects stay on the cluster (" + cleanup +
+                 " deletes them, run --resume continues the run)");
       throw;
     }
   }
@@ -1169,13 +1193,13 @@ class K8sBackend final : public Backend {
     }
     save_run_file();
   }
-  void finish_run_file(bool interrupted, std::uint64_t requests, std::uint64_t relists) const {
+  void finish_run_file(bool interrupted, std::uint64_t requests, std::uint64_t relists, bool deleted) const {
     if (co_.out_dir.empty()) return;
     run_info_["state"] = interrupted ? "interrupted" : "finished";
     run_info_["finished_unix_ns"] = wall_ns();
     run_info_["api_requests"] = requests;
     run_info_["relists"] = relists;
-    run_info_["objects_deleted"] = !interrupted && !co_.keep;
+    run_info_["objects_deleted"] = deleted;
     save_run_file();
   }
   void fail_run_file(const std::string& error, std::uint64_t requests) const {
@@ -1187,6 +1211,18 @@ class K8sBackend final : public Backend {
     run_info_["objects_deleted"] = false;
     try {
       save_run_file();
+    } catch (const std::exception&) {  // the run's own error is the one to report
+    }
+  }
+  [[nodiscard]] std::optional<std::string> read_run_file() const {
+    if (co_.out_dir.empty()) return std::nullopt;
+    std::ifstream in(std::filesystem::path(co_.out_dir) / "run.json", std::ios::binary);
+    if (!in) return std::nullopt;
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  void restore_run_file(const std::string& text) const {
+    try {
+      std::ofstream(std::filesystem::path(co_.out_dir) / "run.json", std::ios::binary) << text;
     } catch (const std::exception&) {  // the run's own error is the one to report
     }
   }

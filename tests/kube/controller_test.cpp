@@ -177,6 +177,70 @@ TEST_CASE("k8s run: a run stopped by an error records it in run.json as failed",
   CHECK(run["objects_deleted"] == false);
   CHECK(run["kubeconfig"] == kc);
   CHECK(run.contains("finished_unix_ns"));
+
+  // A resume that finds no owner (nothing of the run is on the cluster) is refused and leaves run.json as
+  // it was (it wrote the refusal over the run's own error).
+  const std::string before = clitest::slurp(out / "run.json");
+  f.namespace_exists();
+  server.script(
+      "/api/v1/nodes",
+      nlohmann::json::array({{{"status", 200}, {"body", {{"items", nlohmann::json::array({node})}}}}}));
+  const nlohmann::json empty = {{"metadata", {{"resourceVersion", "1"}}}, {"items", nlohmann::json::array()}};
+  server.script("/api/v1/namespaces/default/pods",
+                nlohmann::json::array({{{"status", 200}, {"body", empty}}}));
+  server.script("/apis/batch/v1/namespaces/default/jobs",
+                nlohmann::json::array({{{"status", 200}, {"body", empty}}}));
+  const clitest::Result resumed = clitest::run("run --resume '" + out.string() + "' -q");
+  INFO(resumed.err);
+  CHECK(resumed.status == 2);
+  CHECK(resumed.err.find("has no owner ConfigMap sf-abc in namespace default") != std::string::npos);
+  CHECK(clitest::slurp(out / "run.json") == before);
+}
+
+TEST_CASE("k8s run: a run stopped by an error after it made its owner says what stays on the cluster",
+          "[kube]") {
+  // Credentials that may make the owner ConfigMap but not Jobs (RBAC): the run stops at its first Job.
+  // What it made stays (a run fixed may be resumed): the warning names the cleanup command.
+  FakeCluster f("controller-no-jobs");
+  f.namespace_exists();
+  const nlohmann::json node = {{"metadata", {{"name", "node-0"}}},
+                               {"status", {{"allocatable", {{"cpu", "16"}, {"memory", "64Gi"}}}}}};
+  f.server.script(
+      "/api/v1/nodes",
+      nlohmann::json::array({{{"status", 200}, {"body", {{"items", nlohmann::json::array({node})}}}}}));
+  const nlohmann::json empty = {{"metadata", {{"resourceVersion", "1"}}}, {"items", nlohmann::json::array()}};
+  f.server.script("/api/v1/namespaces/default/pods",
+                  nlohmann::json::array({{{"status", 200}, {"body", empty}}}));
+  f.server.script("/apis/batch/v1/namespaces/default/jobs",
+                  nlohmann::json::array({{{"status", 200}, {"body", empty}},
+                                         {{"status", 403},
+                                          {"body",
+                                           {{"kind", "Status"},
+                                            {"status", "Failure"},
+                                            {"reason", "Forbidden"},
+                                            {"message", "jobs.batch is forbidden"},
+                                            {"code", 403}}}}}));
+  f.server.script("/api/v1/namespaces/default/configmaps",
+                  nlohmann::json::array({{{"status", 201},
+                                          {"body",
+                                           {{"kind", "ConfigMap"},
+                                            {"apiVersion", "v1"},
+                                            {"metadata", {{"name", "sf-nojobs"}, {"uid", "u-1"}}}}}}}));
+  const fs::path out = f.dir / "o";
+  const clitest::Result r = clitest::run("run '" + kScenario + "' --backend k8s --emulate --out '" +
+                                         out.string() + "' --kubeconfig '" + f.kc + "' --run-id nojobs");
+  INFO(r.err);
+  CHECK(r.status == 1);
+  CHECK(r.err.find("k8s: the run stopped on an error; its objects stay on the cluster (shardflow k8s cleanup "
+                   "nojobs --kubeconfig " +
+                   f.kc +
+                   " --namespace default deletes them, run --resume continues the run)\n"
+                   "shardflow: ") != std::string::npos);
+  CHECK(r.err.find("jobs.batch is forbidden") != std::string::npos);
+  CHECK(r.err.find(kToken) == std::string::npos);
+  const auto run = nlohmann::json::parse(clitest::slurp(out / "run.json"));
+  CHECK(run["state"] == "failed");
+  CHECK(run["objects_deleted"] == false);
 }
 
 TEST_CASE("k8s run: an answer of the wrong shape is said to be the API server's", "[kube]") {

@@ -346,13 +346,22 @@ std::string trim(std::string s) {
 // another way (a user name, blanks, control characters, a backslash).
 std::string server_url_problem(const std::string& url) {
   const std::string example = " (such as https://127.0.0.1:6443)";
-  if (url.find('@') != std::string::npos)
-    return "a URL with a user name or password in it is not supported" + example;
   const std::size_t scheme = url.starts_with("https://") ? 8 : url.starts_with("http://") ? 7 : 0;
+  // A user name or password (before the host: an '@' in the authority, or anywhere without a scheme to
+  // tell) is never echoed back in a message.
+  const std::size_t authority_end = url.find_first_of("/?#", scheme);
+  if (url.find('@') < (scheme == 0 ? url.size() : authority_end))
+    return "a URL with a user name or password in it is not supported" + example;
   if (scheme == 0) return "expected a URL starting with https:// or http://, got " + quote(url);
   for (const char ch : url)
     if (static_cast<unsigned char>(ch) <= ' ' || ch == '\\' || ch == 0x7f)
       return "the URL has a blank, a control character or a backslash" + example;
+  // Requests append their paths to the server's: a query or fragment would end up in the middle of them.
+  if (url.find_first_of("?#", scheme) != std::string::npos)
+    return "a URL with a query ('?') or a fragment ('#') is not supported; the server is https:// or "
+           "http://, "
+           "a host, an optional port and an optional path" +
+           example;
   const std::size_t path = url.find('/', scheme);
   const std::string authority =
       url.substr(scheme, path == std::string::npos ? std::string::npos : path - scheme);

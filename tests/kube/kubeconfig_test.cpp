@@ -124,7 +124,7 @@ TEST_CASE("kubeconfig: the -data forms, client certificates from files, tokenFil
         "    certificate-authority-data: " +
             base64(kCa) +
             "\n"
-            "- name: insecure\n  cluster:\n    server: http://127.0.0.1:8080\n"
+            "- name: insecure\n  cluster:\n    server: http://127.0.0.1:8080/proxy/@team\n"
             "    insecure-skip-tls-verify: true\n"
             "users:\n- name: data\n  user:\n"
             "    client-certificate-data: " +
@@ -146,7 +146,7 @@ TEST_CASE("kubeconfig: the -data forms, client certificates from files, tokenFil
   CHECK(a.client_key_pem == kKey);
   CHECK(a.token.empty());
   const Credentials b = load_kubeconfig((dir / "kc.yaml").string(), "b");
-  CHECK(b.server == "http://127.0.0.1:8080");
+  CHECK(b.server == "http://127.0.0.1:8080/proxy/@team");  // an '@' in the path is no user name
   CHECK(b.insecure_skip_tls_verify);
   CHECK(b.ca_pem.empty());
   CHECK(b.client_cert_pem == kCert);
@@ -432,6 +432,22 @@ TEST_CASE("kubeconfig: every error names the file, line, column and field, never
        "a",
        ":4:13: clusters[0].cluster.server: a URL with a user name or password in it is not supported (such "
        "as "
+       "https://127.0.0.1:6443)"},
+      {"a server with a query (a token in it is not echoed)",
+       "clusters:\n- name: c\n  cluster:\n    server: 'https://127.0.0.1:6443/?access_token=" + kSecretToken +
+           "'\ncontexts:\n- name: a\n  context: {cluster: c}\n",
+       "a",
+       ":4:13: clusters[0].cluster.server: a URL with a query ('?') or a fragment ('#') is not supported; "
+       "the "
+       "server is https:// or http://, a host, an optional port and an optional path (such as "
+       "https://127.0.0.1:6443)"},
+      {"a server with a fragment",
+       "clusters:\n- name: c\n  cluster:\n    server: 'https://127.0.0.1:6443#x'\ncontexts:\n- name: a\n"
+       "  context: {cluster: c}\n",
+       "a",
+       ":4:13: clusters[0].cluster.server: a URL with a query ('?') or a fragment ('#') is not supported; "
+       "the "
+       "server is https:// or http://, a host, an optional port and an optional path (such as "
        "https://127.0.0.1:6443)"},
       {"a server without a host",
        "clusters:\n- name: c\n  cluster:\n    server: https://:6443\ncontexts:\n- name: a\n  context: "

@@ -138,7 +138,7 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
   const std::string apply =
       data_bytes > kAnnotationBytes ? "kubectl apply --server-side -f " : "kubectl apply -f ";
   std::ostringstream y;
-  y << "# shardflow sweep of " << scenario.name << " in " << n
+  y << "# shardflow sweep of " << one_line(scenario.name) << " in " << n
     << " slices: an Indexed Job, pod I runs slice I/" << n << ".\n# " << apply
     << "sweep-job.yaml; then collect and merge the slices (docs/planner.md).\n";
   y << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " << name << "-input\ndata:\n";

@@ -319,6 +319,23 @@ std::string valid_utf8(std::string_view text) {
   return out;
 }
 
+std::string one_line(std::string_view text) {
+  std::string out(text);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto c = static_cast<unsigned char>(out[i]);
+    if (c < 0x20 || c == 0x7F) {
+      out[i] = ' ';
+    } else if (c == 0xC2 && i + 1 < out.size() && static_cast<unsigned char>(out[i + 1]) == 0x85) {
+      out.replace(i, 2, " ");
+    } else if (c == 0xE2 && i + 2 < out.size() && static_cast<unsigned char>(out[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(out[i + 2]) == 0xA8 ||
+                static_cast<unsigned char>(out[i + 2]) == 0xA9)) {
+      out.replace(i, 3, " ");
+    }
+  }
+  return out;
+}
+
 std::string printable(std::string_view message) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;

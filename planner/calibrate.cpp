@@ -15,6 +15,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/sampling.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/planner/calibrate.hpp>
 
 namespace shardflow::planner {
@@ -367,13 +368,6 @@ void write_steps(std::ostream& out, const std::vector<std::unique_ptr<OverlaySte
           << (s->fit->straggler_reset ? straggler_text(*s->fit) : "") << "}\n";
     if (!s->steps.empty()) write_steps(out, s->steps, indent + "    ");
   }
-}
-
-// Comment text on one line.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-  return s;
 }
 
 }  // namespace

@@ -1787,6 +1787,15 @@ TEST_CASE("cli: sweep --emit-job with more slices than configurations is refused
   CHECK_FALSE(fs::exists(dir / "sweep-job.yaml"));
   CHECK(run(sweep + "6").status == 0);
   CHECK(slurp(dir / "sweep-job.yaml").find("completions: 6") != std::string::npos);
+  // A scenario name with a line break stays in the first comment line (it ended the comment: the rest of
+  // the name was read as YAML).
+  CHECK(run(sweep + "6 --set 'name=\"two\\n- lines\"'").status == 0);
+  const std::string job = slurp(dir / "sweep-job.yaml");
+  CHECK(job.substr(0, job.find('\n')) ==
+        "# shardflow sweep of two - lines in 6 slices: an Indexed Job, pod I runs slice I/6.");
+  const std::vector<YAML::Node> docs = YAML::LoadAll(job);  // ConfigMap, PersistentVolumeClaim, Job
+  REQUIRE(docs.size() == 3);
+  CHECK(docs[0]["kind"].as<std::string>() == "ConfigMap");
 }
 
 TEST_CASE("cli: sweep --emit-job ships what the pods need and keeps each file's text", "[cli]") {

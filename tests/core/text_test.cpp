@@ -16,6 +16,7 @@
 using shardflow::edit_distance;
 using shardflow::fixed_decimals;
 using shardflow::fixed_point;
+using shardflow::one_line;
 
 // The distance "did you mean" suggestions rank by (scenario keys, kernel names, CLI options and commands):
 // each insertion, deletion, substitution or swap of two adjacent characters is one edit.
@@ -187,4 +188,17 @@ TEST_CASE("text: characters that print as nothing or as a space are escaped in m
   CHECK(shardflow::closest_name("se\xe2\x80\x8b"
                                 "ed",
                                 keys) == std::optional<std::string_view>("seed"));
+}
+
+TEST_CASE("one_line: control characters and YAML 1.1's line breaks as spaces, the rest as it was", "[core]") {
+  CHECK(one_line("nl\n- oops\r\tx\x7f") == "nl - oops  x ");
+  CHECK(one_line("a\xc2\x85"
+                 "b\xe2\x80\xa8"
+                 "c\xe2\x80\xa9"
+                 "d") == "a b c d");
+  CHECK(one_line("donn\xc3\xa9"
+                 "es \xe2\x80\xa6 \xc2\xa0") ==
+        "donn\xc3\xa9"
+        "es \xe2\x80\xa6 \xc2\xa0");
+  CHECK(one_line("") == "");
 }

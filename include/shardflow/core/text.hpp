@@ -50,6 +50,9 @@ std::size_t utf8_length(std::string_view text, std::size_t i);
 /// `text` with every byte that does not start a UTF-8 sequence (utf8_length 0) replaced by U+FFFD, as a
 /// decoder shows it: for text from outside (a command's stderr) that goes into files read as UTF-8.
 std::string valid_utf8(std::string_view text);
+/// `text` for a comment line of a file (YAML, a shell script): every control character and every
+/// character a YAML 1.1 reader takes as a line break (U+0085, U+2028, U+2029) replaced by a space.
+std::string one_line(std::string_view text);
 
 /// The 1-based column, in characters as an editor counts them, of byte `at` of `text` on the line that
 /// starts at byte `line_start`: the bytes before it less the UTF-8 continuation bytes (10xxxxxx), plus 1.

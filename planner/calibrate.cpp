@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 #include <tuple>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -251,6 +252,7 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
     for (const AttemptRecord& a : t.attempts)
       if (a.outcome == Outcome::succeeded && a.task < plan.size()) succeeded[a.task] = 1;
     std::vector<std::uint64_t> cut_short(t.steps.size(), 0);
+    std::unordered_set<std::string> worker_pods;  // work-queue pods whose first item was seen
     for (std::size_t i = 0; i < t.attempts.size(); ++i) {
       const AttemptRecord& a = t.attempts[i];
       if (a.task >= plan.size() || plan.is_join(a.task) || plan.step_of(a.task) != a.step ||
@@ -282,8 +284,12 @@ CalibrationResult calibrate(const Scenario& scenario, const Plan& plan, const st
       Points& into = a.outcome == Outcome::succeeded ? points[fit_as] : failed_points[fit_as];
       into.gib.push_back(bytes / static_cast<double>(kGiB));
       into.run_ns.push_back(run * s / share);
+      // A work-queue item that a worker pod took after another has no sandbox start (the pod runs
+      // already, docs/scenario-format.md): only a pod's first item, its first record, times a dispatch.
+      const bool later_item = ps.workers != 0 && !worker_pods.insert(t.pod_name(a)).second;
       const SimTime placed = a.scheduled != kNever ? a.scheduled : a.submitted;
-      dispatch_ns.push_back(static_cast<double>((a.started - placed - a.image_pull - a.input_read).ns()));
+      if (!later_item)
+        dispatch_ns.push_back(static_cast<double>((a.started - placed - a.image_pull - a.input_read).ns()));
     }
     for (std::size_t s = 0; s < cut_short.size(); ++s)
       if (cut_short[s] > 0)

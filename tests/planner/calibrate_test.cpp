@@ -483,6 +483,34 @@ TEST_CASE("Calibrate: a simulator trace reads back and writes the same bytes", "
   CHECK(*r.sandbox_start == Duration::from_s(1));
 }
 
+TEST_CASE("Calibrate: work-queue items a worker pod takes after its first are no dispatch samples",
+          "[planner][calibrate]") {
+  // 20 pods of prep, then 100 items on 4 worker pods: the 96 items a pod takes on from its last have no
+  // sandbox start, and as dispatch samples (0 s, most of them) they made the fit 0 s for every pod.
+  const std::string yaml =
+      "name: wq\n"
+      "pipeline:\n"
+      "  steps:\n"
+      "    - name: prep\n"
+      "      parallel_for: {count: 20}\n"
+      "      duration: {base: 60s}\n"
+      "    - name: q\n"
+      "      after: [prep]\n"
+      "      parallel_for: {count: 100, workers: 4}\n"
+      "      duration: {base: 10s}\n"
+      "cluster:\n"
+      "  node_pools:\n"
+      "    - {name: p, cpu: 16, memory: 64Gi, count: 4}\n";
+  const Run run = simulate(yaml, {1});
+  std::ostringstream out;
+  write_trace_json(out, run.traces[0]);
+  std::istringstream in(out.str());  // read back, as calibrate reads a run's directory
+  const CalibrationResult r = calibrate(run.scenario, run.plan, {read_trace_json(in, "trace.json")});
+  REQUIRE(r.sandbox_start);
+  CHECK(*r.sandbox_start == Duration::from_s(1));
+  CHECK(r.dispatch_samples == 24);
+}
+
 TEST_CASE("Calibrate: a step with stragglers gets its fitted p and factor in the overlay",
           "[planner][calibrate]") {
   // Without noise: b's 3 runs are 3.5 s, or 10.5 s for a straggler; the split is exact.

@@ -216,7 +216,8 @@ class Progress final : public RunObserver {
     printed_ = state();
     const double elapsed = std::chrono::duration<double>(now - t0_).count();
     char eta[96] = "";
-    const double left = stopping_ ? (prediction_.makespan_s > 0 ? 0 : -1)  // the run is over
+    // The run is over: ETA 0 if every task ended, none if it was interrupted (nothing is left to wait for).
+    const double left = stopping_ ? (prediction_.makespan_s > 0 && done_ + failed_tasks_ >= tasks_ ? 0 : -1)
                                   : eta_from_prediction(prediction_.done_s, prediction_.makespan_s,
                                                         done_ + failed_tasks_, elapsed);
     if (left >= 0)

@@ -226,6 +226,10 @@ if "  failed tasks " in out or trace["tasks_failed"] != left + 1:
 bad = [a for a in trace["attempts"] if a["task"] not in ok and a["outcome"] != "cancelled"]
 if bad:
     sys.exit("FAIL: attempts of unfinished tasks not cancelled: %s" % bad[:3])
+# ETA 0s is for a run whose tasks all ended; an interrupted run's last progress line has no ETA.
+eta0 = [l for l in out.splitlines() if re.search(r" tasks done, .*ETA 0s\s*$", l)]
+if eta0:
+    sys.exit("FAIL: the interrupted run's progress says ETA 0s: %r" % eta0[-1])
 print("ok Ctrl-C (SIGINT) with %d of 60 shards done: exit 130, %d unfinished + 1 never started (tasks "
       "failed %d), their attempts cancelled" % (len(ok), left, trace["tasks_failed"]))
 PY

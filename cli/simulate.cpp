@@ -873,10 +873,20 @@ int run_simulate(const SimulateArgs& args) {
                 static_cast<unsigned long long>(m.attempts), nodes.c_str(), wall < 1 ? 1 : 3,
                 wall < 1 ? wall * 1e3 : wall, wall < 1 ? "ms" : "s");
     if (interrupted) std::printf("  interrupted: what had not finished is recorded as cancelled\n");
-    if (live && (interrupted || args.keep))
-      std::printf(
-          "  k8s run %s: its objects are still on the cluster (%s)\n", ko.run_id.c_str(),
-          k8s::cleanup_command(ko.run_id, args.kubeconfig, args.context, args.namespace_name).c_str());
+    if (live && (interrupted || args.keep)) {
+      // The files and context the run used (from $KUBECONFIG and current-context too), so that the command
+      // finds this cluster whatever they are when it is run.
+      std::string kubeconfig = args.kubeconfig, context = args.context, ns = args.namespace_name;
+      try {
+        const k8s::Credentials c = k8s::credentials_for(args.kubeconfig, args.context);
+        if (!c.files.empty()) kubeconfig = c.files;
+        context = c.context;
+        if (ns.empty()) ns = c.namespace_name;
+      } catch (const std::exception&) {  // changed since the run read it: as given
+      }
+      std::printf("  k8s run %s: its objects are still on the cluster (%s)\n", ko.run_id.c_str(),
+                  k8s::cleanup_command(ko.run_id, kubeconfig, context, ns).c_str());
+    }
     std::printf("  makespan     %s (%.3f s); critical path of what ran %s\n",
                 human_seconds(m.makespan_s).c_str(), m.makespan_s, human_seconds(m.critical_path_s).c_str());
     // Cents, or two significant digits below 0.1 (a cheap run's 0.015 read as 0.01 or 0.00).

@@ -995,6 +995,11 @@ class K8sBackend final : public Backend {
                        RunObserver* observer) const {
     const Credentials creds = credentials_for(co_.kubeconfig, co_.context);
     const ManifestOptions mo = manifest_options(creds, options.seed);
+    // What a later command needs to find this cluster again, whatever $KUBECONFIG and the kubeconfig's
+    // current-context are then: the files read and the context used, in every cleanup command printed.
+    ControllerOptions co = co_;
+    if (!creds.files.empty()) co.kubeconfig = creds.files;
+    co.context = creds.context;
     ClientOptions clo;
     clo.qps = co_.qps;
     clo.burst = co_.burst;
@@ -1009,7 +1014,7 @@ class K8sBackend final : public Backend {
     if (co_.resume_started_unix_ns == 0) {
       try {
         (void)api.get("/api/v1/namespaces/" + mo.namespace_name + "/configmaps/sf-" + mo.run_id);
-        throw duplicate_run(mo, co_);
+        throw duplicate_run(mo, co);
       } catch (const ApiError& e) {
         if (e.status != 404) throw;
       }
@@ -1018,10 +1023,10 @@ class K8sBackend final : public Backend {
     // A resume that finds nothing to take over (no owner: the run was cleaned up) leaves run.json as it was.
     const std::optional<std::string> before = co_.resume_started_unix_ns > 0 ? read_run_file() : std::nullopt;
     write_run_file(creds, scenario, mo, options.seed);
-    const std::string cleanup = cleanup_command(mo.run_id, co_.kubeconfig, co_.context, mo.namespace_name);
+    const std::string cleanup = cleanup_command(mo.run_id, co.kubeconfig, co.context, mo.namespace_name);
     std::optional<K8sRun> r;
     try {
-      r.emplace(scenario, plan, options, co_, mo, api, observer);
+      r.emplace(scenario, plan, options, co, mo, api, observer);
       Trace trace = r->run();
       bool deleted = false;
       if (!co_.keep && !r->interrupted()) {
@@ -1175,11 +1180,13 @@ class K8sBackend final : public Backend {
     std::error_code ec;
     const std::filesystem::path kubeconfig =
         co_.kubeconfig.empty() ? std::filesystem::path() : std::filesystem::absolute(co_.kubeconfig, ec);
+    // The files read (from $KUBECONFIG or ~/.kube/config too), absolute; a given one as given, absolute.
+    const std::string files = !co_.kubeconfig.empty() ? (ec ? co_.kubeconfig : kubeconfig.string()) : c.files;
     run_info_ = json{{"run_id", mo.run_id},
                      {"namespace", mo.namespace_name},
                      {"server", c.server},
                      {"context", c.context},
-                     {"kubeconfig", ec ? co_.kubeconfig : kubeconfig.string()},
+                     {"kubeconfig", files},
                      {"scenario", scenario.name},
                      {"seed", seed},
                      {"emulate", mo.emulate},

@@ -440,8 +440,10 @@ void read_user(const Obj& u, Credentials& out) {
 }
 
 std::vector<std::string> kubeconfig_files(const std::string& path) {
-  if (!path.empty()) return {path};
-  const char* env = std::getenv("KUBECONFIG");
+  std::error_code exists_ec;
+  if (!path.empty() && (path.find(':') == std::string::npos || fs::exists(path, exists_ec))) return {path};
+  const char* env = path.empty() ? std::getenv("KUBECONFIG") : path.c_str();
+  const std::string where = path.empty() ? "$KUBECONFIG" : path;
   if (env && *env) {
     std::vector<std::string> named, present;
     std::string_view rest(env);
@@ -456,7 +458,7 @@ std::vector<std::string> kubeconfig_files(const std::string& path) {
     for (const auto& f : named)
       if (fs::exists(f, ec)) present.push_back(f);
     if (present.empty())
-      throw InputError(SourceLocation{"$KUBECONFIG", 0, 0}, "",
+      throw InputError(SourceLocation{where, 0, 0}, "",
                        "none of its files exists (" +
                            (named.empty() ? std::string("it lists none") : listed(named)) + ")");
     return present;
@@ -521,8 +523,13 @@ std::string decode_base64(std::string_view text) {
 Credentials load_kubeconfig(const std::string& path, const std::string& context) {
   Merged m;
   for (const auto& f : kubeconfig_files(path)) merge(m, read_doc(f));
-  std::vector<std::string> files;
-  for (const auto& d : m.docs) files.push_back(d->file);
+  std::vector<std::string> files, absolute;
+  for (const auto& d : m.docs) {
+    files.push_back(d->file);
+    std::error_code ec;
+    const fs::path a = fs::absolute(d->file, ec);
+    absolute.push_back(ec ? d->file : a.lexically_normal().string());
+  }
   const std::string all_files = join(files, ":");
 
   std::string name = context;
@@ -543,6 +550,7 @@ Credentials load_kubeconfig(const std::string& path, const std::string& context)
                      "no context named " + quote(name) + " (contexts: " + names_of(m.contexts) + ")");
 
   Credentials out;
+  out.files = join(absolute, ":");
   out.context = name;
   out.source = ctx->second.doc->file;
   const Obj c = inner(ctx->second, "context", kContextItemKeys, kContextKeys);

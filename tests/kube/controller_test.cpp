@@ -1,6 +1,7 @@
 // `shardflow run --backend k8s` against bad input, with the fake API server (fake_apiserver.py): each
 // problem is one line on stderr and a non-zero exit, and the token is never in the output.
 #include <chrono>
+#include <cstdlib>
 
 #include <catch2/catch.hpp>
 
@@ -227,20 +228,26 @@ TEST_CASE("k8s run: a run stopped by an error after it made its owner says what 
                                             {"apiVersion", "v1"},
                                             {"metadata", {{"name", "sf-nojobs"}, {"uid", "u-1"}}}}}}}));
   const fs::path out = f.dir / "o";
+  // The kubeconfig from $KUBECONFIG, not --kubeconfig: the cleanup command and run.json name it, and the
+  // context used, so that they find this cluster whatever the environment is later.
+  ::setenv("KUBECONFIG", f.kc.c_str(), 1);
   const clitest::Result r = clitest::run("run '" + kScenario + "' --backend k8s --emulate --out '" +
-                                         out.string() + "' --kubeconfig '" + f.kc + "' --run-id nojobs");
+                                         out.string() + "' --run-id nojobs");
+  ::unsetenv("KUBECONFIG");
   INFO(r.err);
   CHECK(r.status == 1);
   CHECK(r.err.find("k8s: the run stopped on an error; its objects stay on the cluster (shardflow k8s cleanup "
                    "nojobs --kubeconfig " +
                    f.kc +
-                   " --namespace default deletes them, run --resume continues the run)\n"
+                   " --context fake --namespace default deletes them, run --resume continues the run)\n"
                    "shardflow: ") != std::string::npos);
   CHECK(r.err.find("jobs.batch is forbidden") != std::string::npos);
   CHECK(r.err.find(kToken) == std::string::npos);
   const auto run = nlohmann::json::parse(clitest::slurp(out / "run.json"));
   CHECK(run["state"] == "failed");
   CHECK(run["objects_deleted"] == false);
+  CHECK(run["kubeconfig"] == f.kc);
+  CHECK(run["context"] == "fake");
 }
 
 TEST_CASE("k8s run: an answer of the wrong shape is said to be the API server's", "[kube]") {

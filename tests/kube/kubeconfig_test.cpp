@@ -177,6 +177,14 @@ TEST_CASE("kubeconfig: KUBECONFIG is merged as kubectl merges it, else ~/.kube/c
     CHECK(c.server == "https://first");
     CHECK(c.token == "abc");
     CHECK(c.source == (dir / "second.yaml").string());
+    // The files read, absolute, as a list a later --kubeconfig reads the same way (a run records it).
+    const std::string read = (dir / "first.yaml").string() + ":" + (dir / "second.yaml").string() + ":" +
+                             (dir / "third.yaml").string();
+    CHECK(c.files == read);
+    const Credentials again = load_kubeconfig(read, "");
+    CHECK(again.server == "https://first");
+    CHECK(again.token == "abc");
+    CHECK(again.files == read);
     CHECK(load_kubeconfig("", "x").server == "https://d");
     // An explicit path ignores KUBECONFIG.
     CHECK(message_of((dir / "first.yaml").string()) ==

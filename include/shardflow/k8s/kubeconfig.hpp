@@ -25,12 +25,16 @@ struct Credentials {
   std::string namespace_name = "default";       // the context's namespace
   std::string context;                          // the context used ("" in-cluster)
   std::string source;                           // the file the context came from, or "in-cluster"
+  /// The kubeconfig files read, absolute, ':'-separated as $KUBECONFIG lists them ("" in-cluster): what a
+  /// later command (`k8s cleanup --kubeconfig`, `run --resume`) gives to read the same ones.
+  std::string files;
 };
 
 /// Reads a kubeconfig as kubectl does. `path` "" means $KUBECONFIG (a colon-separated list, merged as
 /// kubectl merges: for each named cluster, user and context the first file that defines it wins;
 /// current-context comes from the first file that sets it; files of the list that do not exist are
-/// skipped), or ~/.kube/config when $KUBECONFIG is unset or empty. `context` "" means current-context.
+/// skipped), or ~/.kube/config when $KUBECONFIG is unset or empty. A `path` that is no file but holds ':'
+/// is such a list too (Credentials::files, recorded by a run). `context` "" means current-context.
 ///
 /// Supported: cluster `server`, `certificate-authority` (a file; a relative path is resolved against the
 /// directory of the kubeconfig that names it), `certificate-authority-data` (base64),

@@ -143,12 +143,14 @@ class Progress final : public RunObserver {
   ~Progress() override { stop(); }
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
-  /// No more lines (the run ended): called before the summary is printed.
-  void stop() {
+  /// No more lines (the run ended): called before the summary is printed. `interrupted`: the run was
+  /// stopped before its tasks all resolved (its last line has no ETA, not ETA 0s).
+  void stop(bool interrupted = false) {
     {
       std::unique_lock lock(mutex_);
       if (stopping_) return;
       stopping_ = true;
+      interrupted_ = interrupted;
       // The run's last state, if no line said it yet (a task that never ran leaves the count short of all
       // tasks, so the event that resolved the last one did not force a line).
       if (!show_ && every_s_ > 0 && started_ && state() != printed_) print(lock);
@@ -216,8 +218,8 @@ class Progress final : public RunObserver {
     printed_ = state();
     const double elapsed = std::chrono::duration<double>(now - t0_).count();
     char eta[96] = "";
-    // The run is over: ETA 0 if every task ended, none if it was interrupted (nothing is left to wait for).
-    const double left = stopping_ ? (prediction_.makespan_s > 0 && done_ + failed_tasks_ >= tasks_ ? 0 : -1)
+    // The run is over: ETA 0, or none if it was interrupted (nothing is left to wait for).
+    const double left = stopping_ ? (prediction_.makespan_s > 0 && !interrupted_ ? 0 : -1)
                                   : eta_from_prediction(prediction_.done_s, prediction_.makespan_s,
                                                         done_ + failed_tasks_, elapsed);
     if (left >= 0)
@@ -247,7 +249,7 @@ class Progress final : public RunObserver {
   std::string header_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool started_ = false, stopping_ = false;
+  bool started_ = false, stopping_ = false, interrupted_ = false;
   std::array<std::uint64_t, 4> printed_{};
   std::thread ticker_;
 };
@@ -825,7 +827,7 @@ int run_simulate(const SimulateArgs& args) {
     }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  progress.stop();
+  progress.stop(g_interrupted.load());
   progress.clear_line();
   if (sim && tty) std::fprintf(stderr, "\r%*s\r", 20, "");
   const bool interrupted = g_interrupted.load();

@@ -179,7 +179,10 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
   }
   m.makespan_s = Duration::from_ns(makespan_ns).seconds();
   m.queue_wait_s = percentiles_of(waits);
-  for (std::size_t i = 0; i < step_runs.size(); ++i) m.per_step[i].run_seconds = percentiles_of(step_runs[i]);
+  for (std::size_t i = 0; i < step_runs.size(); ++i) {
+    m.per_step[i].succeeded = step_runs[i].size();
+    m.per_step[i].run_seconds = percentiles_of(step_runs[i]);
+  }
   m.tasks_failed = trace.tasks_failed;
 
   // Critical path of what actually ran: longest chain of successful run times along plan edges.
@@ -257,14 +260,15 @@ void write_metrics_json(std::ostream& out, const Metrics& m) {
   j["cancelled_attempts"] = m.cancelled_attempts;
   j["tasks_failed"] = m.tasks_failed;
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
-  for (const StepMetrics& s : m.per_step)
-    steps.push_back(
-        {{"step", s.step},
-         {"attempts", s.attempts},
-         {"failures", s.failures},
-         {"run_s", percentiles_json(s.run_seconds)},
-         {"requests",
-          {{"cpu_milli", s.requests.cpu}, {"memory_bytes", s.requests.memory}, {"gpu", s.requests.gpu}}}});
+  for (const StepMetrics& s : m.per_step) {
+    nlohmann::ordered_json step = {
+        {"step", s.step}, {"attempts", s.attempts}, {"failures", s.failures}, {"succeeded", s.succeeded}};
+    // A step with no successful attempt has no run times (0 s would read as a step that takes none).
+    if (s.succeeded > 0) step["run_s"] = percentiles_json(s.run_seconds);
+    step["requests"] = {
+        {"cpu_milli", s.requests.cpu}, {"memory_bytes", s.requests.memory}, {"gpu", s.requests.gpu}};
+    steps.push_back(std::move(step));
+  }
   j["critical_path"] = m.critical_path;
   out << j.dump(2) << "\n";
 }
@@ -300,6 +304,8 @@ void write_metrics_csv(std::ostream& out, const Metrics& m) {
     const std::string p = "step." + s.step + ".";
     row(p + "attempts", static_cast<double>(s.attempts));
     row(p + "failures", static_cast<double>(s.failures));
+    row(p + "succeeded", static_cast<double>(s.succeeded));
+    if (s.succeeded == 0) continue;  // no run times (see write_metrics_json)
     row(p + "run_p50_s", s.run_seconds.p50);
     row(p + "run_p95_s", s.run_seconds.p95);
     row(p + "run_p99_s", s.run_seconds.p99);

@@ -82,7 +82,13 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
     sm.step = r.string(r.get(s, "step", p), p + ".step");
     sm.attempts = r.unsigned64_at(s, "attempts", p);
     sm.failures = r.unsigned64_at(s, "failures", p);
-    sm.run_seconds = read_percentiles(r, r.get(s, "run_s", p), p + ".run_s");
+    // `succeeded` and an absent `run_s` (no successful attempt) since 2026-12-05; before, run_s was always
+    // there (0 s without a successful attempt) and nothing counted them.
+    if (const JsonValue* v = r.find(s, "run_s")) sm.run_seconds = read_percentiles(r, *v, p + ".run_s");
+    if (const JsonValue* v = r.find(s, "succeeded"))
+      sm.succeeded = r.unsigned64(*v, p + ".succeeded");
+    else if (r.find(s, "run_s") != nullptr)
+      sm.succeeded = sm.attempts - sm.failures;
     if (const JsonValue* q = r.find(s, "requests")) {
       const std::string f = p + ".requests";
       r.object(*q, f);

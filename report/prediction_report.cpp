@@ -74,7 +74,16 @@ void write_prediction_report(std::ostream& out, const RunData& predicted, const 
       continue;
     }
     b += "<tr><td>" + esc(ms.step) + "</td><td class=\"n\">" + count(ps->attempts) + " / " +
-         count(ms.attempts) + "</td>" + cell(ps->run_seconds.p50) + cell(ms.run_seconds.p50) +
+         count(ms.attempts) + "</td>";
+    if (ps->succeeded == 0 || ms.succeeded == 0) {  // no run times on one side: nothing to compare
+      b += "<td colspan=\"6\">no successful attempt " +
+           std::string(ps->succeeded == 0 && ms.succeeded == 0 ? "in either"
+                       : ps->succeeded == 0                    ? "in the prediction"
+                                                               : "measured") +
+           "</td></tr>\n";
+      continue;
+    }
+    b += cell(ps->run_seconds.p50) + cell(ms.run_seconds.p50) +
          error_cell(ps->run_seconds.p50, ms.run_seconds.p50) + cell(ps->run_seconds.p95) +
          cell(ms.run_seconds.p95) + error_cell(ps->run_seconds.p95, ms.run_seconds.p95) + "</tr>\n";
   }

@@ -219,8 +219,11 @@ void step_charts(std::string& out, const Trace& t, const Metrics& m) {
     out += "<tr><td>" + esc(t.steps[s]) + "</td><td class=\"n\" data-v=\"" + std::to_string(attempts) +
            "\">" + count(attempts) + "</td><td class=\"n\" data-v=\"" + std::to_string(failed) + "\">" +
            count(failed) + "</td>" + cell(percentile(w, 50)) + cell(percentile(w, 95)) +
-           cell(percentile(w, 99)) + cell(percentile(w, 100)) + cell(run.p50) + cell(run.p95) +
-           cell(run.max) + "</tr>\n";
+           cell(percentile(w, 99)) + cell(percentile(w, 100)) +
+           (s < m.per_step.size() && m.per_step[s].succeeded == 0
+                ? std::string("<td class=\"n\">—</td><td class=\"n\">—</td><td class=\"n\">—</td>")
+                : cell(run.p50) + cell(run.p95) + cell(run.max)) +
+           "</tr>\n";
   }
   out += "</tbody></table>\n";
 }

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <shardflow/core/metrics.hpp>
 
@@ -158,6 +159,35 @@ TEST_CASE("Metrics: metrics.json reads back to the same figures, and older files
         read_metrics_json(bad, "m.json"),
         "m.json:19:18: backups_won: expected an integer from 0 to 18446744073709551615, got -1");
   }
+}
+
+TEST_CASE("Metrics: a step with no successful attempt has no run times, in every file", "[core][metrics]") {
+  // Its run percentiles were written as 0 s, which reads as a step that takes no time.
+  HandMade h;
+  h.trace.attempts = {attempt(0, 0, 0, 0, 0, 0, 30, Outcome::succeeded),
+                      attempt(1, 0, 0, 30, 30, 30, 40, Outcome::failed)};
+  const Metrics m = compute_metrics(h.trace, h.plan);
+  CHECK(m.per_step[0].succeeded == 1);
+  CHECK(m.per_step[1].succeeded == 0);
+  std::ostringstream json, csv;
+  write_metrics_json(json, m);
+  write_metrics_csv(csv, m);
+  const auto doc = nlohmann::json::parse(json.str());
+  CHECK(doc["steps"][0]["succeeded"] == 1);
+  CHECK(doc["steps"][0]["run_s"]["p50"] == 30.0);
+  CHECK(doc["steps"][1]["succeeded"] == 0);
+  CHECK_FALSE(doc["steps"][1].contains("run_s"));
+  const std::string step1 = "step." + m.per_step[1].step + ".";
+  CHECK(csv.str().find(step1 + "succeeded,0\n") != std::string::npos);
+  CHECK(csv.str().find(step1 + "run_p50_s") == std::string::npos);
+  CHECK(csv.str().find("step." + m.per_step[0].step + ".run_p50_s,30\n") != std::string::npos);
+  std::istringstream in(json.str());
+  const Metrics back = read_metrics_json(in, "metrics.json");
+  CHECK(back.per_step[0].succeeded == 1);
+  CHECK(back.per_step[1].succeeded == 0);
+  std::ostringstream again;
+  write_metrics_json(again, back);
+  CHECK(again.str() == json.str());
 }
 
 TEST_CASE("Metrics: retries, backups, replacements and cancelled attempts are counted apart",

@@ -65,8 +65,8 @@ Metrics small_metrics() {
   m.attempts = 5;
   m.retries = 1;
   m.failed_attempts = 2;
-  m.per_step = {StepMetrics{"prep", 3, 1, {}, {1000, kGiB / 2, 0}},
-                StepMetrics{"train", 2, 1, {}, {4000, kGiB, 1}}};
+  m.per_step = {StepMetrics{"prep", 3, 1, 2, {}, {1000, kGiB / 2, 0}},
+                StepMetrics{"train", 2, 1, 1, {}, {4000, kGiB, 1}}};
   m.critical_path = {1, 2};
   return m;
 }
@@ -296,7 +296,7 @@ TEST_CASE("Run report: 100,000 attempts with long names and errors stay under 10
   }
   Metrics m;
   m.makespan_s = 1e5;
-  m.per_step = {StepMetrics{t.steps[0], 100'000, 100'000, {}, {1000, kGiB, 0}}};
+  m.per_step = {StepMetrics{t.steps[0], 100'000, 100'000, 0, {}, {1000, kGiB, 0}}};
   const std::string page = run_page(t, m);
   CHECK(page.find("data-bars=\"11800\" data-aggregated-nodes=\"1\"") != std::string::npos);
   CHECK(occurrences(page, "<rect class=\"bar ") == 11'800);

@@ -17,9 +17,10 @@ struct Percentiles {
 struct StepMetrics {
   std::string step;
   std::uint64_t attempts = 0;
-  std::uint64_t failures = 0;  // attempts that did not succeed and were not cancelled
-  Percentiles run_seconds;     // started -> finished of successful attempts
-  Resources requests;          // what each of its pods asked for (from the plan)
+  std::uint64_t failures = 0;   // attempts that did not succeed and were not cancelled
+  std::uint64_t succeeded = 0;  // successful attempts
+  Percentiles run_seconds;      // started -> finished of successful attempts (all 0 when none)
+  Resources requests;           // what each of its pods asked for (from the plan)
 };
 
 struct Metrics {

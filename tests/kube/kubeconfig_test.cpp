@@ -429,6 +429,11 @@ TEST_CASE("kubeconfig: every error names the file, line, column and field, never
        "a",
        ":9:5: users[0].user.client-key-data...: unknown key \"client-key-data...\" (did you mean "
        "\"client-key-data\"?)"},
+      {"a token whose closing quote is missing (the file cut short)",
+       "clusters:\n" + ok_cluster + "users:\n- name: u\n  user:\n    token: \"" + kSecretToken, "a",
+       ":8:12: a quoted value that no quote closes: it runs to the end of the file (is the file cut short, "
+       "or "
+       "its closing quote missing?)"},
       {"users a list of tokens",
        "clusters:\n" + ok_cluster + "users: [" + kSecretToken +
            "]\ncontexts:\n- name: a\n  context: {cluster: c}\n",

@@ -34,9 +34,13 @@ std::filesystem::path out_dir_path(const std::string& out_dir, const std::string
   std::string dir;
   for (std::size_t i = 0; i < name.size();) {
     const auto c = static_cast<unsigned char>(name[i]);
-    // A non-ASCII character, but not a C1 control (U+0080 to U+009F, which a terminal may obey).
+    // A non-ASCII character, but not a C1 control (U+0080 to U+009F, which a terminal may obey) nor one
+    // that prints as nothing or as a space (a zero-width or no-break space, a line separator, a direction
+    // override: a directory `a<U+200B>b` reads as `ab`).
     const std::size_t n = c >= 0x80 ? utf8_length(name, i) : 1;
-    if (n > 1 && !(c == 0xC2 && static_cast<unsigned char>(name[i + 1]) < 0xA0)) {
+    unsigned code = 0;
+    if (n > 1 && !(c == 0xC2 && static_cast<unsigned char>(name[i + 1]) < 0xA0) &&
+        invisible_length(name, i, code) == 0) {
       dir.append(name, i, n);
       i += n;
       continue;

@@ -1566,7 +1566,17 @@ TEST_CASE("cli: a scenario's name makes one directory under out/, whatever its c
            {std::string(150, 'x'), std::string(100, 'x') + "-4e5566bd"},
            {"a\xc2\x9b"
             "b",
-            "a_b-c78a0653"}}) {  // a C1 control character (CSI) is not kept
+            "a_b-c78a0653"},  // a C1 control character (CSI) is not kept
+           // Nor one that prints as nothing or as a space: `a<U+200B>b` read as `ab` in a listing.
+           {"a\xe2\x80\x8b"
+            "b",
+            "a_b-ec86cb37"},
+           {"a\xe2\x80\xae"
+            "b",
+            "a_b-f22a56d6"},  // a right-to-left override
+           {"a\xc2\xa0"
+            "b",
+            "a_b-fd296054"}}) {  // a no-break space
     std::ofstream(yaml) << "name: '" << name
                         << "'\noverheads: none\ncluster:\n  node_pools:\n"
                            "    - {name: cpu, cpu: 4, memory: 16Gi, count: 1}\n"

@@ -53,6 +53,12 @@ RunFile read_run_file(const std::filesystem::path& dir) {
   if (const JsonValue* v = r.optional(doc, "finished_unix_ns"))
     f.finished_unix_ns = r.integer(*v, "finished_unix_ns", 0, kMaxNs);
   if (const JsonValue* v = r.optional(doc, "api_requests")) f.api_requests = r.unsigned64(*v, "api_requests");
+  if (const JsonValue* v = r.optional(doc, "controller")) {
+    const JsonValue& c = r.object(*v, "controller");
+    read_string(r, c, "host", "controller", f.controller_host);
+    if (const JsonValue* p = r.optional(c, "pid"))
+      f.controller_pid = r.integer(*p, "controller.pid", 1, std::numeric_limits<std::int32_t>::max());
+  }
   if (const JsonValue* v = r.optional(doc, "invocation")) {
     const JsonValue& inv = r.object(*v, "invocation");
     RunFile::Invocation i;

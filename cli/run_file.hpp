@@ -20,6 +20,10 @@ struct RunFile {
   std::optional<std::int64_t> finished_unix_ns;
   std::uint64_t api_requests = 0;
   bool objects_deleted = false;  // the run ended and deleted its owner object
+  /// The controller that wrote the file: its machine's host name and its process id (files written
+  /// before 2026-12-05 have none).
+  std::string controller_host;
+  std::int64_t controller_pid = 0;
   /// How the run was started, for --resume (files written before it have none).
   struct Invocation {
     std::string file, cluster;

@@ -580,6 +580,14 @@ SimulateArgs resumed_args(const SimulateArgs& args) {
   if (run.state == "finished")
     throw InputError({"--resume " + args.resume, 0, 0}, "",
                      "run " + run.run_id + " finished already; nothing to resume");
+  // Its controller still runs here: a second one would drive the same run and write the same files.
+  // (Killed, it left the state "running" and is gone.)
+  if (run.state == "running" && k8s::controller_running(run.controller_host, run.controller_pid))
+    throw InputError({"--resume " + args.resume, 0, 0}, "",
+                     "run " + run.run_id + "'s controller is still running on this machine (process " +
+                         std::to_string(run.controller_pid) +
+                         "): stop it (Ctrl-C) or let it finish; --resume continues a run whose controller "
+                         "was stopped or killed");
   if (!args.file.empty())
     throw InputError({"--resume " + args.resume, 0, 0}, "",
                      "give no scenario with --resume: the run's own (" + run.invocation->file + ") is used");

@@ -2,8 +2,10 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <deque>
@@ -16,6 +18,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <unistd.h>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -938,6 +941,14 @@ class K8sRun {
   std::uint64_t relists_ = 0;
 };
 
+// This machine's host name ("" if it has none), for run.json: a `run --resume` on the same machine while
+// this process lives is refused (two controllers would drive one run).
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
 std::string random_run_id() {
   char id[9];
   std::snprintf(id, sizeof id, "%08x", static_cast<unsigned>(std::random_device{}()));
@@ -1192,7 +1203,8 @@ class K8sBackend final : public Backend {
                      {"emulate", mo.emulate},
                      {"kept", co_.keep},
                      {"state", "running"},
-                     {"started_unix_ns", wall_ns()}};
+                     {"started_unix_ns", wall_ns()},
+                     {"controller", {{"host", host_name()}, {"pid", static_cast<std::int64_t>(::getpid())}}}};
     if (!co_.invocation.is_null()) run_info_["invocation"] = co_.invocation;
     if (co_.resume_started_unix_ns > 0) {
       run_info_["started_unix_ns"] = co_.resume_started_unix_ns;
@@ -1261,6 +1273,16 @@ std::string node_pool_label(const nlohmann::json& node) {
 
 std::string run_selector(const std::string& run_id) {
   return run_id.empty() ? "app.kubernetes.io/managed-by=shardflow" : "shardflow.io/run=" + run_id;
+}
+
+bool controller_running(const std::string& host, std::int64_t pid) {
+  if (host.empty() || pid <= 0 || pid > std::numeric_limits<pid_t>::max() || host != host_name())
+    return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name.starts_with("shardflow");
 }
 
 std::string cleanup_command(const std::string& run_id, const std::string& kubeconfig,

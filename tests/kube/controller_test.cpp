@@ -1,7 +1,12 @@
 // `shardflow run --backend k8s` against bad input, with the fake API server (fake_apiserver.py): each
 // problem is one line on stderr and a non-zero exit, and the token is never in the output.
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -379,4 +384,63 @@ TEST_CASE("k8s run: credentials that may not list nodes are said to, before the 
             "each step fits a node is not checked before the run, and the trace's nodes have no capacity "
             "or pool, so the run's CPU utilization is not known (grant list on nodes, a ClusterRole, to "
             "have them)\n") != std::string::npos);
+}
+
+TEST_CASE("k8s: run --resume is refused while the run's controller still runs on this machine", "[kube]") {
+  // Two controllers drove one run for 80 s (both wrote its trace and run.json). run.json names its
+  // controller (host, pid); a live shardflow process of that id on this host refuses the resume.
+  const fs::path dir = scratch("resume-live");
+  std::ofstream(dir / "long.yaml") << "name: long\npipeline:\n  steps:\n"
+                                      "    - {name: spin, kernel: {name: spin, seconds: 600s}}\n"
+                                      "cluster:\n  node_pools: [{name: n, cpu: 1, memory: 1Gi, count: 1}]\n";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::execl(SHARDFLOW_EXE, SHARDFLOW_EXE, "run", (dir / "long.yaml").c_str(), "--backend", "local",
+            "--no-files", "-q", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto comm = [&] {
+    std::ifstream in("/proc/" + std::to_string(child) + "/comm");
+    std::string name;
+    std::getline(in, name);
+    return name;
+  };
+  for (int i = 0; i < 200 && comm() != "shardflow"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  char host[256] = {};
+  REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+  const fs::path run_dir = dir / "run";
+  fs::create_directories(run_dir);
+  const auto write_run = [&](const std::string& state) {
+    std::ofstream(run_dir / "run.json")
+        << nlohmann::json{{"run_id", "live"},
+                          {"namespace", "default"},
+                          {"server", "https://127.0.0.1:1"},
+                          {"context", "x"},
+                          {"kubeconfig", (dir / "none.yaml").string()},
+                          {"scenario", "long"},
+                          {"seed", 1},
+                          {"state", state},
+                          {"started_unix_ns", 1},
+                          {"controller", {{"host", host}, {"pid", child}}},
+                          {"invocation", {{"file", (dir / "long.yaml").string()}}}}
+               .dump(2);
+  };
+  write_run("running");
+  const clitest::Result live = clitest::run("run --resume '" + run_dir.string() + "'");
+  CHECK(live.status == 2);
+  CHECK(live.err ==
+        "--resume " + run_dir.string() +
+            ": run live's controller is still running on this machine (process " + std::to_string(child) +
+            "): stop it (Ctrl-C) or let it finish; --resume continues a run whose controller was stopped "
+            "or killed\n");
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  // Gone (killed: run.json still says running): the resume goes on, here to the scenario's own problem.
+  const clitest::Result gone = clitest::run("run --resume '" + run_dir.string() + "'");
+  CHECK(gone.status == 2);
+  CHECK(gone.err.find("still running") == std::string::npos);
+  CHECK(gone.err.find("step spin has no image") != std::string::npos);
 }

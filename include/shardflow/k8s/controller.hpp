@@ -90,6 +90,10 @@ std::string run_selector(const std::string& run_id);
 /// k8s cleanup ID`, with `--kubeconfig`, `--context` when given ("" = left out) and `--namespace`, each
 /// value quoted for a POSIX shell when it needs it. Printed after an interrupted or kept run, by `k8s
 /// status`, and when the API server is away: as printed, it reaches the same cluster.
+/// A run's controller as run.json names it (host name, process id) still runs: on this machine, a live
+/// process of that id whose name is shardflow's. False for another machine (it cannot be told from here).
+bool controller_running(const std::string& host, std::int64_t pid);
+
 std::string cleanup_command(const std::string& run_id, const std::string& kubeconfig,
                             const std::string& context, const std::string& namespace_name);
 

@@ -88,7 +88,7 @@ Metrics read_metrics_json(std::istream& in, const std::string& file) {
     if (const JsonValue* v = r.find(s, "succeeded"))
       sm.succeeded = r.unsigned64(*v, p + ".succeeded");
     else if (r.find(s, "run_s") != nullptr)
-      sm.succeeded = sm.attempts - sm.failures;
+      sm.succeeded = sm.attempts > sm.failures ? sm.attempts - sm.failures : 0;
     if (const JsonValue* q = r.find(s, "requests")) {
       const std::string f = p + ".requests";
       r.object(*q, f);

@@ -119,6 +119,7 @@ TEST_CASE("Metrics: metrics.json reads back to the same figures, and older files
       "steps": [{"step": "a", "attempts": 1, "failures": 0,
                  "run_s": {"p50": 1, "p95": 1, "p99": 1, "max": 1, "mean": 1}}]})");
     const Metrics o = read_metrics_json(old, "old.json");
+    CHECK(o.per_step.at(0).succeeded == 1);  // no `succeeded` before 2026-12-05: attempts - failures
     CHECK(o.per_step.at(0).requests.cpu == 0);
     CHECK(o.critical_path.empty());
     CHECK(o.backups == 0);

@@ -642,6 +642,15 @@ std::vector<QuotedSpan> multi_line_quotes(std::string_view text) {
   return out;
 }
 
+void check_last_quote_closed(std::string_view text, const std::string& file) {
+  const std::string scan = text.ends_with('\n') ? std::string(text) : std::string(text) + "\n";
+  for (const QuotedSpan& q : multi_line_quotes(scan))
+    if (q.close == std::string_view::npos)
+      throw InputError(location_at(scan, q.open, file), "",
+                       "a quoted value that no quote closes: it runs to the end of the file (is the file cut "
+                       "short, or its closing quote missing?)");
+}
+
 void check_quotes_closed(std::string_view text, const std::string& file) {
   for (const QuotedSpan& q : multi_line_quotes(text)) {
     const std::size_t open_line = text.rfind('\n', q.open);

@@ -75,6 +75,9 @@ std::vector<QuotedSpan> multi_line_quotes(std::string_view text);
 /// sign of a missing closing quote (the keys it swallowed would otherwise be reported missing or
 /// unknown, far from the cause). For scenario and overlay files, where no value spans such lines.
 void check_quotes_closed(std::string_view text, const std::string& file);
+/// An InputError at a quoted string of `text` that no quote closes (yaml-cpp reads it to the end of the
+/// text: a file cut short in its last value). The message never shows the string's text.
+void check_last_quote_closed(std::string_view text, const std::string& file);
 
 /// One YAML document from `text`; a syntax error or a second document is an InputError at file:line:col.
 YAML::Node parse_document(const std::string& text, const std::string& file);

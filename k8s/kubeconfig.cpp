@@ -241,21 +241,8 @@ std::unique_ptr<Doc> read_doc(const std::string& file) {
   doc->dir = fs::path(file).parent_path();
   detail::note_text_columns(*text, file);  // columns in characters
   // yaml-cpp reads a quoted string that no quote closes as running to the end of the file: a truncated
-  // file's last value (a token) was sent as it stood. Named at its opening quote, never its text.
-  {
-    const std::string scan = text->ends_with('\n') ? *text : *text + "\n";
-    for (const detail::QuotedSpan& q : detail::multi_line_quotes(scan)) {
-      if (q.close != std::string_view::npos) continue;
-      const std::size_t before = q.open == 0 ? std::string::npos : scan.rfind('\n', q.open - 1);
-      const std::size_t line_start = before == std::string::npos ? 0 : before + 1;
-      const auto line = static_cast<int>(std::count(
-                            scan.begin(), scan.begin() + static_cast<std::ptrdiff_t>(q.open), '\n')) +
-                        1;
-      throw InputError(SourceLocation{file, line, character_column(scan, line_start, q.open)}, "",
-                       "a quoted value that no quote closes: it runs to the end of the file (is the file cut "
-                       "short, or its closing quote missing?)");
-    }
-  }
+  // file's last value (a token) was sent as it stood.
+  detail::check_last_quote_closed(*text, file);
   try {
     doc->root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {

@@ -100,6 +100,14 @@ const std::string kTwoSteps =
     "    - {name: n, cpu: 16, memory: 64Gi, count: 1}\n"
     "  scheduler: {decisions_per_second: 0, bind_latency: 0s}\n";
 
+// `t` written to trace.json and read back, as calibrate reads a run's directory.
+Trace read_back(const Trace& t) {
+  std::ostringstream out;
+  write_trace_json(out, t);
+  std::istringstream in(out.str());
+  return read_trace_json(in, "trace.json");
+}
+
 }  // namespace
 
 TEST_CASE("Calibrate: without noise the fit is the model, and the overlay says so", "[planner][calibrate]") {
@@ -467,11 +475,9 @@ TEST_CASE("Calibrate: a simulator trace reads back and writes the same bytes", "
       "    - {name: n, cpu: 4, memory: 16Gi, count: 2, price_per_hour: 0.37}\n"
       "  storage: {read_bandwidth: 1GiB/s, write_bandwidth: 512MiB/s}\n";
   const Run run = simulate(yaml, {11});
-  std::ostringstream first;
+  const Trace back = read_back(run.traces[0]);
+  std::ostringstream first, second;
   write_trace_json(first, run.traces[0]);
-  std::istringstream in(first.str());
-  const Trace back = read_trace_json(in, "trace.json");
-  std::ostringstream second;
   write_trace_json(second, back);
   CHECK(second.str() == first.str());
   CHECK(back.attempts.size() > 30);  // some retries
@@ -502,10 +508,7 @@ TEST_CASE("Calibrate: work-queue items a worker pod takes after its first are no
       "  node_pools:\n"
       "    - {name: p, cpu: 16, memory: 64Gi, count: 4}\n";
   const Run run = simulate(yaml, {1});
-  std::ostringstream out;
-  write_trace_json(out, run.traces[0]);
-  std::istringstream in(out.str());  // read back, as calibrate reads a run's directory
-  const CalibrationResult r = calibrate(run.scenario, run.plan, {read_trace_json(in, "trace.json")});
+  const CalibrationResult r = calibrate(run.scenario, run.plan, {read_back(run.traces[0])});
   REQUIRE(r.sandbox_start);
   CHECK(*r.sandbox_start == Duration::from_s(1));
   CHECK(r.dispatch_samples == 24);

@@ -102,6 +102,7 @@ Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_task
   // The steps read so far unroll to no more tasks than the whole pipeline would: over the limit is a
   // problem whatever else is.
   r.attempt([&] { check_task_limit(s.pipeline, max_tasks, check_memory ? machine_memory() : 0, r.file()); });
+  r.attempt([&] { check_pod_names(s.pipeline); });
   return s;
 }
 
@@ -196,6 +197,7 @@ std::optional<Scenario> read_scenario_document_with_steps(const ScenarioDocument
     for (const Step& st : steps)
       if (fit_problem(s->cluster, st)) return std::nullopt;
     s->pipeline.steps = std::move(steps);
+    check_pod_names(s->pipeline);
     const std::uint64_t tasks = Plan::count_tasks(s->pipeline);
     if (tasks > options.max_tasks || (options.check_memory && !fits_memory(tasks, machine_memory())))
       return std::nullopt;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <shardflow/core/error.hpp>
@@ -18,6 +19,7 @@
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/taint.hpp>
 #include <shardflow/core/text.hpp>
+#include <shardflow/core/trace.hpp>
 
 #include "yaml_reader.hpp"
 
@@ -489,7 +491,98 @@ std::string memory_text(double bytes) {
   throw InputError(w.step->loop_where, w.step->loop_field, what);
 }
 
+// A component step's pods as the trace names them (Trace::pod_name): pod_name_prefix(path), then the
+// iteration numbers of its looped groups (outermost first; the innermost is the item of a step without a
+// loop of its own), then item-attempt. `counts`: those groups' iteration counts.
+struct PodNames {
+  std::string prefix;
+  std::vector<std::uint32_t> counts;
+  const Step* step = nullptr;
+  std::string field;   // the step's, e.g. pipeline.steps[1].steps[0]
+  std::string path;    // "outer/inner", "aggregate.level1"
+  bool level = false;  // a level of `step`'s tree fan-in
+};
+
+void collect_pod_names(const std::vector<Step>& steps, const std::string& field, const std::string& path,
+                       std::vector<std::uint32_t>& chain, std::vector<PodNames>& out) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const std::string f = field + ".steps[" + std::to_string(i) + "]";
+    const std::string p = path.empty() ? s.name : path + "/" + s.name;
+    if (s.is_group()) {
+      if (s.loop) chain.push_back(s.loop->count);
+      collect_pod_names(s.steps, f, p, chain, out);
+      if (s.loop) chain.pop_back();
+      continue;
+    }
+    std::vector<std::uint32_t> counts = chain;
+    if (!s.loop && !counts.empty()) counts.pop_back();
+    out.push_back({pod_name_prefix(p), counts, &s, f, p, false});
+    // A tree fan-in's levels (top-level steps only), named as Plan::unroll names them.
+    if (s.fan_in_arity == 0 || !path.empty() || s.fan_in_of >= steps.size()) continue;
+    std::uint64_t inputs = steps[s.fan_in_of].iterations();
+    for (int level = 1; inputs > s.fan_in_arity; ++level) {
+      inputs = (inputs + s.fan_in_arity - 1) / s.fan_in_arity;
+      const std::string lp = p + ".level" + std::to_string(level);
+      out.push_back({pod_name_prefix(lp), {}, &s, f, lp, true});
+    }
+  }
+}
+
+// The text of a non-negative decimal number without leading zeros, below `count`.
+bool iteration_number(std::string_view digits, std::uint32_t count) {
+  if (digits.empty() || digits.size() > 10 || (digits.size() > 1 && digits.front() == '0')) return false;
+  std::uint64_t n = 0;
+  for (const char c : digits) n = n * 10 + static_cast<std::uint64_t>(c - '0');
+  return n < count;
+}
+
 }  // namespace
+
+void check_pod_names(const Pipeline& pipeline) {
+  std::vector<PodNames> names;
+  std::vector<std::uint32_t> chain;
+  collect_pod_names(pipeline.steps, "pipeline", "", chain, names);
+  std::unordered_map<std::string_view, std::vector<std::size_t>> by_prefix;
+  for (std::size_t i = 0; i < names.size(); ++i) by_prefix[names[i].prefix].push_back(i);
+  // Step b's names meet step a's when b's prefix is a's followed by a's outermost j group numbers (j =
+  // a's groups - b's): both end in item-attempt, and numbers 0 exist on both sides.
+  for (std::size_t b = 0; b < names.size(); ++b) {
+    const PodNames& nb = names[b];
+    std::string_view x = nb.prefix;
+    std::vector<std::string_view> stripped;  // innermost first
+    for (;;) {
+      if (const auto it = by_prefix.find(x); it != by_prefix.end())
+        for (const std::size_t a : it->second) {
+          const PodNames& na = names[a];
+          if (a >= b || na.counts.size() != nb.counts.size() + stripped.size()) continue;
+          bool numbers = true;
+          for (std::size_t k = 0; k < stripped.size() && numbers; ++k)
+            numbers = iteration_number(stripped[stripped.size() - 1 - k], na.counts[k]);
+          if (!numbers) continue;
+          std::string example = nb.prefix;
+          for (std::size_t k = 0; k < nb.counts.size(); ++k) example += "0-";
+          example += "0-0";
+          const auto what = [](const PodNames& n) {
+            return n.level ? n.path + " (a level of step " + n.step->name + "'s tree fan-in)" : n.path;
+          };
+          throw InputError(nb.level ? nb.step->fan_in_where : nb.step->where,
+                           nb.field + (nb.level ? ".fan_in" : ".name"),
+                           "step " + what(nb) + " and step " + what(na) +
+                               " would give their pods the same names (both have " + example +
+                               "): a pod is named by its step's path in lower case, with '-' for '_', '/' "
+                               "and '.', and its iteration numbers; rename one of the steps");
+        }
+      // Strip one more trailing "digits-" group, if x has one after a '-'.
+      if (x.size() < 3 || x.back() != '-') break;
+      std::size_t d = x.size() - 1;
+      while (d > 0 && x[d - 1] >= '0' && x[d - 1] <= '9') --d;
+      if (d == x.size() - 1 || d == 0 || x[d - 1] != '-') break;
+      stripped.push_back(x.substr(d, x.size() - 1 - d));
+      x = x.substr(0, d);
+    }
+  }
+}
 
 bool fits_memory(std::uint64_t tasks, std::uint64_t memory_bytes) {
   return memory_bytes == 0 ||

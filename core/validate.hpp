@@ -85,6 +85,10 @@ void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, const s
 /// The same, counting once, then (memory_bytes > 0) check_task_memory's check: what the loader checks.
 void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, std::uint64_t memory_bytes,
                       const std::string& file);
+/// An InputError at the later step's name when two component steps (or a tree fan-in's levels) would give
+/// pods the same names in a trace (Trace::pod_name): paths that differ only in case, '_', '/' or '.', or a
+/// step in a looped group whose names meet another's ("inner" in outer[3] and a step "outer-inner-3").
+void check_pod_names(const Pipeline& pipeline);
 /// Whether simulating `tasks` tasks fits in `memory_bytes` (0: not known, taken as fitting).
 bool fits_memory(std::uint64_t tasks, std::uint64_t memory_bytes);
 

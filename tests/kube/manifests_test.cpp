@@ -276,20 +276,21 @@ TEST_CASE("manifests: two steps whose Jobs would have one name: an error at the 
   const char* const yaml = R"(name: jn
 pipeline:
   steps:
-    - {name: a_b, image: x:1}
+    - {name: a__b, image: x:1}
     - name: a-b
       image: x:1
 cluster:
   node_pools:
     - {name: cpu, cpu: 4, memory: 16Gi, count: 1}
 )";
+  // Pod names in a trace keep "a--b" and "a-b" apart (the loader accepts them); Job names are DNS labels.
   const Scenario s = load_scenario_text(yaml, "jn.yaml");
   try {
     (void)k8s::job_manifests(s, Plan::unroll(s.pipeline), opts());
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
-          "jn.yaml:5:7: pipeline.steps[1].name: the Jobs of a_b and a-b would both be "
+          "jn.yaml:5:7: pipeline.steps[1].name: the Jobs of a__b and a-b would both be "
           "named sf-r1-a-b; rename one of the steps");
   }
 }

@@ -293,9 +293,29 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
   return res;
 }
 
+namespace {
+
+// A variant's overlays and sets, '; '-separated, each with its '\\' and ';' escaped by a '\\' so that a
+// value holding "; " does not read as two changes.
+std::string csv_changes(const VariantResult& v) {
+  std::string out;
+  const auto add = [&](const std::string& text) {
+    if (!out.empty()) out += "; ";
+    for (const char c : text) {
+      if (c == '\\' || c == ';') out += '\\';
+      out += c;
+    }
+  };
+  for (const std::string& o : v.overlays) add("overlay " + o);
+  for (const std::string& s : v.sets) add(s);
+  return out;
+}
+
+}  // namespace
+
 void write_compare_csv(std::ostream& out, const CompareResult& r) {
   const auto csv_text = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
@@ -311,11 +331,11 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
   const auto num = detail::shortest;
   for (std::size_t i = 0; i < r.variants.size(); ++i) {
     const VariantResult& v = r.variants[i];
-    out << csv_text(v.name) << ',' << csv_text(variant_changes(v, "; ")) << ',' << num(v.makespan_s.mean)
-        << ',' << num(v.makespan_s.ci95_low) << ',' << num(v.makespan_s.ci95_high) << ','
-        << num(v.makespan_s.p50) << ',' << num(v.makespan_s.p95) << ',' << num(v.cost.mean) << ','
-        << num(v.cost.ci95_low) << ',' << num(v.cost.ci95_high) << ',' << num(v.cost.p50) << ','
-        << num(v.cost.p95) << ',' << num(v.cpu_utilization.mean) << ',' << v.runs_with_failed_tasks << ','
+    out << csv_text(v.name) << ',' << csv_text(csv_changes(v)) << ',' << num(v.makespan_s.mean) << ','
+        << num(v.makespan_s.ci95_low) << ',' << num(v.makespan_s.ci95_high) << ',' << num(v.makespan_s.p50)
+        << ',' << num(v.makespan_s.p95) << ',' << num(v.cost.mean) << ',' << num(v.cost.ci95_low) << ','
+        << num(v.cost.ci95_high) << ',' << num(v.cost.p50) << ',' << num(v.cost.p95) << ','
+        << num(v.cpu_utilization.mean) << ',' << v.runs_with_failed_tasks << ','
         << num(v.diff_makespan_s.mean) << ',' << num(v.diff_makespan_s.ci95_low) << ','
         << num(v.diff_makespan_s.ci95_high) << ',' << (significant(v.diff_makespan_s) ? "true" : "false")
         << ',' << num(v.diff_cost.mean) << ',' << num(v.diff_cost.ci95_low) << ','

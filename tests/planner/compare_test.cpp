@@ -464,3 +464,22 @@ TEST_CASE("compare: a first seed whose replications would pass 2^64 - 1 is refus
         "--seed: replication k runs seed 18446744073709551615 + k, and 2 replications would pass "
         "18446744073709551615 (2^64 - 1): give a seed of at most 18446744073709551614");
 }
+
+TEST_CASE("compare: compare.csv escapes semicolons and backslashes inside a variant's sets", "[planner]") {
+  const std::string yaml =
+      "name: q\nseed: 1\noverheads: none\npipeline:\n  steps:\n"
+      "    - {name: w, parallel_for: {count: 1}, duration: {base: 10s}, resources: {cpu: 4}}\n"
+      "cluster:\n  node_pools:\n    - {name: n, cpu: 4, memory: 16Gi, count: 1}\n";
+  CompareSpec spec;
+  spec.replications = 1;
+  spec.variants = {parse_variant("one"),
+                   parse_variant("semi:name=a; b\\c,pipeline.steps[w].parallel_for.count=2")};
+  const CompareResult r = run_compare_text(yaml, "q.yaml", spec);
+  REQUIRE(r.variants.size() == 2);
+  CHECK(r.variants[1].sets ==
+        std::vector<std::string>{"name=a; b\\c", "pipeline.steps[w].parallel_for.count=2"});
+  std::ostringstream csv;
+  write_compare_csv(csv, r);
+  CHECK(csv.str().find("\nsemi,name=a\\; b\\\\c; pipeline.steps[w].parallel_for.count=2,20,") !=
+        std::string::npos);
+}

@@ -233,6 +233,8 @@ int run_calibrate_command(const CalibrateArgs& args) {
   result.command = "shardflow calibrate " + shell_word(args.file);
   for (const std::string& t : args.traces) result.command += " " + shell_word(t);
   result.command += " --out " + shell_word(args.out) + load_words(args.load);
+  if (const std::filesystem::path parent = std::filesystem::path(args.out).parent_path(); !parent.empty())
+    refuse_file_in_the_way(parent, args.out, "--out names the file the overlay is written to");
   try {
     // Its directory is made, as run's --out is.
     if (const std::filesystem::path parent = std::filesystem::path(args.out).parent_path(); !parent.empty()) {

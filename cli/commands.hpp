@@ -147,6 +147,11 @@ int run_merge_command(const MergeArgs& args);
 /// for anything but a duration above 0.
 double deadline_flag_seconds(const std::string& text);
 
+/// An InputError at --out if `dir`, or a directory it would be made in, is a file: "<file> is a file, not a
+/// directory (<wanted> would be made in it): <then>" (the parenthesis unless the file is `wanted` itself).
+void refuse_file_in_the_way(const std::filesystem::path& dir, const std::filesystem::path& wanted,
+                            const std::string& then);
+
 /// The output directory: `out_dir`, or out/<scenario name> (a run's), or out/<scenario name>/<sub> (a
 /// sweep's or a comparison's, so that they do not replace a run's report.html, or each other's). Made at
 /// once, so that a bad --out is an InputError before any work is done.

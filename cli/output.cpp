@@ -113,9 +113,24 @@ double deadline_flag_seconds(const std::string& text) {
   }
 }
 
+void refuse_file_in_the_way(const std::filesystem::path& dir, const std::filesystem::path& wanted,
+                            const std::string& then) {
+  std::error_code ec;
+  for (std::filesystem::path p = dir; !p.empty(); p = p.parent_path()) {
+    const auto st = std::filesystem::status(p, ec);
+    if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+      throw InputError({}, "--out",
+                       p.string() + " is a file, not a directory" +
+                           (p == wanted ? std::string() : " (" + wanted.string() + " would be made in it)") +
+                           ": " + then);
+    if (std::filesystem::exists(st) || p == p.parent_path()) return;
+  }
+}
+
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name,
                                    const std::string& sub) {
   const std::filesystem::path dir = out_dir_path(out_dir, scenario_name, sub);
+  refuse_file_in_the_way(dir, dir, "--out names the directory the results go in");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))

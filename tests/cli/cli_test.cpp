@@ -233,7 +233,14 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
         run("simulate scenarios/argo-parallelism-limit.yaml --out '" + (dir / "taken").string() + "'");
     CHECK(r.status == 2);
     CHECK(r.out == "");
-    CHECK(r.err.find("--out: cannot make directory " + (dir / "taken").string() + " (") == 0);
+    CHECK(r.err == "--out: " + (dir / "taken").string() +
+                       " is a file, not a directory: --out names the directory the results go in\n");
+    const Result under = run("simulate scenarios/argo-parallelism-limit.yaml --out '" +
+                             (dir / "taken" / "sub").string() + "'");
+    CHECK(under.status == 2);
+    CHECK(under.err == "--out: " + (dir / "taken").string() + " is a file, not a directory (" +
+                           (dir / "taken" / "sub").string() +
+                           " would be made in it): --out names the directory the results go in\n");
   }
   SECTION("an --out directory no file can be made in, found before running (not after, losing the run)") {
     // A mode of 0500 stops a user but not root; procfs takes no new file from anyone.
@@ -896,7 +903,9 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
     const Result f = run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " +
                          (made / "x.yaml").string());
     CHECK(f.status == 2);
-    CHECK(f.err == sim_warning + "--out: cannot make directory " + made.string() + " (Not a directory)\n");
+    CHECK(f.err == sim_warning + "--out: " + made.string() + " is a file, not a directory (" +
+                       (made / "x.yaml").string() +
+                       " would be made in it): --out names the file the overlay is written to\n");
   }
   SECTION("a trace of another scenario is bad input") {
     const Result other =

@@ -49,6 +49,22 @@
 namespace shardflow::cli {
 namespace {
 
+// An error text (a command's stderr tail may hold several lines) for one line of the summary: its lines,
+// blank ones dropped, joined by " | ", other control characters as spaces (the trace keeps the text).
+std::string summary_line(std::string_view text) {
+  std::string joined;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line = text.substr(at, end - at);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+      line.remove_suffix(1);
+    if (!line.empty()) joined += (joined.empty() ? "" : " | ") + std::string(line);
+    at = end + 1;
+  }
+  return one_line(joined);
+}
+
 // Above this many attempts the timeline is not written: its JSON (some 600 bytes an attempt) would be more
 // than the trace viewers load.
 constexpr std::size_t kTimelineMaxAttempts = 100'000;
@@ -707,6 +723,7 @@ int run_simulate(const SimulateArgs& args) {
     lo.out_dir = out_dir_path(args.out_dir, scenario.name) / "commands";
   }
   std::unique_ptr<Backend> backend;
+  std::string command_note;  // local: the steps whose commands are not run
   k8s::ControllerOptions ko;
   if (args.backend == "sim") {
     backend = sim::make_backend();
@@ -720,6 +737,23 @@ int run_simulate(const SimulateArgs& args) {
     if (!args.quiet && lo.memory > 0 && machine_memory() > 0 && lo.memory > machine_memory())
       std::cerr << "run: warning: --memory " << args.memory_text << " is more than this machine's "
                 << format_bytes(machine_memory()) << ": tasks may swap or be killed\n";
+    // A step with a command but no kernel waits its modelled run time here (the command is for a
+    // cluster's container): likely not what a first local run of it expects, so said after the run.
+    if (!args.quiet) {
+      std::vector<std::string> waiting;
+      for (const PlanStep& ps : plan.steps())
+        if (!ps.component.command.empty() && ps.component.kernel.name.empty() && ps.tree_root == kNone)
+          waiting.push_back(ps.path);
+      if (!waiting.empty()) {
+        command_note = "run: note: " + std::string(waiting.size() == 1 ? "step " : "steps ");
+        for (std::size_t i = 0; i < waiting.size() && i < 5; ++i)
+          command_note += (i ? ", " : "") + waiting[i];
+        if (waiting.size() > 5) command_note += " and " + std::to_string(waiting.size() - 5) + " more";
+        command_note += std::string(waiting.size() == 1 ? " has" : " have") +
+                        " a command but no kernel: the local backend waited each task's modelled run time "
+                        "instead of running it (kernel: {name: command} runs the command here)\n";
+      }
+    }
     backend = exec::make_local_backend(lo);
   } else {
     ko.kubeconfig = args.kubeconfig;
@@ -838,6 +872,7 @@ int run_simulate(const SimulateArgs& args) {
   progress.stop(g_interrupted.load());
   progress.clear_line();
   if (sim && tty) std::fprintf(stderr, "\r%*s\r", 20, "");
+  std::cerr << command_note;
   const bool interrupted = g_interrupted.load();
   const Metrics m = compute_metrics(trace, plan);
   if (args.backend == "local") {  // for calibrate: what to give it to load the scenario the same way
@@ -998,7 +1033,7 @@ int run_simulate(const SimulateArgs& args) {
     for (const AttemptRecord& a : trace.attempts) {
       if (a.error == kNoError) continue;
       std::printf("  first error  %s attempt %u: %s\n", shortened(plan.task_name(a.task)).c_str(), a.attempt,
-                  std::string(trace.error_text(a)).c_str());
+                  summary_line(trace.error_text(a)).c_str());
       break;
     }
     for (const std::string& out : progress.outputs()) std::printf("  result       %s\n", out.c_str());

@@ -952,9 +952,12 @@ TEST_CASE("cli: a local run on more cores than the machine has is warned about",
   CHECK(run("run scenarios/argo-parallelism-limit.yaml --backend local --cores " + more +
             " --time-scale 0.01 -q --out '" + dir.string() + "'")
             .err == "");
+  // (Its step sleep has a command and no kernel: the one note there is.)
   CHECK(run("run scenarios/argo-parallelism-limit.yaml --backend local --cores 1 --time-scale 0.01 --out '" +
             dir.string() + "'")
-            .err == "");
+            .err ==
+        "run: note: step sleep has a command but no kernel: the local backend waited each task's "
+        "modelled run time instead of running it (kernel: {name: command} runs the command here)\n");
 }
 
 TEST_CASE("cli: calibrate turns a local run at --time-scale 0.05 back into model time", "[cli]") {
@@ -2007,4 +2010,31 @@ TEST_CASE("cli: a run and a sweep and a comparison of one scenario keep their ow
   CHECK(fs::exists(dir / "out" / "kinds" / "sweep-shard-1-of-2" / "sweep.json"));
   CHECK_FALSE(fs::exists(dir / "out" / "kinds" / "sweep.json"));
   CHECK_FALSE(fs::exists(dir / "out" / "kinds" / "compare.json"));
+}
+
+TEST_CASE("cli: run --backend local says when a step's command is not run and puts a first error on one line",
+          "[cli]") {
+  const fs::path dir = scratch("local-command-note");
+  const std::string yaml =
+      "name: ml\npipeline:\n  steps:\n"
+      "    - name: bad\n      resources: {cpu: 1, memory: 64Mi}\n"
+      "      command: [sh, -c, \"echo line one >&2; echo >&2; printf 'tab\\\\there\\\\r\\\\n' >&2; exit "
+      "3\"]\n"
+      "cluster:\n  node_pools: [{name: p, cpu: 2, memory: 4Gi, count: 1}]\n";
+  std::ofstream(dir / "ml.yaml") << yaml;
+  // No kernel: the task waits its modelled run time (none), and the note says the command did not run.
+  const Result waits = run("run '" + (dir / "ml.yaml").string() + "' --backend local --no-files");
+  CHECK(waits.status == 0);
+  CHECK(waits.err ==
+        "run: note: step bad has a command but no kernel: the local backend waited each task's modelled run "
+        "time instead of running it (kernel: {name: command} runs the command here)\n");
+  // With the command kernel: it fails; the summary's first error is one line, the stderr's lines joined.
+  std::string with_kernel = yaml;
+  with_kernel.replace(with_kernel.find("      command:"), 0, "      kernel: {name: command}\n");
+  std::ofstream(dir / "ml.yaml") << with_kernel;
+  const Result fails = run("run '" + (dir / "ml.yaml").string() + "' --backend local --no-files");
+  CHECK(fails.status == 1);
+  CHECK(fails.err == "");
+  CHECK(fails.out.find("\n  first error  bad attempt 0: command exited with status 3; stderr: line one | tab "
+                       "here\n") != std::string::npos);
 }

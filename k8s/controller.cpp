@@ -281,7 +281,8 @@ InputError duplicate_run(const ManifestOptions& mo, const ControllerOptions& co)
   return InputError({"--run-id " + mo.run_id, 0, 0}, "",
                     "a run with this id exists already in namespace " + mo.namespace_name + " (" +
                         cleanup_command(mo.run_id, co.kubeconfig, co.context, mo.namespace_name) +
-                        " deletes it, run --resume continues it)");
+                        " deletes it; one stopped before it finished continues with run --resume and its "
+                        "output directory; a finished run kept with --keep has nothing to continue)");
 }
 
 class K8sRun {

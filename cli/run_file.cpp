@@ -58,6 +58,8 @@ RunFile read_run_file(const std::filesystem::path& dir) {
     read_string(r, c, "host", "controller", f.controller_host);
     if (const JsonValue* p = r.optional(c, "pid"))
       f.controller_pid = r.integer(*p, "controller.pid", 1, std::numeric_limits<std::int32_t>::max());
+    if (const JsonValue* st = r.optional(c, "start"))
+      f.controller_start = r.integer(*st, "controller.start", -1, std::numeric_limits<std::int64_t>::max());
   }
   if (const JsonValue* v = r.optional(doc, "invocation")) {
     const JsonValue& inv = r.object(*v, "invocation");

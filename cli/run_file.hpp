@@ -24,6 +24,7 @@ struct RunFile {
   /// before 2026-12-05 have none).
   std::string controller_host;
   std::int64_t controller_pid = 0;
+  std::int64_t controller_start = -1;  // its process start (k8s::process_start_ticks); -1: not given
   /// How the run was started, for --resume (files written before it have none).
   struct Invocation {
     std::string file, cluster;

@@ -598,7 +598,8 @@ SimulateArgs resumed_args(const SimulateArgs& args) {
                      "run " + run.run_id + " finished already; nothing to resume");
   // Its controller still runs here: a second one would drive the same run and write the same files.
   // (Killed, it left the state "running" and is gone.)
-  if (run.state == "running" && k8s::controller_running(run.controller_host, run.controller_pid))
+  if (run.state == "running" &&
+      k8s::controller_running(run.controller_host, run.controller_pid, run.controller_start))
     throw InputError({"--resume " + args.resume, 0, 0}, "",
                      "run " + run.run_id + "'s controller is still running on this machine (process " +
                          std::to_string(run.controller_pid) +

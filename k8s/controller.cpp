@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -17,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 #include <unordered_map>
@@ -1205,7 +1207,10 @@ class K8sBackend final : public Backend {
                      {"kept", co_.keep},
                      {"state", "running"},
                      {"started_unix_ns", wall_ns()},
-                     {"controller", {{"host", host_name()}, {"pid", static_cast<std::int64_t>(::getpid())}}}};
+                     {"controller",
+                      {{"host", host_name()},
+                       {"pid", static_cast<std::int64_t>(::getpid())},
+                       {"start", process_start_ticks(::getpid())}}}};
     if (!co_.invocation.is_null()) run_info_["invocation"] = co_.invocation;
     if (co_.resume_started_unix_ns > 0) {
       run_info_["started_unix_ns"] = co_.resume_started_unix_ns;
@@ -1276,10 +1281,29 @@ std::string run_selector(const std::string& run_id) {
   return run_id.empty() ? "app.kubernetes.io/managed-by=shardflow" : "shardflow.io/run=" + run_id;
 }
 
-bool controller_running(const std::string& host, std::int64_t pid) {
+std::int64_t process_start_ticks(std::int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return -1;
+  // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses, so fields count from the last ')';
+  // starttime is field 22, the 20th after it.
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 0; i < 20; ++i)
+    if (!(fields >> field)) return -1;
+  std::int64_t ticks = -1;
+  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), ticks);
+  return ec == std::errc() && end == field.data() + field.size() ? ticks : -1;
+}
+
+bool controller_running(const std::string& host, std::int64_t pid, std::int64_t start) {
   if (host.empty() || pid <= 0 || pid > std::numeric_limits<pid_t>::max() || host != host_name())
     return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  // The process's start time tells it from a later process given the same id, whatever its name.
+  if (start >= 0) return process_start_ticks(pid) == start;
   std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
   std::string name;
   std::getline(comm, name);

@@ -412,7 +412,9 @@ TEST_CASE("k8s: run --resume is refused while the run's controller still runs on
   REQUIRE(::gethostname(host, sizeof host - 1) == 0);
   const fs::path run_dir = dir / "run";
   fs::create_directories(run_dir);
-  const auto write_run = [&](const std::string& state) {
+  const auto write_run = [&](const std::string& state, std::int64_t start = -2) {
+    nlohmann::json controller = {{"host", host}, {"pid", child}};
+    if (start != -2) controller["start"] = start;
     std::ofstream(run_dir / "run.json")
         << nlohmann::json{{"run_id", "live"},
                           {"namespace", "default"},
@@ -423,7 +425,7 @@ TEST_CASE("k8s: run --resume is refused while the run's controller still runs on
                           {"seed", 1},
                           {"state", state},
                           {"started_unix_ns", 1},
-                          {"controller", {{"host", host}, {"pid", child}}},
+                          {"controller", controller},
                           {"invocation", {{"file", (dir / "long.yaml").string()}}}}
                .dump(2);
   };
@@ -435,6 +437,20 @@ TEST_CASE("k8s: run --resume is refused while the run's controller still runs on
             ": run live's controller is still running on this machine (process " + std::to_string(child) +
             "): stop it (Ctrl-C) or let it finish; --resume continues a run whose controller was stopped "
             "or killed\n");
+  // With its start time (run.json's since 2026-12-05): the same process, found by its start, not its name;
+  // a process of that id that started at another time is not the controller (the id was reused).
+  const std::int64_t start = k8s::process_start_ticks(child);
+  REQUIRE(start > 0);
+  write_run("running", start);
+  const clitest::Result same = clitest::run("run --resume '" + run_dir.string() + "'");
+  CHECK(same.status == 2);
+  CHECK(same.err == live.err);
+  write_run("running", start + 1);
+  const clitest::Result reused = clitest::run("run --resume '" + run_dir.string() + "'");
+  CHECK(reused.status == 2);
+  CHECK(reused.err.find("still running") == std::string::npos);
+  CHECK(reused.err.find("step spin has no image") != std::string::npos);
+  write_run("running");
   ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);

@@ -90,9 +90,13 @@ std::string run_selector(const std::string& run_id);
 /// k8s cleanup ID`, with `--kubeconfig`, `--context` when given ("" = left out) and `--namespace`, each
 /// value quoted for a POSIX shell when it needs it. Printed after an interrupted or kept run, by `k8s
 /// status`, and when the API server is away: as printed, it reaches the same cluster.
-/// A run's controller as run.json names it (host name, process id) still runs: on this machine, a live
-/// process of that id whose name is shardflow's. False for another machine (it cannot be told from here).
-bool controller_running(const std::string& host, std::int64_t pid);
+/// A run's controller as run.json names it (host name, process id, start time) still runs: on this
+/// machine, a live process of that id that started at `start` (process_start_ticks), or, for a file
+/// without a start (start < 0; written before 2026-12-05), whose name is shardflow's. False for another
+/// machine (it cannot be told from here).
+bool controller_running(const std::string& host, std::int64_t pid, std::int64_t start = -1);
+/// When process `pid` started, in clock ticks after boot (/proc/PID/stat's starttime); -1 if unknown.
+std::int64_t process_start_ticks(std::int64_t pid);
 
 std::string cleanup_command(const std::string& run_id, const std::string& kubeconfig,
                             const std::string& context, const std::string& namespace_name);

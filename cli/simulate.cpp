@@ -725,6 +725,7 @@ int run_simulate(const SimulateArgs& args) {
   }
   std::unique_ptr<Backend> backend;
   std::string command_note;  // local: the steps whose commands are not run
+  std::string cleanup;       // k8s: the command that deletes the run's objects (the backend's)
   k8s::ControllerOptions ko;
   if (args.backend == "sim") {
     backend = sim::make_backend();
@@ -772,6 +773,7 @@ int run_simulate(const SimulateArgs& args) {
     ko.burst = args.burst;
     ko.out_dir = out_dir_path(args.out_dir, scenario.name).string();
     ko.resume_started_unix_ns = args.resume_started_unix_ns;
+    ko.cleanup = [&cleanup](const std::string& command) { cleanup = command; };
     // A new run must not take over the run file of a run whose objects may still be on the cluster (an
     // interrupted or kept one): `run --resume DIR` and `k8s status DIR` could no longer reach that run.
     if (const std::filesystem::path run_file = std::filesystem::path(ko.out_dir) / "run.json";
@@ -920,18 +922,13 @@ int run_simulate(const SimulateArgs& args) {
                 wall < 1 ? wall * 1e3 : wall, wall < 1 ? "ms" : "s");
     if (interrupted) std::printf("  interrupted: what had not finished is recorded as cancelled\n");
     if (live && (interrupted || args.keep)) {
-      // The files and context the run used (from $KUBECONFIG and current-context too), so that the command
-      // finds this cluster whatever they are when it is run.
-      std::string kubeconfig = args.kubeconfig, context = args.context, ns = args.namespace_name;
-      try {
-        const k8s::Credentials c = k8s::credentials_for(args.kubeconfig, args.context);
-        if (!c.files.empty()) kubeconfig = c.files;
-        context = c.context;
-        if (ns.empty()) ns = c.namespace_name;
-      } catch (const std::exception&) {  // changed since the run read it: as given
-      }
+      // The backend's command: the files and context the run used (from $KUBECONFIG and current-context
+      // too), so that it finds this cluster whatever they are when it is run.
       std::printf("  k8s run %s: its objects are still on the cluster (%s)\n", ko.run_id.c_str(),
-                  k8s::cleanup_command(ko.run_id, kubeconfig, context, ns).c_str());
+                  (cleanup.empty()
+                       ? k8s::cleanup_command(ko.run_id, args.kubeconfig, args.context, args.namespace_name)
+                       : cleanup)
+                      .c_str());
     }
     std::printf("  makespan     %s (%.3f s); critical path of what ran %s\n",
                 human_seconds(m.makespan_s).c_str(), m.makespan_s, human_seconds(m.critical_path_s).c_str());

@@ -1038,6 +1038,7 @@ class K8sBackend final : public Backend {
     const std::optional<std::string> before = co_.resume_started_unix_ns > 0 ? read_run_file() : std::nullopt;
     write_run_file(creds, scenario, mo, options.seed);
     const std::string cleanup = cleanup_command(mo.run_id, co.kubeconfig, co.context, mo.namespace_name);
+    if (co_.cleanup) co_.cleanup(cleanup);
     std::optional<K8sRun> r;
     try {
       r.emplace(scenario, plan, options, co, mo, api, observer);

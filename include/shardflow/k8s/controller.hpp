@@ -53,6 +53,9 @@ struct ControllerOptions {
   std::int64_t resume_started_unix_ns = 0;
   /// Told what a user should know while the run goes on (a pod the scheduler cannot place yet); none: quiet.
   std::function<void(const std::string&)> warn;
+  /// Told, once the kubeconfig is read, the command that deletes this run's objects (cleanup_command with
+  /// the files, context and namespace the run uses), for a caller that prints it after the run.
+  std::function<void(const std::string&)> cleanup;
 };
 
 /// The Kubernetes backend. check() reads the kubeconfig and builds the manifests (InputError);

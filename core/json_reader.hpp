@@ -10,12 +10,14 @@
 //   100000));
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <istream>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,10 +42,56 @@ class JsonReader {
     throw InputError(doc_.where(v), field, message);
   }
 
-  // "a string", "-3", "{...}": what a value is, for messages.
+  // "a string", "-3", "{...}": what a value is, for messages: nlohmann's dump of it (members in key order,
+  // a repeated key at its last occurrence), cut to 37 characters and "..." past 40. Made without recursion
+  // and only as far as is shown: a value nested 100,000 deep, or of megabytes, costs no more than its start.
   [[nodiscard]] std::string got(const JsonValue& v) const {
-    std::string text = to_json(v).dump();
-    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    constexpr std::size_t kShown = 40;
+    struct Frame {
+      const JsonValue* container;
+      std::vector<std::pair<std::string_view, std::uint32_t>> members;  // objects: (key, item), in order
+      std::uint32_t next = 0;
+    };
+    std::vector<Frame> stack;
+    std::string text;
+    const auto open = [&](const JsonValue& x) {
+      if (x.kind == JsonValue::Kind::array) {
+        text += '[';
+        stack.push_back({&x, {}, 0});
+      } else if (x.kind == JsonValue::Kind::object) {
+        text += '{';
+        Frame f{&x, {}, 0};
+        for (std::uint32_t i = 0; i < x.count; ++i) f.members.emplace_back(doc_.key(x, i), i);
+        // Key order; of equal keys the last (stable sort keeps them in file order; the others go).
+        std::stable_sort(f.members.begin(), f.members.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::vector<std::pair<std::string_view, std::uint32_t>> last;
+        for (std::size_t i = 0; i < f.members.size(); ++i)
+          if (i + 1 == f.members.size() || f.members[i + 1].first != f.members[i].first)
+            last.push_back(f.members[i]);
+        f.members.swap(last);
+        stack.push_back(std::move(f));
+      } else {
+        text += to_json(x).dump();
+      }
+    };
+    open(v);
+    while (!stack.empty() && text.size() <= kShown) {
+      Frame& f = stack.back();
+      const bool object = f.container->kind == JsonValue::Kind::object;
+      const std::size_t n = object ? f.members.size() : f.container->count;
+      if (f.next == n) {
+        text += object ? '}' : ']';
+        stack.pop_back();
+        continue;
+      }
+      if (f.next > 0) text += ',';
+      const std::uint32_t i = object ? f.members[f.next].second : f.next;
+      if (object) (text += nlohmann::json(std::string(f.members[f.next].first)).dump()) += ':';
+      ++f.next;
+      open(doc_.item(*f.container, i));  // may push: f is not used after this
+    }
+    if (text.size() > kShown) text = text.substr(0, 37) + "...";
     return text;
   }
 
@@ -168,7 +216,7 @@ class JsonReader {
     std::from_chars(text_.data() + v.offset, text_.data() + text_.size(), x);
     return x;
   }
-  // The value as nlohmann reads it (for a message only).
+  // A scalar as nlohmann reads it (for a message only; got() walks arrays and objects itself).
   [[nodiscard]] nlohmann::json to_json(const JsonValue& v) const {
     switch (v.kind) {
       case JsonValue::Kind::null:
@@ -181,16 +229,9 @@ class JsonReader {
         if (is_unsigned(v)) return nlohmann::json(unsigned_value(v));
         if (v.integer) return nlohmann::json(signed_value(v));
         return nlohmann::json(v.number);
-      case JsonValue::Kind::array: {
-        nlohmann::json a = nlohmann::json::array();
-        for (std::uint32_t i = 0; i < v.count; ++i) a.push_back(to_json(doc_.item(v, i)));
-        return a;
-      }
-      case JsonValue::Kind::object: {
-        nlohmann::json o = nlohmann::json::object();
-        for (std::uint32_t i = 0; i < v.count; ++i) o[std::string(doc_.key(v, i))] = to_json(doc_.item(v, i));
-        return o;
-      }
+      case JsonValue::Kind::array:
+      case JsonValue::Kind::object:
+        break;
     }
     return nlohmann::json();
   }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/trace.hpp>
@@ -447,4 +448,23 @@ TEST_CASE("append_json_string escapes what JSON needs escaped, and nothing else"
   std::ostringstream s;
   write_json_string(s, "plain");
   CHECK(s.str() == "\"plain\"");
+}
+
+TEST_CASE("Trace: a bad value is shown as nlohmann dumps it, however deep or long", "[core][trace]") {
+  const auto shown = [](const std::string& value) {
+    std::string text = nlohmann::json::parse(value).dump();  // the same value read another way
+    return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+  };
+  for (const std::string& value :
+       {std::string("[{\"b\":1,\"a\":[true,null,\"x\\\"y\"],\"a\":2}]"),
+        std::string("[1.5e300,-3,18446744073709551615,0.1]"),
+        std::string("[{\"z\":{},\"y\":[],\"x\":{\"q\":[[[\"long string past the cut\"]]]}}]"),
+        std::string("[]"), std::string("[{\"k\":\"\\u00e9\\n\"}]")}) {
+    INFO(value);
+    CHECK(read_error(value) == "run/trace.json:1:1: the top level: expected an object, got " + shown(value));
+  }
+  // Nested 100,000 deep (nlohmann's own dump would overflow the stack): its first 37 characters.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(read_error(deep) ==
+        "run/trace.json:1:1: the top level: expected an object, got " + std::string(37, '[') + "...");
 }

@@ -180,6 +180,13 @@ inline constexpr const char* kInputFileHelp =
 /// or nullptr: an --out that would overwrite an input, an input given twice.
 const std::string* same_path_in(const std::string& path, const std::vector<std::string>& paths);
 
+/// The files a scenario is loaded from: `file`, the overlays, a --cluster file.
+std::vector<std::string> load_inputs(const std::string& file, const LoadArgs& load);
+/// An InputError at --out when a file the command writes in `dir` (one of `outputs`) is one of `inputs`
+/// (same_path_in): a scenario, overlay or trace would be replaced by a result.
+void refuse_outputs_over_inputs(const std::filesystem::path& dir, std::initializer_list<const char*> outputs,
+                                const std::vector<std::string>& inputs);
+
 /// The check of an input file's path (instead of CLI::ExistingFile, whose "File is actually a directory"
 /// did not say what to give): "PATH: does not exist", or "PATH: is a directory; name a file in it (...)".
 CLI::Validator input_file_check();

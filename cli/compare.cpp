@@ -126,6 +126,13 @@ int run_compare_command(const CompareArgs& args) {
   // The output directory first (it needs the scenario's name): a bad --out is found before the runs.
   const std::filesystem::path dir =
       make_out_dir(args.out_dir, planner::load_variant(yaml, args.file, spec, 0).name, "compare");
+  {
+    std::vector<std::string> inputs = load_inputs(args.file, args.load);
+    if (!args.variants_file.empty()) inputs.push_back(args.variants_file);
+    for (const planner::Variant& v : spec.variants)
+      for (const ScenarioFile& o : v.overlays) inputs.push_back(o.path);
+    refuse_outputs_over_inputs(dir, {"compare.json", "compare.csv", "report.html"}, inputs);
+  }
   planner::CompareResult r = planner::run_compare_text(yaml, args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
   if (args.backend == "local") {

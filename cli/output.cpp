@@ -179,6 +179,24 @@ const std::string* same_path_in(const std::string& path, const std::vector<std::
   return nullptr;
 }
 
+std::vector<std::string> load_inputs(const std::string& file, const LoadArgs& load) {
+  std::vector<std::string> inputs = {file};
+  inputs.insert(inputs.end(), load.overlays.begin(), load.overlays.end());
+  if (!load.cluster.empty() && load.cluster != "local") inputs.push_back(load.cluster);
+  return inputs;
+}
+
+void refuse_outputs_over_inputs(const std::filesystem::path& dir, std::initializer_list<const char*> outputs,
+                                const std::vector<std::string>& inputs) {
+  for (const char* name : outputs) {
+    const std::string out = (dir / name).string();
+    if (const std::string* in = same_path_in(out, inputs))
+      throw InputError({}, "--out",
+                       out + " would be written over " + *in +
+                           ", an input of this command: name another directory (or move the input)");
+  }
+}
+
 // Written to a file beside it, then renamed over it: a `write` that throws (bad input read while
 // writing) or a full disk leaves the file that was there as it was, not empty or cut short.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {

@@ -132,6 +132,14 @@ int run_report_command(const ReportArgs& args) {
   // A file the user named that cannot be written is their input's problem (exit 2, naming --out), found
   // before any report is made.
   if (!args.out.empty()) {
+    // An --out that names a file the report reads would replace it with the page.
+    std::vector<std::string> inputs;
+    for (const std::string* d : {&args.dir, &args.predicted, &args.measured})
+      if (!d->empty())
+        for (const char* f : {"trace.json", "metrics.json", "sweep.json", "compare.json"})
+          inputs.push_back((fs::path(*d) / f).string());
+    if (const std::string* in = same_path_in(args.out, inputs))
+      throw InputError({}, "--out", args.out + " is one of the inputs (" + *in + "): name a new file");
     errno = 0;
     const bool existed = fs::exists(args.out);
     std::ofstream probe(args.out, std::ios::app);

@@ -825,6 +825,11 @@ int run_simulate(const SimulateArgs& args) {
       args.no_files || std::filesystem::exists(out_dir_path(args.out_dir, scenario.name), exists_ec);
   const std::filesystem::path dir =
       args.no_files ? std::filesystem::path() : make_out_dir(args.out_dir, scenario.name);
+  if (!args.no_files)
+    refuse_outputs_over_inputs(dir,
+                               {"trace.json", "trace.csv", "metrics.json", "metrics.csv", "report.html",
+                                "timeline.json", "run.json"},
+                               load_inputs(args.file, args.load));
   struct EmptyDirRemover {
     std::filesystem::path dir;
     ~EmptyDirRemover() {

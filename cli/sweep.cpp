@@ -177,6 +177,7 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
     << "      volumes:\n        - name: input\n          configMap: {name: " << name << "-input}\n"
     << "        - name: results\n          persistentVolumeClaim: {claimName: " << name << "-results}\n";
   const std::filesystem::path dir = make_out_dir(args.out_dir, scenario.name, "sweep");
+  refuse_outputs_over_inputs(dir, {"sweep-job.yaml"}, load_inputs(args.file, args.load));
   write_file(dir / "sweep-job.yaml", [&](std::ostream& o) { o << y.str(); });
   if (!args.quiet)
     std::cout << "wrote " << (dir / "sweep-job.yaml").string() << ": a ConfigMap " << name
@@ -288,6 +289,8 @@ int run_sweep_command(const SweepArgs& args) {
                                            std::to_string(spec.shard->count)
                                      : std::string("sweep");
   const std::filesystem::path dir = make_out_dir(args.out_dir, name, sub);
+  refuse_outputs_over_inputs(dir, {"sweep.json", "sweep.csv", "report.html"},
+                             load_inputs(args.file, args.load));
   const planner::SweepResult r = planner::run_sweep_text(yaml, args.file, spec, progress);
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
 

@@ -2038,3 +2038,34 @@ TEST_CASE("cli: run --backend local says when a step's command is not run and pu
   CHECK(fails.out.find("\n  first error  bad attempt 0: command exited with status 3; stderr: line one | tab "
                        "here\n") != std::string::npos);
 }
+
+TEST_CASE("cli: an --out that would write a result over an input is refused and the input kept", "[cli]") {
+  const fs::path dir = scratch("out-over-input");
+  const std::string scenario = slurp("scenarios/argo-parallelism-limit.yaml");
+  // simulate: a scenario saved as trace.json in the output directory.
+  std::ofstream(dir / "trace.json") << scenario;
+  const Result sim = run("simulate '" + (dir / "trace.json").string() + "' --out '" + dir.string() + "'");
+  CHECK(sim.status == 2);
+  CHECK(sim.err == "--out: " + (dir / "trace.json").string() + " would be written over " +
+                       (dir / "trace.json").string() +
+                       ", an input of this command: name another directory (or move the input)\n");
+  CHECK(slurp(dir / "trace.json") == scenario);
+  // compare: its overlay as compare.csv.
+  std::ofstream(dir / "compare.csv") << "seed: 3\n";
+  const Result cmp =
+      run("compare scenarios/argo-parallelism-limit.yaml --overlay '" + (dir / "compare.csv").string() +
+          "' --variant a --variant b -r 1 --out '" + dir.string() + "'");
+  CHECK(cmp.status == 2);
+  CHECK(cmp.err.find("--out: " + (dir / "compare.csv").string() + " would be written over ") == 0);
+  CHECK(slurp(dir / "compare.csv") == "seed: 3\n");
+  // report: --out naming the trace it reads.
+  const fs::path runs = dir / "run";
+  REQUIRE(run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + runs.string() + "'").status == 0);
+  const std::string trace = slurp(runs / "trace.json");
+  const Result rep =
+      run("report '" + runs.string() + "' --out '" + (runs / "." / "trace.json").string() + "'");
+  CHECK(rep.status == 2);
+  CHECK(rep.err == "--out: " + (runs / "." / "trace.json").string() + " is one of the inputs (" +
+                       (runs / "trace.json").string() + "): name a new file\n");
+  CHECK(slurp(runs / "trace.json") == trace);
+}

@@ -2041,7 +2041,9 @@ TEST_CASE("cli: run --backend local says when a step's command is not run and pu
 
 TEST_CASE("cli: an --out that would write a result over an input is refused and the input kept", "[cli]") {
   const fs::path dir = scratch("out-over-input");
-  const std::string scenario = slurp("scenarios/argo-parallelism-limit.yaml");
+  const std::string scenario =
+      slurp(fs::path(SHARDFLOW_SOURCE_DIR) / "scenarios/argo-parallelism-limit.yaml");
+  REQUIRE(!scenario.empty());
   // simulate: a scenario saved as trace.json in the output directory.
   std::ofstream(dir / "trace.json") << scenario;
   const Result sim = run("simulate '" + (dir / "trace.json").string() + "' --out '" + dir.string() + "'");

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -179,6 +180,11 @@ inline constexpr const char* kInputFileHelp =
 /// The first of `paths` that names the same file or directory as `path` (".", "..", symlinks resolved),
 /// or nullptr: an --out that would overwrite an input, an input given twice.
 const std::string* same_path_in(const std::string& path, const std::vector<std::string>& paths);
+
+/// An input file a command reads (a trace.json, sweep.json, run.json), opened; an InputError naming it when
+/// it is missing (`missing`: what to say, e.g. "cannot open it (is this a shardflow output directory?)"),
+/// a directory, or unreadable (the system's reason).
+std::ifstream open_input(const std::filesystem::path& path, const std::string& missing);
 
 /// The files a scenario is loaded from: `file`, the overlays, a --cluster file.
 std::vector<std::string> load_inputs(const std::string& file, const LoadArgs& load);

@@ -179,6 +179,22 @@ const std::string* same_path_in(const std::string& path, const std::vector<std::
   return nullptr;
 }
 
+std::ifstream open_input(const std::filesystem::path& path, const std::string& missing) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) throw InputError({path.string(), 0, 0}, "", missing);
+  if (std::filesystem::is_directory(st))
+    throw InputError({path.string(), 0, 0}, "", "is a directory, not the file expected here");
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(
+        {path.string(), 0, 0}, "",
+        "cannot be read (" +
+            (errno != 0 ? std::generic_category().message(errno) : std::string("cannot open it")) + ")");
+  return in;
+}
+
 std::vector<std::string> load_inputs(const std::string& file, const LoadArgs& load) {
   std::vector<std::string> inputs = {file};
   inputs.insert(inputs.end(), load.overlays.begin(), load.overlays.end());

@@ -30,9 +30,7 @@ report::ReportOptions options() {
 
 template <class Read>
 auto read_file(const fs::path& path, Read read) {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError({path.string(), 0, 0}, "", "cannot open it (is this a shardflow output directory?)");
+  std::ifstream in = open_input(path, "cannot open it (is this a shardflow output directory?)");
   return read(in, path.string());
 }
 

@@ -7,6 +7,7 @@
 #include <shardflow/core/error.hpp>
 
 #include "../core/json_reader.hpp"  // core's reader of the JSON files shardflow writes
+#include "commands.hpp"
 
 namespace shardflow::cli {
 
@@ -21,10 +22,8 @@ void read_string(const JsonReader& r, const JsonValue& object, const char* key, 
 
 RunFile read_run_file(const std::filesystem::path& dir) {
   const std::string file = (dir / "run.json").string();
-  std::ifstream in(dir / "run.json");
-  if (!in)
-    throw InputError({file, 0, 0}, "",
-                     "no run.json here: not the output directory of `shardflow run --backend k8s`");
+  std::ifstream in = open_input(
+      dir / "run.json", "no run.json here: not the output directory of `shardflow run --backend k8s`");
   const std::string text = read_json_input(in, file, "run file");
   const JsonDocument d = parse_json_input(text, file);
   const JsonReader r(d, text);

@@ -348,9 +348,7 @@ int run_merge_command(const MergeArgs& args) {
   std::vector<std::string> files;
   for (const std::string& d : args.dirs) {
     const std::filesystem::path f = std::filesystem::path(d) / "sweep.json";
-    std::ifstream in(f);
-    if (!in)
-      throw InputError({f.string(), 0, 0}, "", "cannot open the file (not a sweep's output directory?)");
+    std::ifstream in = open_input(f, "cannot open the file (not a sweep's output directory?)");
     slices.push_back(planner::read_sweep_json(in, f.string()));
     files.push_back(f.string());
   }

@@ -2071,3 +2071,17 @@ TEST_CASE("cli: an --out that would write a result over an input is refused and 
                        (runs / "trace.json").string() + "): name a new file\n");
   CHECK(slurp(runs / "trace.json") == trace);
 }
+
+TEST_CASE("cli: a directory where report or merge reads a file is bad input naming it", "[cli]") {
+  const fs::path dir = scratch("input-is-a-directory");
+  fs::create_directories(dir / "run" / "trace.json");
+  const Result rep = run("report '" + (dir / "run").string() + "'");
+  CHECK(rep.status == 2);
+  CHECK(rep.err == (dir / "run" / "trace.json").string() + ": is a directory, not the file expected here\n");
+  fs::create_directories(dir / "slice" / "sweep.json");
+  const Result merge =
+      run("merge '" + (dir / "slice").string() + "' --out '" + (dir / "merged").string() + "'");
+  CHECK(merge.status == 2);
+  CHECK(merge.err ==
+        (dir / "slice" / "sweep.json").string() + ": is a directory, not the file expected here\n");
+}

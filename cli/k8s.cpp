@@ -113,7 +113,8 @@ int show_status(const K8sArgs& args, const std::filesystem::path& dir, const Run
                 (static_cast<double>(*run.finished_unix_ns) - static_cast<double>(run.started_unix_ns)) / 1e9,
                 static_cast<unsigned long long>(run.api_requests));
   std::printf("\n");
-  if (std::ifstream t(dir / "trace.json"); t) {
+  if (std::error_code ec; std::filesystem::exists(dir / "trace.json", ec)) {
+    std::ifstream t = open_input(dir / "trace.json", "no trace.json");
     const Trace trace = read_trace_json(t, (dir / "trace.json").string());
     std::map<std::string, int> outcomes;
     for (const AttemptRecord& a : trace.attempts) ++outcomes[to_string(a.outcome)];

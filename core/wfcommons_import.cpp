@@ -715,6 +715,11 @@ class Importer {
     if (detail::find_cycle(s.pipeline.steps)) return std::nullopt;
     for (const Step& st : s.pipeline.steps)
       if (detail::fit_problem(s.cluster, st)) return std::nullopt;
+    try {
+      detail::check_pod_names(s.pipeline);  // two tasks whose pods would share names (ids a-b and a_b)
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
     // And the task limit (--max-tasks), which the document route reports at its place.
     if (Plan::count_tasks(s.pipeline) > options_.max_tasks) return std::nullopt;
     return s;

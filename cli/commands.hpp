@@ -217,7 +217,10 @@ class ScenarioProblems : public InputError {
 };
 /// load_scenario_file, reporting every problem the file has as validate does (ScenarioProblems when there
 /// are several), not only the first: a user fixing a scenario by running it sees them all at once.
-Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions& options);
+/// `kernels`: with other problems, the kernel problems of the steps that could be read are reported too
+/// (a local run's, as `validate` reports them).
+Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions& options,
+                                     bool kernels = false);
 /// Nothing when `problems` is empty; else throws them, in order_problems' order: the one InputError, or
 /// ScenarioProblems for several.
 void throw_problems(std::vector<InputError> problems, const std::string& file);

@@ -388,9 +388,14 @@ void throw_problems(std::vector<InputError> problems, const std::string& file) {
   throw ScenarioProblems(std::move(problems), file);
 }
 
-Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions& options) {
+Scenario load_scenario_reporting_all(const std::string& file, const LoadOptions& options, bool kernels) {
   ScenarioCheck check = check_scenario_file(file, options);
   if (check.problems.empty() && check.scenario) return std::move(*check.scenario);
+  // For a local run, the kernels of the steps that could be read are reported with the rest, as
+  // `validate` reports them (else they came one run later).
+  if (kernels && !check.problems.empty() && check.partial)
+    for (InputError& e : exec::kernel_spec_problems(check.partial->pipeline.steps))
+      check.problems.push_back(std::move(e));
   throw_problems(std::move(check.problems), file);
   // A check that found nothing and loaded nothing: the loader's word.
   return load_scenario_file(file, options);
@@ -650,7 +655,8 @@ int run_simulate(const SimulateArgs& args) {
   if (args.file.empty())
     throw InputError({"run", 0, 0}, "", "give a scenario file (or --resume DIR to continue a k8s run)");
   // A --max-tasks raised past what this machine holds is refused by the loader (LoadOptions::check_memory).
-  const Scenario scenario = load_scenario_reporting_all(args.file, load_options(args.load));
+  const Scenario scenario =
+      load_scenario_reporting_all(args.file, load_options(args.load), args.backend == "local");
   const Plan plan = Plan::unroll(scenario.pipeline);
   if (args.backend == "local")  // the kernels it would refuse, every one (the backend's check stops at one)
     throw_problems(exec::kernel_problems(scenario, plan), args.file);

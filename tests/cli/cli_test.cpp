@@ -2085,3 +2085,24 @@ TEST_CASE("cli: a directory where report or merge reads a file is bad input nami
   CHECK(merge.err ==
         (dir / "slice" / "sweep.json").string() + ": is a directory, not the file expected here\n");
 }
+
+TEST_CASE("cli: run --backend local reports a bad file's kernel problems with its others in one go",
+          "[cli]") {
+  const fs::path dir = scratch("local-all-problems");
+  std::ofstream(dir / "k5.yaml")
+      << "name: k5\npipeline:\n  steps:\n"
+         "    - name: a\n      resources: {cpu: 1, memory: 64Mi}\n"
+         "      kernel: {name: shard_stat}\n"
+         "    - name: b\n      resources: {cpu: -1, memory: 64Mi}\n"
+         "    - name: c\n      after: [nope]\n      kernel: {name: spin, secondz: 1}\n"
+         "cluster:\n  node_pools: [{name: p, cpu: 2, memory: 4Gi, count: 1}]\n";
+  const std::string file = (dir / "k5.yaml").string();
+  const Result v = run("validate '" + file + "'");
+  const Result r = run("run '" + file + "' --backend local --no-files");
+  CHECK(v.status == 2);
+  CHECK(r.status == 2);
+  CHECK(r.err == v.err);
+  CHECK(r.err.find("unknown kernel \"shard_stat\"") != std::string::npos);
+  CHECK(r.err.find("unknown parameter \"secondz\"") != std::string::npos);
+  CHECK(r.err.substr(r.err.size() - 13) == ": 4 problems\n");
+}

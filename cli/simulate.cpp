@@ -728,6 +728,14 @@ int run_simulate(const SimulateArgs& args) {
     lo.out_dir = scratch.path;
   } else {
     lo.out_dir = out_dir_path(args.out_dir, scenario.name) / "commands";
+    // A file where the commands' output goes: found now, not as every command attempt's failure.
+    if (args.backend == "local")
+      for (const PlanStep& ps : plan.steps())
+        if (ps.component.kernel.name == "command") {
+          refuse_file_in_the_way(lo.out_dir, lo.out_dir,
+                                 "the commands' standard output and error go in " + lo.out_dir.string());
+          break;
+        }
   }
   std::unique_ptr<Backend> backend;
   std::string command_note;  // local: the steps whose commands are not run

@@ -697,6 +697,19 @@ struct SpawnSetup {
   SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
 
+// Owns a file descriptor.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  ~Fd() { reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
 std::shared_ptr<const Value> run_command(const KernelContext& ctx) {
   if (!ctx.plan) throw std::runtime_error("command: no plan to take the step's command from");
   const Plan& plan = *ctx.plan;
@@ -708,7 +721,8 @@ std::shared_ptr<const Value> run_command(const KernelContext& ctx) {
     args.push_back(fill_placeholders(a, item, plan.item(ctx.task)));
 
   const std::filesystem::path dir = ctx.out_dir.empty() ? std::filesystem::path(".") : ctx.out_dir;
-  std::filesystem::create_directories(dir);
+  if (std::error_code ec; !std::filesystem::create_directories(dir, ec) && ec)
+    throw std::runtime_error("cannot make " + dir.string() + " for the command's output: " + ec.message());
   std::string base = plan.task_name(ctx.task);
   std::replace(base.begin(), base.end(), '/', '-');
   base += ".attempt" + std::to_string(ctx.attempt);
@@ -731,11 +745,19 @@ std::shared_ptr<const Value> run_command(const KernelContext& ctx) {
   envp.push_back(nullptr);
 
   SpawnSetup setup;
-  const std::string out_path = result->stdout_path.string();
-  const std::string err_path = result->stderr_path.string();
+  // The output files are opened here, so that one that cannot be (a directory in the way, a full or
+  // read-only disk) is said as such, not as a command that could not start.
+  Fd out_fd, err_fd;
+  for (auto [fd, path] :
+       {std::pair{&out_fd, &result->stdout_path}, std::pair{&err_fd, &result->stderr_path}}) {
+    fd->fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd->fd < 0)
+      throw std::runtime_error("cannot write the command's output file " + path->string() + ": " +
+                               std::generic_category().message(errno));
+  }
   posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&setup.actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&setup.actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&setup.actions, out_fd.fd, 1);
+  posix_spawn_file_actions_adddup2(&setup.actions, err_fd.fd, 2);
   // Its own process group (so that cancelling stops its children too), default signals, nothing blocked.
   sigset_t none;
   sigset_t defaults;
@@ -750,6 +772,8 @@ std::shared_ptr<const Value> run_command(const KernelContext& ctx) {
 
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
+  out_fd.reset();  // the command has its own copies
+  err_fd.reset();
   if (rc != 0)
     throw std::runtime_error("command " + quote(args[0]) +
                              " could not start: " + std::generic_category().message(rc));

@@ -2106,3 +2106,27 @@ TEST_CASE("cli: run --backend local reports a bad file's kernel problems with it
   CHECK(r.err.find("unknown parameter \"secondz\"") != std::string::npos);
   CHECK(r.err.substr(r.err.size() - 13) == ": 4 problems\n");
 }
+
+TEST_CASE("cli: a command's output that cannot be written is said as such", "[cli]") {
+  const fs::path dir = scratch("command-output-blocked");
+  std::ofstream(dir / "cmd.yaml") << "name: cmd\npipeline:\n  steps:\n"
+                                     "    - name: c\n      resources: {cpu: 1, memory: 64Mi}\n"
+                                     "      kernel: {name: command}\n      command: [sh, -c, \"echo hi\"]\n"
+                                     "cluster:\n  node_pools: [{name: p, cpu: 2, memory: 4Gi, count: 1}]\n";
+  const std::string file = (dir / "cmd.yaml").string();
+  // A file named commands in --out: refused before the run.
+  fs::create_directories(dir / "a");
+  std::ofstream(dir / "a" / "commands") << "x";
+  const Result blocked = run("run '" + file + "' --backend local --out '" + (dir / "a").string() + "'");
+  CHECK(blocked.status == 2);
+  CHECK(blocked.err == "--out: " + (dir / "a" / "commands").string() +
+                           " is a file, not a directory: the commands' standard output and error go in " +
+                           (dir / "a" / "commands").string() + "\n");
+  // A directory where the attempt's stdout file goes: the attempt fails naming it (not "could not start").
+  fs::create_directories(dir / "b" / "commands" / "c.attempt0.stdout");
+  const Result in_way = run("run '" + file + "' --backend local --out '" + (dir / "b").string() + "'");
+  CHECK(in_way.status == 1);
+  CHECK(in_way.out.find("\n  first error  c attempt 0: cannot write the command's output file " +
+                        (dir / "b" / "commands" / "c.attempt0.stdout").string() + ": Is a directory\n") !=
+        std::string::npos);
+}

@@ -63,7 +63,11 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
     }
     if (!check.problems.empty()) {
       for (const InputError& e : check.problems) std::cerr << printable(e.what()) << "\n";
-      if (check.problems.size() > 1)
+      // Of several files, one whose problem does not name it (a --set's, an overlay's) is named.
+      const bool unnamed =
+          files.size() > 1 && std::any_of(check.problems.begin(), check.problems.end(),
+                                          [&](const InputError& e) { return e.where().file != f; });
+      if (check.problems.size() > 1 || unnamed)
         std::cerr << f << ": " << count(check.problems.size(), "problem") << "\n";
       status = 2;
       continue;

@@ -47,6 +47,14 @@ TEST_CASE("cli: validate checks every file, the bad ones too, and exits 2 if any
         "no-such.yaml: does not exist\n"
         "scenarios: is a directory; name a file in it (a scenario or compiled KFP pipeline, YAML, or a "
         "WfCommons instance, JSON)\n");
+  // A --set that fails on one of several files: its message names no file, so the file is named after it.
+  const Result s =
+      run("validate scenarios/argo-parallelism-limit.yaml scenarios/shard-preprocess-train.yaml "
+          "--set 'cluster.node_pools[cpu].count=3'");
+  CHECK(s.status == 2);
+  CHECK(s.err ==
+        "--set cluster.node_pools[cpu].count=3: cluster.node_pools[cpu]: no element named \"cpu\" in "
+        "cluster.node_pools (names: default)\nscenarios/argo-parallelism-limit.yaml: 1 problem\n");
 }
 
 TEST_CASE("cli: validate reports every problem of a file, then how many", "[cli]") {

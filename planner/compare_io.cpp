@@ -97,13 +97,13 @@ std::vector<Variant> read_variants_text(const std::string& yaml, const std::stri
         const std::filesystem::path p = std::filesystem::path(value.Scalar()).is_absolute()
                                             ? std::filesystem::path(value.Scalar())
                                             : std::filesystem::path(base_dir) / value.Scalar();
-        std::ifstream in(p);
-        if (!in)
-          throw InputError(at(value, file), field + ".overlay",
-                           "cannot open " + p.string() + " (it does not exist or is not readable)");
-        std::ostringstream text;
-        text << in.rdbuf();
-        v.overlays.push_back({p.string(), text.str()});
+        // Read as --overlay reads its file: a directory, a device or a FIFO is refused, not read as empty
+        // (or waited on).
+        try {
+          v.overlays.push_back({p.string(), read_scenario_file(p.string())});
+        } catch (const InputError& e) {
+          throw InputError(at(value, file), field + ".overlay", p.string() + ": " + e.message());
+        }
       } else {
         throw InputError(at(it->first, file), field + "." + key,
                          "unknown key; a variant has name, set and overlay");

@@ -293,8 +293,14 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
   CHECK(file_err("variant:\n  - name: a\n") ==
         v + ":1:1: variant: unknown key; a variants file has `variants:` only\n");
   CHECK(file_err("variants:\n  - name: a\n  - name: b\n    overlay: nope.yaml\n") ==
-        v + ":4:14: variants[1].overlay: cannot open " + (dir / "nope.yaml").string() +
-            " (it does not exist or is not readable)\n");
+        v + ":4:14: variants[1].overlay: " + (dir / "nope.yaml").string() +
+            ": cannot open the file (it does not exist or is not readable)\n");
+  // A directory or a device is said as --overlay says it (both were read as an empty overlay).
+  CHECK(file_err("variants:\n  - name: a\n  - name: b\n    overlay: .\n") ==
+        v + ":4:14: variants[1].overlay: " + (dir / ".").string() +
+            ": is a directory, not a scenario file\n");
+  CHECK(file_err("variants:\n  - name: a\n  - name: b\n    overlay: /dev/null\n") ==
+        v + ":4:14: variants[1].overlay: /dev/null: is a device, not a scenario file\n");
 }
 
 TEST_CASE("cli: compare --backend local names the variant whose set the machine cannot run", "[cli]") {

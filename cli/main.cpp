@@ -100,6 +100,9 @@ int explain(const std::string& file, bool json, const LoadArgs& args) {
   } else {
     summary = summarize_pipeline(s.pipeline);
     summary.not_unrolled_because = why_not;
+    // Over this machine's memory, a higher --max-tasks would not unroll it either.
+    if (!task_memory_fits(s.pipeline, machine_memory()))
+      summary.unroll_advice = "unrolling it takes more memory than this machine has";
   }
   const double cpu_bound = cpu_capacity_bound_s(summary, s.cluster);
   if (json)

@@ -355,8 +355,7 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
     for (std::size_t i = 0; i < shown; ++i) out << (i ? " -> " : "") << s.critical_path[i];
     if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";
   } else {
-    out << "\ncritical path, join nodes and edges: not known without unrolling (raise --max-tasks to see "
-           "them)";
+    out << "\ncritical path, join nodes and edges: not known without unrolling (" << s.unroll_advice << ")";
   }
   char buf[128];
   const double core_hours = s.total_cpu_core_s / 3600.0;  // two decimals, or two digits when smaller

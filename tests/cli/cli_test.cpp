@@ -1285,6 +1285,9 @@ TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts
   CHECK(ex.status == 0);
   CHECK(ex.out.find("pipeline big: 10000000000 tasks (counted, not unrolled: over the --max-tasks limit)") ==
         0);
+  // A higher --max-tasks would not unroll it either: what is said is the memory.
+  CHECK(ex.out.find("\ncritical path, join nodes and edges: not known without unrolling (unrolling it takes "
+                    "more memory than this machine has)") != std::string::npos);
   // The columns widen to their widest cell: the 11-digit count stays under its heading.
   CHECK(
       ex.out.find(

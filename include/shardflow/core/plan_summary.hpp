@@ -60,6 +60,8 @@ struct PlanSummary {
   bool unrolled = true;
   /// When not unrolled: why, for the printers ("over the --max-tasks limit").
   std::string not_unrolled_because = "over the --max-tasks limit";
+  /// ... and what would show what is not known without unrolling.
+  std::string unroll_advice = "raise --max-tasks to see them";
 };
 
 /// Mean duration of one task on a speed-1 node, without overheads.

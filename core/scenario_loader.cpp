@@ -3,6 +3,7 @@
 // --set and overlays (overrides.cpp), the cluster and overheads (cluster_reader.cpp), the pipeline
 // (pipeline_reader.cpp) and the checks on the model (validate.cpp).
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -276,10 +277,19 @@ FileBytes read_file_bytes(const std::string& path) {
   // /dev/zero and the like never end.
   if (std::filesystem::is_character_file(path, ec) || std::filesystem::is_block_file(path, ec))
     throw InputError(SourceLocation{path, 0, 0}, "", "is a device, not a scenario file");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(SourceLocation{path, 0, 0}, "",
-                     "cannot open the file (it does not exist or is not readable)");
+  if (!in) {
+    // Missing or unreadable, as usual; else the system's reason (a name too long, a file where a
+    // directory of the path should be).
+    const int err = errno;
+    throw InputError(
+        SourceLocation{path, 0, 0}, "",
+        "cannot open the file (" +
+            (err == 0 || err == ENOENT || err == EACCES ? std::string("it does not exist or is not readable")
+                                                        : std::generic_category().message(err)) +
+            ")");
+  }
   FileBytes bytes;
   if (std::filesystem::is_regular_file(path, ec)) {
     const auto size = std::filesystem::file_size(path, ec);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 namespace shardflow::planner {
@@ -48,16 +49,17 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vect
                         " (the scenario text, an overlay, a --set, --cluster or "
                         "--param differ, or --cluster local was run on machines of different CPUs or "
                         "memory)");
-    if (s.scenario != first.scenario) throw differs(i, "scenario", s.scenario, first.scenario);
+    if (s.scenario != first.scenario)
+      throw differs(i, "scenario", shortened(s.scenario), shortened(first.scenario));
     if (s.dimensions.size() != first.dimensions.size() ||
         dims_text(s.dimensions) != dims_text(first.dimensions))
-      throw differs(i, "dimensions", "\"" + dims_text(s.dimensions) + "\"",
-                    "\"" + dims_text(first.dimensions) + "\"");
+      throw differs(i, "dimensions", "\"" + shortened(dims_text(s.dimensions)) + "\"",
+                    "\"" + shortened(dims_text(first.dimensions)) + "\"");
     for (std::size_t d = 0; d < s.dimensions.size(); ++d)
       if (s.dimensions[d].path != first.dimensions[d].path ||
           s.dimensions[d].values != first.dimensions[d].values)
-        throw differs(i, "dimensions", "\"" + dims_text(s.dimensions) + "\"",
-                      "\"" + dims_text(first.dimensions) + "\"");
+        throw differs(i, "dimensions", "\"" + shortened(dims_text(s.dimensions)) + "\"",
+                      "\"" + shortened(dims_text(first.dimensions)) + "\"");
     if (s.replications != first.replications)
       throw differs(i, "replications", std::to_string(s.replications), std::to_string(first.replications));
     if (s.base_seed != first.base_seed)

@@ -639,6 +639,10 @@ TEST_CASE("ScenarioLoader: files that cannot be read", "[core]") {
     CHECK_THROWS_WITH(load_scenario_file("no/such/file.yaml"),
                       "no/such/file.yaml: cannot open the file (it does not exist or is not readable)");
   }
+  SECTION("a name longer than a file name may be: the system's reason") {
+    const std::string name = std::string(300, 'a') + ".yaml";
+    CHECK_THROWS_WITH(load_scenario_file(name), name + ": cannot open the file (File name too long)");
+  }
   SECTION("a directory") {
     CHECK_THROWS_WITH(load_scenario_file(kSource + "/scenarios"),
                       kSource + "/scenarios: is a directory, not a scenario file");

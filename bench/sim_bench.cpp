@@ -29,6 +29,7 @@
 using namespace shardflow;
 using namespace shardflow::sim;
 using shardflow::bench::fan_out;
+using shardflow::bench::many_steps;
 using shardflow::bench::simpy_workload;
 
 namespace {
@@ -187,6 +188,17 @@ void BM_SimpyWorkloadSummary(benchmark::State& state) {
       state, simpy_workload(static_cast<std::uint32_t>(state.range(0)), static_cast<int>(state.range(1))), o);
 }
 BENCHMARK(BM_SimpyWorkloadSummary)->Args({20'000, 100})->Args({20'000, 1000})->Unit(benchmark::kMillisecond);
+
+// Thousands of one-task steps (a WfCommons import's shape): arg 1 = 1 keeps the classes in trees
+// (ClassChoice::automatic above 16 classes), 0 scans them at every decision (what the simulator did
+// before), side by side in one run.
+void BM_ManySteps(benchmark::State& state) {
+  SimOptions o;
+  o.records = false;
+  o.class_choice = state.range(1) != 0 ? sim::ClassChoice::automatic : sim::ClassChoice::scan;
+  simulate_and_report(state, many_steps(static_cast<std::uint32_t>(state.range(0)), 10), o);
+}
+BENCHMARK(BM_ManySteps)->ArgsProduct({{1000, 4000}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 // Seconds and peak RSS of one run in a fresh child process.
 int rss_mode(std::uint32_t tasks, int nodes) {

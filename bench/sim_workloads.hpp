@@ -69,6 +69,42 @@ inline Scenario fan_out(std::uint32_t tasks, int nodes) {
 
 // The workload compared with SimPy (bench/simpy_compare.sh, ../shared/peers/simpy_strong.py): the same
 // shape with constant durations, 5 s pulls, no storage, no failures, so both must give the same makespan.
+// A DAG of many one-task steps, as a WfCommons import is (a step per task): `steps` steps of 1 CPU for 10 s
+// to 29 s, each after up to two of the 50 before it, on `nodes` nodes of 8 CPUs: most steps wait at once,
+// and the scheduler picks among thousands of classes.
+inline Scenario many_steps(std::uint32_t steps, int nodes) {
+  Scenario sc;
+  sc.name = "bench-many-steps";
+  sc.pipeline.name = "bench";
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  const auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    Step s;
+    s.name = "t" + std::to_string(i);
+    s.component.resources = {1000, kGiB, 0};
+    s.component.duration.base = Duration::from_s(10 + static_cast<std::int64_t>(next() % 20));
+    for (int d = 0; d < 2 && i > 0; ++d)
+      if (next() % 3 == 0) {
+        const auto dep = static_cast<StepIndex>(i - 1 - next() % std::min<std::uint32_t>(i, 50));
+        if (std::find(s.deps.begin(), s.deps.end(), dep) == s.deps.end()) s.deps.push_back(dep);
+      }
+    for (const StepIndex d : s.deps) s.after.push_back("t" + std::to_string(d));
+    sc.pipeline.steps.push_back(std::move(s));
+  }
+  NodePool p;
+  p.name = "default";
+  p.count = nodes;
+  p.cpu = 8000;
+  p.memory = 64 * kGiB;
+  sc.cluster.node_pools.push_back(p);
+  return sc;
+}
+
 inline Scenario simpy_workload(std::uint32_t tasks, int nodes) {
   Scenario sc = fan_out(tasks, nodes);
   Component& c = sc.pipeline.steps[0].component;

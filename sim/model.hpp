@@ -66,6 +66,7 @@ class Model {
       rec_mask_ = 0;
     }
     att_.reserve(expected);
+    sched_.use_attempts(&att_, opt_.class_choice);
     prefault(att_.data(), plan_.task_count() * sizeof(Attempt));
     progress_every_ = std::max<std::uint64_t>(1, plan_.size() / 100);
     // Nodes that fail, are reclaimed or scaled down faster than tasks finish are replaced for ever: the

@@ -72,6 +72,7 @@ inline void Model::decide() {
   PodClass& pc = sched_.cls(best);
   const std::uint32_t a = pc.queue.pop_front();
   if (att_[a].cancelled) {  // a speculative attempt's sibling won while it was queued: dropped
+    sched_.refresh(best);   // its next pod heads the class
     sched_.bound(best);     // it left the queue (the list policy's bookkeeping)
     if (!in_list_pass_) sched_.kick(engine_);
     return;

@@ -80,6 +80,8 @@ struct PodClass {
   std::uint32_t wake_gen = 0;
   SimTime blocked_since = kNever;  // when its backlog first found no node
   bool scale_check_pending = false;
+  std::uint8_t tree = 0;    // the Scheduler's tree it is in: 0 none, 1 active, 2 backing off
+  std::uint32_t index = 0;  // its place among the Scheduler's classes
 };
 
 std::uint64_t eligible_pools(const std::vector<NodePool>& pools,
@@ -111,6 +113,36 @@ std::int64_t pods_fitting(const PodClass& c, const Room& r) {
 [[gnu::noinline]] std::int64_t pods_per_node(const PodClass& c, const NodePool& p) {
   return pods_fitting(c, empty_room(p));
 }
+
+// A tournament tree over the classes: the best member class (by `Better`, a strict order) at the root, in
+// O(log classes) a change. The decision's choice among classes: a WfCommons import has a class per task,
+// and a scan of every class per decision made thousands of steps quadratic.
+class ClassTree {
+ public:
+  void init(std::uint32_t classes) {
+    leaves_ = 1;
+    while (leaves_ < classes) leaves_ *= 2;
+    node_.assign(2 * std::size_t{leaves_}, kNoSlot);
+  }
+  /// Class c is a member (`in`) or not; its key may have changed either way.
+  template <class Better>
+  [[gnu::always_inline]] void set(std::uint32_t c, bool in, Better better) {
+    std::uint32_t i = leaves_ + c;
+    node_[i] = in ? c : kNoSlot;
+    for (i /= 2; i >= 1; i /= 2) {
+      const std::uint32_t l = node_[2 * i], r = node_[2 * i + 1], was = node_[i];
+      const std::uint32_t now = l == kNoSlot ? r : r == kNoSlot ? l : better(r, l) ? r : l;
+      node_[i] = now;
+      if (was != c && now != c) break;  // the same other class wins here: nothing above changes
+    }
+  }
+  /// The best member, or kNoSlot.
+  [[nodiscard]] std::uint32_t best() const { return node_[1]; }
+
+ private:
+  std::vector<std::uint32_t> node_;  // node_[leaves_ + c]: c or kNoSlot; node_[i]: the better of its two
+  std::uint32_t leaves_ = 1;
+};
 
 class Scheduler {
  public:
@@ -174,6 +206,10 @@ class Scheduler {
     }
     images_ = static_cast<std::uint32_t>(images.size());
     init_scoring(sc, plan);
+    for (std::uint32_t c = 0; c < classes_.size(); ++c) classes_[c].index = c;
+    active_.init(static_cast<std::uint32_t>(classes_.size()));
+    backing_off_.init(static_cast<std::uint32_t>(classes_.size()));
+    unschedulable_at_.assign(classes_.size(), kNoSlot);
     for (PodClass& pc : classes_) {
       pc.never_fits = true;
       for (std::size_t p = 0; p < pools.size(); ++p)
@@ -192,6 +228,13 @@ class Scheduler {
   [[nodiscard]] std::uint32_t driver_class() const { return driver_class_; }
   /// Distinct images of the steps' pods (driver pods have none).
   [[nodiscard]] std::uint32_t images() const { return images_; }
+  /// The pods' attempts, whose queue order (order_of) the class trees compare, and how next_class finds
+  /// its class. Set once, by the Model, before any pod is queued.
+  void use_attempts(const Attempts* att, ClassChoice choice) {
+    att_ = att;
+    indexed_ = !list_ && (choice == ClassChoice::tree ||
+                          (choice == ClassChoice::automatic && classes_.size() > kScannedClasses));
+  }
 
   // ---- queue and backoff ------------------------------------------------------------------------------
   /// A pod of class c (attempt a) joins its class's queue.
@@ -201,8 +244,11 @@ class Scheduler {
     if (pc.queue.empty()) {
       set_state(pc, ClassState::active);
       pc.fails = 0;
+      pc.queue.push_back(a);
+      refresh(c);  // into the trees, with its head
+    } else {
+      pc.queue.push_back(a);
     }
-    pc.queue.push_back(a);
     if (list_) list_ready_.emplace(list_rank_[c], c);
     kick(engine);
   }
@@ -221,6 +267,7 @@ class Scheduler {
 
   [[nodiscard]] bool has_candidate() const {
     if (list_) return !list_blocked_ && !list_ready_.empty();
+    if (indexed_) return active_.best() != kNoSlot || backing_off_.best() != kNoSlot;
     for (const PodClass& c : classes_)
       if (!c.queue.empty() && c.state != ClassState::unschedulable) return true;
     return false;
@@ -239,6 +286,11 @@ class Scheduler {
   /// (SchedulerPopFromBackoffQ) the pod whose backoff ends first; kNoSlot if none.
   [[nodiscard]] std::uint32_t next_class(const Attempts& att) const {
     if (list_) return list_blocked_ || list_ready_.empty() ? kNoSlot : list_ready_.begin()->second;
+    if (indexed_) {
+      const std::uint32_t best = active_.best();
+      return best != kNoSlot ? best : backing_off_.best();
+    }
+    // Few classes (a pipeline's steps): a scan costs less than keeping the trees.
     std::uint32_t best = kNoSlot;
     for (std::uint32_t c = 0; c < classes_.size(); ++c) {
       const PodClass& pc = classes_[c];
@@ -258,6 +310,36 @@ class Scheduler {
     return best;
   }
 
+  /// Class c's head pod or state changed: its place in the trees of next_class.
+  [[gnu::always_inline]] void refresh(std::uint32_t c) {
+    if (indexed_) refresh_trees(c);
+  }
+
+ private:
+  // refresh with the trees kept: out of line, so that the decision's code is the same without them.
+  [[gnu::noinline]] void refresh_trees(std::uint32_t c) {
+    PodClass& pc = classes_[c];
+    const Attempts& att = *att_;
+    const std::uint8_t tree = pc.queue.empty()                  ? 0
+                              : pc.state == ClassState::active  ? 1
+                              : pc.state == ClassState::backoff ? 2
+                                                                : 0;
+    // Only the trees it leaves, joins or is in.
+    if (tree == 1 || pc.tree == 1)
+      active_.set(c, tree == 1, [&](std::uint32_t x, std::uint32_t y) {
+        return order_of(classes_[x], att, 0) < order_of(classes_[y], att, 0);
+      });
+    if (tree == 2 || pc.tree == 2)
+      backing_off_.set(c, tree == 2, [&](std::uint32_t x, std::uint32_t y) {
+        const PodClass& px = classes_[x];
+        const PodClass& py = classes_[y];
+        return px.backoff_until != py.backoff_until ? px.backoff_until < py.backoff_until
+                                                    : order_of(px, att, 0) < order_of(py, att, 0);
+      });
+    pc.tree = tree;
+  }
+
+ public:
   /// The pending pods of the classes that `counts` picks, in the order the scheduler takes them: by
   /// creation (seq) across classes, as next_class does (policy list: by the list's rank, a class's pods
   /// together). Calls run(c, n) for the next n pods, all of class c, until it returns false or no pod is
@@ -335,20 +417,24 @@ class Scheduler {
   }
 
   /// Every class state change goes through here, to keep count of the unschedulable classes.
-  void set_state(PodClass& pc, ClassState state) {
-    unschedulable_classes_ += (state == ClassState::unschedulable ? 1 : 0);
-    unschedulable_classes_ -= (pc.state == ClassState::unschedulable ? 1 : 0);
-    pc.state = state;
+  /// (And keeps the trees of next_class and the list of unschedulable classes.)
+  [[gnu::always_inline]] void set_state(PodClass& pc, ClassState state) {
+    if (state != pc.state) [[unlikely]]
+      change_state(pc, state);
+    refresh(pc.index);
   }
 
   /// A pod ended or a node came up: unschedulable pods move to the active or backoff queue.
   void on_cluster_change(Engine& engine) {
     list_blocked_ = false;
-    if (unschedulable_classes_ == 0) {  // the usual case: nothing waits for a change
+    if (unschedulable_count_ == 0) {  // the usual case: nothing waits for a change
       kick(engine);
       return;
     }
-    for (std::uint32_t c = 0; c < classes_.size(); ++c) {
+    // The unschedulable classes only, in class order (the order their wake events are scheduled in).
+    waking_.assign(unschedulable_.begin(), unschedulable_.end());
+    std::sort(waking_.begin(), waking_.end());
+    for (const std::uint32_t c : waking_) {
       PodClass& pc = classes_[c];
       if (pc.queue.empty() || pc.state != ClassState::unschedulable) continue;
       ++pc.wake_gen;
@@ -491,6 +577,24 @@ class Scheduler {
   }
 
  private:
+  // set_state's change of state: the list of unschedulable classes follows it.
+  [[gnu::noinline]] void change_state(PodClass& pc, ClassState state) {
+    unschedulable_count_ += (state == ClassState::unschedulable ? 1 : 0);
+    unschedulable_count_ -= (pc.state == ClassState::unschedulable ? 1 : 0);
+    const std::uint32_t c = pc.index;
+    if (state == ClassState::unschedulable) {
+      unschedulable_at_[c] = static_cast<std::uint32_t>(unschedulable_.size());
+      unschedulable_.push_back(c);
+    } else if (pc.state == ClassState::unschedulable) {
+      const std::uint32_t at = unschedulable_at_[c], last = unschedulable_.back();
+      unschedulable_[at] = last;
+      unschedulable_at_[last] = at;
+      unschedulable_.pop_back();
+      unschedulable_at_[c] = kNoSlot;
+    }
+    pc.state = state;
+  }
+
   // Policy list: the node with the most idle CPU among those the pod fits (ties: the lowest slot). A scan
   // of every node: list scheduling is for comparing with workflow simulators on their few hosts.
   std::uint32_t find_node_list(std::uint32_t c, const Nodes& nodes, SimStats& stats) const {
@@ -657,7 +761,6 @@ class Scheduler {
   // attempts fit in memory (Attempt is 40 bytes each).
   std::uint32_t pod_seq_ = 0;
   bool decide_pending_ = false;
-  std::uint32_t unschedulable_classes_ = 0;  // classes in state unschedulable
   std::uint32_t next_start_ = 0;
   // policy list: the classes with pending pods by (rank of the step's path, class); while the first one
   // fits nowhere, no pod is decided until the cluster changes.
@@ -671,6 +774,15 @@ class Scheduler {
   std::vector<std::int32_t> image_score_;   // per image: ImageLocality's score on a node that holds it
   std::vector<std::uint8_t> image_scored_;  // per image: image_scored()
   bool any_image_scored_ = false;
+  // next_class's choice: the active classes with pods by their head's queue order, the backing-off ones by
+  // (backoff end, queue order); and the unschedulable classes (with unschedulable_at_, each one's index).
+  // (Kept only with more than kScannedClasses classes: below, next_class scans them.)
+  static constexpr std::size_t kScannedClasses = 16;
+  bool indexed_ = false;
+  std::uint32_t unschedulable_count_ = 0;
+  ClassTree active_, backing_off_;
+  std::vector<std::uint32_t> unschedulable_, unschedulable_at_, waking_;
+  const Attempts* att_ = nullptr;
 };
 
 }  // namespace

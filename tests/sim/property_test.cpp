@@ -671,3 +671,52 @@ TEST_CASE("Simulator: a run stopped at its horizon without records ends where th
   CHECK_THROWS_WITH(write_trace_json(out, t), "write_trace_json: the trace kept no attempt records");
   CHECK_THROWS_WITH(write_trace_csv(out, t), "write_trace_csv: the trace kept no attempt records");
 }
+
+TEST_CASE("Simulator: the class trees and the scan of the classes decide the same pods", "[sim]") {
+  // The random scenarios (few steps), then scenarios of 20 to 80 steps on small clusters, where classes wait
+  // unschedulable or back off at once and the trees choose among many.
+  const auto same = [](const Scenario& sc, std::uint64_t seed) {
+    const Plan plan = Plan::unroll(sc.pipeline);
+    auto json = [&](sim::ClassChoice choice, sim::SimStats& stats) {
+      sim::SimOptions opt = sim::SimOptions::with_seed(seed);
+      opt.class_choice = choice;
+      std::ostringstream out;
+      write_trace_json(out, sim::simulate(sc, plan, opt, stats));
+      return out.str();
+    };
+    sim::SimStats scan_stats, tree_stats;
+    REQUIRE(json(sim::ClassChoice::scan, scan_stats) == json(sim::ClassChoice::tree, tree_stats));
+    REQUIRE(scan_stats.scheduling_attempts == tree_stats.scheduling_attempts);
+    REQUIRE(scan_stats.events == tree_stats.events);
+    return scan_stats.scheduling_attempts;
+  };
+  for (std::uint64_t k = 0; k < 300; ++k) {
+    INFO("scenario " << k);
+    same(random_scenario(k), k + 1);
+  }
+  std::uint64_t failed_decisions = 0;
+  for (std::uint64_t k = 0; k < 60; ++k) {
+    INFO("wide scenario " << k);
+    Rng r = Rng::stream(k, Stream::scheduler, 777);
+    std::vector<Step> steps;
+    const int n = 20 + static_cast<int>(r.below(61));
+    for (int i = 0; i < n; ++i) {
+      Step s = random_component(r, "w" + std::to_string(i), 4000);
+      for (int j = std::max(0, i - 5); j < i; ++j)
+        if (r.below(6) == 0) s.deps.push_back(static_cast<StepIndex>(j));
+      steps.push_back(std::move(s));
+    }
+    Scenario sc = scenario(std::move(steps), {pool("p", 1 + static_cast<int>(r.below(3)), 4000, 16 * kGiB)});
+    sc.cluster.scheduler.policy = static_cast<ScorePolicy>(r.below(3));
+    if (r.below(2) == 0) sc.cluster.scheduler.decisions_per_second = 100;
+    if (r.below(3) == 0) {
+      sc.overheads.pods_per_task = 2;
+      sc.overheads.driver_pod_duration = Duration::from_s(1);
+    }
+    const Plan plan = Plan::unroll(sc.pipeline);
+    const std::uint64_t decisions = same(sc, k + 1);
+    failed_decisions += decisions - std::min<std::uint64_t>(decisions, plan.task_count());
+  }
+  CHECK(failed_decisions >
+        1000);  // the wide scenarios do wait: the trees' unschedulable and backoff paths run
+}

@@ -58,6 +58,10 @@ namespace shardflow::sim {
 /// costs O(log nodes) per decision, node_index visits the nodes kube-scheduler would score (up to
 /// max(100, 5-50% of them)). score_tree is used for up to 16 pod classes (steps), node_index beyond.
 enum class NodeSearch : std::uint8_t { score_tree, node_index };
+/// How the scheduler finds the class (step) of the next pod to decide: `automatic` scans the classes when
+/// there are few (up to 16) and keeps them in trees when there are more (O(log classes) a decision, for
+/// pipelines of thousands of steps); `scan` or `tree` always (the same decisions: tests compare them).
+enum class ClassChoice : std::uint8_t { automatic, scan, tree };
 
 struct SimOptions {
   std::uint64_t seed = 1;                              // the lead passes scenario.seed or --seed
@@ -65,6 +69,7 @@ struct SimOptions {
   /// Stop simulating at this simulated time even if tasks remain (they are reported cancelled).
   Duration horizon = Duration::from_s(10LL * 365 * 24 * 3600);
   NodeSearch node_search = NodeSearch::score_tree;
+  ClassChoice class_choice = ClassChoice::automatic;
   /// Optional: when it becomes true (from another thread, a signal handler...), the run stops within a
   /// few thousand events; what had not finished is reported as with the horizon.
   const std::atomic<bool>* stop = nullptr;

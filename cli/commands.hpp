@@ -1,11 +1,13 @@
 // Subcommands of `shardflow` that need more than a few lines of wiring.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -185,6 +187,31 @@ const std::string* same_path_in(const std::string& path, const std::vector<std::
 /// it is missing (`missing`: what to say, e.g. "cannot open it (is this a shardflow output directory?)"),
 /// a directory, or unreadable (the system's reason).
 std::ifstream open_input(const std::filesystem::path& path, const std::string& missing);
+
+/// While alive, SIGINT, SIGTERM and SIGHUP set flag() instead of ending the process, as during a run (a
+/// second Ctrl-C half a second or more after the first ends it at once): for a sweep or comparison to
+/// stop its runs and say so. exit_status(): 128 + the signal (130 for Ctrl-C).
+class InterruptGuard;
+class Interruptible {
+ public:
+  Interruptible();
+  ~Interruptible();
+  Interruptible(const Interruptible&) = delete;
+  Interruptible& operator=(const Interruptible&) = delete;
+  [[nodiscard]] const std::atomic<bool>* flag() const;
+  [[nodiscard]] bool interrupted() const;
+  [[nodiscard]] int exit_status() const;
+
+ private:
+  std::unique_ptr<InterruptGuard> guard_;
+};
+
+/// A sweep's or comparison's runs stopped by a signal (planner::Interrupted): says so on stderr, with the
+/// share `done` of its runs that had finished (< 0: not said), and that `dir`/`file` is from an earlier one
+/// if it is there (else `dir`, if this command made it and it is empty, is removed). Returns
+/// guard.exit_status().
+int interrupted_runs(const std::string& command, const std::filesystem::path& dir, bool made_dir,
+                     const std::string& file, double done, const Interruptible& guard);
 
 /// The files a scenario is loaded from: `file`, the overlays, a --cluster file.
 std::vector<std::string> load_inputs(const std::string& file, const LoadArgs& load);

@@ -119,13 +119,17 @@ int run_compare_command(const CompareArgs& args) {
         "give at least two variants (the first is the baseline the others are compared with); got " +
             std::to_string(spec.variants.size()));
   const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
-  std::function<void(double)> progress;
-  if (show_progress)
-    progress = [](double done) { std::fprintf(stderr, "\rcomparing... %3.0f%%", done * 100); };
+  double done = 0;  // the share of runs finished, for an interrupted comparison's message
+  const std::function<void(double)> progress = [&done, show_progress](double d) {
+    done = d;
+    if (show_progress) std::fprintf(stderr, "\rcomparing... %3.0f%%", d * 100);
+  };
   const std::string yaml = read_scenario_file(args.file);
   // The output directory first (it needs the scenario's name): a bad --out is found before the runs.
-  const std::filesystem::path dir =
-      make_out_dir(args.out_dir, planner::load_variant(yaml, args.file, spec, 0).name, "compare");
+  const std::string name = planner::load_variant(yaml, args.file, spec, 0).name;
+  std::error_code ec;
+  const bool made_dir = !std::filesystem::exists(out_dir_path(args.out_dir, name, "compare"), ec);
+  const std::filesystem::path dir = make_out_dir(args.out_dir, name, "compare");
   {
     std::vector<std::string> inputs = load_inputs(args.file, args.load);
     if (!args.variants_file.empty()) inputs.push_back(args.variants_file);
@@ -133,7 +137,16 @@ int run_compare_command(const CompareArgs& args) {
       for (const ScenarioFile& o : v.overlays) inputs.push_back(o.path);
     refuse_outputs_over_inputs(dir, {"compare.json", "compare.csv", "report.html"}, inputs);
   }
-  planner::CompareResult r = planner::run_compare_text(yaml, args.file, spec, progress);
+  // Ctrl-C or SIGTERM: the runs stop, and the comparison says so (a signal ended it with nothing said).
+  const Interruptible guard;
+  spec.stop = guard.flag();
+  planner::CompareResult r;
+  try {
+    r = planner::run_compare_text(yaml, args.file, spec, progress);
+  } catch (const planner::Interrupted&) {
+    if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
+    return interrupted_runs("compare", dir, made_dir, "compare.json", done, guard);
+  }
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
   if (args.backend == "local") {
     exec::LocalOptions lo;
@@ -146,9 +159,14 @@ int run_compare_command(const CompareArgs& args) {
         "cluster.node_pools[local].cpu=" + std::to_string(args.cores > 0 ? args.cores : machine_cores())};
     std::function<void(const std::string&)> status;
     if (!args.quiet) status = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
-    planner::measure_variants(
-        yaml, args.file, spec, r, *local, "local", args.measure_runs, "local", predict_sets, args.time_scale,
-        [](const Component& c) { return exec::kernel_runs_sampled_time(c.kernel); }, status);
+    try {
+      planner::measure_variants(
+          yaml, args.file, spec, r, *local, "local", args.measure_runs, "local", predict_sets,
+          args.time_scale, [](const Component& c) { return exec::kernel_runs_sampled_time(c.kernel); },
+          status);
+    } catch (const planner::Interrupted&) {
+      return interrupted_runs("compare", dir, made_dir, "compare.json", -1, guard);
+    }
   }
   const std::string write_error = write_results([&] {
     write_file(dir / "compare.json", [&](std::ostream& o) { planner::write_compare_json(o, r); });

@@ -195,6 +195,24 @@ std::ifstream open_input(const std::filesystem::path& path, const std::string& m
   return in;
 }
 
+int interrupted_runs(const std::string& command, const std::filesystem::path& dir, bool made_dir,
+                     const std::string& file, double done, const Interruptible& guard) {
+  std::error_code ec;
+  if (made_dir && std::filesystem::is_empty(dir, ec)) std::filesystem::remove(dir, ec);
+  std::cerr << command << ": interrupted";
+  if (done >= 0) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.0f%%", done * 100);
+    std::cerr << " with " << share << " of its runs done";
+  }
+  std::cerr << ": nothing written (its figures need every run; run it again, with fewer replications or "
+               "values for a shorter one)";
+  if (!made_dir && std::filesystem::exists(dir / file, ec))
+    std::cerr << "; " << (dir / file).string() << " is from an earlier " << command;
+  std::cerr << "\n";
+  return guard.exit_status();
+}
+
 std::vector<std::string> load_inputs(const std::string& file, const LoadArgs& load) {
   std::vector<std::string> inputs = {file};
   inputs.insert(inputs.end(), load.overlays.begin(), load.overlays.end());

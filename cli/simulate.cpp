@@ -95,6 +95,8 @@ extern "C" void on_sigint(int sig) {
   raise(sig);
 }
 
+}  // namespace
+
 // Ctrl-C (SIGINT), or SIGTERM or SIGHUP (what `timeout`, a CI runner cancelling a job or a closed
 // terminal send) while a run is going: the first asks the backend to stop (the partial trace is written,
 // exit 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM); a second one, half a second or more later, ends
@@ -118,6 +120,23 @@ class InterruptGuard {
   static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
   std::array<struct sigaction, 3> old_{};
 };
+
+Interruptible::Interruptible() : guard_(std::make_unique<InterruptGuard>()) {
+  g_interrupted.store(false);
+  g_signal.store(SIGINT);
+}
+Interruptible::~Interruptible() = default;
+const std::atomic<bool>* Interruptible::flag() const {
+  return &g_interrupted;
+}
+bool Interruptible::interrupted() const {
+  return g_interrupted.load();
+}
+int Interruptible::exit_status() const {
+  return 128 + g_signal.load();
+}
+
+namespace {
 
 // What the simulator predicts for a run: its makespan (0 when it cannot run the scenario: a pod that fits
 // no node fails unplaced) and, in order, when each task is done (succeeded or failed for good), for the

@@ -278,9 +278,11 @@ int run_sweep_command(const SweepArgs& args) {
   if (args.emit_job > 0) return emit_job(args, load, spec);
   if (!args.image.empty()) throw InputError({}, "--image", "goes with --emit-job N");
   const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
-  std::function<void(double)> progress;
-  if (show_progress)
-    progress = [](double done) { std::fprintf(stderr, "\rsweeping... %3.0f%%", done * 100); };
+  double done = 0;  // the share of runs finished, for an interrupted sweep's message
+  const std::function<void(double)> progress = [&done, show_progress](double d) {
+    done = d;
+    if (show_progress) std::fprintf(stderr, "\rsweeping... %3.0f%%", d * 100);
+  };
   // The output directory first (it needs the scenario's name, the first configuration's): a bad --out is
   // found before the sweep.
   const std::string yaml = read_scenario_file(args.file);
@@ -288,10 +290,21 @@ int run_sweep_command(const SweepArgs& args) {
   const std::string sub = spec.shard ? "sweep-shard-" + std::to_string(spec.shard->index) + "-of-" +
                                            std::to_string(spec.shard->count)
                                      : std::string("sweep");
+  std::error_code ec;
+  const bool made_dir = !std::filesystem::exists(out_dir_path(args.out_dir, name, sub), ec);
   const std::filesystem::path dir = make_out_dir(args.out_dir, name, sub);
   refuse_outputs_over_inputs(dir, {"sweep.json", "sweep.csv", "report.html"},
                              load_inputs(args.file, args.load));
-  const planner::SweepResult r = planner::run_sweep_text(yaml, args.file, spec, progress);
+  // Ctrl-C or SIGTERM: the runs stop, and the sweep says so (a signal ended it with nothing said).
+  const Interruptible guard;
+  spec.stop = guard.flag();
+  planner::SweepResult r;
+  try {
+    r = planner::run_sweep_text(yaml, args.file, spec, progress);
+  } catch (const planner::Interrupted&) {
+    if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
+    return interrupted_runs("sweep", dir, made_dir, "sweep.json", done, guard);
+  }
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
 
   const std::string write_error = write_results([&] {

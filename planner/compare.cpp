@@ -181,15 +181,18 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
                     [&](const tbb::blocked_range<std::size_t>& range) {
                       const std::unique_ptr<Backend> b = make();
                       for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                        if (spec.stop != nullptr && spec.stop->load()) return;
                         const std::size_t v = i / reps;
                         RunOptions o;
                         o.seed = result.base_seed + i % reps;
+                        o.stop = spec.stop;
                         const Trace t = b->run(scenarios[v], plans[v], o);
                         const Metrics m = compute_metrics(t, plans[v]);
                         out[i] = {o.seed, m.makespan_s, m.cost, m.mean_cpu_utilization, t.tasks_failed > 0};
                         gate.finished();
                       }
                     });
+  if (spec.stop != nullptr && spec.stop->load()) throw Interrupted();  // its figures need every run
 
   const auto column = [&](std::size_t v, double CompareRun::*field) {
     std::vector<double> x(reps);
@@ -293,7 +296,9 @@ void measure_variants(const std::string& yaml, const std::string& file, const Co
                std::to_string(seed) + ", run " + std::to_string(k + 1) + " of " + std::to_string(runs) + ")");
       RunOptions o;
       o.seed = seed;
+      o.stop = spec.stop;
       const Trace measured = real.run(real_s[v], real_p[v], o);
+      if (spec.stop != nullptr && spec.stop->load()) throw Interrupted();
       sim::SimOptions so;
       so.seed = seed;
       const Trace predicted = sim::simulate(pred_s[v], pred_p[v], so);

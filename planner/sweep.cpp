@@ -746,6 +746,7 @@ class Runner {
         last = end;
       }
       simulate(jobs, first, last, tables, base_seed);
+      if (stopped()) throw Interrupted();  // a run stopped part way has no figures
       first = last;
     }
     distinct_ += jobs.size();
@@ -788,10 +789,12 @@ class Runner {
         tbb::blocked_range<std::size_t>(first, last), [&](const tbb::blocked_range<std::size_t>& range) {
           const std::unique_ptr<Backend> b = make_();
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            if (stopped()) return;
             const auto [gi, r] = jobs[i];
             const Group& g = groups_[gi];
             RunOptions o;
             o.seed = base_seed + r;
+            o.stop = spec_.stop;
             o.records = false;  // the makespan and the nodes are all a sweep reads of a run
             for (std::size_t k = 0; k < tables.size(); ++k)
               if (tables[k].first == r) o.draws = &draws[k];
@@ -815,6 +818,8 @@ class Runner {
           }
         });
   }
+
+  [[nodiscard]] bool stopped() const { return spec_.stop != nullptr && spec_.stop->load(); }
 
   double mean_cost(std::size_t c, std::size_t first_runs) const {
     return std::accumulate(cost_[c].begin(), cost_[c].begin() + static_cast<std::ptrdiff_t>(first_runs),

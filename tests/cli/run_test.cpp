@@ -256,3 +256,41 @@ TEST_CASE("cli: run --backend local --no-files writes no command output files ei
   CHECK(r.out.find("oops") != std::string::npos);
   CHECK_FALSE(fs::exists(fs::path(SHARDFLOW_SOURCE_DIR) / "out" / name));
 }
+
+TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a sweep or a comparison with a word and exit 130 (143)", "[cli]") {
+  // A signal ended them with nothing said, the progress line left open and their new --out left empty.
+  const fs::path dir = scratch("interrupt-sweep");
+  std::ofstream(dir / "big.yaml") << "name: big\npipeline:\n  steps:\n"
+                                     "    - {name: w, parallel_for: {count: 200000}, resources: {cpu: 1}, "
+                                     "duration: {base: 10s, noise: {lognormal_sigma: 0.3}}}\n"
+                                     "cluster: {node_pools: [{name: p, cpu: 8, memory: 64Gi, count: 100}]}\n";
+  struct Case {
+    const char* sig;
+    const char* status;
+    const char* command;
+    const char* name;
+  };
+  for (const auto& [sig, status, command, name] :
+       {Case{"INT", "130", "sweep --vary 'cluster.node_pools[p].count=50,100' -r 100000", "sweep"},
+        Case{"TERM", "143", "compare --variant a --variant 'b:cluster.node_pools[p].count=50' -r 100000",
+             "compare"}}) {
+    INFO(command);
+    const fs::path out = dir / (std::string(name) + "-out");
+    const std::string cmd = "{ '" + std::string(SHARDFLOW_EXE) + "' " + command + " '" +
+                            (dir / "big.yaml").string() + "' --out '" + out.string() + "' >'" +
+                            (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() +
+                            "' & pid=$!; sleep 2; kill -" + sig + " $pid; wait $pid; echo $? >'" +
+                            (dir / "status").string() + "'; }";
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
+    CHECK(slurp(dir / "status") == std::string(status) + "\n");
+    CHECK(slurp(dir / "stdout") == "");
+    const std::string err = slurp(dir / "stderr");
+    CHECK(err.starts_with(std::string(name) + ": interrupted with "));
+    CHECK(
+        err.ends_with(" of its runs done: nothing written (its figures need every run; run it again, with "
+                      "fewer replications or values for a shorter one)\n"));
+    CHECK(!fs::exists(out));  // made for this run, left empty: removed
+  }
+}

@@ -65,6 +65,8 @@ struct CompareSpec {
   std::optional<std::uint64_t> base_seed;  // default: the scenario's seed
   std::optional<double> deadline_s;
   double quantile = 95;
+  /// Optional: as SweepSpec::stop (run_compare_text throws Interrupted).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// One replication of one variant.

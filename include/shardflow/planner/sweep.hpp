@@ -15,9 +15,11 @@
 //   SweepResult r = run_sweep("scenarios/shard-preprocess-train.yaml", spec);
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,9 @@ struct SweepSpec {
   std::optional<double> deadline_s;
   double quantile = 95;        // the makespan percentile that must meet the deadline
   std::optional<Shard> shard;  // run only this slice of the configurations
+  /// Optional: when it becomes true (a signal handler), runs not started are skipped, running ones stop,
+  /// and run_sweep_text throws Interrupted: a sweep's figures need every run.
+  const std::atomic<bool>* stop = nullptr;
   Search search = Search::grid;
   /// Simulate configurations that the simulator cannot tell apart (equal sim::simulation_view: they
   /// differ only in prices or free text) once per replication, and price each one's trace with its own
@@ -160,6 +165,11 @@ struct SweepResult {
   /// so 0 in a result read back or merged.
   std::uint64_t distinct_simulations = 0;
   std::optional<Shard> shard;  // a slice (--shard): configs holds its configurations only
+};
+
+/// A sweep or comparison stopped by its `stop` flag before its runs were done.
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted") {}
 };
 
 /// Sets recommended, pareto and nearest from configs (and the deadline).

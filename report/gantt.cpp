@@ -14,6 +14,9 @@ namespace shardflow::report::detail {
 namespace {
 
 constexpr std::size_t kAggregateBins = 200;
+// The aggregated rows' rectangles in all: with thousands of aggregated nodes each gets fewer bins (at least
+// kMinAggregateBins), so that the page stays some megabytes (200 bins of 10,000 nodes made 300 MB).
+constexpr std::size_t kAggregateRects = 40'000, kMinAggregateBins = 4;
 
 // A time in a bar's tooltip: to the millisecond (1 ms and up; below it, to the microsecond), as the trace
 // has it, where the page's other figures round to what matters at their size (human_duration: 3.975 s is
@@ -123,6 +126,12 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
     }
   }
 
+  const std::size_t groups_drawn = drawn_steps(t).size() + 1;
+  const std::size_t bins = n_aggregated == 0
+                               ? kAggregateBins
+                               : std::clamp<std::size_t>(kAggregateRects / (n_aggregated * groups_drawn),
+                                                         kMinAggregateBins, kAggregateBins);
+
   std::vector<std::vector<int>> lanes(nodes);
   std::vector<int> rows(nodes, 1);  // lanes drawn per node
   int total_rows = 0;
@@ -146,7 +155,7 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
       if (aggregated[n]) most = std::max(most, per_node[n].size());
     out += "<p class=\"note\">" + count(n_aggregated) + " of " + count(nodes) +
            " nodes have too many pods to draw one bar each (up to " + count(most) +
-           " on one node): they are drawn " + "as " + count(kAggregateBins) +
+           " on one node): they are drawn " + "as " + count(bins) +
            " time bins, each column the mean number of running pods by step (marked " +
            "“aggregated”). Retries, failures and the critical path are not marked on them.</p>\n";
   }
@@ -179,7 +188,7 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
     if (aggregated[n]) {
       // Mean running pods per step in each bin, stacked; the busiest bin fills the row. The steps the page
       // draws one by one (drawn_steps) each, the others (a run of thousands of steps) as one grey group.
-      std::vector<Bins> per_group(groups, Bins(x.d1, kAggregateBins));
+      std::vector<Bins> per_group(groups, Bins(x.d1, bins));
       for (const Interval& iv : per_node[n]) {
         const AttemptRecord& a = t.attempts[iv.attempt];
         if (a.step < group_of.size())
@@ -187,13 +196,22 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
       }
       for (Bins& b : per_group) b.settle();
       double peak = 0;
-      for (std::size_t b = 0; b < kAggregateBins; ++b) {
+      for (std::size_t b = 0; b < bins; ++b) {
         double total = 0;
         for (const Bins& g : per_group) total += g.mean(b);
         peak = std::max(peak, total);
       }
-      const double bw = (x.r1 - x.r0) / static_cast<double>(kAggregateBins);
-      for (std::size_t b = 0; b < kAggregateBins; ++b) {
+      // A column the same as the one before it (every group's mean, to a hundredth of a pod) widens that
+      // one: a node busy alike for the whole run is one rectangle per group, not one per bin.
+      const auto same_column = [&](std::size_t b0, std::size_t b1) {
+        for (const Bins& g : per_group)
+          if (std::llround(g.mean(b0) * 100) != std::llround(g.mean(b1) * 100)) return false;
+        return true;
+      };
+      const double bw = (x.r1 - x.r0) / static_cast<double>(bins);
+      for (std::size_t b = 0; b < bins;) {
+        std::size_t end = b + 1;
+        while (end < bins && same_column(b, end)) ++end;
         double base = y + h;
         for (std::size_t g = 0; g < per_group.size(); ++g) {
           const double m = per_group[g].mean(b);
@@ -203,14 +221,16 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
           const bool other = g == drawn_list.size();
           out += "<rect class=\"agg " + (other ? std::string("other") : step_class(drawn_list[g])) +
                  "\" x=\"" + num(x.r0 + bw * static_cast<double>(b)) + "\" y=\"" + num(base, 2) +
-                 "\" width=\"" + num(bw + 0.05, 2) + "\" height=\"" + num(bh, 2) + "\"><title>" +
+                 "\" width=\"" + num(bw * static_cast<double>(end - b) + 0.05, 2) + "\" height=\"" +
+                 num(bh, 2) + "\"><title>" +
                  esc(t.nodes[n].name + ", " + human_duration(per_group[g].width() * static_cast<double>(b)) +
-                     " to " + human_duration(per_group[g].width() * static_cast<double>(b + 1)) + ": " +
+                     " to " + human_duration(per_group[g].width() * static_cast<double>(end)) + ": " +
                      num(m, 1) + " " +
                      (other ? std::string("pods of other steps") : t.steps[drawn_list[g]] + " pods") +
                      " running on average") +
                  "</title></rect>";
         }
+        b = end;
       }
       out += "\n";
     } else {

@@ -390,3 +390,30 @@ TEST_CASE("Run report: a run of many steps draws those with the most run time an
   CHECK(page.find(".s6{fill:") != std::string::npos);
   CHECK(page.find("<rect class=\"bar s1\"") != std::string::npos);  // step 99's bar: 99 % 7 = 1
 }
+
+TEST_CASE("Run report: thousands of aggregated nodes get fewer bins and a steady node one rectangle",
+          "[report]") {
+  // 5,000 nodes of 3 pods each, at most 50 bars: every node is aggregated. 200 bins each would be 1,000,000
+  // rectangles (the page of a 10,000-node run was 300 MB); 40,000 / (5,000 nodes x 2 groups) is 4 bins.
+  Trace t = small_trace();
+  t.attempts.clear();
+  t.nodes.clear();
+  constexpr int kNodes = 5000;
+  for (int n = 0; n < kNodes; ++n) {
+    t.nodes.push_back(NodeRecord{"n-" + std::to_string(n), "cpu", 4000, kGiB, 0, 1, s(0), s(100), s(0)});
+    // Node 0: one pod from start to end and two in the first half; the others: three pods, whole run.
+    for (int k = 0; k < 3; ++k)
+      t.attempts.push_back(attempt(static_cast<TaskId>(n * 3 + k), 0, 0, n, 0, n == 0 && k > 0 ? 50 : 100));
+  }
+  Metrics m = small_metrics();
+  m.makespan_s = 100;
+  const std::string page = run_page(t, m, 50);
+  CHECK(page.find("data-bars=\"0\" data-aggregated-nodes=\"5000\"") != std::string::npos);
+  CHECK(page.find("5,000 of 5,000 nodes have too many pods to draw one bar each (up to 3 on one node): they "
+                  "are drawn as 4 time bins") != std::string::npos);
+  // Every node but n-0 runs 3 pods throughout: its 4 equal columns are one rectangle. n-0 runs 3, then 1.
+  CHECK(occurrences(page, "<rect class=\"agg s0\"") == (kNodes - 1) + 2);
+  CHECK(page.find("<title>n-1, 0s to 1m40s: 3.0 prep pods running on average</title>") != std::string::npos);
+  CHECK(page.find("<title>n-0, 0s to 50s: 3.0 prep pods running on average</title>") != std::string::npos);
+  CHECK(page.find("<title>n-0, 50s to 1m40s: 1.0 prep pods running on average</title>") != std::string::npos);
+}

@@ -437,8 +437,31 @@ std::vector<StepProblem> resolve_fan_in(std::vector<Step>& steps) {
 namespace {
 
 // Simulating a task costs about this much memory at its peak (trace, plan and simulator state:
-// `simulate` of 1 and 2 million tasks on 2,000 nodes peaked at 205 bytes per task, 2026-11-30).
-constexpr double kSimulateBytesPerTask = 205;
+// `simulate` of 1 and 2 million tasks on 2,000 nodes peaked at 205 bytes per task, 2026-11-30), and a task
+// inside a looped group this much more (its pod's name is stored, with the groups' iteration numbers: 2
+// million tasks as 2,000 x 1,000 peaked at 295 bytes a task where 2 million in one loop took 214,
+// 2026-12-05).
+constexpr double kSimulateBytesPerTask = 205, kLoopedGroupBytesPerTask = 95;
+
+// Task instances inside looped groups (saturating).
+std::uint64_t tasks_in_looped_groups(const std::vector<Step>& steps, std::uint64_t outer, bool looped) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t n = 0;
+  for (const Step& s : steps) {
+    const std::uint64_t k = std::max<std::uint32_t>(1, s.iterations());
+    const std::uint64_t times = outer > kMax / k ? kMax : outer * k;
+    const std::uint64_t these =
+        s.is_group() ? tasks_in_looped_groups(s.steps, times, looped || s.loop) : (looped ? times : 0);
+    n = these > kMax - n ? kMax : n + these;
+  }
+  return n;
+}
+
+// The memory simulating the pipeline's `tasks` takes.
+double simulate_bytes(const Pipeline& pipeline, std::uint64_t tasks) {
+  return static_cast<double>(tasks) * kSimulateBytesPerTask +
+         static_cast<double>(tasks_in_looped_groups(pipeline.steps, 1, false)) * kLoopedGroupBytesPerTask;
+}
 
 // Along the path to the component step with the most task instances, the loop with the most iterations:
 // the one to shrink when the pipeline is too large.
@@ -485,8 +508,8 @@ std::string memory_text(double bytes) {
   const std::string what =
       "the pipeline unrolls to " +
       (tasks == std::numeric_limits<std::uint64_t>::max() ? "more than " : std::string()) +
-      with_commas(tasks) + " tasks (about " +
-      memory_text(static_cast<double>(tasks) * kSimulateBytesPerTask) + " of memory to simulate); " + then;
+      with_commas(tasks) + " tasks (about " + memory_text(simulate_bytes(pipeline, tasks)) +
+      " of memory to simulate); " + then;
   if (w.step == nullptr) throw InputError(SourceLocation{file, 1, 1}, "pipeline", what);
   throw InputError(w.step->loop_where, w.step->loop_field, what);
 }
@@ -597,7 +620,7 @@ void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, std::ui
                    "the limit is " + with_commas(max_tasks) +
                        " (--max-tasks raises it; `explain` counts without unrolling)",
                    file);
-  if (!fits_memory(tasks, memory_bytes))
+  if (memory_bytes != 0 && simulate_bytes(pipeline, tasks) > static_cast<double>(memory_bytes))
     too_many_tasks(pipeline, tasks,
                    "this machine has " + memory_text(static_cast<double>(memory_bytes)) +
                        ": shrink this loop (`explain` counts without unrolling)",
@@ -615,7 +638,8 @@ void check_task_memory(const Pipeline& pipeline, std::uint64_t memory_bytes, con
 }
 
 bool task_memory_fits(const Pipeline& pipeline, std::uint64_t memory_bytes) {
-  return detail::fits_memory(Plan::count_tasks(pipeline), memory_bytes);
+  return memory_bytes == 0 ||
+         detail::simulate_bytes(pipeline, Plan::count_tasks(pipeline)) <= static_cast<double>(memory_bytes);
 }
 
 std::string pool_refusal(const NodePool& pool, const Component& c) {

@@ -1233,16 +1233,16 @@ TEST_CASE("cli: --max-tasks: simulate refuses a pipeline over it, explain counts
   CHECK(sim.status == 2);
   CHECK(sim.err == file +
                        ":5:29: pipeline.steps[0].parallel_for.count: the pipeline unrolls to 10,000,000,000 "
-                       "tasks (about 1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
+                       "tasks (about 2794 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
                        "raises it; `explain` counts without unrolling)\n");
-  // With the limit raised past it, the machine's memory is (1,909 GiB: more than any machine this runs
+  // With the limit raised past it, the machine's memory is (2,794 GiB: more than any machine this runs
   // on): refused with a message, not killed by the system mid-unroll; the --out directory is not made.
   const Result raised =
       run("simulate -q '" + file + "' --max-tasks 20000000000 --out '" + (dir / "out-raised").string() + "'");
   CHECK(raised.status == 2);
   CHECK(raised.err.rfind(file +
                              ":5:29: pipeline.steps[0].parallel_for.count: the pipeline unrolls to "
-                             "10,000,000,000 tasks (about 1909 GiB of memory to simulate); this machine has ",
+                             "10,000,000,000 tasks (about 2794 GiB of memory to simulate); this machine has ",
                          0) == 0);
   CHECK(raised.err.find(" GiB: shrink this loop (`explain` counts without unrolling)\n") !=
         std::string::npos);

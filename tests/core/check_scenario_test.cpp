@@ -490,7 +490,7 @@ TEST_CASE("check_scenario_file: the task limit whatever else is wrong, and an al
         std::vector<std::string>{f + ":4:37: pipeline.steps[0].resources.cpu: must be > 0, got 0",
                                  f + ":7:29: pipeline.steps[2].parallel_for.count: the pipeline unrolls to "
                                      "10,000,000,000 tasks (about "
-                                     "1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
+                                     "2794 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
                                      "raises it; `explain` counts "
                                      "without unrolling)"});
   // One anchor used by a step's retries.max and by a pool's count: a problem in each field, both named

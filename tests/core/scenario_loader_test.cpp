@@ -1202,8 +1202,8 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
 
 TEST_CASE("ScenarioLoader: a pipeline over the task limit is refused at its widest loop, before unrolling",
           "[core]") {
-  // 100,000 x 100,000 = 10^10 tasks, at 205 bytes each about 1909 GiB: refused at the wider loop (the
-  // inner one), not with std::bad_alloc.
+  // 100,000 x 100,000 = 10^10 tasks, in a looped group at 300 bytes each about 2794 GiB: refused at the wider
+  // loop (the inner one), not with std::bad_alloc.
   const std::string nested = with_steps(
       "    - name: outer\n"
       "      parallel_for: {count: 1000}\n"
@@ -1213,7 +1213,7 @@ TEST_CASE("ScenarioLoader: a pipeline over the task limit is refused at its wide
       "          resources: {cpu: 1}\n");
   CHECK(error_of(nested) ==
         "bad.yaml:11:33: pipeline.steps[0].steps[0].parallel_for.count: the pipeline unrolls to "
-        "10,000,000,000 tasks (about 1909 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
+        "10,000,000,000 tasks (about 2794 GiB of memory to simulate); the limit is 50,000,000 (--max-tasks "
         "raises it; `explain` counts without unrolling)");
   // 4,000,000,000 items in one loop.
   CHECK(error_of(with_steps("    - {name: a, parallel_for: {count: 4000000000}, resources: {cpu: 1}}\n")) ==

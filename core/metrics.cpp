@@ -279,6 +279,8 @@ void write_metrics_csv(std::ostream& out, const Metrics& m) {
     char buf[64];
     out << name << ',' << std::string_view(buf, std::to_chars(buf, buf + sizeof buf, v).ptr) << '\n';
   };
+  // Counts as integers (1000000, not the shortest double text 1e+06).
+  auto count = [&out](const std::string& name, std::uint64_t v) { out << name << ',' << v << '\n'; };
   out << "metric,value\n";
   row("makespan_s", m.makespan_s);
   row("critical_path_s", m.critical_path_s);
@@ -292,19 +294,19 @@ void write_metrics_csv(std::ostream& out, const Metrics& m) {
   row("queue_wait_max_s", m.queue_wait_s.max);
   row("queue_wait_mean_s", m.queue_wait_s.mean);
   row("cost", m.cost);
-  row("attempts", static_cast<double>(m.attempts));
-  row("retries", static_cast<double>(m.retries));
-  row("backups", static_cast<double>(m.backups));
-  row("backups_won", static_cast<double>(m.backups_won));
-  row("replacements", static_cast<double>(m.replacements));
-  row("failed_attempts", static_cast<double>(m.failed_attempts));
-  row("cancelled_attempts", static_cast<double>(m.cancelled_attempts));
-  row("tasks_failed", static_cast<double>(m.tasks_failed));
+  count("attempts", m.attempts);
+  count("retries", m.retries);
+  count("backups", m.backups);
+  count("backups_won", m.backups_won);
+  count("replacements", m.replacements);
+  count("failed_attempts", m.failed_attempts);
+  count("cancelled_attempts", m.cancelled_attempts);
+  count("tasks_failed", m.tasks_failed);
   for (const StepMetrics& s : m.per_step) {
     const std::string p = "step." + s.step + ".";
-    row(p + "attempts", static_cast<double>(s.attempts));
-    row(p + "failures", static_cast<double>(s.failures));
-    row(p + "succeeded", static_cast<double>(s.succeeded));
+    count(p + "attempts", s.attempts);
+    count(p + "failures", s.failures);
+    count(p + "succeeded", s.succeeded);
     if (s.succeeded == 0) continue;  // no run times (see write_metrics_json)
     row(p + "run_p50_s", s.run_seconds.p50);
     row(p + "run_p95_s", s.run_seconds.p95);

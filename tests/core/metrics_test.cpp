@@ -234,6 +234,14 @@ TEST_CASE("Metrics: retries, backups, replacements and cancelled attempts are co
   CHECK(short_csv.str().rfind("metric,value\nmakespan_s,0.5002018331\ncritical_path_s,0.30000000000000004\n",
                               0) == 0);
   CHECK(short_csv.str().find("\ncost,1e-07\n") != std::string::npos);
+  // Counts as integers: a million attempts is 1000000, not the shortest double text 1e+06.
+  few.attempts = 1'000'000;
+  few.per_step = {StepMetrics{"w", 1'000'000, 0, 1'000'000, {}, {}}};
+  std::ostringstream counts;
+  write_metrics_csv(counts, few);
+  CHECK(counts.str().find("\nattempts,1000000\n") != std::string::npos);
+  CHECK(counts.str().find("\nstep.w.attempts,1000000\nstep.w.failures,0\nstep.w.succeeded,1000000\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("Metrics: back-to-back tasks on one node do not overlap", "[core][metrics]") {

@@ -692,6 +692,11 @@ int run_simulate(const SimulateArgs& args) {
       throw InputError({"--memory " + args.memory_text, 0, 0}, "", e.what());
     }
     if (lo.memory <= 0) throw InputError({"--memory " + args.memory_text, 0, 0}, "", "must be more than 0");
+    // A number without a unit is bytes: "--memory 8" meant 8Gi, not 8 bytes that hold no task.
+    if (lo.memory < kMiB)
+      throw InputError({"--memory " + args.memory_text, 0, 0}, "",
+                       "is " + std::to_string(lo.memory) +
+                           " bytes, less than 1Mi: give the unit (8Gi, 512Mi; a number alone counts bytes)");
   }
   if (args.backend != "local") {
     const char* flag = first_given(args, {"--cores", "--memory", "--time-scale"});

@@ -79,6 +79,13 @@ TEST_CASE("cli: run rejects a bad --memory and an unknown --backend", "[cli]") {
   const Result m = run("run scenarios/argo-parallelism-limit.yaml --backend local --memory lots");
   CHECK(m.status == 2);
   CHECK(m.err.rfind("--memory lots: ", 0) == 0);
+  // A number alone is bytes: 8 bytes hold no task (8Gi was meant); 0.5 is a byte (it echoed as "--memory 1").
+  const Result bare = run("run scenarios/argo-parallelism-limit.yaml --backend local --memory 8");
+  CHECK(bare.status == 2);
+  CHECK(bare.err ==
+        "--memory 8: is 8 bytes, less than 1Mi: give the unit (8Gi, 512Mi; a number alone counts bytes)\n");
+  CHECK(run("run scenarios/argo-parallelism-limit.yaml --backend local --memory 0.5").err ==
+        "--memory 0.5: is 1 bytes, less than 1Mi: give the unit (8Gi, 512Mi; a number alone counts bytes)\n");
   const Result c = run("run scenarios/argo-parallelism-limit.yaml --cores 2");
   CHECK(c.status == 2);
   CHECK(c.err == "--cores: applies to --backend local only (this run uses --backend sim)\n");

@@ -264,6 +264,11 @@ int main(int argc, char** argv) {
         std::cerr << *message;
         return 2;
       }
+    if (e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success))
+      if (const auto message = cli::parse_error_message(e, argc, argv)) {
+        std::cerr << *message;
+        return 2;
+      }
     // --help and --version print to standard output: help that could not be written is lost, as a
     // command's output would be.
     const int code = app.exit(e);

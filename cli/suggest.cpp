@@ -127,4 +127,49 @@ std::optional<std::string> unknown_option_message(CLI::App& app, int argc, const
   return std::nullopt;
 }
 
+std::optional<std::string> parse_error_message(const CLI::ParseError& e, int argc, const char* const* argv) {
+  const std::string what = e.what();
+  const auto ends = [&](std::string_view tail) { return what.ends_with(tail); };
+  const std::size_t colon = what.find(": ");
+  const std::string option = colon == std::string::npos ? std::string() : what.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? what : what.substr(colon + 2);
+  // "--seed: At Most 1 required but received 2"
+  if (rest.starts_with("At Most 1 required but received ")) {
+    return option + ": given " + rest.substr(std::string_view("At Most 1 required but received ").size()) +
+           " times; it takes one value: give it once\n";
+  }
+  // "--seed: 1 required TEXT:UINT64 missing" (--seed= or --seed at the end)
+  if (!option.empty() && option.starts_with("-") && rest.starts_with("1 required ") && ends(" missing"))
+    return option + ": the value is missing; give one (" + option + " VALUE)\n";
+  // "--backend:  not in {sim,local,k8s}" (empty), "--backend: cloud not in {sim,local,k8s}"
+  if (const std::size_t in = rest.find(" not in {");
+      !option.empty() && in != std::string::npos && ends("}")) {
+    std::string choices = rest.substr(in + 9, rest.size() - in - 10);
+    for (std::size_t c = choices.find(','); c != std::string::npos; c = choices.find(',', c + 2))
+      choices.replace(c, 1, ", ");
+    const std::string value = rest.substr(0, in);
+    if (value.empty() || value == " ") return option + ": the value is empty; give one of " + choices + "\n";
+    return option + ": " + quote(value) + " is not one of " + choices + "\n";
+  }
+  // "Could not convert: --no-files = banana": a switch given a value.
+  if (what.starts_with("Could not convert: ")) {
+    const std::string body = what.substr(std::string_view("Could not convert: ").size());
+    if (const std::size_t eq = body.find(" = "); eq != std::string::npos)
+      return body.substr(0, eq) + ": is a switch and takes no value, got " + quote(body.substr(eq + 3)) +
+             " (leave the value out)\n";
+  }
+  // "The following argument was not expected: -=1" (-q=1): a short option takes no '='.
+  if (what.starts_with("The following argument was not expected: -="))
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view a = argv[i];
+      if (a.size() > 2 && a[0] == '-' && a[1] != '-' && a[2] == '=')
+        return std::string(a) + ": a short option takes no '=' (" + std::string(a.substr(0, 2)) +
+               " alone, or its long name --NAME=VALUE)\n";
+    }
+  // "dirs: Directory does not exist: " (merge '')
+  if (rest == "Directory does not exist: " || what.ends_with("Directory does not exist: "))
+    return "an empty directory name was given; name each directory\n";
+  return std::nullopt;
+}
+
 }  // namespace shardflow::cli

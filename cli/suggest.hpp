@@ -28,4 +28,11 @@ std::optional<std::string> unknown_command_message(CLI::App& app, const std::str
 /// the mistake less well). The command is found by walking argv's subcommand names from `app`.
 std::optional<std::string> unknown_option_message(CLI::App& app, int argc, const char* const* argv);
 
+/// CLI11's message for a refused option value, said in the words the other messages use: an option
+/// given twice ("At Most 1 required but received 2"), a value left out or empty ("1 required TEXT
+/// missing", "--backend:  not in {...}"), a value given to a switch ("Could not convert: --no-files =
+/// banana"), a short option with '=' ("-q=1"), an empty directory name. With a newline; nullopt for the
+/// others (CLI11's own is printed).
+std::optional<std::string> parse_error_message(const CLI::ParseError& e, int argc, const char* const* argv);
+
 }  // namespace shardflow::cli

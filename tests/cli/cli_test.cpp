@@ -2141,3 +2141,25 @@ TEST_CASE("cli: a command's output that cannot be written is said as such", "[cl
                         (dir / "b" / "commands" / "c.attempt0.stdout").string() + ": Is a directory\n") !=
         std::string::npos);
 }
+
+TEST_CASE("cli: an option given twice or without a value or a switch given one is said plainly", "[cli]") {
+  // CLI11's own words were "At Most 1 required but received 2", "1 required TEXT:UINT64 missing" and
+  // "Could not convert: --no-files = banana".
+  const std::string f = "simulate scenarios/argo-parallelism-limit.yaml ";
+  const auto err = [](const std::string& args) {
+    const Result r = run(args);
+    CHECK(r.status == 2);
+    CHECK(r.out == "");
+    return r.err;
+  };
+  CHECK(err(f + "--seed 1 --seed 2") == "--seed: given 2 times; it takes one value: give it once\n");
+  CHECK(err(f + "--seed=") == "--seed: the value is missing; give one (--seed VALUE)\n");
+  CHECK(err(f + "--no-files=banana") ==
+        "--no-files: is a switch and takes no value, got \"banana\" (leave the value out)\n");
+  CHECK(err(f + "-q=1") == "-q=1: a short option takes no '=' (-q alone, or its long name --NAME=VALUE)\n");
+  CHECK(err("run scenarios/argo-parallelism-limit.yaml --backend ''") ==
+        "--backend: the value is empty; give one of sim, local, k8s\n");
+  CHECK(err("run scenarios/argo-parallelism-limit.yaml --backend cloud") ==
+        "--backend: \"cloud\" is not one of sim, local, k8s\n");
+  CHECK(err("merge ''") == "an empty directory name was given; name each directory\n");
+}

@@ -212,8 +212,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "shardflow " SHARDFLOW_VERSION);
   app.require_subcommand(1);
   app.footer(
-      "Exit status: 0 success, 1 the run failed, 2 bad input (the message names file:line:column and "
-      "field).");
+      "Exit status: 0 success, 1 the run failed (or its results could not be written), 2 bad input (the "
+      "message names file:line:column and field), 128 + N stopped by signal N (130 Ctrl-C, 143 SIGTERM).");
 
   // Building every subcommand's options is most of what `main` costs before the work starts, so only
   // the named subcommand is built when that cannot change what CLI11 does: argv[1] names it, no later

@@ -498,10 +498,11 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
       "--memory", args.memory_text,
       "local: memory capacity, e.g. 8Gi (default: this machine's physical memory; more is allowed, with a "
       "warning)");
-  cmd->add_option(
-         "--time-scale", args.time_scale,
-         "local: model time to real time: multiplies the sampled run times that `sleep` and `spin` "
-         "kernels use and the retry backoffs (default 1; 0.001 runs a step modelled as 1 hour in 3.6 s)")
+  cmd->add_option("--time-scale", args.time_scale,
+                  "local: model time to real time: multiplies the sampled run times that `sleep` and `spin` "
+                  "kernels use and the retry backoffs, from 0.000001 to 1000 (default 1; 0.001 runs a step "
+                  "modelled as 1 hour "
+                  "in 3.6 s)")
       ->check(finite_number(1e-6, 1000));
   cmd->add_flag("--dry-run", args.dry_run,
                 "k8s: print the Jobs the run would create (a YAML stream for `kubectl apply -f -`) and exit; "

@@ -1303,6 +1303,14 @@ bool controller_running(const std::string& host, std::int64_t pid, std::int64_t 
   if (host.empty() || pid <= 0 || pid > std::numeric_limits<pid_t>::max() || host != host_name())
     return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  // A zombie (killed, not yet reaped by its parent) is no controller.
+  {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    if (std::getline(in, stat))
+      if (const std::size_t close = stat.rfind(')'); close != std::string::npos && close + 2 < stat.size())
+        if (stat[close + 2] == 'Z' || stat[close + 2] == 'X') return false;
+  }
   // The process's start time tells it from a later process given the same id, whatever its name.
   if (start >= 0) return process_start_ticks(pid) == start;
   std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");

@@ -357,9 +357,10 @@ std::string diff_cell(const Summary& d, int decimals) {
 
 void print_compare(std::ostream& out, const CompareResult& r) {
   const std::size_t nv = r.variants.size();
-  out << "compare on " << r.scenario << ": " << nv << " variants x " << r.replications << " replication"
-      << (r.replications == 1 ? "" : "s") << " (" << detail::seeds_text(r.base_seed, r.replications)
-      << ", the same for every variant); baseline " << r.variants.front().name << "\n";
+  out << "compare on " << printable(one_line(r.scenario)) << ": " << nv << " variants x " << r.replications
+      << " replication" << (r.replications == 1 ? "" : "s") << " ("
+      << detail::seeds_text(r.base_seed, r.replications) << ", the same for every variant); baseline "
+      << r.variants.front().name << "\n";
   for (const VariantResult& v : r.variants) {
     const std::string changes = variant_changes(v, ", ");
     out << "  " << v.name << ": " << (changes.empty() ? "the scenario as it is" : changes) << "\n";

@@ -2163,3 +2163,15 @@ TEST_CASE("cli: an option given twice or without a value or a switch given one i
         "--backend: \"cloud\" is not one of sim, local, k8s\n");
   CHECK(err("merge ''") == "an empty directory name was given; name each directory\n");
 }
+
+TEST_CASE("cli: a scenario name with a line break stays on its summary line", "[cli]") {
+  const fs::path dir = scratch("name-line-break");
+  std::ofstream(dir / "nl.yaml") << "name: \"two\\nlines\"\npipeline:\n  steps:\n"
+                                    "    - {name: a, duration: {base: 1s}}\n"
+                                    "cluster:\n  node_pools: [{name: p, cpu: 2, memory: 4Gi, count: 1}]\n";
+  const Result sim = run("simulate '" + (dir / "nl.yaml").string() + "' --no-files");
+  CHECK(sim.status == 0);
+  CHECK(sim.out.rfind("simulated two lines (seed 1): 1 tasks, 1 attempts on 1 node in ", 0) == 0);
+  const Result ex = run("explain '" + (dir / "nl.yaml").string() + "'");
+  CHECK(ex.out.rfind("pipeline two lines: 1 task, 0 dependency edges", 0) == 0);
+}

@@ -452,6 +452,20 @@ TEST_CASE("k8s: run --resume is refused while the run's controller still runs on
   CHECK(reused.err.find("step spin has no image") != std::string::npos);
   write_run("running");
   ::kill(child, SIGKILL);
+  // Killed but not yet reaped (a zombie, its id and start time still in /proc): not a controller.
+  const auto state = [&] {
+    std::ifstream in("/proc/" + std::to_string(child) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const std::size_t close = stat.rfind(')');
+    return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
+  };
+  for (int i = 0; i < 200 && state() != 'Z'; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(state() == 'Z');
+  write_run("running", start);
+  const clitest::Result zombie = clitest::run("run --resume '" + run_dir.string() + "'");
+  CHECK(zombie.err.find("still running") == std::string::npos);
+  write_run("running");
   int status = 0;
   ::waitpid(child, &status, 0);
   // Gone (killed: run.json still says running): the resume goes on, here to the scenario's own problem.

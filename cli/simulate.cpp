@@ -960,7 +960,7 @@ int run_simulate(const SimulateArgs& args) {
             ? std::to_string(trace.nodes.size()) + (trace.nodes.size() == 1 ? " node" : " nodes")
             : std::to_string(trace.nodes.empty() ? 0 : trace.nodes[0].cpu / 1000) + " cores of this machine";
     std::printf("%s %s (seed %llu): %llu tasks, %llu attempts on %s in %.*f %s of wall time\n",
-                sim ? "simulated" : "ran", printable(one_line(scenario.name)).c_str(),
+                sim ? "simulated" : "ran", one_line(printable(scenario.name)).c_str(),
                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(plan.task_count()),
                 static_cast<unsigned long long>(m.attempts), nodes.c_str(), wall < 1 ? 1 : 3,
                 wall < 1 ? wall * 1e3 : wall, wall < 1 ? "ms" : "s");

@@ -280,14 +280,14 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
   if (s.unrolled) {
     // A join node is the plan's own barrier, not a fan-in of the workflow: a WfCommons task with a thousand
     // parents has a fan-in of 1000 and no join. So joins are named as nodes, and only when there are any.
-    out << "pipeline " << printable(one_line(s.pipeline)) << ": " << plural(s.tasks, "task") << ", "
+    out << "pipeline " << one_line(printable(s.pipeline)) << ": " << plural(s.tasks, "task") << ", "
         << plural(s.edges, "dependency edge") << " (widest fan-out " << s.max_fan_out << ", widest fan-in "
         << s.max_fan_in << ")\n";
     if (s.joins != 0)
       out << "and " << plural(s.joins, "join node") << " (where a step waits for a whole loop or group)\n";
     out << "\n";
   } else {
-    out << "pipeline " << printable(one_line(s.pipeline)) << ": "
+    out << "pipeline " << one_line(printable(s.pipeline)) << ": "
         << (s.tasks_saturated ? std::string(kMoreThan64Bits) + " tasks" : plural(s.tasks, "task"))
         << " (counted, not unrolled: " << s.not_unrolled_because << ")\n\n";
   }
@@ -371,7 +371,7 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
   if (cluster == nullptr || !has_node_overhead(*cluster)) return;
   out << "\nwhat pods can use of a node (reserved resources and DaemonSets):\n";
   for (const NodePool& p : cluster->node_pools) {
-    out << "  pool " << printable(one_line(p.name)) << ": cpu " << format_cpu(p.capacity_cpu()) << ", memory "
+    out << "  pool " << one_line(printable(p.name)) << ": cpu " << format_cpu(p.capacity_cpu()) << ", memory "
         << format_bytes(p.capacity_memory());
     if (p.reserved_cpu != 0 || p.reserved_memory != 0)
       out << "; allocatable cpu " << format_cpu(p.cpu) << ", memory " << format_bytes(p.memory);

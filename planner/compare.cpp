@@ -357,7 +357,7 @@ std::string diff_cell(const Summary& d, int decimals) {
 
 void print_compare(std::ostream& out, const CompareResult& r) {
   const std::size_t nv = r.variants.size();
-  out << "compare on " << printable(one_line(r.scenario)) << ": " << nv << " variants x " << r.replications
+  out << "compare on " << one_line(printable(r.scenario)) << ": " << nv << " variants x " << r.replications
       << " replication" << (r.replications == 1 ? "" : "s") << " ("
       << detail::seeds_text(r.base_seed, r.replications) << ", the same for every variant); baseline "
       << r.variants.front().name << "\n";

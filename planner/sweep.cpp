@@ -1350,7 +1350,7 @@ SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
 }
 
 void print_sweep(std::ostream& out, const SweepResult& r) {
-  out << "sweep of " << printable(one_line(r.scenario)) << ": " << r.configs.size() << " configuration"
+  out << "sweep of " << one_line(printable(r.scenario)) << ": " << r.configs.size() << " configuration"
       << (r.configs.size() == 1 ? "" : "s") << " x " << r.replications << " replication"
       << (r.replications == 1 ? "" : "s") << " (" << detail::seeds_text(r.base_seed, r.replications)
       << ", the same for every configuration)\n"

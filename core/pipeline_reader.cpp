@@ -76,7 +76,8 @@ class ItemConverter {
     if (++values_ > kMaxItemValues)
       r_.fail(n, field,
               "the pipeline's loop items are too large (more than " + std::to_string(kMaxItemValues) +
-                  " values in all its loops)");
+                  " values in all its loops; an item that is a list or a mapping counts one, and one more "
+                  "for each value in it)");
     if (depth > kMaxItemDepth)
       r_.fail(n, field, "nested too deeply (more than " + std::to_string(kMaxItemDepth) + " levels)");
     switch (n.Type()) {

@@ -796,7 +796,8 @@ TEST_CASE("KFP import: loops within the limit on items, together past it", "[kfp
   // The loader's error: the count is of all the loops (the index is the second loop's own).
   CHECK(error_of(raw_loops({600'000, 400'001})) ==
         "p.yaml:14:57: pipeline.steps[1].parallel_for.items[400000]: the pipeline's loop items are too large "
-        "(more than 1000000 values in all its loops)");
+        "(more than 1000000 values in all its loops; an item that is a list or a mapping counts one, and one "
+        "more for each value in it)");
 }
 
 TEST_CASE("KFP import: a PipelineSpec saved as UTF-16 is named as such", "[kfp]") {

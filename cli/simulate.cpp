@@ -902,6 +902,21 @@ int run_simulate(const SimulateArgs& args) {
   g_signal.store(SIGINT);
   options.stop = &g_interrupted;
   const auto t0 = std::chrono::steady_clock::now();
+  // A long simulation shows how far it is, and when it will end once that can be told (a 10-minute run
+  // said "simulating..." and nothing more).
+  int shown_percent = -1;
+  if (sim && tty)
+    options.progress = [&t0, &shown_percent](double done) {
+      const int percent = static_cast<int>(done * 100);
+      if (percent == shown_percent) return;
+      shown_percent = percent;
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (elapsed >= 1 && done >= 0.02 && done < 1)
+        std::fprintf(stderr, "\rsimulating... %3d%%, ETA %s   ", percent,
+                     human_seconds(std::ceil(elapsed * (1 - done) / done)).c_str());
+      else
+        std::fprintf(stderr, "\rsimulating... %3d%%", percent);
+    };
   Trace trace;
   {
     const InterruptGuard guard;
@@ -918,7 +933,7 @@ int run_simulate(const SimulateArgs& args) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.stop(g_interrupted.load());
   progress.clear_line();
-  if (sim && tty) std::fprintf(stderr, "\r%*s\r", 20, "");
+  if (sim && tty) std::fprintf(stderr, "\r%*s\r", 40, "");
   std::cerr << command_note;
   const bool interrupted = g_interrupted.load();
   const Metrics m = compute_metrics(trace, plan);

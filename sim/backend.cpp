@@ -20,6 +20,7 @@ class SimBackend final : public Backend {
     o.node_search = search_;
     o.draws = options.draws;
     o.records = options.records;
+    o.progress = options.progress;
     return simulate(scenario, plan, o);
   }
 

@@ -142,7 +142,8 @@ class Model {
   void on_resolved(TaskId t) {
     if (!plan_.is_join(t)) stats_.step_done[plan_.step_of(t)] = engine_.now() + condition_lag_;
     const std::uint64_t resolved = exec_.resolved_count();
-    if (opt_.progress && resolved % progress_every_ == 0)  // no division when nobody listens
+    // About every 1%, and at the end (up to 1 whatever the plan's size); no division when nobody listens.
+    if (opt_.progress && (resolved % progress_every_ == 0 || resolved == plan_.size()))
       opt_.progress(static_cast<double>(resolved) / static_cast<double>(plan_.size()));
     if (!plan_.is_join(t) && nodes_.use_trees()) {
       nodes_.class_task_resolved(plan_.step_of(t));

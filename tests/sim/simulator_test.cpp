@@ -1231,3 +1231,19 @@ TEST_CASE("Simulator: times past the range of times saturate: the run stops at i
   CHECK(compute_metrics(read_trace_json(json, "trace.json"), Plan::unroll(far.pipeline)).makespan_s ==
         horizon.seconds());
 }
+
+TEST_CASE("Simulator backend: RunOptions::progress is told the share of tasks resolved, up to all", "[sim]") {
+  const Scenario sc = scenario({loop(task("w", 10), 1000), task("sum", 1, {0})}, {pool("p", 4, 8000)});
+  const Plan plan = Plan::unroll(sc.pipeline);
+  std::vector<double> seen;
+  RunOptions o;
+  o.progress = [&seen](double done) { seen.push_back(done); };
+  const Trace t = sim::make_backend()->run(sc, plan, o);
+  CHECK(t.tasks_failed == 0);
+  // About every 1% of the plan's nodes (1,001 tasks and a join: every tenth), never going back, ending at
+  // the whole plan.
+  REQUIRE(seen.size() >= 99);
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+  CHECK(seen.front() > 0);
+  CHECK(seen.back() == 1.0);
+}

@@ -65,6 +65,9 @@ struct RunOptions {
   /// False: the caller wants the run's summary only (Trace::records): a backend may then keep no attempt
   /// records, and the simulator keeps none (a sweep, which reads the makespan and the nodes, runs so).
   bool records = true;
+  /// Optional: told the share of the plan's tasks resolved so far, about every 1% of them (the simulator
+  /// calls it; the real backends report each task through the RunObserver instead).
+  std::function<void(double done_fraction)> progress;
 };
 
 class Backend {

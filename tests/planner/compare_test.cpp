@@ -255,13 +255,20 @@ TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor
         std::string::npos);
 }
 
+namespace {
+
+// One node that takes one task (4 CPUs) at a time; w is 1 task of 10 s.
+const std::string kOneNode =
+    "name: q\nseed: 1\noverheads: none\npipeline:\n  steps:\n"
+    "    - {name: w, parallel_for: {count: 1}, duration: {base: 10s}, resources: {cpu: 4}}\n"
+    "cluster:\n  node_pools:\n    - {name: n, cpu: 4, memory: 16Gi, count: 1}\n";
+
+}  // namespace
+
 TEST_CASE("compare: a --quantile other than 50 or 95 has its own column, printed and in compare.csv",
           "[planner]") {
   // One node takes one task at a time: `one` (1 task of 10 s) takes 10 s every run, `four` 40 s.
-  const std::string yaml =
-      "name: q\nseed: 1\noverheads: none\npipeline:\n  steps:\n"
-      "    - {name: w, parallel_for: {count: 1}, duration: {base: 10s}, resources: {cpu: 4}}\n"
-      "cluster:\n  node_pools:\n    - {name: n, cpu: 4, memory: 16Gi, count: 1}\n";
+  const std::string yaml = kOneNode;
   CompareSpec spec;
   spec.replications = 2;
   spec.quantile = 75;
@@ -466,10 +473,7 @@ TEST_CASE("compare: a first seed whose replications would pass 2^64 - 1 is refus
 }
 
 TEST_CASE("compare: compare.csv escapes semicolons and backslashes inside a variant's sets", "[planner]") {
-  const std::string yaml =
-      "name: q\nseed: 1\noverheads: none\npipeline:\n  steps:\n"
-      "    - {name: w, parallel_for: {count: 1}, duration: {base: 10s}, resources: {cpu: 4}}\n"
-      "cluster:\n  node_pools:\n    - {name: n, cpu: 4, memory: 16Gi, count: 1}\n";
+  const std::string yaml = kOneNode;
   CompareSpec spec;
   spec.replications = 1;
   spec.variants = {parse_variant("one"),

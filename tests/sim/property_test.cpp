@@ -497,18 +497,27 @@ TEST_CASE("Simulator: common random numbers: a task's duration does not depend o
   CHECK(makespan(large) < makespan(small));
 }
 
+namespace {
+
+// The trace of one run as JSON, for two ways of deciding compared byte for byte.
+std::string trace_json(const Scenario& sc, const Plan& plan, const sim::SimOptions& opt,
+                       sim::SimStats& stats) {
+  std::ostringstream out;
+  write_trace_json(out, sim::simulate(sc, plan, opt, stats));
+  return out.str();
+}
+
+}  // namespace
+
 TEST_CASE("Simulator: score trees and the node index scan make the same decisions", "[sim]") {
   for (std::uint64_t k = 0; k < 300; ++k) {
     INFO("scenario " << k);
     const Scenario sc = random_scenario(k);
     const Plan plan = Plan::unroll(sc.pipeline);
     auto json = [&](sim::NodeSearch search, sim::SimStats& stats) {
-      sim::SimOptions opt;
-      opt.seed = k + 1;
+      sim::SimOptions opt = sim::SimOptions::with_seed(k + 1);
       opt.node_search = search;
-      std::ostringstream out;
-      write_trace_json(out, sim::simulate(sc, plan, opt, stats));
-      return out.str();
+      return trace_json(sc, plan, opt, stats);
     };
     sim::SimStats tree_stats, scan_stats;
     REQUIRE(json(sim::NodeSearch::score_tree, tree_stats) == json(sim::NodeSearch::node_index, scan_stats));
@@ -680,9 +689,7 @@ TEST_CASE("Simulator: the class trees and the scan of the classes decide the sam
     auto json = [&](sim::ClassChoice choice, sim::SimStats& stats) {
       sim::SimOptions opt = sim::SimOptions::with_seed(seed);
       opt.class_choice = choice;
-      std::ostringstream out;
-      write_trace_json(out, sim::simulate(sc, plan, opt, stats));
-      return out.str();
+      return trace_json(sc, plan, opt, stats);
     };
     sim::SimStats scan_stats, tree_stats;
     REQUIRE(json(sim::ClassChoice::scan, scan_stats) == json(sim::ClassChoice::tree, tree_stats));

@@ -206,6 +206,9 @@ class Interruptible {
   std::unique_ptr<InterruptGuard> guard_;
 };
 
+/// The progress of a sweep's or comparison's runs: "VERB... 41%" on standard error when `show`, and the
+/// share done kept in `done` (for interrupted_runs).
+std::function<void(double)> runs_progress(const char* verb, bool show, double& done);
 /// A sweep's or comparison's runs stopped by a signal (planner::Interrupted): says so on stderr, with the
 /// share `done` of its runs that had finished (< 0: not said), and that `dir`/`file` is from an earlier one
 /// if it is there (else `dir`, if this command made it and it is empty, is removed). Returns

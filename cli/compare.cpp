@@ -120,10 +120,7 @@ int run_compare_command(const CompareArgs& args) {
             std::to_string(spec.variants.size()));
   const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
   double done = 0;  // the share of runs finished, for an interrupted comparison's message
-  const std::function<void(double)> progress = [&done, show_progress](double d) {
-    done = d;
-    if (show_progress) std::fprintf(stderr, "\rcomparing... %3.0f%%", d * 100);
-  };
+  const std::function<void(double)> progress = runs_progress("comparing", show_progress, done);
   const std::string yaml = read_scenario_file(args.file);
   // The output directory first (it needs the scenario's name): a bad --out is found before the runs.
   const std::string name = planner::load_variant(yaml, args.file, spec, 0).name;

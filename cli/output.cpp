@@ -195,6 +195,13 @@ std::ifstream open_input(const std::filesystem::path& path, const std::string& m
   return in;
 }
 
+std::function<void(double)> runs_progress(const char* verb, bool show, double& done) {
+  return [verb, show, &done](double d) {
+    done = d;
+    if (show) std::fprintf(stderr, "\r%s... %3.0f%%", verb, d * 100);
+  };
+}
+
 int interrupted_runs(const std::string& command, const std::filesystem::path& dir, bool made_dir,
                      const std::string& file, double done, const Interruptible& guard) {
   std::error_code ec;

@@ -279,10 +279,7 @@ int run_sweep_command(const SweepArgs& args) {
   if (!args.image.empty()) throw InputError({}, "--image", "goes with --emit-job N");
   const bool show_progress = !args.quiet && isatty(STDERR_FILENO) != 0;
   double done = 0;  // the share of runs finished, for an interrupted sweep's message
-  const std::function<void(double)> progress = [&done, show_progress](double d) {
-    done = d;
-    if (show_progress) std::fprintf(stderr, "\rsweeping... %3.0f%%", d * 100);
-  };
+  const std::function<void(double)> progress = runs_progress("sweeping", show_progress, done);
   // The output directory first (it needs the scenario's name, the first configuration's): a bad --out is
   // found before the sweep.
   const std::string yaml = read_scenario_file(args.file);

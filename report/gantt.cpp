@@ -126,11 +126,12 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
     }
   }
 
-  const std::size_t groups_drawn = drawn_steps(t).size() + 1;
-  const std::size_t bins = n_aggregated == 0
-                               ? kAggregateBins
-                               : std::clamp<std::size_t>(kAggregateRects / (n_aggregated * groups_drawn),
-                                                         kMinAggregateBins, kAggregateBins);
+  // The steps drawn one by one (the legend's, each aggregated row's groups), worked out once.
+  const std::vector<std::size_t> drawn_list = drawn_steps(t);
+  const std::size_t bins =
+      n_aggregated == 0 ? kAggregateBins
+                        : std::clamp<std::size_t>(kAggregateRects / (n_aggregated * (drawn_list.size() + 1)),
+                                                  kMinAggregateBins, kAggregateBins);
 
   std::vector<std::vector<int>> lanes(nodes);
   std::vector<int> rows(nodes, 1);  // lanes drawn per node
@@ -159,8 +160,6 @@ void gantt(std::string& out, const Trace& t, std::span<const TaskId> critical, c
            " time bins, each column the mean number of running pods by step (marked " +
            "“aggregated”). Retries, failures and the critical path are not marked on them.</p>\n";
   }
-  // The steps drawn one by one (the legend's, each aggregated row's groups), worked out once.
-  const std::vector<std::size_t> drawn_list = drawn_steps(t);
   out += gantt_legend(t, drawn_list);
   open_svg(out, f, "gantt", o.title,
            " data-bars=\"" + std::to_string(drawn) + "\" data-aggregated-nodes=\"" +

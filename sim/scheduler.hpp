@@ -241,13 +241,11 @@ class Scheduler {
   [[gnu::always_inline]] void enqueue(std::uint32_t c, std::uint32_t a, Attempts& att, Engine& engine) {
     att[a].seq = pod_seq_++;
     PodClass& pc = classes_[c];
-    if (pc.queue.empty()) {
-      set_state(pc, ClassState::active);
+    const bool first = pc.queue.empty();
+    pc.queue.push_back(a);
+    if (first) {
       pc.fails = 0;
-      pc.queue.push_back(a);
-      refresh(c);  // into the trees, with its head
-    } else {
-      pc.queue.push_back(a);
+      set_state(pc, ClassState::active);  // and into the trees, with its head
     }
     if (list_) list_ready_.emplace(list_rank_[c], c);
     kick(engine);

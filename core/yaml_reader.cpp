@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -541,6 +543,50 @@ std::string quote_hint(const std::string& text, const YAML::Mark& mark) {
          " (YAML lets a quoted string span lines): is its closing quote missing?";
 }
 
+// yaml-cpp's "invalid unicode: 55357" for an escape that is no Unicode character, said in hex with what
+// to write: a \u escape of a UTF-16 surrogate (JSON writes characters above U+FFFF as two; YAML, whose
+// \u takes a code point, does not combine them) or a code point past U+10FFFF.
+std::string unicode_hint(const std::string& text, const std::string& msg, const YAML::Mark& mark) {
+  static constexpr std::string_view kPrefix = "invalid unicode: ";
+  if (msg.rfind(kPrefix, 0) != 0) return "";
+  char* end = nullptr;
+  const unsigned long value = std::strtoul(msg.c_str() + kPrefix.size(), &end, 10);
+  if (end == msg.c_str() + kPrefix.size() || *end != '\0') return "";
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%lX", value);
+  if (value < 0xD800 || value > 0xDFFF)
+    return std::string(": U+") + hex + " is past U+10FFFF, the last Unicode code point";
+  std::string out =
+      std::string(": \\u") + hex +
+      " is half of a UTF-16 surrogate pair, as JSON writes a character above U+FFFF; YAML's \\u "
+      "takes the character's code point: write ";
+  // The pair as written, just before the error's mark: a high surrogate followed by a low one.
+  const auto hex_at = [&](std::size_t at) -> long {
+    if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') return -1;
+    long v = 0;
+    for (std::size_t i = at + 2; i < at + 6; ++i) {
+      const char c = text[i];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return -1;
+      v = v * 16 + d;
+    }
+    return v;
+  };
+  if (mark.pos >= 6) {
+    const auto at = static_cast<std::size_t>(mark.pos) - 6;
+    const long high = hex_at(at), low = hex_at(at + 6);
+    if (high == static_cast<long>(value) && high <= 0xDBFF && low >= 0xDC00 && low <= 0xDFFF) {
+      char pair[16];
+      std::snprintf(pair, sizeof pair, "%08lX", 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00));
+      return out + "\\U" + pair + " (\\U and 8 hex digits) or the character itself";
+    }
+  }
+  return out + "\\U and its 8 hex digits, or the character itself";
+}
+
 }  // namespace
 
 std::vector<QuotedSpan> multi_line_quotes(std::string_view text) {
@@ -743,7 +789,7 @@ std::optional<Node> parse_document(const std::string& text, const std::string& f
       }
     }
     throw InputError(location_of(e.mark, file), "",
-                     "YAML syntax error: " + e.msg +
+                     "YAML syntax error: " + e.msg + unicode_hint(text, e.msg, e.mark) +
                          (e.msg.find("tab") == std::string::npos ? tab_hint(text, e.mark) : "") +
                          quote_hint(text, e.mark));
   }

@@ -671,6 +671,22 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "bad.yaml:2:1: expected one YAML document, found more than one"},
       {"a stray flow token", "name: a\n}\n", "bad.yaml:2:1: YAML syntax error: illegal flow end"},
       {"a stray flow token first", ", x\n", "bad.yaml:1:1: YAML syntax error: unexpected \",\""},
+      {"a JSON surrogate pair", "name: \"x\\ud83d\\ude00\"\n",
+       "bad.yaml:1:15: YAML syntax error: invalid unicode: 55357: \\uD83D is half of a UTF-16 surrogate "
+       "pair, as "
+       "JSON writes a character above U+FFFF; YAML's \\u takes the character's code point: write \\U0001F600 "
+       "(\\U "
+       "and 8 hex digits) or the character itself"},
+      {"a lone low surrogate", "name: \"\\uDC00\"\n",
+       "bad.yaml:1:14: YAML syntax error: invalid unicode: 56320: \\uDC00 is half of a UTF-16 surrogate "
+       "pair, as "
+       "JSON writes a character above U+FFFF; YAML's \\u takes the character's code point: write \\U and its "
+       "8 "
+       "hex digits, or the character itself"},
+      {"past the last code point", "name: \"\\U00110000\"\n",
+       "bad.yaml:1:18: YAML syntax error: invalid unicode: 1114112: U+110000 is past U+10FFFF, the last "
+       "Unicode "
+       "code point"},
       {"unknown key with a suggestion",
        with_steps("    - name: a\n      parallel_for: {count: 3, paralelism: 2}\n"),
        "bad.yaml:8:32: pipeline.steps[0].parallel_for.paralelism: unknown key \"paralelism\" (did you mean "

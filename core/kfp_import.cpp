@@ -626,7 +626,7 @@ class Importer {
     for (const Node& value : v.values) {
       auto list = as_list(value, file_, items);
       if (!list)
-        items.fail("the loop's items are not a list: " + quote(emit(value)) +
+        items.fail("the loop's items are not a list: " + (value.IsNull() ? "null" : quote(emit(value))) +
                    (v.what.empty() ? std::string() : " (" + v.what + ")"));
       if (list->empty()) items.fail("the loop has no items; shardflow's loops have at least one");
       if (width && *width != list->size())

@@ -679,6 +679,9 @@ TEST_CASE("KFP import: raw items that do not parse say what is read, and where i
   CHECK(error_of(with_raw("'{a: 1}'")) ==
         "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the loop's items are not a list: "
         "\"{a: 1}\"");
+  // A null is said as the user wrote it, not as yaml-cpp writes one back ("~").
+  CHECK(error_of(with_raw("'null'")) ==
+        "p.yaml:11:57: root.dag.tasks.l0.parameterIterator.items.raw: the loop's items are not a list: null");
 }
 
 TEST_CASE("KFP import: resources set from a pipeline parameter take its value at import", "[kfp]") {

@@ -46,6 +46,10 @@ std::string quoted(const std::string& s) {
 int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::SweepSpec& spec) {
   if (args.image.empty())
     throw InputError({}, "--image", "--emit-job needs the image to run (--image IMAGE)");
+  if (const std::string problem = k8s::image_reference_problem(args.image); !problem.empty())
+    throw InputError(
+        {}, "--image",
+        quote(args.image) + " is not an image reference ([REGISTRY[:PORT]/]NAME[:TAG][@DIGEST]): " + problem);
   if (spec.search != planner::Search::grid)
     throw InputError({}, "--emit-job", "slices a grid sweep; --search auto cannot be sliced");
   if (!args.shard_text.empty())

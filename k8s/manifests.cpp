@@ -217,6 +217,109 @@ std::string escape_expansion(std::string_view text) {
   return out;
 }
 
+std::string image_reference_problem(std::string_view image) {
+  if (image.empty()) return "it is empty";
+  for (const char ch : image) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '\n' || ch == '\r') return "it has a line break";
+    if (ch == ' ' || ch == '\t') return "it has a space";
+    if (u < 0x20 || u == 0x7F) return "it has a control character";
+    if (u >= 0x80) return "it has a character outside ASCII";
+  }
+  const auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  const auto alnum = [&](char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); };
+  std::string_view rest = image;
+  // @ALGORITHM:HEX, the algorithm's components [A-Za-z][A-Za-z0-9]* joined by + . _ -, 32 hex digits or more.
+  if (const std::size_t at = rest.find('@'); at != std::string_view::npos) {
+    const std::string_view digest = rest.substr(at + 1);
+    rest = rest.substr(0, at);
+    const std::size_t colon = digest.find(':');
+    bool ok = colon != std::string_view::npos && colon > 0 && digest.size() - colon - 1 >= 32;
+    for (std::size_t i = 0; ok && i < colon; ++i) {
+      const char c = digest[i];
+      const bool first = i == 0 || std::string_view("+._-").find(digest[i - 1]) != std::string_view::npos;
+      ok = first ? (alnum(c) && !(c >= '0' && c <= '9'))
+                 : (alnum(c) || std::string_view("+._-").find(c) != std::string_view::npos);
+    }
+    ok = ok && std::string_view("+._-").find(digest[colon - 1]) == std::string_view::npos;
+    for (std::size_t i = colon + 1; ok && i < digest.size(); ++i)
+      ok = std::isxdigit(static_cast<unsigned char>(digest[i])) != 0;
+    if (!ok)
+      return "its digest after '@' is not ALGORITHM:HEX with 32 hex digits or more (e.g. sha256: and 64 hex "
+             "digits)";
+  }
+  // :TAG after the last '/': [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
+  const std::size_t slash = rest.rfind('/');
+  if (const std::size_t colon = rest.rfind(':');
+      colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
+    const std::string_view tag = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+    bool ok = !tag.empty() && tag.size() <= 128 && (alnum(tag[0]) || tag[0] == '_');
+    for (const char c : tag) ok = ok && (alnum(c) || c == '_' || c == '.' || c == '-');
+    if (!ok)
+      return "its tag after ':' is not 1 to 128 letters, digits, '_', '.' or '-' (not starting with '.' or "
+             "'-')";
+  }
+  if (rest.empty()) return "it has no name before its tag or digest";
+  if (rest.size() > 255) return "its name is longer than 255 characters";
+  // A registry first when the first of several components has a '.' or ':', is localhost, or has capitals.
+  std::size_t from = 0;
+  if (const std::size_t first = rest.find('/'); first != std::string_view::npos) {
+    const std::string_view domain = rest.substr(0, first);
+    const bool is_domain =
+        domain.find_first_of(".:") != std::string_view::npos || domain == "localhost" ||
+        std::any_of(domain.begin(), domain.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    if (is_domain) {
+      std::string_view host = domain;
+      if (const std::size_t port = domain.rfind(':'); port != std::string_view::npos && domain[0] != '[') {
+        const std::string_view digits = domain.substr(port + 1);
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos)
+          return "its registry's port after ':' is not a number";
+        host = domain.substr(0, port);
+      }
+      bool ok = !host.empty() && host[0] != '[';  // an IPv6 address in brackets is left to the runtime
+      if (host.size() >= 2 && host.front() == '[' && host.find(']') != std::string_view::npos)
+        ok = true;
+      else
+        for (std::size_t i = 0, start = 0; ok && i <= host.size(); ++i)
+          if (i == host.size() || host[i] == '.') {
+            const std::string_view label = host.substr(start, i - start);
+            ok = !label.empty() && alnum(label.front()) && alnum(label.back()) &&
+                 std::all_of(label.begin(), label.end(), [&](char c) { return alnum(c) || c == '-'; });
+            start = i + 1;
+          }
+      if (!ok) return "its registry " + std::string(domain) + " is not a host name with an optional :PORT";
+      from = first + 1;
+    }
+  }
+  // The repository: components [a-z0-9]+ joined by '.', '_', '__' or runs of '-', separated by '/'.
+  for (std::size_t i = from, start = from; i <= rest.size(); ++i) {
+    if (i < rest.size() && rest[i] != '/') continue;
+    const std::string_view part = rest.substr(start, i - start);
+    if (part.empty()) return "its name has an empty path component (two '/' together, or one at an end)";
+    if (std::any_of(part.begin(), part.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+      return "its repository name " + std::string(rest.substr(from)) +
+             " has capitals: repository names are lower case";
+    bool ok = lower_alnum(part.front()) && lower_alnum(part.back());
+    for (std::size_t k = 0; ok && k < part.size();) {
+      if (lower_alnum(part[k])) {
+        ++k;
+        continue;
+      }
+      std::size_t run = k;
+      while (run < part.size() && !lower_alnum(part[run])) ++run;
+      const std::string_view sep = part.substr(k, run - k);
+      ok = sep == "." || sep == "_" || sep == "__" || sep.find_first_not_of('-') == std::string_view::npos;
+      k = run;
+    }
+    if (!ok)
+      return "its name's component " + std::string(part) +
+             " is not lower-case letters and digits joined by '.', '_', '__' or '-'";
+    start = i + 1;
+  }
+  return "";
+}
+
 std::string dns_label(std::string_view text, std::size_t max) {
   std::string out;
   for (const char raw : text) {
@@ -298,6 +401,11 @@ std::vector<RunJob> run_jobs(const Scenario& scenario, const Plan& plan, const M
                              "use --emulate for a test cluster without a kubelet)");
       }
       image = kEmulationImage;
+    } else if (const std::string problem = image_reference_problem(image); !problem.empty()) {
+      const auto [step, field] = find_step(scenario.pipeline, ps.path);
+      throw InputError(step ? step->where : SourceLocation{}, field + ".image",
+                       "step " + ps.path + "'s image " + quote(image) +
+                           " is not an image reference ([REGISTRY[:PORT]/]NAME[:TAG][@DIGEST]): " + problem);
     }
     const std::string scope = scope_path(plan, in.first);
     const std::string base = "sf-" + o.run_id + "-" + ps.path + (scope.empty() ? "" : "-" + scope);

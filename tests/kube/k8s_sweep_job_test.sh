@@ -53,4 +53,12 @@ if "$exe" sweep scenarios/argo-parallelism-limit.yaml --vary 'pipeline.steps[sle
 fi
 [ "$(cat "$work/err")" = "--image: --emit-job needs the image to run (--image IMAGE)" ] || {
   echo "FAIL: $(cat "$work/err")"; exit 1; }
+# Bad input: an --image that is no image reference.
+if "$exe" sweep scenarios/argo-parallelism-limit.yaml --vary 'pipeline.steps[sleep].parallel_for.parallelism=1,2' \
+    --emit-job 2 --image 'ghcr.io/acme/sweep:1
+' --out "$work/bad" 2>"$work/err"; then
+  echo "FAIL: --emit-job with an image with a line break succeeded"; exit 1
+fi
+[ "$(cat "$work/err")" = '--image: "ghcr.io/acme/sweep:1\x0a" is not an image reference ([REGISTRY[:PORT]/]NAME[:TAG][@DIGEST]): it has a line break' ] || {
+  echo "FAIL: $(cat "$work/err")"; exit 1; }
 echo "PASS"

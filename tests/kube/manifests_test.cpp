@@ -162,6 +162,60 @@ TEST_CASE("manifests: a step without an image is an error naming it, unless emul
   }
 }
 
+TEST_CASE("manifests: an image that is no image reference is refused, naming the step and why", "[kube]") {
+  Scenario s = load_scenario_text(kThreeSteps, "mf.yaml");
+  s.pipeline.steps[1].component.image = "acme/Agg:1";
+  const Plan plan = Plan::unroll(s.pipeline);
+  CHECK_THROWS_WITH(
+      k8s::job_manifests(s, plan, opts()),
+      "mf.yaml:13:7: pipeline.steps[1].image: step agg's image \"acme/Agg:1\" is not an image "
+      "reference ([REGISTRY[:PORT]/]NAME[:TAG][@DIGEST]): its repository name acme/Agg has capitals: "
+      "repository names are lower case");
+}
+
+TEST_CASE("image_reference_problem: the reference grammar, each rule with the reason given", "[kube]") {
+  const std::string hex64(64, 'a');
+  for (const char* ok :
+       {"alpine", "alpine:3.19", "python:3.9-slim", "ghcr.io/acme/train:1", "registry.k8s.io/pause:3.10",
+        "localhost:5000/x/y:1.0", "a--b_c__d.e:latest", "my-reg.example.com:443/team/img", "[::1]:5000/x",
+        "library/busybox:_tag", "x:Tag.1-2"})
+    CHECK(k8s::image_reference_problem(ok).empty());
+  CHECK(k8s::image_reference_problem("busybox@sha256:" + hex64).empty());
+  CHECK(k8s::image_reference_problem("busybox:1.36@sha256:" + hex64).empty());
+  CHECK(k8s::image_reference_problem("") == "it is empty");
+  CHECK(k8s::image_reference_problem("bad image") == "it has a space");
+  CHECK(k8s::image_reference_problem("a\nb") == "it has a line break");
+  CHECK(k8s::image_reference_problem(std::string("a\x01b")) == "it has a control character");
+  CHECK(k8s::image_reference_problem("caf\xc3\xa9") == "it has a character outside ASCII");
+  CHECK(k8s::image_reference_problem("Alpine") ==
+        "its repository name Alpine has capitals: repository names are lower case");
+  CHECK(k8s::image_reference_problem("ghcr.io/Acme/x") ==
+        "its repository name Acme/x has capitals: repository names are lower case");
+  const std::string bad_tag =
+      "its tag after ':' is not 1 to 128 letters, digits, '_', '.' or '-' (not starting with '.' or '-')";
+  CHECK(k8s::image_reference_problem("alpine:") == bad_tag);
+  CHECK(k8s::image_reference_problem("alpine:.x") == bad_tag);
+  CHECK(k8s::image_reference_problem("alpine:" + std::string(129, 'a')) == bad_tag);
+  CHECK(k8s::image_reference_problem("alpine:" + std::string(128, 'a')).empty());
+  const std::string bad_digest =
+      "its digest after '@' is not ALGORITHM:HEX with 32 hex digits or more (e.g. sha256: and 64 hex digits)";
+  CHECK(k8s::image_reference_problem("alpine@sha256:abc") == bad_digest);
+  CHECK(k8s::image_reference_problem("alpine@" + hex64) == bad_digest);
+  CHECK(k8s::image_reference_problem("alpine@1sha:" + hex64) == bad_digest);
+  CHECK(k8s::image_reference_problem("alpine@sha256:" + std::string(64, 'g')) == bad_digest);
+  CHECK(k8s::image_reference_problem(":1") == "it has no name before its tag or digest");
+  CHECK(k8s::image_reference_problem(std::string(256, 'a')) == "its name is longer than 255 characters");
+  CHECK(k8s::image_reference_problem("host:port/x") == "its registry's port after ':' is not a number");
+  CHECK(k8s::image_reference_problem("-reg.io/x") ==
+        "its registry -reg.io is not a host name with an optional :PORT");
+  CHECK(k8s::image_reference_problem("a//b") ==
+        "its name has an empty path component (two '/' together, or one at an end)");
+  CHECK(k8s::image_reference_problem("a/") ==
+        "its name has an empty path component (two '/' together, or one at an end)");
+  for (const char* bad : {"a-/b", "a/-b", "a...b", "a___b", "a.-b"})
+    CHECK(k8s::image_reference_problem(bad).rfind("its name's component ", 0) == 0);
+}
+
 TEST_CASE("manifests: a tree fan-in is refused, naming the field, before any Job is made", "[kube]") {
   std::string text = kThreeSteps;
   const std::string after = "      after: [prep]\n";

@@ -72,6 +72,11 @@ std::vector<nlohmann::json> job_manifests(const Scenario& scenario, const Plan& 
 /// $(VAR) and turns $$ into $: each `$` doubled ("price$5" -> "price$$5").
 std::string escape_expansion(std::string_view text);
 
+/// Why `image` is not an image reference a kubelet can pull, [REGISTRY[:PORT]/]NAME[:TAG][@DIGEST] as the
+/// container runtimes' reference grammar has it (a NAME of lower-case components; a first component with a
+/// '.' or ':', or `localhost`, or capitals, is the registry), or "" when it is one.
+std::string image_reference_problem(std::string_view image);
+
 /// `text` as a DNS-1123 label: lower case, runs of anything but [a-z0-9] as one '-', no '-' at either end;
 /// longer than `max` characters: its first max-9 characters, '-' and 8 hex digits of a hash of `text`.
 std::string dns_label(std::string_view text, std::size_t max = 63);

@@ -210,6 +210,12 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
   const JsonDocument d = parse_json_input(text, file);
   const JsonReader r(d, text);
   const JsonValue& doc = r.object(d.root(), "the top level");
+  // `compare` writes kind "compare"; a file without it is read on (older ones have none).
+  if (const JsonValue* kind = r.optional(doc, "kind");
+      kind != nullptr && r.string(*kind, "kind") != "compare")
+    r.fail(*kind, "kind",
+           "expected \"compare\" (a comparison's result, as `shardflow compare` writes it), got " +
+               r.got(*kind));
   CompareResult res;
   detail::read_run_header(r, doc, res);
   const JsonValue& variants = r.array(r.get(doc, "variants", ""), "variants");

@@ -98,6 +98,9 @@ TEST_CASE("compare: compare.json reads back, and an edited one gets each bad val
         "fastest: is not an index into variants (there are 3), got 3");
   check("\"variants\": [", "\"variants\": {\"x\": 1}, \"was\": [", 12,
         "variants: expected a list, got {\"x\":1}");
+  check(
+      "\"kind\": \"compare\"", "\"kind\": \"sweep\"", 8,
+      "kind: expected \"compare\" (a comparison's result, as `shardflow compare` writes it), got \"sweep\"");
 }
 
 TEST_CASE("compare: a variant's overlay and sets come after the common --overlay and --set", "[planner]") {

@@ -378,7 +378,7 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
     if (p.daemon_pods != 0)
       out << "; for the pipeline, beside " << p.daemon_pods << " DaemonSet pod"
           << (p.daemon_pods == 1 ? "" : "s") << ": cpu " << format_cpu(p.pod_cpu()) << ", memory "
-          << format_bytes(p.pod_memory()) << ", " << p.max_pods << " pods";
+          << format_bytes(p.pod_memory()) << ", " << plural(static_cast<std::uint64_t>(p.max_pods), "pod");
     out << "\n";
   }
 }

@@ -818,6 +818,15 @@ TEST_CASE("cli: explain shows what pods can use of a node after reserved resourc
   CHECK(j["node_room"][0]["allocatable_memory_bytes"] == 68719476736 - 5988962795);
   CHECK(j["node_room"][0]["pod_memory_bytes"] == 68719476736 - 5988962795 - 200 * 1048576);
   CHECK(j["node_room"][0]["pods"] == 109);
+  // One pod left beside the DaemonSet's: "1 pod".
+  std::ofstream(dir / "one.yaml")
+      << "name: one\npipeline: {steps: [{name: w, resources: {cpu: 1, memory: 1Gi}}]}\n"
+         "cluster:\n  node_pools: [{name: s, cpu: 4, memory: 8Gi, count: 1, max_pods: 2}]\n"
+         "  daemonsets: [{name: logging, cpu: 100m, memory: 200Mi}]\n";
+  const Result one = run("explain '" + (dir / "one.yaml").string() + "'");
+  CHECK(one.out.find(
+            "  pool s: cpu 4, memory 8Gi; for the pipeline, beside 1 DaemonSet pod: cpu 3.9, memory 7.8Gi, "
+            "1 pod\n") != std::string::npos);
   CHECK(j["node_room"][1]["pod_gpu"] == 1);
   // Without either, explain says nothing about it.
   CHECK(run("explain scenarios/argo-parallelism-limit.yaml").out.find("what pods can use") ==

@@ -48,6 +48,58 @@ bool has_node_overhead(const Cluster& c) {
                      [](const NodePool& p) { return p.has_overhead(); });
 }
 
+// PlanSummary::limit_bound_s from the plan and each node's finish along its longest path from the start.
+void limit_bound(const Plan& plan, const std::vector<double>& finish, PlanSummary& s) {
+  const std::size_t steps = plan.steps().size();
+  std::vector<std::uint32_t> limit(steps, 0);
+  bool any = false;
+  for (std::size_t i = 0; i < steps; ++i) {
+    const StepSummary& st = s.steps[i];
+    const std::uint32_t workers = plan.steps()[i].workers;
+    std::uint32_t l = st.parallelism;
+    if (workers != 0 && (l == 0 || workers < l)) l = workers;
+    // A loop inside a looped group is limited per run of the group: not counted here.
+    if (l != 0 && st.instances == st.loop_count && l < st.instances) limit[i] = l, any = true;
+  }
+  if (!any) return;
+  const std::uint32_t n = plan.size();
+  std::vector<double> tail(n, 0.0);  // the longest path from the node's end to the plan's end
+  for (TaskId t = n; t-- > 0;)
+    for (TaskId c : plan.succs(t))
+      tail[t] = std::max(tail[t], tail[c] + (plan.is_join(c) ? 0.0 : mean_task_seconds(plan, c)));
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  struct Span {
+    double start = kInf, tail = kInf, shortest = kInf, longest = 0;
+  };
+  std::vector<Span> span(steps);
+  for (TaskId t = 0; t < n; ++t) {
+    if (plan.is_join(t) || limit[plan.step_of(t)] == 0) continue;
+    Span& sp = span[plan.step_of(t)];
+    const double d = mean_task_seconds(plan, t);
+    sp.start = std::min(sp.start, finish[t] - d);
+    sp.tail = std::min(sp.tail, tail[t]);
+    sp.shortest = std::min(sp.shortest, d);
+    sp.longest = std::max(sp.longest, d);
+  }
+  for (std::size_t i = 0; i < steps; ++i) {
+    if (limit[i] == 0) continue;
+    const StepSummary& st = s.steps[i];
+    const Span& sp = span[i];
+    const std::uint64_t waves = st.instances / limit[i] + (st.instances % limit[i] != 0 ? 1 : 0);
+    const double least = sp.shortest == sp.longest
+                             ? static_cast<double>(waves) * sp.longest
+                             : std::max(st.work_s / static_cast<double>(limit[i]), sp.longest);
+    const double bound = sp.start + least + sp.tail;
+    if (bound > s.limit_bound_s) {
+      s.limit_bound_s = bound;
+      s.limit_step = st.path;
+      s.limit_tasks = st.instances;
+      s.limit = limit[i];
+      s.limit_step_s = least;
+    }
+  }
+}
+
 }  // namespace
 
 double cpu_capacity_bound_s(const PlanSummary& s, const Cluster& cluster) {
@@ -267,6 +319,7 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
   }
   for (StepSummary& st : s.steps)
     st.mean_duration_s = st.instances ? st.work_s / static_cast<double>(st.instances) : 0;
+  limit_bound(plan, finish, s);
   if (last != kNone) {
     s.critical_path_s = finish[last];
     for (TaskId t = last; t != kNone; t = via[t])
@@ -354,6 +407,18 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
     const std::size_t shown = std::min<std::size_t>(s.critical_path.size(), 12);
     for (std::size_t i = 0; i < shown; ++i) out << (i ? " -> " : "") << s.critical_path[i];
     if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";
+    // Only when it says more than the critical path (by more than a millisecond of rounding).
+    if (s.limit_bound_s > s.critical_path_s + 1e-3) {
+      out << "\nwith the loop limits (mean durations" << (fastest > 0 && fastest != 1 ? " at speed 1" : "")
+          << ", no overheads): " << human(s.limit_bound_s) << "  -- " << one_line(printable(s.limit_step))
+          << "'s " << plural(s.limit_tasks, "task") << ", at most " << s.limit << " at once, take at least "
+          << human(s.limit_step_s);
+      if (fastest > 0 && fastest != 1) {
+        char speed[32];
+        std::snprintf(speed, sizeof speed, "%g", fastest);
+        out << "; on nodes of speed " << speed << ": " << human(s.limit_bound_s / fastest);
+      }
+    }
   } else {
     out << "\ncritical path, join nodes and edges: not known without unrolling (" << s.unroll_advice << ")";
   }
@@ -395,6 +460,12 @@ void write_summary_json(std::ostream& out, const PlanSummary& s, double cpu_boun
     j["max_fan_out"] = s.max_fan_out;
     j["max_fan_in"] = s.max_fan_in;
     j["critical_path_s"] = s.critical_path_s;
+    if (s.limit_bound_s > 0)
+      j["loop_limit_bound"] = {{"bound_s", s.limit_bound_s},
+                               {"step", s.limit_step},
+                               {"tasks", s.limit_tasks},
+                               {"at_once", s.limit},
+                               {"step_s", s.limit_step_s}};
   }
   j["total_work_s"] = s.total_work_s;
   j["total_cpu_core_s"] = s.total_cpu_core_s;

@@ -723,6 +723,13 @@ TEST_CASE("cli: explain --json gives counts, critical path and work", "[cli]") {
   CHECK(j["total_work_s"] == 100.0);
   CHECK(j["cpu_capacity_bound_s"] == 100.0 / 16.0);  // 100 core-s over one 16-core node
   CHECK(j["steps"][0]["parallelism"] == 2);
+  // 10 tasks of 10 s, 2 at once: 5 waves, 50 s (what simulate gives, docs/scenario-format.md).
+  CHECK(j["loop_limit_bound"] == nlohmann::json::parse(R"({"bound_s": 50.0, "step": "sleep", "tasks": 10,
+                                                           "at_once": 2, "step_s": 50.0})"));
+  const Result text = run("explain scenarios/argo-parallelism-limit.yaml");
+  CHECK(text.out.find(
+            "\nwith the loop limits (mean durations, no overheads): 50s  -- sleep's 10 tasks, at most 2 at "
+            "once, take at least 50s\n") != std::string::npos);
 }
 
 TEST_CASE("cli: explain's critical path bound counts the cluster's fastest nodes", "[cli]") {

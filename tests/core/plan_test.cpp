@@ -173,6 +173,52 @@ TEST_CASE("PlanSummary: mean durations follow the duration model", "[core][plan]
   CHECK(sum.critical_path_s == Approx(480 * 1.06));
 }
 
+TEST_CASE("PlanSummary: the loop limits' bound: waves of equal tasks, work over the limit, per step",
+          "[core][plan]") {
+  // a (10 s) -> b: 7 tasks of 20 s, 3 at once: 3 waves, 60 s -> c (5 s): 75 s; the critical path 35 s.
+  {
+    const Pipeline pl =
+        pipeline({component("a", 10), with_loop(component("b", 20, {0}), 7, 3), component("c", 5, {1})});
+    const PlanSummary s = summarize(Plan::unroll(pl), pl);
+    CHECK(s.critical_path_s == 35.0);
+    CHECK(s.limit_bound_s == 75.0);
+    CHECK(s.limit_step == "b");
+    CHECK(s.limit_tasks == 7);
+    CHECK(s.limit == 3);
+    CHECK(s.limit_step_s == 60.0);
+  }
+  // A work queue of 4 workers over 10 tasks of 10 s, parallelism 5: 4 at once, 3 waves; beside it a step of
+  // 25 s with no limit, and after both d (1 s): 31 s.
+  {
+    Step w = with_loop(component("w", 10), 10, 5);
+    w.loop->workers = 4;
+    const Pipeline pl = pipeline({w, component("x", 25), component("d", 1, {0, 1})});
+    const PlanSummary s = summarize(Plan::unroll(pl), pl);
+    CHECK(s.critical_path_s == 26.0);
+    CHECK(s.limit_bound_s == 31.0);
+    CHECK(s.limit == 4);
+    CHECK(s.limit_step_s == 30.0);
+  }
+  // Unequal tasks (10 s per GiB of 1, 2, 3 and 4 GiB), 2 at once: the larger of work / 2 (50 s) and the
+  // longest (40 s); with 3 at once, the longest (40 s) over work / 3 (33.3 s).
+  for (const auto& [at_once, least] : {std::pair{2u, 50.0}, std::pair{3u, 40.0}}) {
+    Step u = with_loop(component("u", 0), 4, at_once);
+    u.component.duration.per_gib = Duration::from_s(10);
+    u.component.input.per_item = {kGiB, 2 * kGiB, 3 * kGiB, 4 * kGiB};
+    const Pipeline pl = pipeline({u});
+    const PlanSummary s = summarize(Plan::unroll(pl), pl);
+    CHECK(s.critical_path_s == 40.0);
+    CHECK(s.limit_bound_s == least);
+  }
+  // No limit below the loop's width, or a limit inside a looped group (per run of the group): no bound.
+  {
+    const Pipeline wide = pipeline({with_loop(component("v", 10), 4, 4)});
+    CHECK(summarize(Plan::unroll(wide), wide).limit_bound_s == 0);
+    const Pipeline nested = pipeline({with_loop(group("g", {with_loop(component("leaf", 10), 6, 2)}), 3)});
+    CHECK(summarize(Plan::unroll(nested), nested).limit_bound_s == 0);
+  }
+}
+
 TEST_CASE("PlanSummary: the CPU capacity bound spreads core-seconds over every core", "[core][plan]") {
   const Pipeline pl = pipeline(
       {component("a", 10), component("b", 20, {0}), component("c", 5, {0}), component("d", 1, {1, 2})});

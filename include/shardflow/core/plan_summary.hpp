@@ -52,6 +52,17 @@ struct PlanSummary {
   double total_work_s = 0;                 // sum of mean durations
   double total_cpu_core_s = 0;             // sum of mean duration x requested cores
   std::vector<std::string> critical_path;  // task names along it
+  /// The loop limits' bound (unrolled plans only; 0 when no step's loop is limited below its width): a
+  /// step whose loop runs at most L of its n tasks at once (`parallelism`, or `workers` for a work queue)
+  /// takes at least ceil(n/L) x their mean when they are equal (else the larger of its work / L and its
+  /// longest task); with the earliest its first task can start and the shortest path after its tasks, the
+  /// makespan's lower bound through that step. The largest over the steps whose loop is not inside a looped
+  /// group, by mean durations on speed-1 nodes without overheads.
+  double limit_bound_s = 0;
+  std::string limit_step;         // the step it comes from
+  std::uint64_t limit_tasks = 0;  // its tasks
+  std::uint32_t limit = 0;        // at most this many at once
+  double limit_step_s = 0;        // its tasks' least time, with the limit
   std::vector<StepSummary> steps;
   /// Depth first, as the pipeline nests them: an enclosing group before the groups inside it.
   std::vector<GroupSummary> groups;

@@ -953,19 +953,34 @@ int run_simulate(const SimulateArgs& args) {
   // summary is still printed, then what was not written, and the exit status is 1.
   std::string write_error;
   if (!args.no_files) {
+    // A large run's files take a while (10 million attempts: about 3 GB, half a minute): on a terminal,
+    // the file being written is shown, then the line is cleared.
+    const bool show = tty && trace.attempts.size() >= 100'000;
+    int width = 0;  // of the line shown, to clear
+    const auto writing = [&](const char* name) {
+      if (!show) return;
+      const std::string text = "writing " + one_line(printable((dir / name).string())) + "...";
+      std::fprintf(stderr, "\r%-*s", width, text.c_str());
+      width = std::max(width, static_cast<int>(text.size()));
+    };
     write_error = write_results([&] {
+      writing("trace.json");
       write_file(dir / "trace.json", [&](std::ostream& o) { write_trace_json(o, trace); });
+      writing("trace.csv");
       write_file(dir / "trace.csv", [&](std::ostream& o) { write_trace_csv(o, trace); });
       write_file(dir / "metrics.json", [&](std::ostream& o) { write_metrics_json(o, m); });
       write_file(dir / "metrics.csv", [&](std::ostream& o) { write_metrics_csv(o, m); });
+      writing("report.html");
       write_run_report_file(dir, trace, m);
       if (timeline) {
+        writing("timeline.json");
         write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });
       } else {
         std::error_code ignored;  // a timeline from an earlier run would not match this trace
         std::filesystem::remove(dir / "timeline.json", ignored);
       }
     });
+    if (width > 0) std::fprintf(stderr, "\r%*s\r", width, "");
   }
 
   if (!args.quiet) {

@@ -713,6 +713,38 @@ TEST_CASE("cli: --help teaches the commands", "[cli]") {
     CHECK(r.out.find(word) != std::string::npos);
 }
 
+TEST_CASE("cli: simulate on a terminal shows its progress, then each large file as it is written", "[cli]") {
+  // `script` (util-linux) gives the run a terminal; what it shows is in the typescript, with the summary.
+  const fs::path dir = scratch("tty");
+  std::ofstream(dir / "w.yaml")
+      << "name: w\npipeline: {steps: [{name: a, parallel_for: {count: 100000}, duration: "
+         "{base: 10s}, resources: {cpu: 1, memory: 1Gi}}]}\n"
+         "cluster: {node_pools: [{name: p, count: 100, cpu: 64, memory: 256Gi}]}\n";
+  const std::string inner = std::string("'") + SHARDFLOW_EXE + "' simulate '" + (dir / "w.yaml").string() +
+                            "' --out '" + (dir / "out").string() + "'";
+  const std::string cmd = "script -qec \"" + inner + "\" '" + (dir / "typescript").string() + "' >/dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const std::string shown = slurp(dir / "typescript");
+  const std::string out = (dir / "out").string();
+  // Progress, from the start to 100%, then the line cleared; each file named on one line, rewritten in
+  // place (\r), the longest name's width kept; then cleared before the summary.
+  CHECK(shown.find("simulating...\rsimulating...   1%") != std::string::npos);
+  CHECK(shown.find("\rsimulating... 100%\r") != std::string::npos);
+  const std::string json = "writing " + out + "/trace.json...", csv = "writing " + out + "/trace.csv...",
+                    html = "writing " + out + "/report.html...",
+                    timeline = "writing " + out + "/timeline.json...";
+  const std::size_t at = shown.find("\r" + json + "\r" + csv + " \r" + html + "\r" + timeline + "\r");
+  CHECK(at != std::string::npos);
+  const std::size_t cleared = shown.find(timeline + "\r" + std::string(timeline.size(), ' ') + "\r", at);
+  CHECK(cleared != std::string::npos);
+  CHECK(shown.find("simulated w (seed 1): 100000 tasks", cleared) != std::string::npos);
+  // Without a terminal: none of it.
+  const Result plain = run("simulate '" + (dir / "w.yaml").string() + "' --out '" + out + "'");
+  CHECK(plain.status == 0);
+  CHECK(plain.err.find("writing") == std::string::npos);
+  CHECK(plain.err.find("simulating") == std::string::npos);
+}
+
 TEST_CASE("cli: explain --json gives counts, critical path and work", "[cli]") {
   const Result r = run("explain --json scenarios/argo-parallelism-limit.yaml");
   REQUIRE(r.status == 0);

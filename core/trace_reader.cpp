@@ -224,10 +224,18 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     rec.memory = r.integer(r.get(n, "memory_bytes", p), p + ".memory_bytes", 0,
                            std::numeric_limits<std::int64_t>::max());
     rec.gpu = static_cast<int>(r.integer(r.get(n, "gpu", p), p + ".gpu", 0, std::numeric_limits<int>::max()));
-    rec.price_per_hour = r.number(r.get(n, "price_per_hour", p), p + ".price_per_hour");
+    rec.price_per_hour = r.non_negative(r.get(n, "price_per_hour", p), p + ".price_per_hour");
     rec.billed_from = r.time(r.get(n, "billed_from", p), p + ".billed_from");
     rec.up = r.time(r.get(n, "up", p), p + ".up");
-    rec.down = r.time(r.get(n, "down", p), p + ".down");
+    // An edited or foreign trace: a node down before it was up, or billed from after it was down, would
+    // give negative node time and cost.
+    const JsonValue& down = r.get(n, "down", p);
+    rec.down = r.time(down, p + ".down");
+    if (rec.down < rec.up || rec.down < rec.billed_from)
+      r.fail(down, p + ".down",
+             "is before the node was " + std::string(rec.down < rec.up ? "up (up " : "billed (billed_from ") +
+                 std::to_string((rec.down < rec.up ? rec.up : rec.billed_from).ns()) + " ns), got " +
+                 std::to_string(rec.down.ns()));
     t.nodes.push_back(std::move(rec));
   }
 
@@ -260,7 +268,7 @@ Trace read_trace_json(std::istream& in, const std::string& file) {
     rec.finished = r.time(finished, p + ".finished");
     // An edited or foreign trace: an attempt that ends before it started would make negative run times,
     // one that never ended a run as long as the clock (calibrate fitted either, silently).
-    if (rec.finished < SimTime::zero())
+    if (rec.finished < SimTime::zero() || rec.finished == SimTime::max())
       r.fail(finished, p + ".finished",
              "an attempt always ends: finished is when, whatever its outcome, got " +
                  std::to_string(rec.finished.ns()));

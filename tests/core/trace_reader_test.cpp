@@ -217,6 +217,26 @@ TEST_CASE("Trace: read_trace_json names the file and the field of a bad trace", 
               ": attempts[0].finished: an attempt always ends: finished is when, whatever "
               "its outcome, got -1");
   }
+  // An attempt that never ended (the clock's last value), a node down before it was up or billed, a negative
+  // price: refused where they are.
+  {
+    const std::string never = edited("\"finished\": 1500000000", "\"finished\": 9223372036854775807");
+    CHECK(read_error(never) ==
+          "run/trace.json:" + testing::line_col(never, never.find("9223372036854775807")) +
+              ": attempts[0].finished: an attempt always ends: finished is when, whatever its "
+              "outcome, got 9223372036854775807");
+    const std::string late = edited("\"up\": 0", "\"up\": 10000000000");
+    CHECK(read_error(late) ==
+          "run/trace.json:" + testing::line_col(late, late.find("9000000000")) +
+              ": nodes[0].down: is before the node was up (up 10000000000 ns), got 9000000000");
+    const std::string billed = edited("\"billed_from\": 0", "\"billed_from\": 9000000001");
+    CHECK(read_error(billed) ==
+          "run/trace.json:" + testing::line_col(billed, billed.find("9000000000")) +
+              ": nodes[0].down: is before the node was billed (billed_from 9000000001 ns), got 9000000000");
+    const std::string price = edited("\"price_per_hour\": 0.1", "\"price_per_hour\": -0.1");
+    CHECK(read_error(price) == "run/trace.json:" + testing::line_col(price, price.find("-0.1")) +
+                                   ": nodes[0].price_per_hour: must be at least 0, got -0.1");
+  }
   CHECK(read_error(edited("\"task\": 1, \"step\": 1", "\"task\": 1, \"step\": 2")) ==
         "run/trace.json:15:25: attempts[1].step: 2 is not an index into steps (2 of them)");
   CHECK(read_error(edited("\"node\": 0", "\"node\": 1")) ==

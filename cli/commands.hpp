@@ -168,9 +168,16 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
 
 /// Runs `write`, which writes a finished run's result files, and returns "" or the message of its failure
 /// (a full disk, a directory in the way) instead of throwing it: the caller prints its summary anyway,
-/// then calls results_not_written, so that the run is not lost with the file.
+/// then calls results_not_written, so that the run is not lost with the file. The files are a set: each
+/// write_file inside `write` goes to a temporary file, and only when all are written are they renamed
+/// into place (under a lock on their directory: two commands writing into one directory at once do not
+/// mix their files); a failure leaves the files that were there as they were, and no temporary file.
 std::string write_results(const std::function<void()>& write);
-/// After the summary (if `summary_shown`): "COMMAND: ERROR: the results in DIR are not all written (its
+/// Removes a stale result file (one this run does not write, from an earlier run); inside write_results,
+/// when the set is put in place.
+void remove_result(const std::filesystem::path& path);
+/// After the summary (if `summary_shown`): "COMMAND: ERROR: the results in DIR are not written: the files
+/// there are as they were" (or "are not all written" when write_results put some in place) "(its
 /// summary is above)" on stderr. Returns the exit status, 1.
 int results_not_written(const std::string& command, const std::string& error,
                         const std::filesystem::path& dir, bool summary_shown);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -6,12 +7,16 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <sys/file.h>
 #include <system_error>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/text.hpp>
@@ -153,20 +158,99 @@ std::filesystem::path make_out_dir(const std::string& out_dir, const std::string
   return dir;
 }
 
+namespace {
+
+// The files write_results' `write` made, each in a temporary file beside its place, and the stale files it
+// removes: put in place together once every one is written (null outside write_results).
+struct Staging {
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> files;  // temporary -> its place
+  std::vector<std::filesystem::path> removed;
+};
+Staging* g_staging = nullptr;
+bool g_partly_put = false;  // the last write_results put some of its files in place, not all
+
+// An exclusive lock on the directories of `paths` (flock, each in path order) for as long as it lives:
+// two commands writing results into one directory at once put their sets in place one after the other,
+// never one's trace beside the other's metrics.
+class DirLocks {
+ public:
+  explicit DirLocks(std::vector<std::filesystem::path> dirs) {
+    std::sort(dirs.begin(), dirs.end());
+    dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+    for (const std::filesystem::path& d : dirs) {
+      const int fd = ::open(d.empty() ? "." : d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) continue;  // not lockable (gone, not a directory): renamed without the lock
+      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+      fds_.push_back(fd);
+    }
+  }
+  ~DirLocks() {
+    for (const int fd : fds_) ::close(fd);  // closing releases the lock
+  }
+  DirLocks(const DirLocks&) = delete;
+  DirLocks& operator=(const DirLocks&) = delete;
+
+ private:
+  std::vector<int> fds_;
+};
+
+}  // namespace
+
 std::string write_results(const std::function<void()>& write) {
+  namespace fs = std::filesystem;
+  Staging staging;
+  g_staging = &staging;
+  g_partly_put = false;
+  std::error_code ec;
   try {
     write();
   } catch (const std::exception& e) {
+    // Nothing is put in place: the files there stay as a set (an earlier run's, or none).
+    g_staging = nullptr;
+    for (const auto& [temporary, place] : staging.files) fs::remove(temporary, ec);
     return e.what();
   }
+  g_staging = nullptr;
+  std::vector<fs::path> dirs;
+  for (const auto& [temporary, place] : staging.files) dirs.push_back(place.parent_path());
+  for (const fs::path& gone : staging.removed) dirs.push_back(gone.parent_path());
+  const DirLocks lock(std::move(dirs));
+  for (std::size_t i = 0; i < staging.files.size(); ++i) {
+    const auto& [temporary, place] = staging.files[i];
+    fs::rename(temporary, place, ec);
+    if (ec) {
+      // Rare (the directory changed under us): what was renamed stays, the rest is said.
+      const std::string why = ec.message();
+      std::string left;
+      for (std::size_t k = i; k < staging.files.size(); ++k) {
+        fs::remove(staging.files[k].first, ec);
+        left += (left.empty() ? "" : ", ") + staging.files[k].second.filename().string();
+      }
+      g_partly_put = i > 0;
+      return "cannot write " + place.string() + " (" + why + "); " + left + " not written" +
+             (i > 0 ? ", the files before them are this run's" : "");
+    }
+  }
+  for (const fs::path& gone : staging.removed) fs::remove(gone, ec);
   return "";
+}
+
+void remove_result(const std::filesystem::path& path) {
+  if (g_staging != nullptr) {
+    g_staging->removed.push_back(path);
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
 }
 
 int results_not_written(const std::string& command, const std::string& error,
                         const std::filesystem::path& dir, bool summary_shown) {
   std::fflush(stdout);
   std::cerr << command << ": " << printable(error) << ": the results in " << printable(dir.string())
-            << " are not all written" << (summary_shown ? " (the summary is above)" : "") << "\n";
+            << (g_partly_put ? " are not all written" : " are not written: the files there are as they were")
+            << (summary_shown ? " (the summary is above)" : "") << "\n";
   return 1;
 }
 
@@ -239,16 +323,31 @@ void refuse_outputs_over_inputs(const std::filesystem::path& dir, std::initializ
 }
 
 // Written to a file beside it, then renamed over it: a `write` that throws (bad input read while
-// writing) or a full disk leaves the file that was there as it was, not empty or cut short.
+// writing) or a full disk leaves the file that was there as it was, not empty or cut short. Inside
+// write_results the rename waits until every file of the set is written.
 void write_file(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  // A device (/dev/null, /dev/stdout), a pipe or a symlink is written in place, never replaced.
-  const fs::file_status st = fs::symlink_status(path, ec);
+  // A device (/dev/null, /dev/stdout) or a pipe, or a symlink to one, is written in place, never replaced.
+  // A symlink to a file (or to nothing) is replaced by the file, as `sed -i` does: the file it pointed to,
+  // perhaps outside the output directory, is left as it was.
+  const fs::file_status st = fs::status(path, ec);
+  // A directory in the way is found before anything is written (a rename over it would fail only when the
+  // set is put in place).
+  if (fs::is_directory(st))
+    throw std::runtime_error("cannot write " + path.string() + " (" +
+                             std::generic_category().message(EISDIR) + ")");
   const bool in_place = fs::exists(st) && !fs::is_regular_file(st);
-  const fs::path target =
-      in_place ? path
-               : path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  // Beside it, named after it and this process; a name too long for that gets a short one.
+  const std::string pid = std::to_string(::getpid());
+  std::string name = "." + path.filename().string() + ".tmp-" + pid;
+  if (name.size() > 255) {
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(path.filename().string()));
+    name = ".shardflow-" + std::string(hash) + ".tmp-" + pid;
+  }
+  const fs::path target = in_place ? path : path.parent_path() / name;
+  errno = 0;
   std::ofstream out(target);
   if (!out) {
     const int err = errno;
@@ -257,15 +356,25 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
         (err != 0 ? std::generic_category().message(err) : std::string("cannot open it")) + ")");
   }
   try {
+    errno = 0;
     write(out);
     out.close();
-    if (!out) throw std::runtime_error("error while writing " + path.string());
+    if (!out) {
+      const int err = errno;  // of the write or close that failed (a full disk: ENOSPC)
+      throw std::runtime_error(
+          "error while writing " + path.string() +
+          (err != 0 ? " (" + std::generic_category().message(err) + ")" : std::string()));
+    }
   } catch (...) {
     out.close();
     if (!in_place) fs::remove(target, ec);
     throw;
   }
   if (in_place) return;
+  if (g_staging != nullptr) {
+    g_staging->files.emplace_back(target, path);
+    return;
+  }
   fs::rename(target, path, ec);
   if (ec) {
     const std::string why = ec.message();

@@ -976,8 +976,7 @@ int run_simulate(const SimulateArgs& args) {
         writing("timeline.json");
         write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });
       } else {
-        std::error_code ignored;  // a timeline from an earlier run would not match this trace
-        std::filesystem::remove(dir / "timeline.json", ignored);
+        remove_result(dir / "timeline.json");  // a timeline from an earlier run would not match this trace
       }
     });
     if (width > 0) std::fprintf(stderr, "\r%*s\r", width, "");

@@ -282,8 +282,10 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     CHECK(r.out.find("wrote ") == std::string::npos);
     CHECK(r.err == "simulate: cannot write " + (dir / "metrics.json").string() +
                        " (Is a directory): the results in " + dir.string() +
-                       " are not all written (the summary is above)\n");
-    CHECK(fs::exists(dir / "trace.json"));
+                       " are not written: the files there are as they were (the summary is above)\n");
+    // None of the set is put in place, and no temporary file is left.
+    CHECK(!fs::exists(dir / "trace.json"));
+    for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename() == "metrics.json");
     // A sweep's and a comparison's table the same way.
     fs::create_directories(dir / "sweep.csv");
     const Result sw =
@@ -295,12 +297,65 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     CHECK(sw.out.find("wrote ") == std::string::npos);
     CHECK(sw.err == "sweep: cannot write " + (dir / "sweep.csv").string() +
                         " (Is a directory): the results in " + dir.string() +
-                        " are not all written (the summary is above)\n");
+                        " are not written: the files there are as they were (the summary is above)\n");
     const Result q = run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + dir.string() + "'");
     CHECK(q.status == 1);
     CHECK(q.out == "");
     CHECK(q.err == "simulate: cannot write " + (dir / "metrics.json").string() +
-                       " (Is a directory): the results in " + dir.string() + " are not all written\n");
+                       " (Is a directory): the results in " + dir.string() +
+                       " are not written: the files there are as they were\n");
+  }
+}
+
+TEST_CASE("cli: a run's result files are a set: put in place together or not at all", "[cli]") {
+  const auto seed_of = [](const fs::path& trace) {
+    return nlohmann::json::parse(slurp(trace))["seed"].get<std::uint64_t>();
+  };
+  SECTION("a failure after some files were written keeps the earlier run's files, all of them") {
+    const fs::path dir = scratch("set-kept");
+    REQUIRE(run("simulate scenarios/argo-parallelism-limit.yaml --seed 1 -q --out '" + dir.string() + "'")
+                .status == 0);
+    const std::string metrics = slurp(dir / "metrics.json");
+    fs::remove(dir / "report.html");
+    fs::create_directories(dir / "report.html");  // in the way of the page, written after the trace
+    const Result r =
+        run("simulate scenarios/argo-parallelism-limit.yaml --seed 2 -q --out '" + dir.string() + "'");
+    CHECK(r.status == 1);
+    CHECK(r.err == "simulate: cannot write " + (dir / "report.html").string() +
+                       " (Is a directory): the results in " + dir.string() +
+                       " are not written: the files there are as they were\n");
+    CHECK(seed_of(dir / "trace.json") == 1);
+    CHECK(slurp(dir / "metrics.json") == metrics);
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      CHECK(e.path().filename().string()[0] != '.');  // no temporary file left
+      ++files;
+    }
+    CHECK(files == 6);  // trace.json, trace.csv, metrics.json, metrics.csv, timeline.json and the directory
+  }
+  SECTION("a result file that is a symlink is replaced; the file it pointed to is left as it was") {
+    const fs::path dir = scratch("set-symlink");
+    fs::create_directories(dir / "out");
+    std::ofstream(dir / "precious.txt") << "keep me\n";
+    fs::create_symlink("../precious.txt", dir / "out" / "trace.json");
+    fs::create_symlink("../nowhere/new.json", dir / "out" / "report.html");  // dangling
+    REQUIRE(run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + (dir / "out").string() + "'")
+                .status == 0);
+    CHECK(slurp(dir / "precious.txt") == "keep me\n");
+    CHECK(fs::is_regular_file(fs::symlink_status(dir / "out" / "trace.json")));
+    CHECK(fs::is_regular_file(fs::symlink_status(dir / "out" / "report.html")));
+    CHECK(!fs::exists(dir / "nowhere"));
+    CHECK(seed_of(dir / "out" / "trace.json") == 1);
+  }
+  SECTION("a page with a name too long for its temporary file's usual name is written") {
+    const fs::path dir = scratch("set-long");
+    REQUIRE(run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + dir.string() + "'").status ==
+            0);
+    const fs::path page = dir / (std::string(250, 'p') + ".html");
+    const Result r = run("report '" + dir.string() + "' -q --out '" + page.string() + "'");
+    CHECK(r.status == 0);
+    CHECK(r.err == "");
+    CHECK(fs::file_size(page) == fs::file_size(dir / "report.html"));
   }
 }
 

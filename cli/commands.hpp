@@ -179,8 +179,9 @@ void remove_result(const std::filesystem::path& path);
 /// After the summary (if `summary_shown`): "COMMAND: ERROR: the results in DIR are not written: the files
 /// there are as they were" (or "are not all written" when write_results put some in place) "(its
 /// summary is above)" on stderr. Returns the exit status, 1.
+/// `made_dir`: the command made DIR; left empty, it is removed.
 int results_not_written(const std::string& command, const std::string& error,
-                        const std::filesystem::path& dir, bool summary_shown);
+                        const std::filesystem::path& dir, bool summary_shown, bool made_dir = false);
 
 /// The help of a command's input file: every command that loads one reads the three formats.
 inline constexpr const char* kInputFileHelp =

@@ -175,7 +175,7 @@ int run_compare_command(const CompareArgs& args) {
     if (write_error.empty())
       std::cout << "wrote " << dir.string() << "/{compare.json,compare.csv,report.html}\n";
   }
-  return write_error.empty() ? 0 : results_not_written("compare", write_error, dir, !args.quiet);
+  return write_error.empty() ? 0 : results_not_written("compare", write_error, dir, !args.quiet, made_dir);
 }
 
 }  // namespace shardflow::cli

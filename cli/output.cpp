@@ -246,10 +246,16 @@ void remove_result(const std::filesystem::path& path) {
 }
 
 int results_not_written(const std::string& command, const std::string& error,
-                        const std::filesystem::path& dir, bool summary_shown) {
+                        const std::filesystem::path& dir, bool summary_shown, bool made_dir) {
   std::fflush(stdout);
+  std::error_code ec;
+  // A directory this command made and left empty is removed, not left looking like a result.
+  const bool removed =
+      made_dir && std::filesystem::is_empty(dir, ec) && !ec && std::filesystem::remove(dir, ec);
   std::cerr << command << ": " << printable(error) << ": the results in " << printable(dir.string())
-            << (g_partly_put ? " are not all written" : " are not written: the files there are as they were")
+            << (g_partly_put ? " are not all written"
+                : removed    ? " are not written (the empty directory it made is removed)"
+                             : " are not written: the files there are as they were")
             << (summary_shown ? " (the summary is above)" : "") << "\n";
   return 1;
 }

@@ -1116,7 +1116,8 @@ int run_simulate(const SimulateArgs& args) {
                   trace.attempts.size(), kTimelineMaxAttempts);
   }
   if (!write_error.empty()) {
-    const int status = results_not_written(sim ? "simulate" : "run", write_error, dir, !args.quiet);
+    const int status =
+        results_not_written(sim ? "simulate" : "run", write_error, dir, !args.quiet, !dir_existed);
     if (!interrupted) return status;
   }
   if (interrupted) return 128 + g_signal.load();

@@ -326,7 +326,7 @@ int run_sweep_command(const SweepArgs& args) {
               << "\n";
     if (write_error.empty()) std::cout << "wrote " << dir.string() << "/{sweep.json,sweep.csv,report.html}\n";
   }
-  return write_error.empty() ? 0 : results_not_written("sweep", write_error, dir, !args.quiet);
+  return write_error.empty() ? 0 : results_not_written("sweep", write_error, dir, !args.quiet, made_dir);
 }
 
 }  // namespace shardflow::cli
@@ -372,6 +372,8 @@ int run_merge_command(const MergeArgs& args) {
     throw InputError({}, "--out",
                      args.out_dir + " is one of the slices (" + *d +
                          "): its sweep.json would be replaced; name a new directory");
+  std::error_code ec;
+  const bool made_dir = !std::filesystem::exists(out_dir_path(args.out_dir, r.scenario, "sweep"), ec);
   const std::filesystem::path dir = make_out_dir(args.out_dir, r.scenario, "sweep");
   const std::string write_error = write_results([&] {
     write_file(dir / "sweep.json", [&](std::ostream& o) { planner::write_sweep_json(o, r); });
@@ -384,7 +386,7 @@ int run_merge_command(const MergeArgs& args) {
     if (write_error.empty()) std::cout << "; wrote " << dir.string() << "/{sweep.json,sweep.csv,report.html}";
     std::cout << "\n";
   }
-  return write_error.empty() ? 0 : results_not_written("merge", write_error, dir, !args.quiet);
+  return write_error.empty() ? 0 : results_not_written("merge", write_error, dir, !args.quiet, made_dir);
 }
 
 }  // namespace shardflow::cli

@@ -198,16 +198,24 @@ int run_report_command(const ReportArgs& args) {
   struct Kind {
     const char* name;
     const char* file;
+    const char* what;
   };
-  const Kind kinds[] = {{"run", "trace.json"}, {"sweep", "sweep.json"}, {"compare", "compare.json"}};
+  const Kind kinds[] = {{"run", "trace.json", "a run"},
+                        {"sweep", "sweep.json", "a sweep"},
+                        {"compare", "compare.json", "a comparison"}};
   const Kind* newest = nullptr;
   fs::file_time_type newest_time{};
+  std::vector<const Kind*> present;
+  bool tie = false;
   for (const Kind& k : kinds) {
     if (!fs::exists(dir / k.file, ec)) continue;
+    present.push_back(&k);
     const fs::file_time_type t = fs::last_write_time(dir / k.file, ec);
+    if (newest != nullptr && t == newest_time) tie = true;
     if (newest == nullptr || t > newest_time) {
       newest = &k;
       newest_time = t;
+      tie = false;
     }
   }
   if (newest == nullptr)
@@ -215,6 +223,19 @@ int run_report_command(const ReportArgs& args) {
         {args.dir, 0, 0}, "",
         "holds neither trace.json (a run) nor sweep.json (a sweep) nor compare.json (a comparison)");
   const std::string kind = newest->name;
+  // Results of several commands in one directory: which one is reported is said, and why (a copy without
+  // its times, `cp -r` or a CI artifact, gives them all one time: the first kind of those is taken).
+  if (present.size() > 1) {
+    std::string others;
+    for (const Kind* k : present)
+      if (k != newest) others += std::string(others.empty() ? "" : " and ") + k->file + " (" + k->what + ")";
+    std::cerr
+        << "warning: " << args.dir << " also holds " << others << "; reporting " << newest->what << " ("
+        << newest->file
+        << (tie ? ", written at the same time as another: the first of trace.json, sweep.json, compare.json"
+                : ", the newest")
+        << "): give each command its own --out\n";
+  }
   const fs::path out = args.out.empty() ? dir / "report.html" : fs::path(args.out);
   write_file(out, [&](std::ostream& o) {
     if (kind == "sweep") {

@@ -1,5 +1,6 @@
 // The `shardflow` command as a user meets it: exit codes, messages, files written.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -584,6 +585,39 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
   const Result rebuilt = run("report '" + dir.string() + "'");
   CHECK(rebuilt.out == "wrote " + (dir / "report.html").string() + " (sweep report)\n");
   CHECK(slurp(dir / "report.html") == page);
+  CHECK(rebuilt.err == "");
+  // A run's files beside the sweep's: the newer is reported, and the other named; with one time for both
+  // (a copy that did not keep them), the first kind of trace.json, sweep.json, compare.json.
+  {
+    const fs::path both = scratch("report-both");
+    REQUIRE(run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+                "'pipeline.steps[sleep].parallel_for.parallelism=1,2' "
+                "-r 1 -q --out '" +
+                both.string() + "'")
+                .status == 0);
+    REQUIRE(run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + both.string() + "'").status ==
+            0);
+    fs::last_write_time(both / "sweep.json",
+                        fs::last_write_time(both / "trace.json") - std::chrono::seconds(5));
+    const Result newer = run("report '" + both.string() + "'");
+    CHECK(newer.out == "wrote " + (both / "report.html").string() + " (run report)\n");
+    CHECK(newer.err ==
+          "warning: " + both.string() +
+              " also holds sweep.json (a sweep); reporting a run (trace.json, the newest): give each "
+              "command its own --out\n");
+    fs::last_write_time(both / "sweep.json",
+                        fs::last_write_time(both / "trace.json") + std::chrono::seconds(5));
+    CHECK(run("report '" + both.string() + "'").out ==
+          "wrote " + (both / "report.html").string() + " (sweep report)\n");
+    fs::last_write_time(both / "sweep.json", fs::last_write_time(both / "trace.json"));
+    const Result tie = run("report '" + both.string() + "'");
+    CHECK(tie.out == "wrote " + (both / "report.html").string() + " (run report)\n");
+    CHECK(tie.err ==
+          "warning: " + both.string() +
+              " also holds sweep.json (a sweep); reporting a run (trace.json, written at the same time as "
+              "another: the first of trace.json, sweep.json, compare.json): give each command its own "
+              "--out\n");
+  }
   const Result bad =
       run("sweep scenarios/argo-parallelism-limit.yaml --vary "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline soon");

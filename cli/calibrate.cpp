@@ -233,23 +233,41 @@ int run_calibrate_command(const CalibrateArgs& args) {
   result.command = "shardflow calibrate " + shell_word(args.file);
   for (const std::string& t : args.traces) result.command += " " + shell_word(t);
   result.command += " --out " + shell_word(args.out) + load_words(args.load);
-  if (const std::filesystem::path parent = std::filesystem::path(args.out).parent_path(); !parent.empty())
+  // --out is one file: a directory (or a name ending in '/') is the user's mistake, found before anything
+  // is made (it made the directory, then could not write a file of that name).
+  {
+    std::error_code ec;
+    if (args.out.back() == '/' || std::filesystem::is_directory(args.out, ec))
+      throw InputError({}, "--out",
+                       args.out + " names a directory: calibrate writes one file, the overlay (e.g. " +
+                           (std::filesystem::path(args.out) / "calibrated.yaml").lexically_normal().string() +
+                           ")");
+  }
+  if (const std::filesystem::path parent = std::filesystem::path(args.out).parent_path(); !parent.empty()) {
     refuse_file_in_the_way(parent, args.out, "--out names the file the overlay is written to");
-  try {
     // Its directory is made, as run's --out is.
-    if (const std::filesystem::path parent = std::filesystem::path(args.out).parent_path(); !parent.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(parent, ec);
-      if (ec)
-        throw std::runtime_error("cannot make directory " + parent.string() + " (" + ec.message() + ")");
-    }
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec)
+      throw InputError({}, "--out", "cannot make directory " + parent.string() + " (" + ec.message() + ")");
+  }
+  // A write that fails after the fit (a full disk) loses no work: the fit is printed, then what failed (exit
+  // 1, as any command whose results could not be written).
+  std::string write_error;
+  try {
     write_file(args.out, [&](std::ostream& o) { planner::write_overlay_yaml(o, result); });
   } catch (const std::runtime_error& e) {
-    throw InputError({}, "--out", e.what());
+    write_error = e.what();
   }
   if (!args.quiet) {
     planner::print_calibration(std::cout, result);
-    std::cout << "wrote " << args.out << "\n";
+    if (write_error.empty()) std::cout << "wrote " << args.out << "\n";
+  }
+  if (!write_error.empty()) {
+    std::fflush(stdout);
+    std::cerr << "calibrate: " << printable(write_error) << ": the overlay is not written"
+              << (args.quiet ? "" : " (the fit is above)") << "\n";
+    return 1;
   }
   return 0;
 }

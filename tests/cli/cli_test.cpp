@@ -1044,7 +1044,17 @@ TEST_CASE("cli: calibrate fits a run's durations and writes the overlay", "[cli]
     const Result d = run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " +
                          (dir / "new").string());
     CHECK(d.status == 2);
-    CHECK(d.err == sim_warning + "--out: cannot write " + (dir / "new").string() + " (Is a directory)\n");
+    CHECK(d.err == sim_warning + "--out: " + (dir / "new").string() +
+                       " names a directory: calibrate writes one file, the overlay (e.g. " +
+                       (dir / "new" / "calibrated.yaml").string() + ")\n");
+    // A name ending in '/' too, before the directory is made.
+    const Result slash = run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " +
+                             (dir / "nd").string() + "/");
+    CHECK(slash.status == 2);
+    CHECK(slash.err == sim_warning + "--out: " + (dir / "nd").string() +
+                           "/ names a directory: calibrate writes one file, the overlay (e.g. " +
+                           (dir / "nd" / "calibrated.yaml").string() + ")\n");
+    CHECK(!fs::exists(dir / "nd"));
     const Result f = run("calibrate scenarios/argo-parallelism-limit.yaml " + dir.string() + " --out " +
                          (made / "x.yaml").string());
     CHECK(f.status == 2);

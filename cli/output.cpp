@@ -137,6 +137,15 @@ std::filesystem::path make_out_dir(const std::string& out_dir, const std::string
   const std::filesystem::path dir = out_dir_path(out_dir, scenario_name, sub);
   refuse_file_in_the_way(dir, dir, "--out names the directory the results go in");
   std::error_code ec;
+  // A symlink to nothing: said so (creating the directory fails with "File exists").
+  for (std::filesystem::path p = dir; !p.empty() && p != p.parent_path(); p = p.parent_path())
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(p, ec)) &&
+        !std::filesystem::exists(p, ec)) {
+      const std::filesystem::path to = std::filesystem::read_symlink(p, ec);
+      throw InputError({}, "--out",
+                       p.string() + " is a symlink to " + to.string() +
+                           ", which does not exist: make it, or name another directory");
+    }
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     throw InputError({}, "--out",

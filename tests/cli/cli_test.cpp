@@ -272,6 +272,17 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     }
     fs::permissions(ro, fs::perms::owner_all);
   }
+  SECTION("--out through a symlink to nothing: said so") {
+    const fs::path dir = scratch("out-dangling");
+    fs::create_symlink("nowhere/x", dir / "dang");
+    for (const std::string& out : {(dir / "dang").string(), (dir / "dang" / "sub").string()}) {
+      const Result r = run("simulate scenarios/argo-parallelism-limit.yaml --out '" + out + "'");
+      CHECK(r.status == 2);
+      CHECK(r.err ==
+            "--out: " + (dir / "dang").string() +
+                " is a symlink to nowhere/x, which does not exist: make it, or name another directory\n");
+    }
+  }
   SECTION("a result file that cannot be written after the run: the summary is printed, then what failed") {
     // A directory where metrics.json goes: trace.json and trace.csv are written, then the write fails.
     const fs::path dir = scratch("out-blocked");

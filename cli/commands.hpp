@@ -46,7 +46,8 @@ struct SimulateArgs {
   std::string out_dir;
   LoadArgs load;
   bool quiet = false;
-  bool no_files = false;  // print the summary only; write no output directory
+  bool no_files = false;             // print the summary only; write no output directory
+  const char* command = "simulate";  // the command's name, for its messages ("run" for run_command)
   // `run` only (`simulate` is `run --backend sim`):
   std::string backend = "sim";
   int cores = 0;               // local: 0 = this machine's

@@ -486,6 +486,7 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
       "Run a scenario on a backend: `sim` simulates it on its modelled cluster (the default), `local` runs "
       "it for real on this machine's cores (oneTBB, real kernels), `k8s` on a live cluster. Every backend "
       "writes the same files");
+  args.command = "run";
   add_seed_out_options(cmd, args);
   cmd->add_option("--backend", args.backend, "sim (default), local or k8s")
       ->check(CLI::IsMember({"sim", "local", "k8s"}));
@@ -1116,8 +1117,7 @@ int run_simulate(const SimulateArgs& args) {
                   trace.attempts.size(), kTimelineMaxAttempts);
   }
   if (!write_error.empty()) {
-    const int status =
-        results_not_written(sim ? "simulate" : "run", write_error, dir, !args.quiet, !dir_existed);
+    const int status = results_not_written(args.command, write_error, dir, !args.quiet, !dir_existed);
     if (!interrupted) return status;
   }
   if (interrupted) return 128 + g_signal.load();

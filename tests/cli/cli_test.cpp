@@ -310,6 +310,12 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
     CHECK(sw.err == "sweep: cannot write " + (dir / "sweep.csv").string() +
                         " (Is a directory): the results in " + dir.string() +
                         " are not written: the files there are as they were (the summary is above)\n");
+    // `run` says it is run, whatever the backend.
+    const Result as_run = run("run scenarios/argo-parallelism-limit.yaml -q --out '" + dir.string() + "'");
+    CHECK(as_run.status == 1);
+    CHECK(as_run.err == "run: cannot write " + (dir / "metrics.json").string() +
+                            " (Is a directory): the results in " + dir.string() +
+                            " are not written: the files there are as they were\n");
     const Result q = run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + dir.string() + "'");
     CHECK(q.status == 1);
     CHECK(q.out == "");

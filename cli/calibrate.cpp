@@ -159,7 +159,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& args) {
       "write them as a partial scenario to lay over the scenario file");
   cmd->add_option("file", args.file, "Scenario file (YAML) the runs were made from")
       ->required()
-      ->check(input_file_check());
+      ->transform(input_file_check());
   cmd->add_option("traces", args.traces, "Traces: trace.json files, or directories holding one")->required();
   cmd->add_option("--out", args.out, "The overlay to write (YAML)")->required();
   add_load_options(cmd, args.load);

@@ -186,7 +186,7 @@ int results_not_written(const std::string& command, const std::string& error,
 
 /// The help of a command's input file: every command that loads one reads the three formats.
 inline constexpr const char* kInputFileHelp =
-    "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON)";
+    "Scenario file (YAML), compiled KFP pipeline (YAML) or WfCommons instance (JSON); - reads standard input";
 
 /// The first of `paths` that names the same file or directory as `path` (".", "..", symlinks resolved),
 /// or nullptr: an --out that would overwrite an input, an input given twice.

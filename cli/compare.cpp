@@ -24,7 +24,7 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
                                  "same random draws and say how "
                                  "each differs from the first (the baseline) in makespan and cost, with "
                                  "paired 95% confidence intervals");
-  cmd->add_option("file", args.file, kInputFileHelp)->required()->check(input_file_check());
+  cmd->add_option("file", args.file, kInputFileHelp)->required()->transform(input_file_check());
   cmd->add_option(
          "--variant", args.variant,
          "A variant, as NAME:PATH=VALUE[,PATH=VALUE...] (repeatable, in order; the first is the "

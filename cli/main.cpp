@@ -168,7 +168,7 @@ constexpr Command kCommands[] = {
        CLI::App* cmd = app.add_subcommand(
            "explain",
            "Show what a scenario unrolls to: steps, task counts, fan-out widths, critical path, total work");
-       cmd->add_option("file", a.explain_file, kInputFileHelp)->required()->check(input_file_check());
+       cmd->add_option("file", a.explain_file, kInputFileHelp)->required()->transform(input_file_check());
        cmd->add_flag("--json", a.explain_json, "Print JSON instead of a table");
        add_load_options(cmd, a.explain_load);
        cmd->footer(

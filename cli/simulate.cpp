@@ -336,6 +336,7 @@ Prediction predict_local(const SimulateArgs& args, std::uint64_t seed, const exe
 CLI::Validator input_file_check() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
+        if (path == "-") path = "/dev/stdin";  // the usual name of standard input; messages say /dev/stdin
         std::error_code ec;
         const auto st = std::filesystem::status(path, ec);
         if (st.type() == std::filesystem::file_type::not_found) return path + ": does not exist";
@@ -434,7 +435,7 @@ LoadOptions load_options(const LoadArgs& args) {
 namespace {
 
 void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
-  cmd->add_option("file", args.file, kInputFileHelp)->required()->check(input_file_check());
+  cmd->add_option("file", args.file, kInputFileHelp)->required()->transform(input_file_check());
   // CLI11 2.1 wraps "-1" and 2^64 into a uint64 silently, so the seed is read as text and checked here.
   cmd->add_option("--seed", args.seed_text, "Random seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(CLI::Validator(

@@ -198,7 +198,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       "sweep",
       "Plan capacity: simulate every combination of some scenario fields, each several times, and find the "
       "cheapest configuration that meets a deadline");
-  cmd->add_option("file", args.file, kInputFileHelp)->required()->check(input_file_check());
+  cmd->add_option("file", args.file, kInputFileHelp)->required()->transform(input_file_check());
   cmd->add_option("--vary", args.vary,
                   "A field to vary and its values, as PATH=V1,V2,... (repeatable; every combination is run). "
                   "PATH as for --set; a field may be varied once, in any spelling ([cpu] or [0]), and not "

@@ -325,6 +325,15 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
   }
 }
 
+TEST_CASE("cli: - reads the scenario from standard input, and its problems name /dev/stdin", "[cli]") {
+  const Result ok = run("simulate - --no-files < scenarios/argo-parallelism-limit.yaml");
+  CHECK(ok.status == 0);
+  CHECK(ok.out.find("  makespan     50s (50.000 s)") != std::string::npos);
+  const Result bad = run("explain - < tests/data/scenario-bad-syntax.yaml");
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "/dev/stdin:5:4: YAML syntax error: end of map flow not found\n");
+}
+
 TEST_CASE("cli: a run's result files are a set: put in place together or not at all", "[cli]") {
   const auto seed_of = [](const fs::path& trace) {
     return nlohmann::json::parse(slurp(trace))["seed"].get<std::uint64_t>();

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +67,18 @@ RunFiles read_run(const fs::path& dir) {
                          std::to_string(r.metrics.attempts) + " attempts of steps " + names_text(steps) +
                          ", the trace has " + std::to_string(r.trace.attempts.size()) + " of steps " +
                          names_text(r.trace.steps) + " (keep a run's trace.json and metrics.json together)");
+  // Runs of one scenario with other seeds have the same attempts and steps: their makespans and costs
+  // differ. metrics.json's are the trace's, as compute_metrics makes them (within rounding).
+  const auto differs = [](double a, double b) { return std::abs(a - b) > 1e-9 * std::max(1.0, std::abs(b)); };
+  const double makespan = makespan_s(r.trace), price = cost(r.trace);
+  if (differs(r.metrics.makespan_s, makespan) || differs(r.metrics.cost, price)) {
+    char text[256];
+    std::snprintf(text, sizeof text, "its makespan is %.9g s and cost %.9g, the trace's %.9g s and %.9g",
+                  r.metrics.makespan_s, r.metrics.cost, makespan, price);
+    throw InputError({(dir / "metrics.json").string(), 0, 0}, "",
+                     "is not of the run in " + (dir / "trace.json").string() + ": " + text +
+                         " (keep a run's trace.json and metrics.json together)");
+  }
   return r;
 }
 

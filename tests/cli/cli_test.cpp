@@ -1312,6 +1312,32 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
                            ": it counts 10 attempts of steps sleep, the trace has 105 of steps preprocess, "
                            "aggregate, train (keep a run's trace.json and metrics.json together)\n");
   }
+  SECTION("a metrics.json of the same scenario's run with another seed: the makespans and costs differ") {
+    const fs::path seven = scratch("report-seed-7"), eight = scratch("report-seed-8");
+    for (const auto& [seed, out] : {std::pair{"7", seven}, std::pair{"8", eight}})
+      REQUIRE(run("simulate -q scenarios/shard-preprocess-train.yaml --seed " + std::string(seed) +
+                  " --out '" + out.string() + "'")
+                  .status == 0);
+    // Each seed's own figures, from its metrics.json, as the message gives them (%.9g).
+    const auto figures = [](const fs::path& d) {
+      const auto j = nlohmann::json::parse(slurp(d / "metrics.json"));
+      char text[128];
+      std::snprintf(text, sizeof text, "%.9g s and cost %.9g", j["makespan_s"].get<double>(),
+                    j["cost"].get<double>());
+      return std::string(text);
+    };
+    const std::string theirs = figures(seven), own = figures(eight);
+    REQUIRE(theirs != own);
+    fs::copy_file(seven / "metrics.json", eight / "metrics.json", fs::copy_options::overwrite_existing);
+    const Result mixed = run("report '" + eight.string() + "'");
+    CHECK(mixed.status == 2);
+    std::string own_pair = own;
+    own_pair.replace(own_pair.find(" and cost "), 10, " and ");
+    CHECK(mixed.err == (eight / "metrics.json").string() + ": is not of the run in " +
+                           (eight / "trace.json").string() + ": its makespan is " + theirs +
+                           ", the trace's " + own_pair +
+                           " (keep a run's trace.json and metrics.json together)\n");
+  }
   SECTION("two runs: predicted against measured") {
     const Result p = run("report --predicted '" + dir.string() + "' --measured '" + dir.string() +
                          "' --out '" + (dir / "p.html").string() + "'");

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -189,6 +191,25 @@ int run_report_command(const ReportArgs& args) {
       std::cerr << "warning: --predicted " << args.predicted << " is a run of scenario '" << p.trace.scenario
                 << "' and --measured " << args.measured << " of '" << m.trace.scenario
                 << "': compared step by step by name all the same\n";
+    // Runs of one pipeline with other loop widths (a --set in one of them) compare step by step all the
+    // same, but each step's run-time error then mixes tasks of different sizes: said, per step.
+    {
+      const auto tasks_per_step = [](const Trace& t) {
+        std::map<std::string, std::set<TaskId>> tasks;
+        for (const AttemptRecord& a : t.attempts)
+          if (a.step < t.steps.size()) tasks[t.steps[a.step]].insert(a.task);
+        return tasks;
+      };
+      const auto pt = tasks_per_step(p.trace), mt = tasks_per_step(m.trace);
+      std::string differ;
+      for (const auto& [step, tasks] : mt)
+        if (const auto it = pt.find(step); it != pt.end() && it->second.size() != tasks.size())
+          differ += (differ.empty() ? "" : ", ") + step + " " + std::to_string(it->second.size()) +
+                    " predicted, " + std::to_string(tasks.size()) + " measured";
+      if (!differ.empty())
+        std::cerr << "warning: the runs have different numbers of tasks (" << differ
+                  << "): were they run with the same --set and overlays?\n";
+    }
     for (const auto& [flag, dir, run, other] :
          {std::tuple{"--predicted", &args.predicted, &p, &m}, {"--measured", &args.measured, &m, &p}})
       if (const std::string caveat = report::time_scale_caveat(run->trace, other->trace); !caveat.empty())

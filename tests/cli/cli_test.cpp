@@ -1338,6 +1338,19 @@ TEST_CASE("cli: report rebuilds a run's report.html from its files, and names wh
                            ", the trace's " + own_pair +
                            " (keep a run's trace.json and metrics.json together)\n");
   }
+  SECTION("two runs of other loop widths: compared, with a warning naming the steps") {
+    const fs::path wider = scratch("report-wider");
+    REQUIRE(run("simulate -q scenarios/argo-parallelism-limit.yaml --set "
+                "'pipeline.steps[sleep].parallel_for.count=12' "
+                "--out '" +
+                wider.string() + "'")
+                .status == 0);
+    const Result w = run("report --predicted '" + dir.string() + "' --measured '" + wider.string() + "' -q");
+    CHECK(w.status == 0);
+    CHECK(w.err ==
+          "warning: the runs have different numbers of tasks (sleep 10 predicted, 12 measured): were they "
+          "run with the same --set and overlays?\n");
+  }
   SECTION("two runs: predicted against measured") {
     const Result p = run("report --predicted '" + dir.string() + "' --measured '" + dir.string() +
                          "' --out '" + (dir / "p.html").string() + "'");

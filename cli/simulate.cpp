@@ -1021,11 +1021,15 @@ int run_simulate(const SimulateArgs& args) {
       std::printf(
           "  utilization  not known (the run's nodes have no CPU capacity in the trace: they could "
           "not be listed)\n");
-    std::snprintf(line, sizeof line, "  queue wait   p50 %.3f s, p95 %.3f s, p99 %.3f s (%s)\n",
+    // A work-queue item waits for a worker pod to take it, not for a pod of its own to be bound.
+    const bool queues = std::any_of(plan.steps().begin(), plan.steps().end(),
+                                    [](const PlanStep& st) { return st.workers != 0; });
+    std::snprintf(line, sizeof line, "  queue wait   p50 %.3f s, p95 %.3f s, p99 %.3f s (%s%s)\n",
                   m.queue_wait_s.p50, m.queue_wait_s.p95, m.queue_wait_s.p99,
                   !(sim || live)                                 ? "admitted -> CPU and memory reserved"
                   : sim && scenario.overheads.pods_per_task >= 2 ? "driver pod created -> executor pod bound"
-                                                                 : "pod created -> bound");
+                                                                 : "pod created -> bound",
+                  queues && (sim || live) ? "; a work-queue item: queued -> taken by a worker pod" : "");
     std::fputs(line, stdout);
     std::printf("  retries      %llu; failed attempts %llu; tasks failed %llu\n",
                 static_cast<unsigned long long>(m.retries),

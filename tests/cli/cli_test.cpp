@@ -325,6 +325,29 @@ TEST_CASE("cli: bad input exits 2 with one clear message", "[cli]") {
   }
 }
 
+TEST_CASE("cli: simulate's queue wait says what it measures: pods, or work-queue items", "[cli]") {
+  const fs::path dir = scratch("queue-wait");
+  const std::string cluster =
+      "cluster: {node_pools: [{name: p, count: 2, cpu: 8, memory: 32Gi}]}\noverheads: none\n";
+  std::ofstream(dir / "static.yaml")
+      << "name: s\npipeline: {steps: [{name: a, parallel_for: {count: 100}, duration: "
+         "{base: 10s}, resources: {cpu: 1, memory: 1Gi}}]}\n"
+      << cluster;
+  std::ofstream(dir / "queue.yaml")
+      << "name: q\npipeline: {steps: [{name: a, parallel_for: {count: 100, workers: 10}, "
+         "duration: {base: 10s}, resources: {cpu: 1, memory: 1Gi}}]}\n"
+      << cluster;
+  // 16 slots for 100 pods of 10 s: waves of 16 (nearest rank: the 50th waits 30 s, the 95th 50 s, the 99th 60
+  // s); 10 workers take 10 items at a time (40 s, 90 s, 90 s).
+  CHECK(run("simulate --no-files '" + (dir / "static.yaml").string() + "'")
+            .out.find("  queue wait   p50 30.000 s, p95 50.000 s, p99 60.000 s (pod created -> bound)\n") !=
+        std::string::npos);
+  CHECK(run("simulate --no-files '" + (dir / "queue.yaml").string() + "'")
+            .out.find(
+                "  queue wait   p50 40.000 s, p95 90.000 s, p99 90.000 s (pod created -> bound; a work-queue "
+                "item: queued -> taken by a worker pod)\n") != std::string::npos);
+}
+
 TEST_CASE("cli: - reads the scenario from standard input, and its problems name /dev/stdin", "[cli]") {
   const Result ok = run("simulate - --no-files < scenarios/argo-parallelism-limit.yaml");
   CHECK(ok.status == 0);

@@ -209,18 +209,31 @@ class DirLocks {
 std::string write_results(const std::function<void()>& write) {
   namespace fs = std::filesystem;
   Staging staging;
-  g_staging = &staging;
   g_partly_put = false;
   std::error_code ec;
-  try {
-    write();
-  } catch (const std::exception& e) {
-    // Nothing is put in place: the files there stay as a set (an earlier run's, or none).
-    g_staging = nullptr;
-    for (const auto& [temporary, place] : staging.files) fs::remove(temporary, ec);
-    return e.what();
+  {
+    // Staged for as long as `write` runs, however it ends; a failure removes what it staged.
+    struct Stage {
+      Staging& staging;
+      bool done = false;
+      explicit Stage(Staging& s) : staging(s) { g_staging = &s; }
+      Stage(const Stage&) = delete;
+      Stage& operator=(const Stage&) = delete;
+      ~Stage() {
+        g_staging = nullptr;
+        std::error_code ignored;
+        if (!done)
+          for (const auto& [temporary, place] : staging.files) std::filesystem::remove(temporary, ignored);
+      }
+    } stage(staging);
+    try {
+      write();
+    } catch (const std::exception& e) {
+      // Nothing is put in place: the files there stay as a set (an earlier run's, or none).
+      return e.what();
+    }
+    stage.done = true;
   }
-  g_staging = nullptr;
   std::vector<fs::path> dirs;
   for (const auto& [temporary, place] : staging.files) dirs.push_back(place.parent_path());
   for (const fs::path& gone : staging.removed) dirs.push_back(gone.parent_path());

@@ -7,9 +7,10 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/metrics.hpp>
@@ -194,18 +195,22 @@ int run_report_command(const ReportArgs& args) {
     // Runs of one pipeline with other loop widths (a --set in one of them) compare step by step all the
     // same, but each step's run-time error then mixes tasks of different sizes: said, per step.
     {
+      // A task is of one step: its first attempt counts it (a byte per task id).
       const auto tasks_per_step = [](const Trace& t) {
-        std::map<std::string, std::set<TaskId>> tasks;
+        std::map<std::string, std::uint64_t> tasks;
+        TaskId most = 0;
+        for (const AttemptRecord& a : t.attempts) most = std::max(most, a.task);
+        std::vector<char> seen(t.attempts.empty() ? 0 : std::size_t{most} + 1, 0);
         for (const AttemptRecord& a : t.attempts)
-          if (a.step < t.steps.size()) tasks[t.steps[a.step]].insert(a.task);
+          if (a.step < t.steps.size() && !std::exchange(seen[a.task], 1)) ++tasks[t.steps[a.step]];
         return tasks;
       };
       const auto pt = tasks_per_step(p.trace), mt = tasks_per_step(m.trace);
       std::string differ;
       for (const auto& [step, tasks] : mt)
-        if (const auto it = pt.find(step); it != pt.end() && it->second.size() != tasks.size())
-          differ += (differ.empty() ? "" : ", ") + step + " " + std::to_string(it->second.size()) +
-                    " predicted, " + std::to_string(tasks.size()) + " measured";
+        if (const auto it = pt.find(step); it != pt.end() && it->second != tasks)
+          differ += (differ.empty() ? "" : ", ") + step + " " + std::to_string(it->second) + " predicted, " +
+                    std::to_string(tasks) + " measured";
       if (!differ.empty())
         std::cerr << "warning: the runs have different numbers of tasks (" << differ
                   << "): were they run with the same --set and overlays?\n";

@@ -397,6 +397,24 @@ TEST_CASE("cli: a run's result files are a set: put in place together or not at 
     CHECK(!fs::exists(dir / "nowhere"));
     CHECK(seed_of(dir / "out" / "trace.json") == 1);
   }
+  SECTION("the set is put in place under a lock on the directory: a writer waits for the holder") {
+    // flock(1) holds the directory's lock (-o: not passed on to the shell) while a simulate into it runs: the
+    // simulate writes its files, then waits; half a second later none is in place. Once the lock is let go,
+    // they all are.
+    const fs::path dir = scratch("set-lock");
+    const std::string cmd =
+        "cd '" + std::string(SHARDFLOW_SOURCE_DIR) + "' && flock -o '" + dir.string() + "' sh -c \"'" +
+        SHARDFLOW_EXE + "' simulate -q scenarios/argo-parallelism-limit.yaml --out '" + dir.string() +
+        "' & sleep 0.5; ls -A '" + dir.string() + "' > '" + (dir / "..").string() + "/set-lock.seen'\"; wait";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    // While held: only the temporary files (dot files), no result in place.
+    std::istringstream seen(slurp(dir / ".." / "set-lock.seen"));
+    for (std::string name; std::getline(seen, name);) CHECK(name[0] == '.');
+    // The simulate ends after the lock is let go (`wait` in the shell above waits for it too).
+    for (int i = 0; i < 600 && !fs::exists(dir / "report.html"); ++i) ::usleep(100'000);
+    CHECK(fs::exists(dir / "trace.json"));
+    CHECK(fs::exists(dir / "report.html"));
+  }
   SECTION("a page with a name too long for its temporary file's usual name is written") {
     const fs::path dir = scratch("set-long");
     REQUIRE(run("simulate scenarios/argo-parallelism-limit.yaml -q --out '" + dir.string() + "'").status ==

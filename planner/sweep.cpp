@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #include <yaml-cpp/yaml.h>
 
 #include <shardflow/core/error.hpp>
@@ -624,8 +625,21 @@ class Runner {
         if (share_) {
           // The simulator reads the plan, not the scenario's pipeline: configurations with equal pipelines
           // (those that vary the cluster) share one copy of it and one plan of it.
-          SharedPipeline& sp = share_pipeline(std::move(scenarios_[k].pipeline), pipeline_id_[k]);
+          share_pipeline(std::move(scenarios_[k].pipeline), pipeline_id_[k]);
           scenarios_[k].pipeline = Pipeline{};
+        }
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+    check_memory(todo);
+    tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) {
+      const std::size_t k = todo[i];
+      try {
+        if (share_) {
+          SharedPipeline& sp = shared_[pipeline_id_[k]];
           std::call_once(sp.unrolled, [&] {
             sp.plan = std::make_shared<const Plan>(Plan::unroll(sp.pipeline));
             sp.critical_path_s = critical_path_seconds(*sp.plan);
@@ -669,6 +683,44 @@ class Runner {
       refuse_same_scenario(c);
     }
   }
+
+  // A sweep holds the plan of every configuration that changes the pipeline (one per distinct pipeline)
+  // for as long as it runs, and simulates several at a time: refused before any is unrolled when that would
+  // not fit the memory (SweepSpec::memory_bytes, else this machine's), rather than killed part way. Each
+  // configuration alone passed the loader's check. Only for the sweep that simulates here (share_).
+  void check_memory(const std::vector<std::size_t>& todo) {
+    const std::uint64_t memory = spec_.memory_bytes != 0 ? spec_.memory_bytes : machine_memory();
+    if (!share_ || memory == 0) return;
+    std::unordered_set<std::uint32_t> fresh;
+    for (const std::size_t k : todo)
+      if (shared_[pipeline_id_[k]].plan == nullptr && fresh.insert(pipeline_id_[k]).second) {
+        const std::uint64_t tasks = Plan::count_tasks(shared_[pipeline_id_[k]].pipeline);
+        held_tasks_ += tasks;
+        largest_plan_ = std::max(largest_plan_, tasks);
+        ++held_plans_;
+      }
+    if (fresh.empty()) return;
+    const auto runs = static_cast<std::uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+    const double need = static_cast<double>(held_tasks_) * kPlanBytesPerTask +
+                        static_cast<double>(runs * largest_plan_) * kRunBytesPerTask;
+    if (need <= static_cast<double>(memory)) return;
+    char text[512];
+    std::snprintf(
+        text, sizeof text,
+        "the sweep would hold %llu plan%s of %llu tasks in all (one for each pipeline its "
+        "configurations make, all at once) and simulate %llu at a time of up to %llu tasks: about "
+        "%.3g GB, more than the %.3g GB of memory %s; sweep fewer values at a time (--shard I/N runs "
+        "one slice, merge joins the slices)",
+        static_cast<unsigned long long>(held_plans_), held_plans_ == 1 ? "" : "s",
+        static_cast<unsigned long long>(held_tasks_), static_cast<unsigned long long>(runs),
+        static_cast<unsigned long long>(largest_plan_), need / 1e9, static_cast<double>(memory) / 1e9,
+        spec_.memory_bytes != 0 ? "given (SweepSpec::memory_bytes)" : "this machine has");
+    throw InputError({"--vary", 0, 0}, "", text);
+  }
+  // Measured: a plan takes ~22 bytes a task (16 sweeps' plans of 1M tasks: +360 MB); a run without attempt
+  // records ~95 (two at once beside one plan: 223 MB in all).
+  static constexpr double kPlanBytesPerTask = 24, kRunBytesPerTask = 100;
+  std::uint64_t held_tasks_ = 0, largest_plan_ = 0, held_plans_ = 0;
 
   // Two configurations whose scenarios are equal are one configuration given twice: values that differ
   // as text but not as settings (1 and 01, 2Gi and 2048Mi, 60s and 1m). Text that is equal is refused

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/text.hpp>
@@ -189,6 +190,35 @@ TEST_CASE("Sweep: --vary values split at top-level commas", "[planner]") {
   CHECK(error_of([] { parse_dimension("a.b"); }) ==
         "--vary a.b: expected PATH=V1,V2,..., as in cluster.node_pools[cpu].count=10,20,40");
   CHECK(error_of([] { parse_dimension("a=1,,2"); }) == "--vary a=1,,2: a: value 2 of 3 is empty");
+}
+
+TEST_CASE("Sweep: one that would hold more plans and runs than its memory is refused before it unrolls them",
+          "[planner]") {
+  // Three loop widths (10, 20, 30 tasks: three plans, 60 tasks) on 1 or 2 nodes (the node count shares the
+  // plan); K simulations at a time of up to 30 tasks: 60 x 24 + K x 30 x 100 bytes.
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.count=10,20,30"),
+                     parse_dimension("cluster.node_pools[n].count=1,2")};
+  spec.replications = 1;
+  const auto runs = static_cast<std::uint64_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  const std::uint64_t need = 60 * 24 + runs * 30 * 100;
+  spec.memory_bytes = need;
+  CHECK(run_sweep_text(kLimited, "limited.yaml", spec).configs.size() == 6);
+  spec.memory_bytes = need - 1;
+  char expected[512];
+  std::snprintf(
+      expected, sizeof expected,
+      "--vary: the sweep would hold 3 plans of 60 tasks in all (one for each pipeline its configurations "
+      "make, all at once) and simulate %llu at a time of up to 30 tasks: about %.3g GB, more than the "
+      "%.3g GB of memory given (SweepSpec::memory_bytes); sweep fewer values at a time (--shard I/N runs "
+      "one slice, merge joins the slices)",
+      static_cast<unsigned long long>(runs), static_cast<double>(need) / 1e9,
+      static_cast<double>(need - 1) / 1e9);
+  CHECK(error_of([&] { (void)run_sweep_text(kLimited, "limited.yaml", spec); }) == expected);
+  // A slice holds its own configurations' plans only: slice 0 of 3 runs configurations 0 and 3 (10 tasks on
+  // 1 node, 20 on 2): two plans, 30 tasks, 720 + K x 2000 bytes.
+  spec.shard = Shard{0, 3};
+  CHECK(run_sweep_text(kLimited, "limited.yaml", spec).configs.size() == 2);
 }
 
 TEST_CASE("Sweep: exact makespans and costs, and the cheapest configuration that meets the deadline",

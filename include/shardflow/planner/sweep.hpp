@@ -74,6 +74,10 @@ struct SweepSpec {
   /// prices; the results are the same to the bit as without (`sweep --no-reuse`). Only with the
   /// simulator: a run_sweep given another backend simulates every configuration.
   bool reuse = true;
+  /// The memory the sweep may use, in bytes; 0: this machine's. A sweep that would hold more (every
+  /// distinct pipeline's plan at once, and its simulations running side by side) is an InputError before
+  /// any plan is unrolled.
+  std::uint64_t memory_bytes = 0;
 };
 
 /// Sample statistics of one quantity over the replications.

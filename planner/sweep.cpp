@@ -717,8 +717,8 @@ class Runner {
         spec_.memory_bytes != 0 ? "given (SweepSpec::memory_bytes)" : "this machine has");
     throw InputError({"--vary", 0, 0}, "", text);
   }
-  // Measured: a plan takes ~22 bytes a task (16 sweeps' plans of 1M tasks: +360 MB); a run without attempt
-  // records ~95 (two at once beside one plan: 223 MB in all).
+  // Measured: a plan takes ~22 bytes a task (a sweep of 16 loop widths of 1M tasks: +360 MB); a run without
+  // attempt records ~95 (two at once beside one plan: 223 MB in all).
   static constexpr double kPlanBytesPerTask = 24, kRunBytesPerTask = 100;
   std::uint64_t held_tasks_ = 0, largest_plan_ = 0, held_plans_ = 0;
 

@@ -259,16 +259,15 @@ int main(int argc, char** argv) {
     // A mistyped option is the likeliest cause of any refusal, and CLI11 names it poorly (as an extra
     // argument after its value, or not at all behind a required option's absence): name it, and what
     // the user probably meant.
-    if (e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success))
-      if (const auto message = cli::unknown_option_message(app, argc, argv)) {
+    // Then CLI11's own words for the other refusals, in a user's terms (cli::parse_error_message).
+    if (e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success)) {
+      std::optional<std::string> message = cli::unknown_option_message(app, argc, argv);
+      if (!message) message = cli::parse_error_message(e, argc, argv);
+      if (message) {
         std::cerr << *message;
         return 2;
       }
-    if (e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success))
-      if (const auto message = cli::parse_error_message(e, argc, argv)) {
-        std::cerr << *message;
-        return 2;
-      }
+    }
     // --help and --version print to standard output: help that could not be written is lost, as a
     // command's output would be.
     const int code = app.exit(e);

@@ -169,6 +169,11 @@ std::filesystem::path make_out_dir(const std::string& out_dir, const std::string
 
 namespace {
 
+// "cannot write PATH (WHY)": what write_file and write_results throw or return.
+std::string cannot_write(const std::filesystem::path& path, const std::string& why) {
+  return "cannot write " + path.string() + " (" + why + ")";
+}
+
 // The files write_results' `write` made, each in a temporary file beside its place, and the stale files it
 // removes: put in place together once every one is written (null outside write_results).
 struct Staging {
@@ -250,7 +255,7 @@ std::string write_results(const std::function<void()>& write) {
         left += (left.empty() ? "" : ", ") + staging.files[k].second.filename().string();
       }
       g_partly_put = i > 0;
-      return "cannot write " + place.string() + " (" + why + "); " + left + " not written" +
+      return cannot_write(place, why) + "; " + left + " not written" +
              (i > 0 ? ", the files before them are this run's" : "");
     }
   }
@@ -363,8 +368,7 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
   // A directory in the way is found before anything is written (a rename over it would fail only when the
   // set is put in place).
   if (fs::is_directory(st))
-    throw std::runtime_error("cannot write " + path.string() + " (" +
-                             std::generic_category().message(EISDIR) + ")");
+    throw std::runtime_error(cannot_write(path, std::generic_category().message(EISDIR)));
   const bool in_place = fs::exists(st) && !fs::is_regular_file(st);
   // Beside it, named after it and this process; a name too long for that gets a short one.
   const std::string pid = std::to_string(::getpid());
@@ -380,8 +384,7 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
   if (!out) {
     const int err = errno;
     throw std::runtime_error(
-        "cannot write " + path.string() + " (" +
-        (err != 0 ? std::generic_category().message(err) : std::string("cannot open it")) + ")");
+        cannot_write(path, err != 0 ? std::generic_category().message(err) : std::string("cannot open it")));
   }
   try {
     errno = 0;
@@ -407,7 +410,7 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
   if (ec) {
     const std::string why = ec.message();
     fs::remove(target, ec);
-    throw std::runtime_error("cannot write " + path.string() + " (" + why + ")");
+    throw std::runtime_error(cannot_write(path, why));
   }
 }
 

@@ -195,14 +195,17 @@ int run_report_command(const ReportArgs& args) {
     // Runs of one pipeline with other loop widths (a --set in one of them) compare step by step all the
     // same, but each step's run-time error then mixes tasks of different sizes: said, per step.
     {
-      // A task is of one step: its first attempt counts it (a byte per task id).
+      // A task is of one step: its first attempt counts it (a byte per task id), by step index; then by name.
       const auto tasks_per_step = [](const Trace& t) {
-        std::map<std::string, std::uint64_t> tasks;
         TaskId most = 0;
         for (const AttemptRecord& a : t.attempts) most = std::max(most, a.task);
         std::vector<char> seen(t.attempts.empty() ? 0 : std::size_t{most} + 1, 0);
+        std::vector<std::uint64_t> count(t.steps.size(), 0);
         for (const AttemptRecord& a : t.attempts)
-          if (a.step < t.steps.size() && !std::exchange(seen[a.task], 1)) ++tasks[t.steps[a.step]];
+          if (a.step < t.steps.size() && !std::exchange(seen[a.task], 1)) ++count[a.step];
+        std::map<std::string, std::uint64_t> tasks;
+        for (std::size_t i = 0; i < count.size(); ++i)
+          if (count[i] != 0) tasks[t.steps[i]] += count[i];
         return tasks;
       };
       const auto pt = tasks_per_step(p.trace), mt = tasks_per_step(m.trace);

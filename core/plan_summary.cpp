@@ -48,8 +48,10 @@ bool has_node_overhead(const Cluster& c) {
                      [](const NodePool& p) { return p.has_overhead(); });
 }
 
-// PlanSummary::limit_bound_s from the plan and each node's finish along its longest path from the start.
-void limit_bound(const Plan& plan, const std::vector<double>& finish, PlanSummary& s) {
+// PlanSummary::limit_bound_s from the plan, each node's mean duration (0 for a join) and its finish along
+// its longest path from the start.
+void limit_bound(const Plan& plan, const std::vector<double>& duration, const std::vector<double>& finish,
+                 PlanSummary& s) {
   const std::size_t steps = plan.steps().size();
   std::vector<std::uint32_t> limit(steps, 0);
   bool any = false;
@@ -65,8 +67,7 @@ void limit_bound(const Plan& plan, const std::vector<double>& finish, PlanSummar
   const std::uint32_t n = plan.size();
   std::vector<double> tail(n, 0.0);  // the longest path from the node's end to the plan's end
   for (TaskId t = n; t-- > 0;)
-    for (TaskId c : plan.succs(t))
-      tail[t] = std::max(tail[t], tail[c] + (plan.is_join(c) ? 0.0 : mean_task_seconds(plan, c)));
+    for (TaskId c : plan.succs(t)) tail[t] = std::max(tail[t], tail[c] + duration[c]);
   constexpr double kInf = std::numeric_limits<double>::infinity();
   struct Span {
     double start = kInf, tail = kInf, shortest = kInf, longest = 0;
@@ -75,7 +76,7 @@ void limit_bound(const Plan& plan, const std::vector<double>& finish, PlanSummar
   for (TaskId t = 0; t < n; ++t) {
     if (plan.is_join(t) || limit[plan.step_of(t)] == 0) continue;
     Span& sp = span[plan.step_of(t)];
-    const double d = mean_task_seconds(plan, t);
+    const double d = duration[t];
     sp.start = std::min(sp.start, finish[t] - d);
     sp.tail = std::min(sp.tail, tail[t]);
     sp.shortest = std::min(sp.shortest, d);
@@ -294,7 +295,7 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
   summarize_groups(pipeline, s);
   // Longest path by mean durations; ids are a topological order, so one forward pass suffices.
   const std::uint32_t n = plan.size();
-  std::vector<double> finish(n, 0.0);
+  std::vector<double> finish(n, 0.0), duration(n, 0.0);
   std::vector<TaskId> via(n, kNone);
   TaskId last = kNone;
   for (TaskId t = 0; t < n; ++t) {
@@ -312,6 +313,7 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
       s.total_work_s += d;
       s.total_cpu_core_s += d * static_cast<double>(st.cpu) / 1000.0;
     }
+    duration[t] = d;
     finish[t] = start + d;
     if (last == kNone || finish[t] > finish[last]) last = t;
     s.max_fan_in = std::max<std::uint64_t>(s.max_fan_in, plan.preds(t).size());
@@ -319,7 +321,7 @@ PlanSummary summarize(const Plan& plan, const Pipeline& pipeline) {
   }
   for (StepSummary& st : s.steps)
     st.mean_duration_s = st.instances ? st.work_s / static_cast<double>(st.instances) : 0;
-  limit_bound(plan, finish, s);
+  limit_bound(plan, duration, finish, s);
   if (last != kNone) {
     s.critical_path_s = finish[last];
     for (TaskId t = last; t != kNone; t = via[t])
@@ -394,9 +396,10 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
     double fastest = 0;
     if (cluster != nullptr)
       for (const NodePool& p : cluster->node_pools) fastest = std::max(fastest, p.speed);
-    if (fastest > 0 && fastest != 1) {
-      char speed[32];
-      std::snprintf(speed, sizeof speed, "%g", fastest);
+    const bool scaled = fastest > 0 && fastest != 1;
+    char speed[32];
+    std::snprintf(speed, sizeof speed, "%g", fastest);
+    if (scaled) {
       out << "\ncritical path (mean durations at speed 1, no overheads): " << human(s.critical_path_s)
           << "; on this cluster's fastest nodes (speed " << speed
           << "): " << human(s.critical_path_s / fastest) << "  -- it cannot finish sooner\n  ";
@@ -409,15 +412,11 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
     if (shown < s.critical_path.size()) out << " -> ... (" << s.critical_path.size() - shown << " more)";
     // Only when it says more than the critical path (by more than a millisecond of rounding).
     if (s.limit_bound_s > s.critical_path_s + 1e-3) {
-      out << "\nwith the loop limits (mean durations" << (fastest > 0 && fastest != 1 ? " at speed 1" : "")
+      out << "\nwith the loop limits (mean durations" << (scaled ? " at speed 1" : "")
           << ", no overheads): " << human(s.limit_bound_s) << "  -- " << one_line(printable(s.limit_step))
           << "'s " << plural(s.limit_tasks, "task") << ", at most " << s.limit << " at once, take at least "
           << human(s.limit_step_s);
-      if (fastest > 0 && fastest != 1) {
-        char speed[32];
-        std::snprintf(speed, sizeof speed, "%g", fastest);
-        out << "; on nodes of speed " << speed << ": " << human(s.limit_bound_s / fastest);
-      }
+      if (scaled) out << "; on nodes of speed " << speed << ": " << human(s.limit_bound_s / fastest);
     }
   } else {
     out << "\ncritical path, join nodes and edges: not known without unrolling (" << s.unroll_advice << ")";

@@ -564,16 +564,9 @@ std::string unicode_hint(const std::string& text, const std::string& msg, const 
   const auto hex_at = [&](std::size_t at) -> long {
     if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') return -1;
     long v = 0;
-    for (std::size_t i = at + 2; i < at + 6; ++i) {
-      const char c = text[i];
-      const int d = c >= '0' && c <= '9'   ? c - '0'
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                           : -1;
-      if (d < 0) return -1;
-      v = v * 16 + d;
-    }
-    return v;
+    const char* const last = text.data() + at + 6;
+    const auto [ptr, ec] = std::from_chars(text.data() + at + 2, last, v, 16);
+    return ec == std::errc() && ptr == last ? v : -1;
   };
   if (mark.pos >= 6) {
     const auto at = static_cast<std::size_t>(mark.pos) - 6;

@@ -226,8 +226,10 @@ std::string image_reference_problem(std::string_view image) {
     if (u < 0x20 || u == 0x7F) return "it has a control character";
     if (u >= 0x80) return "it has a character outside ASCII";
   }
+  const auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
   const auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  const auto alnum = [&](char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); };
+  const auto alnum = [&](char c) { return lower_alnum(c) || upper(c); };
+  constexpr std::string_view kDigestSeparators = "+._-";
   std::string_view rest = image;
   // @ALGORITHM:HEX, the algorithm's components [A-Za-z][A-Za-z0-9]* joined by + . _ -, 32 hex digits or more.
   if (const std::size_t at = rest.find('@'); at != std::string_view::npos) {
@@ -237,11 +239,11 @@ std::string image_reference_problem(std::string_view image) {
     bool ok = colon != std::string_view::npos && colon > 0 && digest.size() - colon - 1 >= 32;
     for (std::size_t i = 0; ok && i < colon; ++i) {
       const char c = digest[i];
-      const bool first = i == 0 || std::string_view("+._-").find(digest[i - 1]) != std::string_view::npos;
+      const bool first = i == 0 || kDigestSeparators.find(digest[i - 1]) != std::string_view::npos;
       ok = first ? (alnum(c) && !(c >= '0' && c <= '9'))
-                 : (alnum(c) || std::string_view("+._-").find(c) != std::string_view::npos);
+                 : (alnum(c) || kDigestSeparators.find(c) != std::string_view::npos);
     }
-    ok = ok && std::string_view("+._-").find(digest[colon - 1]) == std::string_view::npos;
+    ok = ok && kDigestSeparators.find(digest[colon - 1]) == std::string_view::npos;
     for (std::size_t i = colon + 1; ok && i < digest.size(); ++i)
       ok = std::isxdigit(static_cast<unsigned char>(digest[i])) != 0;
     if (!ok)
@@ -266,9 +268,8 @@ std::string image_reference_problem(std::string_view image) {
   std::size_t from = 0;
   if (const std::size_t first = rest.find('/'); first != std::string_view::npos) {
     const std::string_view domain = rest.substr(0, first);
-    const bool is_domain =
-        domain.find_first_of(".:") != std::string_view::npos || domain == "localhost" ||
-        std::any_of(domain.begin(), domain.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    const bool is_domain = domain.find_first_of(".:") != std::string_view::npos || domain == "localhost" ||
+                           std::any_of(domain.begin(), domain.end(), upper);
     if (is_domain) {
       std::string_view host = domain;
       if (const std::size_t port = domain.rfind(':'); port != std::string_view::npos && domain[0] != '[') {
@@ -277,10 +278,10 @@ std::string image_reference_problem(std::string_view image) {
           return "its registry's port after ':' is not a number";
         host = domain.substr(0, port);
       }
-      bool ok = !host.empty() && host[0] != '[';  // an IPv6 address in brackets is left to the runtime
-      if (host.size() >= 2 && host.front() == '[' && host.find(']') != std::string_view::npos)
-        ok = true;
-      else
+      // An IPv6 address in brackets is left to the runtime; a host name is dot-separated labels.
+      const bool ipv6 = host.size() >= 2 && host.front() == '[' && host.find(']') != std::string_view::npos;
+      bool ok = ipv6 || !host.empty();
+      if (!ipv6)
         for (std::size_t i = 0, start = 0; ok && i <= host.size(); ++i)
           if (i == host.size() || host[i] == '.') {
             const std::string_view label = host.substr(start, i - start);
@@ -297,7 +298,7 @@ std::string image_reference_problem(std::string_view image) {
     if (i < rest.size() && rest[i] != '/') continue;
     const std::string_view part = rest.substr(start, i - start);
     if (part.empty()) return "its name has an empty path component (two '/' together, or one at an end)";
-    if (std::any_of(part.begin(), part.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+    if (std::any_of(part.begin(), part.end(), upper))
       return "its repository name " + std::string(rest.substr(from)) +
              " has capitals: repository names are lower case";
     bool ok = lower_alnum(part.front()) && lower_alnum(part.back());

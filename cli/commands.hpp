@@ -86,6 +86,7 @@ struct SweepArgs {
   int replications = 10;
   std::string deadline_text;
   double quantile = 95;
+  std::optional<double> confidence;  // --confidence PERCENT
   std::optional<std::uint64_t> seed;
   std::string out_dir;
   bool quiet = false;

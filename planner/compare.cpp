@@ -224,7 +224,8 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
     if (spec.deadline_s) {
       vr.p_meets_deadline =
           detail::share_meeting(ms, *spec.deadline_s, [&](std::size_t k) { return vr.runs[k].failed; });
-      vr.meets = vr.quantile_makespan_s <= *spec.deadline_s && vr.runs_with_failed_tasks == 0;
+      // As a sweep judges it: enough runs by the deadline, a run whose tasks failed being late.
+      vr.meets = detail::runs_meeting(vr.p_meets_deadline, reps) >= runs_needed(reps, spec.quantile, {});
     }
     result.variants.push_back(std::move(vr));
   }
@@ -438,8 +439,11 @@ void print_compare(std::ostream& out, const CompareResult& r) {
           << detail::cost_text(v.cost.mean) << ", " << q << " makespan " << fixed(v.quantile_makespan_s, 1)
           << " s\n";
     } else {
+      const bool failed = std::any_of(r.variants.begin(), r.variants.end(),
+                                      [](const VariantResult& v) { return v.runs_with_failed_tasks > 0; });
       out << "no variant has its " << q << " makespan within the deadline ("
-          << detail::shortest(*r.deadline_s) << " s) without failed tasks\n";
+          << detail::shortest(*r.deadline_s) << " s)"
+          << (failed ? " with runs whose tasks failed counted as late" : "") << "\n";
     }
   }
   bool any_measured = false;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -77,9 +78,19 @@ double share_meeting(const std::vector<double>& makespans, double deadline_s, Fa
   return makespans.empty() ? 0.0 : static_cast<double>(ok) / static_cast<double>(makespans.size());
 }
 
+/// How many of n runs a share of them (share_meeting's) is.
+inline std::size_t runs_meeting(double share, std::size_t n) {
+  return static_cast<std::size_t>(std::llround(share * static_cast<double>(n)));
+}
+
 /// The line sweep and compare print under their heading when the replications are too few for the
-/// intervals' skewness correction (2 to kMinSkewCorrected - 1; one run has no interval); "" otherwise.
+/// intervals' skewness correction (2 to kMinSkewCorrected - 1), or for one run (no interval, and every
+/// percentile is that run's); "" otherwise.
 inline std::string few_replications_note(int replications) {
+  if (replications == 1)
+    return "note: one replication: each figure is one run's (its p50, p95 and any deadline verdict too), "
+           "with no interval; -r " +
+           std::to_string(kMinSkewCorrected) + " or more gives intervals, -r 20 or more narrows them\n";
   if (replications < 2 || replications >= static_cast<int>(kMinSkewCorrected)) return "";
   return "note: with fewer than " + std::to_string(kMinSkewCorrected) +
          " replications the 95% intervals are plain Student-t intervals, wide and not corrected for the "

@@ -879,18 +879,16 @@ class Runner {
            static_cast<double>(first_runs);
   }
 
-  // Whether configuration c can still meet the deadline after the replications run so far: no failed
-  // task, and no more runs over the deadline than the quantile lets through (nearest rank).
+  // Whether configuration c can still meet the deadline after the replications run so far: no more runs
+  // missed it (over it, or with a failed task) than runs_needed lets through.
   bool may_meet(std::size_t c) const {
     const auto reps = static_cast<std::size_t>(spec_.replications);
-    // The rank percentile() takes, so that the verdict is the same.
-    const std::size_t rank = nearest_rank(spec_.quantile, reps);
-    std::size_t over = 0;
-    for (std::size_t r = 0; r < makespan_[c].size(); ++r) {
-      if (failed_[c][r] != 0) return false;
-      if (makespan_[c][r] > *spec_.deadline_s) ++over;
-    }
-    return over <= reps - rank;
+    const std::size_t needed = runs_needed(reps, spec_.quantile, spec_.confidence);
+    if (needed > reps) return false;
+    std::size_t missed = 0;
+    for (std::size_t r = 0; r < makespan_[c].size(); ++r)
+      missed += failed_[c][r] != 0 || makespan_[c][r] > *spec_.deadline_s ? 1 : 0;
+    return missed <= reps - needed;
   }
 
   ConfigResult result(std::size_t c) const {
@@ -906,7 +904,8 @@ class Runner {
     if (spec_.deadline_s) {
       cr.p_meets_deadline =
           detail::share_meeting(ms, *spec_.deadline_s, [&](std::size_t r) { return failed_[c][r] != 0; });
-      cr.meets = cr.quantile_makespan_s <= *spec_.deadline_s && cr.runs_with_failed_tasks == 0;
+      cr.meets = detail::runs_meeting(cr.p_meets_deadline, ms.size()) >=
+                 runs_needed(ms.size(), spec_.quantile, spec_.confidence);
     }
     return cr;
   }
@@ -1183,6 +1182,38 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
 
 }  // namespace
 
+// --confidence: about a deadline, below 100, and with enough replications to be that sure at all.
+static void check_confidence(const SweepSpec& spec) {
+  if (!spec.confidence) return;
+  const double c = *spec.confidence;
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", c);
+  if (!(c > 0 && c < 100))
+    throw InputError({"--confidence", 0, 0}, "", std::string("must be above 0 and below 100, got ") + text);
+  if (!spec.deadline_s)
+    throw InputError({"--confidence", 0, 0}, "",
+                     "is how sure to be that a configuration meets the deadline: give --deadline too");
+  char q[32];
+  std::snprintf(q, sizeof q, "%g", spec.quantile);
+  if (spec.quantile >= 100)
+    throw InputError(
+        {"--confidence", 0, 0}, "",
+        std::string("no number of runs can show that every run meets the deadline (--quantile ") + q +
+            "): give a --quantile below 100");
+  const auto reps = static_cast<std::size_t>(spec.replications);
+  if (runs_needed(reps, spec.quantile, spec.confidence) > reps) {
+    const std::size_t least = replications_for_confidence(spec.quantile, c);
+    throw InputError({"--confidence", 0, 0}, "",
+                     std::string(text) + "% that " + q + "% of runs meet the deadline needs at least " +
+                         std::to_string(least) + " replications, all of them by the deadline; -r is " +
+                         std::to_string(spec.replications) + ": give -r " + std::to_string(least) +
+                         " or more (more runs let a configuration miss now and then: with -r " +
+                         std::to_string(4 * least) + ", " +
+                         std::to_string(4 * least - runs_needed(4 * least, spec.quantile, spec.confidence)) +
+                         " of them may miss)");
+  }
+}
+
 // The checks run_sweep makes of its options before it loads anything, and every combination of the
 // values, the last dimension fastest.
 static std::vector<std::vector<std::string>> checked_combinations(const SweepSpec& spec) {
@@ -1191,6 +1222,7 @@ static std::vector<std::vector<std::string>> checked_combinations(const SweepSpe
                      "must be from 1 to 100000, got " + std::to_string(spec.replications));
   if (spec.quantile <= 0 || spec.quantile > 100)
     throw InputError({"--quantile", 0, 0}, "", "must be in (0, 100]");
+  check_confidence(spec);
   // A field varied twice would be set by the last --vary alone, and a value given twice makes the same
   // configuration twice: both are mistakes.
   // (The same field in two spellings, cluster.node_pools[cpu] and [0], is found as the scenario is
@@ -1253,6 +1285,7 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   result.replications = spec.replications;
   result.deadline_s = spec.deadline_s;
   result.quantile = spec.quantile;
+  result.confidence = spec.confidence;
   result.search = spec.search;
   result.shard = spec.shard;
   result.inputs_hash = inputs_hash(yaml, spec);
@@ -1306,7 +1339,8 @@ void finish_sweep(SweepResult& result) {
   std::vector<bool> without_failures;
   for (const ConfigResult& c : result.configs) {
     pts.push_back({c.cost.mean, c.quantile_makespan_s});
-    without_failures.push_back(c.runs_with_failed_tasks == 0);
+    without_failures.push_back(
+        !failures_reach_quantile(c.runs_with_failed_tasks, result.replications, result.quantile));
   }
   result.pareto = pareto_front(pts, without_failures);
 
@@ -1401,6 +1435,12 @@ SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
   return run_sweep_text(read_scenario_file(scenario_file), scenario_file, spec, progress, backend);
 }
 
+// The 95% interval of a configuration's share of runs by the deadline.
+static ShareInterval p_meets_interval(const ConfigResult& cr, int replications) {
+  const auto n = static_cast<std::size_t>(replications);
+  return share_interval95(detail::runs_meeting(cr.p_meets_deadline, n), n);
+}
+
 void print_sweep(std::ostream& out, const SweepResult& r) {
   out << "sweep of " << one_line(printable(r.scenario)) << ": " << r.configs.size() << " configuration"
       << (r.configs.size() == 1 ? "" : "s") << " x " << r.replications << " replication"
@@ -1436,6 +1476,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   if (any_failed) head.emplace_back("runs with failed tasks");
   if (r.deadline_s) {
     head.emplace_back("P(by deadline)");
+    head.emplace_back("its 95% CI");
     head.emplace_back("meets");
   }
   std::vector<std::vector<std::string>> rows;
@@ -1460,9 +1501,15 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
                                                    : std::to_string(cr.runs_with_failed_tasks) + " of " +
                                                          std::to_string(r.replications));
     if (r.deadline_s) {
-      row.push_back(num(cr.p_meets_deadline * 100, 0) + "%");
+      // One decimal: 18 runs of 19 are 94.7%, not a "95%" beside a "no".
+      row.push_back(num(cr.p_meets_deadline * 100, 1) + "%");
+      const ShareInterval ci = p_meets_interval(cr, r.replications);
+      row.push_back(num(ci.low * 100, 1) + ".." + num(ci.high * 100, 1) + "%");
+      // "(tasks failed)": the makespans alone would have met it; the failed runs, late, did not.
       row.push_back(std::string(cr.meets ? "yes" : "no") + (r.recommended == c ? " <- cheapest" : "") +
-                    (cr.runs_with_failed_tasks > 0 ? " (tasks failed)" : ""));
+                    (!cr.meets && cr.runs_with_failed_tasks > 0 && cr.quantile_makespan_s <= *r.deadline_s
+                         ? " (tasks failed)"
+                         : ""));
     }
     rows.push_back(std::move(row));
   }
@@ -1478,17 +1525,58 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   };
   line(head);
   for (const auto& row : rows) line(row);
+  const auto reps = static_cast<std::size_t>(r.replications);
+  const std::size_t needed = runs_needed(reps, r.quantile, r.confidence);
+  char quantile[32], confidence[32];
+  std::snprintf(quantile, sizeof quantile, "%g%%", r.quantile);
+  std::snprintf(confidence, sizeof confidence, "%g%%", r.confidence.value_or(0));
   if (r.deadline_s) {
     out << "\n";
     if (r.recommended) {
       const ConfigResult& cr = r.configs[*r.recommended];
-      out << "cheapest configuration with " << q << " makespan within the deadline ("
-          << detail::shortest(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
+      const ShareInterval ci = p_meets_interval(cr, r.replications);
+      out << "cheapest configuration "
+          << (r.confidence ? std::string("that ") + confidence + " surely" : "with")
+          << (r.confidence ? std::string(" finishes by the deadline in ") + quantile + " of runs"
+                           : " " + q + " makespan within the deadline")
+          << " (" << detail::shortest(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
           << "; mean cost " << detail::cost_text(cr.cost.mean) << ", " << q << " makespan "
-          << num(cr.quantile_makespan_s, 1) << " s\n";
+          << num(cr.quantile_makespan_s, 1) << " s, by the deadline in "
+          << detail::runs_meeting(cr.p_meets_deadline, reps) << " of " << reps << " runs (95% interval "
+          << num(ci.low * 100, 1) << ".." << num(ci.high * 100, 1) << "%)\n";
+      // Configurations that cost the same to the cent's millionth: the table's order picked the fastest.
+      std::vector<std::string> same;
+      for (std::size_t c = 0; c < r.configs.size(); ++c)
+        if (c != *r.recommended && r.configs[c].meets &&
+            std::abs(r.configs[c].cost.mean - cr.cost.mean) <= 1e-9 * std::max(1.0, std::abs(cr.cost.mean)))
+          same.push_back(assignment_text(r.dimensions, r.configs[c].values));
+      if (!same.empty()) {
+        out << "as cheap (mean cost " << detail::cost_text(cr.cost.mean) << ") and meeting it too, slower: ";
+        for (std::size_t i = 0; i < same.size() && i < 5; ++i) out << (i ? "; " : "") << same[i];
+        if (same.size() > 5) out << "; and " << same.size() - 5 << " more";
+        out << "\n";
+      }
+      // The share's interval reaches below the quantile: these runs cannot tell it from a configuration
+      // that misses more often, and the cheapest of many near the deadline is likely a lucky one.
+      // Not when every run gave the same makespan with no failed task: nothing varies from run to run.
+      const bool varies = cr.makespan_s.min != cr.makespan_s.max || cr.runs_with_failed_tasks > 0;
+      if (!r.confidence && varies && ci.low * 100 < r.quantile) {
+        constexpr double kSuggested = 90;
+        const std::size_t least = replications_for_confidence(r.quantile, kSuggested);
+        out << "how sure: " << reps << " run" << (reps == 1 ? "" : "s") << " cannot show that it finishes by "
+            << "the deadline in " << quantile
+            << " of runs (the cheapest of several near it may be a lucky one): --confidence 90 -r " << least
+            << " recommends only what is 90% surely within it\n";
+      }
+    } else if (r.confidence && needed <= reps) {
+      out << "no configuration is " << confidence << " surely within the deadline ("
+          << detail::shortest(*r.deadline_s) << " s) in " << quantile << " of runs: that takes " << needed
+          << " or more of its " << reps << " runs by the deadline"
+          << (any_failed ? " (a run whose tasks failed is late)" : "") << "\n";
     } else {
       out << "no configuration has its " << q << " makespan within the deadline ("
-          << detail::shortest(*r.deadline_s) << " s) without failed tasks\n";
+          << detail::shortest(*r.deadline_s) << " s)"
+          << (any_failed ? " with runs whose tasks failed counted as late" : "") << "\n";
     }
   }
   if (r.nearest) {
@@ -1501,6 +1589,12 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         << (cr.runs_with_failed_tasks > 0 ? ", tasks failed in " + std::to_string(cr.runs_with_failed_tasks) +
                                                 " of " + std::to_string(r.replications) + " runs"
                                           : std::string())
+        // Within it by its quantile makespan, yet not meeting it: failed runs, or a confidence, need more.
+        << (n.over_deadline_s <= 0
+                ? ", by the deadline in " + std::to_string(detail::runs_meeting(cr.p_meets_deadline, reps)) +
+                      " of " + std::to_string(reps) + " runs (" + std::to_string(needed) + " needed" +
+                      (r.confidence ? std::string(" to be ") + confidence + " sure" : "") + ")"
+                : std::string())
         << "; mean cost " << detail::cost_text(cr.cost.mean) << "\n";
     // Over the deadline by its critical path alone: no number of nodes or limit can make it.
     const bool path_over = r.deadline_s && cr.critical_path_s > *r.deadline_s;
@@ -1514,9 +1608,10 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     const bool failures_keep_out = n.over_deadline_s <= 0 && cr.runs_with_failed_tasks > 0;
     if (failures_keep_out)
       out << "its makespan meets the deadline, but tasks failed in " << cr.runs_with_failed_tasks << " of "
-          << r.replications
-          << " runs, and a configuration whose tasks fail is never recommended: look at the steps' "
-             "failure.p and retries (simulate it to see which tasks fail), not at these fields\n";
+          << r.replications << " runs, which count as late (the pipeline did not finish), too many for the "
+          << q
+          << ": look at the steps' failure.p and retries (simulate it to see which tasks fail), not at "
+             "these fields\n";
     else
       out << "what it would take, one field at a time (the others held at the nearest's values):\n";
     // A field's trend is about the makespan, not what keeps this one out.
@@ -1573,16 +1668,19 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     }
   }
   const auto failing =
-      static_cast<std::size_t>(std::count_if(r.configs.begin(), r.configs.end(), [](const ConfigResult& c) {
-        return c.runs_with_failed_tasks > 0;
+      static_cast<std::size_t>(std::count_if(r.configs.begin(), r.configs.end(), [&](const ConfigResult& c) {
+        return failures_reach_quantile(c.runs_with_failed_tasks, r.replications, r.quantile);
       }));
   if (r.pareto.empty() && failing > 0) {
-    out << "\nNo Pareto front: every configuration had runs with failed tasks\n";
+    out << "\nNo Pareto front: every configuration had more runs with failed tasks than its " << q
+        << " lets through\n";
   } else if (!r.pareto.empty()) {
     out << "\nPareto front of mean cost against " << q << " makespan (" << r.pareto.size() << " of "
         << r.configs.size() << " configuration" << (r.configs.size() == 1 ? "" : "s")
         << ": none is both cheaper and faster"
-        << (failing > 0 ? "; " + std::to_string(failing) + " with failed tasks left out" : std::string())
+        << (failing > 0
+                ? "; " + std::to_string(failing) + " left out, their " + q + " a run whose tasks failed"
+                : std::string())
         << "):\n";
     for (std::size_t i : r.pareto)
       out << "  " << assignment_text(r.dimensions, r.configs[i].values) << ": cost "
@@ -1599,6 +1697,7 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
   j["replications"] = r.replications;
   j["base_seed"] = r.base_seed;
   j["quantile"] = r.quantile;
+  if (r.confidence) j["confidence"] = *r.confidence;
   if (r.deadline_s) j["deadline_s"] = *r.deadline_s;
   j["inputs_hash"] = r.inputs_hash;
   j["search"] = r.search == Search::automatic ? "auto" : "grid";
@@ -1620,6 +1719,8 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
       cj["no_limit"] = c.no_limit;
     if (r.deadline_s) {
       cj["p_meets_deadline"] = c.p_meets_deadline;
+      const ShareInterval ci = p_meets_interval(c, r.replications);
+      cj["p_meets_deadline_ci95"] = {ci.low, ci.high};
       cj["meets"] = c.meets;
     }
     configs.push_back(std::move(cj));
@@ -1655,8 +1756,9 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
   for (const Dimension& d : r.dimensions) out << csv_text(d.path) << ',';
   out << "makespan_mean_s,makespan_stddev_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_"
          "p95_s,"
-         "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,meets,recommended,"
-         "pareto\n";
+         "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,p_meets_deadline_"
+         "ci95_"
+         "low,p_meets_deadline_ci95_high,meets,recommended,pareto\n";
   std::vector<bool> on_front(r.configs.size(), false);
   for (std::size_t i : r.pareto) on_front[i] = true;
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
@@ -1666,7 +1768,9 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
         << ',' << num(cr.makespan_s.ci95_high) << ',' << num(cr.makespan_s.p50) << ','
         << num(cr.makespan_s.p95) << ',' << num(cr.quantile_makespan_s) << ',' << num(cr.cost.mean) << ','
         << num(cr.cost.p95) << ',' << cr.runs_with_failed_tasks << ','
-        << (r.deadline_s ? num(cr.p_meets_deadline) : "") << ','
+        << (r.deadline_s ? num(cr.p_meets_deadline) : "") << ',';
+    const ShareInterval ci = p_meets_interval(cr, r.replications);
+    out << (r.deadline_s ? num(ci.low) : "") << ',' << (r.deadline_s ? num(ci.high) : "") << ','
         << (r.deadline_s ? (cr.meets ? "true" : "false") : "") << ','
         << (r.recommended == c ? "true" : "false") << ',' << (on_front[c] ? "true" : "false") << '\n';
   }

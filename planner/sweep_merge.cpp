@@ -65,6 +65,9 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vect
     if (s.base_seed != first.base_seed)
       throw differs(i, "base_seed", std::to_string(s.base_seed), std::to_string(first.base_seed));
     if (s.quantile != first.quantile) throw differs(i, "quantile", num(s.quantile), num(first.quantile));
+    if (s.confidence != first.confidence)
+      throw differs(i, "confidence", s.confidence ? num(*s.confidence) : "none",
+                    first.confidence ? num(*first.confidence) : "none");
     if (s.deadline_s != first.deadline_s)
       throw differs(i, "deadline_s", s.deadline_s ? num(*s.deadline_s) : "none",
                     first.deadline_s ? num(*first.deadline_s) : "none");

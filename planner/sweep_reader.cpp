@@ -26,6 +26,11 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
   const JsonValue& doc = r.object(d.root(), "the top level");
   SweepResult res;
   detail::read_run_header(r, doc, res);
+  if (const JsonValue* v = r.optional(doc, "confidence")) {
+    res.confidence = r.number(*v, "confidence");
+    if (!(*res.confidence > 0 && *res.confidence < 100))
+      r.fail(*v, "confidence", "must be above 0 and below 100, got " + r.got(*v));
+  }
   // Written since the Pareto front and the slices (older files have none of these).
   if (const JsonValue* v = r.optional(doc, "inputs_hash")) res.inputs_hash = r.string(*v, "inputs_hash");
   if (const JsonValue* v = r.optional(doc, "search")) {

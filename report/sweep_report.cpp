@@ -25,7 +25,7 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   std::vector<CostTime> pts;
   for (const planner::ConfigResult& c : r.configs) pts.push_back({c.cost.mean, c.quantile_makespan_s});
   const std::vector<std::size_t>& front =
-      r.pareto;  // finish_sweep's: without configurations whose tasks failed
+      r.pareto;  // finish_sweep's: without configurations whose quantile is a failed run
   std::vector<bool> on_front(pts.size(), false);
   for (std::size_t i : front) on_front[i] = true;
   const auto config_text = [&](std::size_t i) {

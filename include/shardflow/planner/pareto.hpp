@@ -44,8 +44,8 @@ inline std::vector<std::size_t> pareto_front(std::span<const CostTime> p) {
 }
 
 /// The same among the points with `eligible[i]` (indices into `p`, ordered as above). A sweep's front is
-/// that of its configurations whose runs had no failed tasks: a run whose tasks fail ends early and costs
-/// little, which no plan can use.
+/// that of its configurations whose quantile makespan is not a failed run's (failures_reach_quantile): a
+/// run whose tasks fail ends early and costs little, which no plan can use.
 inline std::vector<std::size_t> pareto_front(std::span<const CostTime> p, const std::vector<bool>& eligible) {
   std::vector<CostTime> kept;
   std::vector<std::size_t> index;

@@ -63,7 +63,12 @@ struct SweepSpec {
   int replications = 10;
   std::optional<std::uint64_t> base_seed;  // default: the scenario's seed
   std::optional<double> deadline_s;
-  double quantile = 95;        // the makespan percentile that must meet the deadline
+  double quantile = 95;  // the makespan percentile that must meet the deadline
+  /// How sure (percent, below 100) the sweep must be that a configuration meets the deadline in at least
+  /// `quantile` percent of runs: a configuration meets it only if the one-sided Clopper-Pearson lower
+  /// bound at this level of its share of runs by the deadline is at least quantile / 100 (runs_needed).
+  /// None: the share itself must be (the quantile's nearest rank).
+  std::optional<double> confidence;
   std::optional<Shard> shard;  // run only this slice of the configurations
   /// Optional: when it becomes true (a signal handler), runs not started are skipped, running ones stop,
   /// and run_sweep_text throws Interrupted: a sweep's figures need every run.
@@ -106,9 +111,12 @@ struct ConfigResult {
   Summary makespan_s;
   Summary cost;
   double quantile_makespan_s = 0;  // SweepSpec::quantile of the makespans
-  double p_meets_deadline = 0;     // share of replications that finished by the deadline (if one)
+  double p_meets_deadline = 0;     // share of replications that finished by the deadline (if one), with
+                                   // no task failed: a run whose tasks failed did not finish the pipeline
   int runs_with_failed_tasks = 0;  // replications where some task exhausted its retries
-  bool meets = false;              // quantile <= deadline and no failed tasks in any run
+  /// At least runs_needed(replications, quantile, confidence) replications finished by the deadline:
+  /// without a confidence, the quantile makespan is within it and failed runs are too few to move it.
+  bool meets = false;
   /// Its plan's critical path by mean run times on its fastest nodes, no overheads
   /// (critical_path_seconds / fastest_speed): its runs cannot end sooner on average, whatever else changes.
   /// 0: not known (a sweep file written before it was kept).
@@ -151,6 +159,7 @@ struct SweepResult {
   std::uint64_t base_seed = 0;
   std::optional<double> deadline_s;
   double quantile = 95;
+  std::optional<double> confidence;  // SweepSpec::confidence
   std::vector<ConfigResult> configs;
   /// The cheapest (by mean cost, then quantile makespan, then order) configuration that meets the
   /// deadline; none without a deadline or when no configuration meets it.
@@ -170,6 +179,26 @@ struct SweepResult {
   std::uint64_t distinct_simulations = 0;
   std::optional<Shard> shard;  // a slice (--shard): configs holds its configurations only
 };
+
+/// The fewest of `replications` runs that must finish by the deadline (with no failed task) for a
+/// configuration to meet it. Without a confidence: the quantile's nearest rank (ceil(quantile% of the
+/// runs)), as the quantile makespan is judged. With one (percent, below 100): the fewest k whose one-sided
+/// Clopper-Pearson lower bound at that level is at least quantile / 100, that is P(X >= k) <= 1 -
+/// confidence / 100 for X ~ Binomial(replications, quantile / 100); replications + 1 when no k is enough
+/// (too few runs to be that sure, or a quantile of 100).
+std::size_t runs_needed(std::size_t replications, double quantile, std::optional<double> confidence);
+/// The fewest replications with which a configuration can meet the deadline at that confidence (all of
+/// them by the deadline); 0 for a quantile of 100, which no number of runs shows.
+std::size_t replications_for_confidence(double quantile, double confidence);
+/// More runs with failed tasks than the quantile lets through (replications less its nearest rank): the
+/// quantile makespan is then a failed run's, which ended early and cheap, and the configuration is not on
+/// the Pareto front. A few failed runs below that count as late runs, as the verdict counts them.
+bool failures_reach_quantile(int runs_with_failed_tasks, int replications, double quantile);
+/// A 95% interval of a share of runs, k of n: Wilson's score interval (0..1 for n = 0).
+struct ShareInterval {
+  double low = 0, high = 1;
+};
+ShareInterval share_interval95(std::size_t k, std::size_t n);
 
 /// A sweep or comparison stopped by its `stop` flag before its runs were done.
 struct Interrupted : std::runtime_error {

@@ -40,9 +40,9 @@ int validate(const std::vector<std::string>& files, const LoadArgs& args) {
   const LoadOptions options = load_options(args);
   // Every file is checked: one bad file does not hide what is wrong with the next.
   int status = 0;
-  for (const std::string& f : files) {
-    std::string path = f;
-    if (const std::string why = input_file_check()(path); !why.empty()) {  // missing, or a directory
+  for (const std::string& given : files) {
+    std::string f = given;  // "-" is standard input, /dev/stdin, as every command reads it
+    if (const std::string why = input_file_check()(f); !why.empty()) {  // missing, or a directory
       std::cerr << printable(why) << "\n";
       status = 2;
       continue;

@@ -355,6 +355,13 @@ TEST_CASE("cli: - reads the scenario from standard input, and its problems name 
   const Result bad = run("explain - < tests/data/scenario-bad-syntax.yaml");
   CHECK(bad.status == 2);
   CHECK(bad.err == "/dev/stdin:5:4: YAML syntax error: end of map flow not found\n");
+  // validate too (it read a file named "-", which did not exist).
+  const Result valid = run("validate - < scenarios/argo-parallelism-limit.yaml");
+  CHECK(valid.status == 0);
+  CHECK(valid.out == "/dev/stdin: ok (10 tasks from 1 component step; 1 node in 1 pool)\n");
+  const Result invalid = run("validate - < tests/data/scenario-bad-syntax.yaml");
+  CHECK(invalid.status == 2);
+  CHECK(invalid.err == "/dev/stdin:5:4: YAML syntax error: end of map flow not found\n");
 }
 
 TEST_CASE("cli: a run's result files are a set: put in place together or not at all", "[cli]") {

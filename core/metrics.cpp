@@ -73,9 +73,11 @@ void sort_by_time(std::vector<std::pair<std::int64_t, std::int64_t>>& v) {
   }
 }
 
-double run_seconds(const AttemptRecord& a) {
+__extension__ using Int128 = __int128;  // GCC's and Clang's, for exact sums of nanoseconds
+
+std::int64_t run_ns(const AttemptRecord& a) {
   if (a.started == kNever || a.finished < a.started) return 0;
-  return (a.finished - a.started).seconds();
+  return (a.finished - a.started).ns();
 }
 
 }  // namespace
@@ -133,7 +135,10 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
     if (i < plan.steps().size()) m.per_step[i].requests = plan.steps()[i].component.resources;
   }
   // Successful run time per task, for the critical path.
-  std::vector<double> task_run(plan.size(), 0.0);
+  std::vector<std::int64_t> task_run(plan.size(), 0);
+  // Sums in integer nanoseconds (and nanosecond-millicores), so that they are exact: 10.760329372 s, not
+  // the 10.760329372000001 of adding seconds as doubles. 128 bits: 10 million attempts of a day each.
+  Int128 total_work_ns = 0, cpu_work_ns_mcpu = 0;
   // CPU occupancy changes (time, +/- millicores) and capacity changes (time, +/- millicores).
   std::vector<std::pair<std::int64_t, std::int64_t>> load, capacity;
 
@@ -158,10 +163,11 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
       ++m.cancelled_attempts;
     else if (a.outcome != Outcome::succeeded)
       ++m.failed_attempts;
-    const double run = run_seconds(a);
-    m.total_work_s += run;
+    const std::int64_t run_time = run_ns(a);
+    const double run = Duration::from_ns(run_time).seconds();
+    total_work_ns += run_time;
     const MilliCpu cpu = a.step < plan.steps().size() ? plan.steps()[a.step].component.resources.cpu : 0;
-    m.cpu_work_core_s += run * static_cast<double>(cpu) / 1000.0;
+    cpu_work_ns_mcpu += static_cast<Int128>(run_time) * cpu;
     if (a.scheduled != kNever) {
       waits.push_back((a.scheduled - a.submitted).seconds());
       load.emplace_back(a.scheduled.ns(), cpu);
@@ -175,8 +181,10 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
       else if (a.outcome != Outcome::cancelled)
         ++sm.failures;
     }
-    if (a.outcome == Outcome::succeeded && a.task < task_run.size()) task_run[a.task] = run;
+    if (a.outcome == Outcome::succeeded && a.task < task_run.size()) task_run[a.task] = run_time;
   }
+  m.total_work_s = static_cast<double>(total_work_ns) / 1e9;
+  m.cpu_work_core_s = static_cast<double>(cpu_work_ns_mcpu) / 1e12;
   m.makespan_s = Duration::from_ns(makespan_ns).seconds();
   m.queue_wait_s = percentiles_of(waits);
   for (std::size_t i = 0; i < step_runs.size(); ++i) {
@@ -187,20 +195,22 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
 
   // Critical path of what actually ran: longest chain of successful run times along plan edges.
   // Each node remembers the predecessor its chain came through, so that one longest chain can be named.
-  std::vector<double> finish(plan.size(), 0.0);
+  std::vector<std::int64_t> finish(plan.size(), 0);
   std::vector<TaskId> via(plan.size(), kNone);
   TaskId last = kNone;
+  std::int64_t path_ns = 0;
   for (TaskId t = 0; t < plan.size(); ++t) {
-    double start = 0;
+    std::int64_t start = 0;
     for (TaskId p : plan.preds(t)) {
       if (via[t] == kNone || finish[p] > start) via[t] = p;
       start = std::max(start, finish[p]);
     }
     finish[t] = start + task_run[t];
-    if (finish[t] > m.critical_path_s || last == kNone) last = t;
-    m.critical_path_s = std::max(m.critical_path_s, finish[t]);
+    if (finish[t] > path_ns || last == kNone) last = t;
+    path_ns = std::max(path_ns, finish[t]);
   }
-  for (TaskId t = last; t != kNone && m.critical_path_s > 0; t = via[t])
+  m.critical_path_s = Duration::from_ns(path_ns).seconds();
+  for (TaskId t = last; t != kNone && path_ns > 0; t = via[t])
     if (!plan.is_join(t)) m.critical_path.push_back(t);
   std::reverse(m.critical_path.begin(), m.critical_path.end());
 

@@ -145,12 +145,6 @@ void write_json_string(std::ostream& out, std::string_view s) {
 
 namespace {
 
-void json_number(OutBuffer& out, double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  out << buf;
-}
-
 // The shortest text that reads back as `v` ("0.05", not "0.050000000000000003").
 void json_shortest(OutBuffer& out, double v) {
   char buf[32];
@@ -244,7 +238,7 @@ void write_trace_json(std::ostream& out, const Trace& t) {
     append_json_string(w.text(), n.pool);
     w << ", \"cpu_milli\": " << n.cpu << ", \"memory_bytes\": " << n.memory << ", \"gpu\": " << n.gpu
       << ", \"price_per_hour\": ";
-    json_number(w, n.price_per_hour);
+    json_shortest(w, n.price_per_hour);
     w << ", \"billed_from\": " << n.billed_from.ns() << ", \"up\": " << n.up.ns()
       << ", \"down\": " << n.down.ns() << "}";
   }

@@ -98,6 +98,25 @@ TEST_CASE("Metrics: every figure of a hand-made trace", "[core][metrics]") {
   CHECK(m.critical_path == std::vector<TaskId>{0, 1});
 }
 
+TEST_CASE("Metrics: the sums of run times are exact decimal seconds, as each run time is",
+          "[core][metrics]") {
+  // Runs of 0.1 s, 0.2 s (failed) and 0.000000001 s: as doubles the sum was 0.30000000000000004 s; it
+  // is summed in nanoseconds, so it is the double nearest 0.300000001 s, and the path 0.200000001 s.
+  HandMade h;
+  h.trace.attempts = {attempt(0, 0, 0, 0, 0, 1, 1.1, Outcome::failed),
+                      attempt(0, 1, 1, 20, 20, 21, 21.2, Outcome::succeeded),
+                      attempt(1, 0, 0, 41, 41, 41, 41.000000001, Outcome::succeeded)};
+  h.trace.attempts[0].finished = Duration::from_ns(1'100'000'000);
+  h.trace.attempts[1].started = Duration::from_ns(21'000'000'000);
+  h.trace.attempts[1].finished = Duration::from_ns(21'200'000'000);
+  h.trace.attempts[2].started = Duration::from_ns(41'000'000'000);
+  h.trace.attempts[2].finished = Duration::from_ns(41'000'000'001);
+  const Metrics m = compute_metrics(h.trace, h.plan);
+  CHECK(m.total_work_s == 0.300000001);
+  CHECK(m.critical_path_s == 0.200000001);  // a's success (0.2 s), then b
+  CHECK(m.cpu_work_core_s == 0.300000002);  // b takes 2 CPUs
+}
+
 TEST_CASE("Metrics: metrics.json reads back to the same figures, and older files without requests",
           "[core][metrics]") {
   const HandMade h;
@@ -351,6 +370,14 @@ TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]
       "\"scheduled\": -1, \"started\": -1, \"finished\": 3000000000, \"outcome\": \"cancelled\", "
       "\"kind\": \"backup\", "
       "\"image_pull\": 0, \"input_read\": 0, \"output_write\": 0}\n  ]\n}\n");
+  // A price as the shortest text that reads back the same (it was 0.77000000000000002).
+  {
+    Trace priced = t;
+    priced.nodes[0].price_per_hour = 0.77;
+    std::ostringstream out;
+    write_trace_json(out, priced);
+    CHECK(out.str().find("\"gpu\": 1, \"price_per_hour\": 0.77, \"billed_from\"") != std::string::npos);
+  }
 
   std::ostringstream csv;
   write_trace_csv(csv, t);

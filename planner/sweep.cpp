@@ -1746,7 +1746,7 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
 
 void write_sweep_csv(std::ostream& out, const SweepResult& r) {
   const auto csv_text = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";

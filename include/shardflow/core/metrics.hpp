@@ -30,7 +30,7 @@ struct Metrics {
   double cpu_work_core_s = 0;       // sum of run time x requested cores
   double mean_cpu_utilization = 0;  // cpu_work / (node cores x node lifetime), 0..1
   double peak_cpu_utilization = 0;  // highest instantaneous requested/available cores
-  Percentiles queue_wait_s;         // submitted -> started, per attempt
+  Percentiles queue_wait_s;         // submitted -> scheduled, per attempt that was bound (0s if none was)
   double cost = 0;                  // sum over nodes of price_per_hour x billed hours
   std::uint64_t attempts = 0;
   std::uint64_t retries = 0;             // attempts of kind retry (after a failed attempt)

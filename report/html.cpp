@@ -39,8 +39,23 @@ void append_esc(std::string& out, std::string_view s) {
   out.reserve(out.size() + s.size());
   // Runs of ordinary characters in one append each.
   std::size_t from = 0;
+  char picture[4];  // a control character's picture, U+2400 + its code (U+2421 for DEL), in UTF-8
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char* entity = nullptr;
+    const auto c = static_cast<unsigned char>(s[i]);
+    // Control characters other than tab and line breaks are parse errors in HTML's text (a NUL becomes
+    // U+FFFD, others show as nothing): a name that holds one shows its picture, ␁ for U+0001.
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      const unsigned code = c == 0x7F ? 0x2421 : 0x2400 + c;
+      picture[0] = static_cast<char>(0xE0 | (code >> 12));
+      picture[1] = static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      picture[2] = static_cast<char>(0x80 | (code & 0x3F));
+      picture[3] = '\0';
+      out.append(s.data() + from, i - from);
+      out.append(picture, 3);
+      from = i + 1;
+      continue;
+    }
     switch (s[i]) {
       case '&':
         entity = "&amp;";

@@ -350,6 +350,10 @@ TEST_CASE("compare report: one replication shows no interval and nothing signifi
 TEST_CASE("report: esc and append_esc escape the five HTML characters, and nothing else", "[report]") {
   CHECK(detail::esc("a<b>&\"c'd e/\xc3\xa9") == "a&lt;b&gt;&amp;&quot;c&#39;d e/\xc3\xa9");
   CHECK(detail::esc("") == "");
+  // Control characters show their pictures (a name from a WfCommons file or a YAML escape may hold one).
+  CHECK(detail::esc(std::string("a\x01"
+                                "b\x7f\0c\td",
+                                8)) == "a\u2401b\u2421\u2400c\td");
   CHECK(detail::esc("&&") == "&amp;&amp;");
   std::string out = "x";
   detail::append_esc(out, "<y>");

@@ -1544,7 +1544,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
           << num(cr.quantile_makespan_s, 1) << " s, by the deadline in "
           << detail::runs_meeting(cr.p_meets_deadline, reps) << " of " << reps << " runs (95% interval "
           << num(ci.low * 100, 1) << ".." << num(ci.high * 100, 1) << "%)\n";
-      // Configurations that cost the same to the cent's millionth: the table's order picked the fastest.
+      // Configurations that cost the same, to a billionth of it: the rule picked the fastest of them.
       std::vector<std::string> same;
       for (std::size_t c = 0; c < r.configs.size(); ++c)
         if (c != *r.recommended && r.configs[c].meets &&
@@ -1756,9 +1756,8 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
   for (const Dimension& d : r.dimensions) out << csv_text(d.path) << ',';
   out << "makespan_mean_s,makespan_stddev_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_"
          "p95_s,"
-         "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,p_meets_deadline_"
-         "ci95_"
-         "low,p_meets_deadline_ci95_high,meets,recommended,pareto\n";
+         "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,"
+         "p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,meets,recommended,pareto\n";
   std::vector<bool> on_front(r.configs.size(), false);
   for (std::size_t i : r.pareto) on_front[i] = true;
   for (std::size_t c = 0; c < r.configs.size(); ++c) {

@@ -143,8 +143,13 @@ using ojson = nlohmann::ordered_json;
 using detail::summary_json;
 
 ojson diff_json(const Summary& s) {
-  return {{"mean", s.mean},           {"stddev", s.stddev},     {"ci95_low", s.ci95_low},
-          {"ci95_high", s.ci95_high}, {"skewness", s.skewness}, {"significant", significant(s)}};
+  return {{"mean", s.mean},
+          {"stddev", s.stddev},
+          {"ci95_low", s.ci95_low},
+          {"ci95_high", s.ci95_high},
+          {"skewness", s.skewness},
+          {"significant", significant(s)},
+          {"pairs", s.n}};
 }
 
 ojson index_or_null(const std::optional<std::size_t>& i) {
@@ -171,6 +176,7 @@ void write_compare_json(std::ostream& out, const CompareResult& r) {
     vj["makespan_s"] = summary_json(v.makespan_s);
     vj["quantile_makespan_s"] = v.quantile_makespan_s;
     vj["cost"] = summary_json(v.cost);
+    vj["finished_cost_mean"] = v.finished_cost_mean;
     vj["cpu_utilization"] = summary_json(v.cpu_utilization);
     vj["runs_with_failed_tasks"] = v.runs_with_failed_tasks;
     if (r.deadline_s) {
@@ -242,6 +248,14 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
     v.diff_cost = read_summary(r, r.get(vj, "diff_cost", p), p + ".diff_cost", false);
     for (Summary* x : {&v.makespan_s, &v.cost, &v.cpu_utilization, &v.diff_makespan_s, &v.diff_cost})
       x->n = static_cast<std::size_t>(res.replications);
+    // Written since differences leave out seeds with failed tasks (older files paired every seed).
+    for (const auto& [diff, key] :
+         {std::pair{&v.diff_makespan_s, "diff_makespan_s"}, {&v.diff_cost, "diff_cost"}})
+      if (const JsonValue* n = r.find(r.get(vj, key, p), "pairs"))
+        diff->n = static_cast<std::size_t>(r.integer(*n, p + "." + key + ".pairs", 0, res.replications));
+    v.finished_cost_mean = v.cost.mean;
+    if (const JsonValue* x = r.optional(vj, "finished_cost_mean"))
+      v.finished_cost_mean = r.non_negative(*x, p + ".finished_cost_mean");
     const JsonValue& runs = r.array(r.get(vj, "runs", p), p + ".runs");
     for (std::uint32_t k = 0; k < runs.count; ++k) {
       const std::string q = p + ".runs[" + std::to_string(k) + "]";
@@ -331,7 +345,9 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
          "tasks,"
          "diff_makespan_mean_s,diff_makespan_ci95_low_s,diff_makespan_ci95_high_s,diff_makespan_significant,"
          "diff_cost_mean,diff_cost_ci95_low,diff_cost_ci95_high,diff_cost_significant,meets,recommended,"
-         "measured_mean_s,predicted_mean_s,makespan_quantile_s,measured_runs_with_failed_tasks\n";
+         "measured_mean_s,predicted_mean_s,makespan_quantile_s,measured_runs_with_failed_tasks,"
+         "finished_cost_mean,diff_pairs,p_meets_deadline,p_meets_deadline_ci95_low,p_meets_deadline_ci95_"
+         "high\n";
   // Each figure as compare.json has it: the shortest text that reads back to the same double (the
   // stream's default 6 significant digits cut 6035.005025 to 6035.01, past a deadline of 6035.006 s).
   const auto num = detail::shortest;
@@ -354,6 +370,14 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
       out << ',';
     out << ',' << num(v.quantile_makespan_s) << ',';
     if (v.measured) out << v.measured->runs_with_failed_tasks();
+    out << ',' << num(v.finished_cost_mean) << ',' << v.diff_makespan_s.n << ',';
+    if (r.deadline_s) {
+      const auto n = static_cast<std::size_t>(r.replications);
+      const ShareInterval ci = share_interval95(detail::runs_meeting(v.p_meets_deadline, n), n);
+      out << num(v.p_meets_deadline) << ',' << num(ci.low) << ',' << num(ci.high);
+    } else {
+      out << ",,";
+    }
     out << '\n';
   }
 }

@@ -2,6 +2,7 @@
 // JSON files, so the two commands split `--vary`/`--variant` text and store a Summary the same way.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <shardflow/core/metrics.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 #include "../core/json_reader.hpp"  // core's reader of the JSON files shardflow writes
@@ -78,6 +80,48 @@ double share_meeting(const std::vector<double>& makespans, double deadline_s, Fa
   return makespans.empty() ? 0.0 : static_cast<double>(ok) / static_cast<double>(makespans.size());
 }
 
+/// The quantile (nearest rank) of the makespans with each run whose tasks failed counted as late: after
+/// every run that finished. When the rank falls on one of those, the slowest run's makespan (the quantile
+/// is past the deadline's reach whatever it is, and at least that). `failed(k)`: run k had failed tasks.
+template <class Failed>
+double late_quantile(const std::vector<double>& makespans, double quantile, Failed failed) {
+  std::vector<double> finished;
+  double slowest = 0;
+  for (std::size_t k = 0; k < makespans.size(); ++k) {
+    slowest = std::max(slowest, makespans[k]);
+    if (!failed(k)) finished.push_back(makespans[k]);
+  }
+  if (makespans.empty()) return 0;
+  const std::size_t rank = nearest_rank(quantile, makespans.size());
+  if (rank > finished.size()) return slowest;
+  std::nth_element(finished.begin(), finished.begin() + static_cast<std::ptrdiff_t>(rank - 1),
+                   finished.end());
+  return finished[rank - 1];
+}
+
+/// The mean cost of the runs that finished (no task failed): a run whose tasks failed ended early and
+/// cheap, and a plan cannot count on that. The mean of all runs when none finished.
+template <class Failed>
+double finished_mean(const std::vector<double>& costs, Failed failed) {
+  long double sum = 0;
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < costs.size(); ++k)
+    if (!failed(k)) {
+      sum += costs[k];
+      ++n;
+    }
+  if (n == costs.size() || n == 0) return summarize(costs).mean;  // the summary's mean, to the bit
+  return static_cast<double>(sum / static_cast<long double>(n));
+}
+
+/// A summary of amounts that cannot be negative (makespans, costs, utilizations): its interval's low end
+/// at least 0 (two runs' Student-t interval reached -492 s).
+inline Summary summarize_amounts(const std::vector<double>& values) {
+  Summary s = summarize(values);
+  s.ci95_low = std::max(0.0, s.ci95_low);
+  return s;
+}
+
 /// How many of n runs a share of them (share_meeting's) is.
 inline std::size_t runs_meeting(double share, std::size_t n) {
   return static_cast<std::size_t>(std::llround(share * static_cast<double>(n)));
@@ -89,8 +133,9 @@ inline std::size_t runs_meeting(double share, std::size_t n) {
 inline std::string few_replications_note(int replications) {
   if (replications == 1)
     return "note: one replication: each figure is one run's (its p50, p95 and any deadline verdict too), "
-           "with no interval; -r " +
-           std::to_string(kMinSkewCorrected) + " or more gives intervals, -r 20 or more narrows them\n";
+           "with no interval; -r 2 or more gives intervals, -r " +
+           std::to_string(kMinSkewCorrected) +
+           " or more corrects them for skew, -r 20 or more narrows them\n";
   if (replications < 2 || replications >= static_cast<int>(kMinSkewCorrected)) return "";
   return "note: with fewer than " + std::to_string(kMinSkewCorrected) +
          " replications the 95% intervals are plain Student-t intervals, wide and not corrected for the "

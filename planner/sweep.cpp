@@ -873,10 +873,18 @@ class Runner {
 
   [[nodiscard]] bool stopped() const { return spec_.stop != nullptr && spec_.stop->load(); }
 
+  // The mean cost of its first runs that finished (all of them when none did), as finished_cost_mean.
   double mean_cost(std::size_t c, std::size_t first_runs) const {
-    return std::accumulate(cost_[c].begin(), cost_[c].begin() + static_cast<std::ptrdiff_t>(first_runs),
-                           0.0) /
-           static_cast<double>(first_runs);
+    double sum = 0, all = 0;
+    std::size_t n = 0;
+    for (std::size_t r = 0; r < first_runs; ++r) {
+      all += cost_[c][r];
+      if (failed_[c][r] == 0) {
+        sum += cost_[c][r];
+        ++n;
+      }
+    }
+    return n == 0 ? all / static_cast<double>(first_runs) : sum / static_cast<double>(n);
   }
 
   // Whether configuration c can still meet the deadline after the replications run so far: no more runs
@@ -895,15 +903,16 @@ class Runner {
     ConfigResult cr;
     cr.values = combos_[c];
     const std::vector<double>& ms = makespan_[c];
-    cr.makespan_s = summarize(ms);
-    cr.cost = summarize(cost_[c]);
-    cr.quantile_makespan_s = percentile(ms, spec_.quantile);
+    const auto failed = [&](std::size_t r) { return failed_[c][r] != 0; };
+    cr.makespan_s = detail::summarize_amounts(ms);
+    cr.cost = detail::summarize_amounts(cost_[c]);
+    cr.finished_cost_mean = detail::finished_mean(cost_[c], failed);
+    cr.quantile_makespan_s = detail::late_quantile(ms, spec_.quantile, failed);
     cr.critical_path_s = critical_path_[c];
     cr.no_limit = no_limit_[c];
     for (std::uint8_t f : failed_[c]) cr.runs_with_failed_tasks += f;
     if (spec_.deadline_s) {
-      cr.p_meets_deadline =
-          detail::share_meeting(ms, *spec_.deadline_s, [&](std::size_t r) { return failed_[c][r] != 0; });
+      cr.p_meets_deadline = detail::share_meeting(ms, *spec_.deadline_s, failed);
       cr.meets = detail::runs_meeting(cr.p_meets_deadline, ms.size()) >=
                  runs_needed(ms.size(), spec_.quantile, spec_.confidence);
     }
@@ -1144,7 +1153,7 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
     run.run(tops, reps, base_seed);
     const auto order = [&](std::size_t c) {
       const ConfigResult r = run.result(c);
-      return std::make_tuple(r.runs_with_failed_tasks, r.quantile_makespan_s, r.cost.mean, c);
+      return std::make_tuple(r.runs_with_failed_tasks, r.quantile_makespan_s, r.finished_cost_mean, c);
     };
     for (;;) {
       std::size_t near = 0;
@@ -1331,14 +1340,15 @@ void finish_sweep(SweepResult& result) {
       continue;
     }
     const ConfigResult& best = result.configs[*result.recommended];
-    if (cr.cost.mean < best.cost.mean ||
-        (cr.cost.mean == best.cost.mean && cr.quantile_makespan_s < best.quantile_makespan_s))
+    if (cr.finished_cost_mean < best.finished_cost_mean ||
+        (cr.finished_cost_mean == best.finished_cost_mean &&
+         cr.quantile_makespan_s < best.quantile_makespan_s))
       result.recommended = c;
   }
   std::vector<CostTime> pts;
   std::vector<bool> without_failures;
   for (const ConfigResult& c : result.configs) {
-    pts.push_back({c.cost.mean, c.quantile_makespan_s});
+    pts.push_back({c.finished_cost_mean, c.quantile_makespan_s});
     without_failures.push_back(
         !failures_reach_quantile(c.runs_with_failed_tasks, result.replications, result.quantile));
   }
@@ -1350,8 +1360,8 @@ void finish_sweep(SweepResult& result) {
   for (std::size_t c = 1; c < result.configs.size(); ++c) {
     const ConfigResult& a = result.configs[c];
     const ConfigResult& m = result.configs[n];
-    if (std::tie(a.runs_with_failed_tasks, a.quantile_makespan_s, a.cost.mean) <
-        std::tie(m.runs_with_failed_tasks, m.quantile_makespan_s, m.cost.mean))
+    if (std::tie(a.runs_with_failed_tasks, a.quantile_makespan_s, a.finished_cost_mean) <
+        std::tie(m.runs_with_failed_tasks, m.quantile_makespan_s, m.finished_cost_mean))
       n = c;
   }
   Nearest near;
@@ -1540,18 +1550,24 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
           << (r.confidence ? std::string(" finishes by the deadline in ") + quantile + " of runs"
                            : " " + q + " makespan within the deadline")
           << " (" << detail::shortest(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
-          << "; mean cost " << detail::cost_text(cr.cost.mean) << ", " << q << " makespan "
-          << num(cr.quantile_makespan_s, 1) << " s, by the deadline in "
+          << "; mean cost " << detail::cost_text(cr.finished_cost_mean)
+          << (cr.runs_with_failed_tasks > 0 && cr.runs_with_failed_tasks < r.replications
+                  ? " (of its " + std::to_string(reps - static_cast<std::size_t>(cr.runs_with_failed_tasks)) +
+                        " runs that finished)"
+                  : std::string())
+          << ", " << q << " makespan " << num(cr.quantile_makespan_s, 1) << " s, by the deadline in "
           << detail::runs_meeting(cr.p_meets_deadline, reps) << " of " << reps << " runs (95% interval "
           << num(ci.low * 100, 1) << ".." << num(ci.high * 100, 1) << "%)\n";
       // Configurations that cost the same, to a billionth of it: the rule picked the fastest of them.
       std::vector<std::string> same;
       for (std::size_t c = 0; c < r.configs.size(); ++c)
         if (c != *r.recommended && r.configs[c].meets &&
-            std::abs(r.configs[c].cost.mean - cr.cost.mean) <= 1e-9 * std::max(1.0, std::abs(cr.cost.mean)))
+            std::abs(r.configs[c].finished_cost_mean - cr.finished_cost_mean) <=
+                1e-9 * std::max(1.0, std::abs(cr.finished_cost_mean)))
           same.push_back(assignment_text(r.dimensions, r.configs[c].values));
       if (!same.empty()) {
-        out << "as cheap (mean cost " << detail::cost_text(cr.cost.mean) << ") and meeting it too, slower: ";
+        out << "as cheap (mean cost " << detail::cost_text(cr.finished_cost_mean)
+            << ") and meeting it too, slower: ";
         for (std::size_t i = 0; i < same.size() && i < 5; ++i) out << (i ? "; " : "") << same[i];
         if (same.size() > 5) out << "; and " << same.size() - 5 << " more";
         out << "\n";
@@ -1595,7 +1611,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
                       " of " + std::to_string(reps) + " runs (" + std::to_string(needed) + " needed" +
                       (r.confidence ? std::string(" to be ") + confidence + " sure" : "") + ")"
                 : std::string())
-        << "; mean cost " << detail::cost_text(cr.cost.mean) << "\n";
+        << "; mean cost " << detail::cost_text(cr.finished_cost_mean) << "\n";
     // Over the deadline by its critical path alone: no number of nodes or limit can make it.
     const bool path_over = r.deadline_s && cr.critical_path_s > *r.deadline_s;
     if (path_over)
@@ -1684,7 +1700,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         << "):\n";
     for (std::size_t i : r.pareto)
       out << "  " << assignment_text(r.dimensions, r.configs[i].values) << ": cost "
-          << detail::cost_text(r.configs[i].cost.mean) << ", " << q << " "
+          << detail::cost_text(r.configs[i].finished_cost_mean) << ", " << q << " "
           << num(r.configs[i].quantile_makespan_s, 1) << " s\n";
   }
 }
@@ -1713,6 +1729,7 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
     cj["makespan_s"] = summary_json(c.makespan_s);
     cj["quantile_makespan_s"] = c.quantile_makespan_s;
     cj["cost"] = summary_json(c.cost);
+    cj["finished_cost_mean"] = c.finished_cost_mean;
     cj["runs_with_failed_tasks"] = c.runs_with_failed_tasks;
     cj["critical_path_s"] = c.critical_path_s;
     if (std::find(c.no_limit.begin(), c.no_limit.end(), true) != c.no_limit.end())
@@ -1756,8 +1773,8 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
   for (const Dimension& d : r.dimensions) out << csv_text(d.path) << ',';
   out << "makespan_mean_s,makespan_stddev_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_"
          "p95_s,"
-         "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,"
-         "p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,meets,recommended,pareto\n";
+         "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,meets,recommended,"
+         "pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high\n";
   std::vector<bool> on_front(r.configs.size(), false);
   for (std::size_t i : r.pareto) on_front[i] = true;
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
@@ -1767,11 +1784,13 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
         << ',' << num(cr.makespan_s.ci95_high) << ',' << num(cr.makespan_s.p50) << ','
         << num(cr.makespan_s.p95) << ',' << num(cr.quantile_makespan_s) << ',' << num(cr.cost.mean) << ','
         << num(cr.cost.p95) << ',' << cr.runs_with_failed_tasks << ','
-        << (r.deadline_s ? num(cr.p_meets_deadline) : "") << ',';
-    const ShareInterval ci = p_meets_interval(cr, r.replications);
-    out << (r.deadline_s ? num(ci.low) : "") << ',' << (r.deadline_s ? num(ci.high) : "") << ','
+        << (r.deadline_s ? num(cr.p_meets_deadline) : "") << ','
         << (r.deadline_s ? (cr.meets ? "true" : "false") : "") << ','
-        << (r.recommended == c ? "true" : "false") << ',' << (on_front[c] ? "true" : "false") << '\n';
+        << (r.recommended == c ? "true" : "false") << ',' << (on_front[c] ? "true" : "false") << ',';
+    // Columns added since are at the end, so that the earlier ones keep their places.
+    const ShareInterval ci = p_meets_interval(cr, r.replications);
+    out << num(cr.finished_cost_mean) << ',' << (r.deadline_s ? num(ci.low) : "") << ','
+        << (r.deadline_s ? num(ci.high) : "") << '\n';
   }
 }
 

@@ -70,6 +70,10 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
     cr.quantile_makespan_s = r.non_negative(r.get(c, "quantile_makespan_s", p), p + ".quantile_makespan_s");
     cr.cost = detail::read_summary(r, r.get(c, "cost", p), p + ".cost", true);
     cr.makespan_s.n = cr.cost.n = static_cast<std::size_t>(res.replications);
+    // Written since failed runs count as late (older files: their runs' mean, which was the rule then).
+    cr.finished_cost_mean = cr.cost.mean;
+    if (const JsonValue* v = r.optional(c, "finished_cost_mean"))
+      cr.finished_cost_mean = r.non_negative(*v, p + ".finished_cost_mean");
     cr.runs_with_failed_tasks = static_cast<int>(
         r.integer(r.get(c, "runs_with_failed_tasks", p), p + ".runs_with_failed_tasks", 0, res.replications));
     if (const JsonValue* v = r.optional(c, "p_meets_deadline")) {

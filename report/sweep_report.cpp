@@ -23,7 +23,8 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   std::string& b = page.body();
 
   std::vector<CostTime> pts;
-  for (const planner::ConfigResult& c : r.configs) pts.push_back({c.cost.mean, c.quantile_makespan_s});
+  for (const planner::ConfigResult& c : r.configs)
+    pts.push_back({c.finished_cost_mean, c.quantile_makespan_s});
   const std::vector<std::size_t>& front =
       r.pareto;  // finish_sweep's: without configurations whose quantile is a failed run
   std::vector<bool> on_front(pts.size(), false);
@@ -38,9 +39,9 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   std::vector<Card> cs;
   if (r.recommended) {
     const planner::ConfigResult& c = r.configs[*r.recommended];
-    cs.push_back(
-        {"recommended", config_text(*r.recommended),
-         "cost " + num(c.cost.mean, 2) + ", " + q + " makespan " + human_duration(c.quantile_makespan_s)});
+    cs.push_back({"recommended", config_text(*r.recommended),
+                  "cost " + num(c.finished_cost_mean, 2) + ", " + q + " makespan " +
+                      human_duration(c.quantile_makespan_s)});
   } else {
     cs.push_back({"recommended", "none",
                   r.deadline_s ? "no configuration meets the deadline" : "no --deadline given"});
@@ -98,8 +99,8 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const planner::ConfigResult& c = r.configs[i];
     const bool rec = r.recommended == i;
-    std::string tip = config_text(i) + "\nmean cost " + num(c.cost.mean, 2) + "; " + q + " makespan " +
-                      human_duration(c.quantile_makespan_s) + "; mean makespan " +
+    std::string tip = config_text(i) + "\nmean cost " + num(c.finished_cost_mean, 2) + "; " + q +
+                      " makespan " + human_duration(c.quantile_makespan_s) + "; mean makespan " +
                       human_duration(c.makespan_s.mean) +
                       (c.makespan_s.n < 2 ? std::string(" (one run)")
                                           : " (95% CI " + human_duration(c.makespan_s.ci95_low) + " to " +

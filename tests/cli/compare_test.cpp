@@ -47,7 +47,7 @@ TEST_CASE("cli: compare finds the known optimum and the exact differences", "[cl
   CHECK(contains(r.out, "cheapest: six (mean cost 1.50)\n"));
   CHECK(contains(r.out,
                  "cheapest variant with p95 makespan within the deadline (1500 s): six; mean cost 1.50, "
-                 "p95 makespan 1200.0 s\n"));
+                 "p95 makespan 1200.0 s, by the deadline in 3 of 3 runs (95% interval 43.9..100.0%)\n"));
   CHECK(contains(
       r.out,
       "  five            -1800.0 (-1800.0..-1800.0)          yes  +0.38 (+0.38..+0.38)          yes\n"));
@@ -348,8 +348,10 @@ TEST_CASE("cli: compare --backend local at --time-scale predicts sampled-time ke
   CHECK(contains(r.out, "runs with failed tasks"));
   CHECK(contains(r.out, "  (a real run with failed tasks ended early or did less work"));
   const std::string csv = slurp(dir / "compare.csv");
-  CHECK(contains(csv, ",measured_runs_with_failed_tasks\n"));
-  CHECK(csv.substr(csv.size() - 3) == ",1\n");  // the last row, `broken`: its one run
+  CHECK(contains(csv, ",measured_runs_with_failed_tasks,finished_cost_mean,"));
+  const std::string last = csv.substr(csv.rfind('\n', csv.size() - 2) + 1);  // `broken`: its one run
+  CHECK(contains(last, ",1.3,1,"));  // p95 1.3 s predicted; its one measured run failed
+  CHECK(last.ends_with(",1,,,\n"));  // one pair with the baseline; no deadline
   CHECK(contains(slurp(dir / "report.html"), "Real runs with failed tasks: broken (1 of 1 runs)."));
 }
 

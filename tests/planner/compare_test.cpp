@@ -286,10 +286,12 @@ TEST_CASE("compare: a --quantile other than 50 or 95 has its own column, printed
   std::ostringstream csv;
   write_compare_csv(csv, r);
   const std::string c = csv.str();
-  CHECK(c.find(",measured_mean_s,predicted_mean_s,makespan_quantile_s,measured_runs_with_failed_tasks\n") !=
-        std::string::npos);
+  CHECK(c.find(",measured_mean_s,predicted_mean_s,makespan_quantile_s,measured_runs_with_failed_tasks,"
+               "finished_cost_mean,diff_pairs,p_meets_deadline,p_meets_deadline_ci95_low,p_meets_deadline_"
+               "ci95_high\n") != std::string::npos);
   CHECK(c.find("\none,") != std::string::npos);
-  CHECK(c.substr(c.size() - 6) == ",,40,\n");  // four: no measurement, p75 40 s
+  // four: no measurement, p75 40 s; free nodes; 2 pairs; none of its 2 runs by 30 s: Wilson's 0..0.658.
+  CHECK(c.substr(c.size() - 33) == ",,40,,0,2,0,0,0.6576197724933469\n");
   // The p95 is shown already: no column of its own. One replication: "seed 1". Priced at 1 an hour, a
   // cost under 0.1 in two significant digits: 10 s is 0.0028, 40 s 0.011 (not 0.00 and 0.01).
   spec.quantile = 95;

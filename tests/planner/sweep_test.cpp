@@ -667,9 +667,13 @@ TEST_CASE("Sweep: the Pareto front of cost against the quantile makespan, printe
   const std::string j = json(r);
   CHECK(j.find("\"pareto_front\": [\n    0,\n    1,\n    3\n  ]") != std::string::npos);
   const std::string c = csv(r);
-  CHECK(c.find(",recommended,pareto\n") != std::string::npos);
-  CHECK(c.find(",false,true\n") != std::string::npos);  // n = 1: on the front, not recommended
-  CHECK(c.substr(c.size() - 11) == ",true,true\n");     // n = 4: both
+  CHECK(
+      c.find(
+          ",recommended,pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high\n") !=
+      std::string::npos);
+  // n = 1: on the front, not recommended; n = 4: both. Then the columns added since.
+  CHECK(c.find(",false,true,0.05,0,0.6576197724933469\n") != std::string::npos);
+  CHECK(c.find(",true,true,0.08,0.34238022750665303,1\n") != std::string::npos);
 }
 
 TEST_CASE("Sweep: the scenario is checked with each configuration's values, never without them",
@@ -1457,8 +1461,10 @@ TEST_CASE("Sweep: a run whose tasks failed is a late run, and a few of them do n
   CHECK(back.confidence == std::optional<double>(90));
   CHECK(table(back) == table(r));
   CHECK_THAT(csv(r), Catch::StartsWith("cluster.node_pools[n].count,makespan_mean_s,"));
-  CHECK_THAT(csv(r), Catch::Contains(",p_meets_deadline,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,"
-                                     "meets,"));
+  CHECK_THAT(csv(r), Catch::EndsWith(
+                         ",p_meets_deadline,meets,recommended,pareto,finished_cost_mean,"
+                         "p_meets_deadline_ci95_low,p_meets_deadline_ci95_high\n"
+                         "4,20,0,20,20,20,20,20,0.08,0.08,0,1,true,true,true,0.08,0.9213484012671117,1\n"));
 }
 
 TEST_CASE("Sweep: --confidence is checked before anything runs", "[planner]") {
@@ -1481,4 +1487,47 @@ TEST_CASE("Sweep: --confidence is checked before anything runs", "[planner]") {
   spec.confidence = 100;
   CHECK(error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
         "--confidence: must be above 0 and below 100, got 100");
+}
+
+TEST_CASE("Sweep, compare: a failed run is late for the quantile and left out of the cost that picks",
+          "[planner]") {
+  // kFanout on 4 nodes with w failing with p 0.01 (no retries): a run that finishes takes 20 s and costs
+  // 4 x 3.6/h x 20 s = 0.08; the one of seeds 3..42 whose w fails ends at 10 s for 0.04.
+  std::string yaml = kFanout;
+  const std::string line = "      resources: {cpu: 16}\n";
+  yaml.replace(yaml.find(line), line.size(), line + "      failure: {p: 0.01}\n");
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=4")};
+  spec.replications = 40;
+  spec.deadline_s = 60;
+  spec.quantile = 2.5;  // the fastest run: the failed one's 10 s, were it not late
+  const SweepResult r = run_sweep_text(yaml, "fanout.yaml", spec);
+  REQUIRE(r.configs[0].runs_with_failed_tasks == 1);
+  CHECK(r.configs[0].quantile_makespan_s == 20);
+  CHECK(r.configs[0].makespan_s.min == 10);
+  CHECK(r.configs[0].finished_cost_mean == Approx(0.08).epsilon(1e-12));
+  CHECK(r.configs[0].cost.mean == Approx((39 * 0.08 + 0.04) / 40).epsilon(1e-12));
+  CHECK_THAT(table(r),
+             Catch::Contains("; mean cost 0.08 (of its 39 runs that finished), p2.5 makespan 20.0 s, "
+                             "by the deadline in 39 of 40 runs"));
+
+  // The same in a comparison, and the differences pair only the seeds where both runs finished.
+  CompareSpec cs;
+  cs.replications = 40;
+  cs.base_seed = 3;
+  cs.quantile = 2.5;
+  cs.deadline_s = 60;
+  cs.sets = {"cluster.node_pools[n].count=4"};
+  cs.variants = {parse_variant("flaky"), parse_variant("sound:pipeline.steps[w].failure.p=0")};
+  const CompareResult c = run_compare_text(yaml, "fanout.yaml", cs);
+  REQUIRE(c.variants[0].runs_with_failed_tasks == 1);
+  CHECK(c.variants[0].quantile_makespan_s == 20);
+  CHECK(c.variants[0].finished_cost_mean == Approx(0.08).epsilon(1e-12));
+  CHECK(c.variants[1].diff_makespan_s.n == 39);  // paired over the 39 seeds where flaky finished
+  CHECK(c.variants[1].diff_makespan_s.mean == 0);
+  CHECK(c.variants[1].diff_cost.mean == 0);
+  std::ostringstream out;
+  print_compare(out, c);
+  CHECK_THAT(out.str(), Catch::Contains("  sound: paired over 39 of 40 seeds; at the others it or flaky had "
+                                        "failed tasks (a run that ended early is no speed-up)\n"));
 }

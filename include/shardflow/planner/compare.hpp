@@ -111,14 +111,17 @@ struct VariantResult {
   std::vector<std::string> sets;      // the variant's own overrides, for display
   std::vector<std::string> overlays;  // the variant's own overlay files, as given (applied before `sets`)
   std::vector<CompareRun> runs;       // one per replication, seed order
-  Summary makespan_s;
+  Summary makespan_s;                 // over every run (the intervals' low ends at least 0)
   Summary cost;
   Summary cpu_utilization;
-  double quantile_makespan_s = 0;
+  double finished_cost_mean = 0;   // the mean cost of its runs in which no task failed (ConfigResult's)
+  double quantile_makespan_s = 0;  // a run whose tasks failed counting as late (ConfigResult's)
   int runs_with_failed_tasks = 0;
   double p_meets_deadline = 0;
-  bool meets = false;  // with a deadline: its quantile meets it and no run had failed tasks
-  /// Paired by seed: this variant minus the baseline (all zero for the baseline itself).
+  /// With a deadline: enough runs by it (the quantile's nearest rank), a run whose tasks failed being late.
+  bool meets = false;
+  /// Paired by seed, over the seeds where neither run had failed tasks (n says how many): this variant
+  /// minus the baseline (all zero for the baseline itself).
   Summary diff_makespan_s;
   Summary diff_cost;
   std::optional<Measurement> measured;

@@ -108,9 +108,14 @@ Summary summarize(const std::vector<double>& values);
 
 struct ConfigResult {
   std::vector<std::string> values;  // one per dimension
-  Summary makespan_s;
+  Summary makespan_s;               // over every run (the interval's low end at least 0)
   Summary cost;
-  double quantile_makespan_s = 0;  // SweepSpec::quantile of the makespans
+  /// The mean cost of the runs in which no task failed (cost.mean when none failed, or all did): what
+  /// "cheapest" and the Pareto front compare, since a run whose tasks failed ended early and cheap.
+  double finished_cost_mean = 0;
+  /// SweepSpec::quantile of the makespans, a run whose tasks failed counting as later than every run that
+  /// finished (the slowest run's makespan when the quantile falls on one of those).
+  double quantile_makespan_s = 0;
   double p_meets_deadline = 0;     // share of replications that finished by the deadline (if one), with
                                    // no task failed: a run whose tasks failed did not finish the pipeline
   int runs_with_failed_tasks = 0;  // replications where some task exhausted its retries

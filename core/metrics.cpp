@@ -14,8 +14,12 @@
 namespace shardflow {
 
 std::size_t nearest_rank(double p, std::size_t n) {
-  return std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(n))), 1,
-                                 n);
+  // ceil(p% of n), where a product that is a whole number but for the rounding of p / 100 counts as that
+  // number: 0.999 x 1000 is 999.0000000000001 in doubles, and the rank was 1000, the maximum.
+  const double k = p / 100.0 * static_cast<double>(n);
+  const double whole = std::round(k);
+  const double rank = std::abs(k - whole) <= 1e-9 * std::max(1.0, whole) ? whole : std::ceil(k);
+  return std::clamp<std::size_t>(static_cast<std::size_t>(std::max(rank, 0.0)), 1, n);
 }
 
 double percentile(std::vector<double> values, double p) {

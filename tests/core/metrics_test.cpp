@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <sstream>
+#include <string>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -65,6 +66,18 @@ TEST_CASE("percentile: nearest rank", "[core][metrics]") {
   CHECK(percentile(hundred, 99) == 99);
   CHECK(percentile(hundred, 100) == 100);
   CHECK(percentile(hundred, 0) == 1);
+  // ceil(p% of n), with p given in tenths, in integers: 0.999 x 1000 is 999.0000000000001 in doubles,
+  // which made the rank 1000 (55 of 100 and 28 of 100 likewise).
+  CHECK(nearest_rank(99.9, 1000) == 999);
+  CHECK(nearest_rank(55, 100) == 55);
+  CHECK(nearest_rank(28, 100) == 28);
+  for (int tenths = 10; tenths <= 1000; ++tenths)
+    for (std::size_t n = 1; n <= 200; ++n) {
+      const double p = std::stod(std::to_string(tenths / 10) + "." + std::to_string(tenths % 10));
+      const std::size_t exact = (static_cast<std::size_t>(tenths) * n + 999) / 1000;
+      INFO("p " << p << ", n " << n);
+      REQUIRE(nearest_rank(p, n) == std::max<std::size_t>(exact, 1));
+    }
 }
 
 TEST_CASE("Metrics: every figure of a hand-made trace", "[core][metrics]") {

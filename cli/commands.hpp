@@ -27,7 +27,7 @@ namespace shardflow::cli {
 // "-1" and 2^64 and wraps them.
 
 /// A finite number in [lo, hi] (hi infinite: no upper bound; lo_open: > lo rather than >=).
-CLI::Validator finite_number(double lo, double hi, bool lo_open = false);
+CLI::Validator finite_number(double lo, double hi, bool lo_open = false, bool hi_open = false);
 /// A whole number from `lo` to 2^64 - 1, as written (no sign, no wrap).
 CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi = UINT64_MAX);
 

@@ -66,12 +66,12 @@ std::filesystem::path out_dir_path(const std::string& out_dir, const std::string
   return sub.empty() ? std::filesystem::path("out") / dir : std::filesystem::path("out") / dir / sub;
 }
 
-CLI::Validator finite_number(double lo, double hi, bool lo_open) {
-  auto range = [lo, hi, lo_open]() {
+CLI::Validator finite_number(double lo, double hi, bool lo_open, bool hi_open) {
+  auto range = [lo, hi, lo_open, hi_open]() {
     std::ostringstream s;
     s << (lo_open ? "> " : ">= ") << lo;
     if (std::isfinite(hi)) {
-      s << " and <= ";
+      s << (hi_open ? " and < " : " and <= ");
       if (hi == std::floor(hi) && std::abs(hi) < 1e15)
         s << static_cast<long long>(hi);  // 31536000, not 3.1536e+07
       else
@@ -80,11 +80,11 @@ CLI::Validator finite_number(double lo, double hi, bool lo_open) {
     return s.str();
   };
   return CLI::Validator(
-      [lo, hi, lo_open, range](const std::string& text) -> std::string {
+      [lo, hi, lo_open, hi_open, range](const std::string& text) -> std::string {
         double v = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
         if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
-            (lo_open ? v <= lo : v < lo) || v > hi)
+            (lo_open ? v <= lo : v < lo) || (hi_open ? v >= hi : v > hi))
           return "want a number " + range() + ", got \"" + text + "\"";
         return "";
       },

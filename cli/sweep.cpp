@@ -228,7 +228,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
          "(Clopper-Pearson) lower bound at this level is the quantile or more. It needs more runs: 90 for "
          "p95 needs -r 45 or more (all by the deadline; more runs allow a few misses). Default: the "
          "runs' own share must reach the quantile, which a lucky configuration can")
-      ->check(finite_number(0, 100, true))
+      ->check(finite_number(0, 100, true, true))
       ->type_name("PERCENT");
   cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(whole_number(0));
@@ -316,8 +316,8 @@ int run_sweep_command(const SweepArgs& args) {
       for (const NodePool& p : pools)
         if (p.price_per_hour == 0)
           std::cerr << "sweep: warning: node pool " << printable(p.name)
-                    << " costs nothing (price_per_hour 0, which is also what a pool without one gets): "
-                       "the cheapest configuration takes as many of its nodes as help\n";
+                    << " costs nothing (price_per_hour 0, which is also what a pool without one gets): its "
+                       "nodes add nothing to any configuration's cost\n";
   }
   const std::string sub = spec.shard ? "sweep-shard-" + std::to_string(spec.shard->index) + "-of-" +
                                            std::to_string(spec.shard->count)

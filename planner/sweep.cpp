@@ -1195,15 +1195,13 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
 static void check_confidence(const SweepSpec& spec) {
   if (!spec.confidence) return;
   const double c = *spec.confidence;
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", c);
+  const std::string text = detail::shortest(c);
   if (!(c > 0 && c < 100))
     throw InputError({"--confidence", 0, 0}, "", std::string("must be above 0 and below 100, got ") + text);
   if (!spec.deadline_s)
     throw InputError({"--confidence", 0, 0}, "",
                      "is how sure to be that a configuration meets the deadline: give --deadline too");
-  char q[32];
-  std::snprintf(q, sizeof q, "%g", spec.quantile);
+  const std::string q = detail::shortest(spec.quantile);
   if (spec.quantile >= 100)
     throw InputError(
         {"--confidence", 0, 0}, "",
@@ -1537,17 +1535,16 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   for (const auto& row : rows) line(row);
   const auto reps = static_cast<std::size_t>(r.replications);
   const std::size_t needed = runs_needed(reps, r.quantile, r.confidence);
-  char quantile[32], confidence[32];
-  std::snprintf(quantile, sizeof quantile, "%g%%", r.quantile);
-  std::snprintf(confidence, sizeof confidence, "%g%%", r.confidence.value_or(0));
+  // As given (99.999999, not the 100 of %g).
+  const std::string quantile = detail::shortest(r.quantile) + "%";
+  const std::string confidence = detail::shortest(r.confidence.value_or(0)) + "%";
   if (r.deadline_s) {
     out << "\n";
     if (r.recommended) {
       const ConfigResult& cr = r.configs[*r.recommended];
       const ShareInterval ci = p_meets_interval(cr, r.replications);
-      out << "cheapest configuration "
-          << (r.confidence ? std::string("that ") + confidence + " surely" : "with")
-          << (r.confidence ? std::string(" finishes by the deadline in ") + quantile + " of runs"
+      out << "cheapest configuration " << (r.confidence ? "that " + confidence + " surely" : "with")
+          << (r.confidence ? " finishes by the deadline in " + quantile + " of runs"
                            : " " + q + " makespan within the deadline")
           << " (" << detail::shortest(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
           << "; mean cost " << detail::cost_text(cr.finished_cost_mean)
@@ -1567,28 +1564,34 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
           same.push_back(assignment_text(r.dimensions, r.configs[c].values));
       if (!same.empty()) {
         out << "as cheap (mean cost " << detail::cost_text(cr.finished_cost_mean)
-            << ") and meeting it too, slower: ";
+            << ") and meeting it too, none faster: ";
         for (std::size_t i = 0; i < same.size() && i < 5; ++i) out << (i ? "; " : "") << same[i];
         if (same.size() > 5) out << "; and " << same.size() - 5 << " more";
         out << "\n";
       }
-      // The share's interval reaches below the quantile: these runs cannot tell it from a configuration
-      // that misses more often, and the cheapest of many near the deadline is likely a lucky one.
-      // Not when every run gave the same makespan with no failed task: nothing varies from run to run.
+      // Its runs would not pass --confidence 90: they cannot tell it from a configuration that misses
+      // more often, and the cheapest of many near the deadline is likely a lucky one. Not when every run
+      // gave the same makespan with no failed task: nothing varies from run to run.
       const bool varies = cr.makespan_s.min != cr.makespan_s.max || cr.runs_with_failed_tasks > 0;
-      if (!r.confidence && varies && ci.low * 100 < r.quantile) {
-        constexpr double kSuggested = 90;
-        const std::size_t least = replications_for_confidence(r.quantile, kSuggested);
-        out << "how sure: " << reps << " run" << (reps == 1 ? "" : "s") << " cannot show that it finishes by "
-            << "the deadline in " << quantile
-            << " of runs (the cheapest of several near it may be a lucky one): --confidence 90 -r " << least
-            << " recommends only what is 90% surely within it\n";
+      constexpr double kSuggested = 90;
+      const std::size_t met = detail::runs_meeting(cr.p_meets_deadline, reps);
+      if (!r.confidence && varies && met < runs_needed(reps, r.quantile, kSuggested)) {
+        const bool enough = runs_needed(reps, r.quantile, kSuggested) <= reps;
+        out << "how sure: " << met << " of " << reps << " runs by the deadline do not make it 90% sure to "
+            << "finish by it in " << quantile
+            << " of runs (the cheapest of several near it may be a lucky one): --confidence 90"
+            << (enough ? std::string()
+                       : " -r " + std::to_string(replications_for_confidence(r.quantile, kSuggested)))
+            << " recommends only what is\n";
       }
     } else if (r.confidence && needed <= reps) {
       out << "no configuration is " << confidence << " surely within the deadline ("
-          << detail::shortest(*r.deadline_s) << " s) in " << quantile << " of runs: that takes " << needed
-          << " or more of its " << reps << " runs by the deadline"
-          << (any_failed ? " (a run whose tasks failed is late)" : "") << "\n";
+          << detail::shortest(*r.deadline_s) << " s) in " << quantile << " of runs: that takes "
+          << (needed == reps ? "all " + std::to_string(reps) + " of its runs"
+                             : std::to_string(needed) + " or more of its " + std::to_string(reps) + " runs")
+          << " by the deadline" << (any_failed ? " (a run whose tasks failed is late)" : "")
+          << "; more replications let a few runs miss (-r " << 4 * reps << ": "
+          << 4 * reps - runs_needed(4 * reps, r.quantile, r.confidence) << " of them)\n";
     } else {
       out << "no configuration has its " << q << " makespan within the deadline ("
           << detail::shortest(*r.deadline_s) << " s)"
@@ -1624,8 +1627,8 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     const bool failures_keep_out = n.over_deadline_s <= 0 && cr.runs_with_failed_tasks > 0;
     if (failures_keep_out)
       out << "its makespan meets the deadline, but tasks failed in " << cr.runs_with_failed_tasks << " of "
-          << r.replications << " runs, which count as late (the pipeline did not finish), too many for the "
-          << q
+          << r.replications << " runs, which count as late (the pipeline did not finish), too many "
+          << (r.confidence ? "to be " + confidence + " sure of the " : std::string("for the ")) << q
           << ": look at the steps' failure.p and retries (simulate it to see which tasks fail), not at "
              "these fields\n";
     else

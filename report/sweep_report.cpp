@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <ostream>
 
@@ -13,13 +14,17 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   const std::string q = "p" + num(r.quantile, r.quantile == static_cast<int>(r.quantile) ? 0 : 1);
   std::string dims;
   for (const planner::Dimension& d : r.dimensions) dims += (dims.empty() ? "" : ", ") + d.path;
-  Page page("shardflow sweep: " + r.scenario,
-            "scenario " + r.scenario + " · " + count(r.configs.size()) + " configurations of " + dims +
-                " · " + count(static_cast<std::uint64_t>(r.replications)) +
-                (r.replications == 1 ? " run each, seeds from " : " runs each, seeds from ") +
-                std::to_string(r.base_seed) +
-                (r.deadline_s ? " · deadline " + human_duration(*r.deadline_s) : "") + " · shardflow " +
-                (o.version.empty() ? "?" : o.version));
+  Page page(
+      "shardflow sweep: " + r.scenario,
+      "scenario " + r.scenario + " · " + count(r.configs.size()) + " configurations of " + dims + " · " +
+          count(static_cast<std::uint64_t>(r.replications)) +
+          (r.replications == 1 ? " run each, seeds from " : " runs each, seeds from ") +
+          std::to_string(r.base_seed) +
+          (r.deadline_s ? " · deadline " + human_duration(*r.deadline_s) + " at the " + q : "") +
+          (r.confidence
+               ? ", " + num(*r.confidence, *r.confidence == std::floor(*r.confidence) ? 0 : 3) + "% sure"
+               : "") +
+          " · shardflow " + (o.version.empty() ? "?" : o.version));
   std::string& b = page.body();
 
   std::vector<CostTime> pts;

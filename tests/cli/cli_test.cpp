@@ -700,6 +700,21 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline soon");
   CHECK(bad.status == 2);
   CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
+  // --confidence is a percent below 100, said as given.
+  const Result sure =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline 1m --confidence 100");
+  CHECK(sure.status == 2);
+  CHECK(sure.err.starts_with("--confidence: want a number > 0 and < 100, got \"100\"\n"));
+  const Result surer =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline 1m --confidence "
+          "99.999999 -r 10");
+  CHECK(surer.status == 2);
+  CHECK(surer.err ==
+        "--confidence: 99.999999% that 95% of runs meet the deadline needs at least 360 replications, all of "
+        "them by the deadline; -r is 10: give -r 360 or more (more runs let a configuration miss now and "
+        "then: with -r 1440, 30 of them may miss)\n");
   // Blanks around the duration, as a quoted shell variable leaves them, are not part of it.
   const Result blanks =
       run("sweep scenarios/argo-parallelism-limit.yaml --vary "

@@ -352,6 +352,20 @@ std::string ci_cell(const Summary& s, int decimals) {
   return s.n < 2 ? "n/a" : fixed(s.ci95_low, decimals) + ".." + fixed(s.ci95_high, decimals);
 }
 
+// A cost's interval as its mean is printed (cost_text): a mean of 0.014 had the interval 0.01..0.01.
+std::string cost_ci_cell(const Summary& s) {
+  return s.n < 2 ? "n/a" : detail::cost_text(s.ci95_low) + ".." + detail::cost_text(s.ci95_high);
+}
+
+// A difference as a share of the baseline's mean ("-38.2%"), so that a significant +0.2 s of 1,577 s reads
+// as the +0.0% it is; "" when the baseline's mean is 0.
+std::string share_cell(const Summary& d, double base_mean) {
+  if (base_mean == 0) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", d.mean / base_mean * 100);
+  return buf;
+}
+
 std::string diff_cell(const Summary& d, int decimals) {
   if (d.n < 2) return signed_fixed(d.mean, decimals);
   decimals = difference_decimals(d, decimals);
@@ -397,7 +411,7 @@ void print_compare(std::ostream& out, const CompareResult& r) {
                                       fixed(v.makespan_s.p50, 1),
                                       fixed(v.makespan_s.p95, 1),
                                       detail::cost_text(v.cost.mean),
-                                      ci_cell(v.cost, 2),
+                                      cost_ci_cell(v.cost),
                                       detail::cost_text(v.cost.p50),
                                       detail::cost_text(v.cost.p95),
                                       fixed(v.cpu_utilization.mean * 100, 1) + "%"};
@@ -434,10 +448,13 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 1; i < nv; ++i) {
       const VariantResult& v = r.variants[i];
-      rows.push_back({v.name, diff_cell(v.diff_makespan_s, 1), sig(v.diff_makespan_s),
-                      diff_cell(v.diff_cost, 2), sig(v.diff_cost)});
+      const VariantResult& base = r.variants.front();
+      rows.push_back({v.name, diff_cell(v.diff_makespan_s, 1),
+                      share_cell(v.diff_makespan_s, base.makespan_s.mean), sig(v.diff_makespan_s),
+                      diff_cell(v.diff_cost, 2), share_cell(v.diff_cost, base.cost.mean), sig(v.diff_cost)});
     }
-    table(out, {"variant", "makespan s", "significant", "cost", "significant"}, rows, 1);
+    table(out, {"variant", "makespan s", "of base", "significant", "cost", "of base", "significant"}, rows,
+          1);
     // Seeds where either run had failed tasks are not paired: said per variant.
     for (std::size_t i = 1; i < nv && !one; ++i) {
       const std::size_t pairs = r.variants[i].diff_makespan_s.n;

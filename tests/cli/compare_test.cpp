@@ -50,10 +50,12 @@ TEST_CASE("cli: compare finds the known optimum and the exact differences", "[cl
                  "p95 makespan 1200.0 s, by the deadline in 3 of 3 runs (95% interval 43.9..100.0%)\n"));
   CHECK(contains(
       r.out,
-      "  five            -1800.0 (-1800.0..-1800.0)          yes  +0.38 (+0.38..+0.38)          yes\n"));
+      "  five            -1800.0 (-1800.0..-1800.0)   -50.0%          yes  +0.38 (+0.38..+0.38)   +25.0%  "
+      "        yes\n"));  // -1800 of 3600 s, +0.375 of 1.5
   CHECK(contains(
       r.out,
-      "  six             -2400.0 (-2400.0..-2400.0)          yes  +0.00 (+0.00..+0.00)           no\n"));
+      "  six             -2400.0 (-2400.0..-2400.0)   -66.7%          yes  +0.00 (+0.00..+0.00)    +0.0%  "
+      "         no\n"));
   const auto j = nlohmann::json::parse(slurp(dir / "compare.json"));
   const double makespan[] = {3600, 1800, 1200, 1200, 600};
   const double cost[] = {1.5, 1.875, 1.5, 3, 3};

@@ -367,6 +367,7 @@ std::string share_cell(const Summary& d, double base_mean) {
 }
 
 std::string diff_cell(const Summary& d, int decimals) {
+  if (d.n == 0) return "n/a";  // no seed where both runs finished
   if (d.n < 2) return signed_fixed(d.mean, decimals);
   decimals = difference_decimals(d, decimals);
   return signed_fixed(d.mean, decimals) + " (" + signed_fixed(d.ci95_low, decimals) + ".." +
@@ -428,7 +429,9 @@ void print_compare(std::ostream& out, const CompareResult& r) {
                            : ""));
       }
       if (failures)
-        row.push_back(std::to_string(v.runs_with_failed_tasks) + " of " + std::to_string(r.replications));
+        row.push_back(v.runs_with_failed_tasks == 0 ? std::string("-")
+                                                    : std::to_string(v.runs_with_failed_tasks) + " of " +
+                                                          std::to_string(r.replications));
       rows.push_back(std::move(row));
     }
     table(out, head, rows, 1);
@@ -442,8 +445,8 @@ void print_compare(std::ostream& out, const CompareResult& r) {
         << ": negative is faster or cheaper), paired by seed: mean (95% CI); significant: the interval "
         << "excludes 0\n";
   {
-    const auto sig = [one](const Summary& d) -> std::string {
-      return one ? "n/a" : significant(d) ? "yes" : "no";
+    const auto sig = [](const Summary& d) -> std::string {
+      return d.n < 2 ? "n/a" : significant(d) ? "yes" : "no";  // one pair has no interval
     };
     std::vector<std::vector<std::string>> rows;
     for (std::size_t i = 1; i < nv; ++i) {
@@ -456,7 +459,7 @@ void print_compare(std::ostream& out, const CompareResult& r) {
     table(out, {"variant", "makespan s", "of base", "significant", "cost", "of base", "significant"}, rows,
           1);
     // Seeds where either run had failed tasks are not paired: said per variant.
-    for (std::size_t i = 1; i < nv && !one; ++i) {
+    for (std::size_t i = 1; i < nv; ++i) {
       const std::size_t pairs = r.variants[i].diff_makespan_s.n;
       if (pairs < static_cast<std::size_t>(r.replications))
         out << "  " << r.variants[i].name << ": paired over " << pairs << " of " << r.replications
@@ -467,12 +470,16 @@ void print_compare(std::ostream& out, const CompareResult& r) {
   out << "\n";
   if (!r.fastest && !r.variants.empty())
     out << "fastest, cheapest: none (every variant had runs with failed tasks, which end early)\n";
+  // Among the variants with no failed run: said when some had one, beside a table that shows them all.
+  const bool some_failed = std::any_of(r.variants.begin(), r.variants.end(),
+                                       [](const VariantResult& v) { return v.runs_with_failed_tasks > 0; });
+  const char* among = some_failed ? " (of the variants with no run whose tasks failed)" : "";
   if (r.fastest)
     out << "fastest: " << r.variants[*r.fastest].name << " (mean makespan "
-        << fixed(r.variants[*r.fastest].makespan_s.mean, 1) << " s)\n";
+        << fixed(r.variants[*r.fastest].makespan_s.mean, 1) << " s)" << among << "\n";
   if (r.cheapest)
     out << "cheapest: " << r.variants[*r.cheapest].name << " (mean cost "
-        << detail::cost_text(r.variants[*r.cheapest].cost.mean) << ")\n";
+        << detail::cost_text(r.variants[*r.cheapest].cost.mean) << ")" << among << "\n";
   if (r.deadline_s) {
     const std::string q = detail::quantile_label(r.quantile);
     if (r.recommended) {

@@ -181,6 +181,9 @@ void write_compare_json(std::ostream& out, const CompareResult& r) {
     vj["runs_with_failed_tasks"] = v.runs_with_failed_tasks;
     if (r.deadline_s) {
       vj["p_meets_deadline"] = v.p_meets_deadline;
+      const auto n = static_cast<std::size_t>(r.replications);
+      const ShareInterval ci = share_interval95(detail::runs_meeting(v.p_meets_deadline, n), n);
+      vj["p_meets_deadline_ci95"] = {ci.low, ci.high};
       vj["meets"] = v.meets;
     }
     vj["diff_makespan_s"] = diff_json(v.diff_makespan_s);

@@ -1449,6 +1449,13 @@ static ShareInterval p_meets_interval(const ConfigResult& cr, int replications) 
   return share_interval95(detail::runs_meeting(cr.p_meets_deadline, n), n);
 }
 
+// Not meeting the deadline only for its failed runs: had they been on time (they ended early), enough runs
+// would have been by it.
+static bool failures_keep_out(const ConfigResult& c, std::size_t reps, std::size_t needed) {
+  const auto failed = static_cast<std::size_t>(std::max(c.runs_with_failed_tasks, 0));
+  return !c.meets && failed > 0 && detail::runs_meeting(c.p_meets_deadline, reps) + failed >= needed;
+}
+
 void print_sweep(std::ostream& out, const SweepResult& r) {
   out << "sweep of " << one_line(printable(r.scenario)) << ": " << r.configs.size() << " configuration"
       << (r.configs.size() == 1 ? "" : "s") << " x " << r.replications << " replication"
@@ -1475,13 +1482,18 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   for (const char* h : {"makespan mean s", "95% CI", "p50", "p95"}) head.emplace_back(h);
   // A --quantile other than 50 or 95 has a column of its own (it replaced p95, and --quantile 50 gave
   // two p50 columns and no p95).
-  const bool own_quantile = r.quantile != 50 && r.quantile != 95;
-  if (own_quantile) head.push_back(q);
-  head.emplace_back("cost mean");
   // Runs with failed tasks, when any had some: a makespan of runs whose tasks failed is no plan to meet.
   const bool any_failed = std::any_of(r.configs.begin(), r.configs.end(),
                                       [](const ConfigResult& c) { return c.runs_with_failed_tasks > 0; });
+  // With failed runs the judged quantile (failed runs late) is not the p95 of every run: its own column
+  // too, and the cost that picks beside the mean of every run.
+  const bool own_quantile = (r.quantile != 50 && r.quantile != 95) || any_failed;
+  if (own_quantile) head.push_back(any_failed ? q + ", failed late" : q);
+  head.emplace_back("cost mean");
+  if (any_failed) head.emplace_back("of finished runs");
   if (any_failed) head.emplace_back("runs with failed tasks");
+  const auto reps = static_cast<std::size_t>(r.replications);
+  const std::size_t needed = runs_needed(reps, r.quantile, r.confidence);
   if (r.deadline_s) {
     head.emplace_back("P(by deadline)");
     head.emplace_back("its 95% CI");
@@ -1502,8 +1514,15 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
                       : num(cr.makespan_s.ci95_low, 1) + ".." + num(cr.makespan_s.ci95_high, 1));
     row.push_back(num(cr.makespan_s.p50, 1));
     row.push_back(num(cr.makespan_s.p95, 1));
-    if (own_quantile) row.push_back(num(cr.quantile_makespan_s, 1));
+    // "none": the quantile falls on a run whose tasks failed; "-": no run finished.
+    if (own_quantile)
+      row.push_back(failures_reach_quantile(cr.runs_with_failed_tasks, r.replications, r.quantile)
+                        ? std::string("none")
+                        : num(cr.quantile_makespan_s, 1));
     row.push_back(detail::cost_text(cr.cost.mean));
+    if (any_failed)
+      row.push_back(cr.runs_with_failed_tasks >= r.replications ? std::string("-")
+                                                                : detail::cost_text(cr.finished_cost_mean));
     if (any_failed)
       row.push_back(cr.runs_with_failed_tasks == 0 ? std::string("-")
                                                    : std::to_string(cr.runs_with_failed_tasks) + " of " +
@@ -1515,9 +1534,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       row.push_back(num(ci.low * 100, 1) + ".." + num(ci.high * 100, 1) + "%");
       // "(tasks failed)": the makespans alone would have met it; the failed runs, late, did not.
       row.push_back(std::string(cr.meets ? "yes" : "no") + (r.recommended == c ? " <- cheapest" : "") +
-                    (!cr.meets && cr.runs_with_failed_tasks > 0 && cr.quantile_makespan_s <= *r.deadline_s
-                         ? " (tasks failed)"
-                         : ""));
+                    (failures_keep_out(cr, reps, needed) ? " (tasks failed)" : ""));
     }
     rows.push_back(std::move(row));
   }
@@ -1533,8 +1550,6 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   };
   line(head);
   for (const auto& row : rows) line(row);
-  const auto reps = static_cast<std::size_t>(r.replications);
-  const std::size_t needed = runs_needed(reps, r.quantile, r.confidence);
   // As given (99.999999, not the 100 of %g).
   const std::string quantile = detail::shortest(r.quantile) + "%";
   const std::string confidence = detail::shortest(r.confidence.value_or(0)) + "%";
@@ -1572,7 +1587,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       // Its runs would not pass --confidence 90: they cannot tell it from a configuration that misses
       // more often, and the cheapest of many near the deadline is likely a lucky one. Not when every run
       // gave the same makespan with no failed task: nothing varies from run to run.
-      const bool varies = cr.makespan_s.min != cr.makespan_s.max || cr.runs_with_failed_tasks > 0;
+      const bool varies = reps < 2 || cr.makespan_s.min != cr.makespan_s.max || cr.runs_with_failed_tasks > 0;
       constexpr double kSuggested = 90;
       const std::size_t met = detail::runs_meeting(cr.p_meets_deadline, reps);
       if (!r.confidence && varies && met < runs_needed(reps, r.quantile, kSuggested)) {
@@ -1582,7 +1597,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
             << " of runs (the cheapest of several near it may be a lucky one): --confidence 90"
             << (enough ? std::string()
                        : " -r " + std::to_string(replications_for_confidence(r.quantile, kSuggested)))
-            << " recommends only what is\n";
+            << " recommends only what 90% surely does\n";
       }
     } else if (r.confidence && needed <= reps) {
       out << "no configuration is " << confidence << " surely within the deadline ("
@@ -1601,15 +1616,18 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   if (r.nearest) {
     const Nearest& n = *r.nearest;
     const ConfigResult& cr = r.configs[n.config];
+    // Its quantile on a run whose tasks failed: no makespan of it means anything.
+    const bool on_failed = failures_reach_quantile(cr.runs_with_failed_tasks, r.replications, r.quantile);
     out << "nearest: " << assignment_text(r.dimensions, cr.values) << "; " << q << " makespan "
-        << num(cr.quantile_makespan_s, 1) << " s, "
-        << (n.over_deadline_s > 0 ? num(n.over_deadline_s, 1) + " s over the deadline"
-                                  : std::string("within the deadline"))
+        << (on_failed ? std::string("none (a run whose tasks failed)")
+                      : num(cr.quantile_makespan_s, 1) + " s, " +
+                            (n.over_deadline_s > 0 ? num(n.over_deadline_s, 1) + " s over the deadline"
+                                                   : std::string("within the deadline")))
         << (cr.runs_with_failed_tasks > 0 ? ", tasks failed in " + std::to_string(cr.runs_with_failed_tasks) +
                                                 " of " + std::to_string(r.replications) + " runs"
                                           : std::string())
         // Within it by its quantile makespan, yet not meeting it: failed runs, or a confidence, need more.
-        << (n.over_deadline_s <= 0
+        << (n.over_deadline_s <= 0 || on_failed
                 ? ", by the deadline in " + std::to_string(detail::runs_meeting(cr.p_meets_deadline, reps)) +
                       " of " + std::to_string(reps) + " runs (" + std::to_string(needed) + " needed" +
                       (r.confidence ? std::string(" to be ") + confidence + " sure" : "") + ")"
@@ -1624,10 +1642,11 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
           << "only shorter tasks on that path (finer shards, faster nodes)\n";
     // Within the deadline but for failed tasks: the fields' trends are about the makespan, which is not
     // what keeps it out; more nodes or higher limits do not make tasks succeed.
-    const bool failures_keep_out = n.over_deadline_s <= 0 && cr.runs_with_failed_tasks > 0;
-    if (failures_keep_out)
-      out << "its makespan meets the deadline, but tasks failed in " << cr.runs_with_failed_tasks << " of "
-          << r.replications << " runs, which count as late (the pipeline did not finish), too many "
+    const bool failures_out = failures_keep_out(cr, reps, needed);
+    if (failures_out)
+      out << "its runs that finished were by the deadline often enough, but tasks failed in "
+          << cr.runs_with_failed_tasks << " of " << r.replications
+          << " runs, which count as late (the pipeline did not finish), too many "
           << (r.confidence ? "to be " + confidence + " sure of the " : std::string("for the ")) << q
           << ": look at the steps' failure.p and retries (simulate it to see which tasks fail), not at "
              "these fields\n";
@@ -1635,7 +1654,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       out << "what it would take, one field at a time (the others held at the nearest's values):\n";
     // A field's trend is about the makespan, not what keeps this one out.
     for (const Nearest::Field& f : n.fields) {
-      if (failures_keep_out) break;
+      if (failures_out) break;
       const auto at = [&](std::size_t i) {
         return num(f.quantile_makespan_s[i], 1) + " s at " + f.values[i];
       };

@@ -872,7 +872,26 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
                   "will not do it\n"));
   }
   SECTION("a makespan that rises from zero, the least a field takes: no advice to try below it") {
-    // Every attempt fails (p 1): each retry adds a round of five 10 s pairs, 50 s, 100 s, 150 s.
+    // w's ten tasks, two at a time, then a 10 s step z: base 0s, 10s, 20s take 10, 60 and 110 s.
+    std::string yaml = kLimited;
+    const std::string cluster = "cluster:\n";
+    yaml.replace(yaml.find(cluster), cluster.size(),
+                 "    - name: z\n      after: [w]\n      duration: {base: 10s}\n" + cluster);
+    SweepSpec spec;
+    spec.dimensions = {parse_dimension("pipeline.steps[w].duration.base=0s,10s,20s")};
+    spec.replications = 1;
+    spec.deadline_s = 5;
+    const SweepResult r = run_sweep_text(yaml, "limited.yaml", spec);
+    REQUIRE(r.nearest);
+    CHECK(r.nearest->fields[0].trend == "rises");
+    CHECK(
+        tail_from(table(r), "  pipeline.steps[w].duration.base: none")
+            .starts_with("  pipeline.steps[w].duration.base: none in the range; the p95 makespan rises along "
+                         "the values (10.0 s at 0s, 110.0 s at 20s): it is lowest at 0s, the least there "
+                         "is: this field alone will not do it\n"));
+  }
+  SECTION("every run's tasks failing: the failures, not a field, are what to look at") {
+    // Every attempt fails (p 1), whatever the retries: no makespan means anything, no field helps.
     std::string failing = kLimited;
     const std::string line = "      duration: {base: 10s}\n";
     failing.replace(failing.find(line), line.size(), line + "      failure: {p: 1}\n");
@@ -882,12 +901,14 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
     spec.deadline_s = 5;
     const SweepResult r = run_sweep_text(failing, "failing.yaml", spec);
     REQUIRE(r.nearest);
-    CHECK(r.nearest->fields[0].trend == "rises");
-    CHECK(tail_from(table(r), "  pipeline.steps[w].retries.max: none")
-              .starts_with(
-                  "  pipeline.steps[w].retries.max: none in the range; the p95 makespan rises along the "
-                  "values (50.0 s at 0, 150.0 s at 2): it is lowest at 0, the least there is: this field "
-                  "alone will not do it\n"));
+    const std::string t = table(r);
+    CHECK_THAT(t,
+               Catch::Contains("; p95 makespan none (a run whose tasks failed), tasks failed in 1 of 1 runs, "
+                               "by the deadline in 0 of 1 runs (1 needed); mean cost "));
+    CHECK_THAT(t,
+               Catch::Contains("its runs that finished were by the deadline often enough, but tasks failed "
+                               "in 1 of 1 runs, which count as late"));
+    CHECK(t.find("what it would take") == std::string::npos);
   }
   SECTION("values given out of order are taken along their scale") {
     SweepSpec spec;
@@ -1294,17 +1315,20 @@ TEST_CASE("Sweep: a nearest within the deadline but for failed tasks is told to 
   REQUIRE(r.nearest);
   std::ostringstream out;
   print_sweep(out, r);
-  CHECK(out.str().find("within the deadline, tasks failed in 2 of 2 runs") != std::string::npos);
-  CHECK(out.str().find(
-            "its makespan meets the deadline, but tasks failed in 2 of 2 runs, which count as late "
-            "(the pipeline did not finish), too many for the p95: look at the steps' failure.p and "
-            "retries (simulate it to see which tasks fail), not at these fields\n") != std::string::npos);
+  CHECK(out.str().find("p95 makespan none (a run whose tasks failed), tasks failed in 2 of 2 runs") !=
+        std::string::npos);
+  CHECK(
+      out.str().find("its runs that finished were by the deadline often enough, but tasks failed in 2 of 2 "
+                     "runs, which count as late (the pipeline did not finish), too many for the p95: look at "
+                     "the steps' failure.p and retries (simulate it to see which tasks fail), not at these "
+                     "fields\n") != std::string::npos);
   CHECK(out.str().find("what it would take") == std::string::npos);
   // The table counts them in a column of its own, there only when some run had failed tasks.
-  CHECK(out.str().find("cost mean  runs with failed tasks  P(by deadline)") != std::string::npos);
+  CHECK(out.str().find("p95, failed late  cost mean  of finished runs  runs with failed tasks  P(by "
+                       "deadline)") != std::string::npos);
   CHECK(out.str().find(
-            "  60.0       0.05                  2 of 2            0.0%  0.0..65.8%  no (tasks failed)\n") !=
-        std::string::npos);
+            "  60.0              none       0.05                 -                  2 of 2            0.0%  "
+            "0.0..65.8%  no (tasks failed)\n") != std::string::npos);
   CHECK(out.str().find("try beyond") == std::string::npos);
 }
 
@@ -1427,7 +1451,7 @@ TEST_CASE("Sweep: a run whose tasks failed is a late run, and a few of them do n
   // 87.1% < 95%: the note says how to be sure.
   CHECK_THAT(t, Catch::Contains("how sure: 39 of 40 runs by the deadline do not make it 90% sure to finish "
                                 "by it in 95% of runs (the cheapest of several near it may be a lucky one): "
-                                "--confidence 90 -r 45 recommends only what is\n"));
+                                "--confidence 90 -r 45 recommends only what 90% surely does\n"));
   // 90% sure needs every one of 45 runs by the deadline: the failed one keeps it out, and says so.
   spec.replications = 45;
   spec.confidence = 90;

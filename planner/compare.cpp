@@ -422,11 +422,13 @@ void print_compare(std::ostream& out, const CompareResult& r) {
         const ShareInterval ci = share_interval95(detail::runs_meeting(v.p_meets_deadline, n), n);
         row.push_back(fixed(v.p_meets_deadline * 100, 1) + "%");
         row.push_back(fixed(ci.low * 100, 1) + ".." + fixed(ci.high * 100, 1) + "%");
-        // As in a sweep: "(tasks failed)" when the makespans alone would have met it.
+        // As in a sweep: "(tasks failed)" when, had its failed runs been on time, enough would have been.
+        const auto failed = static_cast<std::size_t>(v.runs_with_failed_tasks);
+        const bool failures_out =
+            !v.meets && failed > 0 &&
+            detail::runs_meeting(v.p_meets_deadline, n) + failed >= runs_needed(n, r.quantile, std::nullopt);
         row.push_back(std::string(v.meets ? "yes" : "no") + (r.recommended == i ? " <- cheapest" : "") +
-                      (!v.meets && v.runs_with_failed_tasks > 0 && v.quantile_makespan_s <= *r.deadline_s
-                           ? " (tasks failed)"
-                           : ""));
+                      (failures_out ? " (tasks failed)" : ""));
       }
       if (failures)
         row.push_back(v.runs_with_failed_tasks == 0 ? std::string("-")

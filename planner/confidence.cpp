@@ -14,8 +14,9 @@ namespace shardflow::planner {
 
 std::size_t runs_needed(std::size_t replications, double quantile, std::optional<double> confidence) {
   const std::size_t n = replications;
+  if (n == 0) return 1;  // no run: nothing meets (nearest_rank wants n > 0)
   const std::size_t rank = nearest_rank(quantile, n);
-  if (!confidence || n == 0) return rank;
+  if (!confidence) return rank;
   const double p = quantile / 100;
   if (p >= 1) return n + 1;  // no count of runs shows that every run would meet it
   const double alpha = 1 - *confidence / 100;
@@ -46,7 +47,8 @@ std::size_t replications_for_confidence(double quantile, double confidence) {
 
 bool failures_reach_quantile(int runs_with_failed_tasks, int replications, double quantile) {
   const auto n = static_cast<std::size_t>(std::max(replications, 0));
-  return static_cast<std::size_t>(std::max(runs_with_failed_tasks, 0)) > n - nearest_rank(quantile, n);
+  return n > 0 &&
+         static_cast<std::size_t>(std::max(runs_with_failed_tasks, 0)) > n - nearest_rank(quantile, n);
 }
 
 ShareInterval share_interval95(std::size_t k, std::size_t n) {

@@ -103,15 +103,11 @@ double late_quantile(const std::vector<double>& makespans, double quantile, Fail
 /// cheap, and a plan cannot count on that. The mean of all runs when none finished.
 template <class Failed>
 double finished_mean(const std::vector<double>& costs, Failed failed) {
-  long double sum = 0;
-  std::size_t n = 0;
+  std::vector<double> finished;
   for (std::size_t k = 0; k < costs.size(); ++k)
-    if (!failed(k)) {
-      sum += costs[k];
-      ++n;
-    }
-  if (n == costs.size() || n == 0) return summarize(costs).mean;  // the summary's mean, to the bit
-  return static_cast<double>(sum / static_cast<long double>(n));
+    if (!failed(k)) finished.push_back(costs[k]);
+  // summarize's mean (doubles, in order: the same bits on every machine), of all runs when none finished.
+  return summarize(finished.empty() ? costs : finished).mean;
 }
 
 /// A summary of amounts that cannot be negative (makespans, costs, utilizations): its interval's low end

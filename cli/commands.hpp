@@ -87,6 +87,7 @@ struct SweepArgs {
   std::string deadline_text;
   double quantile = 95;
   std::optional<double> confidence;  // --confidence PERCENT
+  std::optional<double> budget;      // --budget COST
   std::optional<std::uint64_t> seed;
   std::string out_dir;
   bool quiet = false;

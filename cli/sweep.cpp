@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -93,6 +94,10 @@ int emit_job(const SweepArgs& args, const LoadOptions& load, const planner::Swee
   if (args.confidence) {
     std::snprintf(q, sizeof q, "%.17g", *args.confidence);
     argv.insert(argv.end(), {"--confidence", q});
+  }
+  if (args.budget) {
+    std::snprintf(q, sizeof q, "%.17g", *args.budget);
+    argv.insert(argv.end(), {"--budget", q});
   }
   if (args.seed) argv.insert(argv.end(), {"--seed", std::to_string(*args.seed)});
   if (args.no_reuse) argv.emplace_back("--no-reuse");
@@ -230,6 +235,12 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
          "runs' own share must reach the quantile, which a lucky configuration can")
       ->check(finite_number(0, 100, true, true))
       ->type_name("PERCENT");
+  cmd->add_option("--budget", args.budget,
+                  "Instead of a deadline: a mean cost per run (in the pools' price_per_hour currency); the "
+                  "sweep recommends the fastest configuration (lowest --quantile makespan) whose mean cost "
+                  "is within it")
+      ->check(finite_number(0, std::numeric_limits<double>::infinity()))
+      ->type_name("COST");
   cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
       ->check(whole_number(0));
   cmd->add_option("--out", args.out_dir,
@@ -290,6 +301,7 @@ int run_sweep_command(const SweepArgs& args) {
   spec.replications = args.replications;
   spec.quantile = args.quantile;
   spec.confidence = args.confidence;
+  spec.budget = args.budget;
   if (args.seed) spec.base_seed = *args.seed;
   spec.search = planner::parse_search(args.search_text);
   spec.reuse = !args.no_reuse;
@@ -307,11 +319,13 @@ int run_sweep_command(const SweepArgs& args) {
   const std::string name = first.name;
   // A pool without a price costs nothing, so "cheapest" fills it first: said, as a forgotten
   // price_per_hour (it defaults to 0) looks like every other recommendation.
-  if (spec.deadline_s && !args.quiet) {
+  if ((spec.deadline_s || spec.budget) && !args.quiet) {
     const auto& pools = first.cluster.node_pools;
     if (std::all_of(pools.begin(), pools.end(), [](const NodePool& p) { return p.price_per_hour == 0; }))
       std::cerr << "sweep: warning: no node pool has a price_per_hour: every configuration costs 0, and "
-                   "the cheapest that meets the deadline is the fastest\n";
+                << (spec.budget ? "every one is within the budget"
+                                : "the cheapest that meets the deadline is the fastest")
+                << "\n";
     else
       for (const NodePool& p : pools)
         if (p.price_per_hour == 0)

@@ -1230,6 +1230,15 @@ static std::vector<std::vector<std::string>> checked_combinations(const SweepSpe
   if (spec.quantile <= 0 || spec.quantile > 100)
     throw InputError({"--quantile", 0, 0}, "", "must be in (0, 100]");
   check_confidence(spec);
+  if (spec.budget && !(*spec.budget >= 0 && std::isfinite(*spec.budget)))
+    throw InputError({"--budget", 0, 0}, "",
+                     "must be a cost of 0 or more, got " + detail::shortest(*spec.budget));
+  if (spec.budget && spec.deadline_s)
+    throw InputError(
+        {"--budget", 0, 0}, "",
+        "is for a sweep without --deadline (the fastest configuration within the budget); with a "
+        "deadline the sweep recommends the cheapest that meets it, and its cost says whether it "
+        "fits");
   // A field varied twice would be set by the last --vary alone, and a value given twice makes the same
   // configuration twice: both are mistakes.
   // (The same field in two spellings, cluster.node_pools[cpu] and [0], is found as the scenario is
@@ -1293,6 +1302,7 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   result.deadline_s = spec.deadline_s;
   result.quantile = spec.quantile;
   result.confidence = spec.confidence;
+  result.budget = spec.budget;
   result.search = spec.search;
   result.shard = spec.shard;
   result.inputs_hash = inputs_hash(yaml, spec);
@@ -1330,6 +1340,18 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
 
 void finish_sweep(SweepResult& result) {
   result.recommended.reset();
+  if (result.budget && !result.deadline_s)  // the fastest within the budget
+    for (std::size_t c = 0; c < result.configs.size(); ++c) {
+      const ConfigResult& cr = result.configs[c];
+      if (cr.finished_cost_mean > *result.budget ||
+          failures_reach_quantile(cr.runs_with_failed_tasks, result.replications, result.quantile))
+        continue;
+      const ConfigResult* best = result.recommended ? &result.configs[*result.recommended] : nullptr;
+      if (best == nullptr || cr.quantile_makespan_s < best->quantile_makespan_s ||
+          (cr.quantile_makespan_s == best->quantile_makespan_s &&
+           cr.finished_cost_mean < best->finished_cost_mean))
+        result.recommended = c;
+    }
   for (std::size_t c = 0; c < result.configs.size(); ++c) {
     const ConfigResult& cr = result.configs[c];
     if (!cr.meets) continue;
@@ -1613,6 +1635,34 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
           << (any_failed ? " with runs whose tasks failed counted as late" : "") << "\n";
     }
   }
+  if (r.budget && !r.deadline_s) {
+    out << "\n";
+    if (r.recommended) {
+      const ConfigResult& cr = r.configs[*r.recommended];
+      out << "fastest configuration within the budget (mean cost " << detail::shortest(*r.budget)
+          << " or less): " << assignment_text(r.dimensions, cr.values) << "; " << q << " makespan "
+          << num(cr.quantile_makespan_s, 1) << " s, mean cost " << detail::cost_text(cr.finished_cost_mean)
+          << (cr.runs_with_failed_tasks > 0 && cr.runs_with_failed_tasks < r.replications
+                  ? " (of its " + std::to_string(reps - static_cast<std::size_t>(cr.runs_with_failed_tasks)) +
+                        " runs that finished)"
+                  : std::string())
+          << "\n";
+    } else {
+      // The cheapest there is, to say how far the budget is from anything.
+      std::optional<std::size_t> cheapest;
+      for (std::size_t c = 0; c < r.configs.size(); ++c)
+        if (!failures_reach_quantile(r.configs[c].runs_with_failed_tasks, r.replications, r.quantile) &&
+            (!cheapest || r.configs[c].finished_cost_mean < r.configs[*cheapest].finished_cost_mean))
+          cheapest = c;
+      out << "no configuration's mean cost is within the budget (" << detail::shortest(*r.budget) << ")";
+      if (cheapest)
+        out << ": the cheapest is " << assignment_text(r.dimensions, r.configs[*cheapest].values) << " at "
+            << detail::cost_text(r.configs[*cheapest].finished_cost_mean);
+      else
+        out << ": every configuration's " << q << " is a run whose tasks failed";
+      out << "\n";
+    }
+  }
   if (r.nearest) {
     const Nearest& n = *r.nearest;
     const ConfigResult& cr = r.configs[n.config];
@@ -1736,6 +1786,7 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
   j["base_seed"] = r.base_seed;
   j["quantile"] = r.quantile;
   if (r.confidence) j["confidence"] = *r.confidence;
+  if (r.budget) j["budget"] = *r.budget;
   if (r.deadline_s) j["deadline_s"] = *r.deadline_s;
   j["inputs_hash"] = r.inputs_hash;
   j["search"] = r.search == Search::automatic ? "auto" : "grid";

@@ -68,6 +68,9 @@ SweepResult merge_sweeps(const std::vector<SweepResult>& slices, const std::vect
     if (s.confidence != first.confidence)
       throw differs(i, "confidence", s.confidence ? num(*s.confidence) : "none",
                     first.confidence ? num(*first.confidence) : "none");
+    if (s.budget != first.budget)
+      throw differs(i, "budget", s.budget ? num(*s.budget) : "none",
+                    first.budget ? num(*first.budget) : "none");
     if (s.deadline_s != first.deadline_s)
       throw differs(i, "deadline_s", s.deadline_s ? num(*s.deadline_s) : "none",
                     first.deadline_s ? num(*first.deadline_s) : "none");

@@ -31,6 +31,7 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
     if (!(*res.confidence > 0 && *res.confidence < 100))
       r.fail(*v, "confidence", "must be above 0 and below 100, got " + r.got(*v));
   }
+  if (const JsonValue* v = r.optional(doc, "budget")) res.budget = r.non_negative(*v, "budget");
   // Written since the Pareto front and the slices (older files have none of these).
   if (const JsonValue* v = r.optional(doc, "inputs_hash")) res.inputs_hash = r.string(*v, "inputs_hash");
   if (const JsonValue* v = r.optional(doc, "search")) {

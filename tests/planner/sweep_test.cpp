@@ -1556,3 +1556,38 @@ TEST_CASE("Sweep, compare: a failed run is late for the quantile and left out of
   CHECK_THAT(out.str(), Catch::Contains("  sound: paired over 39 of 40 seeds; at the others it or flaky had "
                                         "failed tasks (a run that ended early is no speed-up)\n"));
 }
+
+TEST_CASE("Sweep: --budget without a deadline recommends the fastest configuration within it", "[planner]") {
+  // kFanout on 1, 2, 3, 4 nodes: 50 s for 0.05, 30 s for 0.06, 30 s for 0.09, 20 s for 0.08 (the Pareto
+  // test's figures, by hand).
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,3,4")};
+  spec.replications = 2;
+  spec.budget = 0.07;
+  SweepResult r = run_sweep_text(kFanout, "fanout.yaml", spec);
+  CHECK(r.recommended == std::optional<std::size_t>(1));
+  CHECK_THAT(table(r),
+             Catch::Contains("\nfastest configuration within the budget (mean cost 0.07 or less): "
+                             "cluster.node_pools[n].count=2; p95 makespan 30.0 s, mean cost 0.06\n"));
+  spec.budget = 0.085;  // 3 nodes are as fast as 2 but dearer; 4 are faster and within it
+  r = run_sweep_text(kFanout, "fanout.yaml", spec);
+  CHECK(r.recommended == std::optional<std::size_t>(3));
+  const std::string j = json(r);
+  CHECK_THAT(j, Catch::Contains("\"quantile\": 95.0,\n  \"budget\": 0.085,\n"));
+  std::istringstream in(j);
+  const SweepResult back = read_sweep_json(in, "sweep.json");
+  CHECK(back.budget == std::optional<double>(0.085));
+  CHECK(back.recommended == std::optional<std::size_t>(3));
+  CHECK(table(back) == table(r));
+  spec.budget = 0.04;
+  r = run_sweep_text(kFanout, "fanout.yaml", spec);
+  CHECK_FALSE(r.recommended);
+  CHECK_THAT(table(r),
+             Catch::Contains("\nno configuration's mean cost is within the budget (0.04): the cheapest "
+                             "is cluster.node_pools[n].count=1 at 0.05\n"));
+  // Not with a deadline, which has its own pick.
+  spec.deadline_s = 60;
+  CHECK(error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
+        "--budget: is for a sweep without --deadline (the fastest configuration within the budget); with a "
+        "deadline the sweep recommends the cheapest that meets it, and its cost says whether it fits");
+}

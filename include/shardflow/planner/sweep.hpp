@@ -69,6 +69,9 @@ struct SweepSpec {
   /// bound at this level of its share of runs by the deadline is at least quantile / 100 (runs_needed).
   /// None: the share itself must be (the quantile's nearest rank).
   std::optional<double> confidence;
+  /// Without a deadline: recommend the fastest configuration (lowest quantile makespan, failed runs late)
+  /// whose finished_cost_mean is at most this. Not with a deadline (the cheapest that meets it is the pick).
+  std::optional<double> budget;
   std::optional<Shard> shard;  // run only this slice of the configurations
   /// Optional: when it becomes true (a signal handler), runs not started are skipped, running ones stop,
   /// and run_sweep_text throws Interrupted: a sweep's figures need every run.
@@ -165,9 +168,11 @@ struct SweepResult {
   std::optional<double> deadline_s;
   double quantile = 95;
   std::optional<double> confidence;  // SweepSpec::confidence
+  std::optional<double> budget;      // SweepSpec::budget
   std::vector<ConfigResult> configs;
-  /// The cheapest (by mean cost, then quantile makespan, then order) configuration that meets the
-  /// deadline; none without a deadline or when no configuration meets it.
+  /// The cheapest (by finished_cost_mean, then quantile makespan, then order) configuration that meets the
+  /// deadline; with a budget instead, the fastest (quantile makespan, then cost, then order) within it
+  /// whose quantile is not a failed run's; none without either, or when no configuration qualifies.
   std::optional<std::size_t> recommended;
   /// The Pareto front of mean cost against the quantile makespan (indices into configs, by cost).
   std::vector<std::size_t> pareto;

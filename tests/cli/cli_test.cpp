@@ -700,6 +700,12 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline soon");
   CHECK(bad.status == 2);
   CHECK(bad.err == "--deadline: expected a duration such as 90s, 2h30m or 500ms, got \"soon\"\n");
+  // --budget is a cost: 0 or more; the recommendation is then the fastest within it.
+  const Result budget =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --budget -1");
+  CHECK(budget.status == 2);
+  CHECK(budget.err.starts_with("--budget: want a number >= 0, got \"-1\"\n"));
   // --confidence is a percent below 100, said as given.
   const Result sure =
       run("sweep scenarios/argo-parallelism-limit.yaml --vary "

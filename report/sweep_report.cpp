@@ -21,6 +21,7 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
           (r.replications == 1 ? " run each, seeds from " : " runs each, seeds from ") +
           std::to_string(r.base_seed) +
           (r.deadline_s ? " · deadline " + human_duration(*r.deadline_s) + " at the " + q : "") +
+          (r.budget ? " · budget " + num(*r.budget, 2) : "") +
           (r.confidence
                ? ", " + num(*r.confidence, *r.confidence == std::floor(*r.confidence) ? 0 : 3) + "% sure"
                : "") +
@@ -49,7 +50,9 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
                       human_duration(c.quantile_makespan_s)});
   } else {
     cs.push_back({"recommended", "none",
-                  r.deadline_s ? "no configuration meets the deadline" : "no --deadline given"});
+                  r.deadline_s ? "no configuration meets the deadline"
+                  : r.budget   ? "no configuration is within the budget"
+                               : "no --deadline or --budget given"});
   }
   cs.push_back(
       {"Pareto front", count(front.size()) + " of " + count(pts.size()), "configurations nothing beats"});

@@ -218,7 +218,7 @@ TEST_CASE("Sweep report: a point per configuration, the front, the deadline and 
   for (const auto& [cost, mk] : std::vector<std::pair<double, double>>{{1, 100}, {2, 50}, {5, 55}}) {
     planner::ConfigResult c;
     c.values = {std::to_string(static_cast<int>(cost))};
-    c.cost.mean = cost;
+    c.cost.mean = c.finished_cost_mean = cost;
     c.quantile_makespan_s = mk;
     c.makespan_s.mean = mk;
     c.meets = mk <= 60;
@@ -237,6 +237,14 @@ TEST_CASE("Sweep report: a point per configuration, the front, the deadline and 
   CHECK(page.find("data-points=\"3\" data-front=\"2\"") != std::string::npos);
   CHECK(occurrences(page, "<tr class=\"rec\"") == 1);
   CHECK(page.find("<table class=\"sortable configs\">") != std::string::npos);
+  // A --budget sweep that nothing fits says so (it said "no --deadline given").
+  r.deadline_s.reset();
+  r.budget = 0.5;
+  r.recommended.reset();
+  std::ostringstream none;
+  write_sweep_report(none, r, {});
+  CHECK(none.str().find(" · budget 0.50") != std::string::npos);
+  CHECK(none.str().find("no configuration is within the budget") != std::string::npos);
 }
 
 TEST_CASE("Prediction report: both Gantt charts on one time axis, and the error per step", "[report]") {

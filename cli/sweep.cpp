@@ -206,7 +206,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   auto* cmd = app.add_subcommand(
       "sweep",
       "Plan capacity: simulate every combination of some scenario fields, each several times, and find the "
-      "cheapest configuration that meets a deadline");
+      "cheapest configuration that meets a deadline (or the fastest within a --budget)");
   cmd->add_option("file", args.file, kInputFileHelp)->required()->transform(input_file_check());
   cmd->add_option("--vary", args.vary,
                   "A field to vary and its values, as PATH=V1,V2,... (repeatable; every combination is run). "

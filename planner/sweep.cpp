@@ -1253,6 +1253,10 @@ static std::vector<std::vector<std::string>> checked_combinations(const SweepSpe
       if (!seen.insert(v).second)
         throw InputError(vary_place(dim), dim.path, "value " + shortened(v) + " is given twice");
   }
+  if (spec.search == Search::automatic && spec.budget)
+    throw InputError({"--search", 0, 0}, "",
+                     "auto searches for the cheapest configuration that meets a deadline; the fastest within "
+                     "a --budget needs --search grid");
   if (spec.search == Search::automatic && !spec.deadline_s)
     throw InputError(
         {"--search", 0, 0}, "",
@@ -1648,13 +1652,27 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
                   : std::string())
           << "\n";
     } else {
-      // The cheapest there is, to say how far the budget is from anything.
-      std::optional<std::size_t> cheapest;
-      for (std::size_t c = 0; c < r.configs.size(); ++c)
-        if (!failures_reach_quantile(r.configs[c].runs_with_failed_tasks, r.replications, r.quantile) &&
-            (!cheapest || r.configs[c].finished_cost_mean < r.configs[*cheapest].finished_cost_mean))
+      // The cheapest there is, to say how far the budget is from anything; and the cheapest within it that
+      // its failed runs kept out, which more budget would not bring in.
+      std::optional<std::size_t> cheapest, failing;
+      for (std::size_t c = 0; c < r.configs.size(); ++c) {
+        const ConfigResult& cr = r.configs[c];
+        if (failures_reach_quantile(cr.runs_with_failed_tasks, r.replications, r.quantile)) {
+          if (cr.finished_cost_mean <= *r.budget &&
+              (!failing || cr.finished_cost_mean < r.configs[*failing].finished_cost_mean))
+            failing = c;
+        } else if (!cheapest || cr.finished_cost_mean < r.configs[*cheapest].finished_cost_mean) {
           cheapest = c;
+        }
+      }
+      if (failing)
+        out << "no configuration within the budget (" << detail::shortest(*r.budget) << ") has a " << q
+            << " makespan: " << assignment_text(r.dimensions, r.configs[*failing].values) << " costs "
+            << detail::cost_text(r.configs[*failing].finished_cost_mean) << " but tasks failed in "
+            << r.configs[*failing].runs_with_failed_tasks << " of " << r.replications << " runs, which its "
+            << q << " falls on (look at failure.p and retries)\n";
       out << "no configuration's mean cost is within the budget (" << detail::shortest(*r.budget) << ")";
+      if (failing) out << " with a " << q << " that is not a failed run";
       if (cheapest)
         out << ": the cheapest is " << assignment_text(r.dimensions, r.configs[*cheapest].values) << " at "
             << detail::cost_text(r.configs[*cheapest].finished_cost_mean);

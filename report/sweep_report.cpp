@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <numeric>
 #include <ostream>
@@ -8,6 +9,16 @@
 #include "html.hpp"
 
 namespace shardflow::report {
+
+namespace {
+
+// A figure as given (0.004, 1e+300), as the console prints it.
+std::string shortest_text(double v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+}  // namespace
 
 void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const ReportOptions& o) {
   using namespace detail;
@@ -21,7 +32,7 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
           (r.replications == 1 ? " run each, seeds from " : " runs each, seeds from ") +
           std::to_string(r.base_seed) +
           (r.deadline_s ? " · deadline " + human_duration(*r.deadline_s) + " at the " + q : "") +
-          (r.budget ? " · budget " + num(*r.budget, 2) : "") +
+          (r.budget ? " · budget " + shortest_text(*r.budget) : "") +
           (r.confidence
                ? ", " + num(*r.confidence, *r.confidence == std::floor(*r.confidence) ? 0 : 3) + "% sure"
                : "") +

@@ -1585,6 +1585,33 @@ TEST_CASE("Sweep: --budget without a deadline recommends the fastest configurati
   CHECK_THAT(table(r),
              Catch::Contains("\nno configuration's mean cost is within the budget (0.04): the cheapest "
                              "is cluster.node_pools[n].count=1 at 0.05\n"));
+  // A configuration within the budget whose p95 falls on failed runs is named, with why it is out: more
+  // budget would not bring it in. failure.p 1: each run ends after w's first round, 10 s for 0.04.
+  {
+    std::string failing = kFanout;
+    const std::string line = "      resources: {cpu: 16}\n";
+    failing.replace(failing.find(line), line.size(), line + "      failure: {p: 1}\n");
+    SweepSpec f;
+    f.dimensions = {parse_dimension("pipeline.steps[w].failure.p=1,0"),
+                    parse_dimension("cluster.node_pools[n].count=1,4")};
+    f.replications = 2;
+    f.budget = 0.045;
+    const SweepResult fr = run_sweep_text(failing, "failing.yaml", f);
+    CHECK_FALSE(fr.recommended);
+    CHECK_THAT(
+        table(fr),
+        Catch::Contains("\nno configuration within the budget (0.045) has a p95 makespan: "
+                        "pipeline.steps[w].failure.p=1, cluster.node_pools[n].count=1 costs 0.04 but tasks "
+                        "failed in 2 of 2 runs, which its p95 falls on (look at failure.p and retries)\n"
+                        "no configuration's mean cost is within the budget (0.045) with a p95 that is not "
+                        "a failed run: the cheapest is pipeline.steps[w].failure.p=0, "
+                        "cluster.node_pools[n].count=1 at 0.05\n"));
+    f.search = Search::automatic;
+    CHECK(
+        error_of([&] { run_sweep_text(failing, "failing.yaml", f); }) ==
+        "--search: auto searches for the cheapest configuration that meets a deadline; the fastest within a "
+        "--budget needs --search grid");
+  }
   // Not with a deadline, which has its own pick.
   spec.deadline_s = 60;
   CHECK(error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==

@@ -243,7 +243,7 @@ TEST_CASE("Sweep report: a point per configuration, the front, the deadline and 
   r.recommended.reset();
   std::ostringstream none;
   write_sweep_report(none, r, {});
-  CHECK(none.str().find(" · budget 0.50") != std::string::npos);
+  CHECK(none.str().find(" · budget 0.5") != std::string::npos);
   CHECK(none.str().find("no configuration is within the budget") != std::string::npos);
 }
 

@@ -419,14 +419,13 @@ void print_compare(std::ostream& out, const CompareResult& r) {
       if (own_quantile) row.insert(row.begin() + 5, fixed(v.quantile_makespan_s, 1));
       if (r.deadline_s) {
         const auto n = static_cast<std::size_t>(r.replications);
-        const ShareInterval ci = share_interval95(detail::runs_meeting(v.p_meets_deadline, n), n);
+        const ShareInterval ci = detail::share_interval(v.p_meets_deadline, r.replications);
         row.push_back(fixed(v.p_meets_deadline * 100, 1) + "%");
         row.push_back(fixed(ci.low * 100, 1) + ".." + fixed(ci.high * 100, 1) + "%");
         // As in a sweep: "(tasks failed)" when, had its failed runs been on time, enough would have been.
-        const auto failed = static_cast<std::size_t>(v.runs_with_failed_tasks);
         const bool failures_out =
-            !v.meets && failed > 0 &&
-            detail::runs_meeting(v.p_meets_deadline, n) + failed >= runs_needed(n, r.quantile, std::nullopt);
+            detail::failures_keep_out(v.meets, v.runs_with_failed_tasks, v.p_meets_deadline, n,
+                                      runs_needed(n, r.quantile, std::nullopt));
         row.push_back(std::string(v.meets ? "yes" : "no") + (r.recommended == i ? " <- cheapest" : "") +
                       (failures_out ? " (tasks failed)" : ""));
       }
@@ -492,13 +491,9 @@ void print_compare(std::ostream& out, const CompareResult& r) {
       out << "cheapest variant with " << q << " makespan within the deadline ("
           << detail::shortest(*r.deadline_s) << " s): " << v.name << "; mean cost "
           << detail::cost_text(v.finished_cost_mean)
-          << (v.runs_with_failed_tasks > 0 && v.runs_with_failed_tasks < r.replications
-                  ? " (of its " + std::to_string(reps - static_cast<std::size_t>(v.runs_with_failed_tasks)) +
-                        " runs that finished)"
-                  : std::string())
-          << ", " << q << " makespan " << fixed(v.quantile_makespan_s, 1) << " s, by the deadline in " << met
-          << " of " << reps << " runs (95% interval " << fixed(ci.low * 100, 1) << ".."
-          << fixed(ci.high * 100, 1) << "%)\n";
+          << detail::finished_runs_text(v.runs_with_failed_tasks, r.replications) << ", " << q << " makespan "
+          << fixed(v.quantile_makespan_s, 1) << " s, by the deadline in " << met << " of " << reps
+          << " runs (95% interval " << fixed(ci.low * 100, 1) << ".." << fixed(ci.high * 100, 1) << "%)\n";
     } else {
       const bool failed = std::any_of(r.variants.begin(), r.variants.end(),
                                       [](const VariantResult& v) { return v.runs_with_failed_tasks > 0; });

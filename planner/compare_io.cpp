@@ -181,8 +181,7 @@ void write_compare_json(std::ostream& out, const CompareResult& r) {
     vj["runs_with_failed_tasks"] = v.runs_with_failed_tasks;
     if (r.deadline_s) {
       vj["p_meets_deadline"] = v.p_meets_deadline;
-      const auto n = static_cast<std::size_t>(r.replications);
-      const ShareInterval ci = share_interval95(detail::runs_meeting(v.p_meets_deadline, n), n);
+      const ShareInterval ci = detail::share_interval(v.p_meets_deadline, r.replications);
       vj["p_meets_deadline_ci95"] = {ci.low, ci.high};
       vj["meets"] = v.meets;
     }
@@ -375,8 +374,7 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
     if (v.measured) out << v.measured->runs_with_failed_tasks();
     out << ',' << num(v.finished_cost_mean) << ',' << v.diff_makespan_s.n << ',';
     if (r.deadline_s) {
-      const auto n = static_cast<std::size_t>(r.replications);
-      const ShareInterval ci = share_interval95(detail::runs_meeting(v.p_meets_deadline, n), n);
+      const ShareInterval ci = detail::share_interval(v.p_meets_deadline, r.replications);
       out << num(v.p_meets_deadline) << ',' << num(ci.low) << ',' << num(ci.high);
     } else {
       out << ",,";

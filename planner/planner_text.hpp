@@ -123,6 +123,26 @@ inline std::size_t runs_meeting(double share, std::size_t n) {
   return static_cast<std::size_t>(std::llround(share * static_cast<double>(n)));
 }
 
+/// The 95% interval of a share of `replications` runs (share_meeting's).
+inline ShareInterval share_interval(double share, int replications) {
+  const auto n = static_cast<std::size_t>(replications);
+  return share_interval95(runs_meeting(share, n), n);
+}
+
+/// Not meeting the deadline only for its failed runs: had they been on time (they ended early), `needed`
+/// of the n runs would have been by it.
+inline bool failures_keep_out(bool meets, int runs_with_failed_tasks, double share, std::size_t n,
+                              std::size_t needed) {
+  const auto failed = static_cast<std::size_t>(std::max(runs_with_failed_tasks, 0));
+  return !meets && failed > 0 && runs_meeting(share, n) + failed >= needed;
+}
+
+/// " (of its 19 runs that finished)" after a mean cost of the finished runs, when some but not all failed.
+inline std::string finished_runs_text(int runs_with_failed_tasks, int replications) {
+  if (runs_with_failed_tasks <= 0 || runs_with_failed_tasks >= replications) return "";
+  return " (of its " + std::to_string(replications - runs_with_failed_tasks) + " runs that finished)";
+}
+
 /// The line sweep and compare print under their heading when the replications are too few for the
 /// intervals' skewness correction (2 to kMinSkewCorrected - 1), or for one run (no interval, and every
 /// percentile is that run's); "" otherwise.

@@ -1471,15 +1471,11 @@ SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
 
 // The 95% interval of a configuration's share of runs by the deadline.
 static ShareInterval p_meets_interval(const ConfigResult& cr, int replications) {
-  const auto n = static_cast<std::size_t>(replications);
-  return share_interval95(detail::runs_meeting(cr.p_meets_deadline, n), n);
+  return detail::share_interval(cr.p_meets_deadline, replications);
 }
 
-// Not meeting the deadline only for its failed runs: had they been on time (they ended early), enough runs
-// would have been by it.
 static bool failures_keep_out(const ConfigResult& c, std::size_t reps, std::size_t needed) {
-  const auto failed = static_cast<std::size_t>(std::max(c.runs_with_failed_tasks, 0));
-  return !c.meets && failed > 0 && detail::runs_meeting(c.p_meets_deadline, reps) + failed >= needed;
+  return detail::failures_keep_out(c.meets, c.runs_with_failed_tasks, c.p_meets_deadline, reps, needed);
 }
 
 void print_sweep(std::ostream& out, const SweepResult& r) {
@@ -1589,11 +1585,8 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
                            : " " + q + " makespan within the deadline")
           << " (" << detail::shortest(*r.deadline_s) << " s): " << assignment_text(r.dimensions, cr.values)
           << "; mean cost " << detail::cost_text(cr.finished_cost_mean)
-          << (cr.runs_with_failed_tasks > 0 && cr.runs_with_failed_tasks < r.replications
-                  ? " (of its " + std::to_string(reps - static_cast<std::size_t>(cr.runs_with_failed_tasks)) +
-                        " runs that finished)"
-                  : std::string())
-          << ", " << q << " makespan " << num(cr.quantile_makespan_s, 1) << " s, by the deadline in "
+          << detail::finished_runs_text(cr.runs_with_failed_tasks, r.replications) << ", " << q
+          << " makespan " << num(cr.quantile_makespan_s, 1) << " s, by the deadline in "
           << detail::runs_meeting(cr.p_meets_deadline, reps) << " of " << reps << " runs (95% interval "
           << num(ci.low * 100, 1) << ".." << num(ci.high * 100, 1) << "%)\n";
       // Configurations that cost the same, to a billionth of it: the rule picked the fastest of them.
@@ -1646,11 +1639,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       out << "fastest configuration within the budget (mean cost " << detail::shortest(*r.budget)
           << " or less): " << assignment_text(r.dimensions, cr.values) << "; " << q << " makespan "
           << num(cr.quantile_makespan_s, 1) << " s, mean cost " << detail::cost_text(cr.finished_cost_mean)
-          << (cr.runs_with_failed_tasks > 0 && cr.runs_with_failed_tasks < r.replications
-                  ? " (of its " + std::to_string(reps - static_cast<std::size_t>(cr.runs_with_failed_tasks)) +
-                        " runs that finished)"
-                  : std::string())
-          << "\n";
+          << detail::finished_runs_text(cr.runs_with_failed_tasks, r.replications) << "\n";
     } else {
       // The cheapest there is, to say how far the budget is from anything; and the cheapest within it that
       // its failed runs kept out, which more budget would not bring in.

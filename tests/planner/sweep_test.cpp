@@ -611,6 +611,14 @@ const std::string kFanout =
     "  node_pools:\n"
     "    - {name: n, cpu: 16, memory: 64Gi, count: 1, price_per_hour: 3.6}\n";
 
+// kFanout with each w task failing with probability p (no retries).
+std::string fanout_failing(const std::string& p) {
+  std::string yaml = kFanout;
+  const std::string line = "      resources: {cpu: 16}\n";
+  yaml.replace(yaml.find(line), line.size(), line + "      failure: {p: " + p + "}\n");
+  return yaml;
+}
+
 std::string table(const SweepResult& r) {
   std::ostringstream out;
   print_sweep(out, r);
@@ -714,9 +722,7 @@ TEST_CASE("Sweep: runs whose tasks failed neither meet the deadline nor put a co
   // failure.p 1: every w fails once (no retries) and the pipeline ends after the first round of w, early
   // and cheap: 40 s (one node: 4 rounds of 10 s) and 10 s (4 nodes), 0.04 each. Without failures: 50 s,
   // 0.05 and 20 s, 0.08. The failing ones would beat both.
-  std::string failing = kFanout;
-  const std::string line = "      resources: {cpu: 16}\n";
-  failing.replace(failing.find(line), line.size(), line + "      failure: {p: 1}\n");
+  std::string failing = fanout_failing("1");
   SweepSpec spec;
   spec.dimensions = {parse_dimension("pipeline.steps[w].failure.p=1,0"),
                      parse_dimension("cluster.node_pools[n].count=1,4")};
@@ -1432,9 +1438,7 @@ TEST_CASE("Sweep: a run whose tasks failed is a late run, and a few of them do n
   // Four 10 s tasks that each fail with p 0.01 (no retries), then a merge; 20 s on 4 nodes. Of seeds
   // 3..42, one run has a failed task: 39 of 40 by a 1m deadline, 38 needed for the p95. The rule was
   // "no failed task in any run", which more replications only made harder to meet.
-  std::string yaml = kFanout;
-  const std::string line = "      resources: {cpu: 16}\n";
-  yaml.replace(yaml.find(line), line.size(), line + "      failure: {p: 0.01}\n");
+  std::string yaml = fanout_failing("0.01");
   SweepSpec spec;
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=4")};
   spec.replications = 40;
@@ -1518,9 +1522,7 @@ TEST_CASE("Sweep, compare: a failed run is late for the quantile and left out of
           "[planner]") {
   // kFanout on 4 nodes with w failing with p 0.01 (no retries): a run that finishes takes 20 s and costs
   // 4 x 3.6/h x 20 s = 0.08; the one of seeds 3..42 whose w fails ends at 10 s for 0.04.
-  std::string yaml = kFanout;
-  const std::string line = "      resources: {cpu: 16}\n";
-  yaml.replace(yaml.find(line), line.size(), line + "      failure: {p: 0.01}\n");
+  std::string yaml = fanout_failing("0.01");
   SweepSpec spec;
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=4")};
   spec.replications = 40;
@@ -1588,9 +1590,7 @@ TEST_CASE("Sweep: --budget without a deadline recommends the fastest configurati
   // A configuration within the budget whose p95 falls on failed runs is named, with why it is out: more
   // budget would not bring it in. failure.p 1: each run ends after w's first round, 10 s for 0.04.
   {
-    std::string failing = kFanout;
-    const std::string line = "      resources: {cpu: 16}\n";
-    failing.replace(failing.find(line), line.size(), line + "      failure: {p: 1}\n");
+    std::string failing = fanout_failing("1");
     SweepSpec f;
     f.dimensions = {parse_dimension("pipeline.steps[w].failure.p=1,0"),
                     parse_dimension("cluster.node_pools[n].count=1,4")};

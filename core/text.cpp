@@ -206,6 +206,11 @@ void append_fixed_point(std::string& out, std::int64_t units, int decimals) {
   out.append(buf, p);
 }
 
+std::string shortest_text(double v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
 std::string fixed_decimals(double v, int decimals) {
   // The common case without to_chars's exact decimal expansion: v x 10^decimals is one rounding away from
   // the exact product, so where that product is not within its rounding error of a half, rounding it to

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <shardflow/core/metrics.hpp>
+#include <shardflow/core/text.hpp>
 #include <shardflow/planner/sweep.hpp>
 
 #include "../core/json_reader.hpp"  // core's reader of the JSON files shardflow writes
@@ -24,8 +25,7 @@ namespace shardflow::planner::detail {
 /// The shortest text that reads back to the same double, as JSON writes it: a deadline of 25ms in seconds
 /// is "0.025", of 1h30m "5400"; sweep.csv's figures.
 inline std::string shortest(double s) {
-  char buf[32];
-  return std::string(buf, std::to_chars(buf, buf + sizeof buf, s).ptr);
+  return shortest_text(s);
 }
 
 /// "seeds 42..51", or "seed 42" for one replication: the seeds a sweep's or comparison's runs used.

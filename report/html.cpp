@@ -39,7 +39,7 @@ void append_esc(std::string& out, std::string_view s) {
   out.reserve(out.size() + s.size());
   // Runs of ordinary characters in one append each.
   std::size_t from = 0;
-  char picture[4];  // a control character's picture, U+2400 + its code (U+2421 for DEL), in UTF-8
+  char picture[3];  // a control character's picture, U+2400 + its code (U+2421 for DEL), in UTF-8
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char* entity = nullptr;
     const auto c = static_cast<unsigned char>(s[i]);
@@ -50,7 +50,6 @@ void append_esc(std::string& out, std::string_view s) {
       picture[0] = static_cast<char>(0xE0 | (code >> 12));
       picture[1] = static_cast<char>(0x80 | ((code >> 6) & 0x3F));
       picture[2] = static_cast<char>(0x80 | (code & 0x3F));
-      picture[3] = '\0';
       out.append(s.data() + from, i - from);
       out.append(picture, 3);
       from = i + 1;

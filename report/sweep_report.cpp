@@ -1,24 +1,14 @@
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <numeric>
 #include <ostream>
 
+#include <shardflow/core/text.hpp>
 #include <shardflow/report/html_report.hpp>
 
 #include "html.hpp"
 
 namespace shardflow::report {
-
-namespace {
-
-// A figure as given (0.004, 1e+300), as the console prints it.
-std::string shortest_text(double v) {
-  char buf[32];
-  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
-}
-
-}  // namespace
 
 void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const ReportOptions& o) {
   using namespace detail;

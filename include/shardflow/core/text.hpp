@@ -43,6 +43,8 @@ void append_fixed_point(std::string& out, std::int64_t units, int decimals);
 /// `v` with `decimals` digits after the point, as printf("%.*f") writes it (std::to_chars, which the
 /// standard defines to give printf's text), and "0" rather than "-0" for a negative value that rounds to 0.
 std::string fixed_decimals(double v, int decimals);
+/// The shortest text that reads back to the same double ("0.77", "1e+300"; std::to_chars).
+std::string shortest_text(double v);
 
 /// The length of the UTF-8 sequence that starts at text[i] (1 to 4), or 0 if the bytes there are not one
 /// (a Latin-1 byte, a stray continuation byte, an overlong or surrogate form, a cut-off sequence).

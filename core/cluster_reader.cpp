@@ -777,8 +777,8 @@ Cluster read_cluster(const Reader& r, const Node& n, bool no_overheads, const st
     pools_listed = !unnamed;
     if (nodes == 0 && !pools_broken) {
       const std::string no_nodes = "the cluster has no nodes (every pool has count 0 and no autoscaling)";
-      if (given_count) r.fail(*given_count, given_count_path, no_nodes);
-      r.fail(pools, f, no_nodes);
+      if (given_count) r.fail_infeasible(*given_count, given_count_path, no_nodes);
+      r.fail_infeasible(pools, f, no_nodes);
     }
     // Each node costs the simulator memory and its trace a record: 64 pools of 1M nodes took 10 GB.
     if (constexpr std::int64_t kMaxNodes = 1'000'000; most_nodes > kMaxNodes)
@@ -823,7 +823,7 @@ void check_driver_pod(const Reader& r, const Cluster& cluster, const Overheads& 
   // Point at the requests if the file gives them, else at what holds the defaults.
   std::optional<Node> at;
   if (over && over->IsMap()) at = Map(r, *over, "overheads", kOverheadKeys).get("driver_resources");
-  r.fail(at ? *at : over ? *over : cluster_node, "overheads.driver_resources", *problem);
+  r.fail_infeasible(at ? *at : over ? *over : cluster_node, "overheads.driver_resources", *problem);
 }
 
 }  // namespace shardflow::detail

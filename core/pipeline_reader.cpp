@@ -655,10 +655,10 @@ class PipelineReader {
           return pool.may_have_nodes() && pool_admits(pool, c.node_selector, {any});
         });
         if (!labels_match && m.has("node_selector"))
-          r_.fail(*m.get("node_selector"), m.field("node_selector"), *problem);
+          r_.fail_infeasible(*m.get("node_selector"), m.field("node_selector"), *problem);
         if (labels_match && m.has("tolerations"))
-          r_.fail(*m.get("tolerations"), m.field("tolerations"), *problem);
-        r_.fail(n, path, *problem);
+          r_.fail_infeasible(*m.get("tolerations"), m.field("tolerations"), *problem);
+        r_.fail_infeasible(n, path, *problem);
       }
       // A request no node it may use can hold on its own, given by a --set, an overlay or a variant: name
       // that, not the file's `resources` that it changed.
@@ -673,12 +673,12 @@ class PipelineReader {
                         : key == "memory" ? c.resources.memory <= pool.pod_memory()
                                           : c.resources.gpu <= pool.pod_gpu());
               });
-          if (!fits_some) r_.fail(it->second, m.field("resources") + "." + key, *problem);
+          if (!fits_some) r_.fail_infeasible(it->second, m.field("resources") + "." + key, *problem);
         }
       // Requests as the file has them: the pool sizes a --set or an overlay gave may be the cause.
       const std::string elsewhere = sizes_given_elsewhere(step);
-      if (res) r_.fail(*res, m.field("resources"), *problem + elsewhere);
-      r_.fail(n, path, *problem + elsewhere);
+      if (res) r_.fail_infeasible(*res, m.field("resources"), *problem + elsewhere);
+      r_.fail_infeasible(n, path, *problem + elsewhere);
     }
   }
 

@@ -165,6 +165,11 @@ class Reader {
   [[noreturn]] void fail(const YAML::Node& n, const std::string& field, const std::string& message) const {
     throw InputError(at(n), field, message);
   }
+  /// fail() for a cluster that cannot run the pipeline (InfeasibleError).
+  [[noreturn]] void fail_infeasible(const YAML::Node& n, const std::string& field,
+                                    const std::string& message) const {
+    throw InfeasibleError(at(n), field, message);
+  }
 
   // Collecting (LoadOptions::problems, for `validate`): a problem that leaves the rest readable is
   // recorded and the reading goes on; otherwise each of these throws as fail() does.

@@ -474,7 +474,8 @@ class Runner {
         group_of_(combos_.size()),
         makespan_(combos_.size()),
         cost_(combos_.size()),
-        failed_(combos_.size()) {}
+        failed_(combos_.size()),
+        infeasible_(combos_.size()) {}
 
   const std::vector<std::vector<std::string>>& combos() const { return combos_; }
   // How every configuration loads the scenario before its --vary values.
@@ -483,7 +484,18 @@ class Runner {
   // Configuration-replications evaluated, and the simulations run for them (fewer with reuse).
   std::uint64_t simulations() const { return simulations_; }
   std::uint64_t distinct_simulations() const { return distinct_; }
-  const Scenario& scenario(std::size_t c) const { return scenarios_[c]; }
+
+  // The error's message, where it names a value a --vary gave as the --set it was loaded by ("pool "n" has
+  // cpu 500m from --set ..."), naming the --vary.
+  std::string vary_named(const InputError& e, const std::vector<std::string>& values) const {
+    std::string message = e.message();
+    for (std::size_t d = 0; d < values.size(); ++d) {
+      const Dimension& dim = spec_.dimensions[d];
+      message = detail::replace_all(message, "from " + flag_place("--set", dim.path + "=" + values[d]),
+                                    "from " + vary_place(dim).file);
+    }
+    return message;
+  }
 
   // Whether the scenario with its overlays and --set but none of the --vary fails with the same error.
   bool same_without_vary(const InputError& e) const {
@@ -581,6 +593,13 @@ class Runner {
         try {
           scenarios_[k] = load_scenario_text(yaml_, file_, options);
         } catch (const InputError& e) {
+          // Well formed, but its cluster cannot run the pipeline (no nodes, a pod that fits no node) with
+          // this configuration's values: a configuration that cannot run, said as such, and the others are
+          // swept (its --vary values may be what another configuration changes: a pool's count or size).
+          if (dynamic_cast<const InfeasibleError*>(&e) != nullptr && !combos_[k].empty()) {
+            infeasible_[k] = vary_named(e, combos_[k]);
+            return;
+          }
           // An error in a value of --vary: name the --vary the user typed, not a --set they never did.
           for (std::size_t d = 0; d < combos_[k].size(); ++d) {
             const Dimension& dim = spec_.dimensions[d];
@@ -607,17 +626,11 @@ class Runner {
               std::any_of(spec_.dimensions.begin(), spec_.dimensions.end(),
                           [&](const Dimension& d) { return e.where().file == vary_place(d).file; });
           if (!combos_[k].empty() && !at_a_vary && (k > 0 || !same_without_vary(e))) {
-            // The message may name a value a --vary gave as the --set it was loaded by ("pool "n" has
-            // cpu 500m from --set ..."): name the --vary.
-            std::string values, message = e.message();
-            for (std::size_t d = 0; d < combos_[k].size(); ++d) {
-              const Dimension& dim = spec_.dimensions[d];
-              values += (d == 0 ? "" : ", ") + dim.path + "=" + shortened(combos_[k][d]);
-              message =
-                  detail::replace_all(message, "from " + flag_place("--set", dim.path + "=" + combos_[k][d]),
-                                      "from " + vary_place(dim).file);
-            }
-            throw InputError(e.where(), e.field(), message + " (in the configuration " + values + ")");
+            std::string values;
+            for (std::size_t d = 0; d < combos_[k].size(); ++d)
+              values += (d == 0 ? "" : ", ") + spec_.dimensions[d].path + "=" + shortened(combos_[k][d]);
+            throw InputError(e.where(), e.field(),
+                             vary_named(e, combos_[k]) + " (in the configuration " + values + ")");
           }
           throw;
         }
@@ -634,6 +647,12 @@ class Runner {
     });
     for (const std::exception_ptr& e : errors)
       if (e) std::rethrow_exception(e);
+    // A configuration that cannot run is loaded as it is: nothing to unroll, group or simulate.
+    std::erase_if(todo, [&](std::size_t k) {
+      if (infeasible_[k].empty()) return false;
+      loaded_[k] = 1;
+      return true;
+    });
     check_memory(todo);
     tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) {
       const std::size_t k = todo[i];
@@ -764,6 +783,7 @@ class Runner {
     load(which);
     std::vector<std::pair<std::size_t, std::size_t>> jobs;  // (group, replication)
     for (std::size_t c : which) {
+      if (!infeasible_[c].empty()) continue;
       Group& g = groups_[group_of_[c]];
       if (g.runs.size() < upto) g.runs.resize(upto);
       for (std::size_t r = makespan_[c].size(); r < upto; ++r)
@@ -807,7 +827,9 @@ class Runner {
       if (from >= upto) continue;
       makespan_[c].resize(upto);
       cost_[c].resize(upto);
-      failed_[c].resize(upto);
+      // A configuration that cannot run: each of its runs is one that did not finish (no simulation).
+      failed_[c].resize(upto, infeasible_[c].empty() ? 0 : 1);
+      if (!infeasible_[c].empty()) continue;
       const std::vector<NodePool>& pools = scenarios_[c].cluster.node_pools;
       for (std::size_t r = from; r < upto; ++r) {
         const GroupRun& g = groups_[group_of_[c]].runs[r];
@@ -890,6 +912,7 @@ class Runner {
   // Whether configuration c can still meet the deadline after the replications run so far: no more runs
   // missed it (over it, or with a failed task) than runs_needed lets through.
   bool may_meet(std::size_t c) const {
+    if (!infeasible_[c].empty()) return false;
     const auto reps = static_cast<std::size_t>(spec_.replications);
     const std::size_t needed = runs_needed(reps, spec_.quantile, spec_.confidence);
     if (needed > reps) return false;
@@ -899,9 +922,26 @@ class Runner {
     return missed <= reps - needed;
   }
 
+  [[nodiscard]] bool infeasible(std::size_t c) const { return !infeasible_[c].empty(); }
+  // Configuration c's scenario; one that cannot run read past its problems, as `validate` reads (its name,
+  // seed and cluster are there).
+  [[nodiscard]] Scenario scenario_read(std::size_t c) const {
+    if (infeasible_[c].empty()) return scenarios_[c];
+    LoadOptions options = base_options();
+    for (std::size_t d = 0; d < combos_[c].size(); ++d)
+      options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[c][d]);
+    std::vector<InputError> problems;
+    options.problems = &problems;
+    return load_scenario_text(yaml_, file_, options);
+  }
+
   ConfigResult result(std::size_t c) const {
     ConfigResult cr;
     cr.values = combos_[c];
+    if (!infeasible_[c].empty()) {  // no figures: it did not run
+      cr.infeasible = infeasible_[c];
+      return cr;
+    }
     const std::vector<double>& ms = makespan_[c];
     const auto failed = [&](std::size_t r) { return failed_[c][r] != 0; };
     cr.makespan_s = detail::summarize_amounts(ms);
@@ -989,6 +1029,7 @@ class Runner {
   std::unordered_multimap<std::size_t, std::size_t> by_scenario_;     // with prices -> configuration
   std::vector<std::vector<double>> makespan_, cost_;
   std::vector<std::vector<std::uint8_t>> failed_;
+  std::vector<std::string> infeasible_;  // per configuration: why it cannot run, or empty
   std::uint64_t simulations_ = 0;
   std::uint64_t distinct_ = 0;
 };
@@ -1129,7 +1170,8 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
   // numbers: every candidate on the same seeds), r growing 4-fold, a quarter (at least 16) kept each round.
   std::vector<std::size_t> candidates;
   for (std::size_t line = 0; line < nlines; ++line)
-    for (std::size_t rb = threshold[line]; rb < nb; ++rb) candidates.push_back(config_at(line_pos(line), rb));
+    for (std::size_t rb = threshold[line]; rb < nb; ++rb)
+      if (const std::size_t c = config_at(line_pos(line), rb); !run.infeasible(c)) candidates.push_back(c);
   std::sort(candidates.begin(), candidates.end());
   for (std::size_t r = 1; candidates.size() > 1 && r < reps; r *= 4) {
     run.run(candidates, r, base_seed);
@@ -1153,7 +1195,8 @@ std::vector<std::size_t> auto_search(Runner& run, const SweepSpec& spec, std::ui
     run.run(tops, reps, base_seed);
     const auto order = [&](std::size_t c) {
       const ConfigResult r = run.result(c);
-      return std::make_tuple(r.runs_with_failed_tasks, r.quantile_makespan_s, r.finished_cost_mean, c);
+      return std::make_tuple(!r.infeasible.empty(), r.runs_with_failed_tasks, r.quantile_makespan_s,
+                             r.finished_cost_mean, c);
     };
     for (;;) {
       std::size_t near = 0;
@@ -1315,8 +1358,11 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   Runner run(yaml, file, spec, combos, backend);
   // The first configuration names the scenario and its seed (loaded first: its errors come first).
   run.load({0});
-  result.scenario = run.scenario(0).name;
-  result.base_seed = spec.base_seed.value_or(run.scenario(0).seed);
+  {
+    const Scenario first = run.scenario_read(0);
+    result.scenario = first.name;
+    result.base_seed = spec.base_seed.value_or(first.seed);
+  }
   detail::check_seed_range(result.base_seed, spec.replications, file, spec.base_seed.has_value());
 
   std::vector<std::size_t> full;
@@ -1347,7 +1393,7 @@ void finish_sweep(SweepResult& result) {
   if (result.budget && !result.deadline_s)  // the fastest within the budget
     for (std::size_t c = 0; c < result.configs.size(); ++c) {
       const ConfigResult& cr = result.configs[c];
-      if (cr.finished_cost_mean > *result.budget ||
+      if (!cr.infeasible.empty() || cr.finished_cost_mean > *result.budget ||
           failures_reach_quantile(cr.runs_with_failed_tasks, result.replications, result.quantile))
         continue;
       const ConfigResult* best = result.recommended ? &result.configs[*result.recommended] : nullptr;
@@ -1358,7 +1404,7 @@ void finish_sweep(SweepResult& result) {
     }
   for (std::size_t c = 0; c < result.configs.size(); ++c) {
     const ConfigResult& cr = result.configs[c];
-    if (!cr.meets) continue;
+    if (!cr.meets || !cr.infeasible.empty()) continue;
     if (!result.recommended) {
       result.recommended = c;
       continue;
@@ -1374,20 +1420,26 @@ void finish_sweep(SweepResult& result) {
   for (const ConfigResult& c : result.configs) {
     pts.push_back({c.finished_cost_mean, c.quantile_makespan_s});
     without_failures.push_back(
+        c.infeasible.empty() &&
         !failures_reach_quantile(c.runs_with_failed_tasks, result.replications, result.quantile));
   }
   result.pareto = pareto_front(pts, without_failures);
 
   result.nearest.reset();
-  if (!result.deadline_s || result.recommended || result.configs.empty()) return;
-  std::size_t n = 0;
-  for (std::size_t c = 1; c < result.configs.size(); ++c) {
+  if (!result.deadline_s || result.recommended) return;
+  // The nearest among the configurations that ran (none: nothing could run).
+  std::optional<std::size_t> nearest;
+  for (std::size_t c = 0; c < result.configs.size(); ++c) {
     const ConfigResult& a = result.configs[c];
-    const ConfigResult& m = result.configs[n];
-    if (std::tie(a.runs_with_failed_tasks, a.quantile_makespan_s, a.finished_cost_mean) <
-        std::tie(m.runs_with_failed_tasks, m.quantile_makespan_s, m.finished_cost_mean))
-      n = c;
+    if (!a.infeasible.empty()) continue;
+    const ConfigResult* m = nearest ? &result.configs[*nearest] : nullptr;
+    if (m == nullptr ||
+        std::tie(a.runs_with_failed_tasks, a.quantile_makespan_s, a.finished_cost_mean) <
+            std::tie(m->runs_with_failed_tasks, m->quantile_makespan_s, m->finished_cost_mean))
+      nearest = c;
   }
+  if (!nearest) return;
+  const std::size_t n = *nearest;
   Nearest near;
   near.config = n;
   near.over_deadline_s = result.configs[n].quantile_makespan_s - *result.deadline_s;
@@ -1399,7 +1451,7 @@ void finish_sweep(SweepResult& result) {
       std::vector<std::string> want = at;
       want[d] = v;
       for (const ConfigResult& c : result.configs)
-        if (c.values == want) {
+        if (c.values == want && c.infeasible.empty()) {
           f.values.push_back(v);
           f.quantile_makespan_s.push_back(c.quantile_makespan_s);
           f.critical_path_s.push_back(c.critical_path_s);
@@ -1461,7 +1513,7 @@ Scenario first_configuration(const std::string& yaml, const std::string& file, c
   Runner run(yaml, file, spec, std::move(combos), {}, Runner::loads_only);
   run.warn = warn;
   run.load({0});
-  return run.scenario(0);
+  return run.scenario_read(0);
 }
 
 SweepResult run_sweep(const std::string& scenario_file, const SweepSpec& spec,
@@ -1527,9 +1579,17 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
     return std::string(buf);
   };
+  std::vector<std::size_t> cannot_run;
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
     const ConfigResult& cr = r.configs[c];
     std::vector<std::string> row = cr.values;
+    if (!cr.infeasible.empty()) {  // not simulated: no figures, and why below the table
+      cannot_run.push_back(c);
+      row.resize(head.size(), "-");
+      if (r.deadline_s) row.back() = "no (cannot run)";
+      rows.push_back(std::move(row));
+      continue;
+    }
     row.push_back(num(cr.makespan_s.mean, 1));
     row.push_back(cr.makespan_s.n < 2
                       ? std::string("n/a")
@@ -1572,6 +1632,17 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
   };
   line(head);
   for (const auto& row : rows) line(row);
+  if (!cannot_run.empty()) {
+    out << "\n"
+        << cannot_run.size() << " configuration" << (cannot_run.size() == 1 ? "" : "s") << " cannot run and "
+        << (cannot_run.size() == 1 ? "was" : "were") << " not simulated:\n";
+    constexpr std::size_t kShown = 5;
+    for (std::size_t i = 0; i < cannot_run.size() && i < kShown; ++i)
+      out << "  " << assignment_text(r.dimensions, r.configs[cannot_run[i]].values) << ": "
+          << one_line(printable(r.configs[cannot_run[i]].infeasible)) << "\n";
+    if (cannot_run.size() > kShown) out << "  and " << cannot_run.size() - kShown << " more (sweep.csv)\n";
+  }
+  const bool none_ran = !r.configs.empty() && cannot_run.size() == r.configs.size();
   // As given (99.999999, not the 100 of %g).
   const std::string quantile = detail::shortest(r.quantile) + "%";
   const std::string confidence = detail::shortest(r.confidence.value_or(0)) + "%";
@@ -1626,6 +1697,9 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
           << " by the deadline" << (any_failed ? " (a run whose tasks failed is late)" : "")
           << "; more replications let a few runs miss (-r " << 4 * reps << ": "
           << 4 * reps - runs_needed(4 * reps, r.quantile, r.confidence) << " of them)\n";
+    } else if (none_ran) {
+      out << "no configuration can run, so none meets the deadline (" << detail::shortest(*r.deadline_s)
+          << " s)\n";
     } else {
       out << "no configuration has its " << q << " makespan within the deadline ("
           << detail::shortest(*r.deadline_s) << " s)"
@@ -1646,6 +1720,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       std::optional<std::size_t> cheapest, failing;
       for (std::size_t c = 0; c < r.configs.size(); ++c) {
         const ConfigResult& cr = r.configs[c];
+        if (!cr.infeasible.empty()) continue;
         if (failures_reach_quantile(cr.runs_with_failed_tasks, r.replications, r.quantile)) {
           if (cr.finished_cost_mean <= *r.budget &&
               (!failing || cr.finished_cost_mean < r.configs[*failing].finished_cost_mean))
@@ -1665,8 +1740,10 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
       if (cheapest)
         out << ": the cheapest is " << assignment_text(r.dimensions, r.configs[*cheapest].values) << " at "
             << detail::cost_text(r.configs[*cheapest].finished_cost_mean);
+      else if (none_ran)
+        out << ": no configuration can run";
       else
-        out << ": every configuration's " << q << " is a run whose tasks failed";
+        out << ": every configuration that ran has its " << q << " on a run whose tasks failed";
       out << "\n";
     }
   }
@@ -1776,6 +1853,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         << (failing > 0
                 ? "; " + std::to_string(failing) + " left out, their " + q + " a run whose tasks failed"
                 : std::string())
+        << (cannot_run.empty() ? std::string() : "; " + std::to_string(cannot_run.size()) + " cannot run")
         << "):\n";
     for (std::size_t i : r.pareto)
       out << "  " << assignment_text(r.dimensions, r.configs[i].values) << ": cost "
@@ -1806,6 +1884,12 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
   for (const ConfigResult& c : r.configs) {
     nlohmann::ordered_json cj;
     cj["values"] = c.values;
+    if (!c.infeasible.empty()) {  // not simulated: why, and no figures
+      cj["infeasible"] = c.infeasible;
+      if (r.deadline_s) cj["meets"] = false;
+      configs.push_back(std::move(cj));
+      continue;
+    }
     cj["makespan_s"] = summary_json(c.makespan_s);
     cj["quantile_makespan_s"] = c.quantile_makespan_s;
     cj["cost"] = summary_json(c.cost);
@@ -1854,12 +1938,17 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
   out << "makespan_mean_s,makespan_stddev_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_"
          "p95_s,"
          "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,meets,recommended,"
-         "pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high\n";
+         "pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,infeasible\n";
   std::vector<bool> on_front(r.configs.size(), false);
   for (std::size_t i : r.pareto) on_front[i] = true;
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
     const ConfigResult& cr = r.configs[c];
     for (const std::string& v : cr.values) out << csv_text(v) << ',';
+    if (!cr.infeasible.empty()) {  // not simulated: no figures (meets false with a deadline), and why
+      out << std::string(11, ',') << (r.deadline_s ? "false" : "") << ",false,false,,,,"
+          << csv_text(cr.infeasible) << '\n';
+      continue;
+    }
     out << num(cr.makespan_s.mean) << ',' << num(cr.makespan_s.stddev) << ',' << num(cr.makespan_s.ci95_low)
         << ',' << num(cr.makespan_s.ci95_high) << ',' << num(cr.makespan_s.p50) << ','
         << num(cr.makespan_s.p95) << ',' << num(cr.quantile_makespan_s) << ',' << num(cr.cost.mean) << ','
@@ -1870,7 +1959,7 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
     // Columns added since are at the end, so that the earlier ones keep their places.
     const ShareInterval ci = p_meets_interval(cr, r.replications);
     out << num(cr.finished_cost_mean) << ',' << (r.deadline_s ? num(ci.low) : "") << ','
-        << (r.deadline_s ? num(ci.high) : "") << '\n';
+        << (r.deadline_s ? num(ci.high) : "") << ",\n";
   }
 }
 

@@ -67,6 +67,15 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
              "has " + std::to_string(cr.values.size()) + " values for " +
                  std::to_string(res.dimensions.size()) +
                  (res.dimensions.size() == 1 ? " dimension" : " dimensions"));
+    // A configuration that cannot run: why, and no figures.
+    if (const JsonValue* v = r.optional(c, "infeasible")) {
+      cr.infeasible = r.string(*v, p + ".infeasible");
+      if (cr.infeasible.empty()) r.fail(*v, p + ".infeasible", "must say why it cannot run, got \"\"");
+      if (const JsonValue* m = r.optional(c, "meets"); m && r.boolean(*m, p + ".meets"))
+        r.fail(*m, p + ".meets", "a configuration that cannot run does not meet the deadline");
+      res.configs.push_back(std::move(cr));
+      continue;
+    }
     cr.makespan_s = detail::read_summary(r, r.get(c, "makespan_s", p), p + ".makespan_s", true);
     cr.quantile_makespan_s = r.non_negative(r.get(c, "quantile_makespan_s", p), p + ".quantile_makespan_s");
     cr.cost = detail::read_summary(r, r.get(c, "cost", p), p + ".cost", true);
@@ -110,6 +119,8 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
       r.fail(rec, "recommended",
              "is not an index into configurations (there are " + std::to_string(res.configs.size()) +
                  "), got " + r.got(rec));
+    if (!res.configs[*res.recommended].infeasible.empty())
+      r.fail(rec, "recommended", "configuration " + r.got(rec) + " cannot run (its `infeasible`)");
   }
   return res;
 }

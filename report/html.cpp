@@ -310,7 +310,8 @@ hs.forEach(function(th,i){th.addEventListener('click',function(){var asc=th.getA
 hs.forEach(function(h){h.removeAttribute('aria-sort');});th.setAttribute('aria-sort',asc?'ascending':'descending');
 var key=function(r){var c=r.cells[i];return c.hasAttribute('data-v')?parseFloat(c.getAttribute('data-v')):c.textContent;};
 var rows=Array.prototype.slice.call(tb.tBodies[0].rows);
-rows.sort(function(a,b){var x=key(a),y=key(b);return (x<y?-1:x>y?1:0)*(asc?1:-1);});
+rows.sort(function(a,b){var la=a.hasAttribute('data-last'),lb=b.hasAttribute('data-last');if(la||lb)return la===lb?0:la?1:-1;
+var x=key(a),y=key(b);return (x<y?-1:x>y?1:0)*(asc?1:-1);});
 rows.forEach(function(r){tb.tBodies[0].appendChild(r);});});});});
 })();
 )";

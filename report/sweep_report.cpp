@@ -43,6 +43,10 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
     return s;
   };
 
+  // The configurations that ran (one that cannot run has no point: it is in the table, with why).
+  std::vector<std::size_t> ran;
+  for (std::size_t i = 0; i < r.configs.size(); ++i)
+    if (r.configs[i].infeasible.empty()) ran.push_back(i);
   std::vector<Card> cs;
   if (r.recommended) {
     const planner::ConfigResult& c = r.configs[*r.recommended];
@@ -57,6 +61,9 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   }
   cs.push_back(
       {"Pareto front", count(front.size()) + " of " + count(pts.size()), "configurations nothing beats"});
+  if (ran.size() < r.configs.size())
+    cs.push_back({"cannot run", count(r.configs.size() - ran.size()) + " of " + count(r.configs.size()),
+                  "configurations whose cluster cannot run the pipeline (not simulated; why in the table)"});
   b += cards(cs);
 
   b += "<h2>Cost against " + esc(q) + " makespan</h2>\n";
@@ -64,14 +71,14 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   f.height = 420;
   f.left = 80;
   double cmin = 0, cmax = 1, tmax = 1;
-  if (!pts.empty()) {
-    cmin = cmax = pts[0].cost;
+  if (!ran.empty()) {
+    cmin = cmax = pts[ran[0]].cost;
     tmax = 0;
   }
-  for (const CostTime& p : pts) {
-    cmin = std::min(cmin, p.cost);
-    cmax = std::max(cmax, p.cost);
-    tmax = std::max(tmax, p.time);
+  for (const std::size_t i : ran) {
+    cmin = std::min(cmin, pts[i].cost);
+    cmax = std::max(cmax, pts[i].cost);
+    tmax = std::max(tmax, pts[i].time);
   }
   if (r.deadline_s) tmax = std::max(tmax, *r.deadline_s);
   const double pad = std::max((cmax - cmin) * 0.08, std::max(cmax * 0.02, 1e-6));
@@ -89,7 +96,7 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
                   "<circle cx=\"6\" cy=\"6\" r=\"5\" fill=\"#009E73\" stroke=\"#000\" stroke-width=\"2\"/>"});
   b += legend(le);
   open_svg(b, f, "scatter", "cost against " + q + " makespan",
-           " data-points=\"" + std::to_string(pts.size()) + "\" data-front=\"" +
+           " data-points=\"" + std::to_string(ran.size()) + "\" data-front=\"" +
                std::to_string(front.size()) + "\"");
   y_axis(b, f, y, yt, true, q + " makespan");
   if (r.deadline_s)
@@ -105,7 +112,7 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
     }
     b += "<path class=\"front\" d=\"" + d + "\"/>\n";
   }
-  for (std::size_t i = 0; i < pts.size(); ++i) {
+  for (const std::size_t i : ran) {
     const planner::ConfigResult& c = r.configs[i];
     const bool rec = r.recommended == i;
     std::string tip = config_text(i) + "\nmean cost " + num(c.finished_cost_mean, 2) + "; " + q +
@@ -135,9 +142,16 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   b += "<th class=\"n\">runs with failed tasks</th><th>Pareto</th></tr></thead><tbody>\n";
   for (std::size_t i = 0; i < r.configs.size(); ++i) {
     const planner::ConfigResult& c = r.configs[i];
+    // A row without figures stays last, however the table is sorted (the page's script).
     b += std::string("<tr") + (r.recommended == i ? " class=\"rec\" title=\"recommended\"" : "") +
-         "><td class=\"n\" data-v=\"" + std::to_string(i) + "\">" + std::to_string(i) + "</td>";
+         (c.infeasible.empty() ? "" : " data-last") + "><td class=\"n\" data-v=\"" + std::to_string(i) +
+         "\">" + std::to_string(i) + "</td>";
     for (const std::string& v : c.values) b += "<td>" + esc(v) + "</td>";
+    if (!c.infeasible.empty()) {  // not simulated: why, across the figures' columns
+      b += "<td class=\"infeasible\" colspan=\"" + std::to_string(r.deadline_s ? 7 : 6) +
+           "\">cannot run: " + esc(c.infeasible) + "</td></tr>\n";
+      continue;
+    }
     b += "<td class=\"n\" data-v=\"" + num(c.makespan_s.mean, 6) + "\">" +
          esc(human_duration(c.makespan_s.mean)) + "</td><td class=\"n\" data-v=\"" +
          num(c.makespan_s.ci95_high - c.makespan_s.ci95_low, 6) + "\">" +

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <sstream>
 #include <string>
@@ -675,13 +676,11 @@ TEST_CASE("Sweep: the Pareto front of cost against the quantile makespan, printe
   const std::string j = json(r);
   CHECK(j.find("\"pareto_front\": [\n    0,\n    1,\n    3\n  ]") != std::string::npos);
   const std::string c = csv(r);
-  CHECK(
-      c.find(
-          ",recommended,pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high\n") !=
-      std::string::npos);
+  CHECK(c.find(",recommended,pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,"
+               "infeasible\n") != std::string::npos);
   // n = 1: on the front, not recommended; n = 4: both. Then the columns added since.
-  CHECK(c.find(",false,true,0.05,0,0.6576197724933469\n") != std::string::npos);
-  CHECK(c.find(",true,true,0.08,0.34238022750665303,1\n") != std::string::npos);
+  CHECK(c.find(",false,true,0.05,0,0.6576197724933469,\n") != std::string::npos);
+  CHECK(c.find(",true,true,0.08,0.34238022750665303,1,\n") != std::string::npos);
 }
 
 TEST_CASE("Sweep: the scenario is checked with each configuration's values, never without them",
@@ -694,19 +693,18 @@ TEST_CASE("Sweep: the scenario is checked with each configuration's values, neve
   spec.replications = 1;
   CHECK(first_configuration(kFanout, "fanout.yaml", spec).name == "fanout");
   CHECK(run_sweep_text(kFanout, "fanout.yaml", spec).configs.size() == 2);
-  // A configuration past the first that it does not fit is named.
+  // A configuration that it does not fit cannot run: said so, in any place, and the others are swept.
   const std::string fit =
-      "--set pipeline.steps[w].resources.cpu=32: pipeline.steps[0].resources.cpu: step \"w\" asks for cpu "
-      "32, "
-      "memory 0, gpu 0, more than any node it may use can hold (largest: pool \"n\" with cpu 16, memory "
-      "64Gi, "
-      "gpu 0)";
-  spec.dimensions = {parse_dimension("cluster.node_pools[n].cpu=64,16")};
-  CHECK(error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
-        fit + " (in the configuration cluster.node_pools[n].cpu=16)");
-  // The first, which has the fault the scenario has without the --vary: said as it is.
-  spec.dimensions = {parse_dimension("cluster.node_pools[n].cpu=16,64")};
-  CHECK(error_of([&] { first_configuration(kFanout, "fanout.yaml", spec); }) == fit);
+      "step \"w\" asks for cpu 32, memory 0, gpu 0, more than any node it may use can hold (largest: pool "
+      "\"n\" with cpu 16, memory 64Gi, gpu 0)";
+  for (const char* values : {"cluster.node_pools[n].cpu=64,16", "cluster.node_pools[n].cpu=16,64"}) {
+    spec.dimensions = {parse_dimension(values)};
+    const SweepResult r = run_sweep_text(kFanout, "fanout.yaml", spec);
+    const std::size_t small = values[std::strlen(values) - 1] == '6' ? 1 : 0;
+    CHECK(r.configs[small].infeasible == fit);
+    CHECK(r.configs[1 - small].infeasible.empty());
+    CHECK(first_configuration(kFanout, "fanout.yaml", spec).name == "fanout");
+  }
   // --max-tasks holds for every configuration (the sweep used the default limit).
   spec.sets.clear();
   spec.dimensions = {parse_dimension("pipeline.steps[w].parallel_for.count=4,8")};
@@ -1492,8 +1490,8 @@ TEST_CASE("Sweep: a run whose tasks failed is a late run, and a few of them do n
   CHECK_THAT(csv(r), Catch::StartsWith("cluster.node_pools[n].count,makespan_mean_s,"));
   CHECK_THAT(csv(r), Catch::EndsWith(
                          ",p_meets_deadline,meets,recommended,pareto,finished_cost_mean,"
-                         "p_meets_deadline_ci95_low,p_meets_deadline_ci95_high\n"
-                         "4,20,0,20,20,20,20,20,0.08,0.08,0,1,true,true,true,0.08,0.9213484012671117,1\n"));
+                         "p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,infeasible\n"
+                         "4,20,0,20,20,20,20,20,0.08,0.08,0,1,true,true,true,0.08,0.9213484012671117,1,\n"));
 }
 
 TEST_CASE("Sweep: --confidence is checked before anything runs", "[planner]") {
@@ -1617,4 +1615,102 @@ TEST_CASE("Sweep: --budget without a deadline recommends the fastest configurati
   CHECK(error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
         "--budget: is for a sweep without --deadline (the fastest configuration within the budget); with a "
         "deadline the sweep recommends the cheapest that meets it, and its cost says whether it fits");
+}
+
+TEST_CASE("Sweep: a configuration whose cluster cannot run the pipeline is said so, and the others swept",
+          "[planner]") {
+  // kFanout on 0, 1, 2 nodes: no nodes; 50 s for 0.05; 30 s for 0.06 (by hand, as the --budget test).
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=0,1,2")};
+  spec.replications = 2;
+  spec.deadline_s = 40;
+  const SweepResult r = run_sweep_text(kFanout, "fanout.yaml", spec);
+  const std::string no_nodes = "the cluster has no nodes (every pool has count 0 and no autoscaling)";
+  REQUIRE(r.configs.size() == 3);
+  CHECK(r.configs[0].infeasible == no_nodes);
+  CHECK_FALSE(r.configs[0].meets);
+  CHECK(r.configs[1].infeasible.empty());
+  CHECK(r.configs[1].quantile_makespan_s == 50);
+  CHECK(r.configs[2].quantile_makespan_s == 30);
+  CHECK(r.recommended == std::optional<std::size_t>(2));
+  CHECK(r.pareto == std::vector<std::size_t>{1, 2});  // no point at cost 0 for the one that did not run
+  CHECK(r.simulations == 4);  // 2 configurations x 2: none for the one that cannot run
+  const std::string t = table(r);
+  // Each figure "-": the columns are as wide as the rows that ran make them.
+  CHECK_THAT(
+      t, Catch::Contains("\n  0                                          -           -     -     -          -"
+                         "               -             -  no (cannot run)\n"));
+  CHECK_THAT(t, Catch::Contains("\n1 configuration cannot run and was not simulated:\n  "
+                                "cluster.node_pools[n].count=0: " +
+                                no_nodes + "\n"));
+  CHECK_THAT(t, Catch::Contains("(2 of 3 configurations: none is both cheaper and faster; 1 cannot run)"));
+  // sweep.json: why, and no figures; read back (as `report` and `merge` read it) to the same bytes.
+  const std::string j = json(r);
+  CHECK_THAT(j, Catch::Contains("{\n      \"values\": [\n        \"0\"\n      ],\n      \"infeasible\": \"" +
+                                no_nodes + "\",\n      \"meets\": false\n    },"));
+  std::istringstream in(j);
+  const SweepResult back = read_sweep_json(in, "sweep.json");
+  CHECK(back.configs[0].infeasible == no_nodes);
+  CHECK(json(back) == j);
+  CHECK(csv(back) == csv(r));
+  // sweep.csv: the values, no figures, meets/recommended/pareto false, and why in the last column.
+  CHECK_THAT(csv(r), Catch::Contains("\n0,,,,,,,,,,,,false,false,false,,,," + no_nodes + "\n1,"));
+  // Slices merged: the same bytes as one sweep.
+  std::vector<SweepResult> slices;
+  std::vector<std::string> files;
+  for (int i : {0, 1}) {
+    spec.shard = Shard{i, 2};
+    std::istringstream s(json(run_sweep_text(kFanout, "fanout.yaml", spec)));
+    files.push_back("s" + std::to_string(i) + "/sweep.json");
+    slices.push_back(read_sweep_json(s, files.back()));
+  }
+  CHECK(json(merge_sweeps(slices, files)) == j);
+  spec.shard.reset();
+  // A recommendation of one that cannot run is refused in a file edited by hand.
+  std::string edited = j;
+  edited.replace(edited.find("\"recommended\": 2"), 16, "\"recommended\": 0");
+  std::istringstream bad(edited);
+  CHECK(error_of([&] {
+          read_sweep_json(bad, "e/sweep.json");
+        }).find("recommended: configuration 0 cannot run (its `infeasible`)") != std::string::npos);
+
+  // Nothing in time: the nearest is among those that ran, and the field's trend over them alone.
+  spec.deadline_s = 10;
+  const SweepResult late = run_sweep_text(kFanout, "fanout.yaml", spec);
+  REQUIRE(late.nearest);
+  CHECK(late.nearest->config == 2);
+  CHECK(late.nearest->fields[0].values == std::vector<std::string>{"1", "2"});
+  // --search auto (the count is monotone): the same recommendation, the one that cannot run said so.
+  spec.deadline_s = 40;
+  spec.search = Search::automatic;
+  const SweepResult a = run_sweep_text(kFanout, "fanout.yaml", spec);
+  CHECK(a.recommended.has_value());
+  CHECK(a.configs[*a.recommended].values == std::vector<std::string>{"2"});
+  spec.search = Search::grid;
+  // --budget: the one that cannot run costs nothing, and is not the fastest within any budget.
+  spec.deadline_s.reset();
+  spec.budget = 0.055;
+  const SweepResult b = run_sweep_text(kFanout, "fanout.yaml", spec);
+  CHECK(b.recommended == std::optional<std::size_t>(1));
+  spec.budget = 0.01;
+  CHECK_THAT(table(run_sweep_text(kFanout, "fanout.yaml", spec)),
+             Catch::Contains("no configuration's mean cost is within the budget (0.01): the cheapest is "
+                             "cluster.node_pools[n].count=1 at 0.05\n"));
+  spec.budget.reset();
+  // Every configuration: each said so, and no recommendation.
+  spec.deadline_s = 40;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].cpu=4,8")};
+  const SweepResult none = run_sweep_text(kFanout, "fanout.yaml", spec);
+  CHECK_FALSE(none.recommended);
+  CHECK_FALSE(none.nearest);
+  CHECK(none.configs[0].infeasible ==
+        "step \"w\" asks for cpu 16, memory 0, gpu 0, more than any node it may use can hold (largest: pool "
+        "\"n\" with cpu 4, memory 64Gi, gpu 0); pool \"n\" has cpu 4 from --vary "
+        "cluster.node_pools[n].cpu=4,8");
+  CHECK_THAT(table(none), Catch::Contains("\nno configuration can run, so none meets the deadline (40 s)\n"));
+  // A value that is wrong, not a cluster that cannot run: the sweep stops, as for any bad input.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,-1")};
+  CHECK(
+      error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
+      "--vary cluster.node_pools[n].count=1,-1: cluster.node_pools[0].count: value -1: must be >= 0, got -1");
 }

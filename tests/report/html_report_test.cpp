@@ -245,6 +245,26 @@ TEST_CASE("Sweep report: a point per configuration, the front, the deadline and 
   write_sweep_report(none, r, {});
   CHECK(none.str().find(" · budget 0.5") != std::string::npos);
   CHECK(none.str().find("no configuration is within the budget") != std::string::npos);
+  // A configuration that cannot run: no point (its zero cost would widen the axis), a row that says why
+  // across the figures' columns and stays last when sorted, and a card.
+  r.deadline_s = 60;
+  planner::ConfigResult empty;
+  empty.values = {"0"};
+  empty.infeasible = "the cluster has no nodes (<none>)";
+  r.configs.insert(r.configs.begin(), empty);
+  r.recommended = 2;
+  r.pareto = {1, 2};
+  std::ostringstream with;
+  write_sweep_report(with, r, {});
+  const std::string p = with.str();
+  CHECK(occurrences(p, "<circle class=\"pt") == 3);
+  CHECK(p.find("data-points=\"3\" data-front=\"2\"") != std::string::npos);
+  CHECK(p.find("<tr data-last><td class=\"n\" data-v=\"0\">0</td><td>0</td><td class=\"infeasible\" "
+               "colspan=\"7\">cannot run: the cluster has no nodes (&lt;none&gt;)</td></tr>") !=
+        std::string::npos);
+  CHECK(p.find("<div class=\"label\">cannot run</div><div class=\"value\">1 of 4</div>") !=
+        std::string::npos);
+  CHECK(p.find("hasAttribute('data-last')") != std::string::npos);
 }
 
 TEST_CASE("Prediction report: both Gantt charts on one time axis, and the error per step", "[report]") {

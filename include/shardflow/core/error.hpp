@@ -36,4 +36,12 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
+/// Input that is well formed but describes a cluster that cannot run the pipeline: no nodes, or a pod
+/// that fits no node it may use. A sweep reports such a configuration as one that cannot run, rather
+/// than stop (a --vary of a pool's count down to 0, say); everything else treats it as any InputError.
+class InfeasibleError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace shardflow

@@ -111,7 +111,10 @@ Summary summarize(const std::vector<double>& values);
 
 struct ConfigResult {
   std::vector<std::string> values;  // one per dimension
-  Summary makespan_s;               // over every run (the interval's low end at least 0)
+  /// Why the configuration cannot run (its cluster has no nodes, or a pod fits no node it may use), or
+  /// empty. Such a configuration was not simulated: its figures are zero and nothing reads them.
+  std::string infeasible;
+  Summary makespan_s;  // over every run (the interval's low end at least 0)
   Summary cost;
   /// The mean cost of the runs in which no task failed (cost.mean when none failed, or all did): what
   /// "cheapest" and the Pareto front compare, since a run whose tasks failed ended early and cheap.

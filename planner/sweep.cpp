@@ -1904,6 +1904,10 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
       cj["p_meets_deadline_ci95"] = {ci.low, ci.high};
       cj["meets"] = c.meets;
     }
+    // The quantile falls on a run whose tasks failed: quantile_makespan_s is then the slowest run's, no
+    // makespan to plan with (the table's "none").
+    cj["quantile_on_failed_run"] =
+        failures_reach_quantile(c.runs_with_failed_tasks, r.replications, r.quantile);
     configs.push_back(std::move(cj));
   }
   j["recommended"] = r.recommended ? nlohmann::ordered_json(*r.recommended) : nlohmann::ordered_json(nullptr);
@@ -1938,7 +1942,8 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
   out << "makespan_mean_s,makespan_stddev_s,makespan_ci95_low_s,makespan_ci95_high_s,makespan_p50_s,makespan_"
          "p95_s,"
          "makespan_quantile_s,cost_mean,cost_p95,runs_with_failed_tasks,p_meets_deadline,meets,recommended,"
-         "pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,infeasible\n";
+         "pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,infeasible,quantile_"
+         "on_failed_run\n";
   std::vector<bool> on_front(r.configs.size(), false);
   for (std::size_t i : r.pareto) on_front[i] = true;
   for (std::size_t c = 0; c < r.configs.size(); ++c) {
@@ -1946,7 +1951,7 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
     for (const std::string& v : cr.values) out << csv_text(v) << ',';
     if (!cr.infeasible.empty()) {  // not simulated: no figures (meets false with a deadline), and why
       out << std::string(11, ',') << (r.deadline_s ? "false" : "") << ",false,false,,,,"
-          << csv_text(cr.infeasible) << '\n';
+          << csv_text(cr.infeasible) << ",\n";
       continue;
     }
     out << num(cr.makespan_s.mean) << ',' << num(cr.makespan_s.stddev) << ',' << num(cr.makespan_s.ci95_low)
@@ -1959,7 +1964,9 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
     // Columns added since are at the end, so that the earlier ones keep their places.
     const ShareInterval ci = p_meets_interval(cr, r.replications);
     out << num(cr.finished_cost_mean) << ',' << (r.deadline_s ? num(ci.low) : "") << ','
-        << (r.deadline_s ? num(ci.high) : "") << ",\n";
+        << (r.deadline_s ? num(ci.high) : "") << ",,"
+        << (failures_reach_quantile(cr.runs_with_failed_tasks, r.replications, r.quantile) ? "true" : "false")
+        << '\n';
   }
 }
 

@@ -677,10 +677,10 @@ TEST_CASE("Sweep: the Pareto front of cost against the quantile makespan, printe
   CHECK(j.find("\"pareto_front\": [\n    0,\n    1,\n    3\n  ]") != std::string::npos);
   const std::string c = csv(r);
   CHECK(c.find(",recommended,pareto,finished_cost_mean,p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,"
-               "infeasible\n") != std::string::npos);
+               "infeasible,quantile_on_failed_run\n") != std::string::npos);
   // n = 1: on the front, not recommended; n = 4: both. Then the columns added since.
-  CHECK(c.find(",false,true,0.05,0,0.6576197724933469,\n") != std::string::npos);
-  CHECK(c.find(",true,true,0.08,0.34238022750665303,1,\n") != std::string::npos);
+  CHECK(c.find(",false,true,0.05,0,0.6576197724933469,,false\n") != std::string::npos);
+  CHECK(c.find(",true,true,0.08,0.34238022750665303,1,,false\n") != std::string::npos);
 }
 
 TEST_CASE("Sweep: the scenario is checked with each configuration's values, never without them",
@@ -1488,10 +1488,11 @@ TEST_CASE("Sweep: a run whose tasks failed is a late run, and a few of them do n
   CHECK(back.confidence == std::optional<double>(90));
   CHECK(table(back) == table(r));
   CHECK_THAT(csv(r), Catch::StartsWith("cluster.node_pools[n].count,makespan_mean_s,"));
-  CHECK_THAT(csv(r), Catch::EndsWith(
-                         ",p_meets_deadline,meets,recommended,pareto,finished_cost_mean,"
-                         "p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,infeasible\n"
-                         "4,20,0,20,20,20,20,20,0.08,0.08,0,1,true,true,true,0.08,0.9213484012671117,1,\n"));
+  CHECK_THAT(csv(r),
+             Catch::EndsWith(
+                 ",p_meets_deadline,meets,recommended,pareto,finished_cost_mean,"
+                 "p_meets_deadline_ci95_low,p_meets_deadline_ci95_high,infeasible,quantile_on_failed_run\n"
+                 "4,20,0,20,20,20,20,20,0.08,0.08,0,1,true,true,true,0.08,0.9213484012671117,1,,false\n"));
 }
 
 TEST_CASE("Sweep: --confidence is checked before anything runs", "[planner]") {
@@ -1654,7 +1655,7 @@ TEST_CASE("Sweep: a configuration whose cluster cannot run the pipeline is said 
   CHECK(json(back) == j);
   CHECK(csv(back) == csv(r));
   // sweep.csv: the values, no figures, meets/recommended/pareto false, and why in the last column.
-  CHECK_THAT(csv(r), Catch::Contains("\n0,,,,,,,,,,,,false,false,false,,,," + no_nodes + "\n1,"));
+  CHECK_THAT(csv(r), Catch::Contains("\n0,,,,,,,,,,,,false,false,false,,,," + no_nodes + ",\n1,"));
   // Slices merged: the same bytes as one sweep.
   std::vector<SweepResult> slices;
   std::vector<std::string> files;
@@ -1713,4 +1714,29 @@ TEST_CASE("Sweep: a configuration whose cluster cannot run the pipeline is said 
   CHECK(
       error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
       "--vary cluster.node_pools[n].count=1,-1: cluster.node_pools[0].count: value -1: must be >= 0, got -1");
+}
+
+TEST_CASE("Sweep: sweep.json and sweep.csv say when the quantile falls on a run whose tasks failed",
+          "[planner]") {
+  // Each of four tasks fails with p 0.5, no retries: of 4 runs (seeds 3..6) more than the one a p95 lets
+  // through have a failed task, so the p95 is a failed run's ("none" in the table).
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=4")};
+  spec.replications = 4;
+  const SweepResult r = run_sweep_text(fanout_failing("0.5"), "fanout.yaml", spec);
+  REQUIRE(r.configs[0].runs_with_failed_tasks >= 1);
+  CHECK(failures_reach_quantile(r.configs[0].runs_with_failed_tasks, 4, 95));
+  const std::string j = json(r);
+  CHECK_THAT(j, Catch::Contains("\"quantile_on_failed_run\": true\n"));
+  CHECK_THAT(csv(r), Catch::EndsWith(",,true\n"));
+  std::string edited = j;
+  edited.replace(edited.find("\"quantile_on_failed_run\": true"), 30, "\"quantile_on_failed_run\": false");
+  std::istringstream bad(edited);
+  CHECK_THAT(error_of([&] { read_sweep_json(bad, "e/sweep.json"); }),
+             Catch::Contains("configurations[0].quantile_on_failed_run: does not follow from "
+                             "runs_with_failed_tasks, replications and quantile (" +
+                             std::to_string(r.configs[0].runs_with_failed_tasks) +
+                             " of 4 runs failed, quantile 95)"));
+  std::istringstream good(j);
+  CHECK(json(read_sweep_json(good, "sweep.json")) == j);
 }

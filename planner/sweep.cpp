@@ -127,7 +127,7 @@ std::size_t flat_from(const std::vector<double>& q) {
 bool is_zero_value(const std::string& v) {
   std::size_t i = 0;
   bool digit = false;
-  while (i < v.size() && (v[i] == '0' || v[i] == '.')) digit = digit || v[i++] == '0';
+  for (; i < v.size() && (v[i] == '0' || v[i] == '.'); ++i) digit = digit || v[i] == '0';
   if (!digit) return false;
   while (i < v.size() && std::isalpha(static_cast<unsigned char>(v[i])) != 0) ++i;
   return i == v.size();

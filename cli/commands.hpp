@@ -163,6 +163,9 @@ void refuse_file_in_the_way(const std::filesystem::path& dir, const std::filesys
 /// once, so that a bad --out is an InputError before any work is done.
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name,
                                    const std::string& sub = "");
+/// Removes the directories make_out_dir made that are empty, innermost first (`--out a/b/c` made all
+/// three); true if any was.
+bool remove_made_dirs();
 /// The output directory's path, without making it.
 std::filesystem::path out_dir_path(const std::string& out_dir, const std::string& scenario_name,
                                    const std::string& sub = "");
@@ -212,6 +215,20 @@ class Interruptible {
   [[nodiscard]] const std::atomic<bool>* flag() const;
   [[nodiscard]] bool interrupted() const;
   [[nodiscard]] int exit_status() const;
+
+ private:
+  std::unique_ptr<InterruptGuard> guard_;
+};
+
+/// While alive, SIGINT, SIGTERM and SIGHUP end the process at once, as by default, but first remove the
+/// temporary files it is writing and kill the commands it runs (core/leftovers.hpp): for a command with
+/// nothing partial worth keeping (`report`). A second Ctrl-C during an Interruptible does the same.
+class EndsAtOnce {
+ public:
+  EndsAtOnce();
+  ~EndsAtOnce();
+  EndsAtOnce(const EndsAtOnce&) = delete;
+  EndsAtOnce& operator=(const EndsAtOnce&) = delete;
 
  private:
   std::unique_ptr<InterruptGuard> guard_;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/leftovers.hpp>
 #include <shardflow/core/text.hpp>
 #include <shardflow/core/units.hpp>
 
@@ -132,6 +133,18 @@ void refuse_file_in_the_way(const std::filesystem::path& dir, const std::filesys
   }
 }
 
+namespace {
+std::vector<std::filesystem::path> g_made_dirs;  // by make_out_dir, outermost first
+}  // namespace
+
+bool remove_made_dirs() {
+  bool removed = false;
+  std::error_code ec;
+  for (auto it = g_made_dirs.rbegin(); it != g_made_dirs.rend(); ++it)
+    if (std::filesystem::is_empty(*it, ec) && !ec && std::filesystem::remove(*it, ec)) removed = true;
+  return removed;
+}
+
 std::filesystem::path make_out_dir(const std::string& out_dir, const std::string& scenario_name,
                                    const std::string& sub) {
   const std::filesystem::path dir = out_dir_path(out_dir, scenario_name, sub);
@@ -146,7 +159,19 @@ std::filesystem::path make_out_dir(const std::string& out_dir, const std::string
                        p.string() + " is a symlink to " + to.string() +
                            ", which does not exist: make it, or name another directory");
     }
+  // The directories it makes, outermost first: removed, if left empty, when no result is written (and by
+  // a signal that ends the process at once).
+  std::vector<std::filesystem::path> missing;
+  for (std::filesystem::path p = dir; !p.empty() && p != p.parent_path() && !std::filesystem::exists(p, ec);
+       p = p.parent_path())
+    missing.insert(missing.begin(), p);
   std::filesystem::create_directories(dir, ec);
+  if (!ec)
+    for (const std::filesystem::path& p : missing)
+      if (std::filesystem::is_directory(p, ec)) {
+        leftovers::add_directory(p.c_str());
+        g_made_dirs.push_back(p);
+      }
   if (ec || !std::filesystem::is_directory(dir))
     throw InputError({}, "--out",
                      "cannot make directory " + dir.string() + " (" +
@@ -176,8 +201,12 @@ std::string cannot_write(const std::filesystem::path& path, const std::string& w
 
 // The files write_results' `write` made, each in a temporary file beside its place, and the stale files it
 // removes: put in place together once every one is written (null outside write_results).
+struct Staged {
+  std::filesystem::path temporary, place;
+  int slot = -1;  // its leftovers slot (removed if a signal ends the process at once)
+};
 struct Staging {
-  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> files;  // temporary -> its place
+  std::vector<Staged> files;
   std::vector<std::filesystem::path> removed;
 };
 Staging* g_staging = nullptr;
@@ -228,7 +257,10 @@ std::string write_results(const std::function<void()>& write) {
         g_staging = nullptr;
         std::error_code ignored;
         if (!done)
-          for (const auto& [temporary, place] : staging.files) std::filesystem::remove(temporary, ignored);
+          for (const Staged& f : staging.files) {
+            std::filesystem::remove(f.temporary, ignored);
+            leftovers::remove_file(f.slot);
+          }
       }
     } stage(staging);
     try {
@@ -240,19 +272,22 @@ std::string write_results(const std::function<void()>& write) {
     stage.done = true;
   }
   std::vector<fs::path> dirs;
-  for (const auto& [temporary, place] : staging.files) dirs.push_back(place.parent_path());
+  for (const Staged& f : staging.files) dirs.push_back(f.place.parent_path());
   for (const fs::path& gone : staging.removed) dirs.push_back(gone.parent_path());
   const DirLocks lock(std::move(dirs));
   for (std::size_t i = 0; i < staging.files.size(); ++i) {
-    const auto& [temporary, place] = staging.files[i];
-    fs::rename(temporary, place, ec);
+    const Staged& f = staging.files[i];
+    const fs::path& place = f.place;
+    fs::rename(f.temporary, place, ec);
+    leftovers::remove_file(f.slot);
     if (ec) {
       // Rare (the directory changed under us): what was renamed stays, the rest is said.
       const std::string why = ec.message();
       std::string left;
       for (std::size_t k = i; k < staging.files.size(); ++k) {
-        fs::remove(staging.files[k].first, ec);
-        left += (left.empty() ? "" : ", ") + staging.files[k].second.filename().string();
+        fs::remove(staging.files[k].temporary, ec);
+        leftovers::remove_file(staging.files[k].slot);
+        left += (left.empty() ? "" : ", ") + staging.files[k].place.filename().string();
       }
       g_partly_put = i > 0;
       return cannot_write(place, why) + "; " + left + " not written" +
@@ -276,9 +311,9 @@ int results_not_written(const std::string& command, const std::string& error,
                         const std::filesystem::path& dir, bool summary_shown, bool made_dir) {
   std::fflush(stdout);
   std::error_code ec;
-  // A directory this command made and left empty is removed, not left looking like a result.
-  const bool removed =
-      made_dir && std::filesystem::is_empty(dir, ec) && !ec && std::filesystem::remove(dir, ec);
+  // A directory this command made and left empty is removed, not left looking like a result (and the
+  // ones it made around it).
+  const bool removed = made_dir && remove_made_dirs();
   std::cerr << command << ": " << printable(error) << ": the results in " << printable(dir.string())
             << (g_partly_put ? " are not all written"
                 : removed    ? " are not written (the empty directory it made is removed)"
@@ -322,7 +357,7 @@ std::function<void(double)> runs_progress(const char* verb, bool show, double& d
 int interrupted_runs(const std::string& command, const std::filesystem::path& dir, bool made_dir,
                      const std::string& file, double done, const Interruptible& guard) {
   std::error_code ec;
-  if (made_dir && std::filesystem::is_empty(dir, ec)) std::filesystem::remove(dir, ec);
+  if (made_dir) remove_made_dirs();
   std::cerr << command << ": interrupted";
   if (done >= 0) {
     char share[32];
@@ -330,7 +365,7 @@ int interrupted_runs(const std::string& command, const std::filesystem::path& di
     std::cerr << " with " << share << " of its runs done";
   }
   std::cerr << ": nothing written (its figures need every run; run it again, with fewer replications or "
-               "values for a shorter one)";
+            << (command == "compare" ? "variants" : "values") << " for a shorter one)";
   if (!made_dir && std::filesystem::exists(dir / file, ec))
     std::cerr << "; " << (dir / file).string() << " is from an earlier " << command;
   std::cerr << "\n";
@@ -378,11 +413,18 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
     std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(path.filename().string()));
     name = ".shardflow-" + std::string(hash) + ".tmp-" + pid;
   }
+  // The directory gone since it was made (removed while the run went on): made again rather than the
+  // run's results lost.
+  if (!in_place && !path.parent_path().empty() && !fs::exists(path.parent_path(), ec))
+    fs::create_directories(path.parent_path(), ec);
   const fs::path target = in_place ? path : path.parent_path() / name;
+  // Registered before it exists: a signal that ends the process at once removes it (leftovers).
+  const int slot = in_place ? -1 : leftovers::add_file(target.c_str());
   errno = 0;
   std::ofstream out(target);
   if (!out) {
     const int err = errno;
+    leftovers::remove_file(slot);
     throw std::runtime_error(
         cannot_write(path, err != 0 ? std::generic_category().message(err) : std::string("cannot open it")));
   }
@@ -399,14 +441,16 @@ void write_file(const std::filesystem::path& path, const std::function<void(std:
   } catch (...) {
     out.close();
     if (!in_place) fs::remove(target, ec);
+    leftovers::remove_file(slot);
     throw;
   }
   if (in_place) return;
   if (g_staging != nullptr) {
-    g_staging->files.emplace_back(target, path);
+    g_staging->files.push_back({target, path, slot});
     return;
   }
   fs::rename(target, path, ec);
+  leftovers::remove_file(slot);
   if (ec) {
     const std::string why = ec.message();
     fs::remove(target, ec);

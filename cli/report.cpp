@@ -144,6 +144,8 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args) {
 }
 
 int run_report_command(const ReportArgs& args) {
+  // Ctrl-C ends a report at once (nothing partial is worth keeping), without its half-written page.
+  const EndsAtOnce guard;
   // A file the user named that cannot be written is their input's problem (exit 2, naming --out), found
   // before any report is made.
   if (!args.out.empty()) {

@@ -30,6 +30,7 @@
 
 #include <shardflow/core/backend.hpp>
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/leftovers.hpp>
 #include <shardflow/core/machine.hpp>
 #include <shardflow/core/metrics.hpp>
 #include <shardflow/core/plan.hpp>
@@ -77,7 +78,16 @@ std::atomic<bool> g_interrupted{false};
 std::atomic<int> g_signal{SIGINT};                     // the signal that stopped the run
 std::atomic<std::int64_t> g_first_signal_ns{0};        // when it came (CLOCK_MONOTONIC)
 constexpr std::int64_t kSecondSignalNs = 500'000'000;  // a signal this long after the first is a second one
+// Ends the process as the signal would, without leaving the temporary files it was writing or the
+// commands it runs behind (leftovers). Async-signal-safe.
+void end_at_once(int sig) {
+  leftovers::clean_up_at_once();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+std::atomic<bool> g_at_once{false};  // an EndsAtOnce is alive: the first signal ends the process
 extern "C" void on_sigint(int sig) {
+  if (g_at_once.load()) end_at_once(sig);
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe, as are signal() and raise()
   const std::int64_t ns = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
@@ -91,8 +101,7 @@ extern "C" void on_sigint(int sig) {
   // within microseconds. Only a signal a while after the first is a user's second Ctrl-C: it ends the
   // process at once.
   if (ns - g_first_signal_ns.load() < kSecondSignalNs) return;
-  signal(sig, SIG_DFL);
-  raise(sig);
+  end_at_once(sig);
 }
 
 }  // namespace
@@ -120,6 +129,13 @@ class InterruptGuard {
   static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
   std::array<struct sigaction, 3> old_{};
 };
+
+EndsAtOnce::EndsAtOnce() : guard_(std::make_unique<InterruptGuard>()) {
+  g_at_once.store(true);
+}
+EndsAtOnce::~EndsAtOnce() {
+  g_at_once.store(false);
+}
 
 Interruptible::Interruptible() : guard_(std::make_unique<InterruptGuard>()) {
   g_interrupted.store(false);
@@ -872,12 +888,11 @@ int run_simulate(const SimulateArgs& args) {
                                 "timeline.json", "run.json"},
                                load_inputs(args.file, args.load));
   struct EmptyDirRemover {
-    std::filesystem::path dir;
+    bool made;
     ~EmptyDirRemover() {
-      std::error_code ec;
-      if (!dir.empty() && std::filesystem::is_empty(dir, ec) && !ec) std::filesystem::remove(dir, ec);
+      if (made) remove_made_dirs();  // and the ones it made around it (--out a/b/c)
     }
-  } remove_if_empty{dir_existed ? std::filesystem::path() : dir};
+  } remove_if_empty{!dir_existed};
 
   const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
   const bool sim = args.backend == "sim";
@@ -919,9 +934,12 @@ int run_simulate(const SimulateArgs& args) {
       else
         std::fprintf(stderr, "\rsimulating... %3d%%", percent);
     };
+  // Until the command returns: a signal while the results are written (and the trace freed) is noted and
+  // the writing goes on, so that the set is whole and the summary printed; a second one ends the process
+  // at once, without the temporary files (leftovers).
+  const InterruptGuard guard;
   Trace trace;
   {
-    const InterruptGuard guard;
     if (sim && tty) std::fprintf(stderr, "simulating...");
     try {
       trace = backend->run(scenario, plan, options, &progress);
@@ -1121,6 +1139,16 @@ int run_simulate(const SimulateArgs& args) {
       std::printf("(no timeline.json: %zu attempts, over the %zu that trace viewers load)\n",
                   trace.attempts.size(), kTimelineMaxAttempts);
   }
+  std::fflush(stdout);
+  // Interrupted: said with -q too (the summary says it otherwise). A signal after the run came too late to
+  // stop anything: the results are whole, and the exit status is the run's.
+  if (interrupted && args.quiet)
+    std::cerr << args.command << ": interrupted: what had not finished is recorded as cancelled"
+              << (args.no_files || !write_error.empty() ? "" : " in the trace written") << "\n";
+  if (!interrupted && g_interrupted.load())
+    std::cerr << args.command << ": " << (g_signal.load() == SIGINT ? "Ctrl-C" : "a signal")
+              << " came after the run had ended" << (args.no_files ? "" : ", while its results were written")
+              << ": they are whole (a second one ends at once)\n";
   if (!write_error.empty()) {
     const int status = results_not_written(args.command, write_error, dir, !args.quiet, !dir_existed);
     if (!interrupted) return status;

@@ -24,6 +24,7 @@
 #include <tbb/parallel_invoke.h>
 
 #include <shardflow/core/error.hpp>
+#include <shardflow/core/leftovers.hpp>
 #include <shardflow/core/placeholders.hpp>
 #include <shardflow/core/random.hpp>
 #include <shardflow/core/text.hpp>
@@ -777,6 +778,11 @@ std::shared_ptr<const Value> run_command(const KernelContext& ctx) {
   if (rc != 0)
     throw std::runtime_error("command " + quote(args[0]) +
                              " could not start: " + std::generic_category().message(rc));
+  // Its process group, killed if a signal ends this process at once (a second Ctrl-C), not left running.
+  struct Registered {
+    int slot;
+    ~Registered() { leftovers::remove_group(slot); }
+  } const registered{leftovers::add_group(pid)};
 
   int status = 0;
   std::optional<Clock::time_point> term_sent;

@@ -1,11 +1,13 @@
 // `shardflow run`: one command for every backend, the same files, clear errors before any work.
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -264,6 +266,45 @@ TEST_CASE("cli: run --backend local --no-files writes no command output files ei
   CHECK_FALSE(fs::exists(fs::path(SHARDFLOW_SOURCE_DIR) / "out" / name));
 }
 
+TEST_CASE("cli: a second Ctrl-C ends a local run at once, and kills the commands that ignore SIGTERM",
+          "[cli]") {
+  // The second signal skipped the SIGTERM-then-SIGKILL of the commands: they went on as orphans.
+  const fs::path dir = scratch("interrupt-twice");
+  std::ofstream(dir / "cmd.yaml")
+      << "name: cmd\npipeline:\n  steps:\n    - name: work\n      parallel_for: {count: 2}\n"
+         "      kernel: {name: command}\n"
+         "      command: [sh, -c, \"trap '' TERM; echo $$ > " +
+             (dir / "pid").string() +
+             "{{item.index}}; sleep 60\"]\n"
+             "cluster: {node_pools: [{name: n, cpu: 4, memory: 8Gi, count: 1}]}\n";
+  const std::string cmd =
+      "{ '" + std::string(SHARDFLOW_EXE) + "' run '" + (dir / "cmd.yaml").string() +
+      "' --backend local --cores 2 --out '" + (dir / "out").string() + "' >/dev/null 2>&1 & " +
+      "pid=$!; sleep 1.5; kill -INT $pid; sleep 0.8; kill -INT $pid; wait $pid; echo $? >'" +
+      (dir / "status").string() + "'; }";
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(std::system(cmd.c_str()) == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));  // not the commands' 60 s
+  CHECK(slurp(dir / "status") == "130\n");
+  for (const char* i : {"0", "1"}) {
+    const std::string pid = slurp(dir / (std::string("pid") + i));
+    REQUIRE_FALSE(pid.empty());
+    // Killed with their process group: gone, or a zombie that whoever adopted it has not reaped yet.
+    const auto dead = [](const std::string& p) {
+      if (::kill(std::stoi(p), 0) != 0) return true;
+      const std::string stat = slurp(fs::path("/proc") / p / "stat");
+      const auto close = stat.rfind(')');
+      return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'Z';
+    };
+    bool gone = false;
+    for (int k = 0; k < 100 && !gone; ++k) {
+      gone = dead(pid.substr(0, pid.find('\n')));
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(gone);
+  }
+}
+
 TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a sweep or a comparison with a word and exit 130 (143)", "[cli]") {
   // A signal ended them with nothing said, the progress line left open and their new --out left empty.
   const fs::path dir = scratch("interrupt-sweep");
@@ -295,9 +336,10 @@ TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a sweep or a comparison with a word an
     CHECK(slurp(dir / "stdout") == "");
     const std::string err = slurp(dir / "stderr");
     CHECK(err.starts_with(std::string(name) + ": interrupted with "));
-    CHECK(
-        err.ends_with(" of its runs done: nothing written (its figures need every run; run it again, with "
-                      "fewer replications or values for a shorter one)\n"));
+    CHECK(err.ends_with(
+        " of its runs done: nothing written (its figures need every run; run it again, with "
+        "fewer replications or " +
+        std::string(name == std::string("sweep") ? "values" : "variants") + " for a shorter one)\n"));
     CHECK(!fs::exists(out));  // made for this run, left empty: removed
   }
 }

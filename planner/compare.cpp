@@ -205,7 +205,9 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
     VariantResult vr;
     vr.name = spec.variants[v].name;
     vr.sets = spec.variants[v].sets;
-    for (const ScenarioFile& o : spec.variants[v].overlays) vr.overlays.push_back(o.path);
+    const Variant& var = spec.variants[v];
+    for (std::size_t i = 0; i < var.overlays.size(); ++i)
+      vr.overlays.push_back(i < var.overlays_given.size() ? var.overlays_given[i] : var.overlays[i].path);
     vr.runs.assign(out.begin() + static_cast<std::ptrdiff_t>(v * reps),
                    out.begin() + static_cast<std::ptrdiff_t>((v + 1) * reps));
     const std::vector<double> ms = column(v, &CompareRun::makespan_s), cs = column(v, &CompareRun::cost);

@@ -101,6 +101,8 @@ std::vector<Variant> read_variants_text(const std::string& yaml, const std::stri
         // (or waited on).
         try {
           v.overlays.push_back({p.string(), read_scenario_file(p.string())});
+          // Shown as the file gives it (relative to the variants file), whatever directory compare runs in.
+          v.overlays_given.push_back(value.Scalar());
         } catch (const InputError& e) {
           throw InputError(at(value, file), field + ".overlay", p.string() + ": " + e.message());
         }

@@ -117,7 +117,9 @@ TEST_CASE("cli: compare names a variant's overlay wherever it names its sets", "
   std::ofstream(dir / "premium.yaml") << "cluster:\n  node_pools:\n    - {name: cpu, price_per_hour: 1.5}\n";
   std::ofstream(dir / "v.yaml") << "variants:\n  - name: two\n  - name: prem\n    overlay: premium.yaml\n"
                                    "    set:\n      cluster.node_pools[cpu].count: 6\n";
-  const std::string overlay = (dir / "premium.yaml").string();
+  // Named as the variants file names it (relative to that file), whatever directory compare runs in: the
+  // outputs were the path compare opened, which changed with the working directory.
+  const std::string overlay = "premium.yaml";
   const Result r = run("compare tests/data/compare/known-optimum.yaml --variants '" +
                        (dir / "v.yaml").string() + "' -r 1 --out '" + dir.string() + "'");
   CHECK(r.err == "");

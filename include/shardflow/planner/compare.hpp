@@ -41,6 +41,7 @@ struct Variant {
   std::vector<SourceLocation> set_where;        // where each set was written (for errors), parallel to `sets`
   std::vector<SourceLocation> set_value_where;  // where each set's value was written, when in a file
   std::vector<ScenarioFile> overlays;           // merged after the common --overlay and --set, before `sets`
+  std::vector<std::string> overlays_given;      // each overlay as the variants file names it (for display)
   SourceLocation where;                         // where the variant was given
 };
 

@@ -992,6 +992,22 @@ int run_simulate(const SimulateArgs& args) {
       write_file(dir / "metrics.csv", [&](std::ostream& o) { write_metrics_csv(o, m); });
       writing("report.html");
       write_run_report_file(dir, trace, m);
+      // A local run's command logs: those of an earlier run that this one did not make again (it had
+      // more items, or other steps) go with the set, not stay beside this run's as if they were its own.
+      if (args.backend == "local" && !args.no_files) {
+        std::set<std::string> ours;
+        for (const AttemptRecord& a : trace.attempts)
+          if (plan.steps()[a.step].component.kernel.name == "command") {
+            const std::string base = exec::command_log_base(plan, a.task, a.attempt);
+            ours.insert(base + ".stdout");
+            ours.insert(base + ".stderr");
+          }
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(lo.out_dir, ec))
+          if (const std::string name = entry.path().filename().string();
+              exec::is_command_log_name(name) && !ours.count(name) && entry.is_regular_file(ec))
+            remove_result(entry.path());
+      }
       if (timeline) {
         writing("timeline.json");
         write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -724,9 +725,7 @@ std::shared_ptr<const Value> run_command(const KernelContext& ctx) {
   const std::filesystem::path dir = ctx.out_dir.empty() ? std::filesystem::path(".") : ctx.out_dir;
   if (std::error_code ec; !std::filesystem::create_directories(dir, ec) && ec)
     throw std::runtime_error("cannot make " + dir.string() + " for the command's output: " + ec.message());
-  std::string base = plan.task_name(ctx.task);
-  std::replace(base.begin(), base.end(), '/', '-');
-  base += ".attempt" + std::to_string(ctx.attempt);
+  const std::string base = command_log_base(plan, ctx.task, ctx.attempt);
   auto result = std::make_shared<CommandResult>();
   result->stdout_path = dir / (base + ".stdout");
   result->stderr_path = dir / (base + ".stderr");
@@ -817,6 +816,25 @@ std::shared_ptr<const Value> run_command(const KernelContext& ctx) {
 }
 
 }  // namespace
+
+std::string command_log_base(const Plan& plan, TaskId t, std::uint32_t attempt) {
+  std::string base = plan.task_name(t);
+  std::replace(base.begin(), base.end(), '/', '-');
+  return base + ".attempt" + std::to_string(attempt);
+}
+
+bool is_command_log_name(std::string_view name) {
+  for (const std::string_view end : {".stdout", ".stderr"}) {
+    if (!name.ends_with(end)) continue;
+    std::string_view rest = name.substr(0, name.size() - end.size());
+    std::size_t digits = 0;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[rest.size() - 1 - digits])))
+      ++digits;
+    rest.remove_suffix(digits);
+    return digits > 0 && rest.ends_with(".attempt") && rest.size() > 8;
+  }
+  return false;
+}
 
 // ---- Values --------------------------------------------------------------------------------------------
 

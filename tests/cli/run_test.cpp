@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -342,4 +343,24 @@ TEST_CASE("cli: Ctrl-C (or SIGTERM) stops a sweep or a comparison with a word an
         std::string(name == std::string("sweep") ? "values" : "variants") + " for a shorter one)\n"));
     CHECK(!fs::exists(out));  // made for this run, left empty: removed
   }
+}
+
+TEST_CASE("cli: a local run's command logs are its own: an earlier run's that it did not make go", "[cli]") {
+  // Four items, then two into the same --out: work[2] and work[3]'s logs said "out 2" and "out 3" beside
+  // the new run's, as if it had made them. Other files there stay.
+  const fs::path dir = scratch("command-logs");
+  std::ofstream(dir / "c.yaml") << "name: c\npipeline:\n  steps:\n    - name: work\n"
+                                   "      parallel_for: {count: 4}\n      kernel: {name: command}\n"
+                                   "      command: [sh, -c, \"echo out {{item.index}}\"]\n"
+                                   "cluster: {node_pools: [{name: n, cpu: 4, memory: 8Gi, count: 1}]}\n";
+  const std::string base =
+      "run '" + (dir / "c.yaml").string() + "' --backend local -q --out '" + (dir / "out").string() + "'";
+  REQUIRE(run(base).status == 0);
+  std::ofstream(dir / "out" / "commands" / "notes.txt") << "mine\n";
+  REQUIRE(run(base + " --set 'pipeline.steps[work].parallel_for.count=2'").status == 0);
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir / "out" / "commands")) names.insert(e.path().filename());
+  CHECK(names == std::set<std::string>{"notes.txt", "work[0].attempt0.stderr", "work[0].attempt0.stdout",
+                                       "work[1].attempt0.stderr", "work[1].attempt0.stdout"});
+  CHECK(slurp(dir / "out" / "commands" / "work[1].attempt0.stdout") == "out 1\n");
 }

@@ -873,3 +873,13 @@ TEST_CASE(
   CHECK_THROWS_WITH(check_kernel_upstream(Plan::unroll(s.pipeline)),
                     Catch::Contains("features is 8, but the ridge models evaluate scores (step s) have 24"));
 }
+
+TEST_CASE("command kernel: its log names, and which names are such logs", "[exec]") {
+  CHECK(exec::is_command_log_name("work[0].attempt0.stdout"));
+  CHECK(exec::is_command_log_name("grp-a[3].attempt12.stderr"));
+  CHECK_FALSE(exec::is_command_log_name("notes.txt"));
+  CHECK_FALSE(exec::is_command_log_name("work[0].attempt.stdout"));  // no number
+  CHECK_FALSE(exec::is_command_log_name(".attempt0.stdout"));        // no task name
+  CHECK_FALSE(exec::is_command_log_name("work[0].attempt0.stdout.bak"));
+  CHECK_FALSE(exec::is_command_log_name("work[0].attempt0x.stderr"));
+}

@@ -80,6 +80,12 @@ class Selection final : public Value {
   [[nodiscard]] std::string describe() const override;
 };
 
+/// The name, without its .stdout or .stderr, of the files where the `command` kernel writes attempt
+/// `attempt` of task t's output: the task's name with '/' as '-', then ".attempt" and the number.
+std::string command_log_base(const Plan& plan, TaskId t, std::uint32_t attempt);
+/// Whether a file name is one command_log_base made (NAME.attemptN.stdout or .stderr).
+bool is_command_log_name(std::string_view name);
+
 /// A command's result: exit status and where its output went.
 class CommandResult final : public Value {
  public:

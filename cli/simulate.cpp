@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <sys/ioctl.h>
 #include <system_error>
 #include <thread>
 #include <time.h>
@@ -182,12 +183,20 @@ class Progress final : public RunObserver {
     if (show_ || every_s_ > 0)
       ticker_ = std::thread([this] {
         std::unique_lock lock(mutex_);
-        // Wakes when the next line is due: `every` after the last one (at least 100 ms from now).
+        // The next line is due `every` after the last one; on a terminal a change comes sooner, kSettle
+        // after the event that made it (the backend starts the next task just after one ends) and at most
+        // ten lines a second.
         const auto every = show_ ? std::chrono::milliseconds(1000) : gap();
         while (!stopping_) {
           const auto now = std::chrono::steady_clock::now();
-          wake_.wait_until(lock, std::max(now + std::chrono::milliseconds(100), last_ + every));
-          if (!stopping_ && started_ && std::chrono::steady_clock::now() - last_ >= every) print(lock);
+          auto due = last_ + every;
+          if (show_ && changed_at_) due = std::min(due, std::max(last_ + gap(), *changed_at_ + kSettle));
+          wake_.wait_until(lock, std::max(due, now + std::chrono::milliseconds(1)));
+          if (stopping_ || !started_) continue;
+          const auto t = std::chrono::steady_clock::now();
+          if (t - last_ >= every ||
+              (show_ && changed_at_ && t >= *changed_at_ + kSettle && t - last_ >= gap()))
+            print(lock);
         }
       });
   }
@@ -233,16 +242,21 @@ class Progress final : public RunObserver {
       case TaskEvent::Kind::finished:
         running_ -= running_ > 0 ? 1 : 0;
         ++done_;
+        done_at_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
         break;
       case TaskEvent::Kind::failed:
         running_ -= running_ > 0 ? 1 : 0;
         ++failed_attempts_;
-        if (e.final) ++failed_tasks_;
+        if (e.final) {
+          ++failed_tasks_;
+          done_at_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        }
         break;
     }
-    if (!show_ && every_s_ <= 0) return;
-    if (std::chrono::steady_clock::now() - last_ < gap() && done_ + failed_tasks_ < tasks_) return;
-    print(lock);
+    // Lines come from the ticker, a moment after the events: one printed at a task's end said "0 running"
+    // before the backend had started the next task, line after line.
+    if (!changed_at_) changed_at_ = std::chrono::steady_clock::now();
+    wake_.notify_all();
   }
   void on_output(TaskId /*task*/, const std::string& text) override {
     const std::lock_guard lock(mutex_);
@@ -255,6 +269,7 @@ class Progress final : public RunObserver {
 
  private:
   static constexpr std::chrono::milliseconds kFirstLine{100};
+  static constexpr std::chrono::milliseconds kSettle{20};
   [[nodiscard]] std::chrono::milliseconds gap() const {
     return show_ ? std::chrono::milliseconds(100)
                  : std::chrono::milliseconds(static_cast<std::int64_t>(every_s_ * 1000));
@@ -266,26 +281,40 @@ class Progress final : public RunObserver {
   void print(const std::unique_lock<std::mutex>& /*held*/) {
     const auto now = std::chrono::steady_clock::now();
     last_ = now;
+    changed_at_.reset();
     printed_ = state();
     const double elapsed = std::chrono::duration<double>(now - t0_).count();
     char eta[96] = "";
     // The run is over: ETA 0, or none if it was interrupted (nothing is left to wait for).
     const double left = stopping_ ? (prediction_.makespan_s > 0 && !interrupted_ ? 0 : -1)
                                   : eta_from_prediction(prediction_.done_s, prediction_.makespan_s,
-                                                        done_ + failed_tasks_, elapsed);
+                                                        done_ + failed_tasks_, elapsed, done_at_);
+    // 0 with tasks left: the run is behind the prediction's last end, at its pace.
     if (left >= 0)
-      std::snprintf(eta, sizeof eta, ", predicted %s, ETA %s", human(prediction_.makespan_s).c_str(),
-                    human(left).c_str());
+      std::snprintf(
+          eta, sizeof eta, ", predicted %s, ETA %s", human(prediction_.makespan_s).c_str(),
+          left == 0 && !stopping_ && done_ + failed_tasks_ < tasks_ ? "overdue" : human(left).c_str());
     const std::uint64_t ended = done_ + failed_tasks_ + running_;
     const std::uint64_t pending = admitted_ > ended ? admitted_ - ended : 0;
-    std::fprintf(stderr,
-                 "%s%llu/%llu tasks done, %llu running, %llu pending, %llu failed (%llu failed attempts); %s "
-                 "elapsed%s%s",
-                 show_ ? "\r" : "", static_cast<unsigned long long>(done_),
-                 static_cast<unsigned long long>(tasks_), static_cast<unsigned long long>(running_),
-                 static_cast<unsigned long long>(pending), static_cast<unsigned long long>(failed_tasks_),
-                 static_cast<unsigned long long>(failed_attempts_), human(elapsed).c_str(), eta,
-                 show_ ? "   " : "\n");
+    char attempts[64] = "";  // said once some attempt failed (the line fits 80 columns more often)
+    if (failed_attempts_ > 0)
+      std::snprintf(attempts, sizeof attempts, " (%llu failed attempts)",
+                    static_cast<unsigned long long>(failed_attempts_));
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%llu/%llu tasks done, %llu running, %llu pending, %llu failed%s; %s elapsed%s",
+                  static_cast<unsigned long long>(done_), static_cast<unsigned long long>(tasks_),
+                  static_cast<unsigned long long>(running_), static_cast<unsigned long long>(pending),
+                  static_cast<unsigned long long>(failed_tasks_), attempts, human(elapsed).c_str(), eta);
+    if (!show_) {
+      std::fprintf(stderr, "%s\n", line);
+      return;
+    }
+    // One line rewritten in place: never wider than the terminal, or each rewrite wraps onto a new line.
+    std::size_t width = std::strlen(line);
+    if (winsize ws{}; ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
+      width = std::min<std::size_t>(width, ws.ws_col - 1);
+    std::fprintf(stderr, "\r%.*s\033[K", static_cast<int>(width), line);
   }
   static std::string human(double s) {
     return format_duration(Duration::from_ms(static_cast<std::int64_t>(s * 1000)));
@@ -296,6 +325,8 @@ class Progress final : public RunObserver {
   Prediction prediction_;
   std::chrono::steady_clock::time_point t0_, last_;
   std::uint64_t admitted_ = 0, done_ = 0, running_ = 0, failed_attempts_ = 0, failed_tasks_ = 0;
+  std::optional<double> done_at_;  // elapsed seconds when the last task was done (for the ETA's pace)
+  std::optional<std::chrono::steady_clock::time_point> changed_at_;  // the first event not in a line yet
   std::vector<std::string> outputs_;
   std::string header_;
   std::mutex mutex_;

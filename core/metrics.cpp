@@ -93,12 +93,20 @@ double makespan_s(const Trace& trace) {
 }
 
 double eta_from_prediction(const std::vector<double>& predicted_done_s, double predicted_makespan_s,
-                           std::uint64_t done, double elapsed_s) {
+                           std::uint64_t done, double elapsed_s, std::optional<double> done_at_s) {
   if (predicted_makespan_s <= 0) return -1;
   if (done >= predicted_done_s.size() && !predicted_done_s.empty()) return 0;
   const double p = done == 0 || predicted_done_s.empty() ? 0 : predicted_done_s[done - 1];
   if (p <= 0) return std::max(0.0, predicted_makespan_s - elapsed_s);
-  return std::max(0.0, predicted_makespan_s - p) * elapsed_s / p;
+  // The run's pace when its done-th task ended (real seconds a predicted second); since then it went on at
+  // that pace, but not past the next task's predicted end, which has not come: the ETA falls between
+  // ends, then holds (it grew with every second no task ended).
+  const double at = std::clamp(done_at_s.value_or(elapsed_s), 0.0, elapsed_s);
+  const double pace = at / p;
+  if (pace <= 0) return std::max(0.0, predicted_makespan_s - p);
+  const double next = done < predicted_done_s.size() ? predicted_done_s[done] : predicted_makespan_s;
+  const double position = std::min(std::max(p, next), p + (elapsed_s - at) / pace);
+  return std::max(0.0, predicted_makespan_s - position) * pace;
 }
 
 double cost(const Trace& trace) {

@@ -462,4 +462,14 @@ TEST_CASE("eta_from_prediction: the prediction's pace, scaled to the run's", "[c
   CHECK(eta_from_prediction(done, 40, 4, 7) == 0);
   CHECK(eta_from_prediction(done, 0, 2, 5) == -1);
   CHECK(eta_from_prediction({}, 40, 2, 5) == 35);
+  // Between ends: 2 done at 5 s (pace 0.25 s a predicted second); at 6 s the run is at 20 + 1 / 0.25 = 24
+  // predicted seconds: 16 x 0.25 = 4 s left (it said 20 x 6 / 20 = 6, growing); from 7.5 s on it holds at
+  // the next end, 30: 10 x 0.25 = 2.5 s, until a task ends.
+  CHECK(eta_from_prediction(done, 40, 2, 5, 5.0) == 5);
+  CHECK(eta_from_prediction(done, 40, 2, 6, 5.0) == 4);
+  CHECK(eta_from_prediction(done, 40, 2, 7.5, 5.0) == 2.5);
+  CHECK(eta_from_prediction(done, 40, 2, 9, 5.0) == 2.5);
+  // The last task's predicted end passed too: 0, though it runs on (the progress line says "overdue").
+  CHECK(eta_from_prediction(done, 40, 3, 100, 1.5) == 0);
+  CHECK(eta_from_prediction(done, 40, 3, 1.5, 1.5) == 0.5);
 }

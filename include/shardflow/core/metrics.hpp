@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,11 @@ double cost(const Trace& trace);
 /// another cluster) then gives a right ETA from the first tasks on, where "predicted minus elapsed" said
 /// minutes for a run of seconds. Before any task is done (or with no per-task times): the prediction's
 /// own remainder, at least 0; once all are done: 0; without a prediction (makespan <= 0): -1.
+/// `done_at_s`: when (elapsed) the done-th task ended, if later ticks ask too: the pace is taken then, and
+/// the run is taken to go on at it since, up to the next task's predicted end (which has not come), so
+/// that the ETA falls while tasks run instead of growing with every second none ends.
 double eta_from_prediction(const std::vector<double>& predicted_done_s, double predicted_makespan_s,
-                           std::uint64_t done, double elapsed_s);
+                           std::uint64_t done, double elapsed_s, std::optional<double> done_at_s = {});
 /// cost()'s sum: each node's billed time (`billed`: billed_from to down) added up exactly, in whole
 /// nanoseconds, per price; then each price times its hours. So two runs with the same node time at the
 /// same prices cost the same to the bit, whichever nodes it was spread over (3 nodes x 14 s and 6 x 7 s):

@@ -57,6 +57,9 @@ int cleanup(const K8sArgs& args) {
   co.deadline = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                     std::chrono::duration<double>(args.timeout_s) + std::chrono::seconds(10));
+  // Ctrl-C ends the requests at once, and is said (it ended the process with nothing said).
+  const Interruptible guard;
+  co.stop = guard.flag();
   k8s::Client api(creds, co);
   const std::string what = args.all ? "every shardflow run" : "run " + args.run_id;
   k8s::CleanupResult r;
@@ -64,6 +67,12 @@ int cleanup(const K8sArgs& args) {
     r = k8s::delete_run(api, ns, args.run_id, args.foreground ? "Foreground" : "Background", !args.no_wait,
                         Duration::from_ms(static_cast<std::int64_t>(args.timeout_s * 1000)));
   } catch (const k8s::Interrupted& e) {
+    if (guard.interrupted()) {
+      std::cerr << "k8s cleanup: interrupted: what it deleted before stays deleted; run it again to delete "
+                   "the rest of "
+                << what << "\n";
+      return guard.exit_status();
+    }
     char secs[32];
     std::snprintf(secs, sizeof secs, "%g", args.timeout_s);
     throw k8s::TransportError(std::string("gave up after --timeout ") + secs + " s (" + e.what() + ")");

@@ -362,8 +362,12 @@ int run_sweep_command(const SweepArgs& args) {
     planner::print_sweep(std::cout, r);
     // What was simulated: with reuse, configurations that differ only in prices share a simulation.
     std::cout << "\n";
+    const auto unable = static_cast<std::size_t>(
+        std::count_if(r.configs.begin(), r.configs.end(),
+                      [](const planner::ConfigResult& c) { return !c.infeasible.empty(); }));
     if (r.search == planner::Search::grid)
-      std::cout << r.configs.size() << " configuration" << (r.configs.size() == 1 ? "" : "s") << " x "
+      std::cout << r.configs.size() - unable << " configuration"
+                << (r.configs.size() - unable == 1 ? "" : "s") << (unable > 0 ? " that can run" : "") << " x "
                 << r.replications << " replication" << (r.replications == 1 ? "" : "s") << ", ";
     std::cout << r.simulations << " run" << (r.simulations == 1 ? "" : "s") << ", " << r.distinct_simulations
               << " distinct simulation" << (r.distinct_simulations == 1 ? "" : "s")

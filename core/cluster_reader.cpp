@@ -602,10 +602,10 @@ void read_daemonset(const Reader& r, const Node& d, const std::string& f, std::v
     pool.daemon_nonzero_memory += nonzero_memory;
     ++pool.daemon_pods;
     const auto over = [&](const char* what, const std::string& need, const std::string& have) {
-      r.fail(d, f,
-             "the daemonsets up to " + quote(ds.name) + " need more " + what + " than a node of pool " +
-                 quote(pool.name) + " has for pods (" + need + " of " + have +
-                 "); leave it off that pool with `pools:`");
+      r.fail_infeasible(d, f,
+                        "the daemonsets up to " + quote(ds.name) + " need more " + what +
+                            " than a node of pool " + quote(pool.name) + " has for pods (" + need + " of " +
+                            have + "); leave it off that pool with `pools:`");
     };
     if (pool.daemon_cpu > pool.cpu) over("cpu", format_cpu(pool.daemon_cpu), format_cpu(pool.cpu));
     if (pool.daemon_memory > pool.memory)

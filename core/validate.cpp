@@ -137,6 +137,12 @@ std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step)
     return "step " + quote(step.name) +
            " fits no node pool: its node_selector and tolerations match none of the pools with nodes (" +
            pool_refusals(cluster, c) + ")";
+  // Room enough, but no pod slot left (the daemonsets take all of max_pods): said as that.
+  if (c.resources.cpu <= largest->pod_cpu() && c.resources.memory <= largest->pod_memory() &&
+      c.resources.gpu <= largest->pod_gpu())
+    return "step " + quote(step.name) + " (" + describe(step.component.resources) +
+           ") fits no node it may use: on pool " + quote(largest->name) +
+           ", the largest, the daemonsets take all of its max_pods";
   return "step " + quote(step.name) + " asks for " + describe(step.component.resources) +
          ", more than any node it may use can hold (largest: pool " + quote(largest->name) + " with " +
          describe(Resources{largest->pod_cpu(), largest->pod_memory(), largest->pod_gpu()}) +
@@ -159,11 +165,18 @@ std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Over
   if (!largest)
     return "the driver pod fits no node pool: it tolerates no taints, and the pools without NoSchedule or "
            "NoExecute taints have no nodes";
+  // Room enough, but no pod slot left (the daemonsets take all of max_pods): said as that.
+  const bool fits_room = o.driver_cpu <= largest->pod_cpu() && o.driver_memory <= largest->pod_memory();
+  if (fits_room)
+    return "the driver pod (cpu " + format_cpu(o.driver_cpu) + ", memory " + format_bytes(o.driver_memory) +
+           ") fits no node it may use: on pool " + quote(largest->name) +
+           ", the largest, the daemonsets take all of its max_pods";
   return "the driver pod asks for cpu " + format_cpu(o.driver_cpu) + ", memory " +
          format_bytes(o.driver_memory) + ", more than any node it may use can hold (largest: pool " +
          quote(largest->name) + " with cpu " + format_cpu(largest->pod_cpu()) + ", memory " +
          format_bytes(largest->pod_memory()) +
-         (largest->has_overhead() ? " for pods, after its reserved resources and daemonsets" : "") + ")";
+         (largest->has_overhead() ? " for pods, after its reserved resources and daemonsets" : "") +
+         (largest->max_pods <= 0 ? ", and its daemonsets take all of its max_pods" : "") + ")";
 }
 
 std::string unknown_step_message(const std::string& want, const std::vector<std::string_view>& others) {

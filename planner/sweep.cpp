@@ -497,6 +497,30 @@ class Runner {
     return message;
   }
 
+  // The error, named as in configuration k ("... (in the configuration PATH=V, ...)").
+  [[noreturn]] void throw_in_configuration(const InputError& e, std::size_t k) const {
+    std::string values;
+    for (std::size_t d = 0; d < combos_[k].size(); ++d)
+      values += (d == 0 ? "" : ", ") + spec_.dimensions[d].path + "=" + shortened(combos_[k][d]);
+    throw InputError(e.where(), e.field(),
+                     vary_named(e, combos_[k]) + " (in the configuration " + values + ")");
+  }
+
+  // Every problem of configuration k's scenario, read through as `validate` reads (empty if it loads).
+  [[nodiscard]] std::vector<InputError> problems_of(std::size_t k) const {
+    LoadOptions options = base_options();
+    for (std::size_t d = 0; d < combos_[k].size(); ++d)
+      options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
+    std::vector<InputError> problems;
+    options.problems = &problems;
+    try {
+      (void)load_scenario_text(yaml_, file_, options);
+    } catch (const InputError& e) {
+      problems.push_back(e);
+    }
+    return problems;
+  }
+
   // Whether the scenario with its overlays and --set but none of the --vary fails with the same error.
   bool same_without_vary(const InputError& e) const {
     try {
@@ -596,9 +620,20 @@ class Runner {
           // Well formed, but its cluster cannot run the pipeline (no nodes, a pod that fits no node) with
           // this configuration's values: a configuration that cannot run, said as such, and the others are
           // swept (its --vary values may be what another configuration changes: a pool's count or size).
-          if (dynamic_cast<const InfeasibleError*>(&e) != nullptr && !combos_[k].empty()) {
-            infeasible_[k] = vary_named(e, combos_[k]);
-            return;
+          if (e.infeasible() && !combos_[k].empty()) {
+            // Unless it has a problem of another kind too (a dependency cycle, an unknown step), which
+            // the loader, stopping at the first, would not have met: read it through, as `validate` does.
+            const std::vector<InputError> problems = problems_of(k);
+            const auto other = std::find_if(problems.begin(), problems.end(),
+                                            [](const InputError& p) { return !p.infeasible(); });
+            if (other == problems.end()) {
+              for (const InputError& p : problems.empty() ? std::vector<InputError>{e} : problems)
+                infeasible_[k] += (infeasible_[k].empty() ? "" : "; ") + vary_named(p, combos_[k]);
+              return;
+            }
+            // As below: in the first configuration, a fault the scenario has without the --vary is its own.
+            if (k == 0 && same_without_vary(*other)) throw InputError(*other);
+            throw_in_configuration(*other, k);
           }
           // An error in a value of --vary: name the --vary the user typed, not a --set they never did.
           for (std::size_t d = 0; d < combos_[k].size(); ++d) {
@@ -626,11 +661,7 @@ class Runner {
               std::any_of(spec_.dimensions.begin(), spec_.dimensions.end(),
                           [&](const Dimension& d) { return e.where().file == vary_place(d).file; });
           if (!combos_[k].empty() && !at_a_vary && (k > 0 || !same_without_vary(e))) {
-            std::string values;
-            for (std::size_t d = 0; d < combos_[k].size(); ++d)
-              values += (d == 0 ? "" : ", ") + spec_.dimensions[d].path + "=" + shortened(combos_[k][d]);
-            throw InputError(e.where(), e.field(),
-                             vary_named(e, combos_[k]) + " (in the configuration " + values + ")");
+            throw_in_configuration(e, k);
           }
           throw;
         }
@@ -1389,6 +1420,10 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
 }
 
 void finish_sweep(SweepResult& result) {
+  for (ConfigResult& c : result.configs)
+    c.quantile_on_failed_run =
+        c.infeasible.empty() &&
+        failures_reach_quantile(c.runs_with_failed_tasks, result.replications, result.quantile);
   result.recommended.reset();
   if (result.budget && !result.deadline_s)  // the fastest within the budget
     for (std::size_t c = 0; c < result.configs.size(); ++c) {
@@ -1503,6 +1538,12 @@ std::size_t check_sweep_text(const std::string& yaml, const std::string& file, c
   const std::size_t n = combos.size();
   Runner run(yaml, file, spec, std::move(combos), {}, Runner::loads_only);
   run.check_all();
+  // Nothing for the Job's pods to simulate: said now, not found in its results.
+  std::size_t c = 0;
+  while (c < n && run.infeasible(c)) ++c;
+  if (c == n && n > 0)
+    throw InputError({}, "--vary",
+                     "no configuration of this sweep can run (the first: " + run.result(0).infeasible + ")");
   return n;
 }
 
@@ -1545,9 +1586,13 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     char share[32];
     std::snprintf(share, sizeof share, "%.1f%%",
                   grid > 0 ? 100.0 * static_cast<double>(r.simulations) / grid : 0.0);
+    const auto unable = static_cast<std::size_t>(std::count_if(
+        r.configs.begin(), r.configs.end(), [](const ConfigResult& c) { return !c.infeasible.empty(); }));
     out << "auto search: " << r.simulations << " simulations, " << share << " of the grid's "
-        << static_cast<std::uint64_t>(grid) << "; the table shows the " << r.configs.size() << " of "
-        << r.configurations_in_space << " configurations run with every replication\n";
+        << static_cast<std::uint64_t>(grid) << (unable > 0 ? " (less those that cannot run)" : "")
+        << "; the table shows the " << r.configs.size() - unable << " of " << r.configurations_in_space
+        << " configurations run with every replication"
+        << (unable > 0 ? " and " + std::to_string(unable) + " found unable to run" : std::string()) << "\n";
   }
   out << "\n";
   std::vector<std::string> head;
@@ -1844,8 +1889,8 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         return failures_reach_quantile(c.runs_with_failed_tasks, r.replications, r.quantile);
       }));
   if (r.pareto.empty() && failing > 0) {
-    out << "\nNo Pareto front: every configuration had more runs with failed tasks than its " << q
-        << " lets through\n";
+    out << "\nNo Pareto front: every configuration " << (cannot_run.empty() ? "" : "that ran ")
+        << "had more runs with failed tasks than its " << q << " lets through\n";
   } else if (!r.pareto.empty()) {
     out << "\nPareto front of mean cost against " << q << " makespan (" << r.pareto.size() << " of "
         << r.configs.size() << " configuration" << (r.configs.size() == 1 ? "" : "s")
@@ -1906,8 +1951,7 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
     }
     // The quantile falls on a run whose tasks failed: quantile_makespan_s is then the slowest run's, no
     // makespan to plan with (the table's "none").
-    cj["quantile_on_failed_run"] =
-        failures_reach_quantile(c.runs_with_failed_tasks, r.replications, r.quantile);
+    cj["quantile_on_failed_run"] = c.quantile_on_failed_run;
     configs.push_back(std::move(cj));
   }
   j["recommended"] = r.recommended ? nlohmann::ordered_json(*r.recommended) : nlohmann::ordered_json(nullptr);
@@ -1964,8 +2008,7 @@ void write_sweep_csv(std::ostream& out, const SweepResult& r) {
     // Columns added since are at the end, so that the earlier ones keep their places.
     const ShareInterval ci = p_meets_interval(cr, r.replications);
     out << num(cr.finished_cost_mean) << ',' << (r.deadline_s ? num(ci.low) : "") << ','
-        << (r.deadline_s ? num(ci.high) : "") << ",,"
-        << (failures_reach_quantile(cr.runs_with_failed_tasks, r.replications, r.quantile) ? "true" : "false")
+        << (r.deadline_s ? num(ci.high) : "") << ",," << (cr.quantile_on_failed_run ? "true" : "false")
         << '\n';
   }
 }

@@ -73,6 +73,11 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
       if (cr.infeasible.empty()) r.fail(*v, p + ".infeasible", "must say why it cannot run, got \"\"");
       if (const JsonValue* m = r.optional(c, "meets"); m && r.boolean(*m, p + ".meets"))
         r.fail(*m, p + ".meets", "a configuration that cannot run does not meet the deadline");
+      for (std::uint32_t k = 0; k < c.count; ++k)
+        if (const std::string_view key = d.key(c, k);
+            key != "values" && key != "infeasible" && key != "meets")
+          r.fail(d.item(c, k), p + "." + std::string(key),
+                 "a configuration that cannot run (its `infeasible`) has no figures: it was not simulated");
       res.configs.push_back(std::move(cr));
       continue;
     }

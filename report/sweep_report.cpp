@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <numeric>
 #include <ostream>
@@ -17,7 +18,8 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   for (const planner::Dimension& d : r.dimensions) dims += (dims.empty() ? "" : ", ") + d.path;
   Page page(
       "shardflow sweep: " + r.scenario,
-      "scenario " + r.scenario + " · " + count(r.configs.size()) + " configurations of " + dims + " · " +
+      "scenario " + r.scenario + " · " + count(r.configs.size()) +
+          (r.configs.size() == 1 ? " configuration of " : " configurations of ") + dims + " · " +
           count(static_cast<std::uint64_t>(r.replications)) +
           (r.replications == 1 ? " run each, seeds from " : " runs each, seeds from ") +
           std::to_string(r.base_seed) +
@@ -55,9 +57,10 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
                       human_duration(c.quantile_makespan_s)});
   } else {
     cs.push_back({"recommended", "none",
-                  r.deadline_s ? "no configuration meets the deadline"
-                  : r.budget   ? "no configuration is within the budget"
-                               : "no --deadline or --budget given"});
+                  !r.configs.empty() && ran.empty() ? "no configuration can run"
+                  : r.deadline_s                    ? "no configuration meets the deadline"
+                  : r.budget                        ? "no configuration is within the budget"
+                                                    : "no --deadline or --budget given"});
   }
   cs.push_back(
       {"Pareto front", count(front.size()) + " of " + count(pts.size()), "configurations nothing beats"});
@@ -115,9 +118,11 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
   for (const std::size_t i : ran) {
     const planner::ConfigResult& c = r.configs[i];
     const bool rec = r.recommended == i;
+    // A quantile that falls on a run whose tasks failed is no makespan (the terminal's "none").
+    const std::string quantile_text =
+        c.quantile_on_failed_run ? "none (a run whose tasks failed)" : human_duration(c.quantile_makespan_s);
     std::string tip = config_text(i) + "\nmean cost " + num(c.finished_cost_mean, 2) + "; " + q +
-                      " makespan " + human_duration(c.quantile_makespan_s) + "; mean makespan " +
-                      human_duration(c.makespan_s.mean) +
+                      " makespan " + quantile_text + "; mean makespan " + human_duration(c.makespan_s.mean) +
                       (c.makespan_s.n < 2 ? std::string(" (one run)")
                                           : " (95% CI " + human_duration(c.makespan_s.ci95_low) + " to " +
                                                 human_duration(c.makespan_s.ci95_high) + ")");
@@ -146,7 +151,14 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
     b += std::string("<tr") + (r.recommended == i ? " class=\"rec\" title=\"recommended\"" : "") +
          (c.infeasible.empty() ? "" : " data-last") + "><td class=\"n\" data-v=\"" + std::to_string(i) +
          "\">" + std::to_string(i) + "</td>";
-    for (const std::string& v : c.values) b += "<td>" + esc(v) + "</td>";
+    // A number sorts as one (1, 2, 10, not 1, 10, 2); other values as text.
+    for (const std::string& v : c.values) {
+      double parsed = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+      const bool number =
+          !v.empty() && ec == std::errc() && end == v.data() + v.size() && std::isfinite(parsed);
+      b += (number ? "<td data-v=\"" + esc(v) + "\">" : std::string("<td>")) + esc(v) + "</td>";
+    }
     if (!c.infeasible.empty()) {  // not simulated: why, across the figures' columns
       b += "<td class=\"infeasible\" colspan=\"" + std::to_string(r.deadline_s ? 7 : 6) +
            "\">cannot run: " + esc(c.infeasible) + "</td></tr>\n";
@@ -158,9 +170,11 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
          esc(c.makespan_s.n < 2
                  ? std::string("n/a (one run)")
                  : human_duration(c.makespan_s.ci95_low) + " – " + human_duration(c.makespan_s.ci95_high)) +
-         "</td><td class=\"n\" data-v=\"" + num(c.quantile_makespan_s, 6) + "\">" +
-         esc(human_duration(c.quantile_makespan_s)) + "</td><td class=\"n\" data-v=\"" + num(c.cost.mean, 6) +
-         "\">" + num(c.cost.mean, 2) + "</td>";
+         "</td><td class=\"n\" data-v=\"" +
+         (c.quantile_on_failed_run ? std::string("Infinity") : num(c.quantile_makespan_s, 6)) + "\">" +
+         esc(c.quantile_on_failed_run ? std::string("none (a failed run)")
+                                      : human_duration(c.quantile_makespan_s)) +
+         "</td><td class=\"n\" data-v=\"" + num(c.cost.mean, 6) + "\">" + num(c.cost.mean, 2) + "</td>";
     if (r.deadline_s)
       b += "<td class=\"n\" data-v=\"" + num(c.p_meets_deadline, 4) + "\">" + percent(c.p_meets_deadline) +
            (c.meets ? " ✓" : "") + "</td>";

@@ -1674,6 +1674,14 @@ TEST_CASE("Sweep: a configuration whose cluster cannot run the pipeline is said 
   CHECK(error_of([&] {
           read_sweep_json(bad, "e/sweep.json");
         }).find("recommended: configuration 0 cannot run (its `infeasible`)") != std::string::npos);
+  // Figures beside `infeasible`: refused, not dropped.
+  std::string figures = j;
+  figures.replace(figures.find("\"meets\": false\n    },"), 16,
+                  "\"meets\": false, \"runs_with_failed_tasks\": 0\n");
+  std::istringstream with_figures(figures);
+  CHECK_THAT(error_of([&] { read_sweep_json(with_figures, "e/sweep.json"); }),
+             Catch::Contains("configurations[0].runs_with_failed_tasks: a configuration that cannot run (its "
+                             "`infeasible`) has no figures: it was not simulated"));
 
   // Nothing in time: the nearest is among those that ran, and the field's trend over them alone.
   spec.deadline_s = 10;
@@ -1709,6 +1717,9 @@ TEST_CASE("Sweep: a configuration whose cluster cannot run the pipeline is said 
         "\"n\" with cpu 4, memory 64Gi, gpu 0); pool \"n\" has cpu 4 from --vary "
         "cluster.node_pools[n].cpu=4,8");
   CHECK_THAT(table(none), Catch::Contains("\nno configuration can run, so none meets the deadline (40 s)\n"));
+  // --emit-job of it is refused: the Job's pods would have nothing to simulate.
+  CHECK(error_of([&] { check_sweep_text(kFanout, "fanout.yaml", spec); }) ==
+        "--vary: no configuration of this sweep can run (the first: " + none.configs[0].infeasible + ")");
   // A value that is wrong, not a cluster that cannot run: the sweep stops, as for any bad input.
   spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,-1")};
   CHECK(
@@ -1757,4 +1768,30 @@ TEST_CASE("Sweep: a field whose first value is a fraction like 0.15 gets its tre
   // merge reads and prints the same (it hung too).
   std::istringstream in(json(r));
   CHECK(table(read_sweep_json(in, "sweep.json")) == t);
+}
+
+TEST_CASE("Sweep: a configuration that cannot run and has another problem stops the sweep with that one",
+          "[planner]") {
+  // The loader stops at its first problem: a pool of 0 nodes hid a dependency cycle, and the sweep went on.
+  SweepSpec spec;
+  spec.sets = {"pipeline.steps[w].after=[merge]"};
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=0,1")};
+  spec.replications = 1;
+  CHECK(
+      error_of([&] { run_sweep_text(kFanout, "fanout.yaml", spec); }) ==
+      "--set pipeline.steps[w].after=[merge]: pipeline.steps[0].after[0]: dependency cycle: w -> merge -> w "
+      "(each step runs before the next)");
+  // Its problems of the cluster, all of them, are the reason (validate lists them all; the loader said the
+  // first), each as what it is: the DaemonSet's pod takes the one pod slot (the room was enough: "asks for
+  // cpu 1, more than any node can hold (largest: cpu 16)" said otherwise).
+  spec.sets = {"cluster.daemonsets=[{name: agent, memory: 1Mi}]"};
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].max_pods=1,110")};
+  const SweepResult r = run_sweep_text(kFanout, "fanout.yaml", spec);
+  CHECK(r.configs[0].infeasible ==
+        "step \"w\" (cpu 16, memory 0, gpu 0) fits no node it may use: on pool \"n\", the largest, the "
+        "daemonsets "
+        "take all of its max_pods; step \"merge\" (cpu 1, memory 0, gpu 0) fits no node it may use: on pool "
+        "\"n\", "
+        "the largest, the daemonsets take all of its max_pods");
+  CHECK(r.configs[1].infeasible.empty());
 }

@@ -259,12 +259,23 @@ TEST_CASE("Sweep report: a point per configuration, the front, the deadline and 
   const std::string p = with.str();
   CHECK(occurrences(p, "<circle class=\"pt") == 3);
   CHECK(p.find("data-points=\"3\" data-front=\"2\"") != std::string::npos);
-  CHECK(p.find("<tr data-last><td class=\"n\" data-v=\"0\">0</td><td>0</td><td class=\"infeasible\" "
-               "colspan=\"7\">cannot run: the cluster has no nodes (&lt;none&gt;)</td></tr>") !=
-        std::string::npos);
+  CHECK(
+      p.find(
+          "<tr data-last><td class=\"n\" data-v=\"0\">0</td><td data-v=\"0\">0</td><td class=\"infeasible\" "
+          "colspan=\"7\">cannot run: the cluster has no nodes (&lt;none&gt;)</td></tr>") !=
+      std::string::npos);
   CHECK(p.find("<div class=\"label\">cannot run</div><div class=\"value\">1 of 4</div>") !=
         std::string::npos);
   CHECK(p.find("hasAttribute('data-last')") != std::string::npos);
+  // The varied values sort as numbers (1, 2, 10), a value that is not one as text.
+  CHECK(p.find("<td data-v=\"2\">2</td>") != std::string::npos);
+  // A quantile on a run whose tasks failed is no makespan: "none", sorted as the longest.
+  r.configs[1].quantile_on_failed_run = true;
+  std::ostringstream failed;
+  write_sweep_report(failed, r, {});
+  CHECK(failed.str().find("<td class=\"n\" data-v=\"Infinity\">none (a failed run)</td>") !=
+        std::string::npos);
+  CHECK(failed.str().find("p95 makespan none (a run whose tasks failed)") != std::string::npos);
 }
 
 TEST_CASE("Prediction report: both Gantt charts on one time axis, and the error per step", "[report]") {

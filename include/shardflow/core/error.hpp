@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace shardflow {
 
@@ -29,6 +30,11 @@ class InputError : public std::runtime_error {
   [[nodiscard]] const SourceLocation& where() const { return where_; }
   [[nodiscard]] const std::string& field() const { return field_; }
   [[nodiscard]] const std::string& message() const { return message_; }
+  /// Thrown as an InfeasibleError (kept by copies of it as an InputError, as `validate` collects them).
+  [[nodiscard]] bool infeasible() const { return infeasible_; }
+
+ protected:
+  bool infeasible_ = false;
 
  private:
   SourceLocation where_;
@@ -36,12 +42,16 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
-/// Input that is well formed but describes a cluster that cannot run the pipeline: no nodes, or a pod
-/// that fits no node it may use. A sweep reports such a configuration as one that cannot run, rather
-/// than stop (a --vary of a pool's count down to 0, say); everything else treats it as any InputError.
+/// Input that is well formed but describes a cluster that cannot run the pipeline: no nodes, a pod that
+/// fits no node it may use, nodes too small for their DaemonSets. A sweep reports such a configuration as
+/// one that cannot run, rather than stop (a --vary of a pool's count down to 0, say), when it has no other
+/// problem; everything else treats it as any InputError.
 class InfeasibleError : public InputError {
  public:
-  using InputError::InputError;
+  InfeasibleError(SourceLocation where, std::string field, std::string message)
+      : InputError(std::move(where), std::move(field), std::move(message)) {
+    infeasible_ = true;
+  }
 };
 
 }  // namespace shardflow

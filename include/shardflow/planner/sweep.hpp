@@ -122,6 +122,9 @@ struct ConfigResult {
   /// SweepSpec::quantile of the makespans, a run whose tasks failed counting as later than every run that
   /// finished (the slowest run's makespan when the quantile falls on one of those).
   double quantile_makespan_s = 0;
+  /// More runs had failed tasks than the quantile lets through: quantile_makespan_s is then the slowest
+  /// run's, no makespan to plan with (the table's "none"). Set by finish_sweep.
+  bool quantile_on_failed_run = false;
   double p_meets_deadline = 0;     // share of replications that finished by the deadline (if one), with
                                    // no task failed: a run whose tasks failed did not finish the pipeline
   int runs_with_failed_tasks = 0;  // replications where some task exhausted its retries

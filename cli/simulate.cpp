@@ -87,15 +87,22 @@ void end_at_once(int sig) {
   raise(sig);
 }
 std::atomic<bool> g_at_once{false};  // an EndsAtOnce is alive: the first signal ends the process
+std::atomic<bool> g_writing{false};  // a finished run's results are being written
 extern "C" void on_sigint(int sig) {
   if (g_at_once.load()) end_at_once(sig);
   timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe, as are signal() and raise()
+  clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe, as are signal(), raise() and write()
   const std::int64_t ns = std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
   if (!g_interrupted.load()) {
     g_signal.store(sig);
     g_first_signal_ns.store(ns);
     g_interrupted.store(true);
+    if (g_writing.load()) {  // said now, not once the writing is over
+      static constexpr char kNote[] =
+          "\nshardflow: the run had ended; its results are being written whole (a second Ctrl-C ends at "
+          "once, without them)\n";
+      [[maybe_unused]] const auto written = ::write(STDERR_FILENO, kNote, sizeof kNote - 1);
+    }
     return;
   }
   // `timeout` and CI runners signal the process and then its process group: the same stop arrives twice
@@ -159,6 +166,19 @@ namespace {
 // no node fails unplaced) and, in order, when each task is done (succeeded or failed for good), for the
 // progress line's ETA. Tasks that fail their runs (failure.p, retries exhausted) are part of the
 // prediction: the run fails as predicted.
+// The terminal's width, for a line rewritten in place (a line wider than it wraps, and each rewrite leaves a
+// row behind); 0 when standard error is not a terminal.
+std::size_t terminal_columns() {
+  winsize ws{};
+  return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+}
+// Rewrites the terminal's current line with `text`, cut to its width.
+void rewrite_line(const std::string& text) {
+  const std::size_t cols = terminal_columns();
+  const std::size_t width = cols > 1 ? std::min(text.size(), cols - 1) : text.size();
+  std::fprintf(stderr, "\r%.*s\033[K", static_cast<int>(width), text.c_str());
+}
+
 struct Prediction {
   double makespan_s = 0;
   std::vector<double> done_s;  // sorted
@@ -191,7 +211,9 @@ class Progress final : public RunObserver {
           const auto now = std::chrono::steady_clock::now();
           auto due = last_ + every;
           if (show_ && changed_at_) due = std::min(due, std::max(last_ + gap(), *changed_at_ + kSettle));
-          wake_.wait_until(lock, std::max(due, now + std::chrono::milliseconds(1)));
+          // At least 100 ms from now (as before the run began), unless a change waits to be shown.
+          const bool change = show_ && changed_at_.has_value();
+          wake_.wait_until(lock, std::max(due, now + std::chrono::milliseconds(change ? 1 : 100)));
           if (stopping_ || !started_) continue;
           const auto t = std::chrono::steady_clock::now();
           if (t - last_ >= every ||
@@ -263,7 +285,7 @@ class Progress final : public RunObserver {
     outputs_.push_back(text);
   }
   void clear_line() const {
-    if (show_) std::fprintf(stderr, "\r%*s\r", 130, "");
+    if (show_) std::fputs("\r\033[K", stderr);
   }
   [[nodiscard]] const std::vector<std::string>& outputs() const { return outputs_; }
 
@@ -300,24 +322,33 @@ class Progress final : public RunObserver {
     if (failed_attempts_ > 0)
       std::snprintf(attempts, sizeof attempts, " (%llu failed attempts)",
                     static_cast<unsigned long long>(failed_attempts_));
+    char failed[48] = "";  // said once a task failed for good
+    if (failed_tasks_ > 0)
+      std::snprintf(failed, sizeof failed, ", %llu failed", static_cast<unsigned long long>(failed_tasks_));
     char line[320];
-    std::snprintf(line, sizeof line,
-                  "%llu/%llu tasks done, %llu running, %llu pending, %llu failed%s; %s elapsed%s",
+    std::snprintf(line, sizeof line, "%llu/%llu tasks done, %llu running, %llu pending%s%s; %s elapsed%s",
                   static_cast<unsigned long long>(done_), static_cast<unsigned long long>(tasks_),
-                  static_cast<unsigned long long>(running_), static_cast<unsigned long long>(pending),
-                  static_cast<unsigned long long>(failed_tasks_), attempts, human(elapsed).c_str(), eta);
+                  static_cast<unsigned long long>(running_), static_cast<unsigned long long>(pending), failed,
+                  attempts, human(elapsed).c_str(), eta);
     if (!show_) {
       std::fprintf(stderr, "%s\n", line);
       return;
     }
-    // One line rewritten in place: never wider than the terminal, or each rewrite wraps onto a new line.
-    std::size_t width = std::strlen(line);
-    if (winsize ws{}; ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
-      width = std::min<std::size_t>(width, ws.ws_col - 1);
-    std::fprintf(stderr, "\r%.*s\033[K", static_cast<int>(width), line);
+    rewrite_line(line);  // never wider than the terminal, or each rewrite wraps onto a new row
   }
+  // Short: a tenth of a second below a minute (0 is "0s"), then minutes and seconds, or hours and minutes,
+  // so that the line, ETA last, fits 80 columns.
   static std::string human(double s) {
-    return format_duration(Duration::from_ms(static_cast<std::int64_t>(s * 1000)));
+    char buf[48];
+    if (s <= 0) return "0s";
+    if (s < 60)
+      std::snprintf(buf, sizeof buf, "%.1fs", s);
+    else if (s < 3600)
+      std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+    else
+      std::snprintf(buf, sizeof buf, "%lldh%02dm", static_cast<long long>(s) / 3600,
+                    static_cast<int>(static_cast<long long>(s) % 3600 / 60));
+    return buf;
   }
   std::uint64_t tasks_;
   bool show_;
@@ -787,9 +818,11 @@ int run_simulate(const SimulateArgs& args) {
   // scratch directory removed after the run (they are read for the trace's error texts).
   struct ScratchDir {
     std::filesystem::path path;
+    int slot = -1;  // its leftovers slot
     ~ScratchDir() {
       std::error_code ec;
       if (!path.empty()) std::filesystem::remove_all(path, ec);
+      leftovers::remove_file(slot);
     }
   } scratch;
   if (args.no_files && args.backend == "local") {
@@ -799,6 +832,7 @@ int run_simulate(const SimulateArgs& args) {
       throw std::runtime_error("cannot make a scratch directory for the commands' output (" + pattern +
                                "): " + std::generic_category().message(errno));
     scratch.path = pattern;
+    scratch.slot = leftovers::add_scratch_directory(pattern.c_str());  // a second Ctrl-C removes it too
     lo.out_dir = scratch.path;
   } else {
     lo.out_dir = out_dir_path(args.out_dir, scenario.name) / "commands";
@@ -969,6 +1003,7 @@ int run_simulate(const SimulateArgs& args) {
   // the writing goes on, so that the set is whole and the summary printed; a second one ends the process
   // at once, without the temporary files (leftovers).
   const InterruptGuard guard;
+  const auto run_began = std::filesystem::file_time_type::clock::now();  // for the command logs (below)
   Trace trace;
   {
     if (sim && tty) std::fprintf(stderr, "simulating...");
@@ -984,7 +1019,7 @@ int run_simulate(const SimulateArgs& args) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.stop(g_interrupted.load());
   progress.clear_line();
-  if (sim && tty) std::fprintf(stderr, "\r%*s\r", 40, "");
+  if (sim && tty) std::fputs("\r\033[K", stderr);
   std::cerr << command_note;
   const bool interrupted = g_interrupted.load();
   const Metrics m = compute_metrics(trace, plan);
@@ -1010,10 +1045,10 @@ int run_simulate(const SimulateArgs& args) {
     int width = 0;  // of the line shown, to clear
     const auto writing = [&](const char* name) {
       if (!show) return;
-      const std::string text = "writing " + one_line(printable((dir / name).string())) + "...";
-      std::fprintf(stderr, "\r%-*s", width, text.c_str());
-      width = std::max(width, static_cast<int>(text.size()));
+      rewrite_line("writing " + one_line(printable((dir / name).string())) + "...");
+      width = 1;  // a line to clear
     };
+    g_writing.store(true);
     write_error = write_results([&] {
       writing("trace.json");
       write_file(dir / "trace.json", [&](std::ostream& o) { write_trace_json(o, trace); });
@@ -1025,6 +1060,7 @@ int run_simulate(const SimulateArgs& args) {
       write_run_report_file(dir, trace, m);
       // A local run's command logs: those of an earlier run that this one did not make again (it had
       // more items, or other steps) go with the set, not stay beside this run's as if they were its own.
+      // Only those last written before this run began: another run into this --out at once keeps its own.
       if (args.backend == "local" && !args.no_files) {
         std::set<std::string> ours;
         for (const AttemptRecord& a : trace.attempts)
@@ -1036,7 +1072,8 @@ int run_simulate(const SimulateArgs& args) {
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(lo.out_dir, ec))
           if (const std::string name = entry.path().filename().string();
-              exec::is_command_log_name(name) && !ours.count(name) && entry.is_regular_file(ec))
+              exec::is_command_log_name(name) && !ours.count(name) && entry.is_regular_file(ec) &&
+              entry.last_write_time(ec) < run_began && !ec)
             remove_result(entry.path());
       }
       if (timeline) {
@@ -1046,20 +1083,23 @@ int run_simulate(const SimulateArgs& args) {
         remove_result(dir / "timeline.json");  // a timeline from an earlier run would not match this trace
       }
     });
-    if (width > 0) std::fprintf(stderr, "\r%*s\r", width, "");
+    g_writing.store(false);
+    if (width > 0) std::fputs("\r\033[K", stderr);
   }
 
   if (!args.quiet) {
     char line[256];
     const std::string nodes =
-        sim || live
-            ? std::to_string(trace.nodes.size()) + (trace.nodes.size() == 1 ? " node" : " nodes")
-            : std::to_string(trace.nodes.empty() ? 0 : trace.nodes[0].cpu / 1000) + " cores of this machine";
-    std::printf("%s %s (seed %llu): %llu tasks, %llu attempts on %s in %.*f %s of wall time\n",
+        sim || live ? std::to_string(trace.nodes.size()) + (trace.nodes.size() == 1 ? " node" : " nodes")
+                    : std::to_string(trace.nodes.empty() ? 0 : trace.nodes[0].cpu / 1000) +
+                          (!trace.nodes.empty() && trace.nodes[0].cpu / 1000 == 1 ? " core" : " cores") +
+                          " of this machine";
+    std::printf("%s %s (seed %llu): %llu task%s, %llu attempt%s on %s in %.*f %s of wall time\n",
                 sim ? "simulated" : "ran", one_line(printable(scenario.name)).c_str(),
                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(plan.task_count()),
-                static_cast<unsigned long long>(m.attempts), nodes.c_str(), wall < 1 ? 1 : 3,
-                wall < 1 ? wall * 1e3 : wall, wall < 1 ? "ms" : "s");
+                plan.task_count() == 1 ? "" : "s", static_cast<unsigned long long>(m.attempts),
+                m.attempts == 1 ? "" : "s", nodes.c_str(), wall < 1 ? 1 : 3, wall < 1 ? wall * 1e3 : wall,
+                wall < 1 ? "ms" : "s");
     if (interrupted) std::printf("  interrupted: what had not finished is recorded as cancelled\n");
     if (live && (interrupted || args.keep)) {
       // The backend's command: the files and context the run used (from $KUBECONFIG and current-context
@@ -1195,7 +1235,7 @@ int run_simulate(const SimulateArgs& args) {
   if (!interrupted && g_interrupted.load())
     std::cerr << args.command << ": " << (g_signal.load() == SIGINT ? "Ctrl-C" : "a signal")
               << " came after the run had ended" << (args.no_files ? "" : ", while its results were written")
-              << ": they are whole (a second one ends at once)\n";
+              << ": they are whole\n";
   if (!write_error.empty()) {
     const int status = results_not_written(args.command, write_error, dir, !args.quiet, !dir_existed);
     if (!interrupted) return status;

@@ -2,6 +2,8 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <shardflow/core/leftovers.hpp>
@@ -43,6 +45,10 @@ int add_directory(const char* path) {
   return add_path(path, 3);
 }
 
+int add_scratch_directory(const char* path) {
+  return add_path(path, 4);
+}
+
 void remove_file(int slot) {
   if (slot >= 0 && slot < kFiles) g_file_state[slot].store(0);
 }
@@ -60,6 +66,32 @@ void remove_group(int slot) {
   if (slot >= 0 && slot < kGroups) g_group[slot].store(0);
 }
 
+namespace {
+
+// Removes the files directly in `dir`, then `dir` (a scratch directory of files: no recursion), with
+// system calls alone (readdir allocates; getdents64 reads into this buffer).
+void remove_flat_directory(const char* dir) {
+  const int fd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  alignas(8) char buf[4096];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+    if (n <= 0) break;
+    for (long at = 0; at < n;) {
+      // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name.
+      unsigned short reclen = 0;
+      std::memcpy(&reclen, buf + at + 16, sizeof reclen);
+      const char* name = buf + at + 19;
+      if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0) ::unlinkat(fd, name, 0);
+      at += reclen;
+    }
+  }
+  ::close(fd);
+  ::rmdir(dir);
+}
+
+}  // namespace
+
 void clean_up_at_once() {
   for (int i = 0; i < kGroups; ++i)
     if (const pid_t g = g_group[i].load(); g > 0) ::kill(-g, SIGKILL);
@@ -67,6 +99,8 @@ void clean_up_at_once() {
     if (g_file_state[i].load() == 2) ::unlink(g_file_path[i].data());
   // Directories after the files, the last registered first (a directory inside one made before it); one
   // that holds anything else stays (rmdir fails).
+  for (int i = 0; i < kFiles; ++i)
+    if (g_file_state[i].load() == 4) remove_flat_directory(g_file_path[i].data());
   for (int i = kFiles; i-- > 0;)
     if (g_file_state[i].load() == 3) ::rmdir(g_file_path[i].data());
 }

@@ -187,6 +187,7 @@ CompareResult run_compare_text(const std::string& yaml, const std::string& file,
                         o.seed = result.base_seed + i % reps;
                         o.stop = spec.stop;
                         const Trace t = b->run(scenarios[v], plans[v], o);
+                        if (spec.stop != nullptr && spec.stop->load()) return;  // cut short: not done
                         const Metrics m = compute_metrics(t, plans[v]);
                         out[i] = {o.seed, m.makespan_s, m.cost, m.mean_cpu_utilization, t.tasks_failed > 0};
                         gate.finished();

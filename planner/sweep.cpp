@@ -904,6 +904,7 @@ class Runner {
             for (std::size_t k = 0; k < tables.size(); ++k)
               if (tables[k].first == r) o.draws = &draws[k];
             const Trace t = b->run(scenarios_[g.representative], *plans_[g.representative], o);
+            if (stopped()) return;  // cut short by the stop: not a run done (nothing is written)
             GroupRun& out = groups_[gi].runs[r];
             out.makespan_s = makespan_s(t);
             out.failed = t.tasks_failed > 0 ? 1 : 0;

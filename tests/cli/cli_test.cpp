@@ -914,15 +914,18 @@ TEST_CASE("cli: simulate on a terminal shows its progress, then each large file 
   const std::string shown = slurp(dir / "typescript");
   const std::string out = (dir / "out").string();
   // Progress, from the start to 100%, then the line cleared; each file named on one line, rewritten in
-  // place (\r), the longest name's width kept; then cleared before the summary.
+  // place (\r, then the rest of the line erased: ESC [ K), cut to the terminal's width (none here: `script`
+  // without a terminal has 0 columns); then cleared before the summary.
   CHECK(shown.find("simulating...\rsimulating...   1%") != std::string::npos);
   CHECK(shown.find("\rsimulating... 100%\r") != std::string::npos);
   const std::string json = "writing " + out + "/trace.json...", csv = "writing " + out + "/trace.csv...",
                     html = "writing " + out + "/report.html...",
                     timeline = "writing " + out + "/timeline.json...";
-  const std::size_t at = shown.find("\r" + json + "\r" + csv + " \r" + html + "\r" + timeline + "\r");
+  const std::string erase = "\033[K";
+  const std::size_t at = shown.find("\r" + json + erase + "\r" + csv + erase + "\r" + html + erase + "\r" +
+                                    timeline + erase + "\r" + erase);
   CHECK(at != std::string::npos);
-  const std::size_t cleared = shown.find(timeline + "\r" + std::string(timeline.size(), ' ') + "\r", at);
+  const std::size_t cleared = shown.find(timeline + erase + "\r" + erase, at);
   CHECK(cleared != std::string::npos);
   CHECK(shown.find("simulated w (seed 1): 100000 tasks", cleared) != std::string::npos);
   // Without a terminal: none of it.

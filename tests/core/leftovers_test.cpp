@@ -38,6 +38,13 @@ TEST_CASE("leftovers: what a signal's end at once removes and kills, and what it
   char* argv[] = {sh, arg, nullptr};
   REQUIRE(posix_spawnp(&pid, "sleep", nullptr, &attr, argv, environ) == 0);
   posix_spawnattr_destroy(&attr);
+  // A scratch directory of files (a --no-files run's command logs): removed with them.
+  const fs::path scratch = root / "scratch";
+  fs::create_directories(scratch);
+  for (int i = 0; i < 300; ++i)  // more than one getdents64 buffer of names
+    std::ofstream(scratch / ("work[" + std::to_string(i) + "].attempt0.stdout")) << i;
+  const int sc = leftovers::add_scratch_directory(scratch.c_str());
+  REQUIRE(sc >= 0);
   const int g = leftovers::add_group(pid);
   REQUIRE(g >= 0);
   REQUIRE(a >= 0);
@@ -50,10 +57,11 @@ TEST_CASE("leftovers: what a signal's end at once removes and kills, and what it
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGKILL);
   CHECK_FALSE(fs::exists(tmp));
+  CHECK_FALSE(fs::exists(scratch));
   CHECK_FALSE(fs::exists(root / "a" / "b"));  // c, then b, emptied and removed
   CHECK(fs::exists(kept));                    // a holds a result: it stays, and the result in it
   CHECK(fs::exists(root / "a"));
-  for (const int slot : {a, b, c, t}) leftovers::remove_file(slot);
+  for (const int slot : {a, b, c, t, sc}) leftovers::remove_file(slot);
   leftovers::remove_group(g);
   // Forgotten: nothing more is touched.
   leftovers::clean_up_at_once();

@@ -20,6 +20,9 @@ int add_file(const char* path);
 /// files, the last registered first: register a directory before the ones made inside it). Returns its
 /// slot, or -1.
 int add_directory(const char* path);
+/// Registers a scratch directory of files (no subdirectories) that clean_up_at_once removes with the files
+/// in it. Returns its slot, or -1.
+int add_scratch_directory(const char* path);
 /// Forgets the file or directory of `slot` (-1: nothing).
 void remove_file(int slot);
 /// Registers a child's process group (its leader's pid). Returns its slot, or -1 when the table is full.

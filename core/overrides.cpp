@@ -165,10 +165,25 @@ std::string apply_override(const Reader& r, Node& root, const std::string& text)
   // value was written (a variants file, a --vary) can say so; the path's faults stay at column 0.
   const SourceLocation value_where{where.file, 0, static_cast<int>(std::min<std::size_t>(eq + 2, INT_MAX))};
   Node value;
+  const std::string value_text = text.substr(eq + 1);
   try {
-    value = YAML::Load(text.substr(eq + 1));
+    value = YAML::Load(value_text);
   } catch (const YAML::Exception& e) {
     throw InputError(value_where, parts_text(parts, parts.size()), "the value is not valid YAML: " + e.msg);
+  }
+  // YAML::Load reads the first value and drops what follows it ("{base: 10s} junk", "{a: 1},{b: 2}" read
+  // as {base: 10s} and {a: 1}): what the scenario's own parser finds after it is refused.
+  try {
+    (void)parse_yaml_document(value_text, where.file);
+  } catch (const InputError& e) {
+    const auto col = static_cast<std::size_t>(std::max(1, e.where().column));
+    const std::string rest =
+        e.where().line == 1 && col <= value_text.size() ? value_text.substr(col - 1) : "";
+    throw InputError(
+        value_where, parts_text(parts, parts.size()),
+        "the value goes on after its first YAML value" +
+            (rest.empty() ? std::string() : " (" + quote(shortened(rest)) + ")") +
+            ": a --set gives one value (a list is [A, B]; quote text that has these characters)");
   }
   // Aliases can make a short value huge (10 levels of 10 aliases: 10^10 values, gigabytes once copied
   // into the document); the same limits as an overlay's.

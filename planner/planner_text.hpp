@@ -181,15 +181,22 @@ inline std::string trim(std::string_view s) {
 }
 
 /// Splits at the commas outside [...], {...} and quotes, each part trimmed: "a=1,b={x: 1, y: 2}" gives
-/// "a=1" and "b={x: 1, y: 2}" (a YAML value may hold commas).
+/// "a=1" and "b={x: 1, y: 2}" (a YAML value may hold commas). In double quotes a backslash escapes the
+/// next character, as in YAML ("a\"b" is one string).
 inline std::vector<std::string> split_top_level(std::string_view text) {
   std::vector<std::string> out;
   std::string cur;
   int depth = 0;
   char quote = 0;
+  bool escaped = false;
   for (char c : text) {
     if (quote != 0) {
-      if (c == quote) quote = 0;
+      if (escaped)
+        escaped = false;
+      else if (quote == '"' && c == '\\')
+        escaped = true;
+      else if (c == quote)
+        quote = 0;
     } else if (c == '"' || c == '\'') {
       quote = c;
     } else if (c == '[' || c == '{') {

@@ -1159,6 +1159,14 @@ TEST_CASE("ScenarioLoader: --set overrides change the file's content before it i
           "--set cluster..count=1: an empty key in the path (two dots, or a leading dot)");
     CHECK(error("cluster.node_pools[0=1") == "--set cluster.node_pools[0=1: a '[' in the path has no ']'");
     CHECK(error("seed=[1").rfind("--set seed=[1: seed: the value is not valid YAML: ", 0) == 0);
+    // What follows a value's first YAML value was dropped without a word: {a: 1},{b: 2} read as {a: 1}.
+    CHECK(error("cluster.node_pools[0].labels={a: x},{b: y}") ==
+          "--set cluster.node_pools[0].labels={a: x},{b: y}: cluster.node_pools[0].labels: the value goes on "
+          "after its first YAML value (\",{b: y}\"): a --set gives one value (a list is [A, B]; quote text "
+          "that has these characters)");
+    CHECK(error("description=\"x\" y") ==
+          "--set description=\"x\" y: description: the value goes on after its first YAML value (\"y\"): a "
+          "--set gives one value (a list is [A, B]; quote text that has these characters)");
     // A mapping the --set made on its way, and a request too large for any node, name the --set.
     CHECK(
         error("cluster.node_pools[0].labels.a.b=1") ==

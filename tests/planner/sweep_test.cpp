@@ -188,6 +188,10 @@ TEST_CASE("Sweep: --vary values split at top-level commas", "[planner]") {
   CHECK(d.values == std::vector<std::string>{"1", "2", "3"});
   CHECK(parse_dimension("a={x: 1, y: 2},[1, 2],'p,q'").values ==
         std::vector<std::string>{"{x: 1, y: 2}", "[1, 2]", "'p,q'"});
+  // An escaped quote inside double quotes does not end them (it made one value of two).
+  CHECK(parse_dimension(R"(a={accel: "a\"b"},{accel: a100},"x\\",y)").values ==
+        std::vector<std::string>{R"({accel: "a\"b"})", "{accel: a100}", R"("x\\")", "y"});
+  CHECK(parse_dimension("a='it''s, here',z").values == std::vector<std::string>{"'it''s, here'", "z"});
   CHECK(error_of([] { parse_dimension("a.b"); }) ==
         "--vary a.b: expected PATH=V1,V2,..., as in cluster.node_pools[cpu].count=10,20,40");
   CHECK(error_of([] { parse_dimension("a=1,,2"); }) == "--vary a=1,,2: a: value 2 of 3 is empty");

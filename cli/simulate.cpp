@@ -162,10 +162,6 @@ int Interruptible::exit_status() const {
 
 namespace {
 
-// What the simulator predicts for a run: its makespan (0 when it cannot run the scenario: a pod that fits
-// no node fails unplaced) and, in order, when each task is done (succeeded or failed for good), for the
-// progress line's ETA. Tasks that fail their runs (failure.p, retries exhausted) are part of the
-// prediction: the run fails as predicted.
 // The terminal's width, for a line rewritten in place (a line wider than it wraps, and each rewrite leaves a
 // row behind); 0 when standard error is not a terminal.
 std::size_t terminal_columns() {
@@ -179,6 +175,10 @@ void rewrite_line(const std::string& text) {
   std::fprintf(stderr, "\r%.*s\033[K", static_cast<int>(width), text.c_str());
 }
 
+// What the simulator predicts for a run: its makespan (0 when it cannot run the scenario: a pod that fits
+// no node fails unplaced) and, in order, when each task is done (succeeded or failed for good), for the
+// progress line's ETA. Tasks that fail their runs (failure.p, retries exhausted) are part of the
+// prediction: the run fails as predicted.
 struct Prediction {
   double makespan_s = 0;
   std::vector<double> done_s;  // sorted
@@ -322,8 +322,8 @@ class Progress final : public RunObserver {
     if (failed_attempts_ > 0)
       std::snprintf(attempts, sizeof attempts, " (%llu failed attempts)",
                     static_cast<unsigned long long>(failed_attempts_));
-    char failed[48] = "";  // said once a task failed for good
-    if (failed_tasks_ > 0)
+    char failed[48] = "";  // said once a task or an attempt failed
+    if (failed_tasks_ > 0 || failed_attempts_ > 0)
       std::snprintf(failed, sizeof failed, ", %llu failed", static_cast<unsigned long long>(failed_tasks_));
     char line[320];
     std::snprintf(line, sizeof line, "%llu/%llu tasks done, %llu running, %llu pending%s%s; %s elapsed%s",

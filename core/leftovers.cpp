@@ -16,8 +16,8 @@ constexpr int kFiles = 32;
 constexpr int kGroups = 256;
 constexpr std::size_t kPathBytes = 4096;
 
-// A slot: free (0), being filled (1), or holding the path of a file (2) or a directory (3) that
-// clean_up_at_once removes.
+// A slot: free (0), being filled (1), or holding the path of what clean_up_at_once removes: a file (2), a
+// directory if empty (3), or a scratch directory with the files in it (4).
 std::array<std::atomic<int>, kFiles> g_file_state{};
 std::array<std::array<char, kPathBytes>, kFiles> g_file_path{};
 std::array<std::atomic<pid_t>, kGroups> g_group{};  // 0: free

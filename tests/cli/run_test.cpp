@@ -269,7 +269,8 @@ TEST_CASE("cli: run --backend local --no-files writes no command output files ei
 
 TEST_CASE("cli: a second Ctrl-C ends a local run at once, and kills the commands that ignore SIGTERM",
           "[cli]") {
-  // The second signal skipped the SIGTERM-then-SIGKILL of the commands: they went on as orphans.
+  // The second signal skipped the SIGTERM-then-SIGKILL of the commands: they went on as orphans. The first
+  // comes once both commands have started (they write their pids), however slow the machine.
   const fs::path dir = scratch("interrupt-twice");
   std::ofstream(dir / "cmd.yaml")
       << "name: cmd\npipeline:\n  steps:\n    - name: work\n      parallel_for: {count: 2}\n"
@@ -281,7 +282,9 @@ TEST_CASE("cli: a second Ctrl-C ends a local run at once, and kills the commands
   const std::string cmd =
       "{ '" + std::string(SHARDFLOW_EXE) + "' run '" + (dir / "cmd.yaml").string() +
       "' --backend local --cores 2 --out '" + (dir / "out").string() + "' >/dev/null 2>&1 & " +
-      "pid=$!; sleep 1.5; kill -INT $pid; sleep 0.8; kill -INT $pid; wait $pid; echo $? >'" +
+      "pid=$!; for i in $(seq 1 300); do [ -s '" + (dir / "pid0").string() + "' ] && [ -s '" +
+      (dir / "pid1").string() +
+      "' ] && break; sleep 0.1; done; kill -INT $pid; sleep 0.8; kill -INT $pid; wait $pid; echo $? >'" +
       (dir / "status").string() + "'; }";
   const auto t0 = std::chrono::steady_clock::now();
   CHECK(std::system(cmd.c_str()) == 0);

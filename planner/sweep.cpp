@@ -480,6 +480,13 @@ class Runner {
   const std::vector<std::vector<std::string>>& combos() const { return combos_; }
   // How every configuration loads the scenario before its --vary values.
   LoadOptions base_options() const { return detail::common_load_options(spec_); }
+  // Configuration k's: the base options, then its --vary values as --set, in --vary order.
+  LoadOptions options_for(std::size_t k) const {
+    LoadOptions options = base_options();
+    for (std::size_t d = 0; d < combos_[k].size(); ++d)
+      options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
+    return options;
+  }
   std::size_t done(std::size_t c) const { return makespan_[c].size(); }
   // Configuration-replications evaluated, and the simulations run for them (fewer with reuse).
   std::uint64_t simulations() const { return simulations_; }
@@ -508,9 +515,7 @@ class Runner {
 
   // Every problem of configuration k's scenario, read through as `validate` reads (empty if it loads).
   [[nodiscard]] std::vector<InputError> problems_of(std::size_t k) const {
-    LoadOptions options = base_options();
-    for (std::size_t d = 0; d < combos_[k].size(); ++d)
-      options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
+    LoadOptions options = options_for(k);
     std::vector<InputError> problems;
     options.problems = &problems;
     try {
@@ -560,10 +565,8 @@ class Runner {
     tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t i) {
       const std::size_t k = todo[i];
       try {
-        LoadOptions options = base_options();
+        LoadOptions options = options_for(k);
         options.warn = warn;  // set only to load one configuration (parallel loads would interleave them)
-        for (std::size_t d = 0; d < combos_[k].size(); ++d)
-          options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[k][d]);
         // A --vary of a field that a --set or another --vary also gives, in any spelling ([cpu] or [0]):
         // the later would set it alone in every configuration, so the earlier is lost.
         const std::size_t ns = spec_.sets.size();
@@ -959,9 +962,7 @@ class Runner {
   // seed and cluster are there).
   [[nodiscard]] Scenario scenario_read(std::size_t c) const {
     if (infeasible_[c].empty()) return scenarios_[c];
-    LoadOptions options = base_options();
-    for (std::size_t d = 0; d < combos_[c].size(); ++d)
-      options.sets.push_back(spec_.dimensions[d].path + "=" + combos_[c][d]);
+    LoadOptions options = options_for(c);
     std::vector<InputError> problems;
     options.problems = &problems;
     return load_scenario_text(yaml_, file_, options);

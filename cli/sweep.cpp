@@ -362,9 +362,7 @@ int run_sweep_command(const SweepArgs& args) {
     planner::print_sweep(std::cout, r);
     // What was simulated: with reuse, configurations that differ only in prices share a simulation.
     std::cout << "\n";
-    const auto unable = static_cast<std::size_t>(
-        std::count_if(r.configs.begin(), r.configs.end(),
-                      [](const planner::ConfigResult& c) { return !c.infeasible.empty(); }));
+    const std::size_t unable = planner::configurations_that_cannot_run(r);
     if (r.search == planner::Search::grid)
       std::cout << r.configs.size() - unable << " configuration"
                 << (r.configs.size() - unable == 1 ? "" : "s") << (unable > 0 ? " that can run" : "") << " x "

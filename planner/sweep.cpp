@@ -1421,6 +1421,11 @@ SweepResult run_sweep_text(const std::string& yaml, const std::string& file, con
   return result;
 }
 
+std::size_t configurations_that_cannot_run(const SweepResult& r) {
+  return static_cast<std::size_t>(std::count_if(r.configs.begin(), r.configs.end(),
+                                                [](const ConfigResult& c) { return !c.infeasible.empty(); }));
+}
+
 void finish_sweep(SweepResult& result) {
   for (ConfigResult& c : result.configs)
     c.quantile_on_failed_run =
@@ -1588,8 +1593,7 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
     char share[32];
     std::snprintf(share, sizeof share, "%.1f%%",
                   grid > 0 ? 100.0 * static_cast<double>(r.simulations) / grid : 0.0);
-    const auto unable = static_cast<std::size_t>(std::count_if(
-        r.configs.begin(), r.configs.end(), [](const ConfigResult& c) { return !c.infeasible.empty(); }));
+    const std::size_t unable = configurations_that_cannot_run(r);
     out << "auto search: " << r.simulations << " simulations, " << share << " of the grid's "
         << static_cast<std::uint64_t>(grid) << (unable > 0 ? " (less those that cannot run)" : "")
         << "; the table shows the " << r.configs.size() - unable << " of " << r.configurations_in_space

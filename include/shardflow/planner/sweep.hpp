@@ -223,6 +223,8 @@ struct Interrupted : std::runtime_error {
 
 /// Sets recommended, pareto and nearest from configs (and the deadline).
 void finish_sweep(SweepResult& r);
+/// How many of its configurations cannot run (ConfigResult::infeasible).
+std::size_t configurations_that_cannot_run(const SweepResult& r);
 
 /// Combines the slices of one sweep (`shardflow merge`): the result is what the whole sweep on one
 /// machine gives, byte for byte once written. `files` names each slice in errors (InputError when they

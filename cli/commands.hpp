@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -182,6 +183,11 @@ std::string write_results(const std::function<void()>& write);
 /// Removes a stale result file (one this run does not write, from an earlier run); inside write_results,
 /// when the set is put in place.
 void remove_result(const std::filesystem::path& path);
+/// Inside write_results: removes (remove_result) the command logs in `dir` (exec::is_command_log_name)
+/// that are not in `ours` and were last written before `began` (an earlier run's; another run writing
+/// into `dir` at once keeps its own). Other files stay.
+void remove_stale_command_logs(const std::filesystem::path& dir, const std::set<std::string>& ours,
+                               std::filesystem::file_time_type began);
 /// After the summary (if `summary_shown`): "COMMAND: ERROR: the results in DIR are not written: the files
 /// there are as they were" (or "are not all written" when write_results put some in place) "(its
 /// summary is above)" on stderr. Returns the exit status, 1.

@@ -2,9 +2,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/core/machine.hpp>
@@ -145,6 +148,9 @@ int run_compare_command(const CompareArgs& args) {
     return interrupted_runs("compare", dir, made_dir, "compare.json", done, guard);
   }
   if (show_progress) std::fprintf(stderr, "\r%*s\r", 20, "");
+  // The local runs' command logs: each run's directory and the logs it made.
+  std::vector<std::pair<std::filesystem::path, std::set<std::string>>> command_logs;
+  const auto began = std::filesystem::file_time_type::clock::now();
   if (args.backend == "local") {
     exec::LocalOptions lo;
     lo.cores = args.cores;
@@ -156,11 +162,19 @@ int run_compare_command(const CompareArgs& args) {
         "cluster.node_pools[local].cpu=" + std::to_string(args.cores > 0 ? args.cores : machine_cores())};
     std::function<void(const std::string&)> status;
     if (!args.quiet) status = [](const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); };
+    // Each variant's each run keeps its commands' logs: OUT/commands/VARIANT/seedN (they had one
+    // directory, where every run's logs replaced the one before's).
+    const auto files_dir = [&](std::size_t v, std::uint64_t seed) {
+      return (lo.out_dir / r.variants[v].name / ("seed" + std::to_string(seed))).string();
+    };
+    const auto measured = [&](std::size_t v, std::uint64_t seed, const Plan& plan, const Trace& t) {
+      command_logs.push_back({files_dir(v, seed), exec::command_log_names(plan, t)});
+    };
     try {
       planner::measure_variants(
           yaml, args.file, spec, r, *local, "local", args.measure_runs, "local", predict_sets,
           args.time_scale, [](const Component& c) { return exec::kernel_runs_sampled_time(c.kernel); },
-          status);
+          status, files_dir, measured);
     } catch (const planner::Interrupted&) {
       return interrupted_runs("compare", dir, made_dir, "compare.json", -1, guard);
     }
@@ -169,6 +183,10 @@ int run_compare_command(const CompareArgs& args) {
     write_file(dir / "compare.json", [&](std::ostream& o) { planner::write_compare_json(o, r); });
     write_file(dir / "compare.csv", [&](std::ostream& o) { planner::write_compare_csv(o, r); });
     write_compare_report_file(dir, r);
+    // An earlier comparison's logs in these runs' directories that these runs did not make again go
+    // with the set; and those of the comparisons that wrote every run's logs into OUT/commands itself.
+    for (const auto& [logs_dir, ours] : command_logs) remove_stale_command_logs(logs_dir, ours, began);
+    if (!command_logs.empty()) remove_stale_command_logs(dir / "commands", {}, began);
   });
   if (!args.quiet) {
     planner::print_compare(std::cout, r);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,7 @@
 #include <shardflow/core/leftovers.hpp>
 #include <shardflow/core/text.hpp>
 #include <shardflow/core/units.hpp>
+#include <shardflow/exec/kernels.hpp>
 
 #include "commands.hpp"
 
@@ -305,6 +307,16 @@ void remove_result(const std::filesystem::path& path) {
   }
   std::error_code ec;
   std::filesystem::remove(path, ec);
+}
+
+void remove_stale_command_logs(const std::filesystem::path& dir, const std::set<std::string>& ours,
+                               std::filesystem::file_time_type began) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (const std::string name = entry.path().filename().string();
+        exec::is_command_log_name(name) && !ours.count(name) && entry.is_regular_file(ec) &&
+        entry.last_write_time(ec) < began && !ec)
+      remove_result(entry.path());
 }
 
 int results_not_written(const std::string& command, const std::string& error,

@@ -1061,21 +1061,8 @@ int run_simulate(const SimulateArgs& args) {
       // A local run's command logs: those of an earlier run that this one did not make again (it had
       // more items, or other steps) go with the set, not stay beside this run's as if they were its own.
       // Only those last written before this run began: another run into this --out at once keeps its own.
-      if (args.backend == "local" && !args.no_files) {
-        std::set<std::string> ours;
-        for (const AttemptRecord& a : trace.attempts)
-          if (plan.steps()[a.step].component.kernel.name == "command") {
-            const std::string base = exec::command_log_base(plan, a.task, a.attempt);
-            ours.insert(base + ".stdout");
-            ours.insert(base + ".stderr");
-          }
-        std::error_code ec;
-        for (const auto& entry : std::filesystem::directory_iterator(lo.out_dir, ec))
-          if (const std::string name = entry.path().filename().string();
-              exec::is_command_log_name(name) && !ours.count(name) && entry.is_regular_file(ec) &&
-              entry.last_write_time(ec) < run_began && !ec)
-            remove_result(entry.path());
-      }
+      if (args.backend == "local" && !args.no_files)
+        remove_stale_command_logs(lo.out_dir, exec::command_log_names(plan, trace), run_began);
       if (timeline) {
         writing("timeline.json");
         write_file(dir / "timeline.json", [&](std::ostream& o) { report::write_chrome_trace(o, trace); });

@@ -823,6 +823,17 @@ std::string command_log_base(const Plan& plan, TaskId t, std::uint32_t attempt) 
   return base + ".attempt" + std::to_string(attempt);
 }
 
+std::set<std::string> command_log_names(const Plan& plan, const Trace& trace) {
+  std::set<std::string> names;
+  for (const AttemptRecord& a : trace.attempts)
+    if (plan.steps()[a.step].component.kernel.name == "command") {
+      const std::string base = command_log_base(plan, a.task, a.attempt);
+      names.insert(base + ".stdout");
+      names.insert(base + ".stderr");
+    }
+  return names;
+}
+
 bool is_command_log_name(std::string_view name) {
   for (const std::string_view end : {".stdout", ".stderr"}) {
     if (!name.ends_with(end)) continue;

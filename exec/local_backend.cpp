@@ -139,7 +139,9 @@ class LocalRun {
     samples_.reserve(attempts_.capacity());
     free_cpu_ = static_cast<MilliCpu>(cores_) * 1000;
     free_memory_ = memory_;
-    out_dir_ = lo_.out_dir.empty() ? std::filesystem::path("shardflow-commands") : lo_.out_dir;
+    out_dir_ = !opt_.files_dir.empty() ? std::filesystem::path(opt_.files_dir)
+               : lo_.out_dir.empty()   ? std::filesystem::path("shardflow-commands")
+                                       : lo_.out_dir;
   }
 
   // ---- Execution's hooks (called under mu_) ---------------------------------------------------------

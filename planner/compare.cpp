@@ -271,11 +271,14 @@ CompareResult run_compare(const std::string& scenario_file, const CompareSpec& s
   return run_compare_text(read_scenario_file(scenario_file), scenario_file, spec, progress, backend);
 }
 
-void measure_variants(const std::string& yaml, const std::string& file, const CompareSpec& spec,
-                      CompareResult& result, const Backend& real, const std::string& backend_name, int runs,
-                      const std::string& predict_cluster, const std::vector<std::string>& predict_sets,
-                      double predict_scale, const std::function<bool(const Component&)>& time_scaled,
-                      const std::function<void(const std::string&)>& status) {
+void measure_variants(
+    const std::string& yaml, const std::string& file, const CompareSpec& spec, CompareResult& result,
+    const Backend& real, const std::string& backend_name, int runs, const std::string& predict_cluster,
+    const std::vector<std::string>& predict_sets, double predict_scale,
+    const std::function<bool(const Component&)>& time_scaled,
+    const std::function<void(const std::string&)>& status,
+    const std::function<std::string(std::size_t, std::uint64_t)>& files_dir,
+    const std::function<void(std::size_t, std::uint64_t, const Plan&, const Trace&)>& measured_hook) {
   if (runs < 1 || runs > 1000)
     throw InputError({"--measure-runs", 0, 0}, "", "must be from 1 to 1000, got " + std::to_string(runs));
   detail::check_seed_range(result.base_seed, runs, file, spec.base_seed.has_value());
@@ -306,8 +309,10 @@ void measure_variants(const std::string& yaml, const std::string& file, const Co
       RunOptions o;
       o.seed = seed;
       o.stop = spec.stop;
+      if (files_dir) o.files_dir = files_dir(v, seed);
       const Trace measured = real.run(real_s[v], real_p[v], o);
       if (spec.stop != nullptr && spec.stop->load()) throw Interrupted();
+      if (measured_hook) measured_hook(v, seed, real_p[v], measured);
       sim::SimOptions so;
       so.seed = seed;
       const Trace predicted = sim::simulate(pred_s[v], pred_p[v], so);

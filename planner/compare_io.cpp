@@ -24,6 +24,9 @@ void check_variant_name(const std::string& name, const SourceLocation& where) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
       throw InputError(where, "name",
                        "\"" + name + "\": a variant's name is letters, digits, '-', '_' and '.' only");
+  // It names a directory (compare --backend local's command logs): "." and ".." are not theirs to take.
+  if (name.find_first_not_of('.') == std::string::npos)
+    throw InputError(where, "name", "\"" + name + "\": a variant's name is not dots alone");
 }
 
 namespace {

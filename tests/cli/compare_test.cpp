@@ -221,6 +221,9 @@ TEST_CASE("cli: compare rejects bad variants with one clear line", "[cli]") {
   CHECK(err("--variant 'a b:cluster.node_pools[cpu].count=4' --variant b") ==
         "--variant a b:cluster.node_pools[cpu].count=4: name: \"a b\": a variant's name is letters, digits, "
         "'-', '_' and '.' only\n");
+  // It names a directory of compare --backend local's command logs.
+  CHECK(err("--variant a --variant '..:cluster.node_pools[cpu].count=4'") ==
+        "--variant ..:cluster.node_pools[cpu].count=4: name: \"..\": a variant's name is not dots alone\n");
   CHECK(err("--variant a --variant 'b:cluster.node_pools[cpu].count'") ==
         "--variant b:cluster.node_pools[cpu].count: \"cluster.node_pools[cpu].count\" is not PATH=VALUE (a "
         "comma inside a value needs [...], {...} or quotes)\n");

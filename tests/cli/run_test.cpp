@@ -367,3 +367,37 @@ TEST_CASE("cli: a local run's command logs are its own: an earlier run's that it
                                        "work[1].attempt0.stderr", "work[1].attempt0.stdout"});
   CHECK(slurp(dir / "out" / "commands" / "work[1].attempt0.stdout") == "out 1\n");
 }
+
+TEST_CASE("cli: compare --backend local keeps each variant's each run's command logs", "[cli]") {
+  // They went into one OUT/commands, each run's replacing the one before's: the logs there were the last
+  // variant's last run's. Now OUT/commands/VARIANT/seedN; an earlier comparison's logs there that this one
+  // did not make again go, and so do those written into OUT/commands itself.
+  const fs::path dir = scratch("compare-command-logs");
+  std::ofstream(dir / "c.yaml") << "name: c\npipeline:\n  steps:\n    - name: work\n"
+                                   "      parallel_for: {count: 2}\n      kernel: {name: command}\n"
+                                   "      command: [sh, -c, \"echo $SHARDFLOW_ITEM {{item.index}}\"]\n"
+                                   "cluster: {node_pools: [{name: n, cpu: 4, memory: 8Gi, count: 1}]}\n";
+  const fs::path out = dir / "out";
+  fs::create_directories(out / "commands" / "wide" / "seed1");
+  std::ofstream(out / "commands" / "work[0].attempt0.stdout") << "an old comparison's\n";
+  std::ofstream(out / "commands" / "wide" / "seed1" / "work[5].attempt0.stdout") << "an old comparison's\n";
+  std::ofstream(out / "commands" / "notes.txt") << "mine\n";
+  const Result r = run("compare '" + (dir / "c.yaml").string() +
+                       "' -r 2 --variant base --variant 'wide:pipeline.steps[work].parallel_for.count=3' "
+                       "--backend local --measure-runs 2 -q --out '" +
+                       out.string() + "'");
+  REQUIRE(r.status == 0);
+  CHECK(r.err == "");
+  std::set<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(out / "commands"))
+    if (e.is_regular_file()) names.insert(fs::relative(e.path(), out / "commands").string());
+  std::set<std::string> want = {"notes.txt"};
+  for (const auto& [variant, items] : {std::pair{"base", 2}, std::pair{"wide", 3}})
+    for (const char* seed : {"seed1", "seed2"})
+      for (int i = 0; i < items; ++i)
+        for (const char* ext : {".stdout", ".stderr"})
+          want.insert(std::string(variant) + "/" + seed + "/work[" + std::to_string(i) + "].attempt0" + ext);
+  CHECK(names == want);
+  CHECK(slurp(out / "commands" / "wide" / "seed2" / "work[2].attempt0.stdout") == "2 2\n");
+  CHECK(slurp(out / "commands" / "base" / "seed1" / "work[1].attempt0.stdout") == "1 1\n");
+}

@@ -68,6 +68,9 @@ struct RunOptions {
   /// Optional: told the share of the plan's tasks resolved so far, about every 1% of them (the simulator
   /// calls it; the real backends report each task through the RunObserver instead).
   std::function<void(double done_fraction)> progress;
+  /// Optional: where the tasks' own files go (the local backend's command logs) for this run; empty: the
+  /// backend's setting (LocalOptions::out_dir). `compare` gives each variant's each run its own.
+  std::string files_dir;
 };
 
 class Backend {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -30,6 +31,7 @@
 
 #include <shardflow/core/plan.hpp>
 #include <shardflow/core/scenario.hpp>
+#include <shardflow/core/trace.hpp>
 
 namespace shardflow::exec {
 
@@ -85,6 +87,8 @@ class Selection final : public Value {
 std::string command_log_base(const Plan& plan, TaskId t, std::uint32_t attempt);
 /// Whether a file name is one command_log_base made (NAME.attemptN.stdout or .stderr).
 bool is_command_log_name(std::string_view name);
+/// The files (names, .stdout and .stderr) the `command` kernel wrote for a run's attempts.
+std::set<std::string> command_log_names(const Plan& plan, const Trace& trace);
 
 /// A command's result: exit status and where its output went.
 class CommandResult final : public Value {

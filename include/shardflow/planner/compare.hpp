@@ -188,12 +188,17 @@ Scenario load_variant(const std::string& yaml, const std::string& file, const Co
 /// `real`, each next to the simulator's makespan for the same seed on the scenario loaded with
 /// `predict_cluster` and `predict_sets` on top, at the real runs' time scale `predict_scale`
 /// (apply_time_scale: the steps `time_scaled` says run their sampled time scaled, the others at their
-/// own speed). A real run with failed tasks is counted in `measured_tasks_failed`.
-void measure_variants(const std::string& yaml, const std::string& file, const CompareSpec& spec,
-                      CompareResult& result, const Backend& real, const std::string& backend_name, int runs,
-                      const std::string& predict_cluster, const std::vector<std::string>& predict_sets,
-                      double predict_scale, const std::function<bool(const Component&)>& time_scaled,
-                      const std::function<void(const std::string&)>& status = {});
+/// own speed). A real run with failed tasks is counted in `measured_tasks_failed`. `files_dir`, if given,
+/// names each run's RunOptions::files_dir; `measured`, if given, is told each real run's trace.
+void measure_variants(
+    const std::string& yaml, const std::string& file, const CompareSpec& spec, CompareResult& result,
+    const Backend& real, const std::string& backend_name, int runs, const std::string& predict_cluster,
+    const std::vector<std::string>& predict_sets, double predict_scale,
+    const std::function<bool(const Component&)>& time_scaled,
+    const std::function<void(const std::string&)>& status = {},
+    const std::function<std::string(std::size_t variant, std::uint64_t seed)>& files_dir = {},
+    const std::function<void(std::size_t variant, std::uint64_t seed, const Plan& plan,
+                             const Trace& measured)>& measured = {});
 
 /// A table for people; one JSON document (docs/compare-format.md); CSV with one row per variant.
 void print_compare(std::ostream& out, const CompareResult& r);

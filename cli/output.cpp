@@ -88,7 +88,10 @@ CLI::Validator finite_number(double lo, double hi, bool lo_open, bool hi_open) {
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
         if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) ||
             (lo_open ? v <= lo : v < lo) || (hi_open ? v >= hi : v > hi))
-          return "want a number " + range() + ", got \"" + text + "\"";
+          // With no upper bound, "inf" (or 1e400) was refused as if it were not >= 0: the bound it misses
+          // is being finite.
+          return std::string(std::isfinite(hi) ? "want a number " : "want a finite number ") + range() +
+                 ", got \"" + text + "\"";
         return "";
       },
       "NUMBER");

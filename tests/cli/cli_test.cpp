@@ -705,7 +705,7 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
       run("sweep scenarios/argo-parallelism-limit.yaml --vary "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --budget -1");
   CHECK(budget.status == 2);
-  CHECK(budget.err.starts_with("--budget: want a number >= 0, got \"-1\"\n"));
+  CHECK(budget.err.starts_with("--budget: want a finite number >= 0, got \"-1\"\n"));
   // --confidence is a percent below 100, said as given.
   const Result sure =
       run("sweep scenarios/argo-parallelism-limit.yaml --vary "
@@ -1723,7 +1723,8 @@ TEST_CASE("cli: flag values CLI11 would wrap, let through or read as absent are 
       {"compare " + seed + " --variant a -r 1.5",
        "--replications: want a whole number from 1 to 100000, got \"1.5\""},
       {"k8s cleanup abc --timeout 1e10", "--timeout: want a number > 0 and <= 31536000, got \"1e10\""},
-      {"run " + seed + " --backend k8s --dry-run --qps inf", "--qps: want a number > 0, got \"inf\""},
+      {"run " + seed + " --backend k8s --dry-run --qps inf", "--qps: want a finite number > 0, got \"inf\""},
+      {"sweep " + seed + vary + " --budget 1e400", "--budget: want a finite number >= 0, got \"1e400\""},
       {"simulate " + seed + " --out ''",
        "--out: the value is empty; give one (an empty value is not taken for the option left out)"},
       {"sweep " + seed + vary + " --deadline ''",

@@ -494,9 +494,13 @@ class PipelineReader {
         r_.report(p.after_nodes[e], index_path(p.path + ".after", p.after_index[e]),
                   unknown_step_message(want, others));
       }
+    // A fan_in step that waits for a step left out is not checked: that one may have been its loop.
+    std::vector<bool> lost_after(steps.size(), false);
+    for (std::size_t s = 0; s < steps.size(); ++s)
+      for (const std::string& a : steps[s].after) lost_after[s] = lost_after[s] || broken.count(a) != 0;
     if (!broken.empty()) forget_broken(steps, pending, broken);
     resolve(steps, pending, by_name, in_order);
-    if (broken.empty()) resolve_fan_in(steps, pending);
+    resolve_fan_in(steps, pending, lost_after);
     return steps;
   }
 
@@ -522,6 +526,7 @@ class PipelineReader {
     const Map m(r_, n, path, kStepKeys, Map::Kind::read_on);
     Step step;
     step.where = r_.at(n);
+    step.named.field = path;
     p.path = path;
     // Collecting: each key is read on its own, so that one with a problem does not hide the next one's;
     // what needs a key that had one (the loop, for input sizes; the name, resources, node_selector and
@@ -536,6 +541,7 @@ class PipelineReader {
     const Node& name_node = p.name_node.emplace(m.require("name"));
     bool fit_inputs_ok = part([&] {
       step.name = get_nonempty_string(r_, name_node, m.field("name"));
+      step.named.where = r_.at(name_node);
       if (!valid_step_name(step.name))
         r_.fail(name_node, m.field("name"),
                 "must contain only ASCII letters, digits, '-' and '_', got " + quote(step.name));
@@ -713,9 +719,12 @@ class PipelineReader {
   }
 
   // The loop a `fan_in` step merges (validate.cpp), reported at the step's `fan_in` key.
-  void resolve_fan_in(std::vector<Step>& steps, const std::vector<Pending>& pending) const {
+  // `unchecked`: steps whose problems are not reported (they wait for a step left out).
+  void resolve_fan_in(std::vector<Step>& steps, const std::vector<Pending>& pending,
+                      const std::vector<bool>& unchecked) const {
     for (const StepProblem& p : detail::resolve_fan_in(steps))
-      r_.report(*pending[p.step].fan_in_key, pending[p.step].path + ".fan_in", p.message);
+      if (!unchecked[p.step])
+        r_.report(*pending[p.step].fan_in_key, pending[p.step].path + ".fan_in", p.message);
   }
 
   // Collecting: `after` entries that name a step left out for its problems are dropped.

@@ -103,7 +103,7 @@ Scenario read_scenario(const Reader& r, const Node& root, std::uint64_t max_task
   // The steps read so far unroll to no more tasks than the whole pipeline would: over the limit is a
   // problem whatever else is.
   r.attempt([&] { check_task_limit(s.pipeline, max_tasks, check_memory ? machine_memory() : 0, r.file()); });
-  r.attempt([&] { check_pod_names(s.pipeline); });
+  for (const InputError& clash : pod_name_clashes(s.pipeline)) r.report(clash);
   return s;
 }
 

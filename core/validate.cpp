@@ -423,26 +423,27 @@ std::vector<StepProblem> resolve_fan_in(std::vector<Step>& steps) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     if (s.fan_in_arity == 0) continue;
-    std::vector<StepIndex> loops;
+    // Looped groups among the others are waited for by the root, as any other `after` step.
+    std::vector<StepIndex> loops, looped_groups;
     for (StepIndex d : s.deps)
-      if (steps[d].loop) loops.push_back(d);
-    if (loops.empty())
-      problems.push_back(
-          {i, 0, "needs an `after` step with a parallel_for (the loop whose outputs it merges)", {}});
-    else if (loops.size() > 1)
+      if (steps[d].loop) (steps[d].is_group() ? looped_groups : loops).push_back(d);
+    if (loops.size() > 1)
       problems.push_back({i,
                           0,
                           "waits for two loops (" + shortened(steps[loops[0]].name) + " and " +
                               shortened(steps[loops[1]].name) + "); fan_in merges one",
                           {}});
-    else if (steps[loops[0]].is_group())
+    else if (loops.size() == 1)
+      s.fan_in_of = loops[0];
+    else if (!looped_groups.empty())
       problems.push_back(
           {i,
            0,
-           "merges the outputs of a component loop; " + quote(steps[loops[0]].name) + " is a group",
+           "merges the outputs of a component loop; " + quote(steps[looped_groups[0]].name) + " is a group",
            {}});
     else
-      s.fan_in_of = loops[0];
+      problems.push_back(
+          {i, 0, "needs an `after` step with a parallel_for (the loop whose outputs it merges)", {}});
   }
   return problems;
 }
@@ -543,7 +544,8 @@ void collect_pod_names(const std::vector<Step>& steps, const std::string& field,
                        std::vector<std::uint32_t>& chain, std::vector<PodNames>& out) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
-    const std::string f = field + ".steps[" + std::to_string(i) + "]";
+    // The place among the steps read (those kept) when the step does not know its field.
+    const std::string f = s.named.field.empty() ? field + ".steps[" + std::to_string(i) + "]" : s.named.field;
     const std::string p = path.empty() ? s.name : path + "/" + s.name;
     if (s.is_group()) {
       if (s.loop) chain.push_back(s.loop->count);
@@ -575,7 +577,8 @@ bool iteration_number(std::string_view digits, std::uint32_t count) {
 
 }  // namespace
 
-void check_pod_names(const Pipeline& pipeline) {
+std::vector<InputError> pod_name_clashes(const Pipeline& pipeline) {
+  std::vector<InputError> clashes;
   std::vector<PodNames> names;
   std::vector<std::uint32_t> chain;
   collect_pod_names(pipeline.steps, "pipeline", "", chain, names);
@@ -587,6 +590,7 @@ void check_pod_names(const Pipeline& pipeline) {
     const PodNames& nb = names[b];
     std::string_view x = nb.prefix;
     std::vector<std::string_view> stripped;  // innermost first
+    bool clashed = false;                    // each step's names are said to clash once
     for (;;) {
       if (const auto it = by_prefix.find(x); it != by_prefix.end())
         for (const std::size_t a : it->second) {
@@ -602,13 +606,18 @@ void check_pod_names(const Pipeline& pipeline) {
           const auto what = [](const PodNames& n) {
             return n.level ? n.path + " (a level of step " + n.step->name + "'s tree fan-in)" : n.path;
           };
-          throw InputError(nb.level ? nb.step->fan_in_where : nb.step->where,
-                           nb.field + (nb.level ? ".fan_in" : ".name"),
-                           "step " + what(nb) + " and step " + what(na) +
-                               " would give their pods the same names (both have " + example +
-                               "): a pod is named by its step's path in lower case, with '-' for '_', '/' "
-                               "and '.', and its iteration numbers; rename one of the steps");
+          const SourceLocation& name_at =
+              nb.step->named.where.line != 0 ? nb.step->named.where : nb.step->where;
+          clashes.emplace_back(
+              nb.level ? nb.step->fan_in_where : name_at, nb.field + (nb.level ? ".fan_in" : ".name"),
+              "step " + what(nb) + " and step " + what(na) +
+                  " would give their pods the same names (both have " + example +
+                  "): a pod is named by its step's path in lower case, with '-' for '_', '/' "
+                  "and '.', and its iteration numbers; rename one of the steps");
+          clashed = true;
+          break;
         }
+      if (clashed) break;
       // Strip one more trailing "digits-" group, if x has one after a '-'.
       if (x.size() < 3 || x.back() != '-') break;
       std::size_t d = x.size() - 1;
@@ -618,6 +627,11 @@ void check_pod_names(const Pipeline& pipeline) {
       x = x.substr(0, d);
     }
   }
+  return clashes;
+}
+
+void check_pod_names(const Pipeline& pipeline) {
+  if (std::vector<InputError> clashes = pod_name_clashes(pipeline); !clashes.empty()) throw clashes.front();
 }
 
 bool fits_memory(std::uint64_t tasks, std::uint64_t memory_bytes) {

@@ -89,6 +89,8 @@ void check_task_limit(const Pipeline& pipeline, std::uint64_t max_tasks, std::ui
 /// pods the same names in a trace (Trace::pod_name): paths that differ only in case, '_', '/' or '.', or a
 /// step in a looped group whose names meet another's ("inner" in outer[3] and a step "outer-inner-3").
 void check_pod_names(const Pipeline& pipeline);
+/// Every such clash (one per later step), in the order of the steps.
+std::vector<InputError> pod_name_clashes(const Pipeline& pipeline);
 /// Whether simulating `tasks` tasks fits in `memory_bytes` (0: not known, taken as fitting).
 bool fits_memory(std::uint64_t tasks, std::uint64_t memory_bytes);
 

@@ -181,6 +181,11 @@ class Reader {
     if (problems_ == nullptr) fail(n, field, message);
     problems_->push_back(InputError(at(n), field, message));
   }
+  /// A problem found away from the nodes (on what was read from them): recorded, or thrown.
+  void report(const InputError& e) const {
+    if (problems_ == nullptr) throw e;
+    problems_->push_back(e);
+  }
   /// Runs `read`; when collecting, an InputError it throws is recorded and false returned (the caller
   /// leaves out what `read` was reading), else it propagates.
   template <class F>

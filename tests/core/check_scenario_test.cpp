@@ -105,6 +105,47 @@ TEST_CASE("check_scenario_file: every step's fan_in problem, not the first alone
   CHECK(first_error(f) == expected[0]);
 }
 
+TEST_CASE(
+    "check_scenario_file: fan_in is checked beside other steps' problems, and every pod-name clash is said",
+    "[core]") {
+  // A misplaced fan_in went unsaid whenever any step anywhere had a problem; only the first pair of steps
+  // whose pods share names was said, at the step's index among those kept and at its mapping.
+  const std::string f = write_file("beside.yaml",
+                                   "name: beside\n"                                     // 1
+                                   "pipeline:\n"                                        // 2
+                                   "  steps:\n"                                         // 3
+                                   "    - {name: a, parallel_for: {count: 8}}\n"        // 4
+                                   "    - {name: m, fan_in: {arity: 2}}\n"              // 5
+                                   "    - {name: z, resources: {cpu: 9}}\n"             // 6
+                                   "    - {name: q}\n"                                  // 7
+                                   "    - {name: Q}\n"                                  // 8
+                                   "    - {name: r_s}\n"                                // 9
+                                   "    - {name: R-S}\n"                                // 10
+                                   "    - {name: y, after: [z], fan_in: {arity: 2}}\n"  // 11
+                                   "cluster: {node_pools: [{name: n, cpu: 8, memory: 8Gi, count: 1}]}\n");
+  const ScenarioCheck c = check_scenario_file(f, {});
+  CHECK_FALSE(c.scenario);
+  const std::string rule =
+      " would give their pods the same names (both have %): a pod is named by its step's path in lower case, "
+      "with '-' for '_', '/' and '.', and its iteration numbers; rename one of the steps";
+  const auto clash = [&](const std::string& head, const std::string& example) {
+    std::string r = rule;
+    r.replace(r.find('%'), 1, example);
+    return head + r;
+  };
+  // y waits for z, which was left out for its problem: its fan_in is not checked (z may be its loop).
+  const std::vector<std::string> expected{
+      f + ":5:17: pipeline.steps[1].fan_in: needs an `after` step with a parallel_for (the loop whose "
+          "outputs it merges)",
+      f + ":6:28: pipeline.steps[2].resources: step \"z\" asks for cpu 9, memory 0, gpu 0, more than any "
+          "node "
+          "it may use can hold (largest: pool \"n\" with cpu 8, memory 8Gi, gpu 0)",
+      clash(f + ":8:14: pipeline.steps[4].name: step Q and step q", "q-0-0"),
+      clash(f + ":10:14: pipeline.steps[6].name: step R-S and step r_s", "r-s-0-0"),
+  };
+  CHECK(messages(c) == expected);
+}
+
 TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
   SECTION("a step left out for its problem may still be named in `after`") {
     const std::string f = write_file("after.yaml",

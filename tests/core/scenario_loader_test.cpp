@@ -1607,10 +1607,10 @@ TEST_CASE("loader: steps whose pods would share names in a trace are refused at 
   };
   // Case, '_' and '-'.
   CHECK(error_of(with_steps("    - {name: prep_a}\n    - {name: Prep-A}\n")) ==
-        msg("bad.yaml:8:7: pipeline.steps[1].name: ", "step Prep-A and step prep_a", "prep-a-0-0"));
+        msg("bad.yaml:8:14: pipeline.steps[1].name: ", "step Prep-A and step prep_a", "prep-a-0-0"));
   // A group's '/' against a step's '-'.
   CHECK(error_of(with_steps("    - name: g\n      steps:\n        - {name: x}\n    - {name: g-x}\n")) ==
-        msg("bad.yaml:10:7: pipeline.steps[1].name: ", "step g-x and step g/x", "g-x-0-0"));
+        msg("bad.yaml:10:14: pipeline.steps[1].name: ", "step g-x and step g/x", "g-x-0-0"));
   // A looped group's iteration number: outer[2]/inner[i] is outer-inner-2-i-0, as step outer-inner-2's
   // item i; outer has 3 iterations, so "outer-inner-3" meets nothing, nor "outer-inner-02" (no number
   // is written with a leading zero).
@@ -1618,21 +1618,21 @@ TEST_CASE("loader: steps whose pods would share names in a trace are refused at 
       "    - name: outer\n      parallel_for: {count: 3}\n      steps:\n"
       "        - {name: inner, parallel_for: {count: 2}}\n";
   CHECK(error_of(with_steps(group + "    - {name: outer-inner-2}\n")) ==
-        msg("bad.yaml:11:7: pipeline.steps[1].name: ", "step outer-inner-2 and step outer/inner",
+        msg("bad.yaml:11:14: pipeline.steps[1].name: ", "step outer-inner-2 and step outer/inner",
             "outer-inner-2-0-0"));
   CHECK(error_of(with_steps(group + "    - {name: outer-inner-3}\n")) == "loaded");
   CHECK(error_of(with_steps(group + "    - {name: outer-inner-02}\n")) == "loaded");
   // Without a loop of its own, a step in the looped group takes the group's iteration as its item.
   CHECK(error_of(with_steps("    - name: outer\n      parallel_for: {count: 3}\n      steps:\n"
                             "        - {name: inner}\n    - {name: outer-inner}\n")) ==
-        msg("bad.yaml:11:7: pipeline.steps[1].name: ", "step outer-inner and step outer/inner",
+        msg("bad.yaml:11:14: pipeline.steps[1].name: ", "step outer-inner and step outer/inner",
             "outer-inner-0-0"));
   // A tree fan-in's level (agg.level1) against a step of the same pod name, either way round.
   const std::string tree =
       "    - {name: shards, parallel_for: {count: 9}}\n"
       "    - {name: agg, after: [shards], fan_in: {arity: 3}}\n";
   CHECK(error_of(with_steps(tree + "    - {name: agg_level1}\n")) ==
-        msg("bad.yaml:9:7: pipeline.steps[2].name: ",
+        msg("bad.yaml:9:14: pipeline.steps[2].name: ",
             "step agg_level1 and step agg.level1 (a level of step agg's tree fan-in)", "agg-level1-0-0"));
   CHECK(error_of(with_steps("    - {name: agg_level1}\n" + tree)) ==
         msg("bad.yaml:9:36: pipeline.steps[2].fan_in: ",

@@ -181,6 +181,15 @@ TEST_CASE("Strategies: bad fan_in and total values get file:line:col errors nami
   CHECK(error_of(with_steps("    - {name: g, parallel_for: {count: 2}, steps: [{name: x}]}\n"
                             "    - {name: agg, after: [g], fan_in: {arity: 2}}\n")) ==
         "bad.yaml:8:31: pipeline.steps[1].fan_in: merges the outputs of a component loop; \"g\" is a group");
+  // A looped group beside the component loop is waited for by the root, as any other `after` step (it
+  // was refused as a second loop).
+  {
+    const Scenario sc = load_scenario_text(
+        with_steps(shard + "    - {name: g, parallel_for: {count: 3}, steps: [{name: x}]}\n" +
+                   "    - {name: agg, after: [g, shard], fan_in: {arity: 2}}\n"),
+        "ok.yaml");
+    CHECK(sc.pipeline.steps[2].fan_in_of == 0);
+  }
   CHECK(error_of(
             with_steps("    - {name: g, steps: [{name: x, parallel_for: {count: 4}}, {name: y, after: [x], "
                        "fan_in: {arity: 2}}]}\n")) ==

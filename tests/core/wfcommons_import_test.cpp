@@ -574,10 +574,10 @@ TEST_CASE("WfCommons import: tasks whose pods would share names are refused at t
   // Ids that differ in '-' and '_' only: the steps keep their names, their pods would not be told apart.
   const std::string text =
       replace_once(replace_once(kV14, "\"work.1\"", "\"work-1\""), "\"work.2\"", "\"work_1\"");
-  CHECK(
-      error_of(text) ==
-      "w.json:11:7: pipeline.steps[2].name: step work_1 and step work-1 would give their pods the same names "
-      "(both have work-1-0-0): a pod is named by its step's path in lower case, with '-' for '_', '/' and "
-      "'.', "
-      "and its iteration numbers; rename one of the steps");
+  CHECK(error_of(text) ==
+        "w.json:11:16: pipeline.steps[2].name: step work_1 and step work-1 would give their pods the same "
+        "names "
+        "(both have work-1-0-0): a pod is named by its step's path in lower case, with '-' for '_', '/' and "
+        "'.', "
+        "and its iteration numbers; rename one of the steps");
 }

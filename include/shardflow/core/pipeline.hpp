@@ -172,7 +172,17 @@ using StepIndex = std::uint32_t;
 /// One step of a Pipeline or of a group.
 struct Step {
   std::string name;
-  SourceLocation where;            // where the step was declared
+  SourceLocation where;  // where the step was declared
+  /// Where its name was written (line 0: not known; `where` then) and its field, e.g.
+  /// pipeline.steps[3].steps[0] (empty: not read from YAML), for errors found after reading (the index
+  /// among the steps kept is not the file's when one was left out). Not part of a step's equality: an
+  /// overlay that names the step names it elsewhere, and an import that makes the steps knows no field.
+  struct Name {
+    SourceLocation where;
+    std::string field;
+    friend bool operator==(const Name& /*a*/, const Name& /*b*/) { return true; }
+  };
+  Name named{};
   std::vector<std::string> after;  // names of sibling steps this one waits for
   std::vector<StepIndex> deps;     // the same, resolved to indices among the siblings
   std::optional<Loop> loop;

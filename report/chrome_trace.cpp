@@ -127,6 +127,8 @@ class Writer {
         if (a.started != kNever) {
           phase("input read", a.started.ns() - a.input_read.ns(), a.started.ns());
           phase("run", a.started.ns(), end - a.output_write.ns());
+        } else {
+          phase("input read", end - a.input_read.ns(), end);  // cut short while reading (an eviction)
         }
         phase("output write", end - a.output_write.ns(), end);
       }

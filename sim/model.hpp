@@ -453,6 +453,30 @@ class Model {
     r.outcome = outcome;
     last_finished_ = engine_.now();  // time only goes forward
   }
+  // An attempt that ends at `end` before its pod is through its phases (evicted, cancelled, the run's
+  // end): its record says what happened until then. A bind still in flight never landed: the pod was
+  // never placed. An image pull, input read or output write cut short took the time until `end`; a start
+  // not reached never happened.
+  void cut_short(std::uint32_t a, SimTime end) {
+    AttemptRecord& r = rec(a);
+    const Phase phase = att_[a].phase;
+    if (phase == Phase::writing) r.output_write = end - r.output_write;
+    if (r.scheduled == kNever) return;
+    if (r.scheduled > end) {
+      r.scheduled = r.started = kNever;
+      r.node = -1;
+      r.image_pull = r.input_read = Duration::zero();
+      return;
+    }
+    r.image_pull = std::min(r.image_pull, end - r.scheduled);
+    if (r.started > end) {
+      r.started = kNever;
+      r.input_read = Duration::zero();
+    }
+    if (phase == Phase::reading)
+      r.input_read =
+          std::max(Duration::zero(), end - (r.scheduled + r.image_pull + sc_.overheads.sandbox_start));
+  }
   void finish() {
     const SimTime end = exec_.all_resolved() ? end_ : std::min(engine_.now(), opt_.horizon);
     // Whatever did not finish (the horizon was reached) is cancelled and its task reported failed.
@@ -464,10 +488,9 @@ class Model {
       for (std::size_t a = 0; a < trace_.attempts.size(); ++a) {
         AttemptRecord& r = trace_.attempts[a];
         if (r.finished != kNever) continue;
-        if (att_[a].phase == Phase::writing) r.output_write = end - r.output_write;
+        cut_short(static_cast<std::uint32_t>(a), end);
         r.finished = end;
         r.outcome = Outcome::cancelled;
-        if (r.started > end) r.started = kNever;
       }
     trace_.tasks_unfinished = exec_.unfinished_tasks();
     trace_.tasks_waiting = exec_.waiting_tasks();

@@ -73,16 +73,12 @@ inline void Model::on_node_fail(std::uint32_t slot, std::uint32_t gen) {
   evicted_.clear();
   for (std::uint32_t a = s.head; a != kNoSlot; a = att_[a].next) evicted_.push_back(a);
   for (std::uint32_t a : evicted_) {
-    AttemptRecord& r = rec(a);
     // A work-queue worker pod is gone: its in-flight item asks for a pod again below, and gets a new one.
     if (WorkQueue* wq = work_queue(att_[a].task)) --wq->live;
+    cut_short(a, engine_.now());
     if (att_[a].phase == Phase::reading) storage_.stop(kRead, a, att_, engine_);
-    if (att_[a].phase == Phase::writing) {
-      r.output_write = engine_.now() - r.output_write;
-      storage_.stop(kWrite, a, att_, engine_);
-    }
+    if (att_[a].phase == Phase::writing) storage_.stop(kWrite, a, att_, engine_);
     att_[a].phase = Phase::evicted;
-    if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
     att_[a].slot = att_[a].next = att_[a].prev = kNoSlot;
     ended(a, Outcome::evicted);
   }

@@ -159,7 +159,7 @@ bool Model::spec_evicted(std::uint32_t a) {
 // A losing attempt stops now, wherever it is; its node time so far was used.
 void Model::spec_cancel(std::uint32_t a) {
   Attempt& at = att_[a];
-  AttemptRecord& r = rec(a);
+  if (at.phase != Phase::finished && at.phase != Phase::evicted) cut_short(a, engine_.now());  // still phased
   switch (at.phase) {
     case Phase::queued:
     case Phase::driver_queued:
@@ -173,7 +173,6 @@ void Model::spec_cancel(std::uint32_t a) {
       release(a, class_of_step(at.task));
       break;
     case Phase::writing:
-      r.output_write = engine_.now() - r.output_write;
       storage_.stop(kWrite, a, att_, engine_);
       release(a, class_of_step(at.task));
       break;
@@ -184,7 +183,6 @@ void Model::spec_cancel(std::uint32_t a) {
     default:
       return;  // ended already
   }
-  if (r.started > engine_.now()) r.started = kNever;  // its start was scheduled, not reached
   at.phase = Phase::finished;
   ended(a, Outcome::cancelled);
 }

@@ -43,13 +43,14 @@ Trace small_trace() {
   b.scheduled = s(1.5);
   b.started = s(1.5);
   b.finished = s(3);
-  AttemptRecord c;  // after b ended: b's lane again; evicted before it started
+  AttemptRecord c;  // after b ended: b's lane again; evicted before it started, while reading its input
   c.task = 2;
   c.step = 1;
   c.node = 0;
   c.submitted = s(3);
   c.scheduled = s(3.5);
   c.finished = s(4.000000001);
+  c.input_read = s(0.25);  // cut short: the read until the eviction
   c.outcome = Outcome::evicted;
   AttemptRecord d;  // never bound
   d.task = 3;
@@ -122,7 +123,10 @@ TEST_CASE("Chrome trace: processes per node, lanes per pod, phases nested, exact
       "500000.001, "
       "\"pid\": 2, \"tid\": 1, \"args\": {\"task\": 2, \"item\": 0, \"attempt\": 0, \"kind\": \"first\", "
       "\"outcome\": "
-      "\"evicted\"}}\n"
+      "\"evicted\"}},\n"
+      "{\"ph\": \"X\", \"name\": \"input read\", \"cat\": \"train\", \"ts\": 3750000.001, \"dur\": "
+      "250000.000, "
+      "\"pid\": 2, \"tid\": 1}\n"
       "]}\n");
 }
 

@@ -1022,6 +1022,58 @@ TEST_CASE("Simulator: a node failure while a pod writes its output evicts it mid
   CHECK(t.attempts[1].outcome == Outcome::succeeded);
 }
 
+TEST_CASE("Simulator: an eviction cuts the pod's phases short: pull, read and a bind in flight", "[sim]") {
+  // The record says what the pod did until its node failed at `down`, within a 100 s phase: a pull or a
+  // read cut short took until `down` (the pull counted its whole planned 100 s, the read 0); a pod whose
+  // 100 s bind was still in flight was never bound (it was "bound" after it ended, on a dead node).
+  NodePool p = pool("p", 1, 4000);
+  p.mtbf = Duration::from_s(10000);
+  p.autoscaling.boot_time = Duration::from_s(60);
+  double fail = 0;
+  const std::uint64_t seed = seed_failing_between(1, 99, fail);
+  const SimTime down = Duration::from_seconds(fail);
+  SECTION("image pull") {
+    Scenario sc = scenario({task("w", 10)}, {p});
+    sc.overheads.image_pull_bytes_per_second = static_cast<double>(kGiB);
+    sc.overheads.default_image_size = 100 * kGiB;
+    const Trace t = run(sc, seed);
+    REQUIRE(t.attempts.size() == 2);
+    CHECK(t.attempts[0].outcome == Outcome::evicted);
+    CHECK(t.attempts[0].scheduled == s(0));
+    CHECK(t.attempts[0].finished == down);
+    CHECK(t.attempts[0].image_pull == down - s(0));
+    CHECK(t.attempts[0].started == kNever);
+    CHECK(t.attempts[1].image_pull == s(100));  // the replacement node pulls again, all of it
+    CHECK(t.attempts[1].started == down + s(160));
+  }
+  SECTION("input read") {
+    Step w = task("w", 10);
+    w.component.input.dist.a = 100.0 * kGiB;
+    Scenario sc = scenario({w}, {p});
+    sc.cluster.storage.read_bytes_per_second = static_cast<double>(kGiB);
+    const Trace t = run(sc, seed);
+    REQUIRE(t.attempts.size() == 2);
+    CHECK(t.attempts[0].finished == down);
+    CHECK(t.attempts[0].input_read == down - s(0));
+    CHECK(t.attempts[0].started == kNever);
+    CHECK(t.attempts[1].input_read == s(100));
+    CHECK(t.attempts[1].started == down + s(160));
+  }
+  SECTION("a bind in flight") {
+    Scenario sc = scenario({task("w", 10)}, {p});
+    sc.cluster.scheduler.bind_latency = Duration::from_s(100);
+    const Trace t = run(sc, seed);
+    REQUIRE(t.attempts.size() == 2);
+    CHECK(t.attempts[0].outcome == Outcome::evicted);
+    CHECK(t.attempts[0].finished == down);
+    CHECK(t.attempts[0].scheduled == kNever);
+    CHECK(t.attempts[0].node == -1);
+    CHECK(t.attempts[0].started == kNever);
+    CHECK(t.attempts[1].scheduled == down + s(160));  // the replacement up at down + 60, then the bind
+    CHECK(t.attempts[1].node == 1);
+  }
+}
+
 TEST_CASE("Simulator: percentageOfNodesToScore limits and rotates the nodes looked at", "[sim]") {
   // 1,000 empty identical nodes: kube-scheduler scores 42% of them (420) per pod, starting where the
   // previous search stopped. Even MostAllocated cannot pack the second pod next to the first: the

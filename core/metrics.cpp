@@ -238,17 +238,21 @@ Metrics compute_metrics(const Trace& trace, const Plan& plan) {
   }
   m.cost = cost(trace);
   m.mean_cpu_utilization = capacity_core_s > 0 ? m.cpu_work_core_s / capacity_core_s : 0;
+  // Every core busy the whole time is 1, not 1.0000000000000002 (the two sums round apart).
+  if (m.mean_cpu_utilization > 1 && m.mean_cpu_utilization < 1 + 1e-9) m.mean_cpu_utilization = 1;
 
-  // Peak instantaneous requested/available CPU: sweep both change lists in time order. The sweep takes
-  // every change at a time before it divides, so the order within a time does not matter and back-to-back
-  // tasks do not count as overlapping.
+  // Peak instantaneous requested/available CPU: sweep both change lists in time order, dividing at every
+  // time either changes (a node going away while pods run elsewhere raises the ratio too). The sweep
+  // takes every change at a time before it divides, so the order within a time does not matter and
+  // back-to-back tasks do not count as overlapping.
   sort_by_time(load);
   sort_by_time(capacity);
   std::int64_t used = 0, avail = 0;
-  std::size_t ci = 0;
-  for (std::size_t li = 0; li < load.size();) {
-    const std::int64_t now = load[li].first;
-    while (ci < capacity.size() && capacity[ci].first <= now) avail += capacity[ci++].second;
+  std::size_t ci = 0, li = 0;
+  while (li < load.size() || ci < capacity.size()) {
+    const std::int64_t now = std::min(li < load.size() ? load[li].first : INT64_MAX,
+                                      ci < capacity.size() ? capacity[ci].first : INT64_MAX);
+    while (ci < capacity.size() && capacity[ci].first == now) avail += capacity[ci++].second;
     while (li < load.size() && load[li].first == now) used += load[li++].second;
     if (avail > 0)
       m.peak_cpu_utilization =

@@ -325,12 +325,16 @@ TEST_CASE("Metrics: percentiles and the peak on a large random trace equal a dir
   CHECK(m.per_step[1].run_seconds.p95 == percentile(runs, 95));
   CHECK(m.per_step[1].run_seconds.p99 == percentile(runs, 99));
   CHECK(m.per_step[1].run_seconds.max == *std::max_element(runs.begin(), runs.end()));
-  // The peak: at each time some attempt is scheduled or finishes, the CPU of the attempts running then
-  // (scheduled at or before it, finishing after it) over the CPU of the nodes up then.
+  // The peak: at each time some attempt is scheduled or finishes, or a node comes up or goes, the CPU of
+  // the attempts running then (scheduled at or before it, finishing after it) over the CPU of the nodes
+  // up then.
   const double makespan = m.makespan_s;
   double peak = 0;
-  for (const AttemptRecord& a : h.trace.attempts) {
-    for (const SimTime t : {a.scheduled, a.finished}) {
+  std::vector<SimTime> times;
+  for (const AttemptRecord& a : h.trace.attempts) times.insert(times.end(), {a.scheduled, a.finished});
+  for (const NodeRecord& n : h.trace.nodes) times.insert(times.end(), {n.up, n.down});
+  {
+    for (const SimTime t : times) {
       double used = 0, avail = 0;
       for (const AttemptRecord& b : h.trace.attempts)
         if (b.scheduled <= t && b.finished > t) used += 2000;
@@ -342,6 +346,26 @@ TEST_CASE("Metrics: percentiles and the peak on a large random trace equal a dir
   }
   CHECK(m.peak_cpu_utilization == peak);
   CHECK(m.peak_cpu_utilization > 1);  // more requested than the nodes have: the figure is not capped
+}
+
+TEST_CASE("Metrics: the peak CPU utilization counts a node going away while pods run elsewhere",
+          "[core][metrics]") {
+  // Two 2-core nodes; a (1 core) on n0 from 0 to 37, b (1.5 cores) on n1 from 0 to 200; n0 is removed at
+  // 97. The peak is b alone on n1 after 97: 1.5 / 2, not the 2.5 / 4 of the start (the ratio was taken at
+  // pods' binds and ends only).
+  Pipeline pl = pipeline({component("a", 37), component("b", 200)});
+  pl.steps[1].component.resources.cpu = 1500;
+  const Plan plan = Plan::unroll(pl);
+  Trace t;
+  t.backend = "test";
+  t.steps = {"a", "b"};
+  t.nodes = {NodeRecord{"n0", "p", 2000, 8 * kGiB, 0, 1, s(0), s(97), s(0)},
+             NodeRecord{"n1", "p", 2000, 8 * kGiB, 0, 1, s(0), s(200), s(0)}};
+  t.attempts = {attempt(0, 0, 0, 0, 0, 0, 37, Outcome::succeeded),
+                attempt(1, 0, 1, 0, 0, 0, 200, Outcome::succeeded)};
+  const Metrics m = compute_metrics(t, plan);
+  CHECK(m.peak_cpu_utilization == 0.75);
+  CHECK(m.mean_cpu_utilization == (37.0 + 1.5 * 200) / (2 * 97 + 2 * 200.0));
 }
 
 TEST_CASE("Trace: JSON and CSV writers give the documented text", "[core][trace]") {

@@ -76,9 +76,10 @@ std::string run_facts(const Trace& t) {
   const std::size_t not_run = t.tasks_not_run.size();
   // A run that stopped with tasks unfinished (interrupted, or a simulation at its horizon) says so.
   const std::uint64_t unfinished = t.tasks_unfinished + t.tasks_waiting;
-  return "seed " + std::to_string(t.seed) + " · backend " + t.backend + " · " + count(tasks.size()) +
-         " tasks, " + count(t.attempts.size()) + " attempts on " + count(t.nodes.size()) +
-         (t.nodes.size() == 1 ? " node" : " nodes") +
+  // The tasks that waited (no attempt yet) are tasks of the run too: "4 tasks ... 5 unfinished" was said.
+  return "seed " + std::to_string(t.seed) + " · backend " + t.backend + " · " +
+         count(tasks.size() + t.tasks_waiting) + " tasks, " + count(t.attempts.size()) + " attempts on " +
+         count(t.nodes.size()) + (t.nodes.size() == 1 ? " node" : " nodes") +
          (not_run == 0 ? ""
                        : " · " + count(not_run) + (not_run == 1 ? " task" : " tasks") +
                              " not run (a task before " + (not_run == 1 ? "it" : "them") + " failed)") +
@@ -283,7 +284,8 @@ void write_run_report(std::ostream& out, const Trace& t, const Metrics& m, const
   if (m.replacements > 0)
     cs.push_back({"replacements", count(m.replacements), "after a node failure, reclaim or eviction"});
   if (m.cancelled_attempts > 0)
-    cs.push_back({"cancelled", count(m.cancelled_attempts), "losing backups, or stopped by the run's end"});
+    cs.push_back({"cancelled", count(m.cancelled_attempts),
+                  "speculation's losers (originals or backups), or stopped by the run's end"});
   b += cards(cs);
   b += "<h2>Pods by node</h2>\n";
   gantt(b, t, m.critical_path,

@@ -164,6 +164,8 @@ TEST_CASE("Run report: one bar per bound attempt, retries, failures and the crit
   const std::string stopped_page = run_page(stopped, sm);
   CHECK(stopped_page.find("2 nodes · stopped with 3 tasks unfinished · shardflow 9.9.9") !=
         std::string::npos);
+  // The task that waited (no attempt) is counted among the run's tasks: 4 with attempts, and it.
+  CHECK(stopped_page.find("backend sim · 5 tasks, 5 attempts on 2 nodes") != std::string::npos);
   CHECK(stopped_page.find("0 tasks failed for good; 3 unfinished when the run stopped") != std::string::npos);
   CHECK(page.find("<div class=\"value\">1m40s</div>") != std::string::npos);
   // Utilization has a GPU line since a node has one; one histogram per step; no network.

@@ -1494,6 +1494,10 @@ void finish_sweep(SweepResult& result) {
       want[d] = v;
       for (const ConfigResult& c : result.configs)
         if (c.values == want && c.infeasible.empty()) {
+          if (c.quantile_on_failed_run) {
+            f.failed_values.push_back(v);
+            break;
+          }
           f.values.push_back(v);
           f.quantile_makespan_s.push_back(c.quantile_makespan_s);
           f.critical_path_s.push_back(c.critical_path_s);
@@ -1511,6 +1515,7 @@ void finish_sweep(SweepResult& result) {
                        [&](std::size_t a, std::size_t b) { return (*scale)[a] < (*scale)[b]; });
       Nearest::Field sorted;
       sorted.path = f.path;
+      sorted.failed_values = f.failed_values;
       for (std::size_t i : order) {
         sorted.values.push_back(f.values[i]);
         sorted.quantile_makespan_s.push_back(f.quantile_makespan_s[i]);
@@ -1528,13 +1533,14 @@ void finish_sweep(SweepResult& result) {
     }
     // Falling, then flat over the last values: more of the field will not help.
     const bool levels_off = down && !up && q.size() >= 3 && flat_from(q) + 1 < q.size();
-    f.trend = q.size() < 2 ? "one value"
-              : up && down ? "flat"
-              : !scale     ? "unordered"
-              : levels_off ? "levels off"
-              : down       ? "falls"
-              : up         ? "rises"
-                           : "lowest inside";
+    f.trend = q.empty()      ? "none"
+              : q.size() < 2 ? "one value"
+              : up && down   ? "flat"
+              : !scale       ? "unordered"
+              : levels_off   ? "levels off"
+              : down         ? "falls"
+              : up           ? "rises"
+                             : "lowest inside";
     near.fields.push_back(std::move(f));
   }
   result.nearest = std::move(near);
@@ -1844,9 +1850,17 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         return num(f.quantile_makespan_s[i], 1) + " s at " + f.values[i];
       };
       out << "  " << f.path << ": none in the range; ";
+      if (!f.failed_values.empty()) {
+        out << "at ";
+        for (std::size_t i = 0; i < f.failed_values.size(); ++i)
+          out << (i == 0 ? "" : i + 1 == f.failed_values.size() ? " and " : ", ") << f.failed_values[i];
+        out << " the " << q << " fell on a run with failed tasks (not a makespan; left out)"
+            << (f.values.empty() ? "\n" : "; ");
+      }
+      if (f.values.empty()) continue;
       const std::size_t last = f.values.size() - 1;
       if (f.trend == "one value")
-        out << "only " << f.values[0] << " was run\n";
+        out << "only " << f.values[0] << (f.failed_values.empty() ? " was run\n" : " is left\n");
       else if (f.trend == "flat")
         out << "no effect on the " << q << " makespan (" << at(0) << " and " << f.values[last] << ")\n";
       else if (f.trend == "levels off") {
@@ -1973,7 +1987,8 @@ void write_sweep_json(std::ostream& out, const SweepResult& r) {
                         {"values", f.values},
                         {"quantile_makespan_s", f.quantile_makespan_s},
                         {"critical_path_s", f.critical_path_s},
-                        {"trend", f.trend}});
+                        {"trend", f.trend},
+                        {"left_out_failed", f.failed_values}});
     j["nearest"] = std::move(n);
   }
   out << j.dump(2) << "\n";

@@ -1756,6 +1756,33 @@ TEST_CASE("Sweep: sweep.json and sweep.csv say when the quantile falls on a run 
   CHECK(json(read_sweep_json(good, "sweep.json")) == j);
 }
 
+TEST_CASE("Sweep: the nearest's trends leave out the values whose quantile is a failed run's", "[planner]") {
+  // With failure.p 0.5 most runs fail, and the p95 is the slowest run, a failed one: reading the trend
+  // from it told the user to try a higher failure probability ("falls along the values ... try beyond").
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("pipeline.steps[w].failure.p=0,0.5")};
+  spec.replications = 4;
+  spec.deadline_s = 5;  // nothing meets it
+  const SweepResult r = run_sweep_text(fanout_failing("0"), "fanout.yaml", spec);
+  REQUIRE(r.nearest);
+  CHECK(r.nearest->config == 0);
+  CHECK_FALSE(r.configs[0].quantile_on_failed_run);
+  CHECK(r.configs[1].quantile_on_failed_run);
+  REQUIRE(r.nearest->fields.size() == 1);
+  const Nearest::Field& f = r.nearest->fields[0];
+  CHECK(f.values == std::vector<std::string>{"0"});
+  CHECK(f.failed_values == std::vector<std::string>{"0.5"});
+  CHECK(f.trend == "one value");
+  const std::string t = table(r);
+  CHECK_THAT(t,
+             Catch::Contains("  pipeline.steps[w].failure.p: none in the range; at 0.5 the p95 fell on a run "
+                             "with failed tasks (not a makespan; left out); only 0 is left\n"));
+  CHECK_THAT(json(r), Catch::Contains("\"trend\": \"one value\",\n        \"left_out_failed\": [\n          "
+                                      "\"0.5\"\n        ]"));
+  std::istringstream in(json(r));
+  CHECK(table(read_sweep_json(in, "sweep.json")) == t);
+}
+
 TEST_CASE("Sweep: a field whose first value is a fraction like 0.15 gets its trend (the check hung)",
           "[planner]") {
   // Whether a value is zero read "0.15" one character short of its end for ever once it had seen a 0:

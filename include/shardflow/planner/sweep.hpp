@@ -156,6 +156,9 @@ struct Nearest {
     std::vector<double> quantile_makespan_s;  // the quantile makespan at each
     std::vector<double> critical_path_s;      // the configuration's critical path at each
     std::vector<bool> no_limit;               // whether each value is a parallelism that limits nothing
+    /// Values whose quantile makespan fell on a run with failed tasks (quantile_on_failed_run): not a
+    /// makespan to read a trend from, so left out of `values`.
+    std::vector<std::string> failed_values;
     // "falls", "levels off" (falls, then flat to the last value), "rises", "flat", "lowest inside", "one
     // value"; makespans within 0.1% of the field's largest count as equal.
     std::string trend;

@@ -12,6 +12,7 @@
 
 #include <shardflow/core/error.hpp>
 #include <shardflow/planner/compare.hpp>
+#include <shardflow/planner/sweep.hpp>
 
 #include "planner_text.hpp"
 #include "variant_name.hpp"
@@ -184,6 +185,9 @@ void write_compare_json(std::ostream& out, const CompareResult& r) {
     vj["finished_cost_mean"] = v.finished_cost_mean;
     vj["cpu_utilization"] = summary_json(v.cpu_utilization);
     vj["runs_with_failed_tasks"] = v.runs_with_failed_tasks;
+    // The quantile is then a failed run's (ranked last): no makespan, whatever quantile_makespan_s says.
+    vj["quantile_on_failed_run"] =
+        failures_reach_quantile(v.runs_with_failed_tasks, r.replications, r.quantile);
     if (r.deadline_s) {
       vj["p_meets_deadline"] = v.p_meets_deadline;
       const ShareInterval ci = detail::share_interval(v.p_meets_deadline, r.replications);
@@ -245,6 +249,14 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
     v.cpu_utilization = read_summary(r, r.get(vj, "cpu_utilization", p), p + ".cpu_utilization", true);
     v.runs_with_failed_tasks = static_cast<int>(r.integer(
         r.get(vj, "runs_with_failed_tasks", p), p + ".runs_with_failed_tasks", 0, res.replications));
+    // Written since it is said (older files: what runs_with_failed_tasks and the quantile give, as now).
+    if (const JsonValue* x = r.optional(vj, "quantile_on_failed_run");
+        x && r.boolean(*x, p + ".quantile_on_failed_run") !=
+                 failures_reach_quantile(v.runs_with_failed_tasks, res.replications, res.quantile))
+      r.fail(*x, p + ".quantile_on_failed_run",
+             "does not follow from runs_with_failed_tasks, replications and quantile (" +
+                 std::to_string(v.runs_with_failed_tasks) + " of " + std::to_string(res.replications) +
+                 " runs failed, quantile " + detail::shortest(res.quantile) + ")");
     if (const JsonValue* x = r.optional(vj, "p_meets_deadline")) {
       v.p_meets_deadline = r.number(*x, p + ".p_meets_deadline");
       if (v.p_meets_deadline < 0 || v.p_meets_deadline > 1)
@@ -354,7 +366,7 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
          "diff_cost_mean,diff_cost_ci95_low,diff_cost_ci95_high,diff_cost_significant,meets,recommended,"
          "measured_mean_s,predicted_mean_s,makespan_quantile_s,measured_runs_with_failed_tasks,"
          "finished_cost_mean,diff_pairs,p_meets_deadline,p_meets_deadline_ci95_low,p_meets_deadline_ci95_"
-         "high\n";
+         "high,quantile_on_failed_run\n";
   // Each figure as compare.json has it: the shortest text that reads back to the same double (the
   // stream's default 6 significant digits cut 6035.005025 to 6035.01, past a deadline of 6035.006 s).
   const auto num = detail::shortest;
@@ -384,7 +396,9 @@ void write_compare_csv(std::ostream& out, const CompareResult& r) {
     } else {
       out << ",,";
     }
-    out << '\n';
+    out << ','
+        << (failures_reach_quantile(v.runs_with_failed_tasks, r.replications, r.quantile) ? "true" : "false")
+        << '\n';
   }
 }
 

@@ -247,6 +247,27 @@ TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor
   CHECK_FALSE(d.variants[0].meets);
   CHECK(d.variants[1].p_meets_deadline == 1);
   CHECK(d.variants[1].meets);
+  // Its p95 (60 s, within the deadline) is a failed run's: compare.json and compare.csv say so.
+  std::ostringstream dj, dc;
+  write_compare_json(dj, d);
+  write_compare_csv(dc, d);
+  CHECK_THAT(dj.str(),
+             Catch::Contains("\"runs_with_failed_tasks\": 3,\n      \"quantile_on_failed_run\": true,"));
+  CHECK_THAT(dj.str(),
+             Catch::Contains("\"runs_with_failed_tasks\": 0,\n      \"quantile_on_failed_run\": false,"));
+  CHECK_THAT(dc.str(), Catch::Contains(",true\nslow,"));
+  CHECK_THAT(dc.str(), Catch::EndsWith(",false\n"));
+  std::istringstream back(dj.str());
+  std::ostringstream again;
+  write_compare_json(again, read_compare_json(back, "compare.json"));
+  CHECK(again.str() == dj.str());
+  std::string edited = dj.str();
+  edited.replace(edited.find("\"quantile_on_failed_run\": true"), 30, "\"quantile_on_failed_run\": false");
+  std::istringstream bad(edited);
+  CHECK_THROWS_WITH(
+      read_compare_json(bad, "c/compare.json"),
+      Catch::Contains("variants[0].quantile_on_failed_run: does not follow from runs_with_failed_tasks, "
+                      "replications and quantile (3 of 3 runs failed, quantile 95)"));
   spec.deadline_s.reset();
   // Every variant with failures: none named.
   spec.variants = {parse_variant("quick"), parse_variant("also:pipeline.steps[w].duration.base=30s")};
@@ -290,10 +311,10 @@ TEST_CASE("compare: a --quantile other than 50 or 95 has its own column, printed
   const std::string c = csv.str();
   CHECK(c.find(",measured_mean_s,predicted_mean_s,makespan_quantile_s,measured_runs_with_failed_tasks,"
                "finished_cost_mean,diff_pairs,p_meets_deadline,p_meets_deadline_ci95_low,p_meets_deadline_"
-               "ci95_high\n") != std::string::npos);
+               "ci95_high,quantile_on_failed_run\n") != std::string::npos);
   CHECK(c.find("\none,") != std::string::npos);
   // four: no measurement, p75 40 s; free nodes; 2 pairs; none of its 2 runs by 30 s: Wilson's 0..0.658.
-  CHECK(c.substr(c.size() - 33) == ",,40,,0,2,0,0,0.6576197724933469\n");
+  CHECK(c.substr(c.size() - 39) == ",,40,,0,2,0,0,0.6576197724933469,false\n");
   // The p95 is shown already: no column of its own. One replication: "seed 1". Priced at 1 an hour, a
   // cost under 0.1 in two significant digits: 10 s is 0.0028, 40 s 0.011 (not 0.00 and 0.01).
   spec.quantile = 95;

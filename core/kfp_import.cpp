@@ -1180,15 +1180,17 @@ class Importer {
     return nullptr;
   }
 
+  // The value of `key` in mapping n, if n is one and has it (yaml-cpp throws on a key looked up in a
+  // missing node: each step is checked).
+  static std::optional<Node> child(const Node& n, const std::string& key) {
+    if (!n.IsDefined() || !n.IsMap()) return std::nullopt;
+    for (auto it = n.begin(); it != n.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
+    return std::nullopt;
+  }
+
   // Components a and b both run an executor container, the same image, command and args.
   [[nodiscard]] bool same_container(const std::string& a, const std::string& b) const {
-    // yaml-cpp throws on a key looked up in a missing node: each step checked.
-    const auto child = [](const Node& n, const std::string& key) -> std::optional<Node> {
-      if (!n.IsDefined() || !n.IsMap()) return std::nullopt;
-      for (auto it = n.begin(); it != n.end(); ++it)
-        if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
-      return std::nullopt;
-    };
     const auto container = [&](const std::string& comp) -> std::optional<std::string> {
       const auto comps = child(ir_, "components");
       const auto c = comps ? child(*comps, comp) : std::nullopt;
@@ -1211,18 +1213,40 @@ class Importer {
   }
 
   void check_models_used() {
+    // A model of a component or task that is in the pipeline but does not run (its condition is set to 0
+    // in kfp.conditions) is kept for when it does; one the pipeline does not have is a typo.
     const auto check = [](const std::map<std::string, Field>& given, const std::set<std::string>& used,
-                          std::string_view what, const std::string& hint) {
+                          const std::set<std::string>& known, std::string_view what,
+                          const std::string& hint) {
       for (const auto& [name, f] : given)
-        if (!used.count(name))
+        if (!used.count(name) && !known.count(name)) {
+          std::vector<std::string_view> names(known.begin(), known.end());
+          const auto meant = closest_name(name, names);
           throw InputError(at(f.anchor.IsDefined() ? f.anchor : f.node, f.file), f.path,  // at the name
-                           "no " + std::string(what) + " " + quote(name) + " in the pipeline" + hint);
+                           "no " + std::string(what) + " " + quote(name) + " in the pipeline" +
+                               (meant ? " (did you mean " + quote(std::string(*meant)) + "?)" : hint));
+        }
     };
     std::vector<std::string> comps;
-    for (const auto& [n, f] : components_)
-      if (f.has("executorLabel")) comps.push_back(n);
-    check(models_.components, used_components_, "component", " (components: " + listed(comps) + ")");
-    check(models_.tasks, used_tasks_, "container task", "");
+    std::set<std::string> known_components, known_tasks;
+    for (const auto& [n, f] : components_) {
+      if (f.has("executorLabel")) {
+        const std::string bare = n.rfind("comp-", 0) == 0 ? n.substr(5) : n;  // as a model names it
+        comps.push_back(bare);
+        known_components.insert({n, bare});
+      }
+      const auto dag = child(f.node, "dag");
+      const auto tasks = dag ? child(*dag, "tasks") : std::nullopt;
+      if (tasks && tasks->IsMap())
+        for (auto it = tasks->begin(); it != tasks->end(); ++it) known_tasks.insert(it->first.Scalar());
+    }
+    if (const auto root = child(ir_, "root"))
+      if (const auto dag = child(*root, "dag"))
+        if (const auto tasks = child(*dag, "tasks"); tasks && tasks->IsMap())
+          for (auto it = tasks->begin(); it != tasks->end(); ++it) known_tasks.insert(it->first.Scalar());
+    check(models_.components, used_components_, known_components, "component",
+          " (components: " + listed(comps) + ")");
+    check(models_.tasks, used_tasks_, known_tasks, "container task", "");
     // A task's name is unique in its DAG only: a model given by a name that tasks of several DAGs share
     // reaches them all, which is said (by the DAGs' components).
     for (const auto& [name, dags] : task_dags_)
@@ -1231,8 +1255,8 @@ class Importer {
              " tasks of that name (in " + listed(dags) +
              "): a task's name is unique only within its DAG; give a component's model (kfp.components) to "
              "tell them apart");
-    check(models_.outputs, used_outputs_, "loop over the output", " (only a loop's items are modelled)");
-    check(models_.conditions, used_conditions_, "condition task", "");
+    check(models_.outputs, used_outputs_, {}, "loop over the output", " (only a loop's items are modelled)");
+    check(models_.conditions, used_conditions_, {}, "condition task", "");
   }
 
   void add_cluster(Node& doc) {

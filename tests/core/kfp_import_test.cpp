@@ -267,6 +267,14 @@ TEST_CASE("KFP import: exit handler, conditions, retries, resources", "[kfp]") {
         load_scenario_text(kIr, "p.yaml", options(kCluster + "kfp: {conditions: {condition-4: 0}}\n"));
     CHECK(shape(t.pipeline.steps) ==
           "cleanup(after exit-handler-1) exit-handler-1{flip condition-3(after flip){work}}");
+    // The models of what the branch runs stay in the overlay: they are for when it runs (they were
+    // refused as "no component \"work\" in the pipeline", a typo's message).
+    const Scenario u = load_scenario_text(
+        kIr, "p.yaml",
+        options(kCluster + "kfp: {conditions: {condition-3: 0}, components: {work: {duration: {base: 7s}}}, "
+                           "tasks: {work: {resources: {cpu: 1}}}}\n"));
+    CHECK(shape(u.pipeline.steps) ==
+          "cleanup(after exit-handler-1) exit-handler-1{flip condition-4(after flip){old}}");
   }
   SECTION("retryPolicy, the newer resource fields (requests first) and the older ones (limits in CPUs, GB)") {
     const Scenario s = load_scenario_text(kIr, "p.yaml", options(kCluster));
@@ -537,8 +545,12 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
   // A model for a name the pipeline lacks is an error, not a model silently unused.
   CHECK(error_of(kIr, options(kCluster + "kfp: {components: {trian: {duration: {base: 1m}}}}\n")) ==
         "model.yaml:2:20: kfp.components.trian: no component \"trian\" in the pipeline (components: "
-        "comp-cleanup, "
-        "comp-old, comp-work)");
+        "cleanup, old, work)");
+  CHECK(error_of(kIr, options(kCluster + "kfp: {components: {wrok: {duration: {base: 1m}}}}\n")) ==
+        "model.yaml:2:20: kfp.components.wrok: no component \"wrok\" in the pipeline (did you mean "
+        "\"work\"?)");
+  CHECK(error_of(kIr, options(kCluster + "kfp: {tasks: {flp: {duration: {base: 1m}}}}\n")) ==
+        "model.yaml:2:15: kfp.tasks.flp: no container task \"flp\" in the pipeline (did you mean \"flip\"?)");
   // Aliases and self-reference are bounded, not followed forever.
   CHECK(error_of("components:\n  comp-loop:\n    dag: {tasks: {again: {componentRef: {name: comp-loop}}}}\n"
                  "pipelineInfo: {name: cyc}\nroot: {dag: {tasks: {l: {componentRef: {name: comp-loop}}}}}\n"

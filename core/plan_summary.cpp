@@ -367,7 +367,8 @@ void print_summary(std::ostream& out, const PlanSummary& s, double cpu_bound_s, 
       const GroupSummary& g = s.groups[group];
       rows.push_back({g.path, "-", loop_text(g.loop_count, g.parallelism), limit_text(g.parallelism)});
       notes.push_back(g.group_parallelism
-                          ? "group, at most " + std::to_string(g.group_parallelism) + " steps at once"
+                          ? "group, at most " + std::to_string(g.group_parallelism) +
+                                (g.group_parallelism == 1 ? " step at once" : " steps at once")
                           : std::string("group"));
     }
     const StepSummary& st = s.steps[i];

@@ -121,8 +121,14 @@ void write_sweep_report(std::ostream& out, const planner::SweepResult& r, const 
     // A quantile that falls on a run whose tasks failed is no makespan (the terminal's "none").
     const std::string quantile_text =
         c.quantile_on_failed_run ? "none (a run whose tasks failed)" : human_duration(c.quantile_makespan_s);
-    std::string tip = config_text(i) + "\nmean cost " + num(c.finished_cost_mean, 2) + "; " + q +
-                      " makespan " + quantile_text + "; mean makespan " + human_duration(c.makespan_s.mean) +
+    // The point's cost is that of the runs whose tasks all finished; the table's is of every run.
+    const std::string cost_text = c.runs_with_failed_tasks == 0
+                                      ? "mean cost " + num(c.finished_cost_mean, 2)
+                                      : "mean cost of the runs whose tasks all finished " +
+                                            num(c.finished_cost_mean, 2) + " (of all runs " +
+                                            num(c.cost.mean, 2) + ")";
+    std::string tip = config_text(i) + "\n" + cost_text + "; " + q + " makespan " + quantile_text +
+                      "; mean makespan " + human_duration(c.makespan_s.mean) +
                       (c.makespan_s.n < 2 ? std::string(" (one run)")
                                           : " (95% CI " + human_duration(c.makespan_s.ci95_low) + " to " +
                                                 human_duration(c.makespan_s.ci95_high) + ")");

@@ -1006,6 +1006,11 @@ TEST_CASE("cli: explain shows each group with its loop and limits, before the st
             "  A/b1             -        -           -  group\n"
             "  A/b1/c1          1        -           -        10s          10s      1        0    0\n") !=
         std::string::npos);
+  // One at a time: "1 step", not "1 steps".
+  const Result one =
+      run("explain scenarios/argo-parallelism-nested-dag.yaml --set 'pipeline.steps[A].parallelism=1'");
+  CHECK(one.out.find("  A                -        -           -  group, at most 1 step at once\n") !=
+        std::string::npos);
   const auto aj = nlohmann::json::parse(run("explain --json scenarios/argo-parallelism-nested-dag.yaml").out);
   REQUIRE(aj["groups"].size() == 6);
   CHECK(aj["groups"][0]["path"] == "A");

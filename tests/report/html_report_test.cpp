@@ -239,6 +239,19 @@ TEST_CASE("Sweep report: a point per configuration, the front, the deadline and 
   CHECK(page.find("data-points=\"3\" data-front=\"2\"") != std::string::npos);
   CHECK(occurrences(page, "<tr class=\"rec\"") == 1);
   CHECK(page.find("<table class=\"sortable configs\">") != std::string::npos);
+  CHECK(page.find("<title>cluster.node_pools[cpu].count = 1\nmean cost 1.00; p95 makespan") !=
+        std::string::npos);
+  // With runs whose tasks failed, the point's cost (theirs left out) is named apart from the table's.
+  {
+    planner::SweepResult f = r;
+    f.configs[0].runs_with_failed_tasks = 1;
+    f.configs[0].cost.mean = 0.8;
+    std::ostringstream o;
+    write_sweep_report(o, f, {});
+    CHECK(
+        o.str().find("count = 1\nmean cost of the runs whose tasks all finished 1.00 (of all runs 0.80); ") !=
+        std::string::npos);
+  }
   // A --budget sweep that nothing fits says so (it said "no --deadline given").
   r.deadline_s.reset();
   r.budget = 0.5;

@@ -148,7 +148,30 @@ inline std::int64_t Model::pods_without_room(std::uint32_t c) {
 // scale-down is in cooldown and removes it at its first loop after. So a node idle since t goes at
 // max(t + scale_down_idle, last scale-up + delay), or at the first scan loop at or after that time when
 // cluster.autoscaler.scan_interval is set (scan_time), if still idle and its pool above min then.
+// A node due at this instant is looked at after every other event of the instant: a pod created at the
+// same instant (a task that became ready as another ended) that fits it keeps it, whichever of the two
+// events came first (the node went under the pod, which then waited for a new one).
 inline void Model::on_scale_down(std::uint32_t slot, std::uint32_t idle_gen) {
+  late_scale_downs_.emplace_back(slot, idle_gen);
+  if (late_pending_) return;
+  late_pending_ = true;
+  engine_.schedule_at(engine_.now(), kScaleDownResume, kLateScaleDowns);
+}
+
+void Model::on_late_scale_downs() {
+  if (engine_.more_now()) {  // the instant is not over: behind what it still has
+    engine_.schedule_at(engine_.now(), kScaleDownResume, kLateScaleDowns);
+    return;
+  }
+  late_pending_ = false;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> due;
+  due.swap(late_scale_downs_);
+  for (const auto& [slot, idle_gen] : due) scale_down_now(slot, idle_gen);
+  due.clear();
+  if (late_scale_downs_.empty()) late_scale_downs_.swap(due);  // keep the capacity
+}
+
+void Model::scale_down_now(std::uint32_t slot, std::uint32_t idle_gen) {
   const Slot& s = nodes_.slot(slot);
   if (!s.alive || s.idle_gen != idle_gen || s.pods != 0) return;
   if (engine_.now() < scale_down_from_) [[unlikely]] {
@@ -186,7 +209,7 @@ void Model::hold_scale_down(std::uint32_t slot, std::uint32_t idle_gen) {
 void Model::release_held_scale_downs() {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> held;
   held.swap(held_);
-  for (const auto& [slot, idle_gen] : held) on_scale_down(slot, idle_gen);
+  for (const auto& [slot, idle_gen] : held) scale_down_now(slot, idle_gen);
   held.clear();
   if (held_.empty()) held_.swap(held);  // keep the capacity
 }

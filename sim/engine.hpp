@@ -62,6 +62,8 @@ class BasicEngine {
   }
   void stop() { stopped_ = true; }
 
+  /// Whether another event is due at the current time (one fires at this instant after the current one).
+  [[nodiscard]] bool more_now() const { return !queue_.empty() && queue_.top().at() == now_; }
   [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
   [[nodiscard]] std::size_t pending() const { return queue_.size(); }
   void reserve(std::size_t events) { queue_.reserve(events); }

@@ -226,7 +226,10 @@ class Model {
         on_scale_down(e.target, e.gen);
         break;
       case kScaleDownResume:
-        on_scale_down_resume();
+        if (e.target == kLateScaleDowns)
+          on_late_scale_downs();
+        else
+          on_scale_down_resume();
         break;
       case kSync:
         on_sync(e.target, e.gen);
@@ -366,6 +369,8 @@ class Model {
   inline void on_scale_up_check(std::uint32_t c);
   inline std::int64_t pods_without_room(std::uint32_t c);
   inline void on_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
+  void on_late_scale_downs();
+  void scale_down_now(std::uint32_t slot, std::uint32_t idle_gen);
   // Within scale_down_delay_after_add of a scale-up: rare, out of line.
   [[gnu::noinline, gnu::cold]] void hold_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
   [[gnu::noinline]] void release_held_scale_downs();
@@ -605,6 +610,11 @@ class Model {
   SimTime scale_down_from_ = SimTime::zero();
   std::vector<std::pair<std::uint32_t, std::uint32_t>> held_;
   bool resume_pending_ = false;
+  // The nodes due for scale-down at this instant, (slot, idle_gen), looked at after every other event of
+  // the instant: one kScaleDownResume event with target kLateScaleDowns (late_pending_).
+  static constexpr std::uint32_t kLateScaleDowns = 1;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> late_scale_downs_;
+  bool late_pending_ = false;
   // Scratch for pods_without_room: the free room of each node that is up or booting, and per class the
   // first of them that may still hold one of its pods.
   struct NodeRoom {

@@ -954,15 +954,17 @@ TEST_CASE("Simulator: with scale_down_idle 0 a node a pending pod fits is kept f
     CHECK(n.down == s(400));
   }
   CHECK(compute_metrics(t, Plan::unroll(sc.pipeline)).cost == 8.0);
-  // Once nothing waits, an idle node goes at once: the last wave's nodes at 400 s above; and a node
-  // whose pod ends while no pod of the run waits is removed the instant it is idle.
+  // Once nothing waits, an idle node goes at once: the last wave's nodes at 400 s above. A node is
+  // looked at after every other event of the instant it became due: b's pod, created the instant a's
+  // ended, keeps a's node (it went under b's pod, which then waited for a new node: 2 nodes).
   Scenario one = scenario({task("a", 100, {}, 4000), task("b", 50, {0}, 4000)}, {p});
   one.cluster.autoscaler.scale_down_delay_after_add = Duration::zero();
   const Trace u = run(one, 1);
   CHECK(makespan(u) == s(150));
-  REQUIRE(u.nodes.size() == 2);  // b's pod is created after a's node went: a new node
-  CHECK(u.nodes[0].down == s(100));
-  CHECK(u.nodes[1].billed_from == s(100));
+  REQUIRE(u.nodes.size() == 1);
+  CHECK(u.nodes[0].down == s(150));
+  CHECK(u.attempts[1].node == 0);
+  CHECK(u.attempts[1].scheduled == s(100));
 }
 
 TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {

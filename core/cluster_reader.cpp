@@ -672,14 +672,18 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
   if (auto v = m.get("spot"))
     part([&] {
       const Map s(r, *v, m.field("spot"), kSpotKeys);
+      Parts sub(s);  // each key on its own: a bad discount does not hide a bad mean_reclaim
       p.spot = true;
-      if (auto d = s.get("discount")) {
-        p.spot_discount = get_number(r, *d, s.field("discount"));
-        if (p.spot_discount < 0 || p.spot_discount >= 1)
-          r.fail(*d, s.field("discount"),
-                 "must be >= 0 and < 1 (a fraction of the price), got " + d->Scalar());
-      }
-      if (auto d = s.get("mean_reclaim")) p.spot_mean_reclaim = get_duration(r, *d, s.field("mean_reclaim"));
+      if (auto d = s.get("discount"))
+        sub([&] {
+          p.spot_discount = get_number(r, *d, s.field("discount"));
+          if (p.spot_discount < 0 || p.spot_discount >= 1)
+            r.fail(*d, s.field("discount"),
+                   "must be >= 0 and < 1 (a fraction of the price), got " + d->Scalar());
+        });
+      if (auto d = s.get("mean_reclaim"))
+        sub([&] { p.spot_mean_reclaim = get_duration(r, *d, s.field("mean_reclaim")); });
+      sub.done();
     });
   bool autoscaling_ok = true;
   if (auto v = m.get("autoscaling"))
@@ -695,11 +699,14 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
         r.fail(*min_node, a.field("min"), "must be <= max (" + std::to_string(as.max) + ")");
       if (as.max < as.min)
         r.fail(max_node, a.field("max"), "must be >= min (" + std::to_string(as.min) + ")");
+      // The durations each on its own: one bad does not hide the next (min and max go together above).
+      Parts sub(a);
       if (auto x = a.get("scale_up_delay"))
-        as.scale_up_delay = get_duration(r, *x, a.field("scale_up_delay"));
-      if (auto x = a.get("boot_time")) as.boot_time = get_duration(r, *x, a.field("boot_time"));
+        sub([&] { as.scale_up_delay = get_duration(r, *x, a.field("scale_up_delay")); });
+      if (auto x = a.get("boot_time")) sub([&] { as.boot_time = get_duration(r, *x, a.field("boot_time")); });
       if (auto x = a.get("scale_down_idle"))
-        as.scale_down_idle = get_duration(r, *x, a.field("scale_down_idle"));
+        sub([&] { as.scale_down_idle = get_duration(r, *x, a.field("scale_down_idle")); });
+      sub.done();
     });
   // The count is checked against the autoscaling range, when that was read.
   if (autoscaling_ok)

@@ -146,6 +146,35 @@ TEST_CASE(
   CHECK(messages(c) == expected);
 }
 
+TEST_CASE("check_scenario_file: every bad key of a pool's spot and autoscaling is said", "[core]") {
+  // Only the first of each mapping was said (and not the file's first: the keys were read in a fixed order).
+  const std::string f = write_file("pool-keys.yaml",
+                                   "name: e\n"                                       // 1
+                                   "pipeline: {steps: [{name: t}]}\n"                // 2
+                                   "cluster:\n"                                      // 3
+                                   "  node_pools:\n"                                 // 4
+                                   "    - name: p\n"                                 // 5
+                                   "      cpu: 4\n"                                  // 6
+                                   "      memory: 16Gi\n"                            // 7
+                                   "      spot: {discount: 1, mean_reclaim: -1s}\n"  // 8
+                                   "      autoscaling:\n"                            // 9
+                                   "        max: 2\n"                                // 10
+                                   "        boot_time: -1s\n"                        // 11
+                                   "        scale_down_idle: -1s\n"                  // 12
+                                   "        scale_up_delay: -1s\n");                 // 13
+  const ScenarioCheck c = check_scenario_file(f, {});
+  CHECK_FALSE(c.scenario);
+  const std::string pool = "cluster.node_pools[0].";
+  const std::vector<std::string> expected{
+      f + ":8:24: " + pool + "spot.discount: must be >= 0 and < 1 (a fraction of the price), got 1",
+      f + ":8:41: " + pool + "spot.mean_reclaim: must be >= 0, got -1s",
+      f + ":11:20: " + pool + "autoscaling.boot_time: must be >= 0, got -1s",
+      f + ":12:26: " + pool + "autoscaling.scale_down_idle: must be >= 0, got -1s",
+      f + ":13:25: " + pool + "autoscaling.scale_up_delay: must be >= 0, got -1s",
+  };
+  CHECK(messages(c) == expected);
+}
+
 TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {
   SECTION("a step left out for its problem may still be named in `after`") {
     const std::string f = write_file("after.yaml",

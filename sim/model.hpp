@@ -74,7 +74,10 @@ class Model {
     std::uint64_t most_nodes = 0;
     for (const NodePool& p : sc_.cluster.node_pools)
       most_nodes += static_cast<std::uint64_t>(p.count) + static_cast<std::uint64_t>(p.autoscaling.max);
-    node_budget_ = 100'000 + 100 * most_nodes;
+    // At most SimOptions::most_nodes_made: with autoscaling.max in the millions the formula let a
+    // hopeless run fill the memory before it stopped.
+    node_budget_ =
+        std::min<std::uint64_t>(100'000 + 100 * most_nodes, std::max<std::uint64_t>(1, opt_.most_nodes_made));
     stats_.step_done.assign(plan_.steps().size(), kNever);
     controlled_ = sc_.overheads.control_plane.enabled();
     // A step's done time is its Job's condition: complete_latency after the write that counted its last

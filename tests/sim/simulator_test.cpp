@@ -931,6 +931,25 @@ TEST_CASE("Simulator: nodes that go away faster than tasks finish stop the run, 
   CHECK(run(scenario({task("w", 3600)}, {p}), 1).stopped_early.empty());
 }
 
+TEST_CASE("Simulator: the nodes a run may make are bounded whatever the pools' autoscaling.max", "[sim]") {
+  // 100,000 + 100 x 1,000,000 was the bound of an autoscaled pool of max 1,000,000: a hopeless run took
+  // minutes and gigabytes to reach it. SimOptions::most_nodes_made caps it (10 million by default; 1,000
+  // here, to run quickly).
+  NodePool p = pool("p", 1, 8000);
+  p.mtbf = Duration::from_s(1);
+  p.autoscaling.min = 1;
+  p.autoscaling.max = 1'000'000;
+  const Scenario sc = scenario({task("w", 3600)}, {p});
+  sim::SimOptions o;
+  o.most_nodes_made = 1000;
+  sim::SimStats st;
+  const Trace t = sim::simulate(sc, Plan::unroll(sc.pipeline), o, st);
+  CHECK(t.nodes.size() == 1000);
+  CHECK(t.tasks_failed == 1);
+  CHECK_THAT(t.stopped_early, Catch::StartsWith("it had made 1000 nodes, each replacing one that failed"));
+  CHECK(sim::SimOptions{}.most_nodes_made == 10'000'000);
+}
+
 TEST_CASE("Simulator: with scale_down_idle 0 a node a pending pod fits is kept for it", "[sim]") {
   // 8 pods of 4 CPUs and 100 s, a pool of 4-CPU nodes from 0 to 2, no delays: 2 nodes, 4 waves, 400 s,
   // 2 x 400 s at 36 an hour = 8. The autoscaler used to remove a node the instant its pod ended, under

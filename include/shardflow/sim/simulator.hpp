@@ -79,6 +79,10 @@ struct SimOptions {
   /// Trace::records false, and everything else the same as with them. Speculation (a step's
   /// `speculation`) reads its attempts' records: a run with it keeps them anyway.
   bool records = true;
+  /// Nodes that go away faster than tasks finish are replaced for ever: the run stops (as at the horizon)
+  /// once it has made 100,000 + 100 x (the pools' count + autoscaling.max) nodes, at most this many
+  /// (10 million node records are some 3 GB).
+  std::uint64_t most_nodes_made = 10'000'000;
 
   /// The defaults with this seed (`SimOptions{.seed = s}` trips -Wmissing-field-initializers on g++ 12).
   [[nodiscard]] static SimOptions with_seed(std::uint64_t s) {

@@ -220,7 +220,14 @@ void Model::on_scale_down_resume() {
     return;
   }
   resume_pending_ = false;
-  release_held_scale_downs();
+  // Due now: looked at after every other event of this instant, as a node due by its own idle time is,
+  // and before the nodes that became due after them.
+  if (held_.empty()) return;
+  late_scale_downs_.insert(late_scale_downs_.begin(), held_.begin(), held_.end());
+  held_.clear();
+  if (late_pending_) return;
+  late_pending_ = true;
+  engine_.schedule_at(engine_.now(), kScaleDownResume, kLateScaleDowns);
 }
 
 }  // namespace

@@ -986,6 +986,36 @@ TEST_CASE("Simulator: with scale_down_idle 0 a node a pending pod fits is kept f
   CHECK(u.attempts[1].scheduled == s(100));
 }
 
+TEST_CASE(
+    "Simulator: a node held back by scale_down_delay_after_add is kept for a pod created when it is due",
+    "[sim]") {
+  // p-0 is idle from 10 s; q's scale-up at 5 s holds scale-down until 65 s; a ends at 65 s and b (4 CPUs,
+  // only p-0 holds it) is created then: b runs on p-0 from 65 s. (The held node went at 65 s under b,
+  // which waited for a new node until 100 s; it still does when the delay is not what holds it back.)
+  const std::string yaml =
+      "name: held\noverheads: none\npipeline:\n  steps:\n"
+      "    - {name: y, duration: {base: 10s}, resources: {cpu: 4}}\n"
+      "    - {name: a, duration: {base: 65s}, resources: {cpu: 2}}\n"
+      "    - {name: x, duration: {base: 300s}, resources: {cpu: 2}}\n"
+      "    - {name: g, duration: {base: 20s}, resources: {cpu: 1}, node_selector: {kind: g}}\n"
+      "    - {name: b, after: [a], duration: {base: 60s}, resources: {cpu: 4}}\n"
+      "cluster:\n  node_pools:\n"
+      "    - {name: p, cpu: 4, memory: 16Gi, count: 2, autoscaling: {min: 0, max: 3, scale_down_idle: 0s, "
+      "boot_time: 30s, scale_up_delay: 5s}}\n"
+      "    - {name: q, cpu: 2, memory: 16Gi, count: 0, labels: {kind: g}, autoscaling: {min: 0, max: 1, "
+      "scale_down_idle: 10m, boot_time: 30s, scale_up_delay: 5s}}\n"
+      "  autoscaler: {scale_down_delay_after_add: 60s}\n";
+  const Scenario sc = load_scenario_text(yaml, "held.yaml");
+  const Trace t = run(sc, 1);
+  REQUIRE(t.nodes.size() == 3);  // p-0, p-1, q-0: no new node for b
+  CHECK(t.nodes[0].name == "p-0");
+  CHECK(t.nodes[0].down == s(125));
+  REQUIRE(t.attempts.size() == 5);
+  CHECK(t.attempts[4].node == 0);
+  CHECK(t.attempts[4].scheduled == s(65));
+  CHECK(makespan(t) == s(300));
+}
+
 TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {
   // The node fails within the task's run; its replacement outlives the rerun.
   NodePool p = pool("p", 1, 4000);

@@ -1228,22 +1228,32 @@ class Importer {
         }
     };
     std::vector<std::string> comps;
-    std::set<std::string> known_components, known_tasks;
-    for (const auto& [n, f] : components_) {
+    std::set<std::string> known_components, known_tasks, known_conditions;
+    for (const auto& [n, f] : components_)
       if (f.has("executorLabel")) {
         const std::string bare = n.rfind("comp-", 0) == 0 ? n.substr(5) : n;  // as a model names it
         comps.push_back(bare);
         known_components.insert({n, bare});
       }
-      const auto dag = child(f.node, "dag");
+    // The container tasks (those whose component runs an executor) and the condition tasks of every DAG:
+    // a sub-DAG's task takes no model (it runs no container).
+    const auto dag_tasks = [&](const Node& owner) {
+      const auto dag = child(owner, "dag");
       const auto tasks = dag ? child(*dag, "tasks") : std::nullopt;
-      if (tasks && tasks->IsMap())
-        for (auto it = tasks->begin(); it != tasks->end(); ++it) known_tasks.insert(it->first.Scalar());
-    }
-    if (const auto root = child(ir_, "root"))
-      if (const auto dag = child(*root, "dag"))
-        if (const auto tasks = child(*dag, "tasks"); tasks && tasks->IsMap())
-          for (auto it = tasks->begin(); it != tasks->end(); ++it) known_tasks.insert(it->first.Scalar());
+      if (!tasks || !tasks->IsMap()) return;
+      for (auto it = tasks->begin(); it != tasks->end(); ++it) {
+        const auto ref = child(it->second, "componentRef");
+        const auto name = ref ? child(*ref, "name") : std::nullopt;
+        if (name && name->IsScalar())
+          if (const auto c = components_.find(name->Scalar());
+              c != components_.end() && c->second.has("executorLabel"))
+            known_tasks.insert(it->first.Scalar());
+        const auto trigger = child(it->second, "triggerPolicy");
+        if (trigger && child(*trigger, "condition")) known_conditions.insert(it->first.Scalar());
+      }
+    };
+    for (const auto& [n, f] : components_) dag_tasks(f.node);
+    if (const auto root = child(ir_, "root")) dag_tasks(*root);
     check(models_.components, used_components_, known_components, "component",
           " (components: " + listed(comps) + ")");
     check(models_.tasks, used_tasks_, known_tasks, "container task", "");
@@ -1256,7 +1266,7 @@ class Importer {
              "): a task's name is unique only within its DAG; give a component's model (kfp.components) to "
              "tell them apart");
     check(models_.outputs, used_outputs_, {}, "loop over the output", " (only a loop's items are modelled)");
-    check(models_.conditions, used_conditions_, {}, "condition task", "");
+    check(models_.conditions, used_conditions_, known_conditions, "condition task", "");
   }
 
   void add_cluster(Node& doc) {

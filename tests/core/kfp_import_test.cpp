@@ -549,6 +549,13 @@ TEST_CASE("KFP import: bad input names the file, line, column and IR field", "[k
   CHECK(error_of(kIr, options(kCluster + "kfp: {components: {wrok: {duration: {base: 1m}}}}\n")) ==
         "model.yaml:2:20: kfp.components.wrok: no component \"wrok\" in the pipeline (did you mean "
         "\"work\"?)");
+  // A sub-DAG's task runs no container: a model of it would be dropped, so it is refused.
+  CHECK(error_of(kIr, options(kCluster + "kfp: {tasks: {condition-3: {duration: {base: 1m}}}}\n")) ==
+        "model.yaml:2:15: kfp.tasks.condition-3: no container task \"condition-3\" in the pipeline");
+  CHECK(
+      error_of(kIr, options(kCluster + "kfp: {conditions: {conditon-4: 0}}\n")) ==
+      "model.yaml:2:20: kfp.conditions.conditon-4: no condition task \"conditon-4\" in the pipeline (did you "
+      "mean \"condition-4\"?)");
   CHECK(error_of(kIr, options(kCluster + "kfp: {tasks: {flp: {duration: {base: 1m}}}}\n")) ==
         "model.yaml:2:15: kfp.tasks.flp: no container task \"flp\" in the pipeline (did you mean \"flip\"?)");
   // Aliases and self-reference are bounded, not followed forever.

@@ -585,17 +585,23 @@ std::vector<InputError> pod_name_clashes(const Pipeline& pipeline) {
   std::unordered_map<std::string_view, std::vector<std::size_t>> by_prefix;
   for (std::size_t i = 0; i < names.size(); ++i) by_prefix[names[i].prefix].push_back(i);
   // Step b's names meet step a's when b's prefix is a's followed by a's outermost j group numbers (j =
-  // a's groups - b's): both end in item-attempt, and numbers 0 exist on both sides.
+  // a's groups - b's): both end in item-attempt, and numbers 0 exist on both sides. Either may come first
+  // in the file; the clash is said at the later of the two, once per step.
+  struct Clash {
+    std::size_t earlier;
+    std::string example;  // a pod name both give
+  };
+  std::map<std::size_t, Clash> at_later;
   for (std::size_t b = 0; b < names.size(); ++b) {
     const PodNames& nb = names[b];
     std::string_view x = nb.prefix;
     std::vector<std::string_view> stripped;  // innermost first
-    bool clashed = false;                    // each step's names are said to clash once
+    bool found = false;
     for (;;) {
       if (const auto it = by_prefix.find(x); it != by_prefix.end())
         for (const std::size_t a : it->second) {
           const PodNames& na = names[a];
-          if (a >= b || na.counts.size() != nb.counts.size() + stripped.size()) continue;
+          if (a == b || na.counts.size() != nb.counts.size() + stripped.size()) continue;
           bool numbers = true;
           for (std::size_t k = 0; k < stripped.size() && numbers; ++k)
             numbers = iteration_number(stripped[stripped.size() - 1 - k], na.counts[k]);
@@ -603,21 +609,11 @@ std::vector<InputError> pod_name_clashes(const Pipeline& pipeline) {
           std::string example = nb.prefix;
           for (std::size_t k = 0; k < nb.counts.size(); ++k) example += "0-";
           example += "0-0";
-          const auto what = [](const PodNames& n) {
-            return n.level ? n.path + " (a level of step " + n.step->name + "'s tree fan-in)" : n.path;
-          };
-          const SourceLocation& name_at =
-              nb.step->named.where.line != 0 ? nb.step->named.where : nb.step->where;
-          clashes.emplace_back(
-              nb.level ? nb.step->fan_in_where : name_at, nb.field + (nb.level ? ".fan_in" : ".name"),
-              "step " + what(nb) + " and step " + what(na) +
-                  " would give their pods the same names (both have " + example +
-                  "): a pod is named by its step's path in lower case, with '-' for '_', '/' "
-                  "and '.', and its iteration numbers; rename one of the steps");
-          clashed = true;
+          at_later.emplace(std::max(a, b), Clash{std::min(a, b), std::move(example)});
+          found = true;
           break;
         }
-      if (clashed) break;
+      if (found) break;
       // Strip one more trailing "digits-" group, if x has one after a '-'.
       if (x.size() < 3 || x.back() != '-') break;
       std::size_t d = x.size() - 1;
@@ -626,6 +622,22 @@ std::vector<InputError> pod_name_clashes(const Pipeline& pipeline) {
       stripped.push_back(x.substr(d, x.size() - 1 - d));
       x = x.substr(0, d);
     }
+  }
+  const auto what = [](const PodNames& n) {
+    return n.level ? n.path + " (a level of step " + n.step->name + "'s tree fan-in)" : n.path;
+  };
+  for (const auto& [later, clash] : at_later) {
+    const PodNames& nl = names[later];
+    const PodNames& ne = names[clash.earlier];
+    // Where its name was given (a --set or an overlay names itself), else the step.
+    const SourceLocation& name_at =
+        !nl.step->named.where.file.empty() ? nl.step->named.where : nl.step->where;
+    clashes.emplace_back(nl.level ? nl.step->fan_in_where : name_at,
+                         nl.field + (nl.level ? ".fan_in" : ".name"),
+                         "step " + what(nl) + " and step " + what(ne) +
+                             " would give their pods the same names (both have " + clash.example +
+                             "): a pod is named by its step's path in lower case, with '-' for '_', '/' "
+                             "and '.', and its iteration numbers; rename one of the steps");
   }
   return clashes;
 }

@@ -318,6 +318,15 @@ TEST_CASE("Overrides: a --set key in double quotes holds dots (a Kubernetes labe
 
 // An alias shares its anchor's node: a --set (a sweep's --vary) that reaches it through one step changes
 // that step only, as an overlay does, and an error in it names that step only.
+TEST_CASE("Overrides: a step renamed by --set into a pod-name clash is said at the --set", "[core]") {
+  // It was said at the file's step mapping (line 15), which the user did not write that name in.
+  CHECK(error_of(with({}, {"pipeline.steps[train].name=Preprocess"})) ==
+        "--set pipeline.steps[train].name=Preprocess: pipeline.steps[1].name: step Preprocess and step "
+        "preprocess would give their pods the same names (both have preprocess-0-0): a pod is named by its "
+        "step's path in lower case, with '-' for '_', '/' and '.', and its iteration numbers; rename one of "
+        "the steps");
+}
+
 TEST_CASE("Overrides: a --set through an alias changes that place only, not the anchor's others", "[core]") {
   const std::string anchored =
       "name: al\n"

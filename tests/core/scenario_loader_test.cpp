@@ -1620,6 +1620,10 @@ TEST_CASE("loader: steps whose pods would share names in a trace are refused at 
   CHECK(error_of(with_steps(group + "    - {name: outer-inner-2}\n")) ==
         msg("bad.yaml:11:14: pipeline.steps[1].name: ", "step outer-inner-2 and step outer/inner",
             "outer-inner-2-0-0"));
+  // The other way round, the step first: said at the later one, the group's step.
+  CHECK(error_of(with_steps("    - {name: outer-inner-2}\n" + group)) ==
+        msg("bad.yaml:11:18: pipeline.steps[1].steps[0].name: ", "step outer/inner and step outer-inner-2",
+            "outer-inner-2-0-0"));
   CHECK(error_of(with_steps(group + "    - {name: outer-inner-3}\n")) == "loaded");
   CHECK(error_of(with_steps(group + "    - {name: outer-inner-02}\n")) == "loaded");
   // Without a loop of its own, a step in the looped group takes the group's iteration as its item.

@@ -671,8 +671,9 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
   if (auto v = m.get("mtbf")) part([&] { p.mtbf = get_duration(r, *v, m.field("mtbf")); });
   if (auto v = m.get("spot"))
     part([&] {
-      const Map s(r, *v, m.field("spot"), kSpotKeys);
-      Parts sub(s);  // each key on its own: a bad discount does not hide a bad mean_reclaim
+      // Each key on its own: an unknown key or a bad discount does not hide a bad mean_reclaim.
+      const Map s(r, *v, m.field("spot"), kSpotKeys, Map::Kind::read_on);
+      Parts sub(s);
       p.spot = true;
       if (auto d = s.get("discount"))
         sub([&] {
@@ -688,19 +689,23 @@ NodePool read_pool(const Reader& r, const Node& n, const std::string& field) {
   bool autoscaling_ok = true;
   if (auto v = m.get("autoscaling"))
     autoscaling_ok = part([&] {
-      const Map a(r, *v, m.field("autoscaling"), kAutoscalingKeys);
+      // Each key on its own (min and max together): an unknown key or a bad max does not hide a bad
+      // duration.
+      const Map a(r, *v, m.field("autoscaling"), kAutoscalingKeys, Map::Kind::read_on);
       Autoscaling& as = p.autoscaling;
-      const auto min_node = a.get("min");
-      if (min_node) as.min = static_cast<int>(get_int(r, *min_node, a.field("min"), 0, 1'000'000));
-      const Node max_node = a.require("max");
-      as.max = static_cast<int>(get_int(r, max_node, a.field("max"), 1, 1'000'000));
-      // At the min when a --set or an overlay gave it over the file's max; else at the max.
-      if (as.max < as.min && min_node && r.at(*min_node).file != r.file() && r.at(max_node).file == r.file())
-        r.fail(*min_node, a.field("min"), "must be <= max (" + std::to_string(as.max) + ")");
-      if (as.max < as.min)
-        r.fail(max_node, a.field("max"), "must be >= min (" + std::to_string(as.min) + ")");
-      // The durations each on its own: one bad does not hide the next (min and max go together above).
       Parts sub(a);
+      sub([&] {
+        const auto min_node = a.get("min");
+        if (min_node) as.min = static_cast<int>(get_int(r, *min_node, a.field("min"), 0, 1'000'000));
+        const Node max_node = a.require("max");
+        as.max = static_cast<int>(get_int(r, max_node, a.field("max"), 1, 1'000'000));
+        // At the min when a --set or an overlay gave it over the file's max; else at the max.
+        if (as.max < as.min && min_node && r.at(*min_node).file != r.file() &&
+            r.at(max_node).file == r.file())
+          r.fail(*min_node, a.field("min"), "must be <= max (" + std::to_string(as.max) + ")");
+        if (as.max < as.min)
+          r.fail(max_node, a.field("max"), "must be >= min (" + std::to_string(as.min) + ")");
+      });
       if (auto x = a.get("scale_up_delay"))
         sub([&] { as.scale_up_delay = get_duration(r, *x, a.field("scale_up_delay")); });
       if (auto x = a.get("boot_time")) sub([&] { as.boot_time = get_duration(r, *x, a.field("boot_time")); });

@@ -173,6 +173,26 @@ TEST_CASE("check_scenario_file: every bad key of a pool's spot and autoscaling i
       f + ":13:25: " + pool + "autoscaling.scale_up_delay: must be >= 0, got -1s",
   };
   CHECK(messages(c) == expected);
+  // An unknown key, or a bad max, hides none of the others.
+  const std::string g = write_file("pool-keys-2.yaml",
+                                   "name: e\n"
+                                   "pipeline: {steps: [{name: t}]}\n"
+                                   "cluster:\n"
+                                   "  node_pools:\n"
+                                   "    - name: p\n"
+                                   "      cpu: 4\n"
+                                   "      memory: 16Gi\n"
+                                   "      spot: {discont: 0.5, mean_reclaim: -1s}\n"
+                                   "      autoscaling: {max: 0, boot_tme: 1s, scale_up_delay: -1s}\n");
+  const ScenarioCheck d = check_scenario_file(g, {});
+  CHECK(messages(d) ==
+        std::vector<std::string>{
+            g + ":8:14: " + pool + "spot.discont: unknown key \"discont\" (did you mean \"discount\"?)",
+            g + ":8:42: " + pool + "spot.mean_reclaim: must be >= 0, got -1s",
+            g + ":9:26: " + pool + "autoscaling.max: must be >= 1, got 0",
+            g + ":9:29: " + pool +
+                "autoscaling.boot_tme: unknown key \"boot_tme\" (did you mean \"boot_time\"?)",
+            g + ":9:59: " + pool + "autoscaling.scale_up_delay: must be >= 0, got -1s"});
 }
 
 TEST_CASE("check_scenario_file: one mistake, one message", "[core]") {

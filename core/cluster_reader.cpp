@@ -236,7 +236,15 @@ Overheads read_overheads(const Reader& r, const std::optional<Node>& n) {
       o.orchestrator = orchestrator;
     });
   if (auto v = m.get("pods_per_task"))
-    part([&] { o.pods_per_task = static_cast<int>(get_int(r, *v, m.field("pods_per_task"), 1, 16)); });
+    part([&] {
+      // The model knows one driver pod at most: 3 and more behaved as 2, silently.
+      o.pods_per_task = static_cast<int>(get_int(r, *v, m.field("pods_per_task"), 1, 16));
+      if (o.pods_per_task > 2)
+        r.fail(*v, m.field("pods_per_task"),
+               "must be 1 (the task's pod alone) or 2 (a driver pod, then the executor pod, as KFP v2 runs a "
+               "task), got " +
+                   v->Scalar());
+    });
   if (auto v = m.get("driver_pod"))
     part([&] {
       if (o.pods_per_task < 2)

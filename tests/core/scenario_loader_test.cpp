@@ -1592,7 +1592,12 @@ TEST_CASE("ScenarioLoader: orchestrator kfp-v2 over a preset has its driver pod"
   CHECK(load("{preset: none, orchestrator: kfp-v2, driver_pod: 5s}").driver_pod_duration ==
         Duration::from_s(5));
   CHECK(load("{preset: kwok-testenv, orchestrator: kfp-v2}").pods_per_task == 2);
-  CHECK(load("{preset: none, orchestrator: kfp-v2, pods_per_task: 3}").pods_per_task == 3);
+  CHECK(load("{preset: none, orchestrator: none, pods_per_task: 2}").pods_per_task == 2);
+  // The model has one driver pod at most: 3 behaved as 2, silently.
+  CHECK_THROWS_WITH(
+      load("{preset: none, orchestrator: kfp-v2, pods_per_task: 3}"),
+      "s.yaml:2:64: overheads.pods_per_task: must be 1 (the task's pod alone) or 2 (a driver pod, "
+      "then the executor pod, as KFP v2 runs a task), got 3");
   CHECK(load("{orchestrator: argo}").pods_per_task == 1);
 }
 

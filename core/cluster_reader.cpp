@@ -505,7 +505,8 @@ void read_reserved(const Reader& r, const Node& v, const std::string& field, Nod
     }
   } else {
     const Map m(r, v, field, kReservedKeys);
-    if (auto c = m.get("cpu")) p.reserved_cpu = get_cpu(r, *c, m.field("cpu"));
+    // 0 reserves none, as memory: 0 does (it was refused as "must be > 0").
+    if (auto c = m.get("cpu")) p.reserved_cpu = get_cpu_or_zero(r, *c, m.field("cpu"));
     if (auto b = m.get("memory")) p.reserved_memory = get_bytes(r, *b, m.field("memory"));
   }
   if (p.reserved_cpu >= p.cpu)

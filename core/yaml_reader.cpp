@@ -906,6 +906,10 @@ MilliCpu get_cpu(const Reader& r, const Node& n, const std::string& field) {
   return get_quantity<MilliCpu>(r, n, field, "a CPU quantity", parse_cpu, true);
 }
 
+MilliCpu get_cpu_or_zero(const Reader& r, const Node& n, const std::string& field) {
+  return get_quantity<MilliCpu>(r, n, field, "a CPU quantity", parse_cpu, false);
+}
+
 double get_rate(const Reader& r, const Node& n, const std::string& field) {
   return get_quantity<double>(r, n, field, "a rate", parse_rate, false);
 }

@@ -388,6 +388,8 @@ double get_probability(const Reader& r, const YAML::Node& n, const std::string& 
 Duration get_duration(const Reader& r, const YAML::Node& n, const std::string& field);
 ByteCount get_bytes(const Reader& r, const YAML::Node& n, const std::string& field);
 MilliCpu get_cpu(const Reader& r, const YAML::Node& n, const std::string& field);
+/// The same, 0 allowed (>= 0).
+MilliCpu get_cpu_or_zero(const Reader& r, const YAML::Node& n, const std::string& field);
 double get_rate(const Reader& r, const YAML::Node& n, const std::string& field);
 /// The YAML 1.2 core schema's booleans; "yes", "on", 1 and the like are rejected rather than guessed.
 bool get_bool(const Reader& r, const YAML::Node& n, const std::string& field);

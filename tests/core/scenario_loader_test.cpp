@@ -1447,6 +1447,12 @@ TEST_CASE("ScenarioLoader: reserved resources and DaemonSets", "[core]") {
         error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: {cpu: 4}}\n")) ==
         "bad.yaml:7:58: cluster.node_pools[0].reserved: reserves cpu 4 of the node's 4: nothing is left for "
         "pods");
+    // 0 reserves none, as memory 0 does (it was refused as "must be > 0"); below 0 is refused.
+    CHECK(error_of(with_pools(
+              "    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: {cpu: 0, memory: 1Gi}}\n")) ==
+          "loaded");
+    CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1, reserved: {cpu: -1}}\n")) ==
+          "bad.yaml:7:64: cluster.node_pools[0].reserved.cpu: must be >= 0, got -1");
     CHECK(error_of(with_pools("    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
                               "  daemonsets:\n"
                               "    - {name: x, cpu: 1, pools: [gpu]}\n")) ==

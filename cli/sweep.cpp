@@ -302,6 +302,7 @@ int run_sweep_command(const SweepArgs& args) {
   spec.quantile = args.quantile;
   spec.confidence = args.confidence;
   spec.budget = args.budget;
+  if (spec.budget && *spec.budget == 0) spec.budget = 0.0;  // -0 is 0 (it was printed "(-0)")
   if (args.seed) spec.base_seed = *args.seed;
   spec.search = planner::parse_search(args.search_text);
   spec.reuse = !args.no_reuse;

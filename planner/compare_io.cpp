@@ -19,15 +19,15 @@
 
 namespace shardflow::planner {
 
-void check_variant_name(const std::string& name, const SourceLocation& where) {
-  if (name.empty()) throw InputError(where, "name", "the variant has no name");
+void check_variant_name(const std::string& name, const SourceLocation& where, const std::string& field) {
+  if (name.empty()) throw InputError(where, field, "the variant has no name");
   for (char c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
-      throw InputError(where, "name",
+      throw InputError(where, field,
                        "\"" + name + "\": a variant's name is letters, digits, '-', '_' and '.' only");
   // It names a directory (compare --backend local's command logs): "." and ".." are not theirs to take.
   if (name.find_first_not_of('.') == std::string::npos)
-    throw InputError(where, "name", "\"" + name + "\": a variant's name is not dots alone");
+    throw InputError(where, field, "\"" + name + "\": a variant's name is not dots alone");
 }
 
 namespace {
@@ -80,7 +80,7 @@ std::vector<Variant> read_variants_text(const std::string& yaml, const std::stri
       if (key == "name") {
         if (!value.IsScalar()) throw InputError(at(value, file), field + ".name", "must be a name");
         v.name = value.Scalar();
-        check_variant_name(v.name, at(value, file));
+        check_variant_name(v.name, at(value, file), field + ".name");
       } else if (key == "set") {
         if (value.IsNull()) continue;
         if (!value.IsMap())

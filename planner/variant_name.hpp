@@ -7,7 +7,9 @@
 
 namespace shardflow::planner {
 
-/// Throws InputError at `where` (field `name`) unless `name` is non-empty letters, digits, '-', '_', '.'.
-void check_variant_name(const std::string& name, const SourceLocation& where);
+/// Throws InputError at `where` (`field`: "name" for --variant, variants[i].name in a variants file) unless
+/// `name` is non-empty letters, digits, '-', '_', '.', and not dots alone.
+void check_variant_name(const std::string& name, const SourceLocation& where,
+                        const std::string& field = "name");
 
 }  // namespace shardflow::planner

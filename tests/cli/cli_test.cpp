@@ -706,6 +706,13 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --budget -1");
   CHECK(budget.status == 2);
   CHECK(budget.err.starts_with("--budget: want a finite number >= 0, got \"-1\"\n"));
+  // -0 is 0 (it was printed "within the budget (-0)" and written as -0.0).
+  const Result minus_zero =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2' "
+          "-r 1 --budget -0 --out '" +
+          (dir / "minus-zero").string() + "'");
+  CHECK(minus_zero.out.find("within the budget (mean cost 0 or less)") != std::string::npos);
   // --confidence is a percent below 100, said as given.
   const Result sure =
       run("sweep scenarios/argo-parallelism-limit.yaml --vary "

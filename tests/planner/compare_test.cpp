@@ -491,6 +491,14 @@ TEST_CASE("compare: an empty variants list says so", "[planner]") {
   }
 }
 
+TEST_CASE("compare: a variants file's bad name is said at its field in the list", "[planner]") {
+  // It was said as `name` alone, where the list's other problems say variants[i].name.
+  CHECK(error_of([] { (void)read_variants_text("variants:\n  - {name: a}\n  - {name: ..}\n", "v.yaml"); }) ==
+        "v.yaml:3:12: variants[1].name: \"..\": a variant's name is not dots alone");
+  CHECK(error_of([] { (void)read_variants_text("variants:\n  - {name: a/b}\n", "v.yaml"); }) ==
+        "v.yaml:2:12: variants[0].name: \"a/b\": a variant's name is letters, digits, '-', '_' and '.' only");
+}
+
 TEST_CASE("compare: a first seed whose replications would pass 2^64 - 1 is refused, not wrapped to 0",
           "[planner]") {
   CompareSpec spec;

@@ -16,6 +16,7 @@
 #include <shardflow/core/scenario.hpp>
 #include <shardflow/core/text.hpp>
 #include <shardflow/planner/compare.hpp>
+#include <shardflow/planner/sweep.hpp>
 #include <shardflow/sim/simulator.hpp>
 
 #include "planner_text.hpp"
@@ -424,7 +425,12 @@ void print_compare(std::ostream& out, const CompareResult& r) {
                                       detail::cost_text(v.cost.p50),
                                       detail::cost_text(v.cost.p95),
                                       fixed(v.cpu_utilization.mean * 100, 1) + "%"};
-      if (own_quantile) row.insert(row.begin() + 5, fixed(v.quantile_makespan_s, 1));
+      // A quantile that falls on a run whose tasks failed is no makespan: "none", as a sweep shows it.
+      if (own_quantile)
+        row.insert(row.begin() + 5,
+                   failures_reach_quantile(v.runs_with_failed_tasks, r.replications, r.quantile)
+                       ? std::string("none")
+                       : fixed(v.quantile_makespan_s, 1));
       if (r.deadline_s) {
         const auto n = static_cast<std::size_t>(r.replications);
         const ShareInterval ci = detail::share_interval(v.p_meets_deadline, r.replications);

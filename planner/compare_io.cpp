@@ -1,5 +1,6 @@
 // compare's files: the variants file it reads, and compare.json / compare.csv it writes (and reads back
 // for `shardflow report DIR`). The JSON schema is docs/compare-format.md.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <istream>
@@ -285,6 +286,16 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
                         r.non_negative(r.get(run, "cpu_utilization", q), q + ".cpu_utilization"),
                         r.boolean(r.get(run, "failed", q), q + ".failed")});
     }
+    // The figures above follow from the runs: a file edited into disagreeing with itself is refused.
+    if (runs.count != static_cast<std::uint32_t>(res.replications))
+      r.fail(runs, p + ".runs",
+             "has " + std::to_string(runs.count) + " runs for " + std::to_string(res.replications) +
+                 " replications");
+    const auto failed_runs = static_cast<int>(
+        std::count_if(v.runs.begin(), v.runs.end(), [](const CompareRun& run) { return run.failed; }));
+    if (failed_runs != v.runs_with_failed_tasks)
+      r.fail(r.get(vj, "runs_with_failed_tasks", p), p + ".runs_with_failed_tasks",
+             "does not follow from the runs (" + std::to_string(failed_runs) + " of them failed)");
     if (const JsonValue* mj = r.optional(vj, "measured")) {
       const std::string q = p + ".measured";
       r.object(*mj, q);
@@ -316,7 +327,8 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
     }
     res.variants.push_back(std::move(v));
   }
-  const auto index = [&](const char* key) -> std::optional<std::size_t> {
+  // `why_not` says why variant i cannot be the one named (empty: it can).
+  const auto index = [&](const char* key, const auto& why_not) -> std::optional<std::size_t> {
     const JsonValue& x = r.get(doc, key, "");
     if (x.kind == JsonValue::Kind::null) return std::nullopt;
     const auto i = static_cast<std::size_t>(r.unsigned64(x, key));
@@ -324,11 +336,22 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
       r.fail(x, key,
              "is not an index into variants (there are " + std::to_string(res.variants.size()) + "), got " +
                  r.got(x));
+    if (const std::string why = why_not(res.variants[i]); !why.empty())
+      r.fail(x, key, "is variant " + std::to_string(i) + " (" + res.variants[i].name + "), " + why);
     return i;
   };
-  res.fastest = index("fastest");
-  res.cheapest = index("cheapest");
-  res.recommended = index("recommended");
+  const auto no_failed_runs = [](const VariantResult& v) {
+    return v.runs_with_failed_tasks == 0
+               ? std::string()
+               : "which has runs whose tasks failed (only variants without are named)";
+  };
+  res.fastest = index("fastest", no_failed_runs);
+  res.cheapest = index("cheapest", no_failed_runs);
+  res.recommended = index("recommended", [&](const VariantResult& v) {
+    return !res.deadline_s ? "but there is no deadline"
+           : v.meets       ? std::string()
+                           : "which does not meet the deadline";
+  });
   return res;
 }
 

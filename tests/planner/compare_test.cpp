@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -101,6 +102,18 @@ TEST_CASE("compare: compare.json reads back, and an edited one gets each bad val
   check(
       "\"kind\": \"compare\"", "\"kind\": \"sweep\"", 8,
       "kind: expected \"compare\" (a comparison's result, as `shardflow compare` writes it), got \"sweep\"");
+  // Figures that follow from the runs, edited into disagreeing with them: refused (the page was made).
+  check("\"runs_with_failed_tasks\": 0", "\"runs_with_failed_tasks\": 1", 26,
+        "variants[0].runs_with_failed_tasks: does not follow from the runs (0 of them failed)");
+  check("\"recommended\": null", "\"recommended\": 0", 15,
+        "recommended: is variant 0 (four), but there is no deadline");
+  {
+    std::string text = good;
+    text.replace(text.find("\"replications\": 25"), 18, "\"replications\": 26");
+    std::istringstream bad(text);
+    CHECK_THAT(error_of([&] { read_compare_json(bad, "c/compare.json"); }),
+               Catch::EndsWith(": variants[0].runs: has 25 runs for 26 replications"));
+  }
 }
 
 TEST_CASE("compare: a variant's overlay and sets come after the common --overlay and --set", "[planner]") {
@@ -247,6 +260,15 @@ TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor
   CHECK_FALSE(d.variants[0].meets);
   CHECK(d.variants[1].p_meets_deadline == 1);
   CHECK(d.variants[1].meets);
+  // A quantile column of its own (p80) shows "none" where the quantile is a failed run's, as a sweep does.
+  {
+    CompareSpec q = spec;
+    q.quantile = 80;
+    std::ostringstream t;
+    print_compare(t, run_compare_text(yaml, "f.yaml", q));
+    CHECK(t.str().find("  quick               60.0    60.0..60.0   60.0   60.0   none") != std::string::npos);
+    CHECK(t.str().find("  slow               100.0  100.0..100.0  100.0  100.0  100.0") != std::string::npos);
+  }
   // Its p95 (60 s, within the deadline) is a failed run's: compare.json and compare.csv say so.
   std::ostringstream dj, dc;
   write_compare_json(dj, d);
@@ -261,6 +283,22 @@ TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor
   std::ostringstream again;
   write_compare_json(again, read_compare_json(back, "compare.json"));
   CHECK(again.str() == dj.str());
+  {
+    // Named the fastest, or recommended, a variant that cannot be: refused.
+    for (const auto& [from, to, message] :
+         {std::tuple{
+              "\"fastest\": 1", "\"fastest\": 0",
+              "fastest: is variant 0 (quick), which has runs whose tasks failed (only variants without are "
+              "named)"},
+          std::tuple{"\"recommended\": 1", "\"recommended\": 0",
+                     "recommended: is variant 0 (quick), which does not meet the deadline"}}) {
+      std::string text = dj.str();
+      REQUIRE(text.find(from) != std::string::npos);
+      text.replace(text.find(from), std::string(from).size(), to);
+      std::istringstream in(text);
+      CHECK_THAT(error_of([&] { read_compare_json(in, "c/compare.json"); }), Catch::EndsWith(message));
+    }
+  }
   std::string edited = dj.str();
   edited.replace(edited.find("\"quantile_on_failed_run\": true"), 30, "\"quantile_on_failed_run\": false");
   std::istringstream bad(edited);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -93,6 +94,33 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
   return cmd;
 }
 
+namespace {
+
+// The OUT/commands/VARIANT/seedN directories that are not among `written` (this comparison's runs).
+std::vector<std::filesystem::path> earlier_run_dirs(
+    const std::filesystem::path& commands,
+    const std::vector<std::pair<std::filesystem::path, std::set<std::string>>>& written) {
+  std::set<std::filesystem::path> ours;
+  for (const auto& [d, logs] : written) ours.insert(d.lexically_normal());
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& variant : std::filesystem::directory_iterator(commands, ec)) {
+    if (!variant.is_directory(ec) || variant.is_symlink(ec)) continue;
+    std::error_code ec2;
+    for (const auto& run : std::filesystem::directory_iterator(variant.path(), ec2)) {
+      const std::string name = run.path().filename().string();
+      if (run.is_directory(ec2) && !run.is_symlink(ec2) && name.size() > 4 && name.starts_with("seed") &&
+          name.find_first_not_of("0123456789", 4) == std::string::npos &&
+          !ours.count(run.path().lexically_normal()))
+        out.push_back(run.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
 int run_compare_command(const CompareArgs& args) {
   planner::CompareSpec spec;
   for (const std::string& v : args.variant) spec.variants.push_back(planner::parse_variant(v));
@@ -186,8 +214,21 @@ int run_compare_command(const CompareArgs& args) {
     // An earlier comparison's logs in these runs' directories that these runs did not make again go
     // with the set; and those of the comparisons that wrote every run's logs into OUT/commands itself.
     for (const auto& [logs_dir, ours] : command_logs) remove_stale_command_logs(logs_dir, ours, began);
-    if (!command_logs.empty()) remove_stale_command_logs(dir / "commands", {}, began);
+    if (!command_logs.empty()) {
+      remove_stale_command_logs(dir / "commands", {}, began);
+      // And an earlier comparison's runs that this one did not make again (other variants, more runs):
+      // their OUT/commands/VARIANT/seedN logs, written before this one began.
+      for (const std::filesystem::path& seed_dir : earlier_run_dirs(dir / "commands", command_logs))
+        remove_stale_command_logs(seed_dir, {}, began);
+    }
   });
+  // Their directories, if that left them empty (a user's own file there keeps them).
+  if (write_error.empty() && !command_logs.empty())
+    for (const std::filesystem::path& seed_dir : earlier_run_dirs(dir / "commands", command_logs)) {
+      std::error_code gone;
+      std::filesystem::remove(seed_dir, gone);                // only if empty
+      std::filesystem::remove(seed_dir.parent_path(), gone);  // likewise
+    }
   if (!args.quiet) {
     planner::print_compare(std::cout, r);
     if (write_error.empty())

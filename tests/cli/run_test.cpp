@@ -382,6 +382,15 @@ TEST_CASE("cli: compare --backend local keeps each variant's each run's command 
   std::ofstream(out / "commands" / "work[0].attempt0.stdout") << "an old comparison's\n";
   std::ofstream(out / "commands" / "wide" / "seed1" / "work[5].attempt0.stdout") << "an old comparison's\n";
   std::ofstream(out / "commands" / "notes.txt") << "mine\n";
+  // An earlier comparison's runs that this one does not make again: their logs go, and their directories
+  // when that empties them; a user's own file keeps its directory.
+  fs::create_directories(out / "commands" / "wide" / "seed7");
+  std::ofstream(out / "commands" / "wide" / "seed7" / "work[0].attempt0.stdout") << "an old comparison's\n";
+  fs::create_directories(out / "commands" / "gone" / "seed1");
+  std::ofstream(out / "commands" / "gone" / "seed1" / "work[0].attempt0.stderr") << "an old comparison's\n";
+  fs::create_directories(out / "commands" / "kept" / "seed2");
+  std::ofstream(out / "commands" / "kept" / "seed2" / "work[0].attempt0.stdout") << "an old comparison's\n";
+  std::ofstream(out / "commands" / "kept" / "seed2" / "mine.txt") << "mine\n";
   const Result r = run("compare '" + (dir / "c.yaml").string() +
                        "' -r 2 --variant base --variant 'wide:pipeline.steps[work].parallel_for.count=3' "
                        "--backend local --measure-runs 2 -q --out '" +
@@ -391,7 +400,7 @@ TEST_CASE("cli: compare --backend local keeps each variant's each run's command 
   std::set<std::string> names;
   for (const auto& e : fs::recursive_directory_iterator(out / "commands"))
     if (e.is_regular_file()) names.insert(fs::relative(e.path(), out / "commands").string());
-  std::set<std::string> want = {"notes.txt"};
+  std::set<std::string> want = {"notes.txt", "kept/seed2/mine.txt"};
   for (const auto& [variant, items] : {std::pair{"base", 2}, std::pair{"wide", 3}})
     for (const char* seed : {"seed1", "seed2"})
       for (int i = 0; i < items; ++i)
@@ -400,4 +409,6 @@ TEST_CASE("cli: compare --backend local keeps each variant's each run's command 
   CHECK(names == want);
   CHECK(slurp(out / "commands" / "wide" / "seed2" / "work[2].attempt0.stdout") == "2 2\n");
   CHECK(slurp(out / "commands" / "base" / "seed1" / "work[1].attempt0.stdout") == "1 1\n");
+  CHECK_FALSE(fs::exists(out / "commands" / "wide" / "seed7"));
+  CHECK_FALSE(fs::exists(out / "commands" / "gone"));
 }

@@ -437,9 +437,12 @@ void print_compare(std::ostream& out, const CompareResult& r) {
         row.push_back(fixed(v.p_meets_deadline * 100, 1) + "%");
         row.push_back(fixed(ci.low * 100, 1) + ".." + fixed(ci.high * 100, 1) + "%");
         // As in a sweep: "(tasks failed)" when, had its failed runs been on time, enough would have been.
-        const bool failures_out =
-            detail::failures_keep_out(v.meets, v.runs_with_failed_tasks, v.p_meets_deadline, n,
-                                      runs_needed(n, r.quantile, std::nullopt));
+        const bool failures_out = detail::failures_keep_out(
+            v.meets,
+            static_cast<std::size_t>(std::count_if(
+                v.runs.begin(), v.runs.end(),
+                [&](const CompareRun& x) { return x.failed && x.makespan_s <= *r.deadline_s; })),
+            v.p_meets_deadline, n, runs_needed(n, r.quantile, std::nullopt));
         row.push_back(std::string(v.meets ? "yes" : "no") + (r.recommended == i ? " <- cheapest" : "") +
                       (failures_out ? " (tasks failed)" : ""));
       }

@@ -129,12 +129,12 @@ inline ShareInterval share_interval(double share, int replications) {
   return share_interval95(runs_meeting(share, n), n);
 }
 
-/// Not meeting the deadline only for its failed runs: had they been on time (they ended early), `needed`
-/// of the n runs would have been by it.
-inline bool failures_keep_out(bool meets, int runs_with_failed_tasks, double share, std::size_t n,
+/// Not meeting the deadline only for its failed runs: had they been on time, `needed` of the n runs would
+/// have been by it. `failed_by_deadline`: how many of the failed runs ended by the deadline (at most); one
+/// that ended past it (a failed run ends early, so it would have ended later still) was late anyway.
+inline bool failures_keep_out(bool meets, std::size_t failed_by_deadline, double share, std::size_t n,
                               std::size_t needed) {
-  const auto failed = static_cast<std::size_t>(std::max(runs_with_failed_tasks, 0));
-  return !meets && failed > 0 && runs_meeting(share, n) + failed >= needed;
+  return !meets && failed_by_deadline > 0 && runs_meeting(share, n) + failed_by_deadline >= needed;
 }
 
 /// " (of its 19 runs that finished)" after a mean cost of the finished runs, when some but not all failed.

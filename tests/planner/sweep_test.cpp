@@ -906,7 +906,7 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
     SweepSpec spec;
     spec.dimensions = {parse_dimension("pipeline.steps[w].retries.max=0,1,2")};
     spec.replications = 1;
-    spec.deadline_s = 5;
+    spec.deadline_s = 60;  // the failed runs end at 50 s: by it
     const SweepResult r = run_sweep_text(failing, "failing.yaml", spec);
     REQUIRE(r.nearest);
     const std::string t = table(r);
@@ -917,6 +917,16 @@ TEST_CASE("Sweep: when nothing meets the deadline, the nearest configuration and
                Catch::Contains("its runs that finished were by the deadline often enough, but tasks failed "
                                "in 1 of 1 runs, which count as late"));
     CHECK(t.find("what it would take") == std::string::npos);
+    CHECK(t.find(" no (tasks failed)") != std::string::npos);
+    // With a deadline of 5 s even the failed runs, which end early, ended past it: the failures are not
+    // what keeps the configurations out (they were said to be), and no value's p95 is a makespan.
+    spec.deadline_s = 5;
+    const std::string late = table(run_sweep_text(failing, "failing.yaml", spec));
+    CHECK(late.find("its runs that finished") == std::string::npos);
+    CHECK(late.find("(tasks failed)") == std::string::npos);
+    CHECK_THAT(late,
+               Catch::Contains("  pipeline.steps[w].retries.max: none in the range; at 0, 1 and 2 the p95 "
+                               "fell on a run with failed tasks (not a makespan; left out)\n"));
   }
   SECTION("values given out of order are taken along their scale") {
     SweepSpec spec;

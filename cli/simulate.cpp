@@ -192,11 +192,13 @@ class Progress final : public RunObserver {
  public:
   // show: rewrite one line on a terminal; every_s > 0 (not a terminal): a whole line that often.
   // since: how long the run has been going already (a resumed run's clock goes on from its start, as its
-  // trace's does).
+  // trace's does). quiet_start (not a terminal): the first line only every_s after the run began, and no
+  // last line unless one came before (a local run's log stays empty when it takes less than every_s).
   Progress(std::uint64_t tasks, bool show, Prediction prediction, double every_s = 0,
-           std::chrono::nanoseconds since = {})
+           std::chrono::nanoseconds since = {}, bool quiet_start = false)
       : tasks_(tasks),
         show_(show),
+        quiet_start_(quiet_start),
         every_s_(show ? 0 : every_s),
         prediction_(std::move(prediction)),
         t0_(std::chrono::steady_clock::now() - std::max(since, std::chrono::nanoseconds{})) {
@@ -235,7 +237,8 @@ class Progress final : public RunObserver {
       interrupted_ = interrupted;
       // The run's last state, if no line said it yet (a task that never ran leaves the count short of all
       // tasks, so the event that resolved the last one did not force a line).
-      if (!show_ && every_s_ > 0 && started_ && state() != printed_) print(lock);
+      if (!show_ && every_s_ > 0 && started_ && state() != printed_ && (!quiet_start_ || lines_ > 0))
+        print(lock);
     }
     wake_.notify_all();
     if (ticker_.joinable()) ticker_.join();
@@ -252,7 +255,8 @@ class Progress final : public RunObserver {
       // The first line comes kFirstLine after the first event, not at it: a resumed run's first events
       // are a burst of what its earlier part did (tasks done), which a line at the first said was 0.
       started_ = true;
-      last_ = std::chrono::steady_clock::now() - gap() + kFirstLine;
+      last_ = std::chrono::steady_clock::now() -
+              (quiet_start_ ? std::chrono::milliseconds(0) : gap() - kFirstLine);
     }
     switch (e.kind) {
       case TaskEvent::Kind::admitted:
@@ -303,6 +307,7 @@ class Progress final : public RunObserver {
   void print(const std::unique_lock<std::mutex>& /*held*/) {
     const auto now = std::chrono::steady_clock::now();
     last_ = now;
+    ++lines_;
     changed_at_.reset();
     printed_ = state();
     const double elapsed = std::chrono::duration<double>(now - t0_).count();
@@ -352,6 +357,8 @@ class Progress final : public RunObserver {
   }
   std::uint64_t tasks_;
   bool show_;
+  bool quiet_start_;
+  std::uint64_t lines_ = 0;  // printed so far
   double every_s_;
   Prediction prediction_;
   std::chrono::steady_clock::time_point t0_, last_;
@@ -962,6 +969,7 @@ int run_simulate(const SimulateArgs& args) {
   const bool tty = !args.quiet && isatty(STDERR_FILENO) != 0;
   const bool sim = args.backend == "sim";
   const bool live = args.backend == "k8s";
+  const bool local = args.backend == "local";
   Prediction prediction = sim || (!tty && !live) ? Prediction{}
                           : live                 ? predict(scenario, plan, seed)
                                                  : predict_local(args, seed, lo);
@@ -971,8 +979,15 @@ int run_simulate(const SimulateArgs& args) {
                                                ? std::chrono::system_clock::now().time_since_epoch() -
                                                      std::chrono::nanoseconds(ko.resume_started_unix_ns)
                                                : std::chrono::nanoseconds{};
-  Progress progress(plan.task_count(), tty && !sim, std::move(prediction), live && !args.quiet ? 5 : 0,
-                    resumed);
+  // Without a terminal: a line every 5 s of a live run from its start, and every minute of a local run
+  // once it has run a minute (a CI log of a long local run showed nothing until its summary; one of a
+  // short run stays as it was).
+  Progress progress(plan.task_count(), tty && !sim, std::move(prediction),
+                    args.quiet ? 0
+                    : live     ? 5
+                    : local    ? 60
+                               : 0,
+                    resumed, local);
   if (live && !args.quiet)
     progress.set_header("k8s run " + ko.run_id + ": " + std::to_string(plan.task_count()) +
                         " tasks; the simulator predicts " +

@@ -412,3 +412,22 @@ TEST_CASE("cli: compare --backend local keeps each variant's each run's command 
   CHECK_FALSE(fs::exists(out / "commands" / "wide" / "seed7"));
   CHECK_FALSE(fs::exists(out / "commands" / "gone"));
 }
+
+TEST_CASE("cli: a local run without a terminal logs its progress every minute from its first minute on",
+          "[cli][slow]") {
+  // A CI log of a long local run showed nothing until its summary. Two 65 s sleeps at once: one line at
+  // 1m00s (both running), then the last state at the end; a run shorter than a minute logs nothing (every
+  // other local run in these tests, whose standard error is checked empty).
+  const fs::path dir = scratch("local-progress");
+  std::ofstream(dir / "long.yaml")
+      << "name: long\noverheads: none\npipeline:\n  steps:\n"
+         "    - {name: w, parallel_for: {count: 2}, duration: {base: 65s}, kernel: "
+         "{name: sleep}}\n"
+         "cluster:\n  node_pools: [{name: n, cpu: 2, memory: 4Gi, count: 1}]\n";
+  const Result r = run("run '" + (dir / "long.yaml").string() + "' --backend local --out '" +
+                       (dir / "out").string() + "'");
+  REQUIRE(r.status == 0);
+  CHECK(r.err ==
+        "0/2 tasks done, 2 running, 0 pending; 1m00s elapsed\n"
+        "2/2 tasks done, 0 running, 0 pending; 1m05s elapsed\n");
+}

@@ -27,6 +27,17 @@ namespace shardflow::cli {
 
 namespace {
 
+// 0.9 as the percent it was meant as: "90" (0.975: "97.5").
+std::string detail_percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", fraction * 100);
+  return buf;
+}
+
+}  // namespace
+
+namespace {
+
 // A YAML double-quoted scalar.
 std::string quoted(const std::string& s) {
   std::string q = "\"";
@@ -234,6 +245,16 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
          "p95 needs -r 45 or more (all by the deadline; more runs allow a few misses). Default: the "
          "runs' own share must reach the quantile, which a lucky configuration can")
       ->check(finite_number(0, 100, true, true))
+      // A fraction for a percent (0.9 meant as 90%) was taken as 0.9% sure, quietly: below 1 is refused.
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            const double v = std::strtod(text.c_str(), nullptr);
+            if (v > 0 && v < 1)
+              return "is a percent, 1 to below 100: \"" + text + "\" would be " + text + "% sure; for " +
+                     detail_percent(v) + "% give " + detail_percent(v);
+            return "";
+          },
+          "PERCENT"))
       ->type_name("PERCENT");
   cmd->add_option("--budget", args.budget,
                   "Instead of a deadline: a mean cost per run (in the pools' price_per_hour currency); the "

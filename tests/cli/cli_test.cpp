@@ -719,6 +719,13 @@ TEST_CASE("cli: sweep finds the cheapest configuration that meets a deadline", "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline 1m --confidence 100");
   CHECK(sure.status == 2);
   CHECK(sure.err.starts_with("--confidence: want a number > 0 and < 100, got \"100\"\n"));
+  // A fraction meant as a percent (0.9 for 90%) was taken as 0.9% sure, with no word.
+  const Result fraction =
+      run("sweep scenarios/argo-parallelism-limit.yaml --vary "
+          "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline 1m --confidence 0.9");
+  CHECK(fraction.status == 2);
+  CHECK(fraction.err.starts_with(
+      "--confidence: is a percent, 1 to below 100: \"0.9\" would be 0.9% sure; for 90% give 90\n"));
   const Result surer =
       run("sweep scenarios/argo-parallelism-limit.yaml --vary "
           "'pipeline.steps[sleep].parallel_for.parallelism=1,2' --deadline 1m --confidence "

@@ -757,6 +757,24 @@ SimulateArgs resumed_args(const SimulateArgs& args) {
 
 }  // namespace
 
+namespace {
+
+// The `backend` of the trace.json at `path` (its first lines), or "" when there is none or it cannot tell.
+std::string trace_backend(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::string head(512, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string key = "\"backend\": \"";
+  const std::size_t at = head.find(key);
+  if (at == std::string::npos || head.find("\"format\": \"shardflow-trace\"") == std::string::npos) return "";
+  const std::size_t end = head.find('"', at + key.size());
+  return end == std::string::npos ? "" : head.substr(at + key.size(), end - at - key.size());
+}
+
+}  // namespace
+
 int run_simulate(const SimulateArgs& args) {
   if (!args.resume.empty()) return run_simulate(resumed_args(args));  // always --backend k8s
   if (args.file.empty())
@@ -947,6 +965,19 @@ int run_simulate(const SimulateArgs& args) {
                      "applies to --backend sim and local only (a k8s run writes run.json)");
   if (args.no_files && !args.out_dir.empty())
     throw InputError({"--no-files", 0, 0}, "", "writes no files: leave out --out " + args.out_dir);
+  // The default directory is shared by simulate and run: a real run's results there (which took real
+  // time) are not replaced by another backend's without --out (a simulation replaced a local run's,
+  // silently).
+  if (args.out_dir.empty() && !args.no_files) {
+    const std::filesystem::path dir = out_dir_path(args.out_dir, scenario.name);
+    const std::string there = trace_backend(dir / "trace.json");
+    if ((there == "local" || there == "k8s") && there != args.backend)
+      throw InputError({"--out", 0, 0}, "",
+                       dir.string() + " holds the results of a " +
+                           (there == "local" ? "local" : "live (k8s)") + " run (trace.json), which this " +
+                           (args.backend == "sim" ? std::string("simulation") : args.backend + " run") +
+                           " would replace: give --out DIR for it, or remove them first");
+  }
   // A directory this run makes is taken away again if the run stops before anything was written to it
   // (a cluster it cannot reach, Ctrl-C while checking): no empty directory left behind.
   std::error_code exists_ec;

@@ -431,3 +431,28 @@ TEST_CASE("cli: a local run without a terminal logs its progress every minute fr
         "0/2 tasks done, 2 running, 0 pending; 1m00s elapsed\n"
         "2/2 tasks done, 0 running, 0 pending; 1m05s elapsed\n");
 }
+
+TEST_CASE("cli: a simulation does not replace a local run's results in the default directory", "[cli]") {
+  // simulate and run share out/NAME: a simulation replaced a local run's trace there, silently.
+  const fs::path dir = scratch("default-out");
+  std::ofstream(dir / "c.yaml") << "name: shared-default\noverheads: none\npipeline:\n  steps:\n"
+                                   "    - {name: w, duration: {base: 1s}, kernel: {name: noop}}\n"
+                                   "cluster: {node_pools: [{name: n, cpu: 1, memory: 1Gi, count: 1}]}\n";
+  const std::string in_dir = "cd '" + dir.string() + "' && '" + std::string(SHARDFLOW_EXE) + "' ";
+  const auto sh = [&](const std::string& args) {
+    return std::system(
+        (in_dir + args + " >'" + (dir / "out.txt").string() + "' 2>'" + (dir / "err.txt").string() + "'")
+            .c_str());
+  };
+  REQUIRE(sh("run c.yaml --backend local -q") == 0);
+  CHECK(WEXITSTATUS(sh("simulate c.yaml -q")) == 2);
+  CHECK(
+      slurp(dir / "err.txt") ==
+      "--out: out/shared-default holds the results of a local run (trace.json), which this simulation would "
+      "replace: give --out DIR for it, or remove them first\n");
+  CHECK(slurp(dir / "out" / "shared-default" / "trace.json").find("\"backend\": \"local\"") !=
+        std::string::npos);
+  // With --out the user says where; a local run again, or over a simulation, replaces as before.
+  CHECK(sh("simulate c.yaml -q --out out/shared-default") == 0);
+  CHECK(sh("run c.yaml --backend local -q") == 0);
+}

@@ -50,6 +50,28 @@ std::string got(const Node& n) {
   return "got " + quote(v);
 }
 
+std::string mapping_hint(const std::string& path, const Node& n) {
+  if (!n.IsScalar() || n.Tag() != "?") return "";
+  const std::string& v = n.Scalar();
+  if (v.empty() || v.find_first_of(":{}[],\n") != std::string::npos) return "";
+  const std::size_t dot = path.rfind('.');
+  const std::string key = dot == std::string::npos ? path : path.substr(dot + 1);
+  const bool digits = v.find_first_not_of("0123456789") == std::string::npos;
+  const bool number = v.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  std::string example;
+  if (key == "duration")
+    example = "{base: " + (number ? v + "s" : v) + "}";  // a bare number: seconds, said with the unit
+  else if (key == "parallel_for" && digits)
+    example = "{count: " + v + "}";
+  else if (key == "failure" && number)
+    example = "{p: " + v + "}";
+  else if (key == "retries" && digits)
+    example = "{max: " + v + "}";
+  else if (key == "resources" && number)
+    example = "{cpu: " + v + "}";
+  return example.empty() ? "" : " (write " + key + ": " + example + ")";
+}
+
 std::string got_kind(const Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Null:

@@ -30,6 +30,10 @@ using Keys = std::span<const std::string_view>;
 std::string got(const YAML::Node& n);
 /// The same without a scalar's text ("got a string"): for values that may be secrets (kubeconfigs).
 std::string got_kind(const YAML::Node& n);
+/// After "expected a mapping, got ...": for a plain value where a step's `duration`, `parallel_for`,
+/// `failure`, `retries` or `resources` mapping belongs, how to write it (" (write duration: {base: 10s})");
+/// else "".
+std::string mapping_hint(const std::string& path, const YAML::Node& n);
 /// "a, b, c" (with sep ", ").
 std::string join(std::span<const std::string> names, std::string_view sep = ", ");
 /// A field's path: "cluster" + "scheduler" -> "cluster.scheduler"; "" + "name" -> "name". A key of more
@@ -234,7 +238,7 @@ class Map {
 
   Map(const Reader& r, const YAML::Node& node, std::string path, Keys known, Kind kind = Kind::element)
       : r_(r), node_(node), path_(std::move(path)) {
-    if (!node.IsMap()) r.fail(node, path_, "expected a mapping, " + got(node));
+    if (!node.IsMap()) r.fail(node, path_, "expected a mapping, " + got(node) + mapping_hint(path_, node));
     std::size_t bad_keys = 0;  // reported (collecting only: otherwise the first throws)
     for (auto it = node.begin(); it != node.end(); ++it) {
       const YAML::Node k = it->first;

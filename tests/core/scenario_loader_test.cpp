@@ -701,7 +701,8 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
       {"missing pool cpu", with_pools("    - {name: p, memory: 1Gi, count: 1}\n"),
        "bad.yaml:7:7: cluster.node_pools[0]: missing required key \"cpu\""},
       {"expected a mapping", with_steps("    - {name: a, resources: 4}\n"),
-       "bad.yaml:7:28: pipeline.steps[0].resources: expected a mapping, got \"4\""},
+       "bad.yaml:7:28: pipeline.steps[0].resources: expected a mapping, got \"4\" (write resources: {cpu: "
+       "4})"},
       {"expected a list", with_steps("    - {name: a}\n    - {name: b, after: a}\n"),
        "bad.yaml:8:24: pipeline.steps[1].after: expected a list, got \"a\""},
       {"expected a number", with_steps("    - {name: a, failure: {p: high}}\n"),
@@ -988,6 +989,18 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
       {"loop items that refer to themselves", with_steps("    - {name: a, parallel_for: {items: &x [*x]}}\n"),
        "bad.yaml:7:39: pipeline.steps[0].parallel_for.items[0]" + repeat("[0]", 65) +
            ": nested too deeply (more than 64 levels)"},
+      // A plain value where a step's mapping belongs: how to write it.
+      {"a bare duration", with_steps("    - {name: a, duration: 10}\n"),
+       "bad.yaml:7:27: pipeline.steps[0].duration: expected a mapping, got \"10\" (write duration: {base: "
+       "10s})"},
+      {"a bare loop count", with_steps("    - {name: a, parallel_for: 200}\n"),
+       "bad.yaml:7:31: pipeline.steps[0].parallel_for: expected a mapping, got \"200\" (write parallel_for: "
+       "{count: 200})"},
+      {"a bare failure probability", with_steps("    - {name: a, failure: 0.01}\n"),
+       "bad.yaml:7:26: pipeline.steps[0].failure: expected a mapping, got \"0.01\" (write failure: {p: "
+       "0.01})"},
+      {"a bare retry count", with_steps("    - {name: a, retries: 3}\n"),
+       "bad.yaml:7:26: pipeline.steps[0].retries: expected a mapping, got \"3\" (write retries: {max: 3})"},
       {"a group that contains itself", with_steps("    - &g {name: g, steps: [*g]}\n"),
        "bad.yaml:7:27: pipeline.steps[0]" + repeat(".steps[0]", 32) +
            ".steps: groups nest too deeply (more than 32 levels)"},

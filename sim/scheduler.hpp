@@ -161,9 +161,15 @@ class Scheduler {
       pc.nonzero = {c.resources.cpu ? c.resources.cpu : kDefaultMilliCpuRequest,
                     c.resources.memory ? c.resources.memory : kDefaultMemoryRequest};
       pc.pools = eligible_pools(pools, c.node_selector, c.tolerations);
-      auto it = std::find(images.begin(), images.end(), c.image);
+      // One image under both its names: an untagged name is its `:latest` (kube-scheduler's
+      // normalizedImageName in ImageLocality; the kubelet pulls the same), `app` and `app:latest` alike.
+      std::string image = c.image;
+      if (!image.empty() && (image.rfind(':') == std::string::npos ||
+                             (image.rfind('/') != std::string::npos && image.rfind(':') < image.rfind('/'))))
+        image += ":latest";
+      auto it = std::find(images.begin(), images.end(), image);
       pc.image = static_cast<std::uint32_t>(it - images.begin());
-      if (it == images.end()) images.push_back(c.image);
+      if (it == images.end()) images.push_back(image);
       const ByteCount size = c.image_size >= 0 ? c.image_size : ov.default_image_size;
       pc.pull = ov.image_pull_bytes_per_second > 0
                     ? delay_from_seconds(static_cast<double>(size) / ov.image_pull_bytes_per_second)

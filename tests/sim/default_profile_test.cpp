@@ -173,6 +173,21 @@ TEST_CASE("Scheduler: ImageLocality sends the next pod to the node whose pull fi
   SECTION("both node searches agree") {
     for (std::uint64_t seed = 1; seed <= 4; ++seed) CHECK(nodes_of(sc, 1, seed) == nodes_of(sc, 0, seed));
   }
+  SECTION("an untagged name is its :latest, for the score and the pull") {
+    // kube-scheduler's normalizedImageName: `ghcr.io/acme/app` and `ghcr.io/acme/app:latest` are one image
+    // (they were two: b went anywhere and pulled again). A registry's port is not a tag.
+    for (const auto& [first, second] : {std::pair{"ghcr.io/acme/app", "ghcr.io/acme/app:latest"},
+                                        std::pair{"reg:5000/app", "reg:5000/app:latest"}}) {
+      Scenario named = sc;
+      named.pipeline.steps[0].component.image = first;
+      named.pipeline.steps[1].component.image = second;
+      for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+        const Trace t = run(named, seed);
+        CHECK(t.attempts[0].node == t.attempts[1].node);
+        CHECK(t.attempts[1].image_pull == Duration::zero());
+      }
+    }
+  }
 }
 
 TEST_CASE("Scheduler: the scenario keys reach the score (score_weights, taints, node_affinity.preferred)",

@@ -404,8 +404,18 @@ class Scheduler {
     Duration backoff = cfg_.initial_backoff;
     for (int i = 1; i < pc.fails && backoff < cfg_.max_backoff; ++i) backoff = backoff * 2;
     pc.backoff_until = backoff_end(engine.now(), std::min(backoff, cfg_.max_backoff));
-    engine.schedule(kUnschedulableFlush, kClassWake, c, ++pc.wake_gen);
+    engine.schedule_at(flush_time(engine.now()), kClassWake, c, ++pc.wake_gen);
     if (pc.blocked_since == kNever) pc.blocked_since = engine.now();
+  }
+
+  /// When a pod found unschedulable at `t` leaves the unschedulable pods with no cluster change:
+  /// kube-scheduler v1.36's flushUnschedulablePodsLeftover runs every 30 s from the scheduler's start (the
+  /// run's) and moves the pods unschedulable for more than podMaxInUnschedulablePodsDuration (5 min): the
+  /// first tick strictly past t + 5 min.
+  [[nodiscard]] static SimTime flush_time(SimTime t) {
+    constexpr std::int64_t kTick = Duration::from_s(30).ns();
+    const std::int64_t due = (t + kUnschedulableFlush).ns();
+    return SimTime::from_ns((due / kTick + 1) * kTick);
   }
 
   /// When a pod that failed at `now` with this backoff may be tried again: kube-scheduler v1.36's backoff

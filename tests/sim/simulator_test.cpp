@@ -1016,6 +1016,19 @@ TEST_CASE(
   CHECK(makespan(t) == s(300));
 }
 
+TEST_CASE("Simulator: an unschedulable pod is retried at the 30 s flush tick past its 5 minutes", "[sim]") {
+  // kube-scheduler moves a pod unschedulable for more than 5 min back at its 30 s flushUnschedulable-
+  // PodsLeftover ticks: y, unschedulable from 0 behind x (950 s), is tried at 330, 660, then when x ends
+  // (950): with x's decision, 5 decisions (at 300, 600, 900 and 950 it was 6).
+  Scenario sc = scenario({task("x", 950, {}, 2000), task("y", 10, {}, 2000)}, {pool("p", 1, 2000)});
+  const Plan plan = Plan::unroll(sc.pipeline);
+  sim::SimStats st;
+  const Trace t = sim::simulate(sc, plan, sim::SimOptions{}, st);
+  CHECK(st.scheduling_attempts == 5);
+  CHECK(t.attempts[1].scheduled == s(950));
+  CHECK(makespan(t) == s(960));
+}
+
 TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {
   // The node fails within the task's run; its replacement outlives the rerun.
   NodePool p = pool("p", 1, 4000);

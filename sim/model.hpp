@@ -344,7 +344,7 @@ class Model {
 
   // ---- nodes (node_events.inl) ------------------------------------------------------------------------
   inline void add_node(std::uint32_t pool, SimTime up, SimTime billed_from);
-  inline void node_up(std::uint32_t record, bool booted = true);
+  inline std::uint32_t node_up(std::uint32_t record, bool booted = true);
   inline void remove_node(std::uint32_t slot);
   inline void on_node_fail(std::uint32_t slot, std::uint32_t gen);
   [[gnu::cold, gnu::noinline]] void stop_for_churn() {

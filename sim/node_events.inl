@@ -29,17 +29,19 @@ inline void Model::add_node(std::uint32_t pool, SimTime up, SimTime billed_from)
   ++nodes_.pool(pool).nodes;
   nodes_.add_record(pool);
   if (up == engine_.now()) {
-    node_up(record, false);
+    const std::uint32_t slot = node_up(record, false);
     // Up at once (boot_time 0) during the run, for the autoscaler or as a replacement: the pods that wait
-    // for room may take it, as they do a node that booted. (The nodes of the start need no wake-up.)
-    if (running_) sched_.on_cluster_change(engine_);
+    // for room and fit it may take it, as they do a node that booted. (The nodes of the start need no
+    // wake-up.)
+    if (running_) sched_.on_cluster_change(engine_, &nodes_.slot(slot));
   } else {
     ++nodes_.pool(pool).booting;
     engine_.schedule_at(up, kNodeUp, record);
   }
 }
 
-inline void Model::node_up(std::uint32_t record, bool booted) {
+// Returns the node's slot.
+inline std::uint32_t Model::node_up(std::uint32_t record, bool booted) {
   const std::uint32_t pool = nodes_.pool_of_record(record);
   if (booted) --nodes_.pool(pool).booting;
   const std::uint32_t slot = nodes_.open_slot(pool, record);
@@ -57,7 +59,8 @@ inline void Model::node_up(std::uint32_t record, bool booted) {
       engine_.schedule(delay_from_seconds(t), kNodeFail, slot, nodes_.slot(slot).gen);
   }
   became_idle(slot);
-  if (booted) sched_.on_cluster_change(engine_);
+  if (booted) sched_.on_cluster_change(engine_, &nodes_.slot(slot));
+  return slot;
 }
 
 inline void Model::remove_node(std::uint32_t slot) {

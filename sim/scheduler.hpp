@@ -438,8 +438,10 @@ class Scheduler {
     refresh(pc.index);
   }
 
-  /// A pod ended or a node came up: unschedulable pods move to the active or backoff queue.
-  void on_cluster_change(Engine& engine) {
+  /// A pod ended or a node came up: unschedulable pods move to the active or backoff queue. `added`: the
+  /// slot of a node that came up, which wakes only the classes whose pods fit it (kube-scheduler's
+  /// queueing hints: NodeResourcesFit and the other filters skip a new node the pod does not fit).
+  void on_cluster_change(Engine& engine, const Slot* added = nullptr) {
     list_blocked_ = false;
     if (unschedulable_count_ == 0) {  // the usual case: nothing waits for a change
       kick(engine);
@@ -451,6 +453,7 @@ class Scheduler {
     for (const std::uint32_t c : waking_) {
       PodClass& pc = classes_[c];
       if (pc.queue.empty() || pc.state != ClassState::unschedulable) continue;
+      if (added != nullptr && !list_ && !fits_on(pc, *added)) continue;
       ++pc.wake_gen;
       if (pc.backoff_until <= engine.now()) {
         set_state(pc, ClassState::active);

@@ -1029,6 +1029,29 @@ TEST_CASE("Simulator: an unschedulable pod is retried at the 30 s flush tick pas
   CHECK(makespan(t) == s(960));
 }
 
+TEST_CASE("Simulator: a node that comes up wakes only the pods that fit it", "[sim]") {
+  // x[1] (2 CPUs, pool a only) and z (500m, pool auto only) are unschedulable; auto-0 (1 CPU) comes up at
+  // 100 s. kube-scheduler's queueing hints skip x[1] for a node it does not fit, so the next 10 s decision
+  // is z's: bound at 110 s (a decision retried x[1] first: 120 s).
+  const std::string yaml =
+      "name: na\noverheads: none\npipeline:\n  steps:\n"
+      "    - {name: x, parallel_for: {count: 2}, resources: {cpu: 2}, node_selector: {role: x}, duration: "
+      "{base: 1000s}}\n"
+      "    - {name: z, resources: {cpu: 500m}, node_selector: {role: z}, duration: {base: 10s}}\n"
+      "cluster:\n  node_pools:\n"
+      "    - {name: a, cpu: 2, memory: 4Gi, count: 1, labels: {role: x}}\n"
+      "    - {name: auto, cpu: 1, memory: 4Gi, labels: {role: z}, autoscaling: {min: 0, max: 1, "
+      "scale_up_delay: 10s, boot_time: 60s}}\n"
+      "  scheduler: {decisions_per_second: 0.1, bind_latency: 0s}\n";
+  const Trace t = run(load_scenario_text(yaml, "na.yaml"), 1);
+  REQUIRE(t.attempts.size() == 3);
+  REQUIRE(t.nodes.size() == 2);
+  CHECK(t.nodes[1].up == s(100));
+  CHECK(t.attempts[2].scheduled == s(110));
+  CHECK(t.attempts[2].node == 1);
+  CHECK(t.attempts[1].scheduled == s(1020));  // x[1] when x[0] ends at 1010, its decision 10 s later
+}
+
 TEST_CASE("Simulator: a node failure at its sampled time evicts the pod, the replacement boots", "[sim]") {
   // The node fails within the task's run; its replacement outlives the rerun.
   NodePool p = pool("p", 1, 4000);

@@ -143,11 +143,22 @@ std::optional<std::string> fit_problem(const Cluster& cluster, const Step& step)
     return "step " + quote(step.name) + " (" + describe(step.component.resources) +
            ") fits no node it may use: on pool " + quote(largest->name) +
            ", the largest, the daemonsets take all of its max_pods";
+  // Pools large enough that the step may not use (a taint, a selector): the fix may be there, not a size.
+  std::string refusing;
+  std::size_t refused = 0;
+  for (const NodePool& pool : cluster.node_pools)
+    if (pool.may_have_nodes() && !pool_admits(pool, c.node_selector, c.tolerations) &&
+        c.resources.cpu <= pool.pod_cpu() && c.resources.memory <= pool.pod_memory() &&
+        c.resources.gpu <= pool.pod_gpu() && pool.max_pods > 0 && refused++ < 3)
+      refusing +=
+          (refusing.empty() ? "" : ", ") + shortened(pool.name) + ": " + shortened(pool_refusal(pool, c));
+  if (refused > 3) refusing += ", and " + with_commas(refused - 3) + " more";
   return "step " + quote(step.name) + " asks for " + describe(step.component.resources) +
          ", more than any node it may use can hold (largest: pool " + quote(largest->name) + " with " +
          describe(Resources{largest->pod_cpu(), largest->pod_memory(), largest->pod_gpu()}) +
          (largest->has_overhead() ? " for pods, after its reserved resources and daemonsets" : "") +
-         (largest->max_pods <= 0 ? ", and its daemonsets take all of its max_pods" : "") + ")";
+         (largest->max_pods <= 0 ? ", and its daemonsets take all of its max_pods" : "") + ")" +
+         (refusing.empty() ? "" : "; large enough but not for it: " + refusing);
 }
 
 std::optional<std::string> driver_fit_problem(const Cluster& cluster, const Overheads& o) {

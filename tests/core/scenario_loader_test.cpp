@@ -828,6 +828,17 @@ TEST_CASE("ScenarioLoader: each kind of bad input gets one exact message", "[cor
        "NoSchedule}]}\n",
        "bad.yaml:4:51: pipeline.steps[0].tolerations: step \"a\" fits no node pool: its node_selector and "
        "tolerations match none of the pools with nodes (p: taint gpu=yes:NoSchedule not tolerated)"},
+      {"too large for the pools it may use, and a large enough pool it may not: both said",
+       "name: t\npipeline:\n  steps:\n"
+       "    - {name: a, resources: {cpu: 10}}\n"
+       "cluster:\n  node_pools:\n"
+       "    - {name: p, cpu: 4, memory: 8Gi, count: 1}\n"
+       "    - {name: g, cpu: 64, memory: 8Gi, count: 1, taints: [{key: gpu, effect: NoSchedule}]}\n",
+       "bad.yaml:4:28: pipeline.steps[0].resources: step \"a\" asks for cpu 10, memory 0, gpu 0, more than "
+       "any "
+       "node it may use can hold (largest: pool \"p\" with cpu 4, memory 8Gi, gpu 0); large enough but not "
+       "for "
+       "it: g: taint gpu:NoSchedule not tolerated"},
       {"a taint and no tolerations: said at the step",
        "name: t\npipeline:\n  steps:\n"
        "    - {name: a, resources: {cpu: 1}}\n"

@@ -1736,6 +1736,25 @@ void print_sweep(std::ostream& out, const SweepResult& r) {
         if (same.size() > 5) out << "; and " << same.size() - 5 << " more";
         out << "\n";
       }
+      // At an end of a field's swept values: what lies past it was not tried (the cheapest may be there).
+      std::vector<std::string> edges;
+      for (std::size_t d = 0; d < r.dimensions.size() && d < cr.values.size(); ++d) {
+        const Dimension& dim = r.dimensions[d];
+        if (dim.values.size() < 2) continue;
+        const std::optional<std::vector<double>> scale = value_scale(dim.path, dim.values);
+        const auto at = std::find(dim.values.begin(), dim.values.end(), cr.values[d]);
+        if (!scale || at == dim.values.end()) continue;
+        const double v = (*scale)[static_cast<std::size_t>(at - dim.values.begin())];
+        const auto [lo, hi] = std::minmax_element(scale->begin(), scale->end());
+        if (v == *lo || v == *hi)
+          edges.push_back(dim.path + "=" + cr.values[d] + " is the " + (v == *lo ? "smallest" : "largest") +
+                          " value swept");
+      }
+      if (!edges.empty()) {
+        out << "at the edge of the range: ";
+        for (std::size_t i = 0; i < edges.size(); ++i) out << (i ? "; " : "") << edges[i];
+        out << ": values past it were not tried, and one may be cheaper (sweep past it to see)\n";
+      }
       // Its runs would not pass --confidence 90: they cannot tell it from a configuration that misses
       // more often, and the cheapest of many near the deadline is likely a lucky one. Not when every run
       // gave the same makespan with no failed task: nothing varies from run to run.

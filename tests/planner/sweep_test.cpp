@@ -1766,6 +1766,28 @@ TEST_CASE("Sweep: sweep.json and sweep.csv say when the quantile falls on a run 
   CHECK(json(read_sweep_json(good, "sweep.json")) == j);
 }
 
+TEST_CASE("Sweep: a recommendation at the edge of a field's swept values says what was not tried",
+          "[planner]") {
+  // Four 16-CPU tasks then a merge: 2 nodes take 30 s, 3 take 30 s, 4 take 20 s; by 35 s the cheapest is
+  // 2 nodes. Swept from 2 up, fewer nodes were never tried (one was cheaper in a user's sweep of 8, 10, 15
+  // when 6 was tried later).
+  SweepSpec spec;
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=4,3,2")};
+  spec.replications = 1;
+  spec.deadline_s = 35;
+  const SweepResult r = run_sweep_text(kFanout, "fanout.yaml", spec);
+  REQUIRE(r.recommended == std::optional<std::size_t>(2));
+  CHECK_THAT(table(r),
+             Catch::Contains("\nat the edge of the range: cluster.node_pools[n].count=2 is the smallest "
+                             "value swept: values past it were not tried, and one may be cheaper (sweep "
+                             "past it to see)\n"));
+  // Inside the range: nothing said.
+  spec.dimensions = {parse_dimension("cluster.node_pools[n].count=1,2,3")};
+  const SweepResult inside = run_sweep_text(kFanout, "fanout.yaml", spec);
+  REQUIRE(inside.recommended == std::optional<std::size_t>(1));
+  CHECK(table(inside).find("at the edge of the range") == std::string::npos);
+}
+
 TEST_CASE("Sweep: the nearest's trends leave out the values whose quantile is a failed run's", "[planner]") {
   // With failure.p 0.5 most runs fail, and the p95 is the slowest run, a failed one: reading the trend
   // from it told the user to try a higher failure probability ("falls along the values ... try beyond").

@@ -261,6 +261,9 @@ int main(int argc, char** argv) {
     // the user probably meant.
     // Then CLI11's own words for the other refusals, in a user's terms (cli::parse_error_message).
     if (e.get_exit_code() != static_cast<int>(CLI::ExitCodes::Success)) {
+      // Every command, for an option that belongs to another one (simulate --backend is run's).
+      for (std::size_t i = 0; i < cli::kCommandCount; ++i)
+        if (built[i] == nullptr) built[i] = cli::kCommands[i].add(app, args);
       std::optional<std::string> message = cli::unknown_option_message(app, argc, argv);
       if (!message) message = cli::parse_error_message(e, argc, argv);
       if (message) {

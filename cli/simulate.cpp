@@ -880,8 +880,9 @@ int run_simulate(const SimulateArgs& args) {
     // More than this machine has: the run goes on (a test of the scheduling may want it), but its times
     // are of tasks sharing the CPUs or swapping, not of the machine it describes.
     if (!args.quiet && args.cores > machine_cores())
-      std::cerr << "run: warning: --cores " << args.cores << " is more than the " << machine_cores()
-                << " CPUs this process may use: the tasks share them, and take longer than on " << args.cores
+      std::cerr << "run: warning: --cores " << args.cores << " is more than the "
+                << (machine_cores() == 1 ? std::string("1 CPU") : std::to_string(machine_cores()) + " CPUs")
+                << " this process may use: the tasks share them, and take longer than on " << args.cores
                 << " cores\n";
     if (!args.quiet && lo.memory > 0 && machine_memory() > 0 && lo.memory > machine_memory())
       std::cerr << "run: warning: --memory " << args.memory_text << " is more than this machine's "

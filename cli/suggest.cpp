@@ -121,7 +121,23 @@ std::optional<std::string> unknown_option_message(CLI::App& app, int argc, const
     for (const CLI::Option* o : chain.back()->get_options())
       for (const std::string& l : o->get_lnames()) names.push_back(l);
     const std::string command = command_of(chain);
-    return command + ": unknown option \"" + name + "\"" + did_you_mean(name, names, "--") + "; " + command +
+    // An option of other commands (simulate --backend is run's; shardflow --seed 3 simulate: before the
+    // command): said, since a typo's suggestion cannot find it.
+    std::vector<std::string> owners;
+    for (const CLI::App* sub : chain.front()->get_subcommands([](CLI::App*) { return true; }))
+      if (sub != chain.back() && sub->get_option_no_throw(name) != nullptr) owners.push_back(sub->get_name());
+    std::string where;
+    if (!owners.empty() && chain.size() == 1) {
+      where = " (options go after the command: shardflow COMMAND " + name + " ...)";
+    } else if (!owners.empty()) {
+      where = " (an option of ";
+      for (std::size_t k = 0; k < owners.size() && k < 4; ++k)
+        where += (k ? (k + 1 == owners.size() || k == 3 ? " and " : ", ") : "") +
+                 ("`shardflow " + owners[k] + "`");
+      where += ")";
+    }
+    const std::string meant = did_you_mean(name, names, "--");
+    return command + ": unknown option \"" + name + "\"" + (meant.empty() ? where : meant) + "; " + command +
            " --help lists the options\n";
   }
   return std::nullopt;

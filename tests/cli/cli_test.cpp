@@ -515,6 +515,17 @@ TEST_CASE("cli: a mistyped option or command is named, with what was probably me
        "shardflow sweep: unknown option \"--deadlien\" (did you mean --deadline?); shardflow sweep --help "
        "lists "
        "the options\n"},
+      // Another command's option (none close in this one): its commands named; one before the command: said.
+      {"simulate" + f + " --backend local",
+       "shardflow simulate: unknown option \"--backend\" (an option of `shardflow run` and `shardflow "
+       "compare`); "
+       "shardflow simulate --help lists the options\n"},
+      {"validate" + f + " --vary a=1",
+       "shardflow validate: unknown option \"--vary\" (an option of `shardflow sweep`); shardflow validate "
+       "--help lists the options\n"},
+      {"--seed 3 simulate" + f,
+       "shardflow: unknown option \"--seed\" (options go after the command: shardflow COMMAND --seed ...); "
+       "shardflow --help lists the options\n"},
       {"simulate --bogus",  // nothing close; CLI11 said "file is required"
        "shardflow simulate: unknown option \"--bogus\"; shardflow simulate --help lists the options\n"},
       {"simulate" + f + " -x",

@@ -27,4 +27,10 @@ InputError::InputError(SourceLocation where, std::string field, std::string mess
       field_(std::move(field)),
       message_(std::move(message)) {}
 
+InputErrors::InputErrors(const std::vector<InputError>& problems)
+    : InputError(problems.front().where(), problems.front().field(), problems.front().message()),
+      problems_(problems) {
+  for (const InputError& p : problems_) all_ += (all_.empty() ? "" : "\n") + std::string(p.what());
+}
+
 }  // namespace shardflow

@@ -598,12 +598,14 @@ class LocalRun {
 };
 
 // A task larger than this machine would wait forever: say so before anything runs.
-void check_fits(const std::vector<Step>& steps, const std::string& field, int cores, ByteCount memory) {
+// Every step's every request this machine cannot hold, into `problems` (a run said one, then the next).
+void check_fits(const std::vector<Step>& steps, const std::string& field, int cores, ByteCount memory,
+                std::vector<InputError>& problems) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
     const auto here = [&] { return field + "[" + std::to_string(i) + "]"; };
     if (s.is_group()) {
-      check_fits(s.steps, here() + ".steps", cores, memory);
+      check_fits(s.steps, here() + ".steps", cores, memory, problems);
       continue;
     }
     const Resources& r = s.component.resources;
@@ -615,17 +617,20 @@ void check_fits(const std::vector<Step>& steps, const std::string& field, int co
     const std::string machine =
         "this machine (--cores " + std::to_string(cores) + ", --memory " + format_bytes(memory) + ")";
     if (r.cpu > static_cast<MilliCpu>(cores) * 1000)
-      throw InputError(at(0), here() + ".resources.cpu",
-                       "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, more than " + machine +
-                           " has; lower it with --set or run with a larger --cores");
+      problems.emplace_back(at(0), here() + ".resources.cpu",
+                            "step " + s.name + " asks for " + format_cpu(r.cpu) + " CPUs, more than " +
+                                machine + " has; lower it with --set or run with a larger --cores");
     if (r.memory > memory)
-      throw InputError(at(1), here() + ".resources.memory",
-                       "step " + s.name + " asks for " + format_bytes(r.memory) + " of memory, more than " +
-                           machine + " has; lower it with --set or run with a larger --memory");
-    throw InputError(at(2), here() + ".resources.gpu",
-                     "step " + s.name + " asks for " + std::to_string(r.gpu) +
-                         " GPU(s); the local backend has none (set resources.gpu to 0 with --set or an "
-                         "overlay to run it on CPUs)");
+      problems.emplace_back(at(1), here() + ".resources.memory",
+                            "step " + s.name + " asks for " + format_bytes(r.memory) +
+                                " of memory, more than " + machine +
+                                " has; lower it with --set or run with a larger --memory");
+    if (r.gpu != 0)
+      problems.emplace_back(
+          at(2), here() + ".resources.gpu",
+          "step " + s.name + " asks for " + std::to_string(r.gpu) +
+              " GPU(s); the local backend has none (set resources.gpu to 0 with --set or an "
+              "overlay to run it on CPUs)");
   }
 }
 
@@ -645,7 +650,10 @@ void check_local(const Scenario& scenario, const Plan& plan, const LocalOptions&
   check_kernel_upstream(plan);
   const int cores = lo.cores > 0 ? lo.cores : machine_cores();
   const ByteCount memory = lo.memory > 0 ? lo.memory : machine_memory();
-  check_fits(scenario.pipeline.steps, "pipeline.steps", cores, memory);
+  std::vector<InputError> problems;
+  check_fits(scenario.pipeline.steps, "pipeline.steps", cores, memory, problems);
+  if (problems.size() == 1) throw problems.front();
+  if (!problems.empty()) throw InputErrors(problems);
 }
 
 class LocalBackend final : public Backend {

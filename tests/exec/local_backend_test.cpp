@@ -498,6 +498,30 @@ TEST_CASE("Local: what this machine cannot run is an error before anything runs"
           "t.yaml:7:35: pipeline.steps[1].resources.memory: step big asks for 1Gi of memory, more than this "
           "machine (--cores 4, --memory 512Mi) has; lower it with --set or run with a larger --memory");
   }
+  // Every step's every request at once, a line each (a run said one, then the next).
+  lo.cores = 1;
+  lo.memory = 512 * kMiB;
+  const Scenario many = scenario(R"(pipeline:
+  steps:
+    - {name: a, resources: {cpu: 2}}
+    - {name: b, resources: {cpu: 2, memory: 1Gi}}
+)");
+  try {
+    run_local(many, Plan::unroll(many.pipeline), RunOptions{}, lo);
+    FAIL("no error");
+  } catch (const InputErrors& e) {
+    const std::string machine = "this machine (--cores 1, --memory 512Mi)";
+    CHECK(std::string(e.what()) ==
+          "t.yaml:5:34: pipeline.steps[0].resources.cpu: step a asks for 2 CPUs, more than " + machine +
+              " has; lower it with --set or run with a larger --cores\n"
+              "t.yaml:6:34: pipeline.steps[1].resources.cpu: step b asks for 2 CPUs, more than " +
+              machine +
+              " has; lower it with --set or run with a larger --cores\n"
+              "t.yaml:6:45: pipeline.steps[1].resources.memory: step b asks for 1Gi of memory, more than " +
+              machine + " has; lower it with --set or run with a larger --memory");
+    CHECK(e.problems().size() == 3);
+    CHECK(e.field() == "pipeline.steps[0].resources.cpu");
+  }
 }
 
 TEST_CASE("Local: speculation is refused, naming the field, before anything runs", "[exec]") {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace shardflow {
 
@@ -40,6 +41,19 @@ class InputError : public std::runtime_error {
   SourceLocation where_;
   std::string field_;
   std::string message_;
+};
+
+/// Several problems found at once (a backend's check of every step): what() is each one's, a line apiece,
+/// and the InputError itself is the first's (where(), field(), message()).
+class InputErrors : public InputError {
+ public:
+  explicit InputErrors(const std::vector<InputError>& problems);  // at least one
+  [[nodiscard]] const char* what() const noexcept override { return all_.c_str(); }
+  [[nodiscard]] const std::vector<InputError>& problems() const { return problems_; }
+
+ private:
+  std::vector<InputError> problems_;
+  std::string all_;
 };
 
 /// Input that is well formed but describes a cluster that cannot run the pipeline: no nodes, a pod that

@@ -593,7 +593,8 @@ CLI::App* add_run_command(CLI::App& app, SimulateArgs& args) {
       ->check(finite_number(1e-6, 1000));
   cmd->add_flag("--dry-run", args.dry_run,
                 "k8s: print the Jobs the run would create (a YAML stream for `kubectl apply -f -`) and exit; "
-                "no cluster is contacted");
+                "no cluster is contacted. A run submits each Job when the steps before it are done; applied "
+                "together with kubectl, they all start at once");
   cmd->add_option("--namespace", args.namespace_name,
                   "k8s: the namespace of the run's objects (default: the context's namespace; `default` for "
                   "--dry-run)");

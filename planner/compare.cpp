@@ -393,7 +393,11 @@ void print_compare(std::ostream& out, const CompareResult& r) {
       << r.variants.front().name << "\n";
   for (const VariantResult& v : r.variants) {
     const std::string changes = variant_changes(v, ", ");
-    out << "  " << v.name << ": " << (changes.empty() ? "the scenario as it is" : changes) << "\n";
+    out << "  " << v.name << ": "
+        << (changes.empty()
+                ? "no changes of its own (the scenario as loaded, with any common --set and --overlay)"
+                : changes)
+        << "\n";
   }
   out << detail::few_replications_note(r.replications) << "\n";
   {

@@ -124,8 +124,10 @@ TEST_CASE("cli: compare names a variant's overlay wherever it names its sets", "
                        (dir / "v.yaml").string() + "' -r 1 --out '" + dir.string() + "'");
   CHECK(r.err == "");
   REQUIRE(r.status == 0);
-  CHECK(contains(r.out, "  two: the scenario as it is\n  prem: overlay " + overlay +
-                            ", cluster.node_pools[cpu].count=6\n"));
+  CHECK(contains(r.out,
+                 "  two: no changes of its own (the scenario as loaded, with any common --set and "
+                 "--overlay)\n  prem: overlay " +
+                     overlay + ", cluster.node_pools[cpu].count=6\n"));
   const auto j = nlohmann::json::parse(slurp(dir / "compare.json"));
   CHECK(j["variants"][1]["overlay"] == nlohmann::json::array({overlay}));
   CHECK(j["variants"][1]["set"] == nlohmann::json::array({"cluster.node_pools[cpu].count=6"}));

@@ -226,9 +226,9 @@ TEST_CASE("compare: a small significant difference is printed with the digits th
   r.replications = 9;
   std::ostringstream out3;
   print_compare(out3, r);
-  CHECK(out3.str().find(
-            "  wide: the scenario as it is\nnote: with fewer than 10 replications the 95% intervals "
-            "are plain Student-t intervals") != std::string::npos);
+  CHECK(out3.str().find("  wide: no changes of its own (the scenario as loaded, with any common --set and "
+                        "--overlay)\nnote: with fewer than 10 replications the 95% intervals "
+                        "are plain Student-t intervals") != std::string::npos);
 }
 
 TEST_CASE("compare: a variant whose runs had failed tasks is neither fastest nor cheapest", "[planner]") {

@@ -51,7 +51,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareArgs& args) {
                   "The makespan percentile that must meet the deadline, 1 to 100 (default 95)")
       ->check(finite_number(1, 100));
   cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
-      ->check(whole_number(0));
+      ->check(whole_number(0))
+      ->type_name("SEED");
   cmd->add_option(
          "--backend", args.backend,
          "sim (default) or local: also run each variant for real on this machine (one run at a time, "

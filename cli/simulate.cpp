@@ -531,7 +531,8 @@ void add_seed_out_options(CLI::App* cmd, SimulateArgs& args) {
               return "want a whole number from 0 to 18446744073709551615, got \"" + text + "\"";
             return "";
           },
-          "UINT64"));
+          "UINT64"))
+      ->type_name("SEED");
   cmd->add_option(
       "--out", args.out_dir,
       "Directory for trace.json, trace.csv, metrics.json, metrics.csv, timeline.json and report.html "

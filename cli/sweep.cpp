@@ -263,7 +263,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
       ->check(finite_number(0, std::numeric_limits<double>::infinity()))
       ->type_name("COST");
   cmd->add_option("--seed", args.seed, "First seed, 0 to 2^64-1 (default: the scenario's `seed`)")
-      ->check(whole_number(0));
+      ->check(whole_number(0))
+      ->type_name("SEED");
   cmd->add_option("--out", args.out_dir,
                   "Directory for sweep.json, sweep.csv and report.html (default: out/<scenario name>/sweep)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print nothing but errors");

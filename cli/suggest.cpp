@@ -182,6 +182,18 @@ std::optional<std::string> parse_error_message(const CLI::ParseError& e, int arg
         return std::string(a) + ": a short option takes no '=' (" + std::string(a.substr(0, 2)) +
                " alone, or its long name --NAME=VALUE)\n";
     }
+  // "The following argument was not expected: 6" after "--vary PATH=4," (a space after a comma split the
+  // list into two words).
+  if (const std::string_view head = "The following argument was not expected: "; what.starts_with(head))
+    for (int i = 2; i < argc; ++i)
+      if (const std::string_view prev = argv[i - 1]; what.substr(head.size()) == argv[i] && prev.size() > 1 &&
+                                                     prev.back() == ',' &&
+                                                     prev.find('=') != std::string_view::npos)
+        return (i >= 3 && std::string_view(argv[i - 2]).starts_with("--") ? std::string(argv[i - 2]) + " "
+                                                                          : "") +
+               std::string(prev) + " " + argv[i] +
+               ": a space after a comma split one value list in two; write it without the space (" +
+               std::string(prev) + argv[i] + ") or quote it\n";
   // "dirs: Directory does not exist: " (merge '')
   if (rest == "Directory does not exist: " || what.ends_with("Directory does not exist: "))
     return "an empty directory name was given; name each directory\n";

@@ -515,6 +515,12 @@ TEST_CASE("cli: a mistyped option or command is named, with what was probably me
        "shardflow sweep: unknown option \"--deadlien\" (did you mean --deadline?); shardflow sweep --help "
        "lists "
        "the options\n"},
+      // A space after a comma: CLI11 said "The following argument was not expected: 6".
+      {"sweep" + f + " --vary pipeline.steps[sleep].parallel_for.parallelism=1, 2",
+       "--vary pipeline.steps[sleep].parallel_for.parallelism=1, 2: a space after a comma split one value "
+       "list "
+       "in two; write it without the space (pipeline.steps[sleep].parallel_for.parallelism=1,2) or quote "
+       "it\n"},
       // Another command's option (none close in this one): its commands named; one before the command: said.
       {"simulate" + f + " --backend local",
        "shardflow simulate: unknown option \"--backend\" (an option of `shardflow run` and `shardflow "

@@ -208,6 +208,10 @@ int run_compare_command(const CompareArgs& args) {
       return interrupted_runs("compare", dir, made_dir, "compare.json", -1, guard);
     }
   }
+  // An earlier comparison's runs that this one did not make again (other variants, more runs).
+  const std::vector<std::filesystem::path> earlier = command_logs.empty()
+                                                         ? std::vector<std::filesystem::path>{}
+                                                         : earlier_run_dirs(dir / "commands", command_logs);
   const std::string write_error = write_results([&] {
     write_file(dir / "compare.json", [&](std::ostream& o) { planner::write_compare_json(o, r); });
     write_file(dir / "compare.csv", [&](std::ostream& o) { planner::write_compare_csv(o, r); });
@@ -217,15 +221,13 @@ int run_compare_command(const CompareArgs& args) {
     for (const auto& [logs_dir, ours] : command_logs) remove_stale_command_logs(logs_dir, ours, began);
     if (!command_logs.empty()) {
       remove_stale_command_logs(dir / "commands", {}, began);
-      // And an earlier comparison's runs that this one did not make again (other variants, more runs):
-      // their OUT/commands/VARIANT/seedN logs, written before this one began.
-      for (const std::filesystem::path& seed_dir : earlier_run_dirs(dir / "commands", command_logs))
-        remove_stale_command_logs(seed_dir, {}, began);
+      // And the earlier runs': their OUT/commands/VARIANT/seedN logs, written before this one began.
+      for (const std::filesystem::path& seed_dir : earlier) remove_stale_command_logs(seed_dir, {}, began);
     }
   });
   // Their directories, if that left them empty (a user's own file there keeps them).
-  if (write_error.empty() && !command_logs.empty())
-    for (const std::filesystem::path& seed_dir : earlier_run_dirs(dir / "commands", command_logs)) {
+  if (write_error.empty())
+    for (const std::filesystem::path& seed_dir : earlier) {
       std::error_code gone;
       std::filesystem::remove(seed_dir, gone);                // only if empty
       std::filesystem::remove(seed_dir.parent_path(), gone);  // likewise

@@ -757,10 +757,6 @@ SimulateArgs resumed_args(const SimulateArgs& args) {
   return a;
 }
 
-}  // namespace
-
-namespace {
-
 // The `backend` of the trace.json at `path` (its first lines), or "" when there is none or it cannot tell.
 std::string trace_backend(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

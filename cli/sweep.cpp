@@ -34,10 +34,6 @@ std::string detail_percent(double fraction) {
   return buf;
 }
 
-}  // namespace
-
-namespace {
-
 // A YAML double-quoted scalar.
 std::string quoted(const std::string& s) {
   std::string q = "\"";

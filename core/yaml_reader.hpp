@@ -182,8 +182,7 @@ class Reader {
   [[nodiscard]] std::size_t problem_count() const { return problems_ ? problems_->size() : 0; }
   /// Records the problem when collecting (the caller then skips what it concerns), else throws it.
   void report(const YAML::Node& n, const std::string& field, const std::string& message) const {
-    if (problems_ == nullptr) fail(n, field, message);
-    problems_->push_back(InputError(at(n), field, message));
+    report(InputError(at(n), field, message));
   }
   /// A problem found away from the nodes (on what was read from them): recorded, or thrown.
   void report(const InputError& e) const {

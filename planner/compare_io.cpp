@@ -250,14 +250,7 @@ CompareResult read_compare_json(std::istream& in, const std::string& file) {
     v.cpu_utilization = read_summary(r, r.get(vj, "cpu_utilization", p), p + ".cpu_utilization", true);
     v.runs_with_failed_tasks = static_cast<int>(r.integer(
         r.get(vj, "runs_with_failed_tasks", p), p + ".runs_with_failed_tasks", 0, res.replications));
-    // Written since it is said (older files: what runs_with_failed_tasks and the quantile give, as now).
-    if (const JsonValue* x = r.optional(vj, "quantile_on_failed_run");
-        x && r.boolean(*x, p + ".quantile_on_failed_run") !=
-                 failures_reach_quantile(v.runs_with_failed_tasks, res.replications, res.quantile))
-      r.fail(*x, p + ".quantile_on_failed_run",
-             "does not follow from runs_with_failed_tasks, replications and quantile (" +
-                 std::to_string(v.runs_with_failed_tasks) + " of " + std::to_string(res.replications) +
-                 " runs failed, quantile " + detail::shortest(res.quantile) + ")");
+    detail::check_quantile_on_failed_run(r, vj, p, v.runs_with_failed_tasks, res);
     if (const JsonValue* x = r.optional(vj, "p_meets_deadline")) {
       v.p_meets_deadline = r.number(*x, p + ".p_meets_deadline");
       if (v.p_meets_deadline < 0 || v.p_meets_deadline > 1)

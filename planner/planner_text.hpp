@@ -271,4 +271,19 @@ void read_run_header(const JsonReader& r, const JsonValue& doc, Result& out) {
   }
 }
 
+/// A configuration's or variant's `quantile_on_failed_run` (object `obj`, field path `p`), read back: it
+/// must be what its runs with failed tasks, the replications and the quantile of `res` give (older files
+/// have none).
+template <class Result>
+void check_quantile_on_failed_run(const JsonReader& r, const JsonValue& obj, const std::string& p, int failed,
+                                  const Result& res) {
+  if (const JsonValue* x = r.optional(obj, "quantile_on_failed_run");
+      x && r.boolean(*x, p + ".quantile_on_failed_run") !=
+               failures_reach_quantile(failed, res.replications, res.quantile))
+    r.fail(*x, p + ".quantile_on_failed_run",
+           "does not follow from runs_with_failed_tasks, replications and quantile (" +
+               std::to_string(failed) + " of " + std::to_string(res.replications) +
+               " runs failed, quantile " + shortest(res.quantile) + ")");
+}
+
 }  // namespace shardflow::planner::detail

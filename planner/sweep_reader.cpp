@@ -97,14 +97,7 @@ SweepResult read_sweep_json(std::istream& in, const std::string& file) {
         r.fail(*v, p + ".p_meets_deadline", "must be from 0 to 1, got " + r.got(*v));
     }
     if (const JsonValue* v = r.optional(c, "meets")) cr.meets = r.boolean(*v, p + ".meets");
-    // Written since it is said (older files: what runs_with_failed_tasks and the quantile give, as now).
-    if (const JsonValue* v = r.optional(c, "quantile_on_failed_run");
-        v && r.boolean(*v, p + ".quantile_on_failed_run") !=
-                 failures_reach_quantile(cr.runs_with_failed_tasks, res.replications, res.quantile))
-      r.fail(*v, p + ".quantile_on_failed_run",
-             "does not follow from runs_with_failed_tasks, replications and quantile (" +
-                 std::to_string(cr.runs_with_failed_tasks) + " of " + std::to_string(res.replications) +
-                 " runs failed, quantile " + detail::shortest(res.quantile) + ")");
+    detail::check_quantile_on_failed_run(r, c, p, cr.runs_with_failed_tasks, res);
     if (const JsonValue* v = r.optional(c, "critical_path_s"))
       cr.critical_path_s = r.non_negative(*v, p + ".critical_path_s");
     if (const JsonValue* v = r.optional(c, "no_limit")) {

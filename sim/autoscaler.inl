@@ -153,6 +153,11 @@ inline std::int64_t Model::pods_without_room(std::uint32_t c) {
 // events came first (the node went under the pod, which then waited for a new one).
 inline void Model::on_scale_down(std::uint32_t slot, std::uint32_t idle_gen) {
   late_scale_downs_.emplace_back(slot, idle_gen);
+  schedule_late_scale_downs();
+}
+
+// The one event that looks at late_scale_downs_, at this instant (if not already pending).
+void Model::schedule_late_scale_downs() {
   if (late_pending_) return;
   late_pending_ = true;
   engine_.schedule_at(engine_.now(), kScaleDownResume, kLateScaleDowns);
@@ -225,9 +230,7 @@ void Model::on_scale_down_resume() {
   if (held_.empty()) return;
   late_scale_downs_.insert(late_scale_downs_.begin(), held_.begin(), held_.end());
   held_.clear();
-  if (late_pending_) return;
-  late_pending_ = true;
-  engine_.schedule_at(engine_.now(), kScaleDownResume, kLateScaleDowns);
+  schedule_late_scale_downs();
 }
 
 }  // namespace

@@ -372,6 +372,7 @@ class Model {
   inline void on_scale_up_check(std::uint32_t c);
   inline std::int64_t pods_without_room(std::uint32_t c);
   inline void on_scale_down(std::uint32_t slot, std::uint32_t idle_gen);
+  void schedule_late_scale_downs();
   void on_late_scale_downs();
   void scale_down_now(std::uint32_t slot, std::uint32_t idle_gen);
   // Within scale_down_delay_after_add of a scale-up: rare, out of line.

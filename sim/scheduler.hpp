@@ -164,9 +164,9 @@ class Scheduler {
       // One image under both its names: an untagged name is its `:latest` (kube-scheduler's
       // normalizedImageName in ImageLocality; the kubelet pulls the same), `app` and `app:latest` alike.
       std::string image = c.image;
-      if (!image.empty() && (image.rfind(':') == std::string::npos ||
-                             (image.rfind('/') != std::string::npos && image.rfind(':') < image.rfind('/'))))
-        image += ":latest";
+      const std::size_t colon = image.rfind(':'), slash = image.rfind('/');
+      if (!image.empty() && (colon == std::string::npos || (slash != std::string::npos && colon < slash)))
+        image += ":latest";  // no tag (a colon before the last '/' is a registry's port)
       auto it = std::find(images.begin(), images.end(), image);
       pc.image = static_cast<std::uint32_t>(it - images.begin());
       if (it == images.end()) images.push_back(image);
